@@ -1,0 +1,41 @@
+# edgegrad — top-level entry points. The two quick-start commands:
+#   make demo    build, then run the bundled training step and compare it with PyTorch's values
+#   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
+# `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
+# first (scripts/install-deps.sh; needs root when something is missing).
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps test-deps configure demo check check-asan bench clean
+
+all: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@scripts/install-deps.sh build
+
+test-deps:
+	@scripts/install-deps.sh test
+
+demo: all
+	@scripts/demo.sh $(BUILD)/edgegrad
+
+check: test-deps all
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory check-asan
+
+# Unit, CLI and op tests again under AddressSanitizer + UndefinedBehaviorSanitizer (the
+# hostile-input tests must pass with no sanitizer report). The long conformance sweep runs
+# in the release build only.
+check-asan: test-deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DEG_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -E '^conformance$$'
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

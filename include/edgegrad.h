@@ -1,0 +1,157 @@
+/* edgegrad.h — the public C API of edgegrad, a compiler and runtime for on-device training of
+ * conv nets.
+ *
+ * A training step (forward, loss, backward) is exported from PyTorch by the Python package
+ * `edgegrad.export` into a graph file (`step.json`, format in docs/graph-format.md) and a
+ * weights file (`step.safetensors`). This API loads such a graph, verifies it, and runs it on
+ * portable CPU kernels.
+ *
+ * Worked example (error handling shortened; every call returns an eg_status):
+ *
+ *     eg_model *model = NULL;
+ *     eg_runtime *rt = NULL;
+ *     if (eg_model_load("step.json", &model) != EG_OK) {
+ *       fprintf(stderr, "%s\n", eg_last_error());   // e.g. "step.json: node relu: ..."
+ *       return 1;
+ *     }
+ *     eg_runtime_create(model, &rt);
+ *     eg_tensor x;                                     // read an input from a .npy file
+ *     eg_npy_load("input.npy", &x);
+ *     eg_runtime_set_input(rt, "input", &x);           // copied; x may be freed now
+ *     eg_tensor_free(&x);
+ *     ...                                              // every other input
+ *     eg_runtime_run(rt);
+ *     eg_tensor loss;                                  // a view into the runtime's memory,
+ *     eg_runtime_output(rt, 0, &loss);                 // valid until the next run or destroy
+ *     eg_runtime_destroy(rt);
+ *     eg_model_destroy(model);
+ *
+ * Errors: every function that can fail returns an eg_status; on failure eg_last_error() returns
+ * one line of the form "<where>: <what> (<values>): <rule>" describing it (per thread, until the
+ * next failing call on that thread). Nothing a file or a caller passes can crash the library.
+ * Handles are not thread-safe; use one runtime per thread. */
+#ifndef EDGEGRAD_H
+#define EDGEGRAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EG_VERSION_STRING "0.1.0"
+/* The largest tensor rank edgegrad handles (ATen allows more; conv nets never need it). */
+#define EG_MAX_RANK 8
+
+typedef enum eg_status {
+  EG_OK = 0,
+  EG_ERR_IO,          /* a file could not be opened, read or written */
+  EG_ERR_FORMAT,      /* a file is malformed (JSON, safetensors, .npy) */
+  EG_ERR_INVALID,     /* a graph breaks a rule: dangling id, cycle, shape contradicting its op */
+  EG_ERR_UNSUPPORTED, /* well-formed but not supported by edgegrad (unknown op, dtype, ...) */
+  EG_ERR_ARGUMENT,    /* the caller passed something wrong (name, dtype, shape, NULL) */
+  EG_ERR_NOMEM,       /* out of memory */
+  EG_ERR_RUNTIME      /* the data made an op fail while running (e.g. class index out of range) */
+} eg_status;
+
+typedef enum eg_dtype {
+  EG_DTYPE_FLOAT32 = 0,
+  EG_DTYPE_FLOAT64,
+  EG_DTYPE_FLOAT16,
+  EG_DTYPE_INT64,
+  EG_DTYPE_INT32,
+  EG_DTYPE_INT8,
+  EG_DTYPE_UINT8,
+  EG_DTYPE_BOOL,
+  EG_DTYPE_COUNT
+} eg_dtype;
+
+/* A dense, C-ordered tensor. `data` holds product(shape) elements of `dtype`. Who owns `data`
+ * is said by the call that produced the tensor. */
+typedef struct eg_tensor {
+  eg_dtype dtype;
+  int32_t rank;
+  int64_t shape[EG_MAX_RANK];
+  void *data;
+} eg_tensor;
+
+/* Name, dtype and shape of a model input or output (`data` unused, NULL). `name` stays valid
+ * while the model lives. */
+typedef struct eg_tensor_desc {
+  const char *name;
+  eg_tensor tensor;
+} eg_tensor_desc;
+
+typedef struct eg_model eg_model;
+typedef struct eg_runtime eg_runtime;
+
+/* ---- errors and dtypes ---------------------------------------------------------------- */
+
+/* The message of the last failing call on this thread ("" if none). */
+const char *eg_last_error(void);
+/* "float32", "int64", ... ; "?" for an invalid value. */
+const char *eg_dtype_name(eg_dtype dtype);
+/* Bytes per element (bool: 1); 0 for an invalid value. */
+size_t eg_dtype_size(eg_dtype dtype);
+/* Number of elements of a tensor (1 for rank 0). */
+int64_t eg_tensor_numel(const eg_tensor *t);
+
+/* ---- models --------------------------------------------------------------------------- */
+
+/* Loads and verifies a graph file (`json_path`) and the weights file it names. On success
+ * *out owns everything (free with eg_model_destroy); on failure *out is NULL. */
+eg_status eg_model_load(const char *json_path, eg_model **out);
+void eg_model_destroy(eg_model *model);
+
+int eg_model_num_inputs(const eg_model *model);
+int eg_model_num_outputs(const eg_model *model);
+/* Describes input/output `index` (0-based). EG_ERR_ARGUMENT if out of range. */
+eg_status eg_model_input(const eg_model *model, int index, eg_tensor_desc *out);
+eg_status eg_model_output(const eg_model *model, int index, eg_tensor_desc *out);
+
+/* Graph statistics for `edgegrad info`. */
+typedef struct eg_model_stats {
+  int num_nodes;
+  int num_values;
+  int num_statics;        /* frozen weights and constants */
+  size_t static_bytes;    /* their total size in bytes */
+} eg_model_stats;
+void eg_model_get_stats(const eg_model *model, eg_model_stats *out);
+/* Number of distinct op targets in the graph, and the `index`-th one (in first-use order)
+ * with how many nodes use it. `target` is the traced name, e.g.
+ * "aten.convolution_backward.default". */
+int eg_model_num_op_kinds(const eg_model *model);
+eg_status eg_model_op_kind(const eg_model *model, int index, const char **target, int *count);
+
+/* ---- running -------------------------------------------------------------------------- */
+
+/* Plans memory for the model once (activations packed by lifetime) and allocates it. The model
+ * must outlive the runtime. */
+eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
+void eg_runtime_destroy(eg_runtime *rt);
+
+/* Copies `value` into the input called `name`. Its dtype and shape must equal the model's:
+ * otherwise EG_ERR_ARGUMENT naming the input, what was given and what is expected. */
+eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor *value);
+/* Runs the graph once. Every input must have been set (EG_ERR_ARGUMENT names a missing one).
+ * Inputs keep their values across runs. */
+eg_status eg_runtime_run(eg_runtime *rt);
+/* Output `index` of the last run, as a view into the runtime's memory (do not free `data`;
+ * valid until the next run or eg_runtime_destroy). EG_ERR_ARGUMENT before the first run. */
+eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out);
+
+/* ---- .npy files ----------------------------------------------------------------------- */
+
+/* Reads a NumPy .npy file (format 1.0/2.0/3.0, little-endian, C order, a dtype edgegrad
+ * knows). On success out->data is malloc'ed: free it with eg_tensor_free. */
+eg_status eg_npy_load(const char *path, eg_tensor *out);
+/* Writes `t` as a .npy file, atomically (a temporary file renamed over `path`). */
+eg_status eg_npy_save(const char *path, const eg_tensor *t);
+/* Frees data from eg_npy_load and sets it to NULL. */
+void eg_tensor_free(eg_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

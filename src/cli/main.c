@@ -1,0 +1,380 @@
+/* main.c — the edgegrad command-line tool. Written against include/edgegrad.h only.
+ *
+ *   edgegrad run MODEL.json --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
+ *   edgegrad info MODEL.json [--json]
+ *
+ * Exit status: 0 success; 1 a run failed or outputs differ from --expect; 2 bad usage or bad
+ * input (a file edgegrad cannot accept, an input missing, extra, or of the wrong type). Every
+ * error is one line on stderr: "edgegrad: <where>: <what> (<values>): <rule>". */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "edgegrad.h"
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("edgegrad: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return code;
+}
+
+/* Library failures: input-caused statuses exit 2, the rest 1. */
+static int fail_status(eg_status s) {
+  int code = (s == EG_ERR_NOMEM || s == EG_ERR_RUNTIME) ? EXIT_FAIL : EXIT_USAGE;
+  return fail(code, "%s", eg_last_error());
+}
+
+static const char usage_main[] =
+    "usage: edgegrad <command> [options]\n"
+    "\n"
+    "edgegrad compiles and runs training steps of conv nets exported from PyTorch\n"
+    "(python/edgegrad/export.py writes MODEL.json + MODEL.safetensors).\n"
+    "\n"
+    "commands:\n"
+    "  run     run a model on .npy inputs and write its outputs as .npy files\n"
+    "  info    show a model's inputs, outputs, ops and weights\n"
+    "\n"
+    "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
+
+static const char usage_run[] =
+    "usage: edgegrad run MODEL.json --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]\n"
+    "\n"
+    "Runs the exported graph MODEL.json once on the portable CPU kernels.\n"
+    "\n"
+    "  --input NAME=FILE.npy  value of the model input NAME (every input, once each; dtype and\n"
+    "                         shape must match `edgegrad info MODEL.json`)\n"
+    "  --output-dir DIR       write every output to DIR/<output name>.npy (DIR is created)\n"
+    "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
+    "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b|); exit 1 on a mismatch\n"
+    "  -q, --quiet            print nothing on success\n"
+    "\n"
+    "Prints one line per output: name, dtype, shape and L2 norm.\n"
+    "Exit status: 0 ok, 1 run failed or --expect mismatch, 2 bad usage or input.\n";
+
+static const char usage_info[] =
+    "usage: edgegrad info MODEL.json [--json]\n"
+    "\n"
+    "Loads and verifies MODEL.json and prints its inputs and outputs (name, dtype, shape), the\n"
+    "number of nodes per op, and the count and bytes of its static (frozen) weights.\n"
+    "\n"
+    "  --json   print the same as one JSON object:\n"
+    "           {\"inputs\": [{\"name\", \"dtype\", \"shape\"}], \"outputs\": [...],\n"
+    "            \"ops\": {target: count}, \"nodes\": N, \"static_weights\": N,\n"
+    "            \"static_bytes\": N}\n";
+
+static bool is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
+
+static void format_shape(char *buf, size_t size, const eg_tensor *t) {
+  size_t used = (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < t->rank && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
+                             (long long)t->shape[i]);
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+/* ---- info ---- */
+
+static json_t *desc_json(const eg_tensor_desc *d) {
+  json_t *shape = json_array();
+  for (int i = 0; i < d->tensor.rank; i++) json_array_append_new(shape, json_integer(d->tensor.shape[i]));
+  return json_pack("{s:s, s:s, s:o}", "name", d->name, "dtype", eg_dtype_name(d->tensor.dtype),
+                   "shape", shape);
+}
+
+static int info_json(const eg_model *m) {
+  json_t *root = json_object(), *ins = json_array(), *outs = json_array(), *ops = json_object();
+  eg_tensor_desc d;
+  for (int i = 0; i < eg_model_num_inputs(m); i++)
+    if (eg_model_input(m, i, &d) == EG_OK) json_array_append_new(ins, desc_json(&d));
+  for (int i = 0; i < eg_model_num_outputs(m); i++)
+    if (eg_model_output(m, i, &d) == EG_OK) json_array_append_new(outs, desc_json(&d));
+  for (int i = 0; i < eg_model_num_op_kinds(m); i++) {
+    const char *target;
+    int count;
+    if (eg_model_op_kind(m, i, &target, &count) == EG_OK)
+      json_object_set_new(ops, target, json_integer(count));
+  }
+  eg_model_stats st;
+  eg_model_get_stats(m, &st);
+  json_object_set_new(root, "inputs", ins);
+  json_object_set_new(root, "outputs", outs);
+  json_object_set_new(root, "ops", ops);
+  json_object_set_new(root, "nodes", json_integer(st.num_nodes));
+  json_object_set_new(root, "static_weights", json_integer(st.num_statics));
+  json_object_set_new(root, "static_bytes", json_integer((json_int_t)st.static_bytes));
+  char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  if (!text) return fail(EXIT_FAIL, "info: out of memory");
+  puts(text);
+  free(text);
+  return 0;
+}
+
+static void info_text(const eg_model *m) {
+  eg_tensor_desc d;
+  char shape[256];
+  printf("inputs:\n");
+  for (int i = 0; i < eg_model_num_inputs(m); i++)
+    if (eg_model_input(m, i, &d) == EG_OK) {
+      format_shape(shape, sizeof shape, &d.tensor);
+      printf("  %-24s %-8s %s\n", d.name, eg_dtype_name(d.tensor.dtype), shape);
+    }
+  printf("outputs:\n");
+  for (int i = 0; i < eg_model_num_outputs(m); i++)
+    if (eg_model_output(m, i, &d) == EG_OK) {
+      format_shape(shape, sizeof shape, &d.tensor);
+      printf("  %-24s %-8s %s\n", d.name, eg_dtype_name(d.tensor.dtype), shape);
+    }
+  eg_model_stats st;
+  eg_model_get_stats(m, &st);
+  printf("ops (%d nodes):\n", st.num_nodes);
+  for (int i = 0; i < eg_model_num_op_kinds(m); i++) {
+    const char *target;
+    int count;
+    if (eg_model_op_kind(m, i, &target, &count) == EG_OK) printf("  %5d  %s\n", count, target);
+  }
+  printf("static weights: %d tensors, %zu bytes\n", st.num_statics, st.static_bytes);
+}
+
+static int cmd_info(int argc, char **argv) {
+  const char *path = NULL;
+  bool as_json = false;
+  for (int i = 0; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(usage_info, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--json") == 0) {
+      as_json = true;
+    } else if (argv[i][0] == '-') {
+      return fail(EXIT_USAGE, "info: option %s unknown (see edgegrad info --help)", argv[i]);
+    } else if (path) {
+      return fail(EXIT_USAGE, "info: a second model %s: give one MODEL.json", argv[i]);
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path) return fail(EXIT_USAGE, "info: no model given (see edgegrad info --help)");
+  eg_model *m;
+  eg_status s = eg_model_load(path, &m);
+  if (s != EG_OK) return fail_status(s);
+  int rc = 0;
+  if (as_json) rc = info_json(m);
+  else info_text(m);
+  eg_model_destroy(m);
+  return rc;
+}
+
+/* ---- run ---- */
+
+typedef struct run_args {
+  const char *model, *output_dir, *expect_dir;
+  int n_inputs;
+  char **input_specs; /* NAME=FILE */
+  bool quiet;
+} run_args;
+
+static int parse_run_args(int argc, char **argv, run_args *ra) {
+  ra->input_specs = calloc((size_t)argc + 1, sizeof(char *));
+  if (!ra->input_specs) return fail(EXIT_FAIL, "run: out of memory");
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_next = i + 1 < argc;
+    if (is_help(a)) {
+      fputs(usage_run, stdout);
+      return -1;
+    } else if (strcmp(a, "--input") == 0 || strcmp(a, "-i") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs NAME=FILE.npy", a);
+      ra->input_specs[ra->n_inputs++] = argv[++i];
+    } else if (strcmp(a, "--output-dir") == 0 || strcmp(a, "-o") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
+      ra->output_dir = argv[++i];
+    } else if (strcmp(a, "--expect") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
+      ra->expect_dir = argv[++i];
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      ra->quiet = true;
+    } else if (a[0] == '-') {
+      return fail(EXIT_USAGE, "run: option %s unknown (see edgegrad run --help)", a);
+    } else if (ra->model) {
+      return fail(EXIT_USAGE, "run: a second model %s: give one MODEL.json", a);
+    } else {
+      ra->model = a;
+    }
+  }
+  if (!ra->model) return fail(EXIT_USAGE, "run: no model given (see edgegrad run --help)");
+  return 0;
+}
+
+/* Sets every --input; checks each model input is given exactly once. */
+static int set_inputs(const eg_model *m, eg_runtime *rt, const run_args *ra) {
+  int n = eg_model_num_inputs(m);
+  for (int k = 0; k < ra->n_inputs; k++) {
+    const char *spec = ra->input_specs[k], *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1])
+      return fail(EXIT_USAGE, "run: --input %s: expected NAME=FILE.npy", spec);
+    for (int j = 0; j < k; j++)
+      if (strncmp(ra->input_specs[j], spec, (size_t)(eq - spec + 1)) == 0)
+        return fail(EXIT_USAGE, "run: --input %.*s given twice", (int)(eq - spec), spec);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+    eg_tensor t;
+    eg_status s = eg_npy_load(eq + 1, &t);
+    if (s != EG_OK) return fail_status(s);
+    s = eg_runtime_set_input(rt, name, &t);
+    eg_tensor_free(&t);
+    if (s != EG_OK) return fail_status(s);
+  }
+  for (int i = 0; i < n; i++) {
+    eg_tensor_desc d;
+    eg_model_input(m, i, &d);
+    bool given = false;
+    for (int k = 0; k < ra->n_inputs && !given; k++) {
+      size_t len = strlen(d.name);
+      given = strncmp(ra->input_specs[k], d.name, len) == 0 && ra->input_specs[k][len] == '=';
+    }
+    if (!given) {
+      char shape[256];
+      format_shape(shape, sizeof shape, &d.tensor);
+      return fail(EXIT_USAGE, "run: input %s (%s %s) missing: give --input %s=FILE.npy", d.name,
+                  eg_dtype_name(d.tensor.dtype), shape, d.name);
+    }
+  }
+  return 0;
+}
+
+static double to_double(const eg_tensor *t, int64_t i) {
+  switch (t->dtype) {
+  case EG_DTYPE_FLOAT32: return ((const float *)t->data)[i];
+  case EG_DTYPE_FLOAT64: return ((const double *)t->data)[i];
+  case EG_DTYPE_INT64: return (double)((const int64_t *)t->data)[i];
+  case EG_DTYPE_INT32: return ((const int32_t *)t->data)[i];
+  case EG_DTYPE_INT8: return ((const int8_t *)t->data)[i];
+  case EG_DTYPE_UINT8: case EG_DTYPE_BOOL: return ((const uint8_t *)t->data)[i];
+  default: return NAN;
+  }
+}
+
+static double l2norm(const eg_tensor *t) {
+  double s = 0;
+  for (int64_t i = 0; i < eg_tensor_numel(t); i++) s += to_double(t, i) * to_double(t, i);
+  return sqrt(s);
+}
+
+/* Compares `out` with DIR/<name>.npy. Returns 0 match, 1 mismatch, 2 unreadable; -1 absent. */
+static int expect_one(const char *dir, const char *name, const eg_tensor *out, char *note,
+                      size_t size) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+  struct stat st;
+  if (stat(path, &st) != 0) return -1;
+  eg_tensor ref;
+  if (eg_npy_load(path, &ref) != EG_OK) {
+    snprintf(note, size, "%s", eg_last_error());
+    return 2;
+  }
+  int rc = 0;
+  bool same = ref.dtype == out->dtype && ref.rank == out->rank;
+  for (int i = 0; same && i < ref.rank; i++) same = ref.shape[i] == out->shape[i];
+  if (!same) {
+    snprintf(note, size, "reference has another dtype or shape");
+    rc = 1;
+  } else {
+    double maxref = 1, maxerr = 0, worst = 0;
+    int64_t n = eg_tensor_numel(&ref);
+    for (int64_t i = 0; i < n; i++) maxref = fmax(maxref, fabs(to_double(&ref, i)));
+    for (int64_t i = 0; i < n; i++) {
+      double b = to_double(&ref, i), d = fabs(to_double(out, i) - b);
+      double excess = d - (1e-4 * fabs(b) + 1e-5 * maxref);
+      if (d > maxerr) maxerr = d;
+      if (!(excess <= 0) && (rc == 0 || excess > worst)) { rc = 1; worst = excess; }
+    }
+    snprintf(note, size, "ref norm %.6g  max|diff| %.3g  %s", l2norm(&ref), maxerr,
+             rc ? "MISMATCH" : "ok");
+  }
+  eg_tensor_free(&ref);
+  return rc;
+}
+
+static int write_outputs(const eg_model *m, const eg_runtime *rt, const run_args *ra) {
+  int rc = 0, checked = 0;
+  if (ra->output_dir && mkdir(ra->output_dir, 0777) != 0 && errno != EEXIST)
+    return fail(EXIT_USAGE, "run: --output-dir %s: cannot create (%s)", ra->output_dir,
+                strerror(errno));
+  for (int i = 0; i < eg_model_num_outputs(m); i++) {
+    eg_tensor_desc d;
+    eg_tensor t;
+    eg_model_output(m, i, &d);
+    eg_runtime_output(rt, i, &t);
+    if (ra->output_dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s.npy", ra->output_dir, d.name);
+      eg_status s = eg_npy_save(path, &t);
+      if (s != EG_OK) return fail_status(s);
+    }
+    char shape[256], note[512] = "";
+    format_shape(shape, sizeof shape, &t);
+    int e = ra->expect_dir ? expect_one(ra->expect_dir, d.name, &t, note, sizeof note) : -1;
+    if (e >= 0) checked++;
+    if (e > 0) rc = EXIT_FAIL;
+    if (!ra->quiet || e > 0)
+      printf("%-24s %-8s %-18s norm %-12.6g %s\n", d.name, eg_dtype_name(t.dtype), shape,
+             l2norm(&t), note);
+  }
+  if (ra->expect_dir && !ra->quiet)
+    printf("%s: %d outputs compared with %s\n", rc ? "MISMATCH" : "ok", checked, ra->expect_dir);
+  return rc;
+}
+
+static int cmd_run(int argc, char **argv) {
+  run_args ra = {0};
+  int rc = parse_run_args(argc, argv, &ra);
+  if (rc != 0) {
+    free(ra.input_specs);
+    return rc < 0 ? 0 : rc;
+  }
+  eg_model *m = NULL;
+  eg_runtime *rt = NULL;
+  eg_status s = eg_model_load(ra.model, &m);
+  if (s == EG_OK) s = eg_runtime_create(m, &rt);
+  if (s != EG_OK) rc = fail_status(s);
+  if (rc == 0) rc = set_inputs(m, rt, &ra);
+  if (rc == 0 && (s = eg_runtime_run(rt)) != EG_OK) rc = fail_status(s);
+  if (rc == 0) rc = write_outputs(m, rt, &ra);
+  eg_runtime_destroy(rt);
+  eg_model_destroy(m);
+  free(ra.input_specs);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_main, stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (is_help(cmd)) {
+    fputs(usage_main, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("edgegrad %s\n", EG_VERSION_STRING);
+    return 0;
+  }
+  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+  if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+  return fail(EXIT_USAGE, "command '%s' unknown: use run or info (see edgegrad --help)", cmd);
+}

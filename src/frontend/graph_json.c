@@ -1,0 +1,411 @@
+/* graph_json.c — the graph-file loader (docs/graph-format.md, version 1).
+ *
+ * Reads with jansson, fills the IR arrays, attaches the static weights from the safetensors
+ * file, then runs the verifier. Every field is checked before use; a failure leaves one message
+ * "<file>: <where>: <what>: <rule>" and frees everything built so far. */
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+#include "frontend/safetensors.h"
+#include "util/error.h"
+#include "util/file.h"
+
+#define EG_GRAPH_MAX_FILE ((size_t)1 << 30)
+#define EG_GRAPH_FORMAT "edgegrad.graph"
+#define EG_GRAPH_VERSION 1
+
+typedef struct loader {
+  const char *path;
+  eg_graph *g;
+} loader;
+
+static eg_status bad(eg_status s, const char *fmt, ...) EG_PRINTF(2, 3);
+static eg_status bad(eg_status s, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return eg_error(s, "%s", msg);
+}
+
+static eg_status get_array(json_t *obj, const char *key, const char *where, json_t **out) {
+  *out = json_object_get(obj, key);
+  if (!json_is_array(*out)) return bad(EG_ERR_FORMAT, "%s: '%s' missing or not a list", where, key);
+  return EG_OK;
+}
+
+static eg_status get_string(json_t *obj, const char *key, const char *where, const char **out) {
+  json_t *v = json_object_get(obj, key);
+  if (!json_is_string(v)) return bad(EG_ERR_FORMAT, "%s: '%s' missing or not a string", where, key);
+  *out = json_string_value(v);
+  return EG_OK;
+}
+
+static eg_status get_id(loader *L, json_t *obj, const char *key, const char *where,
+                        bool nullable, int32_t *out) {
+  json_t *v = json_object_get(obj, key);
+  if (nullable && json_is_null(v)) {
+    *out = -1;
+    return EG_OK;
+  }
+  if (!json_is_integer(v))
+    return bad(EG_ERR_FORMAT, "%s: '%s' missing or not an integer value id", where, key);
+  json_int_t id = json_integer_value(v);
+  if (id < 0 || id >= L->g->n_values)
+    return bad(EG_ERR_INVALID, "%s: value id %lld out of range [0, %d): a dangling reference",
+               where, (long long)id, L->g->n_values);
+  *out = (int32_t)id;
+  return EG_OK;
+}
+
+static eg_status parse_dtype(const char *name, const char *where, eg_dtype *out) {
+  for (int d = 0; d < EG_DTYPE_COUNT; d++)
+    if (strcmp(name, eg_dtype_name((eg_dtype)d)) == 0) {
+      *out = (eg_dtype)d;
+      return EG_OK;
+    }
+  return bad(EG_ERR_UNSUPPORTED, "%s: dtype '%s' unknown", where, name);
+}
+
+/* ---- values ---- */
+
+static eg_status parse_tensor_type(json_t *jv, const char *where, eg_value *v) {
+  const char *dt = NULL;
+  json_t *shape;
+  EG_TRY(get_string(jv, "dtype", where, &dt));
+  EG_TRY(parse_dtype(dt, where, &v->dtype));
+  EG_TRY(get_array(jv, "shape", where, &shape));
+  if (json_array_size(shape) > EG_MAX_RANK)
+    return bad(EG_ERR_UNSUPPORTED, "%s: rank %zu exceeds %d", where, json_array_size(shape),
+               EG_MAX_RANK);
+  v->rank = (int32_t)json_array_size(shape);
+  double numel = 1;
+  for (int i = 0; i < v->rank; i++) {
+    json_t *d = json_array_get(shape, (size_t)i);
+    if (!json_is_integer(d) || json_integer_value(d) < 0)
+      return bad(EG_ERR_FORMAT, "%s: shape[%d] is not a non-negative integer", where, i);
+    v->shape[i] = json_integer_value(d);
+    numel *= (double)v->shape[i];
+  }
+  if (numel > (double)((int64_t)1 << 40))
+    return bad(EG_ERR_UNSUPPORTED, "%s: %.0f elements exceed 2^40", where, numel);
+  return EG_OK;
+}
+
+static eg_status parse_value(loader *L, json_t *jv, int32_t i) {
+  char where[64];
+  snprintf(where, sizeof where, "values[%d]", i);
+  eg_value *v = &L->g->values[i];
+  json_t *id = json_object_get(jv, "id");
+  if (!json_is_object(jv)) return bad(EG_ERR_FORMAT, "%s: not an object", where);
+  if (!json_is_integer(id) || json_integer_value(id) != i)
+    return bad(EG_ERR_FORMAT, "%s: 'id' must equal its index %d (ids are dense)", where, i);
+  const char *kind = NULL;
+  EG_TRY(get_string(jv, "kind", where, &kind));
+  if (strcmp(kind, "tensor") == 0) {
+    v->kind = EG_VALUE_TENSOR;
+    return parse_tensor_type(jv, where, v);
+  }
+  if (strcmp(kind, "tuple") != 0)
+    return bad(EG_ERR_FORMAT, "%s: kind '%s' is neither 'tensor' nor 'tuple'", where, kind);
+  v->kind = EG_VALUE_TUPLE;
+  json_t *elems;
+  EG_TRY(get_array(jv, "elements", where, &elems));
+  v->n_elems = (int32_t)json_array_size(elems);
+  v->elems = eg_arena_array(L->g->arena, (size_t)v->n_elems + 1, sizeof(int32_t));
+  if (!v->elems) return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+  for (int32_t e = 0; e < v->n_elems; e++) {
+    json_t *x = json_array_get(elems, (size_t)e);
+    if (json_is_null(x)) {
+      v->elems[e] = -1;
+      continue;
+    }
+    if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+        json_integer_value(x) >= L->g->n_values)
+      return bad(EG_ERR_INVALID, "%s: element %d is not a value id in [0, %d) or null", where, e,
+                 L->g->n_values);
+    v->elems[e] = (int32_t)json_integer_value(x);
+  }
+  return EG_OK;
+}
+
+/* Tuple elements must be tensors; checked after all values are read. */
+static eg_status check_tuples(loader *L) {
+  for (int32_t i = 0; i < L->g->n_values; i++) {
+    const eg_value *v = &L->g->values[i];
+    for (int32_t e = 0; v->kind == EG_VALUE_TUPLE && e < v->n_elems; e++)
+      if (v->elems[e] >= 0 && L->g->values[v->elems[e]].kind != EG_VALUE_TENSOR)
+        return bad(EG_ERR_INVALID, "values[%d]: element %d is tuple %d: tuples hold tensors",
+                   i, e, v->elems[e]);
+  }
+  return EG_OK;
+}
+
+/* ---- arguments ---- */
+
+static eg_status parse_arg(loader *L, json_t *j, const char *where, int depth, eg_arg *a);
+
+static eg_status parse_tagged(loader *L, json_t *j, const char *where, eg_arg *a) {
+  json_t *x;
+  if (json_object_size(j) != 1)
+    return bad(EG_ERR_FORMAT, "%s: a tagged argument has exactly one key", where);
+  if ((x = json_object_get(j, "value"))) {
+    if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+        json_integer_value(x) >= L->g->n_values)
+      return bad(EG_ERR_INVALID, "%s: value id out of range [0, %d): a dangling reference",
+                 where, L->g->n_values);
+    a->kind = EG_ARG_VALUE;
+    a->value = (int32_t)json_integer_value(x);
+    return EG_OK;
+  }
+  if ((x = json_object_get(j, "float"))) {
+    a->kind = EG_ARG_FLOAT;
+    if (json_is_number(x)) a->f = json_number_value(x);
+    else if (json_is_string(x) && strcmp(json_string_value(x), "inf") == 0) a->f = INFINITY;
+    else if (json_is_string(x) && strcmp(json_string_value(x), "-inf") == 0) a->f = -INFINITY;
+    else if (json_is_string(x) && strcmp(json_string_value(x), "nan") == 0) a->f = NAN;
+    else return bad(EG_ERR_FORMAT, "%s: float is neither a number nor inf/-inf/nan", where);
+    return EG_OK;
+  }
+  if ((x = json_object_get(j, "dtype"))) {
+    a->kind = EG_ARG_DTYPE;
+    if (!json_is_string(x)) return bad(EG_ERR_FORMAT, "%s: dtype is not a string", where);
+    return parse_dtype(json_string_value(x), where, &a->dtype);
+  }
+  static const struct {
+    const char *key;
+    eg_arg_kind kind;
+  } tags[] = {{"layout", EG_ARG_LAYOUT}, {"device", EG_ARG_DEVICE},
+              {"memory_format", EG_ARG_MEMORY_FORMAT}};
+  for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++)
+    if ((x = json_object_get(j, tags[t].key))) {
+      if (!json_is_string(x)) return bad(EG_ERR_FORMAT, "%s: %s is not a string", where, tags[t].key);
+      a->kind = tags[t].kind;
+      a->str = eg_arena_strdup(L->g->arena, json_string_value(x));
+      return a->str ? EG_OK : bad(EG_ERR_NOMEM, "%s: out of memory", where);
+    }
+  return bad(EG_ERR_FORMAT, "%s: unknown argument tag '%s'", where,
+             json_object_iter_key(json_object_iter(j)));
+}
+
+static eg_status parse_arg(loader *L, json_t *j, const char *where, int depth, eg_arg *a) {
+  if (depth > 4) return bad(EG_ERR_FORMAT, "%s: lists nested deeper than 4", where);
+  switch (json_typeof(j)) {
+  case JSON_NULL: a->kind = EG_ARG_NONE; return EG_OK;
+  case JSON_TRUE: a->kind = EG_ARG_BOOL; a->b = true; return EG_OK;
+  case JSON_FALSE: a->kind = EG_ARG_BOOL; a->b = false; return EG_OK;
+  case JSON_INTEGER: a->kind = EG_ARG_INT; a->i = json_integer_value(j); return EG_OK;
+  case JSON_OBJECT: return parse_tagged(L, j, where, a);
+  case JSON_ARRAY: {
+    a->kind = EG_ARG_LIST;
+    a->list.n = (int32_t)json_array_size(j);
+    a->list.items = eg_arena_array(L->g->arena, (size_t)a->list.n + 1, sizeof(eg_arg));
+    if (!a->list.items) return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+    for (int32_t i = 0; i < a->list.n; i++)
+      EG_TRY(parse_arg(L, json_array_get(j, (size_t)i), where, depth + 1, &a->list.items[i]));
+    return EG_OK;
+  }
+  default:
+    return bad(EG_ERR_FORMAT, "%s: a bare real or string is not an argument (floats are "
+               "tagged {\"float\": x})", where);
+  }
+}
+
+/* ---- nodes ---- */
+
+static eg_status parse_kwargs(loader *L, json_t *kw, eg_node *n, const char *where) {
+  if (!kw) return EG_OK;
+  if (!json_is_object(kw)) return bad(EG_ERR_FORMAT, "%s: 'kwargs' is not an object", where);
+  n->n_kwargs = (int32_t)json_object_size(kw);
+  n->kwarg_names = eg_arena_array(L->g->arena, (size_t)n->n_kwargs + 1, sizeof(char *));
+  n->kwargs = eg_arena_array(L->g->arena, (size_t)n->n_kwargs + 1, sizeof(eg_arg));
+  if (!n->kwarg_names || !n->kwargs) return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+  const char *key;
+  json_t *val;
+  int32_t i = 0;
+  json_object_foreach(kw, key, val) {
+    char w[200];
+    snprintf(w, sizeof w, "%s: kwarg '%s'", where, key);
+    n->kwarg_names[i] = eg_arena_strdup(L->g->arena, key);
+    if (!n->kwarg_names[i]) return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+    EG_TRY(parse_arg(L, val, w, 0, &n->kwargs[i]));
+    i++;
+  }
+  return EG_OK;
+}
+
+static eg_status parse_node(loader *L, json_t *jn, int32_t i) {
+  char where[200];
+  snprintf(where, sizeof where, "nodes[%d]", i);
+  if (!json_is_object(jn)) return bad(EG_ERR_FORMAT, "%s: not an object", where);
+  eg_node *n = &L->g->nodes[i];
+  const char *name = NULL, *target = NULL;
+  EG_TRY(get_string(jn, "name", where, &name));
+  snprintf(where, sizeof where, "node %s", name);
+  n->name = eg_arena_strdup(L->g->arena, name);
+  if (!n->name) return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+  EG_TRY(get_string(jn, "target", where, &target));
+  n->op = eg_op_from_target(target);
+  if (n->op == EG_OP_COUNT)
+    return bad(EG_ERR_UNSUPPORTED, "%s: op %s unknown: edgegrad has no kernel for it", where,
+               target);
+  json_t *args;
+  EG_TRY(get_array(jn, "args", where, &args));
+  n->n_args = (int32_t)json_array_size(args);
+  n->args = eg_arena_array(L->g->arena, (size_t)n->n_args + 1, sizeof(eg_arg));
+  if (!n->args) return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+  for (int32_t a = 0; a < n->n_args; a++) {
+    char w[240];
+    snprintf(w, sizeof w, "%s: argument #%d", where, a);
+    EG_TRY(parse_arg(L, json_array_get(args, (size_t)a), w, 0, &n->args[a]));
+  }
+  EG_TRY(parse_kwargs(L, json_object_get(jn, "kwargs"), n, where));
+  return get_id(L, jn, "output", where, true, &n->output);
+}
+
+static eg_status check_unique_names(loader *L) {
+  for (int32_t i = 0; i < L->g->n_nodes; i++)
+    for (int32_t j = 0; j < i; j++)
+      if (strcmp(L->g->nodes[i].name, L->g->nodes[j].name) == 0)
+        return bad(EG_ERR_INVALID, "nodes[%d]: name '%s' repeats nodes[%d]: node names are "
+                   "unique", i, L->g->nodes[i].name, j);
+  return EG_OK;
+}
+
+/* ---- inputs, statics, outputs ---- */
+
+static eg_status parse_named(loader *L, json_t *root, const char *key, eg_named **out,
+                             int32_t *n_out) {
+  json_t *arr;
+  EG_TRY(get_array(root, key, "graph", &arr));
+  int32_t n = (int32_t)json_array_size(arr);
+  eg_named *list = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof *list);
+  if (!list) return bad(EG_ERR_NOMEM, "%s: out of memory", key);
+  for (int32_t i = 0; i < n; i++) {
+    char where[64];
+    snprintf(where, sizeof where, "%s[%d]", key, i);
+    json_t *e = json_array_get(arr, (size_t)i);
+    const char *name = NULL;
+    if (!json_is_object(e)) return bad(EG_ERR_FORMAT, "%s: not an object", where);
+    EG_TRY(get_string(e, "name", where, &name));
+    EG_TRY(get_id(L, e, "value", where, false, &list[i].value));
+    for (int32_t j = 0; j < i; j++)
+      if (strcmp(list[j].name, name) == 0)
+        return bad(EG_ERR_INVALID, "%s: name '%s' repeats %s[%d]: names are unique", where, name,
+                   key, j);
+    if (!(list[i].name = eg_arena_strdup(L->g->arena, name)))
+      return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+  }
+  *out = list;
+  *n_out = n;
+  return EG_OK;
+}
+
+static eg_status attach_static(loader *L, const eg_safetensors *st, const char *wpath,
+                               eg_static *s) {
+  const eg_value *v = &L->g->values[s->value];
+  const eg_st_entry *e = eg_safetensors_find(st, s->name);
+  char a[160], b[160];
+  if (v->kind != EG_VALUE_TENSOR)
+    return bad(EG_ERR_INVALID, "static %s: value %d is a tuple: statics are tensors", s->name,
+               s->value);
+  if (!e) return bad(EG_ERR_INVALID, "static %s: no tensor of that name in %s", s->name, wpath);
+  bool same = e->dtype == v->dtype && e->rank == v->rank;
+  for (int d = 0; same && d < v->rank; d++) same = e->shape[d] == v->shape[d];
+  if (!same)
+    return bad(EG_ERR_INVALID, "static %s: %s holds %s %s but the graph says %s %s", s->name,
+               wpath, eg_dtype_name(e->dtype), eg_fmt_ints(a, sizeof a, e->shape, e->rank),
+               eg_dtype_name(v->dtype), eg_fmt_ints(b, sizeof b, v->shape, v->rank));
+  /* Copied out: safetensors offsets need not be aligned for the element type. */
+  void *data = eg_arena_alloc(L->g->arena, e->nbytes + 64);
+  if (!data) return bad(EG_ERR_NOMEM, "static %s: out of memory", s->name);
+  data = (void *)(((uintptr_t)data + 63) & ~(uintptr_t)63);
+  memcpy(data, st->buffer + e->begin, e->nbytes);
+  s->data = data;
+  s->nbytes = e->nbytes;
+  return EG_OK;
+}
+
+static eg_status parse_statics(loader *L, json_t *root) {
+  eg_named *named;
+  int32_t n;
+  EG_TRY(parse_named(L, root, "statics", &named, &n));
+  L->g->n_statics = n;
+  L->g->statics = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof(eg_static));
+  if (!L->g->statics) return bad(EG_ERR_NOMEM, "statics: out of memory");
+  for (int32_t i = 0; i < n; i++)
+    L->g->statics[i] = (eg_static){.name = named[i].name, .value = named[i].value};
+  if (n == 0) return EG_OK;
+  const char *wname = NULL;
+  EG_TRY(get_string(root, "weights", "graph", &wname));
+  if (strchr(wname, '/') || strcmp(wname, "..") == 0 || !*wname)
+    return bad(EG_ERR_FORMAT, "graph: weights '%s' must be a plain file name beside the graph",
+               wname);
+  char *wpath = eg_path_sibling(L->path, wname);
+  if (!wpath) return bad(EG_ERR_NOMEM, "weights: out of memory");
+  eg_safetensors st;
+  eg_status s = eg_safetensors_open(wpath, &st);
+  for (int32_t i = 0; s == EG_OK && i < n; i++) s = attach_static(L, &st, wname, &L->g->statics[i]);
+  if (st.file) eg_safetensors_close(&st);
+  free(wpath);
+  return s;
+}
+
+static eg_status parse_graph(loader *L, json_t *root) {
+  const char *format = NULL;
+  if (!json_is_object(root)) return bad(EG_ERR_FORMAT, "top level is not an object");
+  EG_TRY(get_string(root, "format", "graph", &format));
+  json_t *ver = json_object_get(root, "version");
+  if (strcmp(format, EG_GRAPH_FORMAT) != 0)
+    return bad(EG_ERR_FORMAT, "graph: format '%s' is not '" EG_GRAPH_FORMAT "'", format);
+  if (!json_is_integer(ver) || json_integer_value(ver) != EG_GRAPH_VERSION)
+    return bad(EG_ERR_UNSUPPORTED, "graph: version %lld unknown: this edgegrad reads version %d",
+               json_is_integer(ver) ? (long long)json_integer_value(ver) : -1LL,
+               EG_GRAPH_VERSION);
+  json_t *values, *nodes;
+  EG_TRY(get_array(root, "values", "graph", &values));
+  EG_TRY(get_array(root, "nodes", "graph", &nodes));
+  eg_graph *g = L->g;
+  g->n_values = (int32_t)json_array_size(values);
+  g->n_nodes = (int32_t)json_array_size(nodes);
+  g->values = eg_arena_array(g->arena, (size_t)g->n_values + 1, sizeof(eg_value));
+  g->nodes = eg_arena_array(g->arena, (size_t)g->n_nodes + 1, sizeof(eg_node));
+  if (!g->values || !g->nodes) return bad(EG_ERR_NOMEM, "graph: out of memory");
+  for (int32_t i = 0; i < g->n_values; i++)
+    EG_TRY(parse_value(L, json_array_get(values, (size_t)i), i));
+  EG_TRY(check_tuples(L));
+  EG_TRY(parse_named(L, root, "inputs", &g->inputs, &g->n_inputs));
+  EG_TRY(parse_named(L, root, "outputs", &g->outputs, &g->n_outputs));
+  for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(parse_node(L, json_array_get(nodes, (size_t)i), i));
+  EG_TRY(check_unique_names(L));
+  EG_TRY(parse_statics(L, root));
+  return eg_graph_verify(g);
+}
+
+eg_status eg_graph_load_json(const char *path, eg_graph **out) {
+  *out = NULL;
+  void *text;
+  size_t size;
+  EG_TRY(eg_file_read(path, EG_GRAPH_MAX_FILE, &text, &size));
+  json_error_t jerr;
+  json_t *root = json_loadb(text, size, JSON_REJECT_DUPLICATES, &jerr);
+  free(text);
+  if (!root)
+    return eg_error(EG_ERR_FORMAT, "%s: JSON line %d column %d: %s", path, jerr.line,
+                    jerr.column, jerr.text);
+  loader L = {.path = path, .g = eg_graph_create()};
+  eg_status s = L.g ? parse_graph(&L, root) : eg_error(EG_ERR_NOMEM, "out of memory");
+  json_decref(root);
+  if (s != EG_OK) {
+    eg_graph_destroy(L.g);
+    return eg_error_prefix(s, "%s", path);
+  }
+  *out = L.g;
+  return EG_OK;
+}

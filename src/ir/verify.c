@@ -1,0 +1,105 @@
+/* verify.c — the graph verifier: single definition, ids in range, topological order (so no
+ * cycles), tuples only under getitem, and every node checked by its op's rules.
+ *
+ * It recomputes each value's role/def from the graph's lists, so it can run after the loader
+ * and after every pass. Messages name the node or list entry at fault. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/graph.h"
+#include "ops/op.h"
+#include "util/error.h"
+
+static eg_status define(eg_graph *g, int32_t id, eg_value_role role, int32_t def,
+                        const char *where) {
+  if (id < 0 || id >= g->n_values)
+    return eg_error(EG_ERR_INVALID, "%s: value id %d out of range [0, %d)", where, id,
+                    g->n_values);
+  eg_value *v = &g->values[id];
+  if (v->role != EG_ROLE_UNDEFINED)
+    return eg_error(EG_ERR_INVALID, "%s: value %d is already defined by %s: a value has one "
+                    "definition", where, id, eg_value_label(g, id));
+  v->role = role;
+  v->def = def;
+  return EG_OK;
+}
+
+static eg_status define_all(eg_graph *g) {
+  char where[160];
+  for (int32_t i = 0; i < g->n_values; i++) g->values[i].role = EG_ROLE_UNDEFINED;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    snprintf(where, sizeof where, "input %s", g->inputs[i].name);
+    EG_TRY(define(g, g->inputs[i].value, EG_ROLE_INPUT, i, where));
+  }
+  for (int32_t i = 0; i < g->n_statics; i++) {
+    snprintf(where, sizeof where, "static %s", g->statics[i].name);
+    EG_TRY(define(g, g->statics[i].value, EG_ROLE_STATIC, i, where));
+  }
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->output < 0) continue;
+    snprintf(where, sizeof where, "node %s", n->name);
+    EG_TRY(define(g, n->output, EG_ROLE_NODE, i, where));
+    const eg_value *v = &g->values[n->output];
+    for (int32_t e = 0; v->kind == EG_VALUE_TUPLE && e < v->n_elems; e++)
+      if (v->elems[e] >= 0) EG_TRY(define(g, v->elems[e], EG_ROLE_NODE, i, where));
+  }
+  for (int32_t i = 0; i < g->n_values; i++) {
+    const eg_value *v = &g->values[i];
+    if (v->role == EG_ROLE_UNDEFINED)
+      return eg_error(EG_ERR_INVALID, "value %d: defined by no input, static or node: every "
+                      "value needs a definition", i);
+    if (v->kind == EG_VALUE_TUPLE && v->role != EG_ROLE_NODE)
+      return eg_error(EG_ERR_INVALID, "value %d (%s): a tuple must be a node's output", i,
+                      eg_value_label(g, i));
+  }
+  return EG_OK;
+}
+
+/* Every value argument (also inside lists) must be defined before node `at`. */
+static eg_status check_uses(const eg_graph *g, const eg_node *n, int32_t at, const eg_arg *a) {
+  if (a->kind == EG_ARG_LIST) {
+    for (int32_t i = 0; i < a->list.n; i++) EG_TRY(check_uses(g, n, at, &a->list.items[i]));
+    return EG_OK;
+  }
+  if (a->kind != EG_ARG_VALUE) return EG_OK;
+  if (a->value < 0 || a->value >= g->n_values)
+    return eg_node_error(n, EG_ERR_INVALID, "argument uses value id %d, out of range [0, %d)",
+                         a->value, g->n_values);
+  const eg_value *v = &g->values[a->value];
+  if (v->role == EG_ROLE_NODE && v->def >= at)
+    return eg_node_error(n, EG_ERR_INVALID, "argument uses value %d of node %s, which does not "
+                         "come before it: nodes must be in topological order (no cycles)",
+                         a->value, g->nodes[v->def].name);
+  if (v->kind == EG_VALUE_TUPLE && n->op != EG_OP_getitem)
+    return eg_node_error(n, EG_ERR_INVALID, "argument is tuple %s: only getitem takes a tuple",
+                         eg_value_label(g, a->value));
+  return EG_OK;
+}
+
+static eg_status check_outputs(const eg_graph *g) {
+  for (int32_t i = 0; i < g->n_outputs; i++) {
+    int32_t id = g->outputs[i].value;
+    if (id < 0 || id >= g->n_values)
+      return eg_error(EG_ERR_INVALID, "output %s: value id %d out of range [0, %d)",
+                      g->outputs[i].name, id, g->n_values);
+    if (g->values[id].kind != EG_VALUE_TENSOR)
+      return eg_error(EG_ERR_INVALID, "output %s: value %d is a tuple: outputs are tensors",
+                      g->outputs[i].name, id);
+  }
+  return EG_OK;
+}
+
+eg_status eg_graph_verify(eg_graph *g) {
+  EG_TRY(define_all(g));
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    eg_node *n = &g->nodes[i];
+    for (int32_t a = 0; a < n->n_args; a++) EG_TRY(check_uses(g, n, i, &n->args[a]));
+    for (int32_t a = 0; a < n->n_kwargs; a++) EG_TRY(check_uses(g, n, i, &n->kwargs[a]));
+    if ((unsigned)n->op >= EG_OP_COUNT)
+      return eg_node_error(n, EG_ERR_UNSUPPORTED, "op id %d unknown", (int)n->op);
+    n->scratch_bytes = 0;
+    EG_TRY(eg_op_check[n->op](g, n));
+  }
+  return check_outputs(g);
+}

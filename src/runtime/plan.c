@@ -1,0 +1,123 @@
+/* plan.c — lifetime-based activation planning (see plan.h). */
+#include "runtime/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+#define EG_ALIGN 64
+
+typedef struct block {
+  size_t off, size;
+} block;
+
+/* Live blocks sorted by offset; first fit into the lowest gap. */
+typedef struct live_set {
+  block *b;
+  int32_t n;
+} live_set;
+
+static size_t place(live_set *ls, size_t size, size_t *high) {
+  size_t off = 0;
+  int32_t at = 0;
+  for (; at < ls->n; at++) {
+    if (ls->b[at].off >= off + size) break;
+    size_t end = (ls->b[at].off + ls->b[at].size + EG_ALIGN - 1) & ~(size_t)(EG_ALIGN - 1);
+    if (end > off) off = end;
+  }
+  memmove(&ls->b[at + 1], &ls->b[at], (size_t)(ls->n - at) * sizeof(block));
+  ls->b[at] = (block){off, size};
+  ls->n++;
+  if (off + size > *high) *high = off + size;
+  return off;
+}
+
+static void release(live_set *ls, size_t off) {
+  for (int32_t i = 0; i < ls->n; i++)
+    if (ls->b[i].off == off) {
+      memmove(&ls->b[i], &ls->b[i + 1], (size_t)(ls->n - i - 1) * sizeof(block));
+      ls->n--;
+      return;
+    }
+}
+
+static void mark_uses(const eg_graph *g, const eg_arg *a, int32_t at, int32_t *last) {
+  if (a->kind == EG_ARG_LIST)
+    for (int32_t i = 0; i < a->list.n; i++) mark_uses(g, &a->list.items[i], at, last);
+  if (a->kind != EG_ARG_VALUE) return;
+  const eg_value *v = &g->values[a->value];
+  if (v->kind == EG_VALUE_TUPLE) {
+    for (int32_t e = 0; e < v->n_elems; e++)
+      if (v->elems[e] >= 0 && last[v->elems[e]] < at) last[v->elems[e]] = at;
+  } else if (last[a->value] < at) {
+    last[a->value] = at;
+  }
+}
+
+/* Last node index using each value; graph outputs live past the last node. */
+static void last_uses(const eg_graph *g, int32_t *last) {
+  for (int32_t v = 0; v < g->n_values; v++) last[v] = -1;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    for (int32_t a = 0; a < n->n_args; a++) mark_uses(g, &n->args[a], i, last);
+    for (int32_t a = 0; a < n->n_kwargs; a++) mark_uses(g, &n->kwargs[a], i, last);
+  }
+  for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
+}
+
+/* Each planned value is freed after node free_at = max(definition, last use). Returns, per
+ * node, the chain of values to free there (head[i], linked through next[]). */
+static void free_chains(const eg_graph *g, const int32_t *last, int32_t *head, int32_t *next) {
+  for (int32_t i = 0; i <= g->n_nodes; i++) head[i] = -1;
+  for (int32_t id = 0; id < g->n_values; id++) {
+    const eg_value *v = &g->values[id];
+    if (v->role != EG_ROLE_NODE || v->kind != EG_VALUE_TENSOR) continue;
+    int32_t at = last[id] > v->def ? last[id] : v->def;
+    next[id] = head[at];
+    head[at] = id;
+  }
+}
+
+eg_status eg_plan_memory(const eg_graph *g, eg_plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
+  plan->offset = malloc(nv * sizeof(size_t));
+  int32_t *last = malloc(nv * sizeof(int32_t)), *next = malloc(nv * sizeof(int32_t));
+  int32_t *head = malloc(nn * sizeof(int32_t));
+  live_set ls = {malloc(nv * sizeof(block)), 0};
+  eg_status s = EG_OK;
+  if (!plan->offset || !last || !next || !head || !ls.b) {
+    s = eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d values", g->n_values);
+    goto done;
+  }
+  for (size_t v = 0; v < nv; v++) plan->offset[v] = EG_PLAN_NONE;
+  last_uses(g, last);
+  free_chains(g, last, head, next);
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->scratch_bytes > plan->scratch_bytes) plan->scratch_bytes = n->scratch_bytes;
+    if (n->output < 0) continue;
+    const eg_value *v = &g->values[n->output];
+    int32_t count = v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
+    for (int32_t e = 0; e < count; e++) {
+      int32_t id = v->kind == EG_VALUE_TUPLE ? v->elems[e] : n->output;
+      /* at least one byte, so no two live blocks share an offset */
+      size_t bytes = eg_value_nbytes(&g->values[id]);
+      if (id >= 0) plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);
+    }
+    for (int32_t id = head[i]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
+  }
+done:
+  free(last);
+  free(next);
+  free(head);
+  free(ls.b);
+  if (s != EG_OK) eg_plan_free(plan);
+  return s;
+}
+
+void eg_plan_free(eg_plan *plan) {
+  free(plan->offset);
+  plan->offset = NULL;
+}

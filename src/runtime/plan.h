@@ -1,0 +1,26 @@
+/* plan.h — activation memory planning.
+ *
+ * Every tensor a node defines gets an offset in one arena, chosen once: a value is live from
+ * the node that defines it to its last use (graph outputs: to the end), and values whose lives
+ * do not overlap share bytes (first fit, 64-byte aligned). A node's outputs never overlap its
+ * inputs, since inputs are freed only after the node. Graph inputs and statics are not planned
+ * here (the runtime and the graph own them). */
+#ifndef EG_RUNTIME_PLAN_H
+#define EG_RUNTIME_PLAN_H
+
+#include <stddef.h>
+
+#include "ir/graph.h"
+
+#define EG_PLAN_NONE ((size_t)-1)
+
+typedef struct eg_plan {
+  size_t arena_bytes;   /* total activation bytes */
+  size_t scratch_bytes; /* largest kernel scratch of any node */
+  size_t *offset;       /* per value id; EG_PLAN_NONE for inputs, statics and tuples */
+} eg_plan;
+
+eg_status eg_plan_memory(const eg_graph *g, eg_plan *plan);
+void eg_plan_free(eg_plan *plan);
+
+#endif

@@ -1,0 +1,155 @@
+/* runtime.c — eg_runtime_* of the public API: executes a verified graph node by node on the
+ * portable CPU kernels.
+ *
+ * Memory is planned and allocated once at creation (runtime/plan.h): one activation arena, one
+ * kernel scratch buffer, one buffer per graph input. Running allocates nothing. Each value's
+ * data pointer is fixed at creation, so a run is a loop over the nodes calling eg_op_run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/op.h"
+#include "runtime/model.h"
+#include "runtime/plan.h"
+#include "util/error.h"
+
+struct eg_runtime {
+  const eg_graph *g;
+  eg_plan plan;
+  unsigned char *arena;    /* activations */
+  unsigned char *inputs;   /* all graph inputs, each 64-byte aligned */
+  void *scratch;
+  void **data;             /* per value id */
+  bool *input_set;
+  bool ran;
+};
+
+static void *aligned_alloc64(size_t bytes) {
+  return aligned_alloc(64, ((bytes ? bytes : 1) + 63) & ~(size_t)63);
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static eg_status bind_values(eg_runtime *rt) {
+  const eg_graph *g = rt->g;
+  size_t in_bytes = 0;
+  for (int32_t i = 0; i < g->n_inputs; i++) in_bytes += align64(eg_value_nbytes(&g->values[g->inputs[i].value]));
+  rt->inputs = aligned_alloc64(in_bytes);
+  rt->arena = aligned_alloc64(rt->plan.arena_bytes);
+  rt->scratch = aligned_alloc64(rt->plan.scratch_bytes);
+  if (!rt->inputs || !rt->arena || !rt->scratch)
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu activation bytes, %zu "
+                    "scratch bytes)", rt->plan.arena_bytes, rt->plan.scratch_bytes);
+  size_t off = 0;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    rt->data[g->inputs[i].value] = rt->inputs + off;
+    off += align64(eg_value_nbytes(&g->values[g->inputs[i].value]));
+  }
+  for (int32_t i = 0; i < g->n_statics; i++)
+    rt->data[g->statics[i].value] = (void *)g->statics[i].data;
+  for (int32_t v = 0; v < g->n_values; v++)
+    if (rt->plan.offset[v] != EG_PLAN_NONE) rt->data[v] = rt->arena + rt->plan.offset[v];
+  return EG_OK;
+}
+
+eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: out is NULL");
+  *out = NULL;
+  if (!model) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: model is NULL");
+  eg_runtime *rt = calloc(1, sizeof *rt);
+  if (!rt) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  rt->g = model->graph;
+  eg_status s = eg_plan_memory(rt->g, &rt->plan);
+  if (s == EG_OK) {
+    rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
+    rt->input_set = calloc((size_t)rt->g->n_inputs + 1, sizeof(bool));
+    s = rt->data && rt->input_set ? bind_values(rt)
+                                  : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  }
+  if (s != EG_OK) {
+    eg_runtime_destroy(rt);
+    return s;
+  }
+  *out = rt;
+  return EG_OK;
+}
+
+void eg_runtime_destroy(eg_runtime *rt) {
+  if (!rt) return;
+  eg_plan_free(&rt->plan);
+  free(rt->arena);
+  free(rt->inputs);
+  free(rt->scratch);
+  free(rt->data);
+  free(rt->input_set);
+  free(rt);
+}
+
+eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor *value) {
+  if (!rt || !name || !value)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_set_input: NULL argument");
+  const eg_graph *g = rt->g;
+  int32_t i = 0;
+  while (i < g->n_inputs && strcmp(g->inputs[i].name, name) != 0) i++;
+  if (i == g->n_inputs) {
+    char names[512] = "";
+    size_t used = 0;
+    for (int32_t k = 0; k < g->n_inputs && used < sizeof names; k++)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
+                               g->inputs[k].name);
+    return eg_error(EG_ERR_ARGUMENT, "input %s: no such input: the model's inputs are %s", name,
+                    names);
+  }
+  const eg_value *v = &g->values[g->inputs[i].value];
+  bool same = value->dtype == v->dtype && value->rank == v->rank;
+  for (int d = 0; same && d < v->rank; d++) same = value->shape[d] == v->shape[d];
+  if (!same) {
+    char got[160], want[160];
+    return eg_error(EG_ERR_ARGUMENT, "input %s: given %s %s: the model expects %s %s", name,
+                    eg_dtype_name(value->dtype),
+                    eg_fmt_ints(got, sizeof got, value->shape,
+                                value->rank >= 0 && value->rank <= EG_MAX_RANK ? value->rank : 0),
+                    eg_dtype_name(v->dtype), eg_fmt_ints(want, sizeof want, v->shape, v->rank));
+  }
+  size_t bytes = eg_value_nbytes(v);
+  if (bytes && !value->data)
+    return eg_error(EG_ERR_ARGUMENT, "input %s: data is NULL", name);
+  if (bytes) memcpy(rt->data[v - g->values], value->data, bytes);
+  rt->input_set[i] = true;
+  return EG_OK;
+}
+
+eg_status eg_runtime_run(eg_runtime *rt) {
+  if (!rt) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_run: runtime is NULL");
+  const eg_graph *g = rt->g;
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    if (!rt->input_set[i])
+      return eg_error(EG_ERR_ARGUMENT, "input %s: not set: every input needs a value before "
+                      "running", g->inputs[i].name);
+  eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
+  rt->ran = false;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    EG_TRY(eg_op_run[n->op](&ex, n));
+  }
+  rt->ran = true;
+  return EG_OK;
+}
+
+eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out) {
+  if (!rt || !out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_output: NULL argument");
+  const eg_graph *g = rt->g;
+  if (index < 0 || index >= g->n_outputs)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_output: index %d out of range [0, %d)", index,
+                    g->n_outputs);
+  if (!rt->ran)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_output: no successful run yet");
+  int32_t id = g->outputs[index].value;
+  const eg_value *v = &g->values[id];
+  memset(out, 0, sizeof *out);
+  out->dtype = v->dtype;
+  out->rank = v->rank;
+  memcpy(out->shape, v->shape, sizeof v->shape);
+  out->data = rt->data[id];
+  return EG_OK;
+}

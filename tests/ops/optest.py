@@ -1,0 +1,114 @@
+"""optest — shared harness for the per-op-family PyTorch comparison tests (tests/ops/test_*.py).
+
+Each case is a small function of tensors. The harness exports it with
+edgegrad.export.export_function, runs `edgegrad run` on the same inputs, and compares every
+output with PyTorch's eager result at the project tolerance:
+    |a - b| <= 1e-4 * |b| + 1e-5 * max(1, max|b|)      (dtype and shape equal)
+
+Usage in a test file:
+
+    from optest import Suite
+    suite = Suite("elementwise")
+    suite.case("relu", lambda x: torch.relu(x), [torch.randn(2, 3)])
+    suite.main()          # parses --edgegrad/--workdir, runs all cases, exits non-zero on failure
+
+static=(names...) freezes arguments (by position name arg0, arg1, ...) as weights; expect_error
+makes a case that must be rejected by `edgegrad run` with exit status 2 and a one-line message
+containing the given text.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+from edgegrad.export import export_function  # noqa: E402
+
+
+def allclose_report(got, ref):
+    """Returns None when `got` matches `ref` at the project tolerance, else a one-line reason."""
+    if got.dtype != ref.dtype:
+        return f"dtype {got.dtype} != reference {ref.dtype}"
+    if got.shape != ref.shape:
+        return f"shape {got.shape} != reference {ref.shape}"
+    if ref.size == 0:
+        return None
+    if ref.dtype == np.bool_ or np.issubdtype(ref.dtype, np.integer):
+        bad = np.nonzero(got != ref)[0] if got.ndim == 1 else np.argwhere(got != ref)
+        return None if len(bad) == 0 else f"{len(bad)} elements differ, first at {bad[0]}"
+    a, b = got.astype(np.float64), ref.astype(np.float64)
+    tol = 1e-4 * np.abs(b) + 1e-5 * max(1.0, float(np.max(np.abs(b))))
+    err = np.abs(a - b)
+    bad = ~(err <= tol)
+    if not bad.any():
+        return None
+    i = np.unravel_index(int(np.argmax(np.where(bad, err - tol, -np.inf))), b.shape)
+    return f"{int(bad.sum())} elements out of tolerance; worst at {i}: {a[i]!r} vs {b[i]!r}"
+
+
+class Suite:
+    def __init__(self, family):
+        self.family = family
+        self.cases = []
+
+    def case(self, name, fn, args, static=(), expect_error=None):
+        self.cases.append((name, fn, args, tuple(static), expect_error))
+
+    def _run_case(self, exe, workdir, name, fn, args, static, expect_error):
+        d = os.path.join(workdir, name)
+        os.makedirs(d, exist_ok=True)
+        arg_names = [f"arg{i}" for i in range(len(args))]
+        path = os.path.join(d, "model")
+        export_function(fn, args, path, arg_names=arg_names, static_args=static)
+        cmd = [exe, "run", path + ".json", "--output-dir", os.path.join(d, "out"), "-q"]
+        for nm, a in zip(arg_names, args):
+            if nm in static:
+                continue
+            f = os.path.join(d, nm + ".npy")
+            np.save(f, a.detach().numpy())
+            cmd += ["--input", f"{nm}={f}"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if expect_error is not None:
+            lines = r.stderr.strip().splitlines()
+            if r.returncode != 2 or len(lines) != 1 or expect_error not in lines[0]:
+                return f"expected exit 2 with one line containing {expect_error!r}; got " \
+                       f"{r.returncode}: {r.stderr.strip()!r}"
+            return None
+        if r.returncode != 0:
+            return f"edgegrad exit {r.returncode}: {r.stderr.strip()}"
+        with torch.no_grad():
+            ref = fn(*args)
+        refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+        for k, rv in enumerate(refs):
+            got = np.load(os.path.join(d, "out", f"out{k}.npy"))
+            why = allclose_report(got, rv.detach().numpy())
+            if why:
+                return f"out{k}: {why}"
+        return None
+
+    def main(self):
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--edgegrad", required=True)
+        ap.add_argument("--workdir", required=True)
+        ap.add_argument("--filter", default="")
+        opts = ap.parse_args()
+        passed = failed = 0
+        for name, fn, args, static, expect_error in self.cases:
+            if opts.filter not in name:
+                continue
+            try:
+                why = self._run_case(opts.edgegrad, opts.workdir, name, fn, args, static,
+                                     expect_error)
+            except Exception:  # a harness or export failure is a failed case, never a skip
+                why = traceback.format_exc().strip().splitlines()[-1]
+            if why:
+                failed += 1
+                print(f"FAIL {self.family}/{name}: {why}")
+            else:
+                passed += 1
+        print(f"{self.family}: {passed} passed, {failed} failed")
+        sys.exit(1 if failed or passed == 0 else 0)

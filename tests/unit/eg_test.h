@@ -1,0 +1,76 @@
+/* eg_test.h — the tiny harness every C unit test uses.
+ *
+ * A test file defines `static void test_xxx(void)` functions and a main() that calls
+ * EG_RUN(test_xxx) for each, then returns eg_test_summary(). EG_CHECK records a failure with file
+ * and line and continues; the summary prints "N passed, N failed" and returns non-zero on any
+ * failure, so ctest sees it. Tests never call exit() from the middle of a check. */
+#ifndef EG_TEST_H
+#define EG_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int eg_test_failures_in_case;
+static int eg_test_passed, eg_test_failed;
+
+#define EG_CHECK(cond)                                                                  \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);          \
+      eg_test_failures_in_case++;                                                       \
+    }                                                                                   \
+  } while (0)
+
+#define EG_CHECK_MSG(cond, ...)                                                         \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
+      fprintf(stderr, __VA_ARGS__);                                                     \
+      fputc('\n', stderr);                                                              \
+      eg_test_failures_in_case++;                                                       \
+    }                                                                                   \
+  } while (0)
+
+#define EG_RUN(fn)                                                                      \
+  do {                                                                                  \
+    eg_test_failures_in_case = 0;                                                       \
+    fn();                                                                               \
+    if (eg_test_failures_in_case) {                                                     \
+      eg_test_failed++;                                                                 \
+      fprintf(stderr, "FAIL %s\n", #fn);                                                \
+    } else {                                                                            \
+      eg_test_passed++;                                                                 \
+    }                                                                                   \
+  } while (0)
+
+static inline int eg_test_summary(void) {
+  printf("%d passed, %d failed\n", eg_test_passed, eg_test_failed);
+  return eg_test_failed ? 1 : 0;
+}
+
+/* The project's tolerance: |a-b| <= rtol*|b| + atol*max(1, max|ref|). Returns the index of the
+ * first element out of tolerance, or -1 when all match. */
+static inline long eg_test_allclose(const float *a, const float *ref, long n, double rtol,
+                                    double atol) {
+  double maxref = 1.0;
+  for (long i = 0; i < n; i++)
+    if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
+  for (long i = 0; i < n; i++) {
+    double d = fabs((double)a[i] - (double)ref[i]);
+    if (!(d <= rtol * fabs(ref[i]) + atol * maxref)) return i;
+  }
+  return -1;
+}
+
+/* Deterministic pseudo-random floats in [-1, 1) for test inputs. */
+static inline void eg_test_fill(float *p, long n, unsigned seed) {
+  unsigned s = seed * 2654435761u + 12345u;
+  for (long i = 0; i < n; i++) {
+    s = s * 1664525u + 1013904223u;
+    p[i] = (float)((s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
+  }
+}
+
+#endif
