@@ -25,6 +25,7 @@ demo: all
 
 check: test-deps all
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@scripts/test-summary.sh $(BUILD)
 	@$(MAKE) --no-print-directory check-asan
 
 # Unit, CLI and op tests again under AddressSanitizer + UndefinedBehaviorSanitizer (the
@@ -36,6 +37,7 @@ check-asan: test-deps
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) -E '^conformance$$'
+	@scripts/test-summary.sh $(ASAN_BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -137,9 +137,25 @@ eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor
 /* Runs the graph once. Every input must have been set (EG_ERR_ARGUMENT names a missing one).
  * Inputs keep their values across runs. */
 eg_status eg_runtime_run(eg_runtime *rt);
+/* The current value of input `index` (as set, or as changed by eg_runtime_sgd_update), as a
+ * view into the runtime's memory. EG_ERR_ARGUMENT if out of range or not set. */
+eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out);
 /* Output `index` of the last run, as a view into the runtime's memory (do not free `data`;
  * valid until the next run or eg_runtime_destroy). EG_ERR_ARGUMENT before the first run. */
 eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out);
+
+/* ---- training ----------------------------------------------------------------------- *
+ * Exported training steps follow a naming contract (docs/export.md): a trainable parameter is
+ * an input P with an output "grad_P"; a mutable buffer (e.g. BatchNorm's running_mean) is an
+ * input B with an output "new_B". */
+
+/* Counts the model's trainable parameters and state buffers under that contract. */
+void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers);
+
+/* After a successful run: one step of plain SGD on every trainable parameter input,
+ * P <- P - lr * grad_P, and every buffer input takes its new value, B <- new_B, so the next
+ * run continues training. EG_ERR_ARGUMENT before the first run. */
+eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
 
 /* ---- .npy files ----------------------------------------------------------------------- */
 

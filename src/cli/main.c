@@ -60,6 +60,13 @@ static const char usage_run[] =
     "  --output-dir DIR       write every output to DIR/<output name>.npy (DIR is created)\n"
     "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
     "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b|); exit 1 on a mismatch\n"
+    "  --steps N              run N training steps of plain SGD (default 1): after each\n"
+    "                         run, every parameter input P with an output grad_P becomes\n"
+    "                         P - LR*grad_P and every buffer input B with an output new_B\n"
+    "                         becomes new_B; prints the loss of each step, writes\n"
+    "                         DIR/losses.npy and the final parameters and buffers to\n"
+    "                         DIR/final/<input name>.npy (outputs are the last step's)\n"
+    "  --lr LR                SGD learning rate for --steps (required with --steps > 1)\n"
     "  -q, --quiet            print nothing on success\n"
     "\n"
     "Prints one line per output: name, dtype, shape and L2 norm.\n"
@@ -182,6 +189,9 @@ static int cmd_info(int argc, char **argv) {
 
 typedef struct run_args {
   const char *model, *output_dir, *expect_dir;
+  long steps;
+  double lr;
+  bool have_lr;
   int n_inputs;
   char **input_specs; /* NAME=FILE */
   bool quiet;
@@ -205,6 +215,20 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     } else if (strcmp(a, "--expect") == 0) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
       ra->expect_dir = argv[++i];
+    } else if (strcmp(a, "--steps") == 0 || strcmp(a, "--lr") == 0) {
+      char *end = NULL;
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a number", a);
+      const char *v = argv[++i];
+      if (a[2] == 's') {
+        ra->steps = strtol(v, &end, 10);
+        if (*end || end == v || ra->steps < 1 || ra->steps > 1000000)
+          return fail(EXIT_USAGE, "run: --steps %s: expected an integer in [1, 1000000]", v);
+      } else {
+        ra->lr = strtod(v, &end);
+        if (*end || end == v || !isfinite(ra->lr) || ra->lr < 0)
+          return fail(EXIT_USAGE, "run: --lr %s: expected a finite number >= 0", v);
+        ra->have_lr = true;
+      }
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       ra->quiet = true;
     } else if (a[0] == '-') {
@@ -216,6 +240,11 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     }
   }
   if (!ra->model) return fail(EXIT_USAGE, "run: no model given (see edgegrad run --help)");
+  if (ra->steps == 0) ra->steps = 1;
+  if (ra->steps > 1 && !ra->have_lr)
+    return fail(EXIT_USAGE, "run: --steps %ld needs --lr: the SGD learning rate", ra->steps);
+  if (ra->steps > 1 && !ra->output_dir)
+    return fail(EXIT_USAGE, "run: --steps needs --output-dir for the final parameters");
   return 0;
 }
 
@@ -339,6 +368,81 @@ static int write_outputs(const eg_model *m, const eg_runtime *rt, const run_args
   return rc;
 }
 
+static int run_once(eg_runtime *rt) {
+  eg_status s = eg_runtime_run(rt);
+  return s == EG_OK ? 0 : fail_status(s);
+}
+
+/* Index of the output called `name`, or -1. */
+static int output_index(const eg_model *m, const char *name) {
+  for (int i = 0; i < eg_model_num_outputs(m); i++) {
+    eg_tensor_desc d;
+    if (eg_model_output(m, i, &d) == EG_OK && strcmp(d.name, name) == 0) return i;
+  }
+  return -1;
+}
+
+/* Writes DIR/final/<input>.npy for every input the SGD update changes. */
+static int write_final_state(const eg_model *m, eg_runtime *rt, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/final", dir);
+  if (mkdir(path, 0777) != 0 && errno != EEXIST)
+    return fail(EXIT_USAGE, "run: %s: cannot create (%s)", path, strerror(errno));
+  for (int i = 0; i < eg_model_num_inputs(m); i++) {
+    eg_tensor_desc d;
+    eg_model_input(m, i, &d);
+    char grad[300], next[300];
+    snprintf(grad, sizeof grad, "grad_%s", d.name);
+    snprintf(next, sizeof next, "new_%s", d.name);
+    if (output_index(m, grad) < 0 && output_index(m, next) < 0) continue;
+    eg_tensor t;
+    eg_status s = eg_runtime_input(rt, i, &t);
+    if (s == EG_OK) {
+      snprintf(path, sizeof path, "%s/final/%s.npy", dir, d.name);
+      s = eg_npy_save(path, &t);
+    }
+    if (s != EG_OK) return fail_status(s);
+  }
+  return 0;
+}
+
+/* --steps N: N runs, each followed by an SGD update; losses printed and saved. */
+static int train(const eg_model *m, eg_runtime *rt, const run_args *ra) {
+  int n_params, n_buffers, loss_at = output_index(m, "loss");
+  eg_model_training_io(m, &n_params, &n_buffers);
+  if (n_params == 0 && n_buffers == 0)
+    return fail(EXIT_USAGE, "run: --steps: the model has no input P with an output grad_P (or "
+                "B with new_B): nothing to train");
+  float *losses = calloc((size_t)ra->steps, sizeof(float));
+  if (!losses) return fail(EXIT_FAIL, "run: out of memory");
+  int rc = 0;
+  for (long k = 0; k < ra->steps && rc == 0; k++) {
+    eg_status s = eg_runtime_run(rt);
+    if (s == EG_OK && loss_at >= 0) {
+      eg_tensor loss;
+      s = eg_runtime_output(rt, loss_at, &loss);
+      if (s == EG_OK && loss.dtype == EG_DTYPE_FLOAT32 && eg_tensor_numel(&loss) == 1)
+        losses[k] = *(const float *)loss.data;
+      if (!ra->quiet) printf("step %ld  loss %.7g\n", k + 1, (double)losses[k]);
+    }
+    if (s == EG_OK) s = eg_runtime_sgd_update(rt, (float)ra->lr);
+    if (s != EG_OK) rc = fail_status(s);
+  }
+  if (rc == 0 && ra->output_dir) {
+    if (mkdir(ra->output_dir, 0777) != 0 && errno != EEXIST)
+      rc = fail(EXIT_USAGE, "run: --output-dir %s: cannot create (%s)", ra->output_dir,
+                strerror(errno));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/losses.npy", ra->output_dir);
+    eg_tensor t = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {ra->steps}, .data = losses};
+    eg_status s = rc == 0 ? eg_npy_save(path, &t) : EG_OK;
+    if (s != EG_OK) rc = fail_status(s);
+    if (rc == 0) rc = write_final_state(m, rt, ra->output_dir);
+  }
+  free(losses);
+  return rc;
+}
+
 static int cmd_run(int argc, char **argv) {
   run_args ra = {0};
   int rc = parse_run_args(argc, argv, &ra);
@@ -352,7 +456,7 @@ static int cmd_run(int argc, char **argv) {
   if (s == EG_OK) s = eg_runtime_create(m, &rt);
   if (s != EG_OK) rc = fail_status(s);
   if (rc == 0) rc = set_inputs(m, rt, &ra);
-  if (rc == 0 && (s = eg_runtime_run(rt)) != EG_OK) rc = fail_status(s);
+  if (rc == 0) rc = ra.steps > 1 || ra.have_lr ? train(m, rt, &ra) : run_once(rt);
   if (rc == 0) rc = write_outputs(m, rt, &ra);
   eg_runtime_destroy(rt);
   eg_model_destroy(m);

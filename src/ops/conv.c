@@ -18,7 +18,7 @@
 
 typedef struct eg_conv_attrs {
   eg_conv2d_params p;
-  bool mask[3];
+  bool mask[3]; /* backward: the gradients computed, i.e. the tuple elements present */
 } eg_conv_attrs;
 EG_ATTRS_FIT(eg_conv_attrs);
 
@@ -175,9 +175,19 @@ eg_status eg_check_convolution_backward(eg_graph *g, eg_node *n) {
   if (nb == 1 && bias_sizes[0] != at->p.c_out)
     return eg_node_error(n, EG_ERR_INVALID, "bias_sizes [%lld]: expected [%lld] (output "
                          "channels)", (long long)bias_sizes[0], (long long)at->p.c_out);
+  /* What the kernel computes is what the trace holds: PyTorch 1.13's CPU path returns
+   * grad_weight even for output_mask [*, False, True], and the trace records it, so an element
+   * present where the mask is False is computed too. One asked for must be present. */
+  EG_TRY(eg_out_tuple(g, n, 3));
+  const eg_value *t = &g->values[n->output];
+  for (int i = 0; i < 3; i++) {
+    if (at->mask[i] && t->elems[i] < 0)
+      return eg_node_error(n, EG_ERR_INVALID, "output element %d is None but output_mask[%d] "
+                           "is True", i, i);
+    at->mask[i] = t->elems[i] >= 0;
+  }
   n->scratch_bytes = eg_convolution_backward_nchw_f32_scratch(&at->p, at->mask);
   int64_t cout[1] = {at->p.c_out};
-  EG_TRY(eg_out_tuple(g, n, 3));
   EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, 4, x->shape));
   EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, 4, w->shape));
   return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, 1, cout);

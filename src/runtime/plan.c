@@ -102,9 +102,10 @@ eg_status eg_plan_memory(const eg_graph *g, eg_plan *plan) {
     int32_t count = v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
     for (int32_t e = 0; e < count; e++) {
       int32_t id = v->kind == EG_VALUE_TUPLE ? v->elems[e] : n->output;
+      if (id < 0) continue; /* a None element */
       /* at least one byte, so no two live blocks share an offset */
       size_t bytes = eg_value_nbytes(&g->values[id]);
-      if (id >= 0) plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);
+      plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);
     }
     for (int32_t id = head[i]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
   }

@@ -153,3 +153,70 @@ eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out) {
   out->data = rt->data[id];
   return EG_OK;
 }
+
+/* ---- training (the exporter's naming contract, see edgegrad.h) ---- */
+
+/* Output index named prefix+input_name whose dtype/shape equal the input's; -1 if none. */
+static int32_t paired_output(const eg_graph *g, int32_t input, const char *prefix) {
+  const char *name = g->inputs[input].name;
+  size_t lp = strlen(prefix);
+  const eg_value *vi = &g->values[g->inputs[input].value];
+  for (int32_t o = 0; o < g->n_outputs; o++) {
+    const char *on = g->outputs[o].name;
+    if (strncmp(on, prefix, lp) != 0 || strcmp(on + lp, name) != 0) continue;
+    const eg_value *vo = &g->values[g->outputs[o].value];
+    bool same = vo->dtype == vi->dtype && vo->rank == vi->rank;
+    for (int d = 0; same && d < vi->rank; d++) same = vo->shape[d] == vi->shape[d];
+    return same ? o : -1;
+  }
+  return -1;
+}
+
+void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers) {
+  int p = 0, b = 0;
+  const eg_graph *g = model ? model->graph : NULL;
+  for (int32_t i = 0; g && i < g->n_inputs; i++) {
+    const eg_value *v = &g->values[g->inputs[i].value];
+    if (v->dtype == EG_DTYPE_FLOAT32 && paired_output(g, i, "grad_") >= 0) p++;
+    if (paired_output(g, i, "new_") >= 0) b++;
+  }
+  if (num_params) *num_params = p;
+  if (num_buffers) *num_buffers = b;
+}
+
+eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
+  if (!rt) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: runtime is NULL");
+  if (!rt->ran) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: no successful run yet");
+  const eg_graph *g = rt->g;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    int32_t in = g->inputs[i].value;
+    const eg_value *v = &g->values[in];
+    int32_t o = paired_output(g, i, "grad_");
+    if (o >= 0 && v->dtype == EG_DTYPE_FLOAT32) {
+      float *p = rt->data[in];
+      const float *grad = rt->data[g->outputs[o].value];
+      for (int64_t k = 0; k < eg_value_numel(v); k++) p[k] -= lr * grad[k];
+    }
+    if ((o = paired_output(g, i, "new_")) >= 0 && eg_value_nbytes(v) &&
+        rt->data[in] != rt->data[g->outputs[o].value])
+      memcpy(rt->data[in], rt->data[g->outputs[o].value], eg_value_nbytes(v));
+  }
+  return EG_OK;
+}
+
+eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out) {
+  if (!rt || !out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_input: NULL argument");
+  const eg_graph *g = rt->g;
+  if (index < 0 || index >= g->n_inputs)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_input: index %d out of range [0, %d)", index,
+                    g->n_inputs);
+  if (!rt->input_set[index])
+    return eg_error(EG_ERR_ARGUMENT, "input %s: not set", g->inputs[index].name);
+  const eg_value *v = &g->values[g->inputs[index].value];
+  memset(out, 0, sizeof *out);
+  out->dtype = v->dtype;
+  out->rank = v->rank;
+  memcpy(out->shape, v->shape, sizeof v->shape);
+  out->data = rt->data[g->inputs[index].value];
+  return EG_OK;
+}

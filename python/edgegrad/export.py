@@ -1,0 +1,521 @@
+"""Export a PyTorch function or training step to edgegrad's graph format, version 1.
+
+The format is specified in docs/graph-format.md; usage in docs/export.md.
+
+Contract:
+- ``export_function(fn, example_args, path, ...)`` traces ``fn(*example_args)`` into ATen ops
+  with ``make_fx`` (real tensors) and writes ``path + ".json"`` (the graph) and
+  ``path + ".safetensors"`` (statics: frozen arguments and traced tensor constants). ``path`` is
+  a stem: the two suffixes are always appended, never substituted.
+- ``export_training_step(model, loss_fn, example_inputs, path, ...)`` builds the step
+  ``loss = loss_fn(model(input), target); grads = autograd.grad(loss, trainable)`` and exports
+  it with ``export_function``.
+- The graph records what ``make_fx`` traced, node for node: targets, positional and keyword
+  arguments, tuple results with ``null`` for ``None`` elements, ``getitem`` nodes (a ``getitem``
+  of a ``None`` element has ``"output": null``). Each getitem of a present element defines a new
+  tensor value; the tuple's element values are defined by the node that made the tuple.
+- Whatever the format cannot represent is refused with a ValueError naming the node or output
+  at fault: non-tensor or ``None`` outputs, argument types outside the format's ARG table (e.g.
+  strings), dtypes outside its list, ranks above 8, in-place writes whose effect a dense SSA
+  graph would lose, and views whose strides are not those of a plain reshape.
+- Both files are written atomically (temporary file + ``os.replace``), weights first.
+"""
+import inspect
+import json
+import math
+import operator
+import os
+
+import torch
+import torch.fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import safetensors
+from ._files import write_atomic
+
+FORMAT_VERSION = 1
+MAX_RANK = 8
+
+_DTYPE_NAMES = {
+    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+    torch.int64: "int64", torch.int32: "int32", torch.int8: "int8", torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+# Views that carry explicit strides: dense values can express them only as plain reshapes.
+_STRIDED_VIEWS = ("aten._reshape_alias.default", "aten.as_strided.default")
+
+
+class ExportResult:
+    """What an export wrote: ``json_path``, ``weights_path`` and the ``graph`` dict itself."""
+
+    def __init__(self, json_path, weights_path, graph):
+        self.json_path, self.weights_path, self.graph = json_path, weights_path, graph
+
+    def __repr__(self):
+        return f"ExportResult({self.json_path!r}, {self.weights_path!r})"
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+
+
+def export_function(fn, example_args, path, *, arg_names=None, output_names=None,
+                    static_args=()):
+    """Trace ``fn(*example_args)`` and write ``path.json`` + ``path.safetensors``.
+
+    ``example_args``: tensors only (the format's inputs are tensors); they are traced as dense
+    contiguous copies, so ``fn`` never sees (or mutates) the caller's tensors.
+    ``arg_names``: one unique name per argument; default: ``fn``'s parameter names, ``argI``
+    for ``*args``. ``static_args``: names of arguments frozen into the safetensors file (listed
+    in "statics"); all other arguments are runtime "inputs", in call order.
+    ``output_names``: one unique name per returned tensor; default ``out0``, ``out1``, ...
+    ``fn`` must return a tensor or a tuple/list of tensors. Returns an ExportResult.
+    Raises ValueError for anything the format cannot represent.
+    """
+    args = _copy_args(example_args)
+    names = _arg_names(fn, args, arg_names)
+    static = _static_set(names, static_args)
+    gm = make_fx(fn, tracing_mode="real")(*_copy_args(args))
+    results = _record(gm, _copy_args(args))
+    _check_mutations(gm, results, names)
+    _check_strided_views(gm, results)
+    graph, weights = _Encoder(gm, results, names, static).encode()
+    _name_outputs(graph, output_names)
+    graph["reference"] = _reference(fn, args, graph)
+    return _write(path, graph, weights)
+
+
+def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None,
+                         input_names=("input", "target"), input_grad=False):
+    """Export one training step of ``model`` with loss ``loss_fn``.
+
+    The step computes ``out = functional_call(model, params, (input,))``,
+    ``loss = loss_fn(out, *rest)`` and ``torch.autograd.grad(loss, trainable [+ input])``, where
+    ``(input, *rest) = example_inputs`` (named by ``input_names``, same length).
+    Runtime inputs: the example inputs, then each trainable parameter named with dots replaced
+    by '_' (``conv1.weight`` -> ``conv1_weight``). Frozen parameters are statics stored under
+    their dotted names. Outputs: ``loss``, ``grad_<param_name>`` per trainable parameter in
+    ``model.named_parameters()`` order, then ``grad_input`` if ``input_grad``.
+    ``trainable``: None for all parameters, else an iterable of parameter names.
+    Models with buffers (e.g. BatchNorm) are refused: the format has no mutable state yet.
+    """
+    if any(True for _ in model.buffers()):
+        buffers = ", ".join(name for name, _ in model.named_buffers())
+        raise ValueError(f"model has buffers ({buffers}): models with state (e.g. BatchNorm "
+                         "running statistics) are not exportable yet")
+    example_inputs, input_names = tuple(example_inputs), tuple(input_names)
+    if len(example_inputs) != len(input_names) or not example_inputs:
+        raise ValueError(f"{len(example_inputs)} example inputs for {len(input_names)} "
+                         "input_names: give one name per input (at least the model input)")
+    params = dict(model.named_parameters())
+    train = _trainable_names(params, trainable)
+    if not train and not input_grad:
+        raise ValueError("nothing to differentiate: no trainable parameter and input_grad=False")
+    frozen = [name for name in params if name not in train]
+    step = _make_step(model, loss_fn, len(example_inputs), train + frozen, len(train),
+                      input_grad)
+    args = [x.detach().clone().requires_grad_(input_grad and i == 0)
+            for i, x in enumerate(example_inputs)]
+    args += [params[name].detach().clone().requires_grad_(True) for name in train]
+    args += [params[name].detach().clone() for name in frozen]
+    arg_names = list(input_names) + [_flat(name) for name in train] + frozen
+    outputs = ["loss"] + ["grad_" + _flat(name) for name in train]
+    outputs += ["grad_input"] if input_grad else []
+    return export_function(step, args, path, arg_names=arg_names, output_names=outputs,
+                           static_args=frozen)
+
+
+# --------------------------------------------------------------------------------------------
+# tracing helpers
+
+
+def _flat(name):
+    return name.replace(".", "_")
+
+
+def _trainable_names(params, trainable):
+    """Trainable parameter names in model order; unknown names are refused."""
+    if trainable is None:
+        return list(params)
+    wanted = set(trainable)
+    unknown = sorted(wanted - set(params))
+    if unknown:
+        raise ValueError(f"trainable names {unknown} are not parameters of the model "
+                         f"(parameters: {list(params)})")
+    return [name for name in params if name in wanted]
+
+
+def _make_step(model, loss_fn, n_inputs, param_names, n_train, input_grad):
+    """The traced step: inputs, then parameters (trainable first) -> (loss, *grads)."""
+    from torch.nn.utils.stateless import functional_call
+
+    def step(*args):
+        inputs, params = args[:n_inputs], dict(zip(param_names, args[n_inputs:]))
+        out = functional_call(model, params, (inputs[0],))
+        loss = loss_fn(out, *inputs[1:])
+        wrt = [params[name] for name in param_names[:n_train]]
+        wrt += [inputs[0]] if input_grad else []
+        return (loss, *torch.autograd.grad(loss, wrt))
+
+    return step
+
+
+def _copy_args(args):
+    """Dense contiguous copies of the example tensors, keeping ``requires_grad``."""
+    copies = []
+    for i, a in enumerate(args):
+        if not isinstance(a, torch.Tensor):
+            raise ValueError(f"example argument {i} is of type {type(a).__name__}: graph inputs "
+                             "must be tensors (close over other values in fn instead)")
+        copy = a.detach().clone(memory_format=torch.contiguous_format)
+        copies.append(copy.requires_grad_(a.requires_grad))
+    return copies
+
+
+def _arg_names(fn, args, arg_names):
+    """One unique name per argument: given, or ``fn``'s parameter names, or ``argI``."""
+    if arg_names is None:
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = (inspect.Parameter.POSITIONAL_ONLY,
+                      inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        arg_names = [params[i].name if i < len(params) and params[i].kind in positional
+                     else f"arg{i}" for i in range(len(args))]
+    arg_names = [str(name) for name in arg_names]
+    if len(arg_names) != len(args):
+        raise ValueError(f"{len(arg_names)} arg_names for {len(args)} example arguments")
+    _check_unique(arg_names, "argument")
+    return arg_names
+
+
+def _static_set(names, static_args):
+    static = set(static_args)
+    unknown = sorted(static - set(names))
+    if unknown:
+        raise ValueError(f"static_args {unknown} are not argument names (names: {names})")
+    return static
+
+
+def _check_unique(names, what):
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} name {name!r} is used twice: names must be unique")
+        seen.add(name)
+
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs a traced GraphModule and keeps every node's result (make_fx in torch 1.13 leaves
+    no 'val' in node.meta). Keeping the results also keeps their storages alive, so storage
+    pointers compared by _check_mutations are never reused."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.results = {}
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        self.results[n] = result
+        return result
+
+
+def _record(gm, args):
+    recorder = _Recorder(gm)
+    with torch.no_grad():
+        recorder.run(*args)
+    return recorder.results
+
+
+def _tensor_args(n):
+    """The fx.Node arguments of ``n`` (also inside lists and kwargs)."""
+    found = []
+    torch.fx.node.map_arg((n.args, n.kwargs), found.append)
+    return found
+
+
+def _storage_key(t):
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        return None
+    return t.storage().data_ptr()
+
+
+def _written_args(n):
+    """The fx.Nodes that op ``n`` writes in place, per its schema's alias annotations."""
+    schema = getattr(n.target, "_schema", None)
+    if n.op != "call_function" or schema is None:
+        return []
+    written = []
+    for i, arg in enumerate(schema.arguments):
+        info = arg.alias_info
+        if info is None or not info.is_write:
+            continue
+        value = n.args[i] if i < len(n.args) else n.kwargs.get(arg.name)
+        if isinstance(value, torch.fx.Node):
+            written.append(value)
+    return written
+
+
+def _check_mutations(gm, results, arg_names):
+    """Refuse in-place writes a graph of immutable values would get wrong: a write into an
+    argument or traced constant, and any later read of a value defined before the write that
+    shares the written storage."""
+    nodes = list(gm.graph.nodes)
+    labels = dict(zip([n for n in nodes if n.op == "placeholder"], arg_names))
+    for i, n in enumerate(nodes):
+        for target in _written_args(n):
+            key = _storage_key(results.get(target))
+            if key is None:
+                continue
+            earlier = [m for m in nodes[:i] if _storage_key(results.get(m)) == key]
+            for root in earlier:
+                if root.op in ("placeholder", "get_attr"):
+                    label = labels.get(root, root.target)
+                    raise ValueError(f"node {n.name} ({n.target}) writes in place into "
+                                     f"argument or constant {label}: the graph format has "
+                                     "no mutable state")
+            for later in nodes[i + 1:]:
+                stale = [m for m in _tensor_args(later) if m in earlier]
+                if stale:
+                    raise ValueError(
+                        f"node {later.name} reads {stale[0].name} after node {n.name} "
+                        f"({n.target}) wrote its storage in place: graph values are "
+                        "immutable, so it would read the old data")
+
+
+def _check_strided_views(gm, results):
+    """``_reshape_alias``/``as_strided`` carry strides; dense values can only express them
+    when they equal the strides of ``input.view(size)`` (then the op is a plain reshape)."""
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or str(n.target) not in _STRIDED_VIEWS:
+            continue
+        source, size, stride = results[n.args[0]], list(n.args[1]), list(n.args[2])
+        offset = n.args[3] if len(n.args) > 3 else n.kwargs.get("storage_offset")
+        try:
+            expected = source.view(size).stride()
+        except RuntimeError:
+            expected = None
+        plain = expected is not None and all(
+            s == e for s, e, d in zip(stride, expected, size) if d > 1)
+        plain = plain and offset in (None, source.storage_offset())
+        if not plain:
+            raise ValueError(f"node {n.name} ({n.target}): size {size} stride {stride} is not "
+                             f"a plain reshape of {n.args[0].name} {list(source.shape)}: the "
+                             "graph format holds dense tensors without strides")
+
+
+# --------------------------------------------------------------------------------------------
+# encoding the traced graph
+
+
+class _Encoder:
+    """Turns a traced GraphModule plus its recorded results into the format's dict."""
+
+    def __init__(self, gm, results, arg_names, static):
+        self.gm, self.results = gm, results
+        self.arg_names, self.static = arg_names, static
+        self.values, self.ids = [], {}  # ids: fx.Node -> value id (None: a None element)
+        self.graph = {"format": "edgegrad.graph", "version": FORMAT_VERSION,
+                      "producer": {"name": "edgegrad.export", "torch": torch.__version__},
+                      "weights": None, "values": self.values, "inputs": [], "statics": [],
+                      "nodes": [], "outputs": []}
+        self.weights = {}
+
+    def encode(self):
+        """Return ``(graph dict without output names, {static name: tensor})``."""
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(self.arg_names):
+            raise ValueError(f"trace has {len(placeholders)} placeholders for "
+                             f"{len(self.arg_names)} arguments")
+        for n, name in zip(placeholders, self.arg_names):
+            self._placeholder(n, name)
+        for n in self.gm.graph.nodes:
+            if n.op == "get_attr":
+                self._static(n, n.target, self.results[n])
+            elif n.op == "call_function":
+                self._call(n)
+            elif n.op == "output":
+                self._outputs(n)
+            elif n.op != "placeholder":
+                raise ValueError(f"node {n.name}: FX op {n.op!r} is not in the graph format")
+        _check_unique([s["name"] for s in self.graph["statics"]], "static")
+        return self.graph, self.weights
+
+    def _tensor_value(self, t, where):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{where}: result is a {type(t).__name__}, not a tensor: the graph "
+                             "format's values are tensors and tuples of tensors")
+        dtype = _DTYPE_NAMES.get(t.dtype)
+        if dtype is None:
+            raise ValueError(f"{where}: dtype {t.dtype} is not one of the format's dtypes "
+                             f"({', '.join(_DTYPE_NAMES.values())})")
+        if t.dim() > MAX_RANK or not all(type(d) is int for d in t.shape):
+            raise ValueError(f"{where}: shape {tuple(t.shape)}: the format needs a static "
+                             f"shape of rank <= {MAX_RANK}")
+        vid = len(self.values)
+        self.values.append({"id": vid, "kind": "tensor", "dtype": dtype,
+                            "shape": list(t.shape)})
+        return vid
+
+    def _placeholder(self, n, name):
+        if name in self.static:
+            self._static(n, name, self.results[n])
+        else:
+            vid = self._tensor_value(self.results[n], f"input {name}")
+            self.ids[n] = vid
+            self.graph["inputs"].append({"name": name, "value": vid})
+
+    def _static(self, n, name, tensor):
+        vid = self._tensor_value(tensor, f"static {name}")
+        self.ids[n] = vid
+        self.graph["statics"].append({"name": name, "value": vid})
+        self.weights[name] = tensor.detach().contiguous()
+
+    def _call(self, n):
+        where = f"node {n.name}"
+        if n.target is operator.getitem:
+            target = "getitem"
+        elif isinstance(n.target, torch._ops.OpOverload):
+            target = str(n.target)
+        else:
+            raise ValueError(f"{where}: target {n.target!r} is neither an ATen overload nor "
+                             "operator.getitem")
+        node = {"name": n.name, "target": target,
+                "args": [self._arg(a, f"{where} arg {i}") for i, a in enumerate(n.args)],
+                "kwargs": {k: self._arg(a, f"{where} kwarg {k}") for k, a in n.kwargs.items()}}
+        node["output"] = self._result(n, self.results[n], where)
+        self.graph["nodes"].append(node)
+
+    def _result(self, n, result, where):
+        """Define the value(s) of a node's result; return the output id (None: no value)."""
+        if result is None and n.target is operator.getitem:
+            self.ids[n] = None
+            return None
+        if isinstance(result, (tuple, list)):
+            vid = len(self.values)
+            self.values.append({"id": vid, "kind": "tuple", "elements": []})
+            self.values[vid]["elements"] = [
+                None if e is None else self._tensor_value(e, f"{where} element {i}")
+                for i, e in enumerate(result)]
+        else:
+            vid = self._tensor_value(result, where)
+        self.ids[n] = vid
+        return vid
+
+    def _arg(self, a, where):
+        """Encode one argument per the ARG table of docs/graph-format.md."""
+        if isinstance(a, torch.fx.Node):
+            if self.ids.get(a) is None:
+                raise ValueError(f"{where}: uses {a.name}, which has no value (a None element)")
+            return {"value": self.ids[a]}
+        if a is None or isinstance(a, bool):
+            return a
+        if isinstance(a, int):
+            if not _INT64_MIN <= a <= _INT64_MAX:
+                raise ValueError(f"{where}: int {a} does not fit in int64")
+            return int(a)
+        if isinstance(a, float):
+            return {"float": _float(a)}
+        if isinstance(a, (list, tuple)):
+            return [self._arg(x, f"{where}[{i}]") for i, x in enumerate(a)]
+        return _tag(a, where)
+
+    def _outputs(self, n):
+        result = n.args[0]
+        items = result if isinstance(result, (tuple, list)) else [result]
+        if not items:
+            raise ValueError("fn returned no tensors: a graph needs at least one output")
+        for i, item in enumerate(items):
+            if not isinstance(item, torch.fx.Node) or self.ids.get(item) is None:
+                shown = "None" if item is None or isinstance(item, torch.fx.Node) \
+                    else type(item).__name__
+                raise ValueError(f"output {i} is {shown}: outputs must be tensors")
+            if self.values[self.ids[item]]["kind"] != "tensor":
+                raise ValueError(f"output {i} is a tuple: outputs must be tensors")
+            self.graph["outputs"].append({"name": None, "value": self.ids[item]})
+
+
+def _float(x):
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _tag(a, where):
+    """A tagged ARG for dtype, layout, device and memory_format; refuse any other type."""
+    if isinstance(a, torch.dtype):
+        if a not in _DTYPE_NAMES:
+            raise ValueError(f"{where}: dtype {a} is not one of the format's dtypes")
+        return {"dtype": _DTYPE_NAMES[a]}
+    if isinstance(a, torch.layout):
+        return {"layout": str(a).replace("torch.", "")}
+    if isinstance(a, torch.device):
+        return {"device": str(a)}
+    if isinstance(a, torch.memory_format):
+        return {"memory_format": str(a).replace("torch.", "")}
+    raise ValueError(f"{where}: {type(a).__name__} {a!r}: the graph format has no argument of "
+                     "this type")
+
+
+def _name_outputs(graph, output_names):
+    outputs = graph["outputs"]
+    if output_names is None:
+        output_names = [f"out{i}" for i in range(len(outputs))]
+    output_names = [str(name) for name in output_names]
+    if len(output_names) != len(outputs):
+        raise ValueError(f"{len(output_names)} output_names for {len(outputs)} outputs")
+    _check_unique(output_names, "output")
+    for entry, name in zip(outputs, output_names):
+        entry["name"] = name
+
+
+def _reference(fn, args, graph):
+    """PyTorch's outputs of ``fn`` run eagerly: dtype, shape, L2 norm, max |x| per output."""
+    result = fn(*_copy_args(args))
+    result = result if isinstance(result, (tuple, list)) else [result]
+    summary = {}
+    for entry, t in zip(graph["outputs"], result):
+        t = t.detach().double()
+        summary[entry["name"]] = {
+            "dtype": graph["values"][entry["value"]]["dtype"],
+            "shape": list(t.shape),
+            "norm": _float(float(t.norm())) if t.numel() else 0.0,
+            "max_abs": _float(float(t.abs().max())) if t.numel() else 0.0}
+    return {"outputs": summary}
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+
+def _dumps(graph):
+    """JSON text with one value, input, static, node or output per line (readable diffs)."""
+    lines = ["{"]
+    keys = list(graph)
+    for k, key in enumerate(keys):
+        comma = "," if k + 1 < len(keys) else ""
+        value = graph[key]
+        if isinstance(value, list) and value:
+            items = [json.dumps(v, allow_nan=False) for v in value]
+            lines.append(f'  "{key}": [')
+            lines += [f"    {item}," for item in items[:-1]] + [f"    {items[-1]}"]
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f'  "{key}": {json.dumps(value, allow_nan=False)}{comma}')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _write(path, graph, weights):
+    path = os.fspath(path)
+    json_path, weights_path = path + ".json", path + ".safetensors"
+    graph["weights"] = os.path.basename(weights_path)
+    text = _dumps(graph)  # serialise first: nothing is written if the graph cannot be
+    safetensors.save(weights_path, weights,
+                     {"producer": "edgegrad.export", "graph": os.path.basename(json_path)})
+    write_atomic(json_path, text.encode("utf-8"))
+    return ExportResult(json_path, weights_path, graph)

@@ -1,0 +1,207 @@
+"""Conformance cases: each exports a graph with edgegrad.export and computes PyTorch's
+reference outputs eagerly (never by re-running the trace).
+
+Contract: ``all_cases()`` lists Case's (name, kind, spec), cheap to create and picklable.
+``build(case, folder)`` exports the case's graph to ``folder/model.json`` (+ .safetensors) and
+returns a Built with the graph path, the runtime inputs (name -> numpy array, in the graph's
+input order) and the reference outputs (name -> numpy array, in the graph's output order).
+Everything is seeded: the same case builds the same files and numbers.
+"""
+import dataclasses
+import os
+import zlib
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from edgegrad import export_function, export_training_step
+
+import conv_configs
+
+CONV_SEED = 20240611
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str   # "convolution_backward" or "training_step"
+    spec: object
+
+
+@dataclasses.dataclass
+class Built:
+    json_path: str
+    inputs: dict
+    reference: dict
+    description: str
+
+
+def all_cases():
+    """Every case: the convolution_backward sweep, then the training steps."""
+    configs = conv_configs.generate(seed=CONV_SEED)
+    conv_configs.check_coverage(configs)
+    cases = [Case(f"conv_bwd_{i:03d}", "convolution_backward", c) for i, c in enumerate(configs)]
+    cases += [Case(name, "training_step", name) for name in TRAINING_STEPS]
+    return cases
+
+
+def build(case, folder):
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, "model")
+    if case.kind == "convolution_backward":
+        return build_conv(case.spec, stem, _seed(case.name))
+    return TRAINING_STEPS[case.spec](stem, _seed(case.name))
+
+
+def _seed(name):
+    return zlib.crc32(name.encode())
+
+
+def _numpy(tensors):
+    return {name: t.detach().contiguous().numpy() for name, t in tensors.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# convolution_backward sweep
+
+_GRAD_NAMES = ("grad_input", "grad_weight", "grad_bias")
+
+
+def conv_tensors(c, seed):
+    """(grad_out, x, w) for config ``c``, seeded."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(c.batch, c.cin, *c.size, generator=g)
+    w = torch.randn(*c.weight_shape(), generator=g)
+    grad_out = torch.randn(c.batch, c.cout, *c.out_size(), generator=g)
+    return grad_out, x, w
+
+
+def conv_function(c):
+    """fn(grad_out, x, w) calling aten.convolution_backward for ``c``, returning the
+    gradients that the mask asks for.
+
+    Not simply the non-None elements: PyTorch 1.13 on the CPU also returns grad_weight for a
+    non-transposed convolution whose mask is [*, False, True]. The trace keeps that element in
+    the tuple (as it does in a bias-only training step, where nothing uses it); the sweep
+    compares only what the mask requests."""
+    bias_sizes = None if c.bias_sizes_none else [c.cout]
+    stride, padding, dilation = [c.stride] * 2, [c.padding] * 2, [c.dilation] * 2
+
+    def fn(grad_out, x, w):
+        grads = torch.ops.aten.convolution_backward(
+            grad_out, x, w, bias_sizes, stride, padding, dilation, c.transposed,
+            list(c.output_padding), c.groups, list(c.mask))
+        return tuple(g for g, wanted in zip(grads, c.mask) if wanted)
+
+    return fn
+
+
+def build_conv(c, stem, seed):
+    fn = conv_function(c)
+    grad_out, x, w = conv_tensors(c, seed)
+    names = [n for n, m in zip(_GRAD_NAMES, c.mask) if m]
+    static = ("w",) if c.static_weight else ()
+    result = export_function(fn, (grad_out, x, w), stem, arg_names=("grad_out", "x", "w"),
+                             output_names=names, static_args=static)
+    inputs = {"grad_out": grad_out, "x": x, "w": w}
+    inputs = {k: v for k, v in inputs.items() if k not in static}
+    with torch.no_grad():
+        reference = dict(zip(names, fn(grad_out, x, w)))
+    return Built(result.json_path, _numpy(inputs), _numpy(reference), c.describe())
+
+
+# --------------------------------------------------------------------------------------------
+# training steps
+
+
+class ConvMLP(nn.Module):
+    """conv -> relu -> conv -> flatten -> linear (MSE training)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.conv2 = nn.Conv2d(6, 4, 3)
+        self.fc = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        x = self.conv2(F.relu(self.conv1(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+class StridedNet(nn.Module):
+    """Two stride-2 convs with biases, relu, linear head (cross-entropy training)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 12, 3, stride=2, padding=1)
+        self.fc = nn.Linear(12 * 3 * 3, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+def eager_step(model, loss_fn, x, target, trainable, input_grad):
+    """PyTorch's loss and gradients, computed eagerly with loss.backward()."""
+    model.zero_grad()
+    for name, p in model.named_parameters():
+        p.requires_grad_(name in trainable)
+    x = x.clone().requires_grad_(input_grad)
+    loss = loss_fn(model(x), target)
+    loss.backward()
+    ref = {"loss": loss}
+    ref.update({"grad_" + name.replace(".", "_"): p.grad
+                for name, p in model.named_parameters() if name in trainable})
+    if input_grad:
+        ref["grad_input"] = x.grad
+    return _numpy(ref)
+
+
+def build_training(model, loss_fn, x, target, stem, trainable=None, input_grad=False):
+    """Export ``model``'s step and compute its eager reference."""
+    params = dict(model.named_parameters())
+    trainable = list(params) if trainable is None else list(trainable)
+    result = export_training_step(model, loss_fn, (x, target), stem, trainable=trainable,
+                                  input_grad=input_grad)
+    inputs = {"input": x, "target": target}
+    inputs.update({n.replace(".", "_"): params[n] for n in params if n in trainable})
+    reference = eager_step(model, loss_fn, x, target, trainable, input_grad)
+    trained = "all" if len(trainable) == len(params) else ", ".join(trainable)
+    return Built(result.json_path, _numpy(inputs), reference,
+                 f"{type(model).__name__}; trainable: {trained}"
+                 f"{'; with grad_input' if input_grad else ''}")
+
+
+def _conv_mlp_mse(stem, seed):
+    torch.manual_seed(seed)
+    model = ConvMLP()
+    x, target = torch.randn(2, 3, 8, 8), torch.randn(2, 5)
+    return build_training(model, F.mse_loss, x, target, stem)
+
+
+def _strided_cross_entropy(stem, seed):
+    torch.manual_seed(seed)
+    model = StridedNet()
+    x, target = torch.randn(4, 3, 11, 11), torch.randint(0, 10, (4,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem)
+
+
+def _strided_frozen_convs(stem, seed):
+    """Transfer learning: conv weights frozen (statics), biases and head trained, plus the
+    input gradient (convolution_backward with grad_weight masked)."""
+    torch.manual_seed(seed)
+    model = StridedNet()
+    x, target = torch.randn(3, 3, 9, 10), torch.randint(0, 10, (3,), dtype=torch.int64)
+    trainable = ["conv1.bias", "conv2.bias", "fc.weight", "fc.bias"]
+    return build_training(model, F.cross_entropy, x, target, stem, trainable, input_grad=True)
+
+
+TRAINING_STEPS = {
+    "train_conv_mlp_mse": _conv_mlp_mse,
+    "train_strided_cross_entropy": _strided_cross_entropy,
+    "train_strided_frozen_convs": _strided_frozen_convs,
+}
