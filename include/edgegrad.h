@@ -157,6 +157,22 @@ void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffe
  * run continues training. EG_ERR_ARGUMENT before the first run. */
 eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
 
+/* ---- targets -------------------------------------------------------------------------- */
+
+/* A Snapdragon SoC edgegrad compiles for. Strings are static. */
+typedef struct eg_target_info {
+  const char *soc;      /* "SM8650" — the name --soc takes */
+  const char *product;  /* "Snapdragon 8 Gen 3" */
+  int htp_arch;         /* HTP generation: 68, 69, 73, 75, 79, 81 */
+  int vtcm_mb;          /* VTCM size in MB */
+  int has_float;        /* 1 if the NPU runs float (fp16) graphs on this SoC */
+  const char *note;     /* why it differs from its generation, or "" */
+} eg_target_info;
+
+int eg_num_targets(void);
+/* Target `index` (0-based, table order). EG_ERR_ARGUMENT if out of range. */
+eg_status eg_get_target(int index, eg_target_info *out);
+
 /* ---- .npy files ----------------------------------------------------------------------- */
 
 /* Reads a NumPy .npy file (format 1.0/2.0/3.0, little-endian, C order, a dtype edgegrad

@@ -47,6 +47,7 @@ static const char usage_main[] =
     "commands:\n"
     "  run     run a model on .npy inputs and write its outputs as .npy files\n"
     "  info    show a model's inputs, outputs, ops and weights\n"
+    "  targets list the Snapdragon SoCs (--soc names) and their HTP generation\n"
     "\n"
     "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
 
@@ -464,6 +465,31 @@ static int cmd_run(int argc, char **argv) {
   return rc;
 }
 
+static const char usage_targets[] =
+    "usage: edgegrad targets\n"
+    "\n"
+    "Lists the SoCs edgegrad compiles for: the name --soc takes, the product, the HTP\n"
+    "(Hexagon Tensor Processor) generation, VTCM size, and whether the NPU runs float\n"
+    "(fp16) graphs there. Float ops need HTP V69+ on an fp16-capable SoC.\n";
+
+static int cmd_targets(int argc, char **argv) {
+  for (int i = 0; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(usage_targets, stdout);
+      return 0;
+    }
+    return fail(EXIT_USAGE, "targets: argument %s unknown (see edgegrad targets --help)", argv[i]);
+  }
+  printf("%-8s %-26s %-5s %-6s %-6s %s\n", "soc", "product", "htp", "vtcm", "float", "note");
+  for (int i = 0; i < eg_num_targets(); i++) {
+    eg_target_info t;
+    if (eg_get_target(i, &t) != EG_OK) continue;
+    printf("%-8s %-26s V%-4d %2d MB  %-6s %s\n", t.soc, t.product, t.htp_arch, t.vtcm_mb,
+           t.has_float ? "yes" : "no", t.note);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_main, stderr);
@@ -480,5 +506,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
-  return fail(EXIT_USAGE, "command '%s' unknown: use run or info (see edgegrad --help)", cmd);
+  if (strcmp(cmd, "targets") == 0) return cmd_targets(argc - 2, argv + 2);
+  return fail(EXIT_USAGE, "command '%s' unknown: use run, info or targets (see edgegrad --help)",
+              cmd);
 }

@@ -1,0 +1,71 @@
+/* max_pool2d_nchw_f32.c — max pooling with indices and the shared max-pool index scatter.
+ * Contracts in max_pool2d_nchw_f32.h. The loops mirror ATen's cpu_max_pool so that results,
+ * indices, tie-breaking and NaN propagation match bit for bit. */
+#include "kernels/max_pool2d_nchw_f32.h"
+
+#include <math.h>
+#include <string.h>
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float *y,
+                            int64_t *idx) {
+  const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
+  const int64_t kh = p->kernel[0], kw = p->kernel[1], sh = p->stride[0], sw = p->stride[1];
+  const int64_t ph = p->padding[0], pw = p->padding[1], dh = p->dilation[0], dw = p->dilation[1];
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < p->planes; c++) {
+    const float *xp = x + c * hi * wi;
+    float *yp = y + c * ho * wo;
+    int64_t *ip = idx + c * ho * wo;
+    for (int64_t oh = 0; oh < ho; oh++) {
+      int64_t h0 = oh * sh - ph;
+      const int64_t h1 = min64(h0 + (kh - 1) * dh + 1, hi);
+      while (h0 < 0) h0 += dh;
+      for (int64_t ow = 0; ow < wo; ow++) {
+        int64_t w0 = ow * sw - pw;
+        const int64_t w1 = min64(w0 + (kw - 1) * dw + 1, wi);
+        while (w0 < 0) w0 += dw;
+        int64_t best = h0 * wi + w0;
+        float m = -INFINITY;
+        for (int64_t h = h0; h < h1; h += dh)
+          for (int64_t w = w0; w < w1; w += dw) {
+            const float v = xp[h * wi + w];
+            if (v > m || isnan(v)) {
+              m = v;
+              best = h * wi + w;
+            }
+          }
+        yp[oh * wo + ow] = m;
+        ip[oh * wo + ow] = best;
+      }
+    }
+  }
+}
+
+bool eg_max_pool2d_backward_nchw_f32(int64_t planes, int64_t in_plane, int64_t out_plane,
+                                     const float *gy, const int64_t *idx, float *gx,
+                                     int64_t *bad) {
+  bool ok = true;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < planes; c++) {
+    float *gp = gx + c * in_plane;
+    const float *gyp = gy + c * out_plane;
+    const int64_t *ip = idx + c * out_plane;
+    /* Every element is written: positions no maximum landed on must read 0, not stale data. */
+    memset(gp, 0, (size_t)in_plane * sizeof *gp);
+    for (int64_t o = 0; o < out_plane; o++) {
+      const int64_t i = ip[o];
+      if (i >= 0 && i < in_plane) {
+        gp[i] += gyp[o];
+      } else if (i != -1) {
+#pragma omp critical(eg_max_pool2d_bad_index)
+        {
+          if (ok) *bad = i;
+          ok = false;
+        }
+      }
+    }
+  }
+  return ok;
+}

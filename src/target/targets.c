@@ -1,0 +1,62 @@
+/* targets.c — the SoC table (see targets.h).
+ *
+ * Arch and VTCM per SoC follow Qualcomm's published QNN/ExecuTorch SoC tables. SM7675
+ * (Snapdragon 7+ Gen 3) and SM8635 (Snapdragon 8s Gen 3) are V73 parts whose QNN HTP backend
+ * rejects fp16 graphs, so they carry no FLOAT bit; their VTCM size is not in the public tables
+ * and is recorded as the V73 family's smallest published value (2 MB). */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "target/targets.h"
+#include "util/error.h"
+
+#define QUANT (EG_HTP_FEATURE_INT8 | EG_HTP_FEATURE_INT16)
+#define FULL (QUANT | EG_HTP_FEATURE_FLOAT)
+
+static const eg_target eg_targets[] = {
+    {"SM8350", "Snapdragon 888", 68, 4, QUANT, "V68 has no floating-point path"},
+    {"SM8450", "Snapdragon 8 Gen 1", 69, 8, FULL, ""},
+    {"SM8475", "Snapdragon 8+ Gen 1", 69, 8, FULL, ""},
+    {"SM7675", "Snapdragon 7+ Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part"},
+    {"SM8550", "Snapdragon 8 Gen 2", 73, 8, FULL, ""},
+    {"SM8635", "Snapdragon 8s Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part"},
+    {"SM8650", "Snapdragon 8 Gen 3", 75, 8, FULL, ""},
+    {"SM8750", "Snapdragon 8 Elite", 79, 8, FULL, ""},
+    {"SM8850", "Snapdragon 8 Elite Gen 5", 81, 8, FULL, ""},
+};
+
+int eg_target_count(void) { return (int)(sizeof eg_targets / sizeof eg_targets[0]); }
+
+const eg_target *eg_target_at(int index) {
+  return index >= 0 && index < eg_target_count() ? &eg_targets[index] : NULL;
+}
+
+const eg_target *eg_target_find(const char *soc) {
+  for (int i = 0; soc && i < eg_target_count(); i++)
+    if (strcasecmp(eg_targets[i].soc, soc) == 0) return &eg_targets[i];
+  char names[256] = "";
+  size_t used = 0;
+  for (int i = 0; i < eg_target_count(); i++)
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                             eg_targets[i].soc);
+  eg_error(EG_ERR_ARGUMENT, "--soc %s: unknown SoC: choose one of %s", soc ? soc : "(none)",
+           names);
+  return NULL;
+}
+
+/* ---- public API ---- */
+
+int eg_num_targets(void) { return eg_target_count(); }
+
+eg_status eg_get_target(int index, eg_target_info *out) {
+  const eg_target *t = eg_target_at(index);
+  if (!t || !out)
+    return eg_error(EG_ERR_ARGUMENT, "eg_get_target: index %d out of range [0, %d)", index,
+                    eg_target_count());
+  *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
+                          .vtcm_mb = t->vtcm_mb,
+                          .has_float = (t->features & EG_HTP_FEATURE_FLOAT) != 0,
+                          .note = t->note};
+  return EG_OK;
+}
