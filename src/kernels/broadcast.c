@@ -1,0 +1,69 @@
+/* broadcast.c — strides of broadcast operands and the simplified walk (see broadcast.h). */
+#include "kernels/broadcast.h"
+
+#include <stdbool.h>
+
+void eg_broadcast_strides(const int64_t *shape, int rank, const int64_t *out, int out_rank,
+                          int64_t *stride) {
+  const int lead = out_rank - rank;
+  int64_t step = 1;
+  for (int d = out_rank - 1; d >= 0; d--) {
+    if (d < lead) {
+      stride[d] = 0;
+      continue;
+    }
+    const int64_t extent = shape[d - lead];
+    stride[d] = extent == 1 && out[d] != 1 ? 0 : step;
+    step *= extent;
+  }
+}
+
+void eg_iter_init(eg_iter *it, const int64_t *shape, int rank, int n_in,
+                  const int64_t *const *stride) {
+  it->n_in = n_in;
+  it->numel = 1;
+  for (int d = 0; d < rank; d++) it->numel *= shape[d];
+  it->rank = 0;
+  if (it->numel == 0) {
+    it->rank = 1;
+    it->shape[0] = 0;
+    for (int i = 0; i < n_in; i++) it->stride[i][0] = 0;
+    return;
+  }
+  /* Walk from the innermost dim outwards, appending to a reversed list, merging each dim into
+   * the previous (inner) one when every input continues the same run. */
+  int64_t rshape[EG_MAX_RANK], rstride[EG_ITER_MAX_IN][EG_MAX_RANK];
+  int r = 0;
+  for (int d = rank - 1; d >= 0; d--) {
+    if (shape[d] == 1) continue;
+    bool merge = r > 0;
+    for (int i = 0; merge && i < n_in; i++)
+      merge = stride[i][d] == rstride[i][r - 1] * rshape[r - 1];
+    if (merge) {
+      rshape[r - 1] *= shape[d];
+      continue;
+    }
+    rshape[r] = shape[d];
+    for (int i = 0; i < n_in; i++) rstride[i][r] = stride[i][d];
+    r++;
+  }
+  if (r == 0) { /* a single element */
+    rshape[0] = 1;
+    for (int i = 0; i < n_in; i++) rstride[i][0] = 0;
+    r = 1;
+  }
+  it->rank = r;
+  for (int d = 0; d < r; d++) {
+    it->shape[d] = rshape[r - 1 - d];
+    for (int i = 0; i < n_in; i++) it->stride[i][d] = rstride[i][r - 1 - d];
+  }
+}
+
+void eg_iter_row(const eg_iter *it, int64_t row, int64_t *idx, int64_t *off) {
+  for (int i = 0; i < it->n_in; i++) off[i] = 0;
+  for (int d = it->rank - 2; d >= 0; d--) {
+    idx[d] = row % it->shape[d];
+    row /= it->shape[d];
+    for (int i = 0; i < it->n_in; i++) off[i] += idx[d] * it->stride[i][d];
+  }
+}

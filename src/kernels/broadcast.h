@@ -1,0 +1,57 @@
+/* broadcast — the index logic shared by the elementwise and copy kernels: how to walk a dense,
+ * C-ordered output while reading up to EG_ITER_MAX_IN inputs through arbitrary element strides
+ * (0 along a broadcast dim, permuted strides for a transpose).
+ *
+ * An eg_iter describes the walk after simplification: dims of extent 1 are dropped and adjacent
+ * dims are merged wherever every input steps through them as one run (stride[d] ==
+ * stride[d+1] * shape[d+1]), since the output always does. What remains is short: same-shape
+ * operands become one flat dim, a per-channel [1,C,1,1] against [N,C,H,W] becomes
+ * [N, C, H*W] with the channel operand's inner stride 0. Kernels loop over "rows" (every dim but
+ * the last) and run a tight inner loop over the last dim, specialised on the inner strides.
+ *
+ * Invariant after eg_iter_init: rank >= 1 and every shape[d] >= 1, unless numel == 0 (then
+ * rank == 1, shape[0] == 0). Strides are in elements. */
+#ifndef EG_KERNELS_BROADCAST_H
+#define EG_KERNELS_BROADCAST_H
+
+#include <stdint.h>
+
+#include "edgegrad.h"
+
+#define EG_ITER_MAX_IN 2
+
+typedef struct eg_iter {
+  int rank;
+  int n_in;
+  int64_t numel;                               /* product of shape */
+  int64_t shape[EG_MAX_RANK];                  /* output extent per dim */
+  int64_t stride[EG_ITER_MAX_IN][EG_MAX_RANK]; /* input element strides per dim */
+} eg_iter;
+
+/* Element strides with which a dense C-ordered tensor of `shape` (rank `rank`) is read as the
+ * broadcast output shape `out` (rank `out_rank` >= rank, NumPy's trailing alignment): the
+ * tensor's own contiguous stride, or 0 where its extent is 1 or the dim is new. The shapes must
+ * broadcast (the caller checked). */
+void eg_broadcast_strides(const int64_t *shape, int rank, const int64_t *out, int out_rank,
+                          int64_t *stride);
+
+/* Builds the simplified walk over output shape `shape` (rank `rank`, 0 allowed) for `n_in`
+ * inputs read with strides `stride[i]` (each `rank` long). */
+void eg_iter_init(eg_iter *it, const int64_t *shape, int rank, int n_in,
+                  const int64_t *const *stride);
+
+/* Input element offsets of output row `row` (a row is one run of the last dim, rows counted in
+ * C order over the other dims); idx gets its multi-index over dims [0, rank-1). */
+void eg_iter_row(const eg_iter *it, int64_t row, int64_t *idx, int64_t *off);
+
+/* Advances idx/off from one row to the next (C order). */
+static inline void eg_iter_next_row(const eg_iter *it, int64_t *idx, int64_t *off) {
+  for (int d = it->rank - 2; d >= 0; d--) {
+    for (int i = 0; i < it->n_in; i++) off[i] += it->stride[i][d];
+    if (++idx[d] < it->shape[d]) return;
+    for (int i = 0; i < it->n_in; i++) off[i] -= it->stride[i][d] * it->shape[d];
+    idx[d] = 0;
+  }
+}
+
+#endif

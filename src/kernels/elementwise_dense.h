@@ -1,0 +1,57 @@
+/* elementwise_dense — portable CPU kernels for ATen's pointwise arithmetic on dense C-ordered
+ * buffers: binary ops with NumPy broadcasting (add, sub via a negated alpha, mul, div,
+ * threshold_backward) and unary ops (relu, neg).
+ *
+ * Every operand and the output have one dtype, the op's computation dtype (the caller converts
+ * inputs of another dtype first, as ATen's TensorIterator does). Computation dtypes are float32,
+ * float64, int64 and int32 (eg_elementwise_dtype_ok); integer arithmetic wraps around (two's
+ * complement), as ATen's does in practice. DIV is for floating dtypes only.
+ *
+ * Broadcasting is described by an eg_iter (broadcast.h) with two inputs; the inner loop is
+ * specialised for the inner strides (1,1), (1,0) and (0,1), which after eg_iter_init covers
+ * same-shape operands, a scalar operand and per-channel operands; anything else takes a
+ * strided loop. Kernels never allocate; big loops use OpenMP. */
+#ifndef EG_KERNELS_ELEMENTWISE_DENSE_H
+#define EG_KERNELS_ELEMENTWISE_DENSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "edgegrad.h"
+#include "kernels/broadcast.h"
+
+/* A number held in a computation dtype (the member named after the dtype is the live one). */
+typedef union eg_scalar {
+  float f32;
+  double f64;
+  int64_t i64;
+  int32_t i32;
+} eg_scalar;
+
+typedef enum eg_binary_op {
+  EG_BINARY_ADD,                /* a + b */
+  EG_BINARY_ADD_ALPHA,          /* a + alpha * b (sub is a + (-alpha) * b) */
+  EG_BINARY_MUL,                /* a * b */
+  EG_BINARY_DIV,                /* a / b, floating dtypes only */
+  EG_BINARY_THRESHOLD_BACKWARD, /* b <= alpha ? 0 : a  (a = grad_output, b = self) */
+  EG_BINARY_COUNT
+} eg_binary_op;
+
+typedef enum eg_unary_op {
+  EG_UNARY_RELU, /* x < 0 ? 0 : x  (NaN and -0.0 pass through, as ATen's clamp_min) */
+  EG_UNARY_NEG,  /* -x */
+  EG_UNARY_COUNT
+} eg_unary_op;
+
+/* True for the dtypes these kernels compute in. */
+bool eg_elementwise_dtype_ok(eg_dtype dtype);
+
+/* out[k] = op(a[off_0(k)], b[off_1(k)]) for every output element k, `it` having two inputs.
+ * `alpha` is used by ADD_ALPHA and THRESHOLD_BACKWARD. `out` must not overlap a or b. */
+void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const void *a,
+                     const void *b, eg_scalar alpha, void *out);
+
+/* out[k] = op(x[k]) for k in [0, n). */
+void eg_unary_dense(eg_unary_op op, eg_dtype dtype, const void *x, void *out, int64_t n);
+
+#endif

@@ -1,0 +1,269 @@
+"""PyTorch comparison tests for the elementwise family (src/ops/elementwise.c): relu, neg,
+threshold_backward, add/sub (Tensor, Scalar, alpha), rsub.Scalar, mul and div (Tensor, Scalar).
+
+Covers same-shape, scalar, 0-d, per-channel and two-sided broadcasting, dtype promotion (Python
+numbers, 0-d tensors, int/float mixes, true division of integers), sizes large enough for the
+threaded paths, and graphs the checks must reject (built by editing an exported graph, since
+PyTorch will not trace them).
+
+    PYTHONPATH=python /usr/bin/python3 tests/ops/test_elementwise.py \
+        --edgegrad build/edgegrad --workdir /tmp/ops-elementwise
+"""
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import optest  # noqa: E402
+
+aten = torch.ops.aten
+torch.manual_seed(0)
+
+
+# ---- invalid graphs: export a valid one, then edit its JSON ------------------------------
+
+class _Edited:
+    """fn, plus an edit applied to the exported graph dict before edgegrad runs it."""
+
+    def __init__(self, fn, edit):
+        self.fn, self.edit = fn, edit
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+_real_export = optest.export_function
+
+
+def _export(fn, args, path, **kw):
+    if not isinstance(fn, _Edited):
+        return _real_export(fn, args, path, **kw)
+    result = _real_export(fn.fn, args, path, **kw)
+    with open(path + ".json") as f:
+        graph = json.load(f)
+    fn.edit(graph)
+    with open(path + ".json", "w") as f:
+        json.dump(graph, f)
+    return result
+
+
+optest.export_function = _export
+
+
+def node(graph, target):
+    return next(n for n in graph["nodes"] if n["target"] == target)
+
+
+def value(graph, vid):
+    return graph["values"][vid]
+
+
+def set_input(graph, index, dtype=None, shape=None):
+    """Changes input `index`'s recorded dtype/shape (the harness's .npy must still match,
+    so these edits are only used in cases that fail before any input is read)."""
+    v = value(graph, graph["inputs"][index]["value"])
+    if dtype is not None:
+        v["dtype"] = dtype
+    if shape is not None:
+        v["shape"] = shape
+
+
+suite = optest.Suite("elementwise")
+
+
+def rand(*shape, dtype=torch.float32):
+    return torch.randn(*shape).to(dtype)
+
+
+def ints(*shape, lo=-50, hi=50, dtype=torch.int64):
+    return torch.randint(lo, hi, shape, dtype=dtype)
+
+
+# ---- unary ---------------------------------------------------------------------------------
+
+suite.case("relu_4d", lambda x: torch.relu(x), [rand(2, 3, 4, 5)])
+suite.case("relu_0d", lambda x: torch.relu(x), [torch.tensor(-1.5)])
+suite.case("relu_f64", lambda x: torch.relu(x), [rand(7, 3, dtype=torch.float64)])
+suite.case("relu_int64", lambda x: torch.relu(x), [ints(4, 5)])
+suite.case("relu_int32", lambda x: torch.relu(x), [ints(9, dtype=torch.int32)])
+suite.case("relu_big", lambda x: torch.relu(x), [rand(8, 16, 32, 33)])
+suite.case("relu_empty", lambda x: torch.relu(x), [rand(0, 3)])
+suite.case("neg", lambda x: -x, [rand(3, 4)])
+suite.case("neg_int64", lambda x: torch.neg(x), [ints(5)])
+suite.case("neg_f64_big", lambda x: -x, [rand(300, 300, dtype=torch.float64)])
+
+# ---- threshold_backward ----------------------------------------------------------------------
+
+suite.case("threshold_backward", lambda g, x: aten.threshold_backward(g, x, 0),
+           [rand(2, 3, 4, 4), rand(2, 3, 4, 4)])
+suite.case("threshold_backward_thr", lambda g, x: aten.threshold_backward(g, x, 0.5),
+           [rand(6, 5), rand(6, 5)])
+suite.case("threshold_backward_bcast", lambda g, x: aten.threshold_backward(g, x, -0.25),
+           [rand(4, 1), rand(3)])
+suite.case("threshold_backward_f64", lambda g, x: aten.threshold_backward(g, x, 0.0),
+           [rand(5, 5, dtype=torch.float64), rand(5, 5)])
+
+# ---- add / sub / rsub --------------------------------------------------------------------------
+
+suite.case("add_same", lambda x, y: x + y, [rand(2, 3, 4), rand(2, 3, 4)])
+suite.case("add_trailing", lambda x, y: x + y, [rand(2, 3, 4), rand(4)])
+suite.case("add_two_sided", lambda x, y: x + y, [rand(4, 1), rand(1, 5)])
+suite.case("add_two_sided_3d", lambda x, y: x + y, [rand(3, 1, 5), rand(4, 1)])
+suite.case("add_per_channel", lambda x, b: x + b, [rand(2, 3, 4, 5), rand(1, 3, 1, 1)])
+suite.case("add_per_channel_lhs", lambda b, x: b + x, [rand(3, 1, 1), rand(2, 3, 4, 5)])
+suite.case("add_per_channel_big", lambda x, b: x + b, [rand(8, 32, 24, 24), rand(1, 32, 1, 1)])
+suite.case("add_bias_rows", lambda x, b: x + b, [rand(64, 1030), rand(1030)])
+suite.case("add_big_same", lambda x, y: x + y, [rand(4, 64, 32, 17), rand(4, 64, 32, 17)])
+suite.case("add_0d_tensor", lambda x, s: x + s, [rand(3, 4), torch.tensor(2.5)])
+suite.case("add_0d_lhs", lambda s, x: s + x, [torch.tensor(-1.0), rand(3, 4)])
+suite.case("add_0d_0d", lambda a, b: a + b, [torch.tensor(1.0), torch.tensor(2.0)])
+suite.case("add_int_number", lambda x: x + 1, [rand(3, 4)])
+suite.case("add_float_number", lambda x: x + 2.5, [rand(3, 4)])
+suite.case("add_alpha_int", lambda x, y: torch.add(x, y, alpha=2), [rand(2, 3), rand(3)])
+suite.case("add_alpha_float", lambda x, y: torch.add(x, y, alpha=0.25), [rand(2, 3), rand(2, 3)])
+suite.case("add_number_alpha", lambda x: torch.add(x, 2, alpha=3), [rand(5)])
+suite.case("add_empty_bcast", lambda x, y: x + y, [rand(0, 3), rand(3)])
+suite.case("add_Scalar", lambda x: aten.add.Scalar(x, 2.0, 3), [rand(2, 3)])
+suite.case("add_Scalar_noalpha", lambda x: aten.add.Scalar(x, -1), [rand(4)])
+suite.case("sub", lambda x, y: x - y, [rand(2, 3, 4), rand(3, 1)])
+suite.case("sub_alpha", lambda x, y: torch.sub(x, y, alpha=0.5), [rand(3, 4), rand(3, 4)])
+suite.case("sub_number", lambda x: x - 3, [rand(3, 4)])
+suite.case("sub_Scalar", lambda x: aten.sub.Scalar(x, 2), [rand(3, 4)])
+suite.case("sub_Scalar_alpha", lambda x: aten.sub.Scalar(x, 1.5, 2), [rand(3, 4)])
+suite.case("rsub", lambda x: 1 - x, [rand(3, 4)])
+suite.case("rsub_alpha", lambda x: torch.rsub(x, 2, alpha=3), [rand(3, 4)])
+suite.case("rsub_float", lambda x: 0.5 - x, [rand(2, 2, 2)])
+
+# ---- mul / div -------------------------------------------------------------------------------
+
+suite.case("mul_same", lambda x, y: x * y, [rand(3, 4), rand(3, 4)])
+suite.case("mul_bcast", lambda x, y: x * y, [rand(2, 1, 4), rand(3, 1)])
+suite.case("mul_per_channel", lambda x, s: x * s, [rand(2, 6, 3, 3), rand(6, 1, 1)])
+suite.case("mul_number", lambda x: x * 2.0, [rand(3, 4)])
+suite.case("mul_Scalar", lambda x: aten.mul.Scalar(x, 3), [rand(3, 4)])
+suite.case("mul_0d", lambda x, s: x * s, [rand(3, 4), torch.tensor(0.5)])
+suite.case("div", lambda x, y: x / y, [rand(3, 4), rand(3, 4) + 3])
+suite.case("div_bcast", lambda x, y: x / y, [rand(2, 3, 4), rand(3, 1) + 3])
+suite.case("div_number", lambda x: x / 2, [rand(3, 4)])
+suite.case("div_Scalar", lambda x: aten.div.Scalar(x, 4), [rand(3, 4)])
+suite.case("div_Scalar_float", lambda x: aten.div.Scalar(x, 0.3), [rand(3, 4)])
+
+# ---- dtypes ----------------------------------------------------------------------------------
+
+suite.case("add_int64", lambda x, y: x + y, [ints(3, 4), ints(4)])
+suite.case("add_int64_alpha", lambda x, y: torch.add(x, y, alpha=3), [ints(3, 4), ints(3, 4)])
+suite.case("sub_int32", lambda x, y: x - y, [ints(3, 4, dtype=torch.int32),
+                                             ints(3, 4, dtype=torch.int32)])
+suite.case("mul_int64", lambda x, y: x * y, [ints(3, 4), ints(3, 1)])
+suite.case("mul_int64_number", lambda x: x * 7, [ints(6)])
+suite.case("int64_times_float_number", lambda x: x * 2.5, [ints(6)])
+suite.case("int64_plus_float_tensor", lambda x, y: x + y, [ints(2, 3), rand(2, 3)])
+suite.case("int32_plus_int64_0d", lambda x, s: x + s, [ints(4, dtype=torch.int32),
+                                                       torch.tensor(5)])
+suite.case("int32_plus_f64_0d", lambda x, s: x + s, [ints(4, dtype=torch.int32),
+                                                     torch.tensor(1.5, dtype=torch.float64)])
+suite.case("f32_plus_f64_0d", lambda x, s: x + s, [rand(4), torch.tensor(1.5, dtype=torch.float64)])
+suite.case("f32_plus_f64", lambda x, y: x + y, [rand(2, 4), rand(4, dtype=torch.float64)])
+suite.case("bool_plus_int", lambda x: x + 1, [torch.rand(5) > 0.5])
+suite.case("bool_times_float", lambda m, x: m * x, [torch.rand(3, 4) > 0.5, rand(3, 4)])
+suite.case("div_int64", lambda x, y: x / y, [ints(3, 4), ints(3, 4, lo=1, hi=9)])
+suite.case("div_int64_number", lambda x: x / 4, [ints(7)])
+suite.case("int64_wraps", lambda x: x * 3, [torch.tensor([2 ** 62, -(2 ** 62), 5])])
+suite.case("f64_ops", lambda x, y: (x + y, x - y, x * y, x / y),
+           [rand(3, 4, dtype=torch.float64), rand(4, dtype=torch.float64) + 3])
+
+# ---- graphs that must be rejected --------------------------------------------------------------
+
+
+def bad_shape(g):
+    set_input(g, 1, shape=[4])
+    value(g, node(g, "aten.add.Tensor")["output"])["shape"] = [2, 4]
+
+
+def bad_out_dtype(g):
+    value(g, node(g, "aten.mul.Tensor")["output"])["dtype"] = "float64"
+
+
+def bad_out_shape(g):
+    value(g, node(g, "aten.add.Tensor")["output"])["shape"] = [3, 2]
+
+
+def rounding(g):
+    node(g, "aten.div.Tensor")["kwargs"]["rounding_mode"] = 1
+
+
+def float_alpha_int(g):
+    node(g, "aten.add.Tensor")["kwargs"]["alpha"] = {"float": 0.5}
+
+
+def bool_alpha(g):
+    node(g, "aten.add.Tensor")["kwargs"]["alpha"] = True
+
+
+def neg_bool(g):
+    set_input(g, 0, dtype="bool")
+    value(g, node(g, "aten.neg.default")["output"])["dtype"] = "bool"
+
+
+def sub_bool(g):
+    set_input(g, 0, dtype="bool")
+    set_input(g, 1, dtype="bool")
+
+
+def relu_f16(g):
+    set_input(g, 0, dtype="float16")
+    value(g, node(g, "aten.relu.default")["output"])["dtype"] = "float16"
+
+
+def mul_tensor_as_scalar(g):
+    n = node(g, "aten.mul.Tensor")
+    n["target"] = "aten.mul.Scalar"
+
+
+def alpha_tensor(g):
+    node(g, "aten.add.Tensor")["kwargs"]["alpha"] = {"value": 0}
+
+
+def unknown_kwarg(g):
+    node(g, "aten.mul.Tensor")["kwargs"]["beta"] = 2
+
+
+def threshold_missing(g):
+    node(g, "aten.threshold_backward.default")["args"].pop()
+
+
+def uint8_int8(g):
+    set_input(g, 0, dtype="uint8")
+    set_input(g, 1, dtype="int8")
+
+
+def E(name, fn, args, edit, expect):
+    suite.case(name, _Edited(fn, edit), args, expect_error=expect)
+
+
+E("err_no_broadcast", lambda x, y: x + y, [rand(2, 3), rand(3)], bad_shape,
+  "do not broadcast")
+E("err_out_dtype", lambda x, y: x * y, [rand(2, 3), rand(3)], bad_out_dtype, "contradicts")
+E("err_out_shape", lambda x, y: x + y, [rand(2, 1), rand(3)], bad_out_shape, "contradicts")
+E("err_rounding_mode", lambda x, y: x / y, [rand(3), rand(3)], rounding, "rounding_mode")
+E("err_float_alpha_int", lambda x, y: torch.add(x, y, alpha=2), [ints(3), ints(3)],
+  float_alpha_int, "alpha (0.5) is a float")
+E("err_bool_alpha", lambda x, y: torch.add(x, y, alpha=2), [rand(3), rand(3)], bool_alpha,
+  "alpha (True) is a bool")
+E("err_neg_bool", lambda x: -x, [rand(3)], neg_bool, "negation is not defined on bool")
+E("err_sub_bool", lambda x, y: x - y, [rand(3), rand(3)], sub_bool, "two bool operands")
+E("err_relu_f16", lambda x: torch.relu(x), [rand(3)], relu_f16, "float16")
+E("err_scalar_overload_tensor", lambda x, y: x * y, [rand(3), rand(3)], mul_tensor_as_scalar,
+  "takes a Python number")
+E("err_unknown_kwarg", lambda x, y: x * y, [rand(3), rand(3)], unknown_kwarg,
+  "unknown keyword argument 'beta'")
+E("err_threshold_missing", lambda g, x: aten.threshold_backward(g, x, 0), [rand(3), rand(3)],
+  threshold_missing, "argument threshold is missing")
+E("err_alpha_tensor", lambda x, y: torch.add(x, y, alpha=2), [rand(3), rand(3)], alpha_tensor,
+  "argument alpha is not a number")
+E("err_uint8_int8", lambda x, y: x + y, [ints(3), ints(3)], uint8_int8, "int16")
+
+if __name__ == "__main__":
+    suite.main()
