@@ -220,6 +220,9 @@ static const binary_spec spec_mul_Scalar = {"mul", EG_BINARY_MUL, SELF_T, OTHER_
                                             false, false, false, 2, kw_tensor};
 static const binary_spec spec_div_Tensor = {"div", EG_BINARY_DIV, SELF_T, OTHER_TN, -1, NULL,
                                             false, false, true, 2, kw_div};
+/* div.Tensor_mode(self, other, *, rounding_mode): the format encodes no strings, so only
+ * rounding_mode=None (true division) can reach us; the check rejects anything else. */
+#define spec_div_Tensor_mode spec_div_Tensor
 static const binary_spec spec_div_Scalar = {"div", EG_BINARY_DIV, SELF_T, OTHER_N, -1, NULL,
                                             false, false, true, 2, kw_tensor};
 /* threshold_backward(grad_output, self, threshold) = self <= threshold ? 0 : grad_output. */
@@ -424,6 +427,7 @@ BINARY_OP(rsub_Scalar)
 BINARY_OP(mul_Tensor)
 BINARY_OP(mul_Scalar)
 BINARY_OP(div_Tensor)
+BINARY_OP(div_Tensor_mode)
 BINARY_OP(div_Scalar)
 BINARY_OP(threshold_backward)
 

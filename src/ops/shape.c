@@ -336,6 +336,10 @@ eg_status eg_check_detach(eg_graph *g, eg_node *n) {
 
 eg_status eg_run_detach(const eg_exec *ex, const eg_node *n) { return run_copy(ex, n); }
 
+/* lift_fresh_copy: how a traced torch.tensor(...) constant enters the graph — a copy. */
+eg_status eg_check_lift_fresh_copy(eg_graph *g, eg_node *n) { return eg_check_detach(g, n); }
+eg_status eg_run_lift_fresh_copy(const eg_exec *ex, const eg_node *n) { return run_copy(ex, n); }
+
 eg_status eg_check_clone(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"self", "memory_format", NULL};
   EG_TRY(eg_node_check_arity(n, 1, 1, known));

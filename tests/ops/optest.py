@@ -41,9 +41,14 @@ def allclose_report(got, ref):
         bad = np.nonzero(got != ref)[0] if got.ndim == 1 else np.argwhere(got != ref)
         return None if len(bad) == 0 else f"{len(bad)} elements differ, first at {bad[0]}"
     a, b = got.astype(np.float64), ref.astype(np.float64)
-    tol = 1e-4 * np.abs(b) + 1e-5 * max(1.0, float(np.max(np.abs(b))))
-    err = np.abs(a - b)
-    bad = ~(err <= tol)
+    finite = np.isfinite(b)
+    scale = float(np.max(np.abs(b[finite]))) if finite.any() else 1.0
+    tol = 1e-4 * np.abs(b) + 1e-5 * max(1.0, scale)
+    # equal infinities and NaN against NaN match (ATen produces them too, e.g. x / 0)
+    same_special = (a == b) | (np.isnan(a) & np.isnan(b))
+    with np.errstate(invalid="ignore"):
+        err = np.where(same_special, 0.0, np.abs(a - b))
+    bad = ~(same_special | (err <= tol))
     if not bad.any():
         return None
     i = np.unravel_index(int(np.argmax(np.where(bad, err - tol, -np.inf))), b.shape)

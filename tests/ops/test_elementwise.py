@@ -265,5 +265,12 @@ E("err_alpha_tensor", lambda x, y: torch.add(x, y, alpha=2), [rand(3), rand(3)],
   "argument alpha is not a number")
 E("err_uint8_int8", lambda x, y: x + y, [ints(3), ints(3)], uint8_int8, "int16")
 
+# div with rounding_mode=None traces to aten.div.Tensor_mode
+suite.case("div_Tensor_mode_none", lambda x, y: torch.div(x, y, rounding_mode=None),
+           [torch.randn(3, 4), torch.rand(3, 4) + 0.5])
+suite.case("div_by_zero_inf_nan", lambda x, y: x / y,
+           [torch.tensor([1.0, -1.0, 0.0, 2.0]), torch.tensor([0.0, 0.0, 0.0, 4.0])])
+
+
 if __name__ == "__main__":
     suite.main()

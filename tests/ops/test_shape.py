@@ -271,5 +271,10 @@ E("err_full_out_dtype", lambda x: (torch.full((2,), 1), x), [rand(1)],
 E("err_full_fill_kind", lambda x: (torch.full((2,), 1), x), [rand(1)],
   edit_args("aten.full.default", 1, [1]), "fill_value")
 
+# a torch.tensor(...) constant is traced as aten.lift_fresh_copy of a stored constant
+suite.case("lift_fresh_copy_constant", lambda x: x * torch.tensor([1.0, 2.0, 3.0, 4.0]),
+           [torch.randn(3, 4)])
+
+
 if __name__ == "__main__":
     suite.main()

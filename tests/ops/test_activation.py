@@ -1,0 +1,200 @@
+"""PyTorch comparison tests for the activation family (src/ops/activation.c): hardtanh,
+hardtanh_backward, sigmoid, sigmoid_backward, tanh, tanh_backward, silu, silu_backward.
+
+The backward ops are called directly (torch.ops.aten.*, including broadcast operands) and
+through autograd chains. Chains use `vjp`, the autograd engine call behind torch.autograd.grad
+without its Python-level grad_outputs check: that check traces an aten.is_same_size node whose
+bool result the graph format cannot hold. silu's autograd formula traces a decomposition with
+in-place ops (fill_, sub_) rather than silu_backward, so silu_backward is only called directly.
+The sigmoid/tanh chains also trace aten.detach (shape family).
+
+    PYTHONPATH=python /usr/bin/python3 tests/ops/test_activation.py \
+        --edgegrad build/edgegrad --workdir /tmp/ops-activation
+"""
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import optest  # noqa: E402
+
+aten = torch.ops.aten
+F = torch.nn.functional
+torch.manual_seed(0)
+
+
+# ---- edited graphs: export a valid one, then edit its JSON ---------------------------------
+
+class _Edited:
+    """fn (the PyTorch reference), plus an edit applied to the exported graph dict before
+    edgegrad runs it; `trace`, when given, is the function exported instead of fn."""
+
+    def __init__(self, fn, edit, trace=None):
+        self.fn, self.edit, self.trace = fn, edit, trace or fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+_real_export = optest.export_function
+
+
+def _export(fn, args, path, **kw):
+    if not isinstance(fn, _Edited):
+        return _real_export(fn, args, path, **kw)
+    result = _real_export(fn.trace, args, path, **kw)
+    with open(path + ".json") as f:
+        graph = json.load(f)
+    fn.edit(graph)
+    with open(path + ".json", "w") as f:
+        json.dump(graph, f)
+    return result
+
+
+optest.export_function = _export
+
+
+def node(graph, target):
+    return next(n for n in graph["nodes"] if n["target"] == target)
+
+
+def vjp(outputs, inputs, grads):
+    """torch.autograd.grad(outputs, inputs, grads) without the is_same_size check."""
+    return torch.autograd.Variable._execution_engine.run_backward(
+        tuple(outputs), tuple(grads), False, False, tuple(inputs), True)
+
+
+def chain(f):
+    """A case function f(x, g) -> vjp(...) that also runs eagerly under optest's no_grad."""
+    def run(*args):
+        with torch.enable_grad():
+            return f(*args)
+    return run
+
+
+def silu_backward(edit=None):
+    """aten.silu_backward never reaches a make_fx trace (its CompositeImplicitAutograd kernel
+    decomposes it first), so the case traces sigmoid_backward, which has the same signature,
+    and renames the node; PyTorch's reference is the real silu_backward."""
+    def rename(graph):
+        node(graph, "aten.sigmoid_backward.default")["target"] = "aten.silu_backward.default"
+        if edit:
+            edit(graph)
+    return _Edited(lambda g, x: aten.silu_backward(g, x), rename,
+                   trace=lambda g, x: aten.sigmoid_backward(g, x))
+
+
+def leaf(*shape, scale=3.0):
+    return (torch.randn(*shape) * scale).requires_grad_(True)
+
+
+def special():
+    """Boundaries of hardtanh/ReLU6 and large magnitudes for the exp-based activations."""
+    return torch.tensor([[-1e30, -1e4, -100.0, -88.0, -20.0, -6.0, -1.0, -0.5],
+                         [0.0, -0.0, 0.5, 1.0, 6.0, 20.0, 100.0, 1e30]])
+
+
+suite = optest.Suite("activation")
+
+# ---- forwards ----
+shapes = [(2, 3), (2, 3, 4, 5), (), (0, 3), (7,)]
+for i, s in enumerate(shapes):
+    x = torch.randn(s) * 4
+    suite.case(f"hardtanh_default_{i}", lambda x: F.hardtanh(x), [x])
+    suite.case(f"sigmoid_{i}", lambda x: torch.sigmoid(x), [x])
+    suite.case(f"tanh_{i}", lambda x: torch.tanh(x), [x])
+    suite.case(f"silu_{i}", lambda x: F.silu(x), [x])
+suite.case("relu6", lambda x: F.relu6(x), [torch.randn(2, 4, 3, 3) * 5])
+suite.case("hardtanh_custom", lambda x: F.hardtanh(x, -2.5, 0.5), [torch.randn(3, 7) * 3])
+suite.case("hardtanh_int_bounds", lambda x: aten.hardtanh(x, -2, 3), [torch.randn(5, 5) * 4])
+suite.case("hardtanh_min_above_max", lambda x: aten.hardtanh(x, 1.0, -1.0), [torch.randn(4, 4)])
+suite.case("hardtanh_kwargs", lambda x: aten.hardtanh(x, max_val=2.0), [torch.randn(3, 3) * 3])
+suite.case("hardtanh_boundaries", lambda x: F.relu6(x), [special()])
+suite.case("sigmoid_extremes", lambda x: torch.sigmoid(x), [special()])
+suite.case("tanh_extremes", lambda x: torch.tanh(x), [special()])
+suite.case("silu_extremes", lambda x: F.silu(x), [special()])
+
+# ---- backwards called directly ----
+g, x = torch.randn(3, 5), torch.randn(3, 5) * 4
+suite.case("hardtanh_backward", lambda g, x: aten.hardtanh_backward(g, x, -1.0, 1.0), [g, x])
+suite.case("hardtanh_backward_relu6", lambda g, x: aten.hardtanh_backward(g, x, 0.0, 6.0),
+           [torch.randn(2, 8), special()])
+suite.case("hardtanh_backward_boundaries",
+           lambda g, x: aten.hardtanh_backward(g, x, -1.0, 1.0),
+           [torch.randn(7), torch.tensor([-1.5, -1.0, -0.999, 0.0, 0.999, 1.0, 1.5])])
+suite.case("hardtanh_backward_kwargs",
+           lambda g, x: aten.hardtanh_backward(g, x, min_val=-0.5, max_val=0.25), [g, x])
+suite.case("hardtanh_backward_bcast_grad",
+           lambda g, x: aten.hardtanh_backward(g, x, -1.0, 1.0), [torch.randn(5), x])
+suite.case("hardtanh_backward_bcast_self",
+           lambda g, x: aten.hardtanh_backward(g, x, -1.0, 1.0),
+           [torch.randn(2, 3, 4), torch.randn(3, 1) * 2])
+y = torch.sigmoid(torch.randn(3, 5) * 3)
+suite.case("sigmoid_backward", lambda g, y: aten.sigmoid_backward(g, y), [g, y])
+suite.case("sigmoid_backward_bcast", lambda g, y: aten.sigmoid_backward(g, y),
+           [torch.randn(4, 1, 5), y])
+suite.case("sigmoid_backward_0d", lambda g, y: aten.sigmoid_backward(g, y),
+           [torch.randn(()), torch.rand(())])
+t = torch.tanh(torch.randn(3, 5) * 2)
+suite.case("tanh_backward", lambda g, t: aten.tanh_backward(g, t), [g, t])
+suite.case("tanh_backward_bcast", lambda g, t: aten.tanh_backward(g, t), [torch.randn(1, 5), t])
+suite.case("silu_backward", silu_backward(), [g, x])
+suite.case("silu_backward_extremes", silu_backward(), [torch.randn(2, 8), special()])
+suite.case("silu_backward_bcast", silu_backward(),
+           [torch.randn(2, 1, 5), torch.randn(3, 1) * 3])
+suite.case("silu_backward_empty", silu_backward(),
+           [torch.randn(0, 4), torch.randn(0, 4)])
+
+# ---- autograd chains ----
+suite.case("grad_relu6", chain(lambda x, g: vjp([F.relu6(x)], [x], [g])),
+           [leaf(4, 6), torch.randn(4, 6)])
+suite.case("grad_hardtanh", chain(lambda x, g: vjp([F.hardtanh(x, -0.5, 0.5)], [x], [g])),
+           [leaf(2, 3, 4), torch.randn(2, 3, 4)])
+suite.case("grad_sigmoid", chain(lambda x, g: vjp([torch.sigmoid(x)], [x], [g])),
+           [leaf(3, 5), torch.randn(3, 5)])
+suite.case("grad_tanh", chain(lambda x, g: vjp([torch.tanh(x)], [x], [g])),
+           [leaf(3, 5), torch.randn(3, 5)])
+suite.case("grad_sigmoid_tanh",
+           chain(lambda x, g: vjp([torch.tanh(torch.sigmoid(x))], [x], [g])),
+           [leaf(2, 4, 3), torch.randn(2, 4, 3)])
+
+# ---- graphs the checks must reject ----
+suite.case("sigmoid_int64", lambda x: torch.sigmoid(x),
+           [torch.tensor([[1, 2], [3, 4]])], expect_error="self dtype int64")
+suite.case("tanh_float64", lambda x: torch.tanh(x), [torch.randn(3, dtype=torch.float64)],
+           expect_error="self dtype float64")
+suite.case("hardtanh_int64", lambda x: F.hardtanh(x), [torch.tensor([1, -2, 3])],
+           expect_error="runs in float32 only")
+
+
+def _min_val_list(graph):
+    node(graph, "aten.hardtanh_backward.default")["args"][2] = [0, 1]
+
+
+suite.case("hardtanh_backward_bad_min",
+           _Edited(lambda g, x: aten.hardtanh_backward(g, x, -1.0, 1.0), _min_val_list),
+           [g, x], expect_error="argument min_val (#2) is a list")
+
+
+def _silu_bwd_bad_shape(graph):
+    n = node(graph, "aten.silu_backward.default")
+    graph["values"][n["args"][1]["value"]]["shape"] = [3, 4]
+
+
+suite.case("silu_backward_not_broadcastable", silu_backward(_silu_bwd_bad_shape),
+           [g, x], expect_error="not broadcastable")
+
+
+def _sigmoid_wrong_out(graph):
+    n = node(graph, "aten.sigmoid.default")
+    graph["values"][n["output"]]["shape"] = [5, 3]
+
+
+suite.case("sigmoid_wrong_output_shape",
+           _Edited(lambda x: torch.sigmoid(x), _sigmoid_wrong_out), [torch.randn(3, 5)],
+           expect_error="contradicts")
+
+if __name__ == "__main__":
+    suite.main()

@@ -1,0 +1,142 @@
+"""PyTorch comparison for the matrix-product family: aten.mm, aten.addmm (src/ops/matmul.c).
+
+Cases: square, skinny and empty products; every expansion of addmm's self ([n, m], [m],
+[1, m], [n, 1], 0-d); beta and alpha (including beta 0 with NaN in self, which ATen ignores);
+the Linear layer's forward and backward as make_fx traces them (addmm, mm, t, sum); weights
+frozen as statics; and refusals (unsupported dtypes, and exported graphs edited so the shapes
+cannot multiply).
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+import optest  # noqa: E402
+from optest import Suite  # noqa: E402
+
+A = torch.ops.aten
+
+
+class EditSuite(Suite):
+    """A Suite whose cases may edit the exported graph JSON (`edit(graph)`) before it runs, to
+    make graphs PyTorch itself would never trace."""
+
+    def __init__(self, family):
+        super().__init__(family)
+        self.edits = {}
+
+    def case(self, name, fn, args, static=(), expect_error=None, edit=None):
+        super().case(name, fn, args, static, expect_error)
+        if edit:
+            self.edits[name] = edit
+
+    def _run_case(self, exe, workdir, name, *rest):
+        edit = self.edits.get(name)
+        if edit is None:
+            return super()._run_case(exe, workdir, name, *rest)
+        export = optest.export_function
+
+        def export_and_edit(*args, **kwargs):
+            result = export(*args, **kwargs)
+            with open(result.json_path) as f:
+                graph = json.load(f)
+            edit(graph)
+            with open(result.json_path, "w") as f:
+                json.dump(graph, f)
+            return result
+
+        optest.export_function = export_and_edit
+        try:
+            return super()._run_case(exe, workdir, name, *rest)
+        finally:
+            optest.export_function = export
+
+
+def set_input_shape(index, shape):
+    def edit(graph):
+        graph["values"][graph["inputs"][index]["value"]]["shape"] = shape
+    return edit
+
+
+def linear_step(x, w, b):
+    """A Linear layer's loss and gradients, as a training step traces them."""
+    with torch.enable_grad():
+        loss = F.linear(x, w, b).sum()
+        return (loss, *torch.autograd.grad(loss, [x, w, b]))
+
+
+torch.manual_seed(0)
+suite = EditSuite("matmul")
+r = torch.randn
+
+# ---- mm
+suite.case("mm", lambda a, b: torch.mm(a, b), [r(4, 5), r(5, 3)])
+suite.case("mm_1x1", lambda a, b: torch.mm(a, b), [r(1, 1), r(1, 1)])
+suite.case("mm_vec_row", lambda a, b: torch.mm(a, b), [r(1, 64), r(64, 10)])
+suite.case("mm_vec_col", lambda a, b: torch.mm(a, b), [r(64, 10), r(10, 1)])
+suite.case("mm_big", lambda a, b: torch.mm(a, b), [r(128, 512), r(512, 96)])
+suite.case("mm_k0", lambda a, b: torch.mm(a, b), [r(3, 0), r(0, 4)])
+suite.case("mm_n0", lambda a, b: torch.mm(a, b), [r(0, 5), r(5, 4)])
+suite.case("mm_m0", lambda a, b: torch.mm(a, b), [r(3, 5), r(5, 0)])
+suite.case("mm_static_weight", lambda a, w: torch.mm(a, w), [r(8, 16), r(16, 4)],
+           static=("arg1",))
+suite.case("mm_transposed", lambda a, b: torch.mm(a.t(), b), [r(5, 4), r(5, 3)])
+
+# ---- addmm
+for name, shape in (("full", (4, 3)), ("row", (3,)), ("row2d", (1, 3)), ("col", (4, 1)),
+                    ("scalar", ()), ("one", (1,))):
+    suite.case(f"addmm_{name}", lambda s, a, b: torch.addmm(s, a, b),
+               [r(shape), r(4, 5), r(5, 3)])
+suite.case("addmm_beta_alpha", lambda s, a, b: torch.addmm(s, a, b, beta=0.5, alpha=-2.0),
+           [r(4, 3), r(4, 5), r(5, 3)])
+suite.case("addmm_int_scalars", lambda s, a, b: torch.addmm(s, a, b, beta=2, alpha=3),
+           [r(3), r(4, 5), r(5, 3)])
+suite.case("addmm_beta0_nan", lambda s, a, b: torch.addmm(s, a, b, beta=0),
+           [torch.full((4, 3), float("nan")), r(4, 5), r(5, 3)])
+suite.case("addmm_alpha0", lambda s, a, b: torch.addmm(s, a, b, alpha=0),
+           [r(4, 3), r(4, 5), r(5, 3)])
+suite.case("addmm_k0", lambda s, a, b: torch.addmm(s, a, b, beta=1.5), [r(3), r(2, 0), r(0, 3)])
+suite.case("addmm_big", lambda s, a, b: torch.addmm(s, a, b), [r(1000), r(64, 512), r(512, 1000)])
+suite.case("linear", lambda x, w, b: F.linear(x, w, b), [r(8, 20), r(10, 20), r(10)],
+           static=("arg1", "arg2"))
+suite.case("linear_step", linear_step,
+           [r(6, 20).requires_grad_(), r(10, 20).requires_grad_(), r(10).requires_grad_()])
+
+# ---- refused: unsupported dtypes PyTorch accepts
+suite.case("err_mm_f64", lambda a, b: torch.mm(a, b),
+           [r(2, 3, dtype=torch.float64), r(3, 2, dtype=torch.float64)],
+           expect_error="dtype float64: aten.mm.default supports float32 only")
+suite.case("err_mm_int64", lambda a, b: torch.mm(a, b),
+           [torch.ones(2, 3, dtype=torch.int64), torch.ones(3, 2, dtype=torch.int64)],
+           expect_error="supports float32 only")
+
+# ---- refused: graphs edited so the shapes break the rules
+suite.case("err_mm_shapes", lambda a, b: torch.mm(a, b), [r(2, 3), r(3, 5)],
+           edit=set_input_shape(1, [4, 5]),
+           expect_error="self [2, 3] and mat2 [4, 5] cannot be multiplied")
+suite.case("err_mm_rank", lambda a, b: torch.mm(a, b), [r(2, 3), r(3, 5)],
+           edit=set_input_shape(0, [6]), expect_error="has shape [6]: aten.mm.default takes 2-D")
+suite.case("err_addmm_shapes", lambda s, a, b: torch.addmm(s, a, b), [r(3), r(2, 4), r(4, 3)],
+           edit=set_input_shape(2, [5, 3]),
+           expect_error="mat1 [2, 4] and mat2 [5, 3] cannot be multiplied")
+suite.case("err_addmm_self", lambda s, a, b: torch.addmm(s, a, b), [r(3), r(2, 4), r(4, 3)],
+           edit=set_input_shape(0, [4]),
+           expect_error="self [4] does not expand to the shape [2, 3] of mat1 [2, 4] @ mat2")
+suite.case("err_addmm_self_rank3", lambda s, a, b: torch.addmm(s, a, b),
+           [r(2, 3), r(2, 4), r(4, 3)], edit=set_input_shape(0, [1, 2, 3]),
+           expect_error="self [1, 2, 3] does not expand")
+
+
+def wrong_out(graph):
+    n = next(n for n in graph["nodes"] if n["target"] == "aten.mm.default")
+    graph["values"][n["output"]]["shape"] = [3, 2]
+
+
+suite.case("err_mm_out_shape", lambda a, b: torch.mm(a, b), [r(2, 3), r(3, 2)], edit=wrong_out,
+           expect_error="output shape [3, 2] contradicts aten.mm.default (expected [2, 2])")
+
+if __name__ == "__main__":
+    suite.main()
