@@ -4,9 +4,10 @@ hardtanh_backward, sigmoid, sigmoid_backward, tanh, tanh_backward, silu, silu_ba
 The backward ops are called directly (torch.ops.aten.*, including broadcast operands) and
 through autograd chains. Chains use `vjp`, the autograd engine call behind torch.autograd.grad
 without its Python-level grad_outputs check: that check traces an aten.is_same_size node whose
-bool result the graph format cannot hold. silu's autograd formula traces a decomposition with
-in-place ops (fill_, sub_) rather than silu_backward, so silu_backward is only called directly.
-The sigmoid/tanh chains also trace aten.detach (shape family).
+bool result the graph format cannot hold. aten.silu_backward never appears in a make_fx trace
+(see silu_backward below): silu's autograd formula traces as sigmoid, empty_like, fill, sub,
+mul and add (elementwise family), so the silu chain tests those. The sigmoid/tanh chains also
+trace aten.detach (shape family).
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_activation.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-activation
@@ -96,6 +97,14 @@ def special():
                          [0.0, -0.0, 0.5, 1.0, 6.0, 20.0, 100.0, 1e30]])
 
 
+def ieee():
+    """Infinities, signed zeros and exp's overflow/underflow edges: edgegrad must give ATen's
+    inf/0 exactly. (NaN inputs are left to the C unit test: the exporter's check that inputs
+    are unchanged by the trace compares NaN != NaN and refuses them.)"""
+    inf = float("inf")
+    return torch.tensor([[inf, -inf, 1.0, -0.0], [0.0, 88.8, -88.8, -104.0]])
+
+
 suite = optest.Suite("activation")
 
 # ---- forwards ----
@@ -115,6 +124,10 @@ suite.case("hardtanh_boundaries", lambda x: F.relu6(x), [special()])
 suite.case("sigmoid_extremes", lambda x: torch.sigmoid(x), [special()])
 suite.case("tanh_extremes", lambda x: torch.tanh(x), [special()])
 suite.case("silu_extremes", lambda x: F.silu(x), [special()])
+suite.case("hardtanh_ieee", lambda x: F.hardtanh(x, -2.0, 3.0), [ieee()])
+suite.case("sigmoid_ieee", lambda x: torch.sigmoid(x), [ieee()])
+suite.case("tanh_ieee", lambda x: torch.tanh(x), [ieee()])
+suite.case("silu_ieee", lambda x: F.silu(x), [ieee()])
 
 # ---- backwards called directly ----
 g, x = torch.randn(3, 5), torch.randn(3, 5) * 4
@@ -142,6 +155,9 @@ suite.case("tanh_backward", lambda g, t: aten.tanh_backward(g, t), [g, t])
 suite.case("tanh_backward_bcast", lambda g, t: aten.tanh_backward(g, t), [torch.randn(1, 5), t])
 suite.case("silu_backward", silu_backward(), [g, x])
 suite.case("silu_backward_extremes", silu_backward(), [torch.randn(2, 8), special()])
+suite.case("silu_backward_ieee", silu_backward(), [torch.randn(2, 4), ieee()])
+suite.case("hardtanh_backward_ieee", lambda g, x: aten.hardtanh_backward(g, x, -1.0, 1.0),
+           [torch.randn(2, 4), ieee()])
 suite.case("silu_backward_bcast", silu_backward(),
            [torch.randn(2, 1, 5), torch.randn(3, 1) * 3])
 suite.case("silu_backward_empty", silu_backward(),
@@ -156,6 +172,10 @@ suite.case("grad_sigmoid", chain(lambda x, g: vjp([torch.sigmoid(x)], [x], [g]))
            [leaf(3, 5), torch.randn(3, 5)])
 suite.case("grad_tanh", chain(lambda x, g: vjp([torch.tanh(x)], [x], [g])),
            [leaf(3, 5), torch.randn(3, 5)])
+suite.case("grad_silu", chain(lambda x, g: vjp([F.silu(x)], [x], [g])),
+           [leaf(3, 5), torch.randn(3, 5)])
+suite.case("grad_silu_extremes", chain(lambda x, g: vjp([F.silu(x)], [x], [g])),
+           [special().requires_grad_(True), torch.randn(2, 8)])
 suite.case("grad_sigmoid_tanh",
            chain(lambda x, g: vjp([torch.tanh(torch.sigmoid(x))], [x], [g])),
            [leaf(2, 4, 3), torch.randn(2, 4, 3)])

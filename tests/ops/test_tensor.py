@@ -122,6 +122,7 @@ suite.case("split_exact", lambda x: tuple(torch.split(x, 1, 0)), [x45])
 suite.case("split_int64", lambda x: tuple(torch.split(x, 2, 0)), [ints(5, 3)])
 suite.case("split_zero_extent", lambda x: tuple(aten.split.Tensor(x, 0, 1)),
            [torch.randn(2, 0)])
+suite.case("split_of_empty", lambda x: tuple(torch.split(x, 2, 1)), [torch.randn(0, 5)])
 suite.case("split_pick_one", lambda x: torch.split(x, 2, 1)[1], [x45])
 suite.case("split_with_sizes", lambda x: tuple(torch.split(x, [2, 3], 1)), [x45])
 suite.case("split_with_sizes_zeros", lambda x: tuple(torch.split(x, [0, 5, 0], -1)), [x45])
@@ -143,6 +144,7 @@ suite.case("slice_kwargs", lambda x: aten.slice.Tensor(x, dim=0, start=1, step=2
            [torch.randn(6, 2)])
 suite.case("slice_int64", lambda x: x[1:, ::2], [ints(4, 5)])
 suite.case("slice_bool", lambda x: x[:, 2:], [x45 > 0])
+suite.case("slice_of_empty", lambda x: x[:, 2:4], [torch.randn(0, 5)])
 
 # ---- slice_backward ----
 g42 = torch.randn(4, 2)
@@ -164,6 +166,7 @@ suite.case("select_col_neg", lambda x: x[:, -1], [x45])
 suite.case("select_dims_neg", lambda x: aten.select.int(x, -2, -3), [torch.randn(2, 3, 4)])
 suite.case("select_to_0d", lambda x: x[2], [torch.randn(5)])
 suite.case("select_int64", lambda x: x[:, 0], [ints(3, 4)])
+suite.case("select_of_empty", lambda x: x[:, 3], [torch.randn(0, 5)])
 suite.case("select_backward", lambda g: aten.select_backward(g, [4, 5], 1, -1),
            [torch.randn(4)])
 suite.case("select_backward_dim0", lambda g: aten.select_backward(g, [3, 2, 2], 0, 2),
@@ -197,6 +200,7 @@ suite.case("repeat_int64", lambda x: x.repeat(3, 2), [ints(2, 2)])
 
 # ---- creation ----
 suite.case("empty_fill", lambda x: torch.fill(torch.empty(2, 3), 1.5), [a])
+suite.case("empty_fill_inplace", lambda x: torch.empty(2, 2, dtype=torch.int64).fill_(-3), [a])
 suite.case("empty_int64_fill",
            lambda x: torch.fill(torch.empty(4, dtype=torch.int64), 7), [a])
 suite.case("empty_zeroed",

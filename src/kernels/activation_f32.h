@@ -1,0 +1,30 @@
+/* activation_f32 — elementwise activation kernels and their backwards, fp32, on dense arrays
+ * of n elements (the op layer expands broadcast operands first).
+ *
+ * Formulas are ATen's CPU ones (PyTorch 1.13), so results agree to rounding, including the
+ * special values:
+ *   hardtanh(x)             = hi < v ? hi : v, v = x < lo ? lo : x  (NaN stays NaN; lo > hi: hi)
+ *   hardtanh_backward       = (x <= lo || x >= hi) ? 0 : gy  (strict interior; NaN x passes gy)
+ *   sigmoid(x)              = 1 / (1 + exp(-x))              (exp overflow gives 0, never NaN)
+ *   sigmoid_backward(gy, y) = gy * (1 - y) * y               (y is sigmoid's output)
+ *   tanh(x)                 = tanhf(x)
+ *   tanh_backward(gy, y)    = gy * (1 - y * y)               (y is tanh's output)
+ *   silu(x)                 = x / (1 + exp(-x))              (x << 0: -0; x = -inf: NaN, as ATen)
+ *   silu_backward(gy, x)    = gy * s * (1 + x * (1 - s)), s = sigmoid(x)
+ * Inputs and outputs may alias (same pointer) but must not partially overlap. */
+#ifndef EG_KERNELS_ACTIVATION_F32_H
+#define EG_KERNELS_ACTIVATION_F32_H
+
+#include <stdint.h>
+
+void eg_hardtanh_f32(int64_t n, const float *x, float lo, float hi, float *y);
+void eg_hardtanh_backward_f32(int64_t n, const float *gy, const float *x, float lo, float hi,
+                              float *gx);
+void eg_sigmoid_f32(int64_t n, const float *x, float *y);
+void eg_sigmoid_backward_f32(int64_t n, const float *gy, const float *y, float *gx);
+void eg_tanh_f32(int64_t n, const float *x, float *y);
+void eg_tanh_backward_f32(int64_t n, const float *gy, const float *y, float *gx);
+void eg_silu_f32(int64_t n, const float *x, float *y);
+void eg_silu_backward_f32(int64_t n, const float *gy, const float *x, float *gx);
+
+#endif

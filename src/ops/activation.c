@@ -1,0 +1,214 @@
+/* activation.c — pointwise activations and their backwards, fp32, on the kernels of
+ * src/kernels/activation_f32.h.
+ *
+ *   hardtanh(self, min_val=-1, max_val=1)                  (ReLU6 is hardtanh(x, 0, 6))
+ *   hardtanh_backward(grad_output, self, min_val, max_val)
+ *   sigmoid(self)        sigmoid_backward(grad_output, output)
+ *   tanh(self)           tanh_backward(grad_output, output)
+ *   silu(self)           silu_backward(grad_output, self)
+ *
+ * Rules (ATen's): the forwards keep self's shape; the backwards are binary TensorIterator ops,
+ * so their two tensors broadcast (NumPy rules) and the result has the broadcast shape. Only
+ * float32 is supported (an integer or other float dtype is EG_ERR_UNSUPPORTED at check time);
+ * min_val/max_val are rounded to float as ATen's Scalar-to-float conversion does. A backward
+ * operand that is smaller than the result is first expanded into scratch (eg_strided_copy with
+ * stride 0), so the kernels only ever see dense, equal-length arrays. */
+#include <string.h>
+
+#include "kernels/activation_f32.h"
+#include "kernels/strided_copy.h"
+#include "ops/op.h"
+
+typedef struct eg_hardtanh_attrs {
+  float lo, hi;
+} eg_hardtanh_attrs;
+EG_ATTRS_FIT(eg_hardtanh_attrs);
+
+typedef void (*eg_unary_f32)(int64_t n, const float *x, float *y);
+typedef void (*eg_binary_f32)(int64_t n, const float *a, const float *b, float *y);
+
+/* Scratch of one expanded operand, rounded up so the next one stays 64-byte aligned. */
+static size_t expanded_bytes(const eg_value *out) {
+  return ((size_t)eg_value_numel(out) * sizeof(float) + 63) & ~(size_t)63;
+}
+
+static eg_status need_f32(const eg_node *n, const char *what, const eg_value *v) {
+  if (v->dtype != EG_DTYPE_FLOAT32)
+    return eg_node_error(n, EG_ERR_UNSUPPORTED, "%s dtype %s: %s runs in float32 only", what,
+                         eg_dtype_name(v->dtype), eg_op_target(n->op));
+  return EG_OK;
+}
+
+/* self (float32) -> output of the same shape. */
+static eg_status check_unary(eg_graph *g, eg_node *n, int max_pos, const char *const *kw) {
+  const eg_value *x;
+  EG_TRY(eg_node_check_arity(n, 1, max_pos, kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, kw[0], &x));
+  EG_TRY(need_f32(n, kw[0], x));
+  return eg_out_tensor(g, n, EG_DTYPE_FLOAT32, x->rank, x->shape);
+}
+
+/* (grad_output, other) float32, broadcast together; scratch for each operand to expand. */
+static eg_status check_binary(eg_graph *g, eg_node *n, int max_pos, const char *const *kw) {
+  const eg_value *a, *b;
+  EG_TRY(eg_node_check_arity(n, 2, max_pos, kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, kw[0], &a));
+  EG_TRY(eg_arg_tensor(g, n, 1, kw[1], &b));
+  EG_TRY(need_f32(n, kw[0], a));
+  EG_TRY(need_f32(n, kw[1], b));
+  int64_t s[EG_MAX_RANK];
+  int r;
+  char sa[160], sb[160];
+  if (!eg_broadcast_shapes(a->shape, a->rank, b->shape, b->rank, s, &r))
+    return eg_node_error(n, EG_ERR_INVALID, "%s shape %s and %s shape %s: not broadcastable",
+                         kw[0], eg_fmt_ints(sa, sizeof sa, a->shape, a->rank), kw[1],
+                         eg_fmt_ints(sb, sizeof sb, b->shape, b->rank));
+  EG_TRY(eg_out_tensor(g, n, EG_DTYPE_FLOAT32, r, s));
+  const eg_value *out = &g->values[n->output];
+  n->scratch_bytes = (eg_value_numel(a) != eg_value_numel(out) ? expanded_bytes(out) : 0) +
+                     (eg_value_numel(b) != eg_value_numel(out) ? expanded_bytes(out) : 0);
+  return EG_OK;
+}
+
+/* The operand as a dense array of the output's shape: its own buffer when it has as many
+ * elements (the shapes then differ only in extent-1 dims, so the layout is the same), else
+ * expanded into *scratch, which advances. */
+static const float *operand(const eg_value *v, const float *data, const eg_value *out,
+                            char **scratch) {
+  if (eg_value_numel(v) == eg_value_numel(out)) return data;
+  eg_strided_copy_params p = {.rank = out->rank, .elsize = sizeof(float)};
+  memcpy(p.shape, out->shape, sizeof(int64_t) * (size_t)out->rank);
+  eg_dense_strides(out->shape, out->rank, p.dst_stride);
+  int64_t own[EG_MAX_RANK];
+  eg_dense_strides(v->shape, v->rank, own);
+  const int lead = out->rank - v->rank;
+  for (int d = 0; d < out->rank; d++)
+    p.src_stride[d] = d < lead || v->shape[d - lead] == 1 ? 0 : own[d - lead];
+  float *dense = (float *)(void *)*scratch;
+  eg_strided_copy(dense, data, &p);
+  *scratch += expanded_bytes(out);
+  return dense;
+}
+
+static void run_unary(const eg_exec *ex, const eg_node *n, eg_unary_f32 fn) {
+  fn(eg_value_numel(eg_exec_outv(ex, n)), eg_exec_arg(ex, n, 0, "self"), eg_exec_out(ex, n));
+}
+
+/* Dense views of the two backward operands, expanded to the output's shape when needed. */
+static void binary_operands(const eg_exec *ex, const eg_node *n, const char *const *kw,
+                            const float **a, const float **b) {
+  const eg_value *out = eg_exec_outv(ex, n);
+  char *scratch = ex->scratch;
+  *a = operand(eg_exec_argv(ex, n, 0, kw[0]), eg_exec_arg(ex, n, 0, kw[0]), out, &scratch);
+  *b = operand(eg_exec_argv(ex, n, 1, kw[1]), eg_exec_arg(ex, n, 1, kw[1]), out, &scratch);
+}
+
+static void run_binary(const eg_exec *ex, const eg_node *n, const char *const *kw,
+                       eg_binary_f32 fn) {
+  const float *a, *b;
+  binary_operands(ex, n, kw, &a, &b);
+  fn(eg_value_numel(eg_exec_outv(ex, n)), a, b, eg_exec_out(ex, n));
+}
+
+/* Reads min_val/max_val (positions lo_pos, lo_pos + 1) into float attrs. */
+static eg_status hardtanh_bounds(eg_node *n, int lo_pos, bool required) {
+  double lo = -1.0, hi = 1.0;
+  if (required) {
+    EG_TRY(eg_arg_scalar(n, lo_pos, "min_val", &lo));
+    EG_TRY(eg_arg_scalar(n, lo_pos + 1, "max_val", &hi));
+  } else {
+    EG_TRY(eg_arg_opt_scalar(n, lo_pos, "min_val", &lo));
+    EG_TRY(eg_arg_opt_scalar(n, lo_pos + 1, "max_val", &hi));
+  }
+  eg_hardtanh_attrs *at = EG_ATTRS(n, eg_hardtanh_attrs);
+  at->lo = (float)lo;
+  at->hi = (float)hi;
+  return EG_OK;
+}
+
+/* ---- hardtanh ---- */
+
+static const char *const hardtanh_kw[] = {"self", "min_val", "max_val", NULL};
+
+eg_status eg_check_hardtanh(eg_graph *g, eg_node *n) {
+  EG_TRY(check_unary(g, n, 3, hardtanh_kw));
+  return hardtanh_bounds(n, 1, false);
+}
+
+eg_status eg_run_hardtanh(const eg_exec *ex, const eg_node *n) {
+  const eg_hardtanh_attrs *at = EG_ATTRS(n, const eg_hardtanh_attrs);
+  eg_hardtanh_f32(eg_value_numel(eg_exec_outv(ex, n)), eg_exec_arg(ex, n, 0, "self"), at->lo,
+                  at->hi, eg_exec_out(ex, n));
+  return EG_OK;
+}
+
+static const char *const hardtanh_bwd_kw[] = {"grad_output", "self", "min_val", "max_val",
+                                              NULL};
+
+eg_status eg_check_hardtanh_backward(eg_graph *g, eg_node *n) {
+  EG_TRY(check_binary(g, n, 4, hardtanh_bwd_kw));
+  return hardtanh_bounds(n, 2, true);
+}
+
+eg_status eg_run_hardtanh_backward(const eg_exec *ex, const eg_node *n) {
+  const eg_hardtanh_attrs *at = EG_ATTRS(n, const eg_hardtanh_attrs);
+  const float *gy, *x;
+  binary_operands(ex, n, hardtanh_bwd_kw, &gy, &x);
+  eg_hardtanh_backward_f32(eg_value_numel(eg_exec_outv(ex, n)), gy, x, at->lo, at->hi,
+                           eg_exec_out(ex, n));
+  return EG_OK;
+}
+
+/* ---- sigmoid, tanh, silu ---- */
+
+static const char *const self_kw[] = {"self", NULL};
+static const char *const grad_output_kw[] = {"grad_output", "output", NULL};
+static const char *const grad_self_kw[] = {"grad_output", "self", NULL};
+
+eg_status eg_check_sigmoid(eg_graph *g, eg_node *n) { return check_unary(g, n, 1, self_kw); }
+
+eg_status eg_run_sigmoid(const eg_exec *ex, const eg_node *n) {
+  run_unary(ex, n, eg_sigmoid_f32);
+  return EG_OK;
+}
+
+eg_status eg_check_sigmoid_backward(eg_graph *g, eg_node *n) {
+  return check_binary(g, n, 2, grad_output_kw);
+}
+
+eg_status eg_run_sigmoid_backward(const eg_exec *ex, const eg_node *n) {
+  run_binary(ex, n, grad_output_kw, eg_sigmoid_backward_f32);
+  return EG_OK;
+}
+
+eg_status eg_check_tanh(eg_graph *g, eg_node *n) { return check_unary(g, n, 1, self_kw); }
+
+eg_status eg_run_tanh(const eg_exec *ex, const eg_node *n) {
+  run_unary(ex, n, eg_tanh_f32);
+  return EG_OK;
+}
+
+eg_status eg_check_tanh_backward(eg_graph *g, eg_node *n) {
+  return check_binary(g, n, 2, grad_output_kw);
+}
+
+eg_status eg_run_tanh_backward(const eg_exec *ex, const eg_node *n) {
+  run_binary(ex, n, grad_output_kw, eg_tanh_backward_f32);
+  return EG_OK;
+}
+
+eg_status eg_check_silu(eg_graph *g, eg_node *n) { return check_unary(g, n, 1, self_kw); }
+
+eg_status eg_run_silu(const eg_exec *ex, const eg_node *n) {
+  run_unary(ex, n, eg_silu_f32);
+  return EG_OK;
+}
+
+eg_status eg_check_silu_backward(eg_graph *g, eg_node *n) {
+  return check_binary(g, n, 2, grad_self_kw);
+}
+
+eg_status eg_run_silu_backward(const eg_exec *ex, const eg_node *n) {
+  run_binary(ex, n, grad_self_kw, eg_silu_backward_f32);
+  return EG_OK;
+}
