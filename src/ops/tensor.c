@@ -730,6 +730,24 @@ eg_status eg_run_empty_memory_format(const eg_exec *ex, const eg_node *n) {
   return EG_OK;
 }
 
+/* zeros(size, *, dtype, layout, device, pin_memory): what empty gives here, by contract. */
+eg_status eg_check_zeros(eg_graph *g, eg_node *n) {
+  static const char *const zeros_kw[] = {"size", "dtype", "layout", "device", "pin_memory",
+                                         NULL};
+  int64_t sizes[EG_MAX_RANK];
+  int r;
+  eg_dtype dtype = EG_DTYPE_FLOAT32;
+  EG_TRY(eg_node_check_arity(n, 1, 1, zeros_kw));
+  EG_TRY(size_list(n, 0, "size", sizes, &r));
+  EG_TRY(tensor_options(n, 1, &dtype));
+  return eg_out_tensor(g, n, dtype, r, sizes);
+}
+
+eg_status eg_run_zeros(const eg_exec *ex, const eg_node *n) {
+  run_zero(ex, n);
+  return EG_OK;
+}
+
 static const char *const empty_like_kw[] = {"self", "dtype", "layout", "device", "pin_memory",
                                             "memory_format", NULL};
 

@@ -336,5 +336,11 @@ rejected("fill_int64_nan", lambda x: torch.fill(x, 3), [ints(2)],
 suite.case("fill_float16", lambda x: torch.fill(x, 1.0), [torch.zeros(2, dtype=torch.float16)],
            expect_error="fill supports float32")
 
+# the gradient of using one piece of a split traces aten.zeros + cat
+suite.case("zeros_from_split_grad",
+           chain(lambda x, g: vjp([torch.split(x, 2, 1)[1]], [x], [g])),
+           [leaf(2, 6), torch.randn(2, 2)])
+suite.case("zeros_direct", lambda x: x + torch.zeros(2, 3), [torch.randn(2, 3)])
+
 if __name__ == "__main__":
     suite.main()
