@@ -164,10 +164,12 @@ def nll_cases(red):
     suite.case(f"nll_forward_{REDUCTIONS[red]}_1d_weight",
                lambda x, t, w: A.nll_loss_forward(x, t, w, red, -100),
                [scores[0], torch.tensor(3), weight])
-    if red != 1:  # the mean of nothing is NaN, which the comparison cannot accept
-        suite.case(f"nll_forward_{REDUCTIONS[red]}_1d_ignored",
-                   lambda x, t: A.nll_loss_forward(x, t, None, red, 3),
-                   [scores[0], torch.tensor(3)])
+    suite.case(f"nll_forward_{REDUCTIONS[red]}_1d_ignored",  # mean: 0 / 0 = NaN
+               lambda x, t: A.nll_loss_forward(x, t, None, red, 3),
+               [scores[0], torch.tensor(3)])
+    suite.case(f"nll_forward_{REDUCTIONS[red]}_all_ignored",
+               lambda x, t: A.nll_loss_forward(x, t, None, red, 1),
+               [scores, torch.ones(6, dtype=torch.int64)])
     gy = r(6) if red == 0 else r(())
     tw = torch.tensor(float(weight[targets[targets != 2]].sum()))
     suite.case(f"nll_backward_{REDUCTIONS[red]}",
@@ -190,6 +192,13 @@ suite.case("nll_forward_neg_ignore_present",
            [scores, torch.tensor([0, -1, 2, -1, 1, 3])])
 suite.case("nll_forward_empty_sum", lambda x, t: A.nll_loss_forward(x, t, None, 2, -100),
            [r(0, 5), torch.zeros(0, dtype=torch.int64)])
+suite.case("nll_forward_empty_mean", lambda x, t: A.nll_loss_forward(x, t, None, 1, -100),
+           [r(0, 5), torch.zeros(0, dtype=torch.int64)])
+suite.case("nll_backward_mean_zero_weight",  # total weight 0: the gradient is NaN where used
+           lambda g, x, t, w, tw: A.nll_loss_backward(g, x, t, w, 1, -100, tw),
+           [r(()), scores, targets, torch.zeros(5), torch.tensor(0.0)])
+suite.case("cross_entropy_all_ignored", grads(lambda x, t: F.cross_entropy(x, t, ignore_index=2)),
+           [leaf(3, 4), torch.tensor([2, 2, 2])])
 suite.case("nll_forward_big", lambda x, t, w: A.nll_loss_forward(x, t, w, 1, -100),
            [r(4096, 100), torch.randint(0, 100, (4096,)), torch.rand(100)])
 
@@ -249,6 +258,10 @@ for red in range(3):
     mse_cases(red)
 suite.case("mse_default_reduction", lambda x, t: A.mse_loss(x, t), [r(3, 4), r(3, 4)])
 suite.case("mse_empty_sum", lambda x, t: A.mse_loss(x, t, 2), [r(0, 4), r(0, 4)])
+suite.case("mse_empty_mean", lambda x, t: A.mse_loss(x, t, 1), [r(0, 4), r(0, 4)])
+inf = float("inf")
+suite.case("mse_inf", lambda x, t: A.mse_loss(x, t, 0),  # inf - inf: NaN
+           [torch.tensor([1.0, inf, inf]), torch.tensor([2.0, 0.0, inf])])
 suite.case("mse_grad_both", grads(lambda x, t: F.mse_loss(x, t), n_wrt=2),
            [leaf(4, 3), leaf(4, 3)])
 

@@ -17,8 +17,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 import optest  # noqa: E402
 from optest import Suite  # noqa: E402
 
-A = torch.ops.aten
-
 
 class EditSuite(Suite):
     """A Suite whose cases may edit the exported graph JSON (`edit(graph)`) before it runs, to

@@ -113,6 +113,13 @@ suite.case("sum_0d_dim", lambda x: x.sum(0), [r(())])
 suite.case("sum_0d_dim_keep", lambda x: x.sum(-1, keepdim=True), [r(())])
 suite.case("sum_empty_dim", lambda x: x.sum(0), [r(0, 3)])
 suite.case("sum_empty_kept", lambda x: x.sum(1), [r(0, 3)])
+suite.case("mean_empty", lambda x: x.mean(), [r(0, 3)])
+suite.case("mean_empty_dim", lambda x: x.mean(0), [r(0, 3)])
+# (NaN inputs are left out: the exporter's in-place check compares inputs with ==)
+suite.case("sum_nonfinite", lambda x: x.sum(1),
+           [torch.tensor([[1.0, float("inf")], [-float("inf"), float("inf")], [-1.0, 3.0]])])
+suite.case("mean_nonfinite_rows", lambda x: x.mean(0),
+           [torch.tensor([[1.0, float("inf")], [-float("inf"), 2.0], [-float("inf"), 3.0]])])
 suite.case("mean_spatial", lambda x: x.mean([2, 3]), [nchw])
 suite.case("mean_spatial_keep", lambda x: x.mean([-2, -1], keepdim=True), [nchw])
 suite.case("mean_batch", lambda x: x.mean(0), [r(16, 5)])
