@@ -171,10 +171,6 @@ eg_status eg_check_convolution_backward(eg_graph *g, eg_node *n) {
     return eg_node_error(n, EG_ERR_INVALID, "grad_output shape %s contradicts the convolution's "
                          "output %s", eg_fmt_ints(got, sizeof got, gy->shape, 4),
                          eg_fmt_ints(want, sizeof want, s, 4));
-  EG_TRY(eg_arg_opt_int_list(n, 3, "bias_sizes", bias_sizes, 1, 1, &nb));
-  if (nb == 1 && bias_sizes[0] != at->p.c_out)
-    return eg_node_error(n, EG_ERR_INVALID, "bias_sizes [%lld]: expected [%lld] (output "
-                         "channels)", (long long)bias_sizes[0], (long long)at->p.c_out);
   /* What the kernel computes is what the trace holds: PyTorch 1.13's CPU path returns
    * grad_weight even for output_mask [*, False, True], and the trace records it, so an element
    * present where the mask is False is computed too. One asked for must be present. */
@@ -186,6 +182,12 @@ eg_status eg_check_convolution_backward(eg_graph *g, eg_node *n) {
                            "is True", i, i);
     at->mask[i] = t->elems[i] >= 0;
   }
+  /* bias_sizes matters only when grad_bias is computed (autograd passes [0] for a conv
+   * without bias, whose mask[2] is False). */
+  EG_TRY(eg_arg_opt_int_list(n, 3, "bias_sizes", bias_sizes, 1, 1, &nb));
+  if (at->mask[2] && nb == 1 && bias_sizes[0] != at->p.c_out)
+    return eg_node_error(n, EG_ERR_INVALID, "bias_sizes [%lld]: expected [%lld] (output "
+                         "channels)", (long long)bias_sizes[0], (long long)at->p.c_out);
   n->scratch_bytes = eg_convolution_backward_nchw_f32_scratch(&at->p, at->mask);
   int64_t cout[1] = {at->p.c_out};
   EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, 4, x->shape));
