@@ -12,8 +12,9 @@ Graphs the checks must reject and that PyTorch will not trace (ATen crashes or r
 are made by editing an exported graph.
 
 Note: native_batch_norm in training mode updates running_mean/running_var in place in ATen,
-which make_fx in PyTorch 1.13 does not record; edgegrad's op is pure and never writes its
-inputs. No case here returns the running statistics.
+undeclared in its schema, so make_fx/functionalize in PyTorch 1.13 do not record it; edgegrad's
+op is pure and never writes its inputs. The exporter makes the update explicit with separate
+nodes; the cases that return running statistics check that whole chain against eager PyTorch.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_norm.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-norm
@@ -104,9 +105,15 @@ def bn_train_noaffine(x):
     return tuple(aten.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5))
 
 
-def bn_train_running(x, w, b, rm, rv):
-    # running statistics given: ATen would also update them in place; the outputs do not change
-    return tuple(aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5))
+def bn_train_running(momentum):
+    def fn(x, w, b, rm, rv):
+        # ATen updates the running statistics in place, undeclared; the exporter makes that
+        # explicit (new nodes after the batch norm, read by everything after it, here the
+        # returned copies). The copies keep fn from writing its arguments (refused).
+        rm, rv = rm.clone(), rv.clone()
+        out = aten.native_batch_norm(x, w, b, rm, rv, True, momentum, 1e-5)
+        return (*out, rm, rv)
+    return fn
 
 
 def bn_eval(eps=1e-5):
@@ -128,8 +135,10 @@ suite.case("bn_train_noaffine", bn_train_noaffine, [rand(3, 4, 6, 6)])
 suite.case("bn_train_eps1e-3", bn_train(eps=1e-3), [rand(4, 3, 3, 3, scale=0.01), rand(3),
                                                     rand(3)])
 suite.case("bn_train_large_mean", bn_train(), [rand(4, 3, 8, 8, offset=100.0), rand(3), rand(3)])
-suite.case("bn_train_running_given", bn_train_running,
+suite.case("bn_train_running", bn_train_running(0.1),
            [rand(4, 3, 5, 5), rand(3), rand(3), rand(3), positive(3)])
+suite.case("bn_train_running_momentum0.7_rank2", bn_train_running(0.7),
+           [rand(6, 4), rand(4), rand(4), rand(4), positive(4)])
 suite.case("bn_train_one_value", bn_train(), [rand(1, 4), rand(4), rand(4)])
 suite.case("bn_eval_noaffine", bn_eval_noaffine, [rand(2, 4, 3, 3), rand(4), positive(4)])
 suite.case("bn_eval_eps1e-1", bn_eval(eps=0.1),
@@ -162,6 +171,7 @@ def bn_bwd_eval(mask, weighted):
 
 def bn_bwd_train_running(gy, x, w, rm, rv):
     # the shape make_fx traces for F.batch_norm(training=True) with running stats
+    rm, rv = rm.clone(), rv.clone()
     out, sm, si = aten.native_batch_norm(x, w, None, rm, rv, True, 0.1, 1e-5)
     return tuple(aten.native_batch_norm_backward(gy, x, w, rm, rv, sm, si, True, 1e-5,
                                                  [True, True, True]))
@@ -291,11 +301,13 @@ def with_grad(step):
 
 def conv_bn_relu_step(train_bn):
     def step(x, target, cw, cb, w, b, rm, rv):
+        rm, rv = rm.clone(), rv.clone()  # the step may not write its arguments (see above)
         y = F.conv2d(x, cw, cb, padding=1)
         y = F.batch_norm(y, rm, rv, w, b, training=train_bn, momentum=0.1, eps=1e-5)
         y = F.relu(y)
         loss = F.mse_loss(y, target)
-        return (loss, *torch.autograd.grad(loss, [x, cw, cb, w, b]))
+        # rm, rv: the running statistics after the step (updated in training, kept in eval)
+        return (loss, *torch.autograd.grad(loss, [x, cw, cb, w, b]), rm, rv)
     return with_grad(step)
 
 
@@ -320,42 +332,11 @@ def conv_gn_step(groups, act):
     return with_grad(step)
 
 
+# (F.silu's backward traces as sigmoid, empty_like, fill_, sub_, ... in 1.13: the in-place ops
+# reach the graph functionalized)
 for groups in (1, 2, 8):
-    suite.case(f"step_conv_gn{groups}_relu", conv_gn_step(groups, F.relu), step_args(3, 8, 6)[:6])
-
-
-def conv_gn_silu_manual_step(groups):
-    """Conv->GroupNorm->SiLU->mse step with the backward written out in ATen ops (silu's
-    derivative with rsub instead of the in-place ops the autograd trace below contains)."""
-    def step(x, target, cw, cb, w, b):
-        n, c, h, wd = x.shape[0], cw.shape[0], x.shape[2], x.shape[3]
-        y = aten.convolution(x, cw, cb, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-        z, mean, rstd = aten.native_group_norm(y, w, b, n, c, h * wd, groups, 1e-5)
-        a = aten.silu(z)
-        loss = aten.mse_loss(a, target, 1)
-        ga = aten.mse_loss_backward(aten.ones_like(loss), a, target, 1)
-        # silu'(z) = s * (1 + z * (1 - s)), s = sigmoid(z), in ops a 1.13 trace keeps
-        sig = aten.sigmoid(z)
-        gz = aten.mul(ga, aten.mul(sig, aten.add(aten.mul(z, aten.rsub(sig, 1)), 1)))
-        gy, gw, gb = aten.native_group_norm_backward(gz, y, mean, rstd, w, n, c, h * wd, groups,
-                                                     [True, True, True])
-        gx, gcw, gcb = aten.convolution_backward(gy, x, cw, [c], [1, 1], [1, 1], [1, 1], False,
-                                                 [0, 0], 1, [True, True, True])
-        return loss, gx, gcw, gcb, gw, gb
-    return step
-
-
-for groups in (1, 2, 8):
-    suite.case(f"step_conv_gn{groups}_silu_manual", conv_gn_silu_manual_step(groups),
-               [a.detach() for a in step_args(3, 8, 6)[:6]])
-
-# PENDING (not run by default): in PyTorch 1.13, make_fx always decomposes silu_backward (it has
-# a CompositeImplicitAutograd kernel) into sigmoid, empty_like, fill_.Scalar, sub_.Tensor (both
-# in place), mul, add.Scalar, mul, mul; ops.def has no in-place fill_/sub_, so these fail at
-# load until the exporter functionalizes them. Run with EG_NORM_PENDING=1.
-if os.environ.get("EG_NORM_PENDING"):
-    for groups in (1, 2, 8):
-        suite.case(f"step_conv_gn{groups}_silu", conv_gn_step(groups, F.silu),
+    for act in (F.silu, F.relu):
+        suite.case(f"step_conv_gn{groups}_{act.__name__}", conv_gn_step(groups, act),
                    step_args(3, 8, 6)[:6])
 
 
@@ -368,6 +349,15 @@ def instance_norm_step(x, target, w, b):
 suite.case("step_instance_norm", with_grad(instance_norm_step),
            [rand(2, 3, 5, 5).requires_grad_(), rand(2, 3, 5, 5), positive(3).requires_grad_(),
             rand(3).requires_grad_()])
+
+# InstanceNorm2d as a module (affine parameters become traced constants, i.e. statics; no
+# running statistics): view -> repeat(weight), repeat(bias) -> native_batch_norm -> view
+_inorm = torch.nn.InstanceNorm2d(4, affine=True)
+with torch.no_grad():
+    _inorm.weight.copy_(positive(4))
+    _inorm.bias.copy_(rand(4))
+suite.case("instance_norm2d_module", lambda x: _inorm(x), [rand(3, 4, 6, 5)])
+suite.case("instance_norm2d_plain", lambda x: F.instance_norm(x), [rand(2, 4, 6, 5)])
 
 if __name__ == "__main__":
     suite.main()

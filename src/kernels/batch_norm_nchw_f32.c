@@ -1,0 +1,299 @@
+/* batch_norm_nchw_f32.c — aten.native_batch_norm(_backward), channels-first, fp32.
+ *
+ * One channel is n contiguous runs of hw floats, `c * hw` apart. Per channel the work is a fixed
+ * number of linear passes: forward training 3 (sum, centred squares, write), eval 1, backward
+ * 2 (sums, write). Reductions accumulate in double; per-channel constants are computed in
+ * double; the elementwise write passes run in float (see affine_f32).
+ *
+ * Two loop orders, sharing the per-channel constants (forward_affine, backward_consts):
+ *   hw > 1   one channel at a time, over its n runs (parallel over channels);
+ *   hw == 1  ([N, C] inputs, e.g. after a linear layer) a channel's values are `c` apart, so
+ *            blocks of EG_BN_BLOCK channels are swept row by row with per-channel accumulators
+ *            (parallel over blocks) — reading one float per row per channel would be slow. */
+#include "kernels/batch_norm_nchw_f32.h"
+
+#include <math.h>
+
+/* Below this many elements the work is done on one thread: a parallel region costs more. */
+enum { EG_NORM_OMP_MIN = 1 << 15 };
+/* Channels per block on the hw == 1 path. */
+enum { EG_BN_BLOCK = 64 };
+
+/* ---- per-channel constants, shared by both loop orders ---- */
+
+/* The affine map y = (x - mean) * scale + shift of channel ch. In training, `batch_mean` and
+ * `ss` (the sum of squares about it) are the batch statistics, and the saved and running
+ * statistics asked for are written here; in eval both are ignored. */
+typedef struct bn_affine {
+  double mean, scale, shift;
+} bn_affine;
+
+static bn_affine forward_affine(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
+                                int64_t ch, double batch_mean, double ss) {
+  const int64_t m = p->n * p->hw;
+  double mean, invstd;
+  if (p->training) {
+    mean = batch_mean;
+    invstd = 1.0 / sqrt(ss / (double)m + p->eps);
+    if (io->save_mean) io->save_mean[ch] = (float)mean;
+    if (io->save_invstd) io->save_invstd[ch] = (float)invstd;
+    if (io->new_running_mean)
+      io->new_running_mean[ch] =
+          (float)((1.0 - p->momentum) * io->running_mean[ch] + p->momentum * mean);
+    if (io->new_running_var) {
+      double unbiased = m > 1 ? ss / (double)(m - 1) : NAN; /* ATen's 0/0 */
+      io->new_running_var[ch] =
+          (float)((1.0 - p->momentum) * io->running_var[ch] + p->momentum * unbiased);
+    }
+  } else {
+    mean = io->running_mean[ch];
+    invstd = 1.0 / sqrt((double)io->running_var[ch] + p->eps);
+  }
+  return (bn_affine){mean, invstd * (io->weight ? io->weight[ch] : 1.0),
+                     io->bias ? io->bias[ch] : 0.0};
+}
+
+/* The statistics channel ch was normalised with. */
+static void backward_stats(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
+                           int64_t ch, double *mean, double *invstd) {
+  if (p->training) {
+    *mean = io->save_mean[ch];
+    *invstd = io->save_invstd[ch];
+  } else {
+    *mean = io->running_mean[ch];
+    *invstd = 1.0 / sqrt((double)io->running_var[ch] + p->eps);
+  }
+}
+
+/* gx = gy * k + (x - mean) * kx + k0 for channel ch, from sg = sum(gy) and
+ * sgx = sum(gy * (x - mean)); also writes gw and gb where asked for. */
+typedef struct bn_grad {
+  double mean, k, kx, k0;
+} bn_grad;
+
+static bn_grad backward_consts(const eg_batch_norm_params *p,
+                               const eg_batch_norm_backward_io *io, int64_t ch, double mean,
+                               double invstd, double sg, double sgx) {
+  const int64_t m = p->n * p->hw;
+  const double inv_m = m > 0 ? 1.0 / (double)m : 0.0;
+  if (io->gb) io->gb[ch] = (float)sg;
+  if (io->gw) io->gw[ch] = (float)(sgx * invstd);
+  bn_grad r = {mean, invstd * (io->weight ? io->weight[ch] : 1.0), 0.0, 0.0};
+  if (p->training) {
+    r.kx = -invstd * invstd * sgx * inv_m * r.k;
+    r.k0 = -sg * inv_m * r.k;
+  }
+  return r;
+}
+
+static bool backward_needs_sums(const eg_batch_norm_params *p,
+                                const eg_batch_norm_backward_io *io) {
+  return io->gw || io->gb || (io->gx && p->training);
+}
+
+/* ---- hw > 1: one channel at a time ---- */
+
+/* The reductions below split their range in four quarters summed side by side: four
+ * independent vector accumulators hide the latency of the double adds (one would make the
+ * loop latency-bound rather than memory-bound). */
+
+/* sum(x[0..len)) in double. */
+static double sum_f32(const float *x, int64_t len) {
+  const int64_t q = len / 4;
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+  for (int64_t i = 0; i < q; i++) {
+    s0 += x[i];
+    s1 += x[q + i];
+    s2 += x[2 * q + i];
+    s3 += x[3 * q + i];
+  }
+  for (int64_t i = 4 * q; i < len; i++) s0 += x[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* sum((x - mean)^2) in double. */
+static double sumsq_centred_f32(const float *x, int64_t len, double mean) {
+  const int64_t q = len / 4;
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+  for (int64_t i = 0; i < q; i++) {
+    double d0 = (double)x[i] - mean, d1 = (double)x[q + i] - mean;
+    double d2 = (double)x[2 * q + i] - mean, d3 = (double)x[3 * q + i] - mean;
+    s0 += d0 * d0;
+    s1 += d1 * d1;
+    s2 += d2 * d2;
+    s3 += d3 * d3;
+  }
+  for (int64_t i = 4 * q; i < len; i++) s0 += ((double)x[i] - mean) * ((double)x[i] - mean);
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* sum(gy) and sum(gy * (x - mean)) in double, added to *sg and *sgx (two halves side by side:
+ * two sums each make four accumulators). */
+static void sums_centred_f32(const float *gy, const float *x, int64_t len, double mean,
+                             double *sg, double *sgx) {
+  const int64_t h = len / 2;
+  double a0 = 0.0, a1 = 0.0, b0 = 0.0, b1 = 0.0;
+#pragma omp simd reduction(+ : a0, a1, b0, b1)
+  for (int64_t i = 0; i < h; i++) {
+    a0 += gy[i];
+    a1 += gy[h + i];
+    b0 += (double)gy[i] * ((double)x[i] - mean);
+    b1 += (double)gy[h + i] * ((double)x[h + i] - mean);
+  }
+  for (int64_t i = 2 * h; i < len; i++) {
+    a0 += gy[i];
+    b0 += (double)gy[i] * ((double)x[i] - mean);
+  }
+  *sg += a0 + a1;
+  *sgx += b0 + b1;
+}
+
+/* The write passes run in float (twice the SIMD width of double): the mean is rounded to float
+ * and the rounding folded into the constant term (computed in double), so x - mean_f is exact
+ * (Sterbenz) for x near the mean and a large mean costs no precision. */
+
+/* y = (x - mean) * scale + shift over len floats. */
+static void affine_f32(const float *x, float *y, int64_t len, bn_affine a) {
+  const float mf = (float)a.mean, sf = (float)a.scale;
+  const float bf = (float)(a.shift - (a.mean - (double)mf) * a.scale);
+#pragma omp simd
+  for (int64_t i = 0; i < len; i++) y[i] = (x[i] - mf) * sf + bf;
+}
+
+/* gx = gy * k + (x - mean) * kx + k0 over len floats. */
+static void grad_f32(const float *gy, const float *x, float *gx, int64_t len, bn_grad k) {
+  const float mf = (float)k.mean, kf = (float)k.k, kxf = (float)k.kx;
+  const float k0f = (float)(k.k0 - (k.mean - (double)mf) * k.kx);
+#pragma omp simd
+  for (int64_t i = 0; i < len; i++) gx[i] = gy[i] * kf + (x[i] - mf) * kxf + k0f;
+}
+
+static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
+                            int64_t ch) {
+  const int64_t m = p->n * p->hw, stride = p->c * p->hw;
+  const float *x0 = io->x + ch * p->hw;
+  double mean = 0.0, ss = 0.0;
+  if (p->training) {
+    for (int64_t b = 0; b < p->n; b++) mean += sum_f32(x0 + b * stride, p->hw);
+    mean = m > 0 ? mean / (double)m : NAN;
+    for (int64_t b = 0; b < p->n; b++) ss += sumsq_centred_f32(x0 + b * stride, p->hw, mean);
+  }
+  bn_affine a = forward_affine(p, io, ch, mean, ss);
+  for (int64_t b = 0; b < p->n; b++)
+    affine_f32(x0 + b * stride, io->y + ch * p->hw + b * stride, p->hw, a);
+}
+
+static void backward_channel(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
+                             int64_t ch) {
+  const int64_t stride = p->c * p->hw;
+  double mean, invstd, sg = 0.0, sgx = 0.0;
+  backward_stats(p, io, ch, &mean, &invstd);
+  if (backward_needs_sums(p, io))
+    for (int64_t b = 0; b < p->n; b++) {
+      int64_t off = b * stride + ch * p->hw;
+      sums_centred_f32(io->gy + off, io->x + off, p->hw, mean, &sg, &sgx);
+    }
+  bn_grad k = backward_consts(p, io, ch, mean, invstd, sg, sgx);
+  if (!io->gx) return;
+  for (int64_t b = 0; b < p->n; b++) {
+    int64_t off = b * stride + ch * p->hw;
+    grad_f32(io->gy + off, io->x + off, io->gx + off, p->hw, k);
+  }
+}
+
+/* ---- hw == 1: blocks of channels, row by row ---- */
+
+static void forward_block(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
+                          int64_t c0, int64_t nb) {
+  double mean[EG_BN_BLOCK] = {0}, ss[EG_BN_BLOCK] = {0}, scale[EG_BN_BLOCK], shift[EG_BN_BLOCK];
+  if (p->training) {
+    for (int64_t b = 0; b < p->n; b++) {
+      const float *x = io->x + b * p->c + c0;
+#pragma omp simd
+      for (int64_t k = 0; k < nb; k++) mean[k] += x[k];
+    }
+    for (int64_t k = 0; k < nb; k++) mean[k] = p->n > 0 ? mean[k] / (double)p->n : NAN;
+    for (int64_t b = 0; b < p->n; b++) {
+      const float *x = io->x + b * p->c + c0;
+#pragma omp simd
+      for (int64_t k = 0; k < nb; k++) {
+        double d = (double)x[k] - mean[k];
+        ss[k] += d * d;
+      }
+    }
+  }
+  for (int64_t k = 0; k < nb; k++) {
+    bn_affine a = forward_affine(p, io, c0 + k, mean[k], ss[k]);
+    mean[k] = a.mean;
+    scale[k] = a.scale;
+    shift[k] = a.shift;
+  }
+  for (int64_t b = 0; b < p->n; b++) {
+    const float *x = io->x + b * p->c + c0;
+    float *y = io->y + b * p->c + c0;
+#pragma omp simd
+    for (int64_t k = 0; k < nb; k++)
+      y[k] = (float)(((double)x[k] - mean[k]) * scale[k] + shift[k]);
+  }
+}
+
+static void backward_block(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
+                           int64_t c0, int64_t nb) {
+  double mean[EG_BN_BLOCK], invstd[EG_BN_BLOCK], sg[EG_BN_BLOCK] = {0}, sgx[EG_BN_BLOCK] = {0};
+  bn_grad kk[EG_BN_BLOCK];
+  for (int64_t k = 0; k < nb; k++) backward_stats(p, io, c0 + k, &mean[k], &invstd[k]);
+  if (backward_needs_sums(p, io))
+    for (int64_t b = 0; b < p->n; b++) {
+      const float *gy = io->gy + b * p->c + c0, *x = io->x + b * p->c + c0;
+#pragma omp simd
+      for (int64_t k = 0; k < nb; k++) {
+        sg[k] += gy[k];
+        sgx[k] += (double)gy[k] * ((double)x[k] - mean[k]);
+      }
+    }
+  for (int64_t k = 0; k < nb; k++)
+    kk[k] = backward_consts(p, io, c0 + k, mean[k], invstd[k], sg[k], sgx[k]);
+  if (!io->gx) return;
+  for (int64_t b = 0; b < p->n; b++) {
+    const float *gy = io->gy + b * p->c + c0, *x = io->x + b * p->c + c0;
+    float *gx = io->gx + b * p->c + c0;
+#pragma omp simd
+    for (int64_t k = 0; k < nb; k++)
+      gx[k] = (float)(gy[k] * kk[k].k + ((double)x[k] - kk[k].mean) * kk[k].kx + kk[k].k0);
+  }
+}
+
+/* ---- entry points ---- */
+
+void eg_batch_norm_nchw_f32(const eg_batch_norm_params *p, const eg_batch_norm_io *io) {
+  const bool big = p->n * p->c * p->hw >= EG_NORM_OMP_MIN;
+  if (p->hw == 1) {
+    const int64_t blocks = (p->c + EG_BN_BLOCK - 1) / EG_BN_BLOCK;
+#pragma omp parallel for schedule(static) if (big)
+    for (int64_t i = 0; i < blocks; i++) {
+      int64_t c0 = i * EG_BN_BLOCK, nb = p->c - c0 < EG_BN_BLOCK ? p->c - c0 : EG_BN_BLOCK;
+      forward_block(p, io, c0, nb);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (big)
+  for (int64_t ch = 0; ch < p->c; ch++) forward_channel(p, io, ch);
+}
+
+void eg_batch_norm_backward_nchw_f32(const eg_batch_norm_params *p,
+                                     const eg_batch_norm_backward_io *io) {
+  const bool big = p->n * p->c * p->hw >= EG_NORM_OMP_MIN;
+  if (p->hw == 1) {
+    const int64_t blocks = (p->c + EG_BN_BLOCK - 1) / EG_BN_BLOCK;
+#pragma omp parallel for schedule(static) if (big)
+    for (int64_t i = 0; i < blocks; i++) {
+      int64_t c0 = i * EG_BN_BLOCK, nb = p->c - c0 < EG_BN_BLOCK ? p->c - c0 : EG_BN_BLOCK;
+      backward_block(p, io, c0, nb);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (big)
+  for (int64_t ch = 0; ch < p->c; ch++) backward_channel(p, io, ch);
+}

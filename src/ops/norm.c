@@ -1,0 +1,362 @@
+/* norm.c — batch and group normalisation, fp32, on the portable CPU kernels
+ * (src/kernels/batch_norm_nchw_f32.h, src/kernels/group_norm_nchw_f32.h).
+ *
+ *   native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum,
+ *                     eps) -> (out, save_mean, save_invstd)
+ *   native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?,
+ *                     save_mean?, save_invstd?, train, eps, output_mask[3])
+ *                     -> (grad_input | None, grad_weight | None, grad_bias | None)
+ *   native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd)
+ *   native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group,
+ *                     output_mask[3]) -> (grad_input | None, grad_weight | None, grad_bias | None)
+ *
+ * Rules (ATen 1.13's, made strict where ATen reads out of bounds or crashes instead of checking):
+ * batch norm input [N, C, *] of rank >= 2; weight, bias, running_mean, running_var [C] when given;
+ * save_mean/save_invstd are [C] in training and [0] in eval. Eval needs both running statistics
+ * (ATen 1.13 segfaults without them); training needs at least one value per channel (ATen
+ * divides by zero). The backward normalises with (save_mean, save_invstd) when train and with
+ * the running statistics otherwise, so those are required accordingly; grad_out has the input's
+ * shape. Group norm sees its input as [N, C, HxW]: only the element count must agree; weight and
+ * bias are [C]; C divisible by group; mean/rstd [N, group] (the backward accepts any shape of
+ * N*group elements, as ATen does). grad_weight/grad_bias of group norm need weight (ATen takes
+ * their shape from it and fails without it).
+ *
+ * These ops are pure: native_batch_norm in training does NOT update running_mean/running_var
+ * (ATen 1.13 does, in place, and its schema declares no write, so make_fx and functionalize do
+ * not see it). A graph that carries the running statistics computes the new values with
+ * explicit nodes after the batch norm (the exporter inserts them). */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/batch_norm_nchw_f32.h"
+#include "kernels/group_norm_nchw_f32.h"
+#include "ops/op.h"
+
+typedef struct eg_bn_attrs {
+  eg_batch_norm_params p;
+} eg_bn_attrs;
+EG_ATTRS_FIT(eg_bn_attrs);
+
+typedef struct eg_gn_attrs {
+  eg_group_norm_params p;
+} eg_gn_attrs;
+EG_ATTRS_FIT(eg_gn_attrs);
+
+static eg_status need_f32(const eg_node *n, const char *what, const eg_value *v) {
+  if (v->dtype != EG_DTYPE_FLOAT32)
+    return eg_node_error(n, EG_ERR_UNSUPPORTED, "%s dtype %s: normalisation runs in float32",
+                         what, eg_dtype_name(v->dtype));
+  return EG_OK;
+}
+
+/* An optional per-channel vector: absent, or float32 [c]. */
+static eg_status opt_channel_vec(const eg_node *n, const char *what, const eg_value *v,
+                                 int64_t c) {
+  if (!v) return EG_OK;
+  EG_TRY(need_f32(n, what, v));
+  if (v->rank != 1 || v->shape[0] != c) {
+    char s[96];
+    return eg_node_error(n, EG_ERR_INVALID, "%s shape %s: expected [%lld] (one per channel)",
+                         what, eg_fmt_ints(s, sizeof s, v->shape, v->rank), (long long)c);
+  }
+  return EG_OK;
+}
+
+/* Fills p->n, c, hw from a batch-norm input [N, C, *]. */
+static eg_status bn_geometry(const eg_node *n, const eg_value *x, eg_batch_norm_params *p) {
+  EG_TRY(need_f32(n, "input", x));
+  if (x->rank < 2)
+    return eg_node_error(n, EG_ERR_INVALID, "input has rank %d: batch norm needs [N, C, *] "
+                         "(rank >= 2)", x->rank);
+  p->n = x->shape[0];
+  p->c = x->shape[1];
+  p->hw = 1;
+  for (int i = 2; i < x->rank; i++)
+    if (__builtin_mul_overflow(p->hw, x->shape[i], &p->hw))
+      return eg_node_error(n, EG_ERR_INVALID, "input's spatial size overflows int64");
+  return EG_OK;
+}
+
+/* ---- native_batch_norm ---- */
+
+static const char *const bn_kw[] = {"input", "weight", "bias", "running_mean", "running_var",
+                                    "training", "momentum", "eps", NULL};
+
+eg_status eg_check_native_batch_norm(eg_graph *g, eg_node *n) {
+  const eg_value *x, *w, *b, *rm, *rv;
+  eg_batch_norm_params *p = &EG_ATTRS(n, eg_bn_attrs)->p;
+  memset(p, 0, sizeof *p);
+  EG_TRY(eg_node_check_arity(n, 8, 8, bn_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "input", &x));
+  EG_TRY(eg_arg_opt_tensor(g, n, 1, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 2, "bias", &b));
+  EG_TRY(eg_arg_opt_tensor(g, n, 3, "running_mean", &rm));
+  EG_TRY(eg_arg_opt_tensor(g, n, 4, "running_var", &rv));
+  EG_TRY(eg_arg_bool(n, 5, "training", &p->training));
+  EG_TRY(eg_arg_scalar(n, 6, "momentum", &p->momentum));
+  EG_TRY(eg_arg_scalar(n, 7, "eps", &p->eps));
+  EG_TRY(bn_geometry(n, x, p));
+  EG_TRY(opt_channel_vec(n, "weight", w, p->c));
+  EG_TRY(opt_channel_vec(n, "bias", b, p->c));
+  EG_TRY(opt_channel_vec(n, "running_mean", rm, p->c));
+  EG_TRY(opt_channel_vec(n, "running_var", rv, p->c));
+  if (!p->training && (!rm || !rv))
+    return eg_node_error(n, EG_ERR_INVALID, "training=False without %s: eval mode normalises "
+                         "with running_mean and running_var", !rm ? "running_mean" :
+                         "running_var");
+  if (p->training && p->c > 0 && p->n * p->hw == 0) {
+    char s[96];
+    return eg_node_error(n, EG_ERR_INVALID, "input %s has no values per channel: training "
+                         "needs at least one to compute batch statistics",
+                         eg_fmt_ints(s, sizeof s, x->shape, x->rank));
+  }
+  /* ATen returns the saved statistics only in training; in eval they are empty tensors. */
+  int64_t stat[1] = {p->training ? p->c : 0};
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, true, EG_DTYPE_FLOAT32, 1, stat));
+  return eg_out_elem(g, n, 2, true, EG_DTYPE_FLOAT32, 1, stat);
+}
+
+eg_status eg_run_native_batch_norm(const eg_exec *ex, const eg_node *n) {
+  const eg_batch_norm_params *p = &EG_ATTRS(n, const eg_bn_attrs)->p;
+  eg_batch_norm_io io = {
+      .x = eg_exec_arg(ex, n, 0, "input"),
+      .weight = eg_exec_arg(ex, n, 1, "weight"),
+      .bias = eg_exec_arg(ex, n, 2, "bias"),
+      .running_mean = eg_exec_arg(ex, n, 3, "running_mean"),
+      .running_var = eg_exec_arg(ex, n, 4, "running_var"),
+      .y = eg_exec_elem(ex, n, 0),
+  };
+  if (p->training) {
+    io.save_mean = eg_exec_elem(ex, n, 1);
+    io.save_invstd = eg_exec_elem(ex, n, 2);
+  }
+  eg_batch_norm_nchw_f32(p, &io);
+  return EG_OK;
+}
+
+/* ---- native_batch_norm_backward ---- */
+
+static const char *const bn_bwd_kw[] = {"grad_out", "input", "weight", "running_mean",
+                                        "running_var", "save_mean", "save_invstd", "train",
+                                        "eps", "output_mask", NULL};
+
+typedef struct eg_bn_bwd_attrs {
+  eg_batch_norm_params p;
+  bool mask[3];
+} eg_bn_bwd_attrs;
+EG_ATTRS_FIT(eg_bn_bwd_attrs);
+
+eg_status eg_check_native_batch_norm_backward(eg_graph *g, eg_node *n) {
+  const eg_value *gy, *x, *w, *rm, *rv, *sm, *si;
+  eg_bn_bwd_attrs *at = EG_ATTRS(n, eg_bn_bwd_attrs);
+  eg_batch_norm_params *p = &at->p;
+  memset(at, 0, sizeof *at);
+  EG_TRY(eg_node_check_arity(n, 10, 10, bn_bwd_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "grad_out", &gy));
+  EG_TRY(eg_arg_tensor(g, n, 1, "input", &x));
+  EG_TRY(eg_arg_opt_tensor(g, n, 2, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 3, "running_mean", &rm));
+  EG_TRY(eg_arg_opt_tensor(g, n, 4, "running_var", &rv));
+  EG_TRY(eg_arg_opt_tensor(g, n, 5, "save_mean", &sm));
+  EG_TRY(eg_arg_opt_tensor(g, n, 6, "save_invstd", &si));
+  EG_TRY(eg_arg_bool(n, 7, "train", &p->training));
+  EG_TRY(eg_arg_scalar(n, 8, "eps", &p->eps));
+  EG_TRY(eg_arg_bool_list(n, 9, "output_mask", at->mask, 3));
+  EG_TRY(bn_geometry(n, x, p));
+  EG_TRY(need_f32(n, "grad_out", gy));
+  if (gy->rank != x->rank || memcmp(gy->shape, x->shape, sizeof(int64_t) * x->rank) != 0) {
+    char a[96], b[96];
+    return eg_node_error(n, EG_ERR_INVALID, "grad_out shape %s differs from input shape %s: "
+                         "they must be equal", eg_fmt_ints(a, sizeof a, gy->shape, gy->rank),
+                         eg_fmt_ints(b, sizeof b, x->shape, x->rank));
+  }
+  EG_TRY(opt_channel_vec(n, "weight", w, p->c));
+  EG_TRY(opt_channel_vec(n, "running_mean", rm, p->c));
+  EG_TRY(opt_channel_vec(n, "running_var", rv, p->c));
+  if (p->training) {
+    /* save_mean/save_invstd are what training normalised with; eval ignores them (they are the
+     * [0] tensors an eval-mode forward returns) */
+    if (!sm || !si)
+      return eg_node_error(n, EG_ERR_INVALID, "train=True without %s: the training backward "
+                           "uses the forward's saved statistics", !sm ? "save_mean" :
+                           "save_invstd");
+    EG_TRY(opt_channel_vec(n, "save_mean", sm, p->c));
+    EG_TRY(opt_channel_vec(n, "save_invstd", si, p->c));
+  } else if (!rm || !rv) {
+    return eg_node_error(n, EG_ERR_INVALID, "train=False without %s: the eval backward uses "
+                         "the running statistics", !rm ? "running_mean" : "running_var");
+  }
+  int64_t c[1] = {p->c};
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, 1, c));
+  return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, 1, c);
+}
+
+eg_status eg_run_native_batch_norm_backward(const eg_exec *ex, const eg_node *n) {
+  const eg_bn_bwd_attrs *at = EG_ATTRS(n, const eg_bn_bwd_attrs);
+  eg_batch_norm_backward_io io = {
+      .gy = eg_exec_arg(ex, n, 0, "grad_out"),
+      .x = eg_exec_arg(ex, n, 1, "input"),
+      .weight = eg_exec_arg(ex, n, 2, "weight"),
+      .running_mean = eg_exec_arg(ex, n, 3, "running_mean"),
+      .running_var = eg_exec_arg(ex, n, 4, "running_var"),
+      .save_mean = eg_exec_arg(ex, n, 5, "save_mean"),
+      .save_invstd = eg_exec_arg(ex, n, 6, "save_invstd"),
+      .gx = at->mask[0] ? eg_exec_elem(ex, n, 0) : NULL,
+      .gw = at->mask[1] ? eg_exec_elem(ex, n, 1) : NULL,
+      .gb = at->mask[2] ? eg_exec_elem(ex, n, 2) : NULL,
+  };
+  eg_batch_norm_backward_nchw_f32(&at->p, &io);
+  return EG_OK;
+}
+
+/* ---- group norm: shared argument rules ---- */
+
+/* Reads N, C, HxW, group at positions pos..pos+3 and checks them against the input. */
+static eg_status gn_geometry(const eg_node *n, const eg_value *x, int pos,
+                             eg_group_norm_params *p) {
+  EG_TRY(need_f32(n, "input", x));
+  EG_TRY(eg_arg_int(n, pos, "N", &p->n));
+  EG_TRY(eg_arg_int(n, pos + 1, "C", &p->c));
+  EG_TRY(eg_arg_int(n, pos + 2, "HxW", &p->hw));
+  EG_TRY(eg_arg_int(n, pos + 3, "group", &p->groups));
+  if (p->n < 0 || p->c < 0 || p->hw < 0)
+    return eg_node_error(n, EG_ERR_INVALID, "N, C, HxW (%lld, %lld, %lld): must be >= 0",
+                         (long long)p->n, (long long)p->c, (long long)p->hw);
+  if (p->groups < 1 || p->c % p->groups != 0)
+    return eg_node_error(n, EG_ERR_INVALID, "group %lld with C %lld: group must be >= 1 and "
+                         "divide the channels", (long long)p->groups, (long long)p->c);
+  int64_t nc, total, ng;
+  if (__builtin_mul_overflow(p->n, p->groups, &ng))
+    return eg_node_error(n, EG_ERR_INVALID, "N*group (%lld*%lld) overflows int64",
+                         (long long)p->n, (long long)p->groups);
+  if (__builtin_mul_overflow(p->n, p->c, &nc) || __builtin_mul_overflow(nc, p->hw, &total) ||
+      total != eg_value_numel(x)) {
+    char s[96];
+    return eg_node_error(n, EG_ERR_INVALID, "input %s has %lld elements, N*C*HxW is %lld*%lld*"
+                         "%lld: they must agree", eg_fmt_ints(s, sizeof s, x->shape, x->rank),
+                         (long long)eg_value_numel(x), (long long)p->n, (long long)p->c,
+                         (long long)p->hw);
+  }
+  return EG_OK;
+}
+
+/* ---- native_group_norm ---- */
+
+static const char *const gn_kw[] = {"input", "weight", "bias", "N", "C", "HxW", "group", "eps",
+                                    NULL};
+
+eg_status eg_check_native_group_norm(eg_graph *g, eg_node *n) {
+  const eg_value *x, *w, *b;
+  eg_group_norm_params *p = &EG_ATTRS(n, eg_gn_attrs)->p;
+  memset(p, 0, sizeof *p);
+  EG_TRY(eg_node_check_arity(n, 8, 8, gn_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "input", &x));
+  EG_TRY(eg_arg_opt_tensor(g, n, 1, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 2, "bias", &b));
+  EG_TRY(gn_geometry(n, x, 3, p));
+  EG_TRY(eg_arg_scalar(n, 7, "eps", &p->eps));
+  EG_TRY(opt_channel_vec(n, "weight", w, p->c));
+  EG_TRY(opt_channel_vec(n, "bias", b, p->c));
+  int64_t stat[2] = {p->n, p->groups};
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, true, EG_DTYPE_FLOAT32, 2, stat));
+  return eg_out_elem(g, n, 2, true, EG_DTYPE_FLOAT32, 2, stat);
+}
+
+eg_status eg_run_native_group_norm(const eg_exec *ex, const eg_node *n) {
+  eg_group_norm_io io = {
+      .x = eg_exec_arg(ex, n, 0, "input"),
+      .weight = eg_exec_arg(ex, n, 1, "weight"),
+      .bias = eg_exec_arg(ex, n, 2, "bias"),
+      .y = eg_exec_elem(ex, n, 0),
+      .mean = eg_exec_elem(ex, n, 1),
+      .rstd = eg_exec_elem(ex, n, 2),
+  };
+  eg_group_norm_nchw_f32(&EG_ATTRS(n, const eg_gn_attrs)->p, &io);
+  return EG_OK;
+}
+
+/* ---- native_group_norm_backward ---- */
+
+static const char *const gn_bwd_kw[] = {"grad_out", "input", "mean", "rstd", "weight", "N",
+                                        "C", "HxW", "group", "output_mask", NULL};
+
+typedef struct eg_gn_bwd_attrs {
+  eg_group_norm_params p;
+  bool mask[3];
+} eg_gn_bwd_attrs;
+EG_ATTRS_FIT(eg_gn_bwd_attrs);
+
+/* mean or rstd of the forward: float32 with N*group elements. */
+static eg_status gn_stat(const eg_node *n, const char *what, const eg_value *v,
+                         const eg_group_norm_params *p) {
+  EG_TRY(need_f32(n, what, v));
+  if (eg_value_numel(v) != p->n * p->groups) {
+    char s[96];
+    return eg_node_error(n, EG_ERR_INVALID, "%s %s has %lld elements: expected N*group = %lld",
+                         what, eg_fmt_ints(s, sizeof s, v->shape, v->rank),
+                         (long long)eg_value_numel(v), (long long)(p->n * p->groups));
+  }
+  return EG_OK;
+}
+
+eg_status eg_check_native_group_norm_backward(eg_graph *g, eg_node *n) {
+  const eg_value *gy, *x, *mean, *rstd, *w;
+  eg_gn_bwd_attrs *at = EG_ATTRS(n, eg_gn_bwd_attrs);
+  eg_group_norm_params *p = &at->p;
+  memset(at, 0, sizeof *at);
+  EG_TRY(eg_node_check_arity(n, 10, 10, gn_bwd_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "grad_out", &gy));
+  EG_TRY(eg_arg_tensor(g, n, 1, "input", &x));
+  EG_TRY(eg_arg_tensor(g, n, 2, "mean", &mean));
+  EG_TRY(eg_arg_tensor(g, n, 3, "rstd", &rstd));
+  EG_TRY(eg_arg_opt_tensor(g, n, 4, "weight", &w));
+  EG_TRY(gn_geometry(n, x, 5, p));
+  EG_TRY(eg_arg_bool_list(n, 9, "output_mask", at->mask, 3));
+  EG_TRY(need_f32(n, "grad_out", gy));
+  if (eg_value_numel(gy) != eg_value_numel(x))
+    return eg_node_error(n, EG_ERR_INVALID, "grad_out has %lld elements, input %lld: they must "
+                         "agree", (long long)eg_value_numel(gy), (long long)eg_value_numel(x));
+  EG_TRY(gn_stat(n, "mean", mean, p));
+  EG_TRY(gn_stat(n, "rstd", rstd, p));
+  EG_TRY(opt_channel_vec(n, "weight", w, p->c));
+  if (!w && (at->mask[1] || at->mask[2]))
+    return eg_node_error(n, EG_ERR_INVALID, "output_mask [%d, %d, %d] asks for grad_%s without "
+                         "weight: ATen shapes grad_weight and grad_bias like weight",
+                         at->mask[0], at->mask[1], at->mask[2], at->mask[1] ? "weight" : "bias");
+  if (at->mask[0] || at->mask[1] || at->mask[2]) {
+    /* two doubles per (sample, channel): N*C can be huge when HxW is 0 */
+    if (p->n > 0 && p->c > (int64_t)(SIZE_MAX / 16) / p->n)
+      return eg_node_error(n, EG_ERR_UNSUPPORTED, "N*C (%lld*%lld): the backward's scratch of "
+                           "16 bytes per (sample, channel) does not fit in memory",
+                           (long long)p->n, (long long)p->c);
+    n->scratch_bytes = eg_group_norm_backward_nchw_f32_scratch(p);
+  }
+  int64_t c[1] = {p->c};
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, 1, c));
+  return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, 1, c);
+}
+
+eg_status eg_run_native_group_norm_backward(const eg_exec *ex, const eg_node *n) {
+  const eg_gn_bwd_attrs *at = EG_ATTRS(n, const eg_gn_bwd_attrs);
+  if (!at->mask[0] && !at->mask[1] && !at->mask[2]) return EG_OK;
+  eg_group_norm_backward_io io = {
+      .gy = eg_exec_arg(ex, n, 0, "grad_out"),
+      .x = eg_exec_arg(ex, n, 1, "input"),
+      .mean = eg_exec_arg(ex, n, 2, "mean"),
+      .rstd = eg_exec_arg(ex, n, 3, "rstd"),
+      .weight = eg_exec_arg(ex, n, 4, "weight"),
+      .gx = at->mask[0] ? eg_exec_elem(ex, n, 0) : NULL,
+      .gw = at->mask[1] ? eg_exec_elem(ex, n, 1) : NULL,
+      .gb = at->mask[2] ? eg_exec_elem(ex, n, 2) : NULL,
+  };
+  eg_group_norm_backward_nchw_f32(&at->p, &io, ex->scratch);
+  return EG_OK;
+}
