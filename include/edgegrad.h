@@ -4,7 +4,8 @@
  * A training step (forward, loss, backward) is exported from PyTorch by the Python package
  * `edgegrad.export` into a graph file (`step.json`, format in docs/graph-format.md) and a
  * weights file (`step.safetensors`). This API loads such a graph, verifies it, and runs it on
- * portable CPU kernels.
+ * portable CPU kernels. It also decides, for a phone SoC, which nodes its NPU could run and why
+ * the others stay on the CPU (the compile section below).
  *
  * Worked example (error handling shortened; every call returns an eg_status):
  *
@@ -172,6 +173,97 @@ typedef struct eg_target_info {
 int eg_num_targets(void);
 /* Target `index` (0-based, table order). EG_ERR_ARGUMENT if out of range. */
 eg_status eg_get_target(int index, eg_target_info *out);
+
+/* ---- compiling for the NPU: placement -------------------------------------------------- *
+ * The first stage of compiling a model for a SoC decides, node by node, what the NPU (HTP) runs
+ * and why the rest stays on the CPU. NPU nodes are grouped into partitions: maximal connected
+ * groups that keep the graph acyclic, each run later as one NPU graph (docs/report-format.md).
+ *
+ * A node stays on the CPU, with one of these reasons, when (first that applies):
+ *   - edgegrad has no NPU lowering for its op:    "no NPU lowering for aten.relu"
+ *   - it computes in float and the SoC has no fp16 path:
+ *         "float ops need HTP V69+ with fp16; SM8350 is V68"
+ *   - its lowering needs a newer HTP generation:  "aten.X needs HTP V73+; SM8450 is V69"
+ *   - the caller skipped it:                      "skipped by --skip-op aten.relu",
+ *                                                 "skipped by --skip-node relu_3"
+ *   - the lowering declines this node:            its own reason
+ *   - it is a getitem:                            "follows its producer" (getitem nodes always
+ *                                                 take their producer's placement)
+ *
+ * This version has no NPU lowerings yet: every node is placed on the CPU ("no NPU lowering for
+ * aten.X"), there are no partitions, and no compiled program is written.
+ *
+ *     const char *skip[] = {"aten.relu"};
+ *     eg_compile_options opt = {.soc = "SM8650", .skip_ops = skip, .num_skip_ops = 1};
+ *     eg_compile_report *rep = NULL;
+ *     if (eg_compile_report_create(model, &opt, &rep) != EG_OK) { ... eg_last_error() ... }
+ *     for (int i = 0; i < eg_compile_report_num_nodes(rep); i++) {
+ *       eg_placement_info p;
+ *       eg_compile_report_node(rep, i, &p);
+ *       printf("%s: %s\n", p.name, p.placement == EG_PLACEMENT_NPU ? "npu" : p.reason);
+ *     }
+ *     eg_compile_report_write_json(rep, "report.json");
+ *     eg_compile_report_destroy(rep);
+ */
+
+typedef enum eg_placement { EG_PLACEMENT_CPU = 0, EG_PLACEMENT_NPU = 1 } eg_placement;
+
+typedef struct eg_compile_options {
+  /* The target SoC, a name `eg_get_target` lists ("SM8650", case-insensitive). Required. */
+  const char *soc;
+  /* Ops to keep on the CPU (`edgegrad compile --skip-op`): each a traced target
+   * ("aten.add.Tensor"), a target without ".default" ("aten.relu"), or an op name matching all
+   * its overloads ("aten.add"). NULL when num_skip_ops is 0. A name that matches no node is not
+   * an error: it gives a warning (eg_compile_report_warning). */
+  const char *const *skip_ops;
+  int num_skip_ops;
+  /* Nodes to keep on the CPU by node name (`--skip-node`); unmatched names give a warning. */
+  const char *const *skip_nodes;
+  int num_skip_nodes;
+  /* Non-zero (`--no-fallback`): fail with EG_ERR_UNSUPPORTED when any node would run on the CPU
+   * (the message gives the count and the first few nodes with their reasons). */
+  int no_fallback;
+} eg_compile_options;
+
+typedef struct eg_compile_report eg_compile_report;
+
+/* One node's placement. Strings belong to the report. */
+typedef struct eg_placement_info {
+  const char *name;        /* the node's name, e.g. "convolution_backward_1" */
+  const char *target;      /* its op as traced, e.g. "aten.convolution_backward.default" */
+  eg_placement placement;
+  int partition;           /* NPU: its partition (0-based); CPU: -1 */
+  const char *reason;      /* CPU: why, one sentence; NPU: NULL */
+} eg_placement_info;
+
+/* Places every node of `model` for options->soc. On success *out owns the result (free with
+ * eg_compile_report_destroy); it does not refer to the model, which may be destroyed first.
+ * Failures: EG_ERR_ARGUMENT for a NULL argument or an unknown SoC (the message lists the valid
+ * names); EG_ERR_NOMEM. With options->no_fallback and a node on the CPU the status is
+ * EG_ERR_UNSUPPORTED and *out is STILL set to the full report, so the caller can list the CPU
+ * nodes and write the report; it must destroy it. On every other failure *out is NULL. */
+eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
+                                   eg_compile_report **out);
+void eg_compile_report_destroy(eg_compile_report *report);
+
+/* The SoC placed for. */
+void eg_compile_report_target(const eg_compile_report *report, eg_target_info *out);
+/* Nodes in graph (topological) order; `index` in [0, num_nodes), else EG_ERR_ARGUMENT. */
+int eg_compile_report_num_nodes(const eg_compile_report *report);
+eg_status eg_compile_report_node(const eg_compile_report *report, int index,
+                                 eg_placement_info *out);
+/* Partitions, numbered in order of their first node. Partition `index` has *num_nodes nodes,
+ * given by node index (as in eg_compile_report_node) ascending in *nodes, which the report owns.
+ * EG_ERR_ARGUMENT if `index` is out of range. */
+int eg_compile_report_num_partitions(const eg_compile_report *report);
+eg_status eg_compile_report_partition(const eg_compile_report *report, int index,
+                                      int *num_nodes, const int32_t **nodes);
+/* Warnings about the options, one line each, e.g. "--skip-node relu_9: no node has this name". */
+int eg_compile_report_num_warnings(const eg_compile_report *report);
+const char *eg_compile_report_warning(const eg_compile_report *report, int index);
+/* Writes the report as JSON (docs/report-format.md) to `path`, atomically (a temporary file
+ * renamed over `path`). EG_ERR_IO if it cannot be written. */
+eg_status eg_compile_report_write_json(const eg_compile_report *report, const char *path);
 
 /* ---- .npy files ----------------------------------------------------------------------- */
 

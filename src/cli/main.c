@@ -2,8 +2,12 @@
  *
  *   edgegrad run MODEL.json --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
  *   edgegrad info MODEL.json [--json]
+ *   edgegrad targets
+ *   edgegrad compile MODEL.json --soc SOC [--report REPORT.json] [--skip-op OP]...
+ *                    [--skip-node NAME]... [--no-fallback]
  *
- * Exit status: 0 success; 1 a run failed or outputs differ from --expect; 2 bad usage or bad
+ * Exit status: 0 success; 1 a run failed, outputs differ from --expect, or compile
+ * --no-fallback found nodes for the CPU; 2 bad usage or bad
  * input (a file edgegrad cannot accept, an input missing, extra, or of the wrong type). Every
  * error is one line on stderr: "edgegrad: <where>: <what> (<values>): <rule>". */
 #include <errno.h>
@@ -48,6 +52,8 @@ static const char usage_main[] =
     "  run     run a model on .npy inputs and write its outputs as .npy files\n"
     "  info    show a model's inputs, outputs, ops and weights\n"
     "  targets list the Snapdragon SoCs (--soc names) and their HTP generation\n"
+    "  compile decide, node by node, what a SoC's NPU runs and why the rest stays on\n"
+    "          the CPU (placement report; no compiled program is written yet)\n"
     "\n"
     "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
 
@@ -490,6 +496,223 @@ static int cmd_targets(int argc, char **argv) {
   return 0;
 }
 
+/* ---- compile ---- */
+
+static const char usage_compile[] =
+    "usage: edgegrad compile MODEL.json --soc SOC [--report REPORT.json] [--skip-op OP]...\n"
+    "                        [--skip-node NAME]... [--no-fallback]\n"
+    "\n"
+    "Decides, node by node, what the NPU (Qualcomm HTP) of SOC would run and why every other\n"
+    "node stays on the CPU, groups the NPU nodes into partitions (maximal connected groups that\n"
+    "keep the graph acyclic) and prints a table per op: count on the NPU, count on the CPU, and\n"
+    "the reasons.\n"
+    "\n"
+    "What this version does NOT do yet: edgegrad has no NPU lowerings, so every node is placed\n"
+    "on the CPU (\"no NPU lowering for aten.X\") and there are no partitions; and no compiled\n"
+    "program (.egp) is written, so there is no -o/--output. (`edgegrad run` runs a model on\n"
+    "the CPU.)\n"
+    "\n"
+    "  --soc SOC            target SoC, e.g. SM8650 (`edgegrad targets` lists them). Float ops\n"
+    "                       need HTP V69+ with fp16: on SM8350 (V68) and on SM7675/SM8635\n"
+    "                       (QNN rejects fp16) every float node stays on the CPU\n"
+    "  --report FILE.json   write every node's placement, partition and reason as JSON\n"
+    "                       (docs/report-format.md); written also when --no-fallback fails\n"
+    "  --skip-op OP         keep nodes of op OP on the CPU: a traced target\n"
+    "                       (aten.add.Tensor), without .default (aten.relu), or an op name for\n"
+    "                       all its overloads (aten.add); repeatable\n"
+    "  --skip-node NAME     keep node NAME on the CPU (names: see --report); repeatable\n"
+    "                       A skip name matching no node prints a warning on stderr.\n"
+    "  --no-fallback        fail (exit 1) if any node would run on the CPU, listing each with\n"
+    "                       its reason\n"
+    "  -q, --quiet          print no table (warnings and errors still go to stderr)\n"
+    "\n"
+    "Exit status: 0 ok, 1 --no-fallback found CPU nodes, 2 bad usage, unknown SoC, or a model\n"
+    "edgegrad cannot load.\n";
+
+typedef struct compile_args {
+  const char *model, *report;
+  eg_compile_options opt;
+  const char **skip_ops, **skip_nodes; /* argv pointers, argc + 1 slots each */
+  bool quiet;
+} compile_args;
+
+static int parse_compile_args(int argc, char **argv, compile_args *ca) {
+  ca->skip_ops = calloc((size_t)argc + 1, sizeof(char *));
+  ca->skip_nodes = calloc((size_t)argc + 1, sizeof(char *));
+  if (!ca->skip_ops || !ca->skip_nodes) return fail(EXIT_FAIL, "compile: out of memory");
+  ca->opt.skip_ops = ca->skip_ops;
+  ca->opt.skip_nodes = ca->skip_nodes;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_next = i + 1 < argc;
+    if (is_help(a)) {
+      fputs(usage_compile, stdout);
+      return -1;
+    } else if (strcmp(a, "--soc") == 0 || strcmp(a, "--report") == 0 ||
+               strcmp(a, "--skip-op") == 0 || strcmp(a, "--skip-node") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "compile: %s needs a value (see edgegrad compile "
+                                 "--help)", a);
+      const char *v = argv[++i];
+      if (strcmp(a, "--report") == 0) ca->report = v;
+      else if (strcmp(a, "--soc") == 0) ca->opt.soc = v;
+      else if (strcmp(a, "--skip-op") == 0) ca->skip_ops[ca->opt.num_skip_ops++] = v;
+      else ca->skip_nodes[ca->opt.num_skip_nodes++] = v;
+    } else if (strcmp(a, "--no-fallback") == 0) {
+      ca->opt.no_fallback = 1;
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      ca->quiet = true;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+      return fail(EXIT_USAGE, "compile: %s: writing a compiled program (.egp) is not supported "
+                  "yet: compile reports the placement only (use --report FILE.json)", a);
+    } else if (a[0] == '-') {
+      return fail(EXIT_USAGE, "compile: option %s unknown (see edgegrad compile --help)", a);
+    } else if (ca->model) {
+      return fail(EXIT_USAGE, "compile: a second model %s: give one MODEL.json", a);
+    } else {
+      ca->model = a;
+    }
+  }
+  if (!ca->model) return fail(EXIT_USAGE, "compile: no model given (see edgegrad compile --help)");
+  if (!ca->opt.soc) {
+    char names[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < eg_num_targets() && used < sizeof names; i++) {
+      eg_target_info t;
+      if (eg_get_target(i, &t) == EG_OK)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", t.soc);
+    }
+    return fail(EXIT_USAGE, "compile: no --soc given: choose one of %s", names);
+  }
+  return 0;
+}
+
+/* One row of the per-op table: an op target and its distinct CPU reasons with counts. */
+typedef struct op_row {
+  const char *target;
+  int npu, cpu;
+  int n_reasons;
+  const char **reasons;
+  int *counts;
+} op_row;
+
+static void free_rows(op_row *rows, int n) {
+  for (int i = 0; i < n; i++) {
+    free(rows[i].reasons);
+    free(rows[i].counts);
+  }
+  free(rows);
+}
+
+/* Groups the report's nodes by op target (first-use order); NULL when out of memory. */
+static op_row *op_rows(const eg_compile_report *rep, int *n_rows) {
+  int n = eg_compile_report_num_nodes(rep);
+  op_row *rows = calloc((size_t)n + 1, sizeof *rows);
+  *n_rows = 0;
+  if (!rows) return NULL;
+  for (int i = 0; i < n; i++) {
+    eg_placement_info p;
+    if (eg_compile_report_node(rep, i, &p) != EG_OK) continue;
+    int k = 0;
+    while (k < *n_rows && strcmp(rows[k].target, p.target) != 0) k++;
+    op_row *row = &rows[k];
+    if (k == *n_rows) {
+      (*n_rows)++;
+      row->target = p.target;
+      row->reasons = calloc((size_t)n + 1, sizeof(char *));
+      row->counts = calloc((size_t)n + 1, sizeof(int));
+      if (!row->reasons || !row->counts) {
+        free_rows(rows, *n_rows);
+        return NULL;
+      }
+    }
+    if (p.placement == EG_PLACEMENT_NPU) {
+      row->npu++;
+      continue;
+    }
+    row->cpu++;
+    int r = 0;
+    while (r < row->n_reasons && strcmp(row->reasons[r], p.reason) != 0) r++;
+    if (r == row->n_reasons) row->reasons[row->n_reasons++] = p.reason;
+    row->counts[r]++;
+  }
+  return rows;
+}
+
+static int print_compile_table(const eg_compile_report *rep, const char *model) {
+  eg_target_info t;
+  eg_compile_report_target(rep, &t);
+  int n_rows, n = eg_compile_report_num_nodes(rep), on_npu = 0;
+  op_row *rows = op_rows(rep, &n_rows);
+  if (!rows) return fail(EXIT_FAIL, "compile: out of memory");
+  printf("%s for %s (%s, HTP V%d, %s)\n", model, t.soc, t.product, t.htp_arch,
+         t.has_float ? "fp16" : "no fp16");
+  printf("%-44s %5s %5s  %s\n", "op", "npu", "cpu", "why on the CPU");
+  for (int k = 0; k < n_rows; k++) {
+    const op_row *row = &rows[k];
+    on_npu += row->npu;
+    printf("%-44s %5d %5d  ", row->target, row->npu, row->cpu);
+    if (row->n_reasons == 0) printf("\n");
+    for (int r = 0; r < row->n_reasons; r++) {
+      if (r > 0) printf("%-44s %5s %5s  ", "", "", "");
+      if (row->n_reasons > 1) printf("(%d) ", row->counts[r]);
+      printf("%s\n", row->reasons[r]);
+    }
+  }
+  free_rows(rows, n_rows);
+  int n_parts = eg_compile_report_num_partitions(rep);
+  printf("total: %d nodes, %d on the NPU in %d partition%s, %d on the CPU\n", n, on_npu, n_parts,
+         n_parts == 1 ? "" : "s", n - on_npu);
+  for (int k = 0; k < n_parts; k++) {
+    int count;
+    const int32_t *nodes;
+    eg_placement_info first, last;
+    if (eg_compile_report_partition(rep, k, &count, &nodes) != EG_OK ||
+        eg_compile_report_node(rep, nodes[0], &first) != EG_OK ||
+        eg_compile_report_node(rep, nodes[count - 1], &last) != EG_OK)
+      continue;
+    printf("partition %d: %d node%s, %s .. %s\n", k, count, count == 1 ? "" : "s", first.name,
+           last.name);
+  }
+  printf("placement only: no compiled program (.egp) is written yet\n");
+  return 0;
+}
+
+/* --no-fallback failed: the library's one-line message, then every CPU node and why. */
+static int fail_no_fallback(const eg_compile_report *rep) {
+  fail(EXIT_FAIL, "%s", eg_last_error());
+  for (int i = 0; i < eg_compile_report_num_nodes(rep); i++) {
+    eg_placement_info p;
+    if (eg_compile_report_node(rep, i, &p) == EG_OK && p.placement == EG_PLACEMENT_CPU)
+      fprintf(stderr, "  %-32s %-44s %s\n", p.name, p.target, p.reason);
+  }
+  return EXIT_FAIL;
+}
+
+static int cmd_compile(int argc, char **argv) {
+  compile_args ca = {0};
+  int rc = parse_compile_args(argc, argv, &ca);
+  eg_model *m = NULL;
+  eg_compile_report *rep = NULL;
+  eg_status s = EG_OK;
+  if (rc == 0) s = eg_model_load(ca.model, &m);
+  if (rc == 0 && s == EG_OK) s = eg_compile_report_create(m, &ca.opt, &rep);
+  eg_status placed = s;
+  if (rc == 0 && s != EG_OK && !rep) rc = fail_status(s);
+  if (rc == 0) { /* a report exists: placement succeeded, or --no-fallback failed */
+    for (int i = 0; i < eg_compile_report_num_warnings(rep); i++)
+      fprintf(stderr, "edgegrad: warning: %s\n", eg_compile_report_warning(rep, i));
+    if (!ca.quiet) rc = print_compile_table(rep, ca.model);
+    if (rc == 0 && ca.report && (s = eg_compile_report_write_json(rep, ca.report)) != EG_OK)
+      rc = fail_status(s);
+    if (rc == 0 && placed != EG_OK) rc = fail_no_fallback(rep);
+  }
+  eg_compile_report_destroy(rep);
+  eg_model_destroy(m);
+  free(ca.skip_ops);
+  free(ca.skip_nodes);
+  return rc < 0 ? 0 : rc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_main, stderr);
@@ -507,6 +730,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(cmd, "targets") == 0) return cmd_targets(argc - 2, argv + 2);
-  return fail(EXIT_USAGE, "command '%s' unknown: use run, info or targets (see edgegrad --help)",
+  if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+  return fail(EXIT_USAGE, "command '%s' unknown: use run, info, targets or compile (see edgegrad "
+              "--help)",
               cmd);
 }

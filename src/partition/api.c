@@ -1,0 +1,221 @@
+/* api.c — eg_compile_report_* of the public API: the placement of a model's nodes for a SoC
+ * (partition.h does the work) and its JSON form (docs/report-format.md).
+ *
+ * A report copies the node names and targets it shows, so it outlives the model. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition/partition.h"
+#include "runtime/model.h"
+#include "util/error.h"
+#include "util/file.h"
+
+#define EG_REPORT_FORMAT "edgegrad.placement"
+#define EG_REPORT_VERSION 1
+
+struct eg_compile_report {
+  const eg_target *target;
+  eg_partitioning part;   /* its arena also holds names[] and targets[] */
+  const char **names;     /* per node */
+  const char **targets;   /* per node, as traced */
+};
+
+/* "N of M nodes would run on the CPU (a: why; b: why; c: why; and K more)". */
+static eg_status no_fallback_error(const eg_compile_report *r) {
+  int n_cpu = 0;
+  char listed[1024] = "";
+  size_t used = 0;
+  for (int32_t i = 0; i < r->part.n_nodes; i++) {
+    if (r->part.nodes[i].npu) continue;
+    if (n_cpu++ < 3 && used < sizeof listed)
+      used += (size_t)snprintf(listed + used, sizeof listed - used, "%s%s: %s",
+                               n_cpu > 1 ? "; " : "", r->names[i], r->part.nodes[i].reason);
+  }
+  if (n_cpu > 3 && used < sizeof listed)
+    snprintf(listed + used, sizeof listed - used, "; and %d more", n_cpu - 3);
+  return eg_error(EG_ERR_UNSUPPORTED, "compile for %s: %d of %d nodes would run on the CPU (%s): "
+                  "--no-fallback requires every node on the NPU", r->target->soc, n_cpu,
+                  r->part.n_nodes, listed);
+}
+
+static eg_status copy_names(eg_compile_report *r, const eg_graph *g) {
+  eg_arena *a = r->part.arena;
+  r->names = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
+  r->targets = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
+  if (!r->names || !r->targets) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    r->names[i] = eg_arena_strdup(a, g->nodes[i].name);
+    r->targets[i] = eg_op_target(g->nodes[i].op); /* static */
+    if (!r->names[i]) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  }
+  return EG_OK;
+}
+
+eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
+                                   eg_compile_report **out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_create: out is NULL");
+  *out = NULL;
+  if (!model || !options)
+    return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_create: model and options are required");
+  const eg_target *target = eg_target_find(options->soc);
+  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  eg_compile_report *r = calloc(1, sizeof *r);
+  if (!r) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  r->target = target;
+  eg_partition_options popt = {.target = target,
+                               .skip_ops = options->skip_ops,
+                               .n_skip_ops = options->num_skip_ops,
+                               .skip_nodes = options->skip_nodes,
+                               .n_skip_nodes = options->num_skip_nodes};
+  eg_status s = eg_partition_graph(model->graph, &popt, &r->part);
+  if (s == EG_OK) s = copy_names(r, model->graph);
+  if (s != EG_OK) {
+    eg_compile_report_destroy(r);
+    return s;
+  }
+  *out = r;
+  for (int32_t i = 0; options->no_fallback && i < r->part.n_nodes; i++)
+    if (!r->part.nodes[i].npu) return no_fallback_error(r);
+  return EG_OK;
+}
+
+void eg_compile_report_destroy(eg_compile_report *r) {
+  if (!r) return;
+  eg_partitioning_free(&r->part);
+  free(r);
+}
+
+void eg_compile_report_target(const eg_compile_report *r, eg_target_info *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (!r) return;
+  const eg_target *t = r->target;
+  *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
+                          .vtcm_mb = t->vtcm_mb,
+                          .has_float = (t->features & EG_HTP_FEATURE_FLOAT) != 0,
+                          .note = t->note};
+}
+
+int eg_compile_report_num_nodes(const eg_compile_report *r) { return r ? r->part.n_nodes : 0; }
+
+eg_status eg_compile_report_node(const eg_compile_report *r, int index, eg_placement_info *out) {
+  if (!r || !out || index < 0 || index >= r->part.n_nodes)
+    return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_node: index %d out of range [0, %d)",
+                    index, r ? r->part.n_nodes : 0);
+  const eg_node_placement *p = &r->part.nodes[index];
+  *out = (eg_placement_info){.name = r->names[index], .target = r->targets[index],
+                             .placement = p->npu ? EG_PLACEMENT_NPU : EG_PLACEMENT_CPU,
+                             .partition = p->partition, .reason = p->reason};
+  return EG_OK;
+}
+
+int eg_compile_report_num_partitions(const eg_compile_report *r) {
+  return r ? r->part.n_partitions : 0;
+}
+
+eg_status eg_compile_report_partition(const eg_compile_report *r, int index, int *num_nodes,
+                                      const int32_t **nodes) {
+  if (!r || !num_nodes || !nodes || index < 0 || index >= r->part.n_partitions)
+    return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_partition: index %d out of range "
+                    "[0, %d)", index, r ? r->part.n_partitions : 0);
+  *num_nodes = r->part.partitions[index].n_nodes;
+  *nodes = r->part.partitions[index].nodes;
+  return EG_OK;
+}
+
+int eg_compile_report_num_warnings(const eg_compile_report *r) {
+  return r ? r->part.n_warnings : 0;
+}
+
+const char *eg_compile_report_warning(const eg_compile_report *r, int index) {
+  return r && index >= 0 && index < r->part.n_warnings ? r->part.warnings[index] : NULL;
+}
+
+/* ---- JSON ---- */
+
+/* A JSON string of `s`; bytes that are not valid UTF-8 (a skip name from a command line, in a
+ * warning) become '?' rather than failing the whole report. */
+static json_t *json_text(const char *s) {
+  json_t *j = json_string(s);
+  if (j) return j;
+  char *copy = strdup(s);
+  if (!copy) return NULL;
+  for (char *c = copy; *c; c++)
+    if ((unsigned char)*c >= 0x80) *c = '?';
+  j = json_string(copy);
+  free(copy);
+  return j;
+}
+
+static json_t *nodes_json(const eg_compile_report *r) {
+  json_t *arr = json_array();
+  for (int32_t i = 0; arr && i < r->part.n_nodes; i++) {
+    const eg_node_placement *p = &r->part.nodes[i];
+    json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "name", r->names[i], "target",
+                          r->targets[i], "placement", p->npu ? "npu" : "cpu", "partition",
+                          p->npu ? json_integer(p->partition) : json_null(), "reason",
+                          p->npu ? json_null() : json_text(p->reason));
+    if (!o || json_array_append_new(arr, o) != 0) {
+      json_decref(arr);
+      return NULL;
+    }
+  }
+  return arr;
+}
+
+static json_t *partitions_json(const eg_compile_report *r) {
+  json_t *arr = json_array();
+  for (int32_t k = 0; arr && k < r->part.n_partitions; k++) {
+    const eg_partition *part = &r->part.partitions[k];
+    json_t *names = json_array();
+    for (int32_t j = 0; names && j < part->n_nodes; j++)
+      if (json_array_append_new(names, json_string(r->names[part->nodes[j]])) != 0) {
+        json_decref(names);
+        names = NULL;
+      }
+    json_t *o = names ? json_pack("{s:i, s:o}", "id", (int)k, "nodes", names) : NULL;
+    if (!o || json_array_append_new(arr, o) != 0) {
+      json_decref(arr);
+      return NULL;
+    }
+  }
+  return arr;
+}
+
+static json_t *report_json(const eg_compile_report *r) {
+  json_t *warnings = json_array();
+  for (int32_t i = 0; warnings && i < r->part.n_warnings; i++)
+    if (json_array_append_new(warnings, json_text(r->part.warnings[i])) != 0) {
+      json_decref(warnings);
+      warnings = NULL;
+    }
+  json_t *nodes = nodes_json(r), *parts = partitions_json(r);
+  if (!warnings || !nodes || !parts) {
+    json_decref(warnings);
+    json_decref(nodes);
+    json_decref(parts);
+    return NULL;
+  }
+  const eg_target *t = r->target;
+  /* "o" steals the references, also when json_pack fails */
+  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:o, s:o, s:o}", "format", EG_REPORT_FORMAT,
+                   "version", EG_REPORT_VERSION, "soc", t->soc, "product", t->product,
+                   "htp_arch", t->htp_arch, "fp16", (t->features & EG_HTP_FEATURE_FLOAT) != 0,
+                   "nodes", nodes, "partitions", parts, "warnings", warnings);
+}
+
+eg_status eg_compile_report_write_json(const eg_compile_report *r, const char *path) {
+  if (!r || !path)
+    return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_write_json: report and path are "
+                    "required");
+  json_t *root = report_json(r);
+  char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+  json_decref(root);
+  if (!text) return eg_error(EG_ERR_NOMEM, "%s: out of memory writing the report", path);
+  eg_file_part parts[2] = {{text, strlen(text)}, {"\n", 1}};
+  eg_status s = eg_file_write_atomic(path, parts, 2);
+  free(text);
+  return s;
+}

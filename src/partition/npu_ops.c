@@ -1,0 +1,121 @@
+/* npu_ops.c — the op -> NPU builder table (see npu_ops.h).
+ *
+ * Every op of ops.def has a row here, in the same order and families; the array is sized by its
+ * designated entries and a _Static_assert ties it to EG_OP_COUNT, so an op added at the end of
+ * ops.def without a row here fails to compile (one added in the middle defaults to NULL, which
+ * is the safe answer: "no NPU lowering").
+ *
+ * Honest state of this version: the QNN-modelled HTP backend graph and executor are being built
+ * and no builder exists yet, so every row is NO_LOWERING and the partitioner places every node
+ * on the CPU with the reason "no NPU lowering for aten.X". A builder lands by replacing its op's
+ * NO_LOWERING with `&eg_npu_builder_<id>` (declared in npu_ops.h). */
+#include <stddef.h>
+
+#include "partition/npu_ops.h"
+
+#define NO_LOWERING NULL
+
+const eg_npu_builder *const eg_npu_builders[] = {
+    /* tuples: never consulted — a getitem takes its producer's placement (partition.c) */
+    [EG_OP_getitem] = NO_LOWERING,
+
+    /* convolution (src/ops/conv.c) */
+    [EG_OP_convolution] = NO_LOWERING,
+    [EG_OP_convolution_backward] = NO_LOWERING,
+
+    /* matrix products (src/ops/matmul.c) */
+    [EG_OP_mm] = NO_LOWERING,
+    [EG_OP_addmm] = NO_LOWERING,
+
+    /* shape and copies (src/ops/shape.c) */
+    [EG_OP_t] = NO_LOWERING,
+    [EG_OP_view] = NO_LOWERING,
+    [EG_OP__unsafe_view] = NO_LOWERING,
+    [EG_OP__reshape_alias] = NO_LOWERING,
+    [EG_OP_reshape] = NO_LOWERING,
+    [EG_OP_permute] = NO_LOWERING,
+    [EG_OP_expand] = NO_LOWERING,
+    [EG_OP_detach] = NO_LOWERING,
+    [EG_OP_lift_fresh_copy] = NO_LOWERING,
+    [EG_OP_clone] = NO_LOWERING,
+    [EG_OP__to_copy] = NO_LOWERING,
+
+    /* creation (src/ops/shape.c) */
+    [EG_OP_ones_like] = NO_LOWERING,
+    [EG_OP_zeros_like] = NO_LOWERING,
+    [EG_OP_full] = NO_LOWERING,
+
+    /* elementwise (src/ops/elementwise.c) */
+    [EG_OP_relu] = NO_LOWERING,
+    [EG_OP_threshold_backward] = NO_LOWERING,
+    [EG_OP_add_Tensor] = NO_LOWERING,
+    [EG_OP_add_Scalar] = NO_LOWERING,
+    [EG_OP_sub_Tensor] = NO_LOWERING,
+    [EG_OP_sub_Scalar] = NO_LOWERING,
+    [EG_OP_rsub_Scalar] = NO_LOWERING,
+    [EG_OP_mul_Tensor] = NO_LOWERING,
+    [EG_OP_mul_Scalar] = NO_LOWERING,
+    [EG_OP_div_Tensor] = NO_LOWERING,
+    [EG_OP_div_Tensor_mode] = NO_LOWERING,
+    [EG_OP_div_Scalar] = NO_LOWERING,
+    [EG_OP_neg] = NO_LOWERING,
+
+    /* reductions (src/ops/reduce.c) */
+    [EG_OP_sum_default] = NO_LOWERING,
+    [EG_OP_sum_dim_IntList] = NO_LOWERING,
+    [EG_OP_mean_default] = NO_LOWERING,
+    [EG_OP_mean_dim] = NO_LOWERING,
+
+    /* softmax and losses (src/ops/loss.c) */
+    [EG_OP__log_softmax] = NO_LOWERING,
+    [EG_OP__log_softmax_backward_data] = NO_LOWERING,
+    [EG_OP_nll_loss_forward] = NO_LOWERING,
+    [EG_OP_nll_loss_backward] = NO_LOWERING,
+    [EG_OP_mse_loss] = NO_LOWERING,
+    [EG_OP_mse_loss_backward] = NO_LOWERING,
+
+    /* normalisation (src/ops/norm.c) */
+    [EG_OP_native_batch_norm] = NO_LOWERING,
+    [EG_OP_native_batch_norm_backward] = NO_LOWERING,
+    [EG_OP_native_group_norm] = NO_LOWERING,
+    [EG_OP_native_group_norm_backward] = NO_LOWERING,
+
+    /* pooling (src/ops/pool.c) */
+    [EG_OP_max_pool2d_with_indices] = NO_LOWERING,
+    [EG_OP_max_pool2d_with_indices_backward] = NO_LOWERING,
+    [EG_OP_avg_pool2d] = NO_LOWERING,
+    [EG_OP_avg_pool2d_backward] = NO_LOWERING,
+    [EG_OP__adaptive_avg_pool2d] = NO_LOWERING,
+    [EG_OP__adaptive_avg_pool2d_backward] = NO_LOWERING,
+    [EG_OP_adaptive_max_pool2d] = NO_LOWERING,
+    [EG_OP_adaptive_max_pool2d_backward] = NO_LOWERING,
+
+    /* activations (src/ops/activation.c) */
+    [EG_OP_hardtanh] = NO_LOWERING,
+    [EG_OP_hardtanh_backward] = NO_LOWERING,
+    [EG_OP_sigmoid] = NO_LOWERING,
+    [EG_OP_sigmoid_backward] = NO_LOWERING,
+    [EG_OP_tanh] = NO_LOWERING,
+    [EG_OP_tanh_backward] = NO_LOWERING,
+    [EG_OP_silu] = NO_LOWERING,
+    [EG_OP_silu_backward] = NO_LOWERING,
+
+    /* joining, slicing and creation (src/ops/tensor.c) */
+    [EG_OP_cat] = NO_LOWERING,
+    [EG_OP_split_Tensor] = NO_LOWERING,
+    [EG_OP_split_with_sizes] = NO_LOWERING,
+    [EG_OP_slice_Tensor] = NO_LOWERING,
+    [EG_OP_slice_backward] = NO_LOWERING,
+    [EG_OP_select_int] = NO_LOWERING,
+    [EG_OP_select_backward] = NO_LOWERING,
+    [EG_OP_squeeze_dim] = NO_LOWERING,
+    [EG_OP_squeeze_default] = NO_LOWERING,
+    [EG_OP_unsqueeze] = NO_LOWERING,
+    [EG_OP_repeat] = NO_LOWERING,
+    [EG_OP_empty_memory_format] = NO_LOWERING,
+    [EG_OP_empty_like] = NO_LOWERING,
+    [EG_OP_fill_Scalar] = NO_LOWERING,
+    [EG_OP_new_zeros] = NO_LOWERING,
+};
+_Static_assert(sizeof eg_npu_builders / sizeof eg_npu_builders[0] == EG_OP_COUNT,
+               "ops.def and the NPU builder table disagree: give every op a row");

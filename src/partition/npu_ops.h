@@ -1,0 +1,52 @@
+/* npu_ops.h — which graph ops the NPU (HTP) backend can lower, and what each lowering needs.
+ *
+ * One const table, eg_npu_builders, indexed by eg_op: entry `op` is the builder that lowers
+ * nodes of that op into the QNN-modelled NPU graph, or NULL when no lowering exists. A builder
+ * states its requirements as data (the lowest HTP generation its QNN ops run on) and may decline
+ * an individual node with a reason (e.g. "group 2 > 1: TransposeConv2d lowering needs group 1").
+ *
+ * Contract with the partitioner (partition.c), which consults this table in a fixed order:
+ *   1. no builder                       -> CPU, "no NPU lowering for aten.X"
+ *   2. float tensors on a target without the FLOAT feature
+ *                                       -> CPU, "float ops need HTP V69+ with fp16; ..."
+ *   3. target HTP arch < min_htp_arch   -> CPU, "aten.X needs HTP V73+; SM8450 is V69"
+ *   4. user skip lists (--skip-op, --skip-node)
+ *   5. builder->supports() says no      -> CPU, the builder's reason
+ * So a builder is only ever offered nodes that already pass the generic gates: supports() never
+ * sees a float node on V68 or on a part whose QNN rejects fp16, and needs no arch checks of its
+ * own beyond what min_htp_arch expresses.
+ *
+ * Registering a builder (when src/backends/htp grows one per ATen op): define a
+ * `const eg_npu_builder eg_npu_builder_<id>` in the builder's file, declare it below, and replace
+ * the op's NULL in npu_ops.c with its address. The lowering entry point (`lower`, which emits
+ * QNN ops into the backend graph) is added to the struct together with the backend graph type;
+ * today no builder exists, so every node is placed on the CPU. */
+#ifndef EG_PARTITION_NPU_OPS_H
+#define EG_PARTITION_NPU_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ir/graph.h"
+#include "target/targets.h"
+
+typedef struct eg_npu_builder {
+  /* Its mapping, for messages and docs, e.g.
+   * "aten.convolution_backward [T,F,F] -> Transpose + TransposeConv2d". */
+  const char *mapping;
+  /* The lowest HTP generation (68, 69, 73, ...) whose QNN ops this lowering uses; 0: any. */
+  int min_htp_arch;
+  /* Whether this builder can lower node `n` of `g` on target `t`. On false it writes one
+   * sentence into reason[size] saying why (e.g. "dilation [2, 2]: TransposeConv2d lowering
+   * needs dilation 1"); the partitioner shows it to the user verbatim. Must not modify
+   * anything; only called for nodes that passed the generic gates (see above). */
+  bool (*supports)(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
+                   size_t size);
+} eg_npu_builder;
+
+/* The builder of each op, NULL where no NPU lowering exists (today: every op). */
+extern const eg_npu_builder *const eg_npu_builders[EG_OP_COUNT];
+
+/* Builders defined by the backend are declared here as they are added. (None yet.) */
+
+#endif

@@ -1,0 +1,75 @@
+/* partition.h — deciding, node by node, what the NPU runs on a target and why not.
+ *
+ * eg_partition_graph takes a verified graph, a target SoC and the user's skip lists, and gives
+ * every node a placement: NPU (with the id of the partition it belongs to) or CPU (with one
+ * sentence saying why). Partitions are maximal connected groups of NPU nodes such that the graph
+ * of partitions and CPU nodes stays acyclic, so each partition can run as one NPU graph
+ * (algorithm in partition.c).
+ *
+ * The per-op decisions come from a builder table (npu_ops.h). Tests inject their own table to
+ * pretend ops are NPU-capable and check grouping, acyclicity and reasons without real builders.
+ *
+ * Invariants of a result: every node has a placement; a CPU node has partition -1 and a non-empty
+ * reason; an NPU node has a partition in [0, n_partitions) and a NULL reason; each partition's
+ * node list is non-empty and ascending (a topological order); partitions are numbered in order of
+ * their first node; a getitem has its producer's placement and partition. */
+#ifndef EG_PARTITION_PARTITION_H
+#define EG_PARTITION_PARTITION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/graph.h"
+#include "partition/npu_ops.h"
+#include "target/targets.h"
+#include "util/arena.h"
+
+typedef struct eg_partition_options {
+  /* The SoC to place for (eg_target_find); required. */
+  const eg_target *target;
+  /* Ops to keep on the CPU: each a traced target ("aten.add.Tensor"), a target without its
+   * ".default" overload ("aten.relu"), or an overload packet matching all overloads
+   * ("aten.add" matches aten.add.Tensor and aten.add.Scalar). A name matching no node gives a
+   * warning. */
+  const char *const *skip_ops;
+  int n_skip_ops;
+  /* Nodes to keep on the CPU, by node name. A name matching no node gives a warning. */
+  const char *const *skip_nodes;
+  int n_skip_nodes;
+  /* The builder table, EG_OP_COUNT entries; NULL means eg_npu_builders. Tests inject theirs. */
+  const eg_npu_builder *const *builders;
+} eg_partition_options;
+
+typedef struct eg_node_placement {
+  bool npu;
+  int32_t partition;   /* NPU: partition id; CPU: -1 */
+  const char *reason;  /* CPU: why, one sentence; NPU: NULL */
+} eg_node_placement;
+
+typedef struct eg_partition {
+  int32_t n_nodes;
+  int32_t *nodes;      /* node indices, ascending */
+} eg_partition;
+
+typedef struct eg_partitioning {
+  eg_arena *arena;             /* owns everything below */
+  int32_t n_nodes;             /* == the graph's */
+  eg_node_placement *nodes;    /* per node index */
+  int32_t n_partitions;
+  eg_partition *partitions;
+  int32_t n_warnings;
+  const char **warnings;       /* e.g. "--skip-node relu_9: no node has this name" */
+} eg_partitioning;
+
+/* Places every node of `g` (verified: values' roles and defining nodes set, nodes in topological
+ * order). On success *out holds the result (free with eg_partitioning_free); on failure
+ * (EG_ERR_ARGUMENT for a NULL argument or target, EG_ERR_NOMEM) *out is zeroed. */
+eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
+                             eg_partitioning *out);
+void eg_partitioning_free(eg_partitioning *p);
+
+/* The op's user-facing name: its traced target without a ".default" overload
+ * ("aten.convolution_backward", "aten.add.Tensor", "getitem"). */
+const char *eg_op_display_name(eg_op op, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# test_compile.sh EDGEGRAD WORKDIR — `edgegrad compile` end to end on the committed fixture
+# (tests/data/tiny_step.json): the per-op table and the placement report for several SoCs (no
+# NPU lowerings exist yet, so every node must be on the CPU with its exact reason and there must
+# be no partitions), --no-fallback listing every CPU node, skip-list warnings, and usage errors
+# (unknown SoC, -o/--output, which compile does not accept yet).
+set -u
+exe=$1
+work=$2
+data=$(cd "$(dirname "$0")/../data" && pwd)
+rm -rf "$work" && mkdir -p "$work"
+passed=0
+failed=0
+py=/usr/bin/python3
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect_fail CODE NEEDLE -- CMD...: exit status CODE, one stderr line containing NEEDLE.
+expect_fail() {
+  local code=$1 needle=$2
+  shift 3
+  "$@" >"$work/out.txt" 2>"$work/err.txt"
+  local rc=$? lines
+  lines=$(wc -l <"$work/err.txt")
+  if [[ $rc -ne $code || $lines -ne 1 ]] || ! grep -qF -- "$needle" "$work/err.txt"; then
+    bad "$* -> exit $rc, stderr: $(cat "$work/err.txt") (wanted exit $code and '$needle')"
+  else
+    ok
+  fi
+}
+
+model=$data/tiny_step.json
+
+# help tells the truth: placement only, no compiled program, no -o
+if $exe compile --help >"$work/help.txt" && grep -q "usage: edgegrad compile" "$work/help.txt" &&
+    grep -q "no compiled" "$work/help.txt" && grep -q "no -o/--output" "$work/help.txt"; then ok
+else bad "compile --help"; fi
+if $exe --help | grep -q "^  compile "; then ok; else bad "edgegrad --help does not list compile"; fi
+
+# check_report REPORT SOC ARCH: valid JSON, every node of the fixture once, in order, on the CPU
+# with its exact reason; no partitions.
+check_report() {
+  $py - "$1" "$model" "$2" "$3" <<'EOF'
+import json, sys
+rep, graph = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+soc, arch = sys.argv[3], int(sys.argv[4])
+assert rep["format"] == "edgegrad.placement" and rep["version"] == 1, rep.get("format")
+assert rep["soc"] == soc and rep["htp_arch"] == arch, (rep["soc"], rep["htp_arch"])
+assert rep["fp16"] == (soc not in ("SM8350", "SM7675", "SM8635")), rep["fp16"]
+assert [n["name"] for n in rep["nodes"]] == [n["name"] for n in graph["nodes"]]
+for n, g in zip(rep["nodes"], graph["nodes"]):
+    assert set(n) == {"name", "target", "placement", "partition", "reason"}, n
+    assert n["target"] == g["target"], n
+    assert n["placement"] == "cpu" and n["partition"] is None, n
+    t = g["target"]
+    want = ("follows its producer" if t == "getitem" else
+            "no NPU lowering for " + (t[:-len(".default")] if t.endswith(".default") else t))
+    assert n["reason"] == want, (n, want)
+assert rep["partitions"] == [], rep["partitions"]
+EOF
+}
+
+# compile for several SoCs: table on stdout, report written atomically
+declare -A arch=([SM8450]=69 [SM8650]=75 [SM8850]=81 [SM8350]=68 [SM8635]=73)
+for soc in SM8450 SM8650 SM8850 SM8350 SM8635; do
+  if $exe compile "$model" --soc "$soc" --report "$work/$soc.json" >"$work/$soc.txt" 2>"$work/$soc.err"
+  then ok; else bad "compile --soc $soc: $(cat "$work/$soc.err")"; continue; fi
+  [[ -s "$work/$soc.err" ]] && bad "compile --soc $soc wrote to stderr: $(cat "$work/$soc.err")" || ok
+  if check_report "$work/$soc.json" "$soc" "${arch[$soc]}" 2>"$work/check.txt"; then ok
+  else bad "report for $soc: $(tail -3 "$work/check.txt")"; fi
+  grep -q "for $soc (.*HTP V${arch[$soc]}" "$work/$soc.txt" && ok || bad "$soc: no header line"
+  if grep -Eq '^aten\.convolution_backward\.default +0 +2 +no NPU lowering for aten\.convolution_backward$' \
+      "$work/$soc.txt"; then ok; else bad "$soc: table row for convolution_backward: $(cat "$work/$soc.txt")"; fi
+  grep -Eq '^getitem +0 +8 +follows its producer$' "$work/$soc.txt" && ok || bad "$soc: getitem row"
+  grep -q "^total: 35 nodes, 0 on the NPU in 0 partitions, 35 on the CPU$" "$work/$soc.txt" && ok ||
+    bad "$soc: total line: $(cat "$work/$soc.txt")"
+  grep -q "no compiled program (.egp) is written yet" "$work/$soc.txt" && ok || bad "$soc: no .egp note"
+done
+if ls "$work" | grep -q "\.tmp\."; then bad "temporary report files left behind"; else ok; fi
+# SoC names are case-insensitive; -q prints no table
+if $exe compile "$model" --soc sm8650 -q >"$work/q.txt" 2>&1 && [[ ! -s "$work/q.txt" ]]; then ok
+else bad "compile --soc sm8650 -q: $(cat "$work/q.txt")"; fi
+
+# --no-fallback: exit 1, one summary line then every CPU node with its reason; report still written
+$exe compile "$model" --soc SM8650 --no-fallback --report "$work/nf.json" >"$work/nf.txt" 2>"$work/nf.err"
+rc=$?
+[[ $rc -eq 1 ]] && ok || bad "--no-fallback exit $rc, wanted 1"
+head -1 "$work/nf.err" | grep -q "^edgegrad: compile for SM8650: 35 of 35 nodes would run on the CPU (" &&
+  ok || bad "--no-fallback summary line: $(head -1 "$work/nf.err")"
+if $py - "$work/nf.err" "$model" <<'EOF'
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()[1:]
+names = [n["name"] for n in json.load(open(sys.argv[2]))["nodes"]]
+assert len(lines) == len(names), (len(lines), len(names))
+for line, name in zip(lines, names):
+    f = line.split()
+    assert f[0] == name and ("no NPU lowering for aten." in line or "follows its producer" in line), line
+EOF
+then ok; else bad "--no-fallback does not list every node with its reason: $(cat "$work/nf.err")"; fi
+check_report "$work/nf.json" SM8650 75 2>/dev/null && ok || bad "--no-fallback: report not written"
+
+# skip lists: a name matching nothing warns on stderr; a matching one does not
+$exe compile "$model" --soc SM8650 --skip-op aten.relu --skip-node relu --skip-node nosuch \
+  --skip-op aten.nosuch --report "$work/skip.json" >"$work/skip.txt" 2>"$work/skip.err"
+rc=$?
+[[ $rc -eq 0 ]] && ok || bad "compile with skips: exit $rc"
+grep -qx "edgegrad: warning: --skip-node nosuch: no node has this name" "$work/skip.err" && ok ||
+  bad "no warning for --skip-node nosuch: $(cat "$work/skip.err")"
+grep -q "^edgegrad: warning: --skip-op aten.nosuch: no node has this op" "$work/skip.err" && ok ||
+  bad "no warning for --skip-op aten.nosuch: $(cat "$work/skip.err")"
+[[ $(wc -l <"$work/skip.err") -eq 2 ]] && ok || bad "unexpected warnings: $(cat "$work/skip.err")"
+$py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["warnings"]) == 2 and r["warnings"][0].startswith("--skip-op aten.nosuch"), r["warnings"]
+' "$work/skip.json" && ok || bad "report warnings"
+
+# usage errors: each exit 2 with one line
+expect_fail 2 "unknown SoC: choose one of SM8350, SM8450, SM8475, SM7675, SM8550, SM8635, SM8650, SM8750, SM8850" \
+  -- $exe compile "$model" --soc SM9999
+expect_fail 2 "no --soc given: choose one of SM8350" -- $exe compile "$model"
+expect_fail 2 "not supported yet" -- $exe compile "$model" --soc SM8650 -o "$work/m.egp"
+expect_fail 2 "not supported yet" -- $exe compile "$model" --soc SM8650 --output "$work/m.egp"
+[[ -e "$work/m.egp" ]] && bad "-o wrote a file" || ok
+expect_fail 2 "option --bogus unknown" -- $exe compile "$model" --soc SM8650 --bogus
+expect_fail 2 "--skip-op needs a value" -- $exe compile "$model" --soc SM8650 --skip-op
+expect_fail 2 "no model given" -- $exe compile --soc SM8650
+expect_fail 2 "a second model" -- $exe compile "$model" "$model" --soc SM8650
+expect_fail 2 "cannot open" -- $exe compile "$work/nope.json" --soc SM8650
+expect_fail 2 "cannot create" -- $exe compile "$model" --soc SM8650 -q --report "$work/no/such/dir/r.json"
+
+echo "compile: $passed passed, $failed failed"
+[[ $failed -eq 0 && $passed -gt 0 ]]
