@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs the Debian packages edgegrad needs, if any are missing.
 #
-#   scripts/install-deps.sh build   compiler, CMake, jansson (JSON), OpenBLAS (CBLAS sgemm)
+#   scripts/install-deps.sh build   compiler, CMake, jansson (JSON), OpenBLAS built for OpenMP
+#                                   (CBLAS sgemm sharing the OpenMP thread pool)
 #   scripts/install-deps.sh test    the above plus Debian's python3-torch and numpy (the oracle)
 #
 # Idempotent and silent when everything is present. Installing needs root (apt-get); run as
 # another user with everything missing, it says what to install and fails.
 set -euo pipefail
 
-build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-dev)
+build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev)
 test_pkgs=(python3 python3-torch python3-numpy)
 
 case "${1:-build}" in

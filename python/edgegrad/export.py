@@ -3,21 +3,29 @@
 The format is specified in docs/graph-format.md; usage in docs/export.md.
 
 Contract:
-- ``export_function(fn, example_args, path, ...)`` traces ``fn(*example_args)`` into ATen ops
-  with ``make_fx`` (real tensors) and writes ``path + ".json"`` (the graph) and
+- ``export_function(fn, example_args, path, ...)`` traces ``fn(*example_args)`` into a
+  functional graph of ATen ops (``_functional.functional_trace``: ``make_fx`` with real
+  tensors, then ``functionalize``) and writes ``path + ".json"`` (the graph) and
   ``path + ".safetensors"`` (statics: frozen arguments and traced tensor constants). ``path`` is
   a stem: the two suffixes are always appended, never substituted.
 - ``export_training_step(model, loss_fn, example_inputs, path, ...)`` builds the step
-  ``loss = loss_fn(model(input), target); grads = autograd.grad(loss, trainable)`` and exports
-  it with ``export_function``.
-- The graph records what ``make_fx`` traced, node for node: targets, positional and keyword
-  arguments, tuple results with ``null`` for ``None`` elements, ``getitem`` nodes (a ``getitem``
-  of a ``None`` element has ``"output": null``). Each getitem of a present element defines a new
-  tensor value; the tuple's element values are defined by the node that made the tuple.
+  ``loss = loss_fn(model(input), target); grads = autograd.grad(loss, trainable)`` with the
+  model's parameters and buffers as arguments, and exports it. Buffers the step writes (e.g.
+  BatchNorm running statistics in train mode) are state: runtime inputs ``B`` with outputs
+  ``new_B``; buffers it only reads are statics, like frozen parameters.
+- The graph holds what the functionalized trace holds, node for node: targets, positional and
+  keyword arguments, tuple results with ``null`` for ``None`` elements, ``getitem`` nodes (a
+  ``getitem`` of a ``None`` element has ``"output": null``), except that writes are made
+  explicit: ``copy_`` nodes become state outputs, ``alias``/``lift_fresh_copy`` are dropped (an
+  identity in a graph of immutable values) and training-mode ``native_batch_norm``'s hidden
+  running-statistics update becomes nodes. Every op in a file is pure. Each getitem of a present
+  element defines a new tensor value; the tuple's element values are defined by the node that
+  made the tuple.
 - Whatever the format cannot represent is refused with a ValueError naming the node or output
   at fault: non-tensor or ``None`` outputs, argument types outside the format's ARG table (e.g.
-  strings), dtypes outside its list, ranks above 8, in-place writes whose effect a dense SSA
-  graph would lose, and views whose strides are not those of a plain reshape.
+  strings), dtypes outside its list, ranks above 8, writes into arguments that are not state,
+  writes no trace declares, views whose strides are not those of a plain reshape, BatchNorm
+  with ``momentum=None`` in train mode.
 - Both files are written atomically (temporary file + ``os.replace``), weights first.
 """
 import inspect
@@ -28,10 +36,10 @@ import os
 
 import torch
 import torch.fx
-from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import safetensors
 from ._files import write_atomic
+from ._functional import functional_trace
 
 FORMAT_VERSION = 1
 MAX_RANK = 8
@@ -70,60 +78,77 @@ def export_function(fn, example_args, path, *, arg_names=None, output_names=None
     for ``*args``. ``static_args``: names of arguments frozen into the safetensors file (listed
     in "statics"); all other arguments are runtime "inputs", in call order.
     ``output_names``: one unique name per returned tensor; default ``out0``, ``out1``, ...
-    ``fn`` must return a tensor or a tuple/list of tensors. Returns an ExportResult.
-    Raises ValueError for anything the format cannot represent.
+    ``fn`` must return a tensor or a tuple/list of tensors. The graph is functionalized
+    (in-place ops become functional ones); ``fn`` may not write into its arguments.
+    Returns an ExportResult. Raises ValueError for anything the format cannot represent.
     """
     args = _copy_args(example_args)
     names = _arg_names(fn, args, arg_names)
     static = _static_set(names, static_args)
-    gm = make_fx(fn, tracing_mode="real")(*_copy_args(args))
-    results = _record(gm, _copy_args(args))
-    _check_mutations(gm, results, names)
-    _check_strided_views(gm, results)
-    graph, weights = _Encoder(gm, results, names, static).encode()
-    _name_outputs(graph, output_names)
-    graph["reference"] = _reference(fn, args, graph)
-    return _write(path, graph, weights)
+    trace = functional_trace(fn, args, names)
+    return _export(trace, fn, args, names, static, output_names, path)
 
 
 def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None,
                          input_names=("input", "target"), input_grad=False):
-    """Export one training step of ``model`` with loss ``loss_fn``.
+    """Export one training step of ``model`` with loss ``loss_fn``, state included.
 
-    The step computes ``out = functional_call(model, params, (input,))``,
+    The step computes ``out = functional_call(model, params and buffers, (input,))``,
     ``loss = loss_fn(out, *rest)`` and ``torch.autograd.grad(loss, trainable [+ input])``, where
-    ``(input, *rest) = example_inputs`` (named by ``input_names``, same length).
-    Runtime inputs: the example inputs, then each trainable parameter named with dots replaced
-    by '_' (``conv1.weight`` -> ``conv1_weight``). Frozen parameters are statics stored under
-    their dotted names. Outputs: ``loss``, ``grad_<param_name>`` per trainable parameter in
-    ``model.named_parameters()`` order, then ``grad_input`` if ``input_grad``.
+    ``(input, *rest) = example_inputs`` (named by ``input_names``, same length), with the model
+    in the mode it is in (train/eval).
+    Runtime inputs: the example inputs, then each trainable parameter, then each buffer the step
+    updates (state), named with dots replaced by '_' (``conv1.weight`` -> ``conv1_weight``,
+    ``bn.running_mean`` -> ``bn_running_mean``). Frozen parameters and the buffers the step
+    only reads (e.g. BatchNorm in eval mode) are statics stored under their dotted names.
+    Outputs: ``loss``, ``grad_<param_name>`` per trainable parameter in
+    ``model.named_parameters()`` order, ``grad_input`` if ``input_grad``, then
+    ``new_<buffer_name>`` per updated buffer in ``model.named_buffers()`` order.
     ``trainable``: None for all parameters, else an iterable of parameter names.
-    Models with buffers (e.g. BatchNorm) are refused: the format has no mutable state yet.
     """
-    if any(True for _ in model.buffers()):
-        buffers = ", ".join(name for name, _ in model.named_buffers())
-        raise ValueError(f"model has buffers ({buffers}): models with state (e.g. BatchNorm "
-                         "running statistics) are not exportable yet")
     example_inputs, input_names = tuple(example_inputs), tuple(input_names)
     if len(example_inputs) != len(input_names) or not example_inputs:
         raise ValueError(f"{len(example_inputs)} example inputs for {len(input_names)} "
                          "input_names: give one name per input (at least the model input)")
-    params = dict(model.named_parameters())
+    _check_modules(model)
+    params, buffers = dict(model.named_parameters()), dict(model.named_buffers())
     train = _trainable_names(params, trainable)
     if not train and not input_grad:
         raise ValueError("nothing to differentiate: no trainable parameter and input_grad=False")
     frozen = [name for name in params if name not in train]
     step = _make_step(model, loss_fn, len(example_inputs), train + frozen, len(train),
-                      input_grad)
+                      list(buffers), input_grad)
     args = [x.detach().clone().requires_grad_(input_grad and i == 0)
             for i, x in enumerate(example_inputs)]
     args += [params[name].detach().clone().requires_grad_(True) for name in train]
     args += [params[name].detach().clone() for name in frozen]
+    args += [buffers[name].detach().clone() for name in buffers]
     arg_names = list(input_names) + [_flat(name) for name in train] + frozen
+    arg_names += [_flat(name) for name in buffers]
+    args = _copy_args(args)
+    _check_unique(arg_names, "argument")
+    trace = functional_trace(step, args, arg_names, state=[_flat(name) for name in buffers])
+    updated = set(trace.mutated)
+    # A buffer the step only reads is frozen like a frozen parameter: a static, dotted name.
+    for i, name in enumerate(buffers):
+        if _flat(name) not in updated:
+            arg_names[len(arg_names) - len(buffers) + i] = name
+    static = set(frozen) | {name for name in buffers if _flat(name) not in updated}
     outputs = ["loss"] + ["grad_" + _flat(name) for name in train]
     outputs += ["grad_input"] if input_grad else []
-    return export_function(step, args, path, arg_names=arg_names, output_names=outputs,
-                           static_args=frozen)
+    outputs += ["new_" + name for name in trace.mutated]
+    return _export(trace, step, args, arg_names, static, outputs, path)
+
+
+def _export(trace, fn, args, names, static, output_names, path):
+    """Check and encode a functional trace, compute the reference, write the files."""
+    _check_unique(names, "argument")
+    _check_functional(trace.gm)
+    _check_strided_views(trace.gm, trace.results)
+    graph, weights = _Encoder(trace.gm, trace.results, names, static).encode()
+    _name_outputs(graph, output_names)
+    graph["reference"] = _reference(fn, args, graph, names, trace.mutated)
+    return _write(path, graph, weights)
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,19 +171,38 @@ def _trainable_names(params, trainable):
     return [name for name in params if name in wanted]
 
 
-def _make_step(model, loss_fn, n_inputs, param_names, n_train, input_grad):
-    """The traced step: inputs, then parameters (trainable first) -> (loss, *grads)."""
+def _make_step(model, loss_fn, n_inputs, param_names, n_train, buffer_names, input_grad):
+    """The traced step: inputs, parameters (trainable first), buffers -> (loss, *grads).
+    The buffers are passed to the model by functional_call, so what the model writes into them
+    (BatchNorm's running statistics) is written into the step's arguments: state."""
     from torch.nn.utils.stateless import functional_call
 
+    n_params = len(param_names)
+
     def step(*args):
-        inputs, params = args[:n_inputs], dict(zip(param_names, args[n_inputs:]))
-        out = functional_call(model, params, (inputs[0],))
+        inputs = args[:n_inputs]
+        params = dict(zip(param_names, args[n_inputs:n_inputs + n_params]))
+        buffers = dict(zip(buffer_names, args[n_inputs + n_params:]))
+        out = functional_call(model, {**params, **buffers}, (inputs[0],))
         loss = loss_fn(out, *inputs[1:])
         wrt = [params[name] for name in param_names[:n_train]]
         wrt += [inputs[0]] if input_grad else []
         return (loss, *torch.autograd.grad(loss, wrt))
 
     return step
+
+
+def _check_modules(model):
+    """Refuse modules whose traced step would bake state into constants."""
+    from torch.nn.modules.batchnorm import _NormBase
+
+    for name, module in model.named_modules():
+        if isinstance(module, _NormBase) and module.training and \
+                module.track_running_stats and module.momentum is None:
+            raise ValueError(f"module {name or 'model'} ({type(module).__name__}): momentum=None "
+                             "(a cumulative average) reads num_batches_tracked's value at trace "
+                             "time, so the graph would hold a constant factor: give a float "
+                             "momentum, or export in eval mode")
 
 
 def _copy_args(args):
@@ -207,82 +251,18 @@ def _check_unique(names, what):
         seen.add(name)
 
 
-class _Recorder(torch.fx.Interpreter):
-    """Runs a traced GraphModule and keeps every node's result (make_fx in torch 1.13 leaves
-    no 'val' in node.meta). Keeping the results also keeps their storages alive, so storage
-    pointers compared by _check_mutations are never reused."""
-
-    def __init__(self, gm):
-        super().__init__(gm)
-        self.results = {}
-
-    def run_node(self, n):
-        result = super().run_node(n)
-        self.results[n] = result
-        return result
-
-
-def _record(gm, args):
-    recorder = _Recorder(gm)
-    with torch.no_grad():
-        recorder.run(*args)
-    return recorder.results
-
-
-def _tensor_args(n):
-    """The fx.Node arguments of ``n`` (also inside lists and kwargs)."""
-    found = []
-    torch.fx.node.map_arg((n.args, n.kwargs), found.append)
-    return found
-
-
-def _storage_key(t):
-    if not isinstance(t, torch.Tensor) or t.numel() == 0:
-        return None
-    return t.storage().data_ptr()
-
-
-def _written_args(n):
-    """The fx.Nodes that op ``n`` writes in place, per its schema's alias annotations."""
-    schema = getattr(n.target, "_schema", None)
-    if n.op != "call_function" or schema is None:
-        return []
-    written = []
-    for i, arg in enumerate(schema.arguments):
-        info = arg.alias_info
-        if info is None or not info.is_write:
+def _check_functional(gm):
+    """Refuse any op left in place after functionalization: its schema declares a write into
+    an argument (``Tensor(a!)``), which a graph of immutable values cannot hold."""
+    for n in gm.graph.nodes:
+        schema = getattr(n.target, "_schema", None)
+        if n.op != "call_function" or schema is None:
             continue
-        value = n.args[i] if i < len(n.args) else n.kwargs.get(arg.name)
-        if isinstance(value, torch.fx.Node):
-            written.append(value)
-    return written
-
-
-def _check_mutations(gm, results, arg_names):
-    """Refuse in-place writes a graph of immutable values would get wrong: a write into an
-    argument or traced constant, and any later read of a value defined before the write that
-    shares the written storage."""
-    nodes = list(gm.graph.nodes)
-    labels = dict(zip([n for n in nodes if n.op == "placeholder"], arg_names))
-    for i, n in enumerate(nodes):
-        for target in _written_args(n):
-            key = _storage_key(results.get(target))
-            if key is None:
-                continue
-            earlier = [m for m in nodes[:i] if _storage_key(results.get(m)) == key]
-            for root in earlier:
-                if root.op in ("placeholder", "get_attr"):
-                    label = labels.get(root, root.target)
-                    raise ValueError(f"node {n.name} ({n.target}) writes in place into "
-                                     f"argument or constant {label}: the graph format has "
-                                     "no mutable state")
-            for later in nodes[i + 1:]:
-                stale = [m for m in _tensor_args(later) if m in earlier]
-                if stale:
-                    raise ValueError(
-                        f"node {later.name} reads {stale[0].name} after node {n.name} "
-                        f"({n.target}) wrote its storage in place: graph values are "
-                        "immutable, so it would read the old data")
+        for arg in schema.arguments:
+            if arg.alias_info is not None and arg.alias_info.is_write:
+                raise ValueError(f"node {n.name} ({n.target}) writes its argument {arg.name} "
+                                 "in place and functionalization left it so: the graph "
+                                 "format holds only functional ops")
 
 
 def _check_strided_views(gm, results):
@@ -473,10 +453,13 @@ def _name_outputs(graph, output_names):
         entry["name"] = name
 
 
-def _reference(fn, args, graph):
-    """PyTorch's outputs of ``fn`` run eagerly: dtype, shape, L2 norm, max |x| per output."""
-    result = fn(*_copy_args(args))
-    result = result if isinstance(result, (tuple, list)) else [result]
+def _reference(fn, args, graph, names, mutated):
+    """PyTorch's outputs of ``fn`` run eagerly: dtype, shape, L2 norm, max |x| per output; the
+    new value of a state argument is that argument after the eager run."""
+    copies = _copy_args(args)
+    result = fn(*copies)
+    result = list(result) if isinstance(result, (tuple, list)) else [result]
+    result += [copies[names.index(name)] for name in mutated]
     summary = {}
     for entry, t in zip(graph["outputs"], result):
         t = t.detach().double()

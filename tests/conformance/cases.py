@@ -1,11 +1,16 @@
 """Conformance cases: each exports a graph with edgegrad.export and computes PyTorch's
 reference outputs eagerly (never by re-running the trace).
 
-Contract: ``all_cases()`` lists Case's (name, kind, spec), cheap to create and picklable.
-``build(case, folder)`` exports the case's graph to ``folder/model.json`` (+ .safetensors) and
-returns a Built with the graph path, the runtime inputs (name -> numpy array, in the graph's
-input order) and the reference outputs (name -> numpy array, in the graph's output order).
-Everything is seeded: the same case builds the same files and numbers.
+Contract: ``all_cases()`` lists Case's (name, kind, spec), cheap to create and picklable; kinds
+are "convolution_backward" (the sweep), "training_step", "model_zoo" (zoo.py's models) and
+"sgd_steps" (zoo.py's multi-step runs). ``build(case, folder)`` exports the case's graph to
+``folder/model.json`` (+ .safetensors) and returns a Built with the graph path, the runtime
+inputs (name -> numpy array, in the graph's input order) and the reference outputs (name ->
+numpy array, in the graph's output order); for a run of ``steps`` > 1 SGD steps at learning rate
+``lr`` also the reference ``losses`` (float32 [steps]) and ``final`` values of the parameter and
+buffer inputs (the outputs are then those of the last step). ``info``: the case also requires
+``edgegrad info --json`` to accept the graph. Everything is seeded: the same case builds the same
+files and numbers.
 """
 import dataclasses
 import os
@@ -19,6 +24,7 @@ import torch.nn.functional as F
 from edgegrad import export_function, export_training_step
 
 import conv_configs
+import zoo
 
 CONV_SEED = 20240611
 
@@ -26,7 +32,7 @@ CONV_SEED = 20240611
 @dataclasses.dataclass(frozen=True)
 class Case:
     name: str
-    kind: str   # "convolution_backward" or "training_step"
+    kind: str   # "convolution_backward", "training_step", "model_zoo" or "sgd_steps"
     spec: object
 
 
@@ -36,14 +42,22 @@ class Built:
     inputs: dict
     reference: dict
     description: str
+    info: bool = False
+    steps: int = 1
+    lr: float = None
+    losses: np.ndarray = None
+    final: dict = None
 
 
 def all_cases():
-    """Every case: the convolution_backward sweep, then the training steps."""
+    """Every case: the convolution_backward sweep, the training steps, the model zoo, the
+    multi-step SGD runs."""
     configs = conv_configs.generate(seed=CONV_SEED)
     conv_configs.check_coverage(configs)
     cases = [Case(f"conv_bwd_{i:03d}", "convolution_backward", c) for i, c in enumerate(configs)]
     cases += [Case(name, "training_step", name) for name in TRAINING_STEPS]
+    cases += [Case(name, "model_zoo", name) for name in zoo.ZOO]
+    cases += [Case(name, "sgd_steps", name) for name in zoo.SGD_RUNS]
     return cases
 
 
@@ -52,7 +66,8 @@ def build(case, folder):
     stem = os.path.join(folder, "model")
     if case.kind == "convolution_backward":
         return build_conv(case.spec, stem, _seed(case.name))
-    return TRAINING_STEPS[case.spec](stem, _seed(case.name))
+    builders = {"training_step": TRAINING_STEPS, "model_zoo": zoo.ZOO, "sgd_steps": zoo.SGD_RUNS}
+    return builders[case.kind][case.spec](stem, _seed(case.name))
 
 
 def _seed(name):

@@ -8,7 +8,14 @@ Contract:
 - ``execute(graph, statics, inputs)`` runs the nodes in file order, resolving each target by
   name (``aten.<op>.<overload>`` -> ``torch.ops.aten.<op>.<overload>``, ``getitem``), checks
   every result's dtype and shape against the declared values, and returns the outputs as
-  name -> C-ordered numpy array.
+  name -> C-ordered numpy array. Ops are pure, as the format defines them: no op changes its
+  arguments (``native_batch_norm`` in training gets copies of its running statistics, which
+  ATen would update in place).
+- ``training_io(graph)`` -> ``(params, buffers)``: the input names that are trainable
+  parameters (an output ``grad_<name>``) and state buffers (an output ``new_<name>``).
+- ``run_steps(graph, statics, inputs, steps, lr)`` runs ``steps`` steps of plain SGD the way
+  ``edgegrad run --steps`` does (after each run ``P -= lr * grad_P`` and ``B = new_B``) and
+  returns ``(losses, final inputs, last outputs)``.
 """
 import json
 import operator
@@ -198,6 +205,18 @@ def _bind(graph, env, node, result):
             env[e] = r
 
 
+_BATCH_NORM = "aten.native_batch_norm.default"
+
+
+def _pure(target, args):
+    """The format's ops never write their arguments; ATen's training batch norm does."""
+    training = len(args) > 5 and args[5]
+    if target == _BATCH_NORM and training:
+        args = [a.clone() if i in (3, 4) and isinstance(a, torch.Tensor) else a
+                for i, a in enumerate(args)]
+    return args
+
+
 def execute(graph, statics, inputs):
     """Run the graph on ``inputs`` (name -> numpy array); return name -> numpy output."""
     env = {}
@@ -209,7 +228,33 @@ def execute(graph, statics, inputs):
     with torch.no_grad():
         for node in graph["nodes"]:
             fn = resolve(node["target"])
-            args = [decode(a, env) for a in node["args"]]
+            args = _pure(node["target"], [decode(a, env) for a in node["args"]])
             kwargs = {k: decode(a, env) for k, a in node["kwargs"].items()}
             _bind(graph, env, node, fn(*args, **kwargs))
     return {e["name"]: env[e["value"]].contiguous().numpy() for e in graph["outputs"]}
+
+
+def training_io(graph):
+    """(trainable parameter input names, state buffer input names) by the naming contract."""
+    outputs = {e["name"] for e in graph["outputs"]}
+    inputs = [e["name"] for e in graph["inputs"]]
+    return ([n for n in inputs if "grad_" + n in outputs],
+            [n for n in inputs if "new_" + n in outputs])
+
+
+def run_steps(graph, statics, inputs, steps, lr):
+    """``steps`` runs with plain SGD in between, like ``edgegrad run --steps N --lr LR``:
+    returns (float32 losses [steps], final value of every input, outputs of the last run)."""
+    params, buffers = training_io(graph)
+    current = {k: np.array(v, order="C") for k, v in inputs.items()}
+    losses, outputs = [], {}
+    for _ in range(steps):
+        outputs = execute(graph, statics, current)
+        losses.append(outputs["loss"].item())
+        for name in params:
+            p = torch.from_numpy(current[name])
+            g = torch.from_numpy(outputs["grad_" + name])
+            current[name] = p.sub(g, alpha=lr).numpy()
+        for name in buffers:
+            current[name] = outputs["new_" + name].copy()
+    return np.array(losses, dtype=np.float32), current, outputs

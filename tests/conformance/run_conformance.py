@@ -7,7 +7,11 @@ CLI, compare every output with PyTorch's eager result.
 
 For each case the CLI is called as
     EDGEGRAD run MODEL.json --input NAME=FILE.npy ... --output-dir DIR
-and must write DIR/<output>.npy for every graph output. Pass rule: compare.py.
+and must write DIR/<output>.npy for every graph output. Pass rule: compare.py. Model-zoo and
+SGD cases first require `EDGEGRAD info --json MODEL.json` to exit 0 with every op of the graph
+listed (the loader rejects an op it lacks); SGD cases run with `--steps N --lr LR` and also
+compare DIR/losses.npy (the loss of each step) and DIR/final/<input>.npy (every parameter and
+buffer after the last step) with PyTorch's N eager steps.
 Prints one line per failure, a breakdown line, and last `conformance: N passed, M failed`.
 Exit status 0 only if every case passed and at least one ran; 2 for usage errors.
 --edgegrad may be a command line (split like a shell would), e.g. the PyTorch stand-in
@@ -15,6 +19,7 @@ Exit status 0 only if every case passed and at least one ran; 2 for usage errors
 """
 import argparse
 import collections
+import json
 import multiprocessing
 import os
 import shlex
@@ -64,17 +69,52 @@ def _run_case(case, folder, command):
     except Exception as e:  # an export failure is a failed case, reported like any other
         return case.name, case.kind, [f"export failed: {type(e).__name__}: {e}"], 0.0
     inputs = _save_inputs(built.inputs, os.path.join(folder, "inputs"))
+    _save_reference(built, os.path.join(folder, "reference"))
     out_dir = os.path.join(folder, "out")
     shutil.rmtree(out_dir, ignore_errors=True)
+    failures = _check_info(command, built.json_path) if built.info else []
     argv = command + ["run", built.json_path]
     for name, path in inputs:
         argv += ["--input", f"{name}={path}"]
     argv += ["--output-dir", out_dir]
-    failures = _invoke(argv)
+    if built.steps > 1:
+        argv += ["--steps", str(built.steps), "--lr", repr(built.lr), "--quiet"]
+    failures = failures or _invoke(argv)
     if not failures:
         failures = _compare_outputs(built.reference, out_dir)
+        if built.steps > 1:
+            failures += _compare_steps(built, out_dir)
     failures = [f"{f} [{built.description}]" for f in failures]
     return case.name, case.kind, failures, time.monotonic() - start
+
+
+def _check_info(command, json_path):
+    """`edgegrad info --json` must accept the graph and list every op it holds."""
+    try:
+        proc = subprocess.run(command + ["info", "--json", json_path], capture_output=True,
+                              text=True, timeout=CASE_TIMEOUT_S)
+    except (subprocess.TimeoutExpired, OSError) as e:
+        return [f"edgegrad info: {e}"]
+    if proc.returncode != 0:
+        lines = (proc.stderr.strip() or proc.stdout.strip() or "(no message)").splitlines()
+        return [f"edgegrad info exit {proc.returncode}: {lines[-1] if lines else ''}"]
+    try:
+        listed = set(json.loads(proc.stdout)["ops"])
+    except (ValueError, KeyError, TypeError) as e:
+        return [f"edgegrad info --json: unreadable output ({e})"]
+    with open(json_path, encoding="utf-8") as f:
+        traced = {n["target"] for n in json.load(f)["nodes"]}
+    missing = sorted(traced - listed)
+    return [f"edgegrad info --json does not list ops {missing}"] if missing else []
+
+
+def _compare_steps(built, out_dir):
+    """losses.npy against PyTorch's loss of each step; final/<input>.npy against PyTorch's
+    parameters and buffers after the last step."""
+    failures = _compare_outputs({"losses": built.losses}, out_dir)
+    failures += [f"final {f}"
+                 for f in _compare_outputs(built.final, os.path.join(out_dir, "final"))]
+    return failures
 
 
 def _save_inputs(inputs, folder):
@@ -85,6 +125,15 @@ def _save_inputs(inputs, folder):
         np.save(path, np.asarray(array, order="C"))
         saved.append((name, path))
     return saved
+
+
+def _save_reference(built, folder):
+    """PyTorch's values beside the case, laid out like the CLI's output folder (for
+    `edgegrad run ... --expect DIR` and for debugging a failure)."""
+    _save_inputs(built.reference, folder)
+    if built.steps > 1:
+        _save_inputs({"losses": built.losses}, folder)
+        _save_inputs(built.final, os.path.join(folder, "final"))
 
 
 def _invoke(argv):
@@ -154,12 +203,17 @@ def report(results, seconds, workdir, keep):
             print(f"FAIL {name}: {line}")
     kinds = collections.Counter(kind for _, kind, _, _ in results)
     failed_kinds = collections.Counter(kind for _, kind, _, _ in failed)
-    labels = {"convolution_backward": ("convolution_backward sweep", "configs"),
-              "training_step": ("training steps", None)}
+    labels = {"convolution_backward": ("convolution_backward sweep", "config"),
+              "training_step": ("training steps", None),
+              "model_zoo": ("model zoo", "model"),
+              "sgd_steps": ("sgd steps", "run")}
     parts = []
-    for kind, n in sorted(kinds.items()):
+    order = list(labels)
+    for kind, n in sorted(kinds.items(), key=lambda item: (
+            order.index(item[0]) if item[0] in order else len(order), item[0])):
         label, unit = labels.get(kind, (kind, None))
-        parts.append(f"{label}: {n}{' ' + unit if unit else ''} ({failed_kinds[kind]} failed)")
+        unit = f" {unit}{'s' if n != 1 else ''}" if unit else ""
+        parts.append(f"{label}: {n}{unit} ({failed_kinds[kind]} failed)")
     print("; ".join(parts or ["no cases ran"]) + f"; {seconds:.1f} s")
     if failed or keep:
         print(f"case files: {workdir}")
