@@ -3,8 +3,9 @@
  * (aten/src/ATen/native/cpu/Adaptive{Avg,Max}PoolKernel.cpp). */
 #include "kernels/adaptive_pool2d_nchw_f32.h"
 
-#include <math.h>
 #include <string.h>
+
+#include "kernels/pool_window_f32.h"
 
 /* floor(a * in / out) and ceil((a + 1) * in / out), as ATen's start_index / end_index. */
 static inline int64_t start_index(int64_t a, int64_t out, int64_t in) {
@@ -25,9 +26,7 @@ void eg_adaptive_avg_pool2d_nchw_f32(const eg_adaptive_pool2d_params *p, const f
       const int64_t h0 = start_index(oh, ho, hi), h1 = end_index(oh, ho, hi);
       for (int64_t ow = 0; ow < wo; ow++) {
         const int64_t w0 = start_index(ow, wo, wi), w1 = end_index(ow, wo, wi);
-        float sum = 0.0f;
-        for (int64_t h = h0; h < h1; h++)
-          for (int64_t w = w0; w < w1; w++) sum += xp[h * wi + w];
+        const float sum = eg_pool_window_sum(xp, wi, h0, h1, w0, w1);
         yp[oh * wo + ow] = sum / (float)(h1 - h0) / (float)(w1 - w0);
       }
     }
@@ -47,8 +46,7 @@ void eg_adaptive_avg_pool2d_backward_nchw_f32(const eg_adaptive_pool2d_params *p
       for (int64_t ow = 0; ow < wo; ow++) {
         const int64_t w0 = start_index(ow, wo, wi), w1 = end_index(ow, wo, wi);
         const float g = gyp[oh * wo + ow] / (float)(h1 - h0) / (float)(w1 - w0);
-        for (int64_t h = h0; h < h1; h++)
-          for (int64_t w = w0; w < w1; w++) gp[h * wi + w] += g;
+        eg_pool_window_add(gp, wi, h0, h1, w0, w1, g);
       }
     }
   }
@@ -66,18 +64,7 @@ void eg_adaptive_max_pool2d_nchw_f32(const eg_adaptive_pool2d_params *p, const f
       const int64_t h0 = start_index(oh, ho, hi), h1 = end_index(oh, ho, hi);
       for (int64_t ow = 0; ow < wo; ow++) {
         const int64_t w0 = start_index(ow, wo, wi), w1 = end_index(ow, wo, wi);
-        int64_t best = h0 * wi + w0;
-        float m = -INFINITY;
-        for (int64_t h = h0; h < h1; h++)
-          for (int64_t w = w0; w < w1; w++) {
-            const float v = xp[h * wi + w];
-            if (v > m || isnan(v)) {
-              m = v;
-              best = h * wi + w;
-            }
-          }
-        yp[oh * wo + ow] = m;
-        ip[oh * wo + ow] = best;
+        yp[oh * wo + ow] = eg_pool_window_max(xp, wi, h0, h1, 1, w0, w1, 1, &ip[oh * wo + ow]);
       }
     }
   }

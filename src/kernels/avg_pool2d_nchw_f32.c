@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "kernels/pool_window_f32.h"
+
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -48,10 +50,7 @@ void eg_avg_pool2d_nchw_f32(const eg_avg_pool2d_params *p, const float *x, float
           yp[oh * wo + ow] = 0.0f;
           continue;
         }
-        float sum = 0.0f;
-        for (int64_t h = r.h0; h < r.h1; h++)
-          for (int64_t w = r.w0; w < r.w1; w++) sum += xp[h * wi + w];
-        yp[oh * wo + ow] = sum / r.divisor;
+        yp[oh * wo + ow] = eg_pool_window_sum(xp, wi, r.h0, r.h1, r.w0, r.w1) / r.divisor;
       }
   }
 }
@@ -66,9 +65,7 @@ void eg_avg_pool2d_backward_nchw_f32(const eg_avg_pool2d_params *p, const float 
     for (int64_t oh = 0; oh < ho; oh++)
       for (int64_t ow = 0; ow < wo; ow++) {
         const avg_window r = window_at(p, oh, ow);
-        const float g = gyp[oh * wo + ow] / r.divisor;
-        for (int64_t h = r.h0; h < r.h1; h++)
-          for (int64_t w = r.w0; w < r.w1; w++) gp[h * wi + w] += g;
+        eg_pool_window_add(gp, wi, r.h0, r.h1, r.w0, r.w1, gyp[oh * wo + ow] / r.divisor);
       }
   }
 }

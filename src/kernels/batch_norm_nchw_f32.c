@@ -13,9 +13,10 @@
 #include "kernels/batch_norm_nchw_f32.h"
 
 #include <math.h>
+#include <stddef.h>
 
-/* Below this many elements the work is done on one thread: a parallel region costs more. */
-enum { EG_NORM_OMP_MIN = 1 << 15 };
+#include "kernels/norm_sums_f32.h"
+
 /* Channels per block on the hw == 1 path. */
 enum { EG_BN_BLOCK = 64 };
 
@@ -93,44 +94,8 @@ static bool backward_needs_sums(const eg_batch_norm_params *p,
 
 /* ---- hw > 1: one channel at a time ---- */
 
-/* The reductions below split their range in four quarters summed side by side: four
- * independent vector accumulators hide the latency of the double adds (one would make the
- * loop latency-bound rather than memory-bound). */
-
-/* sum(x[0..len)) in double. */
-static double sum_f32(const float *x, int64_t len) {
-  const int64_t q = len / 4;
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-  for (int64_t i = 0; i < q; i++) {
-    s0 += x[i];
-    s1 += x[q + i];
-    s2 += x[2 * q + i];
-    s3 += x[3 * q + i];
-  }
-  for (int64_t i = 4 * q; i < len; i++) s0 += x[i];
-  return (s0 + s1) + (s2 + s3);
-}
-
-/* sum((x - mean)^2) in double. */
-static double sumsq_centred_f32(const float *x, int64_t len, double mean) {
-  const int64_t q = len / 4;
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-  for (int64_t i = 0; i < q; i++) {
-    double d0 = (double)x[i] - mean, d1 = (double)x[q + i] - mean;
-    double d2 = (double)x[2 * q + i] - mean, d3 = (double)x[3 * q + i] - mean;
-    s0 += d0 * d0;
-    s1 += d1 * d1;
-    s2 += d2 * d2;
-    s3 += d3 * d3;
-  }
-  for (int64_t i = 4 * q; i < len; i++) s0 += ((double)x[i] - mean) * ((double)x[i] - mean);
-  return (s0 + s1) + (s2 + s3);
-}
-
-/* sum(gy) and sum(gy * (x - mean)) in double, added to *sg and *sgx (two halves side by side:
- * two sums each make four accumulators). */
+/* sum(gy) and sum(gy * (x - mean)) in double, added to *sg and *sgx: two halves side by side, as
+ * norm_sums_f32.h's reductions split theirs in quarters (two sums each make four accumulators). */
 static void sums_centred_f32(const float *gy, const float *x, int64_t len, double mean,
                              double *sg, double *sgx) {
   const int64_t h = len / 2;
@@ -176,9 +141,10 @@ static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_i
   const float *x0 = io->x + ch * p->hw;
   double mean = 0.0, ss = 0.0;
   if (p->training) {
-    for (int64_t b = 0; b < p->n; b++) mean += sum_f32(x0 + b * stride, p->hw);
+    for (int64_t b = 0; b < p->n; b++) mean += eg_norm_sum_f32(x0 + b * stride, p->hw);
     mean = m > 0 ? mean / (double)m : NAN;
-    for (int64_t b = 0; b < p->n; b++) ss += sumsq_centred_f32(x0 + b * stride, p->hw, mean);
+    for (int64_t b = 0; b < p->n; b++)
+      ss += eg_norm_sumsq_centred_f32(x0 + b * stride, p->hw, mean);
   }
   bn_affine a = forward_affine(p, io, ch, mean, ss);
   for (int64_t b = 0; b < p->n; b++)
@@ -267,33 +233,33 @@ static void backward_block(const eg_batch_norm_params *p, const eg_batch_norm_ba
 
 /* ---- entry points ---- */
 
-void eg_batch_norm_nchw_f32(const eg_batch_norm_params *p, const eg_batch_norm_io *io) {
+/* Every channel of the forward (fwd) or the backward (bwd; exactly one of the two is non-NULL),
+ * in the loop order for p->hw, parallel over channels or blocks when big enough. */
+static void run_channels(const eg_batch_norm_params *p, const eg_batch_norm_io *fwd,
+                         const eg_batch_norm_backward_io *bwd) {
   const bool big = p->n * p->c * p->hw >= EG_NORM_OMP_MIN;
   if (p->hw == 1) {
     const int64_t blocks = (p->c + EG_BN_BLOCK - 1) / EG_BN_BLOCK;
 #pragma omp parallel for schedule(static) if (big)
     for (int64_t i = 0; i < blocks; i++) {
       int64_t c0 = i * EG_BN_BLOCK, nb = p->c - c0 < EG_BN_BLOCK ? p->c - c0 : EG_BN_BLOCK;
-      forward_block(p, io, c0, nb);
+      if (fwd) forward_block(p, fwd, c0, nb);
+      else backward_block(p, bwd, c0, nb);
     }
     return;
   }
 #pragma omp parallel for schedule(static) if (big)
-  for (int64_t ch = 0; ch < p->c; ch++) forward_channel(p, io, ch);
+  for (int64_t ch = 0; ch < p->c; ch++) {
+    if (fwd) forward_channel(p, fwd, ch);
+    else backward_channel(p, bwd, ch);
+  }
+}
+
+void eg_batch_norm_nchw_f32(const eg_batch_norm_params *p, const eg_batch_norm_io *io) {
+  run_channels(p, io, NULL);
 }
 
 void eg_batch_norm_backward_nchw_f32(const eg_batch_norm_params *p,
                                      const eg_batch_norm_backward_io *io) {
-  const bool big = p->n * p->c * p->hw >= EG_NORM_OMP_MIN;
-  if (p->hw == 1) {
-    const int64_t blocks = (p->c + EG_BN_BLOCK - 1) / EG_BN_BLOCK;
-#pragma omp parallel for schedule(static) if (big)
-    for (int64_t i = 0; i < blocks; i++) {
-      int64_t c0 = i * EG_BN_BLOCK, nb = p->c - c0 < EG_BN_BLOCK ? p->c - c0 : EG_BN_BLOCK;
-      backward_block(p, io, c0, nb);
-    }
-    return;
-  }
-#pragma omp parallel for schedule(static) if (big)
-  for (int64_t ch = 0; ch < p->c; ch++) backward_channel(p, io, ch);
+  run_channels(p, NULL, io);
 }

@@ -3,6 +3,10 @@
 
 #include <stdbool.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 void eg_broadcast_strides(const int64_t *shape, int rank, const int64_t *out, int out_rank,
                           int64_t *stride) {
   const int lead = out_rank - rank;
@@ -66,4 +70,15 @@ void eg_iter_row(const eg_iter *it, int64_t row, int64_t *idx, int64_t *off) {
     row /= it->shape[d];
     for (int i = 0; i < it->n_in; i++) off[i] += idx[d] * it->stride[i][d];
   }
+}
+
+void eg_iter_thread_span(int64_t total, int64_t *begin, int64_t *end) {
+  int64_t nth = 1, tid = 0;
+#ifdef _OPENMP
+  nth = omp_get_num_threads();
+  tid = omp_get_thread_num();
+#endif
+  const int64_t chunk = ((total + nth - 1) / nth + 15) / 16 * 16;
+  *begin = tid * chunk < total ? tid * chunk : total;
+  *end = *begin + chunk < total ? *begin + chunk : total;
 }

@@ -44,6 +44,12 @@ void eg_iter_init(eg_iter *it, const int64_t *shape, int rank, int n_in,
  * C order over the other dims); idx gets its multi-index over dims [0, rank-1). */
 void eg_iter_row(const eg_iter *it, int64_t row, int64_t *idx, int64_t *off);
 
+/* [*begin, *end): the part of the flat output range [0, total) that the calling OpenMP thread
+ * walks when a parallel region splits it evenly (all of it outside a parallel region). Shares
+ * are multiples of 16 elements so that threads do not share output cache lines; trailing
+ * threads may get an empty range. */
+void eg_iter_thread_span(int64_t total, int64_t *begin, int64_t *end);
+
 /* Advances idx/off from one row to the next (C order). */
 static inline void eg_iter_next_row(const eg_iter *it, int64_t *idx, int64_t *off) {
   for (int d = it->rank - 2; d >= 0; d--) {

@@ -1,6 +1,7 @@
 /* convolution_nchw_f32.c — aten.convolution, 2-D, NCHW, fp32: im2col/col2im + CBLAS sgemm.
  *
- * Every case is phrased on one geometry (conv_geom): a `big` side and a `small` side related by
+ * Every case is phrased on the geometry of conv_im2col.h (eg_conv_geom): a `big` side and a
+ * `small` side related by
  *   small[n, co, i, j] = sum over ci in co's group, taps (a, b) of
  *                        w[co, ci % cbg, a, b] * big[n, ci, i*sh - ph + a*dh, j*sw - pw + b*dw]
  * (big read as 0 outside its bounds; cbg = cb/groups, csg = cs/groups), w laid out
@@ -18,173 +19,32 @@
  *         K = kh*kw is far too short for a GEMM.
  *
  * Small GEMMs are slow, so images with few output pixels are packed side by side into one GEMM
- * (plan_images). Scratch holds the column matrix, the packed images and the flipped weights;
- * the _scratch function and the kernel derive their layout from the same plan. Our own loops
- * use OpenMP (see omp_worth); sgemm is only called outside parallel regions, so OpenBLAS
- * threads it itself. Dimensions passed to sgemm must fit in an int. Build with -fopenmp. */
-#include "kernels/convolution_nchw_f32.h"
+ * (eg_conv_plan_images). Scratch holds the column matrix, the packed images and the flipped
+ * weights; the _scratch function and the kernel derive their layout from the same plan. Our own
+ * loops use OpenMP (see eg_conv_omp_worth); sgemm is only called outside parallel regions, so
+ * OpenBLAS threads it itself. Dimensions passed to sgemm must fit in an int. Build with
+ * -fopenmp. */
+#include "kernels/conv_im2col.h"
 
 #include <cblas.h>
 #include <string.h>
 
-/* ---- twin: this block is identical in convolution_nchw_f32.c and
- * convolution_backward_nchw_f32.c (they share no internal header); change both. ---- */
-
-typedef struct conv_geom {
-  int64_t n, groups;
-  int64_t cb, hb, wb;             /* big side:   [n, cb, hb, wb] */
-  int64_t cs, hs, ws;             /* small side: [n, cs, hs, ws] */
-  int64_t kh, kw;                 /* kernel */
-  int64_t sh, sw, ph, pw, dh, dw; /* stride, padding (may be negative when derived), dilation */
-} conv_geom;
-
-/* GEMMs narrower than this many columns run well below sgemm's peak (measured with OpenBLAS
- * 0.3.21: N=196 -> 190 GFLOP/s, N>=1568 -> 238 on two cores); batch images up to it ... */
-enum { EG_CONV_GEMM_COLS = 1536 };
-/* ... unless the column matrix for the batch would exceed this many bytes. */
-#define EG_CONV_COL_BYTES ((int64_t)16 << 20)
-/* Loops with fewer elements than this stay on one thread. */
-enum { EG_CONV_OMP_MIN = 1 << 15 };
-/* Scratch regions are rounded to 64 bytes so each one starts cache-line aligned. */
-enum { EG_CONV_ALIGN_FLOATS = 16 };
-
-/* Whether our loops may fork OpenMP threads (given enough work). sgemm runs between them on the
- * same cores: an OpenMP build of OpenBLAS shares libgomp's pool with us, but a pthreads build
- * keeps its own workers, and libgomp's idle threads then spin on the cores sgemm is using.
- * Measured on 2 cores, r18-l1 input gradient, best of several runs: pthreads OpenBLAS with our
- * loops threaded 42 GFLOP/s (10-20 when other processes share the cores), with them serial 117;
- * OpenMP OpenBLAS with them threaded 147. So with a pthreads OpenBLAS our loops stay serial. */
-static bool omp_worth(int64_t work) {
-#ifdef OPENBLAS_THREAD
-  if (openblas_get_parallel() == OPENBLAS_THREAD) return false;
-#endif
-  return work >= EG_CONV_OMP_MIN;
-}
-
-static conv_geom geom_of(const eg_conv2d_params *p) {
-  conv_geom g = {.n = p->n, .groups = p->groups, .kh = p->k_h, .kw = p->k_w,
-                 .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
-                 .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1]};
-  const int64_t in[3] = {p->c_in, p->h_in, p->w_in}, out[3] = {p->c_out, p->h_out, p->w_out};
-  const int64_t *big = p->transposed ? out : in, *small = p->transposed ? in : out;
-  g.cb = big[0];
-  g.hb = big[1];
-  g.wb = big[2];
-  g.cs = small[0];
-  g.hs = small[1];
-  g.ws = small[2];
-  return g;
-}
-
-/* True when some GEMM dimension would be 0 (empty tensors): the output is just the bias. */
-static bool geom_empty(const conv_geom *g) {
-  return g->n == 0 || g->cb == 0 || g->hb == 0 || g->wb == 0 || g->cs == 0 || g->hs == 0 ||
-         g->ws == 0 || g->kh == 0 || g->kw == 0;
-}
-
-/* 1x1, stride 1, no padding, same size: im2col would be the identity. */
-static bool geom_pointwise(const conv_geom *g) {
-  return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
-         g->hs == g->hb && g->ws == g->wb;
-}
-
-/* One big-side channel per group (depthwise conv, or a single-channel input) and at most
- * `max_mult` small-side channels per group: K = kh*kw is too short for a GEMM, and direct loops
- * over the taps beat im2col, which writes kh*kw copies of the input. Measured on one core,
- * 8x(C*m)x56x56 3x3, GFLOP/s direct vs GEMM: down m=1,2,4,64: 15.5,15.7,15.7,15.7 vs
- * 8.7,16.1,20.6,84; up: 17-19 vs 4-9 for every m; weight gradient m=4,8: 18.6,14.8 vs 10.6,22. */
-static bool geom_depthwise(const conv_geom *g, int64_t max_mult) {
-  return g->cb == g->groups && g->cs / g->groups <= max_mult;
-}
-
-static int64_t round_up_floats(int64_t n) {
-  return (n + EG_CONV_ALIGN_FLOATS - 1) / EG_CONV_ALIGN_FLOATS * EG_CONV_ALIGN_FLOATS;
-}
-
-/* Images per GEMM (>= 1): enough to reach EG_CONV_GEMM_COLS columns, within EG_CONV_COL_BYTES,
- * then evened out so the last batch is not a runt. */
-static int64_t plan_images(const conv_geom *g) {
-  const int64_t p = g->hs * g->ws, rows = g->cb * g->kh * g->kw;
-  int64_t nb = p > 0 ? (EG_CONV_GEMM_COLS + p - 1) / p : 1;
-  if (nb > g->n) nb = g->n;
-  while (nb > 1 && rows * nb * p * (int64_t)sizeof(float) > EG_CONV_COL_BYTES) nb--;
-  if (nb < 1) return 1;
-  const int64_t batches = (g->n + nb - 1) / nb;
-  return (g->n + batches - 1) / batches;
-}
-
-/* [*lo, *hi): the o in [0, n_out) with 0 <= o*stride + off < size. */
-static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo,
-                        int64_t *hi) {
-  int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  int64_t h = off >= size ? 0 : (size - 1 - off) / stride + 1;
-  if (h > n_out) h = n_out;
-  *lo = l < h ? l : h;
-  *hi = h;
-}
-
-/* One row of the column matrix, for kernel tap (a, b) of one big-side plane:
- * dst[i*ws + j] = plane[i*sh - ph + a*dh][j*sw - pw + b*dw], 0 outside the plane. */
-static void im2col_row(const conv_geom *g, const float *plane, int64_t a, int64_t b,
-                       float *dst) {
-  const int64_t off = b * g->dw - g->pw;
-  int64_t j0, j1;
-  valid_range(off, g->sw, g->wb, g->ws, &j0, &j1);
-  for (int64_t i = 0; i < g->hs; i++, dst += g->ws) {
-    const int64_t r = i * g->sh - g->ph + a * g->dh;
-    if (r < 0 || r >= g->hb) {
-      memset(dst, 0, sizeof(float) * (size_t)g->ws);
-      continue;
-    }
-    const float *src = plane + r * g->wb;
-    memset(dst, 0, sizeof(float) * (size_t)j0);
-    if (g->sw == 1) {
-      memcpy(dst + j0, src + j0 + off, sizeof(float) * (size_t)(j1 - j0));
-    } else {
-      for (int64_t j = j0; j < j1; j++) dst[j] = src[j * g->sw + off];
-    }
-    memset(dst + j1, 0, sizeof(float) * (size_t)(g->ws - j1));
-  }
-}
-
-/* col [cb*kh*kw, m*hs*ws] from m big images; image k occupies columns [k*hs*ws, (k+1)*hs*ws). */
-static void im2col(const conv_geom *g, const float *big, int64_t m, float *col) {
-  const int64_t kk = g->kh * g->kw, rows = g->cb * kk, p = g->hs * g->ws;
-#pragma omp parallel for schedule(static) if (omp_worth(m * rows * p))
-  for (int64_t t = 0; t < m * rows; t++) {
-    const int64_t k = t / rows, r = t % rows, c = r / kk, a = r % kk / g->kw, b = r % g->kw;
-    im2col_row(g, big + (k * g->cb + c) * g->hb * g->wb, a, b, col + r * m * p + k * p);
-  }
-}
-
-/* packed [c, m*p] <- m images [c, p] (transpose of the two outer dimensions). */
-static void pack_images(const float *src, int64_t m, int64_t c, int64_t p, float *packed) {
-#pragma omp parallel for schedule(static) if (omp_worth(m * c * p))
-  for (int64_t t = 0; t < m * c; t++)
-    memcpy(packed + (t % c) * m * p + (t / c) * p, src + t * p, sizeof(float) * (size_t)p);
-}
-
-/* ---- end of twin ---- */
-
 /* ---- planning: which path, and how much scratch ---- */
 
-/* Largest channel multiplier for which direct depthwise loops beat GEMM (see geom_depthwise). */
+/* Largest channel multiplier for which direct depthwise loops beat GEMM (see
+ * eg_conv_geom_depthwise). */
 enum { EG_CONV_DW_DOWN_MAX = 2, EG_CONV_DW_UP_MAX = INT32_MAX };
 
 /* Floats of scratch for "down": the column matrix (unless pointwise) and, when images are
  * batched, the GEMM's output before it is unpacked to NCHW. */
-static int64_t down_scratch_floats(const conv_geom *g) {
-  if (geom_depthwise(g, EG_CONV_DW_DOWN_MAX)) return 0;
-  const int64_t nb = plan_images(g), p = g->hs * g->ws;
-  const bool direct = nb == 1 && geom_pointwise(g);
-  return (direct ? 0 : round_up_floats(g->cb * g->kh * g->kw * nb * p)) +
-         (nb > 1 ? round_up_floats(g->cs * nb * p) : 0);
+static int64_t down_scratch_floats(const eg_conv_geom *g) {
+  return eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX) ? 0 : eg_conv_gemm_scratch_floats(g);
 }
 
 /* The swapped geometry of the stride-1 "up": the old small side is read (padded by
  * dil*(k-1) - pad, possibly negative) to produce the old big side. */
-static conv_geom geom_flipped(const conv_geom *g) {
-  conv_geom f = *g;
+static eg_conv_geom geom_flipped(const eg_conv_geom *g) {
+  eg_conv_geom f = *g;
   f.cb = g->cs;
   f.hb = g->hs;
   f.wb = g->ws;
@@ -200,62 +60,56 @@ static conv_geom geom_flipped(const conv_geom *g) {
  * K = csg*kh*kw) beats GEMM + col2im (K = csg, and a scatter pass) unless the weights outweigh
  * the activations (measured, one core: r18-l1 108 vs 96 GFLOP/s; r18-l3 108 vs 113; r18-l4 101
  * vs 114). */
-static bool up_by_flip(const conv_geom *g) {
+static bool up_by_flip(const eg_conv_geom *g) {
   return g->sh == 1 && g->sw == 1 && 8 * (g->cb / g->groups) <= g->n * g->hb * g->wb;
 }
 
 /* Floats of scratch for "up": flipped weights + the flipped "down", or the column matrix and
  * packed small side of GEMM + col2im. */
-static int64_t up_scratch_floats(const conv_geom *g) {
-  if (geom_depthwise(g, EG_CONV_DW_UP_MAX)) return 0;
+static int64_t up_scratch_floats(const eg_conv_geom *g) {
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_UP_MAX)) return 0;
   if (up_by_flip(g)) {
     const int64_t w_floats = g->cs * (g->cb / g->groups) * g->kh * g->kw;
-    const conv_geom f = geom_flipped(g);
-    return round_up_floats(w_floats) + down_scratch_floats(&f);
+    const eg_conv_geom f = geom_flipped(g);
+    return eg_conv_round_up_floats(w_floats) + down_scratch_floats(&f);
   }
-  const int64_t nb = plan_images(g), p = g->hs * g->ws;
-  return round_up_floats(g->cb * g->kh * g->kw * nb * p) +
-         (nb > 1 ? round_up_floats(g->cs * nb * p) : 0);
+  const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws;
+  return eg_conv_round_up_floats(g->cb * g->kh * g->kw * nb * p) +
+         (nb > 1 ? eg_conv_round_up_floats(g->cs * nb * p) : 0);
 }
 
 /* ---- loops of our own: taps, col2im, unpacking, bias ---- */
 
 /* big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] += wv * small_plane[i][j] for every in-bounds
  * (i, j): tap (a, b) scattered back, the adjoint of im2col_row (times wv). */
-static void tap_scatter(const conv_geom *g, const float *small_plane, int64_t a, int64_t b,
+static void tap_scatter(const eg_conv_geom *g, const float *small_plane, int64_t a, int64_t b,
                         float wv, float *big_plane) {
-  const int64_t off_h = a * g->dh - g->ph, off_w = b * g->dw - g->pw;
-  int64_t i0, i1, j0, j1;
-  valid_range(off_h, g->sh, g->hb, g->hs, &i0, &i1);
-  valid_range(off_w, g->sw, g->wb, g->ws, &j0, &j1);
-  for (int64_t i = i0; i < i1; i++) {
-    float *restrict dst = big_plane + (i * g->sh + off_h) * g->wb;
+  const eg_conv_tap t = eg_conv_tap_at(g, a, b);
+  for (int64_t i = t.i0; i < t.i1; i++) {
+    float *restrict dst = big_plane + (i * g->sh + t.off_h) * g->wb;
     const float *restrict src = small_plane + i * g->ws;
     if (g->sw == 1) { /* the common case, kept separate so that it vectorizes */
 #pragma omp simd
-      for (int64_t j = j0; j < j1; j++) dst[j + off_w] += wv * src[j];
+      for (int64_t j = t.j0; j < t.j1; j++) dst[j + t.off_w] += wv * src[j];
     } else {
-      for (int64_t j = j0; j < j1; j++) dst[j * g->sw + off_w] += wv * src[j];
+      for (int64_t j = t.j0; j < t.j1; j++) dst[j * g->sw + t.off_w] += wv * src[j];
     }
   }
 }
 
 /* small_plane[i][j] += wv * big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] for every in-bounds
  * (i, j): one tap of a single-channel convolution. */
-static void tap_gather(const conv_geom *g, const float *big_plane, int64_t a, int64_t b, float wv,
-                       float *small_plane) {
-  const int64_t off_h = a * g->dh - g->ph, off_w = b * g->dw - g->pw;
-  int64_t i0, i1, j0, j1;
-  valid_range(off_h, g->sh, g->hb, g->hs, &i0, &i1);
-  valid_range(off_w, g->sw, g->wb, g->ws, &j0, &j1);
-  for (int64_t i = i0; i < i1; i++) {
-    const float *restrict src = big_plane + (i * g->sh + off_h) * g->wb;
+static void tap_gather(const eg_conv_geom *g, const float *big_plane, int64_t a, int64_t b,
+                       float wv, float *small_plane) {
+  const eg_conv_tap t = eg_conv_tap_at(g, a, b);
+  for (int64_t i = t.i0; i < t.i1; i++) {
+    const float *restrict src = big_plane + (i * g->sh + t.off_h) * g->wb;
     float *restrict dst = small_plane + i * g->ws;
     if (g->sw == 1) { /* the common case, kept separate so that it vectorizes */
 #pragma omp simd
-      for (int64_t j = j0; j < j1; j++) dst[j] += wv * src[j + off_w];
+      for (int64_t j = t.j0; j < t.j1; j++) dst[j] += wv * src[j + t.off_w];
     } else {
-      for (int64_t j = j0; j < j1; j++) dst[j] += wv * src[j * g->sw + off_w];
+      for (int64_t j = t.j0; j < t.j1; j++) dst[j] += wv * src[j * g->sw + t.off_w];
     }
   }
 }
@@ -266,10 +120,10 @@ static void fill(float *dst, int64_t count, float v) {
 }
 
 /* m big images = (bias or 0) + col2im(col), col laid out as im2col writes it. */
-static void col2im(const conv_geom *g, const float *col, int64_t m, const float *bias,
+static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const float *bias,
                    float *big) {
   const int64_t kk = g->kh * g->kw, p = g->hs * g->ws, plane = g->hb * g->wb;
-#pragma omp parallel for schedule(static) if (omp_worth(m * g->cb * kk * p))
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * g->cb * kk * p))
   for (int64_t t = 0; t < m * g->cb; t++) {
     const int64_t k = t / g->cb, c = t % g->cb;
     float *dst = big + t * plane;
@@ -282,7 +136,7 @@ static void col2im(const conv_geom *g, const float *col, int64_t m, const float 
 /* m images [c, p] <- packed [c, m*p] + bias[c] (bias may be NULL). */
 static void unpack_images(const float *packed, int64_t m, int64_t c, int64_t p,
                           const float *bias, float *dst) {
-#pragma omp parallel for schedule(static) if (omp_worth(m * c * p))
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * c * p))
   for (int64_t t = 0; t < m * c; t++) {
     const float *s = packed + (t % c) * m * p + (t / c) * p;
     const float v = bias ? bias[t % c] : 0.0f;
@@ -293,18 +147,18 @@ static void unpack_images(const float *packed, int64_t m, int64_t c, int64_t p,
 
 /* Every plane [n, c] of y set to bias[c], or 0 when bias is NULL. */
 static void fill_planes(float *y, const float *bias, int64_t n, int64_t c, int64_t p) {
-#pragma omp parallel for schedule(static) if (omp_worth(n * c * p))
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(n * c * p))
   for (int64_t t = 0; t < n * c; t++) fill(y + t * p, p, bias ? bias[t % c] : 0.0f);
 }
 
 /* ---- the two directions ---- */
 
-/* small = down(big) + bias for geom_depthwise: each small plane is the bias plus kh*kw shifted,
- * scaled copies of its group's one big plane. */
-static void down_depthwise(const conv_geom *g, const float *big, const float *w,
+/* small = down(big) + bias for eg_conv_geom_depthwise: each small plane is the bias plus kh*kw
+ * shifted, scaled copies of its group's one big plane. */
+static void down_depthwise(const eg_conv_geom *g, const float *big, const float *w,
                            const float *bias, float *small) {
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
-#pragma omp parallel for schedule(static) if (omp_worth(g->n * g->cs * p * kk))
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->n * g->cs * p * kk))
   for (int64_t t = 0; t < g->n * g->cs; t++) {
     const int64_t n = t / g->cs, c = t % g->cs;
     const float *src = big + (n * g->cb + c / csg) * g->hb * g->wb;
@@ -315,17 +169,17 @@ static void down_depthwise(const conv_geom *g, const float *big, const float *w,
 }
 
 /* small = down(big) + bias by im2col + GEMM, all n images; scratch: down_scratch_floats(g). */
-static void down_gemm(const conv_geom *g, const float *big, const float *w, const float *bias,
+static void down_gemm(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
                       float *small, float *scratch) {
-  const int64_t nb = plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
+  const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
   const int64_t cbg = g->cb / g->groups, csg = g->cs / g->groups;
-  const bool direct = nb == 1 && geom_pointwise(g);
+  const bool direct = nb == 1 && eg_conv_geom_pointwise(g);
   float *col = scratch; /* unused when direct */
-  float *out = nb > 1 ? scratch + round_up_floats(g->cb * kk * nb * p) : NULL;
+  float *out = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
     const float *src = big + n0 * g->cb * g->hb * g->wb;
-    if (!direct) im2col(g, src, m, col);
+    if (!direct) eg_conv_im2col(g, src, m, col);
     const float *cols = direct ? src : col;
     /* One image writes straight into y, pre-filled with the bias (OpenBLAS clears C for
      * beta = 0 anyway, so this costs no extra pass); batches go through `out`. */
@@ -341,9 +195,9 @@ static void down_gemm(const conv_geom *g, const float *big, const float *w, cons
 }
 
 /* small = down(big) + bias; scratch: down_scratch_floats(g). */
-static void conv_down(const conv_geom *g, const float *big, const float *w, const float *bias,
+static void conv_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
                       float *small, float *scratch) {
-  if (geom_depthwise(g, EG_CONV_DW_DOWN_MAX))
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX))
     down_depthwise(g, big, w, bias, small);
   else
     down_gemm(g, big, w, bias, small, scratch);
@@ -351,9 +205,9 @@ static void conv_down(const conv_geom *g, const float *big, const float *w, cons
 
 /* wf [cb, cs/groups, kh, kw] for geom_flipped(g): wf[q*cbg + u][v][a][b] =
  * w[q*csg + v][u][kh-1-a][kw-1-b]. */
-static void flip_weights(const conv_geom *g, const float *w, float *wf) {
+static void flip_weights(const eg_conv_geom *g, const float *w, float *wf) {
   const int64_t cbg = g->cb / g->groups, csg = g->cs / g->groups, kk = g->kh * g->kw;
-#pragma omp parallel for schedule(static) if (omp_worth(g->cs * cbg * kk))
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->cs * cbg * kk))
   for (int64_t t = 0; t < g->cb * csg; t++) {
     const int64_t q = t / (cbg * csg), u = t / csg % cbg, v = t % csg;
     const float *src = w + ((q * csg + v) * cbg + u) * kk;
@@ -361,13 +215,13 @@ static void flip_weights(const conv_geom *g, const float *w, float *wf) {
   }
 }
 
-/* big = up(small) + bias for geom_depthwise: each big plane is the bias plus its group's small
- * planes scattered back tap by tap. */
-static void up_depthwise(const conv_geom *g, const float *small, const float *w,
+/* big = up(small) + bias for eg_conv_geom_depthwise: each big plane is the bias plus its group's
+ * small planes scattered back tap by tap. */
+static void up_depthwise(const eg_conv_geom *g, const float *small, const float *w,
                          const float *bias, float *big) {
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
   const int64_t plane = g->hb * g->wb;
-#pragma omp parallel for schedule(static) if (omp_worth(g->n * g->cs * p * kk))
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->n * g->cs * p * kk))
   for (int64_t t = 0; t < g->n * g->cb; t++) {
     const int64_t n = t / g->cb, q = t % g->cb;
     float *dst = big + t * plane;
@@ -379,16 +233,16 @@ static void up_depthwise(const conv_geom *g, const float *small, const float *w,
 }
 
 /* big = up(small) + bias by GEMM (col = W^T small, per batch) and col2im. */
-static void up_col2im(const conv_geom *g, const float *small, const float *w,
+static void up_col2im(const eg_conv_geom *g, const float *small, const float *w,
                       const float *bias, float *big, float *scratch) {
-  const int64_t nb = plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
+  const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
   const int64_t cbg = g->cb / g->groups, csg = g->cs / g->groups;
   float *col = scratch;
-  float *packed = nb > 1 ? scratch + round_up_floats(g->cb * kk * nb * p) : NULL;
+  float *packed = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
     const float *src = small + n0 * g->cs * p;
-    if (nb > 1) pack_images(src, m, g->cs, p, packed);
+    if (nb > 1) eg_conv_pack_images(src, m, g->cs, p, packed);
     const float *a = nb > 1 ? packed : src;
     for (int64_t q = 0; q < g->groups; q++)
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(cbg * kk), (int)ld, (int)csg,
@@ -399,9 +253,9 @@ static void up_col2im(const conv_geom *g, const float *small, const float *w,
 }
 
 /* big = up(small) + bias; scratch: up_scratch_floats(g). */
-static void conv_up(const conv_geom *g, const float *small, const float *w, const float *bias,
+static void conv_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
                     float *big, float *scratch) {
-  if (geom_depthwise(g, EG_CONV_DW_UP_MAX)) {
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_UP_MAX)) {
     up_depthwise(g, small, w, bias, big);
     return;
   }
@@ -409,26 +263,26 @@ static void conv_up(const conv_geom *g, const float *small, const float *w, cons
     up_col2im(g, small, w, bias, big, scratch);
     return;
   }
-  const conv_geom f = geom_flipped(g);
+  const eg_conv_geom f = geom_flipped(g);
   float *wf = scratch;
   flip_weights(g, w, wf);
-  conv_down(&f, small, wf, bias, big, scratch + round_up_floats(g->cs * (g->cb / g->groups) *
-                                                                 g->kh * g->kw));
+  const int64_t w_floats = g->cs * (g->cb / g->groups) * g->kh * g->kw;
+  conv_down(&f, small, wf, bias, big, scratch + eg_conv_round_up_floats(w_floats));
 }
 
 /* ---- public entry points ---- */
 
 size_t eg_convolution_nchw_f32_scratch(const eg_conv2d_params *p) {
-  const conv_geom g = geom_of(p);
-  if (geom_empty(&g)) return 0;
+  const eg_conv_geom g = eg_conv_geom_of(p);
+  if (eg_conv_geom_empty(&g)) return 0;
   const int64_t floats = p->transposed ? up_scratch_floats(&g) : down_scratch_floats(&g);
   return sizeof(float) * (size_t)floats;
 }
 
 void eg_convolution_nchw_f32(const eg_conv2d_params *p, const float *x, const float *w,
                              const float *bias, float *y, void *scratch) {
-  const conv_geom g = geom_of(p);
-  if (geom_empty(&g)) {
+  const eg_conv_geom g = eg_conv_geom_of(p);
+  if (eg_conv_geom_empty(&g)) {
     fill_planes(y, bias, p->n, p->c_out, p->h_out * p->w_out);
     return;
   }

@@ -8,10 +8,6 @@
 #include <assert.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* Loops with fewer elements than this stay on one thread. */
 enum { EG_COPY_OMP_MIN = 1 << 16 };
 /* Transposed copies move TILE x TILE blocks, which stay in L1 for both sides. 16 measured
@@ -88,14 +84,8 @@ static void copy_gather(const eg_iter *it, size_t esize, const char *in, char *o
   const int64_t total = it->numel;
 #pragma omp parallel if (total >= EG_COPY_OMP_MIN)
   {
-    int64_t nth = 1, tid = 0;
-#ifdef _OPENMP
-    nth = omp_get_num_threads();
-    tid = omp_get_thread_num();
-#endif
-    const int64_t chunk = ((total + nth - 1) / nth + 15) / 16 * 16;
-    const int64_t begin = tid * chunk < total ? tid * chunk : total;
-    const int64_t end = begin + chunk < total ? begin + chunk : total;
+    int64_t begin, end;
+    eg_iter_thread_span(total, &begin, &end);
     gather_range(it, f, esize, in, out, begin, end);
   }
 }

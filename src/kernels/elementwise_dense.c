@@ -10,10 +10,6 @@
 #include <assert.h>
 #include <stddef.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* Loops with fewer elements than this stay on one thread. */
 enum { EG_ELEMENTWISE_OMP_MIN = 1 << 16 };
 
@@ -127,15 +123,8 @@ void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const v
   if (total == 0) return;
 #pragma omp parallel if (total >= EG_ELEMENTWISE_OMP_MIN)
   {
-    int64_t nth = 1, tid = 0;
-#ifdef _OPENMP
-    nth = omp_get_num_threads();
-    tid = omp_get_thread_num();
-#endif
-    /* Chunks are multiples of 16 elements so threads do not share output cache lines. */
-    const int64_t chunk = ((total + nth - 1) / nth + 15) / 16 * 16;
-    const int64_t begin = tid * chunk < total ? tid * chunk : total;
-    const int64_t end = begin + chunk < total ? begin + chunk : total;
+    int64_t begin, end;
+    eg_iter_thread_span(total, &begin, &end);
     binary_range(it, f, esize, a, b, &alpha, out, begin, end);
   }
 }

@@ -4,63 +4,21 @@
  * n*groups runs (OpenMP-parallel when big enough) with three linear passes each (sum, centred
  * squares, write). The backward makes per-(sample, channel) sums into scratch, then the input
  * gradient per (sample, group) and the weight/bias gradients per channel. Reductions
- * accumulate in double; sum_f32 and sumsq_centred_f32 are twins of batch_norm_nchw_f32.c's
- * (kernel files share only their interface headers): keep the copies identical. */
+ * accumulate in double; the forward's are norm_sums_f32.h's, shared with batch norm. */
 #include "kernels/group_norm_nchw_f32.h"
 
 #include <math.h>
 #include <stdbool.h>
 
-/* Below this many elements the work is done on one thread: a parallel region costs more. */
-enum { EG_NORM_OMP_MIN = 1 << 15 };
-
-/* ---- twin of batch_norm_nchw_f32.c: sum_f32 and sumsq_centred_f32 ---- */
-
-/* The reductions below split their range in four quarters summed side by side: four
- * independent vector accumulators hide the latency of the double adds (one would make the
- * loop latency-bound rather than memory-bound). */
-
-/* sum(x[0..len)) in double. */
-static double sum_f32(const float *x, int64_t len) {
-  const int64_t q = len / 4;
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-  for (int64_t i = 0; i < q; i++) {
-    s0 += x[i];
-    s1 += x[q + i];
-    s2 += x[2 * q + i];
-    s3 += x[3 * q + i];
-  }
-  for (int64_t i = 4 * q; i < len; i++) s0 += x[i];
-  return (s0 + s1) + (s2 + s3);
-}
-
-/* sum((x - mean)^2) in double. */
-static double sumsq_centred_f32(const float *x, int64_t len, double mean) {
-  const int64_t q = len / 4;
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-  for (int64_t i = 0; i < q; i++) {
-    double d0 = (double)x[i] - mean, d1 = (double)x[q + i] - mean;
-    double d2 = (double)x[2 * q + i] - mean, d3 = (double)x[3 * q + i] - mean;
-    s0 += d0 * d0;
-    s1 += d1 * d1;
-    s2 += d2 * d2;
-    s3 += d3 * d3;
-  }
-  for (int64_t i = 4 * q; i < len; i++) s0 += ((double)x[i] - mean) * ((double)x[i] - mean);
-  return (s0 + s1) + (s2 + s3);
-}
-
-/* ---- end of twin ---- */
+#include "kernels/norm_sums_f32.h"
 
 void eg_group_norm_nchw_f32(const eg_group_norm_params *p, const eg_group_norm_io *io) {
   const int64_t d = p->c / p->groups, m = d * p->hw, runs = p->n * p->groups;
 #pragma omp parallel for schedule(static) if (runs * m >= EG_NORM_OMP_MIN)
   for (int64_t r = 0; r < runs; r++) {
     const float *x = io->x + r * m;
-    double mean = m > 0 ? sum_f32(x, m) / (double)m : 0.0;
-    double var = m > 0 ? sumsq_centred_f32(x, m, mean) / (double)m : NAN;
+    double mean = m > 0 ? eg_norm_sum_f32(x, m) / (double)m : 0.0;
+    double var = m > 0 ? eg_norm_sumsq_centred_f32(x, m, mean) / (double)m : NAN;
     double rstd = 1.0 / sqrt(var + p->eps);
     io->mean[r] = (float)mean;
     io->rstd[r] = (float)rstd;

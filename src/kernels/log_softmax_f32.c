@@ -7,6 +7,7 @@
 #include "kernels/log_softmax_f32.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -126,12 +127,24 @@ static void tile_backward(const float *gy, const float *y, float *gx, int64_t di
   }
 }
 
-void eg_log_softmax_f32(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner) {
+/* The tensors of one call: the forward reads `in` (x) and writes `out` (y); the backward reads
+ * `in` (gy) and `y` and writes `out` (gx). */
+typedef struct lsm_call {
+  const float *in, *y;
+  float *out;
+  bool backward;
+} lsm_call;
+
+/* Rows (inner == 1) or (outer, tile) pairs of [outer, dim, inner], in parallel when big. */
+static void lsm_run(const lsm_call *k, int64_t outer, int64_t dim, int64_t inner) {
   const int64_t block = dim * inner, total = outer * block;
   if (total == 0) return;
   if (inner == 1) {
 #pragma omp parallel for schedule(static) if (total >= EG_LSM_OMP_MIN)
-    for (int64_t o = 0; o < outer; o++) row_forward(x + o * dim, y + o * dim, dim);
+    for (int64_t o = 0; o < outer; o++) {
+      if (k->backward) row_backward(k->in + o * dim, k->y + o * dim, k->out + o * dim, dim);
+      else row_forward(k->in + o * dim, k->out + o * dim, dim);
+    }
     return;
   }
   const int64_t tiles = (inner + EG_LSM_TILE - 1) / EG_LSM_TILE;
@@ -139,25 +152,19 @@ void eg_log_softmax_f32(const float *x, float *y, int64_t outer, int64_t dim, in
   for (int64_t t = 0; t < outer * tiles; t++) {
     int64_t o = t / tiles, c0 = (t % tiles) * EG_LSM_TILE;
     int w = inner - c0 < EG_LSM_TILE ? (int)(inner - c0) : EG_LSM_TILE;
-    tile_forward(x + o * block, y + o * block, dim, inner, c0, w);
+    const float *in = k->in + o * block;
+    if (k->backward) tile_backward(in, k->y + o * block, k->out + o * block, dim, inner, c0, w);
+    else tile_forward(in, k->out + o * block, dim, inner, c0, w);
   }
+}
+
+void eg_log_softmax_f32(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner) {
+  const lsm_call k = {.in = x, .out = y, .backward = false};
+  lsm_run(&k, outer, dim, inner);
 }
 
 void eg_log_softmax_backward_f32(const float *gy, const float *y, float *gx, int64_t outer,
                                  int64_t dim, int64_t inner) {
-  const int64_t block = dim * inner, total = outer * block;
-  if (total == 0) return;
-  if (inner == 1) {
-#pragma omp parallel for schedule(static) if (total >= EG_LSM_OMP_MIN)
-    for (int64_t o = 0; o < outer; o++)
-      row_backward(gy + o * dim, y + o * dim, gx + o * dim, dim);
-    return;
-  }
-  const int64_t tiles = (inner + EG_LSM_TILE - 1) / EG_LSM_TILE;
-#pragma omp parallel for schedule(static) if (total >= EG_LSM_OMP_MIN)
-  for (int64_t t = 0; t < outer * tiles; t++) {
-    int64_t o = t / tiles, c0 = (t % tiles) * EG_LSM_TILE;
-    int w = inner - c0 < EG_LSM_TILE ? (int)(inner - c0) : EG_LSM_TILE;
-    tile_backward(gy + o * block, y + o * block, gx + o * block, dim, inner, c0, w);
-  }
+  const lsm_call k = {.in = gy, .y = y, .out = gx, .backward = true};
+  lsm_run(&k, outer, dim, inner);
 }

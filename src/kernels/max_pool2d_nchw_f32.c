@@ -3,8 +3,9 @@
  * indices, tie-breaking and NaN propagation match bit for bit. */
 #include "kernels/max_pool2d_nchw_f32.h"
 
-#include <math.h>
 #include <string.h>
+
+#include "kernels/pool_window_f32.h"
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -26,18 +27,7 @@ void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float
         int64_t w0 = ow * sw - pw;
         const int64_t w1 = min64(w0 + (kw - 1) * dw + 1, wi);
         while (w0 < 0) w0 += dw;
-        int64_t best = h0 * wi + w0;
-        float m = -INFINITY;
-        for (int64_t h = h0; h < h1; h += dh)
-          for (int64_t w = w0; w < w1; w += dw) {
-            const float v = xp[h * wi + w];
-            if (v > m || isnan(v)) {
-              m = v;
-              best = h * wi + w;
-            }
-          }
-        yp[oh * wo + ow] = m;
-        ip[oh * wo + ow] = best;
+        yp[oh * wo + ow] = eg_pool_window_max(xp, wi, h0, h1, dh, w0, w1, dw, &ip[oh * wo + ow]);
       }
     }
   }

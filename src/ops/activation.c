@@ -165,50 +165,26 @@ static const char *const self_kw[] = {"self", NULL};
 static const char *const grad_output_kw[] = {"grad_output", "output", NULL};
 static const char *const grad_self_kw[] = {"grad_output", "self", NULL};
 
-eg_status eg_check_sigmoid(eg_graph *g, eg_node *n) { return check_unary(g, n, 1, self_kw); }
+/* X(name, keywords of name_backward): a unary forward on eg_<name>_f32 and a binary backward on
+ * eg_<name>_backward_f32, whose second operand is the forward's output or its input. Defines
+ * eg_check_<name>, eg_run_<name>, eg_check_<name>_backward and eg_run_<name>_backward. */
+#define EG_SMOOTH_ACTIVATIONS(X) \
+  X(sigmoid, grad_output_kw) X(tanh, grad_output_kw) X(silu, grad_self_kw)
 
-eg_status eg_run_sigmoid(const eg_exec *ex, const eg_node *n) {
-  run_unary(ex, n, eg_sigmoid_f32);
-  return EG_OK;
-}
+#define EG_DEFINE_SMOOTH_ACTIVATION(name, bwd_kw)                           \
+  eg_status eg_check_##name(eg_graph *g, eg_node *n) {                      \
+    return check_unary(g, n, 1, self_kw);                                   \
+  }                                                                         \
+  eg_status eg_run_##name(const eg_exec *ex, const eg_node *n) {            \
+    run_unary(ex, n, eg_##name##_f32);                                      \
+    return EG_OK;                                                           \
+  }                                                                         \
+  eg_status eg_check_##name##_backward(eg_graph *g, eg_node *n) {           \
+    return check_binary(g, n, 2, bwd_kw);                                   \
+  }                                                                         \
+  eg_status eg_run_##name##_backward(const eg_exec *ex, const eg_node *n) { \
+    run_binary(ex, n, bwd_kw, eg_##name##_backward_f32);                    \
+    return EG_OK;                                                           \
+  }
 
-eg_status eg_check_sigmoid_backward(eg_graph *g, eg_node *n) {
-  return check_binary(g, n, 2, grad_output_kw);
-}
-
-eg_status eg_run_sigmoid_backward(const eg_exec *ex, const eg_node *n) {
-  run_binary(ex, n, grad_output_kw, eg_sigmoid_backward_f32);
-  return EG_OK;
-}
-
-eg_status eg_check_tanh(eg_graph *g, eg_node *n) { return check_unary(g, n, 1, self_kw); }
-
-eg_status eg_run_tanh(const eg_exec *ex, const eg_node *n) {
-  run_unary(ex, n, eg_tanh_f32);
-  return EG_OK;
-}
-
-eg_status eg_check_tanh_backward(eg_graph *g, eg_node *n) {
-  return check_binary(g, n, 2, grad_output_kw);
-}
-
-eg_status eg_run_tanh_backward(const eg_exec *ex, const eg_node *n) {
-  run_binary(ex, n, grad_output_kw, eg_tanh_backward_f32);
-  return EG_OK;
-}
-
-eg_status eg_check_silu(eg_graph *g, eg_node *n) { return check_unary(g, n, 1, self_kw); }
-
-eg_status eg_run_silu(const eg_exec *ex, const eg_node *n) {
-  run_unary(ex, n, eg_silu_f32);
-  return EG_OK;
-}
-
-eg_status eg_check_silu_backward(eg_graph *g, eg_node *n) {
-  return check_binary(g, n, 2, grad_self_kw);
-}
-
-eg_status eg_run_silu_backward(const eg_exec *ex, const eg_node *n) {
-  run_binary(ex, n, grad_self_kw, eg_silu_backward_f32);
-  return EG_OK;
-}
+EG_SMOOTH_ACTIVATIONS(EG_DEFINE_SMOOTH_ACTIVATION)

@@ -62,6 +62,19 @@ static eg_status opt_channel_vec(const eg_node *n, const char *what, const eg_va
   return EG_OK;
 }
 
+/* The 3-tuple every norm op returns: element 0 shaped like x (out or grad_input), elements 1
+ * and 2 float32 of shape `stat` (rank stat_rank); element i is None where mask[i] is false. */
+static eg_status out_norm_tuple(eg_graph *g, eg_node *n, const eg_value *x, const bool mask[3],
+                                int stat_rank, const int64_t *stat) {
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, mask[1], EG_DTYPE_FLOAT32, stat_rank, stat));
+  return eg_out_elem(g, n, 2, mask[2], EG_DTYPE_FLOAT32, stat_rank, stat);
+}
+
+/* A forward's mask: all three outputs present. */
+static const bool all_outputs[3] = {true, true, true};
+
 /* Fills p->n, c, hw from a batch-norm input [N, C, *]. */
 static eg_status bn_geometry(const eg_node *n, const eg_value *x, eg_batch_norm_params *p) {
   EG_TRY(need_f32(n, "input", x));
@@ -112,10 +125,7 @@ eg_status eg_check_native_batch_norm(eg_graph *g, eg_node *n) {
   }
   /* ATen returns the saved statistics only in training; in eval they are empty tensors. */
   int64_t stat[1] = {p->training ? p->c : 0};
-  EG_TRY(eg_out_tuple(g, n, 3));
-  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, x->shape));
-  EG_TRY(eg_out_elem(g, n, 1, true, EG_DTYPE_FLOAT32, 1, stat));
-  return eg_out_elem(g, n, 2, true, EG_DTYPE_FLOAT32, 1, stat);
+  return out_norm_tuple(g, n, x, all_outputs, 1, stat);
 }
 
 eg_status eg_run_native_batch_norm(const eg_exec *ex, const eg_node *n) {
@@ -189,10 +199,7 @@ eg_status eg_check_native_batch_norm_backward(eg_graph *g, eg_node *n) {
                          "the running statistics", !rm ? "running_mean" : "running_var");
   }
   int64_t c[1] = {p->c};
-  EG_TRY(eg_out_tuple(g, n, 3));
-  EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
-  EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, 1, c));
-  return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, 1, c);
+  return out_norm_tuple(g, n, x, at->mask, 1, c);
 }
 
 eg_status eg_run_native_batch_norm_backward(const eg_exec *ex, const eg_node *n) {
@@ -262,10 +269,7 @@ eg_status eg_check_native_group_norm(eg_graph *g, eg_node *n) {
   EG_TRY(opt_channel_vec(n, "weight", w, p->c));
   EG_TRY(opt_channel_vec(n, "bias", b, p->c));
   int64_t stat[2] = {p->n, p->groups};
-  EG_TRY(eg_out_tuple(g, n, 3));
-  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, x->shape));
-  EG_TRY(eg_out_elem(g, n, 1, true, EG_DTYPE_FLOAT32, 2, stat));
-  return eg_out_elem(g, n, 2, true, EG_DTYPE_FLOAT32, 2, stat);
+  return out_norm_tuple(g, n, x, all_outputs, 2, stat);
 }
 
 eg_status eg_run_native_group_norm(const eg_exec *ex, const eg_node *n) {
@@ -338,10 +342,7 @@ eg_status eg_check_native_group_norm_backward(eg_graph *g, eg_node *n) {
     n->scratch_bytes = eg_group_norm_backward_nchw_f32_scratch(p);
   }
   int64_t c[1] = {p->c};
-  EG_TRY(eg_out_tuple(g, n, 3));
-  EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
-  EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, 1, c));
-  return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, 1, c);
+  return out_norm_tuple(g, n, x, at->mask, 1, c);
 }
 
 eg_status eg_run_native_group_norm_backward(const eg_exec *ex, const eg_node *n) {

@@ -83,6 +83,12 @@ static int64_t planes_of(const eg_value *x) {
   return x->rank == 4 ? x->shape[0] * x->shape[1] : x->shape[0];
 }
 
+/* Sets the fields every pool kernel's params open with: x's planes and plane size, and the
+ * output plane h x w (a macro: the three params types are distinct structs). */
+#define SET_PLANES(p, x, h, w)                                                             \
+  ((p)->planes = planes_of(x), (p)->h_in = (x)->shape[(x)->rank - 2],                      \
+   (p)->w_in = (x)->shape[(x)->rank - 1], (p)->h_out = (h), (p)->w_out = (w))
+
 /* x's shape with the last two dims replaced by h, w. */
 static void pooled_shape(const eg_value *x, int64_t h, int64_t w, int64_t s[EG_MAX_RANK]) {
   memcpy(s, x->shape, (size_t)x->rank * sizeof *s);
@@ -156,6 +162,13 @@ static int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride,
   return o;
 }
 
+/* The (out, indices int64) tuple of a max pool, both of `shape`. */
+static eg_status out_with_indices(eg_graph *g, eg_node *n, int rank, const int64_t *shape) {
+  EG_TRY(eg_out_tuple(g, n, 2));
+  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, rank, shape));
+  return eg_out_elem(g, n, 1, true, EG_DTYPE_INT64, rank, shape);
+}
+
 /* Parses kernel_size, stride, padding, [dilation,] ceil_mode and derives the output size. */
 static eg_status parse_window(const eg_node *n, const eg_value *x, const pool_schema *sc,
                               pool_window *w) {
@@ -196,27 +209,27 @@ static eg_status parse_window(const eg_node *n, const eg_value *x, const pool_sc
   return EG_OK;
 }
 
+/* self of a window pool (float32, [N,] C, H, W non-empty) and its window. */
+static eg_status parse_window_pool(const eg_graph *g, const eg_node *n, const pool_schema *sc,
+                                   const eg_value **x, pool_window *w) {
+  EG_TRY(arg_f32(g, n, sc->self, "self", x));
+  EG_TRY(pool_input(n, sc->self, "self", *x, 3));
+  return parse_window(n, *x, sc, w);
+}
+
 /* ---- max_pool2d_with_indices ---- */
 
 static eg_status parse_max_pool(eg_graph *g, eg_node *n, const pool_schema *sc,
                                 const eg_value **x, int64_t out_shape[EG_MAX_RANK]) {
-  EG_TRY(arg_f32(g, n, sc->self, "self", x));
-  EG_TRY(pool_input(n, sc->self, "self", *x, 3));
   pool_window w;
-  EG_TRY(parse_window(n, *x, sc, &w));
+  EG_TRY(parse_window_pool(g, n, sc, x, &w));
   eg_max_pool2d_params *p = EG_ATTRS(n, eg_max_pool2d_params);
   memset(p, 0, sizeof *p);
-  p->planes = planes_of(*x);
-  p->h_in = (*x)->shape[(*x)->rank - 2];
-  p->w_in = (*x)->shape[(*x)->rank - 1];
-  p->h_out = w.out[0];
-  p->w_out = w.out[1];
-  for (int i = 0; i < 2; i++) {
-    p->kernel[i] = w.kernel[i];
-    p->stride[i] = w.stride[i];
-    p->padding[i] = w.padding[i];
-    p->dilation[i] = w.dilation[i];
-  }
+  SET_PLANES(p, *x, w.out[0], w.out[1]);
+  memcpy(p->kernel, w.kernel, sizeof p->kernel);
+  memcpy(p->stride, w.stride, sizeof p->stride);
+  memcpy(p->padding, w.padding, sizeof p->padding);
+  memcpy(p->dilation, w.dilation, sizeof p->dilation);
   pooled_shape(*x, w.out[0], w.out[1], out_shape);
   n->scratch_bytes = 0;
   return EG_OK;
@@ -230,9 +243,7 @@ eg_status eg_check_max_pool2d_with_indices(eg_graph *g, eg_node *n) {
   const eg_value *x;
   int64_t s[EG_MAX_RANK];
   EG_TRY(parse_max_pool(g, n, &sc, &x, s));
-  EG_TRY(eg_out_tuple(g, n, 2));
-  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, s));
-  return eg_out_elem(g, n, 1, true, EG_DTYPE_INT64, x->rank, s);
+  return out_with_indices(g, n, x->rank, s);
 }
 
 eg_status eg_run_max_pool2d_with_indices(const eg_exec *ex, const eg_node *n) {
@@ -281,10 +292,8 @@ eg_status eg_run_max_pool2d_with_indices_backward(const eg_exec *ex, const eg_no
 
 static eg_status parse_avg_pool(eg_graph *g, eg_node *n, const pool_schema *sc,
                                 const eg_value **x, int64_t out_shape[EG_MAX_RANK]) {
-  EG_TRY(arg_f32(g, n, sc->self, "self", x));
-  EG_TRY(pool_input(n, sc->self, "self", *x, 3));
   pool_window w;
-  EG_TRY(parse_window(n, *x, sc, &w));
+  EG_TRY(parse_window_pool(g, n, sc, x, &w));
   const int cip_pos = sc->kernel + 4, div_pos = sc->kernel + 5;
   bool cip = true;
   int64_t divisor = 0;
@@ -305,16 +314,10 @@ static eg_status parse_avg_pool(eg_graph *g, eg_node *n, const pool_schema *sc,
   }
   eg_avg_pool2d_params *p = EG_ATTRS(n, eg_avg_pool2d_params);
   memset(p, 0, sizeof *p);
-  p->planes = planes_of(*x);
-  p->h_in = (*x)->shape[(*x)->rank - 2];
-  p->w_in = (*x)->shape[(*x)->rank - 1];
-  p->h_out = w.out[0];
-  p->w_out = w.out[1];
-  for (int i = 0; i < 2; i++) {
-    p->kernel[i] = w.kernel[i];
-    p->stride[i] = w.stride[i];
-    p->padding[i] = w.padding[i];
-  }
+  SET_PLANES(p, *x, w.out[0], w.out[1]);
+  memcpy(p->kernel, w.kernel, sizeof p->kernel);
+  memcpy(p->stride, w.stride, sizeof p->stride);
+  memcpy(p->padding, w.padding, sizeof p->padding);
   p->count_include_pad = cip;
   p->divisor_override = divisor;
   pooled_shape(*x, w.out[0], w.out[1], out_shape);
@@ -365,11 +368,7 @@ eg_status eg_run_avg_pool2d_backward(const eg_exec *ex, const eg_node *n) {
 static void set_adaptive(eg_node *n, const eg_value *x, int64_t h_out, int64_t w_out) {
   eg_adaptive_pool2d_params *p = EG_ATTRS(n, eg_adaptive_pool2d_params);
   memset(p, 0, sizeof *p);
-  p->planes = planes_of(x);
-  p->h_in = x->shape[x->rank - 2];
-  p->w_in = x->shape[x->rank - 1];
-  p->h_out = h_out;
-  p->w_out = w_out;
+  SET_PLANES(p, x, h_out, w_out);
   n->scratch_bytes = 0;
 }
 
@@ -444,9 +443,7 @@ eg_status eg_check_adaptive_max_pool2d(eg_graph *g, eg_node *n) {
   /* ATen: every non-batch dim non-empty (C, H, W batched; H, W unbatched) */
   EG_TRY(arg_f32(g, n, 0, "self", &x));
   EG_TRY(parse_adaptive(g, n, x->rank == 4 ? 3 : 2, &x, s));
-  EG_TRY(eg_out_tuple(g, n, 2));
-  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, s));
-  return eg_out_elem(g, n, 1, true, EG_DTYPE_INT64, x->rank, s);
+  return out_with_indices(g, n, x->rank, s);
 }
 
 eg_status eg_run_adaptive_max_pool2d(const eg_exec *ex, const eg_node *n) {

@@ -396,21 +396,56 @@ static eg_status select_index(const eg_node *n, int64_t size, int d, int64_t ind
   return EG_OK;
 }
 
+/* The extents of the viewed box of `shape` into `view`; returns its rank. select (drop)
+ * removes dim; slice keeps it as len. */
+static int view_extents(const int64_t *shape, int rank, const eg_slice_attrs *at, bool drop,
+                        int64_t *view) {
+  int r = 0;
+  for (int d = 0; d < rank; d++)
+    if (d != at->dim || !drop) view[r++] = d == at->dim ? at->len : shape[d];
+  return r;
+}
+
 /* The viewed box of a dense `shape`: extents `view` (rank `*vrank`), strides `stride` and the
- * element offset of its first element. select (drop) removes dim; slice keeps it as len. */
+ * element offset of its first element. */
 static int64_t view_of(const int64_t *shape, int rank, const eg_slice_attrs *at, bool drop,
                        int64_t *view, int64_t *stride, int *vrank) {
   int64_t dense[EG_MAX_RANK];
   eg_dense_strides(shape, rank, dense);
-  int r = 0;
-  for (int d = 0; d < rank; d++) {
-    if (d == at->dim && drop) continue;
-    view[r] = d == at->dim ? at->len : shape[d];
-    stride[r] = d == at->dim ? dense[d] * at->step : dense[d];
-    r++;
-  }
-  *vrank = r;
+  *vrank = view_extents(shape, rank, at, drop, view);
+  for (int d = 0, r = 0; d < rank; d++)
+    if (d != at->dim || !drop) stride[r++] = d == at->dim ? dense[d] * at->step : dense[d];
   return at->index * dense[at->dim];
+}
+
+/* The dim all four view ops take, wrapped against the viewed tensor's rank into at->dim; a
+ * 0-dim tensor has nothing to view. `what` names the tensor in that message. */
+static eg_status view_dim(const eg_node *n, int64_t dim, int rank, const char *what,
+                          const char *op, eg_slice_attrs *at) {
+  if (rank == 0)
+    return eg_node_error(n, EG_ERR_INVALID, "%s: %s() cannot be applied to a 0-dim tensor", what,
+                         op);
+  int d;
+  EG_TRY(wrap_dim(n, dim, rank, &d));
+  at->dim = d;
+  return EG_OK;
+}
+
+/* The output of a view forward: the viewed box of self, dense. */
+static eg_status out_view(eg_graph *g, eg_node *n, const eg_value *x, bool drop) {
+  int64_t shape[EG_MAX_RANK];
+  const int r = view_extents(x->shape, x->rank, EG_ATTRS(n, const eg_slice_attrs), drop, shape);
+  return eg_out_tensor(g, n, x->dtype, r, shape);
+}
+
+/* The output of a view backward (input_sizes, grad_output's dtype), into whose viewed box
+ * grad_output must broadcast; `what` names the box in that message. */
+static eg_status out_view_backward(eg_graph *g, eg_node *n, const eg_value *gv,
+                                   const int64_t *sizes, int r, bool drop, const char *what) {
+  EG_TRY(eg_out_tensor(g, n, gv->dtype, r, sizes));
+  int64_t view[EG_MAX_RANK];
+  const int vr = view_extents(sizes, r, EG_ATTRS(n, const eg_slice_attrs), drop, view);
+  return check_grad_fits(n, gv, view, vr, what);
 }
 
 /* slice/select forward: the output is the dense copy of the view. */
@@ -452,17 +487,9 @@ eg_status eg_check_slice_Tensor(eg_graph *g, eg_node *n) {
   EG_TRY(eg_arg_opt_int(n, 2, "start", &start));
   EG_TRY(eg_arg_opt_int(n, 3, "end", &end));
   EG_TRY(eg_arg_opt_int(n, 4, "step", &step));
-  if (x->rank == 0)
-    return eg_node_error(n, EG_ERR_INVALID, "self is zero-dimensional: slice() cannot be "
-                         "applied to a 0-dim tensor");
-  int d;
-  EG_TRY(wrap_dim(n, dim, x->rank, &d));
-  at->dim = d;
-  EG_TRY(slice_range(n, x->shape[d], start, end, step, at));
-  int64_t shape[EG_MAX_RANK];
-  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->rank);
-  shape[d] = at->len;
-  return eg_out_tensor(g, n, x->dtype, x->rank, shape);
+  EG_TRY(view_dim(n, dim, x->rank, "self is zero-dimensional", "slice", at));
+  EG_TRY(slice_range(n, x->shape[at->dim], start, end, step, at));
+  return out_view(g, n, x, false);
 }
 
 eg_status eg_run_slice_Tensor(const eg_exec *ex, const eg_node *n) {
@@ -476,7 +503,7 @@ static const char *const slice_bwd_kw[] = {"grad_output", "input_sizes", "dim", 
 eg_status eg_check_slice_backward(eg_graph *g, eg_node *n) {
   const eg_value *gv;
   int64_t sizes[EG_MAX_RANK], dim, start, end, step;
-  int r, d;
+  int r;
   eg_slice_attrs *at = EG_ATTRS(n, eg_slice_attrs);
   EG_TRY(eg_node_check_arity(n, 6, 6, slice_bwd_kw));
   EG_TRY(eg_arg_tensor(g, n, 0, "grad_output", &gv));
@@ -485,17 +512,9 @@ eg_status eg_check_slice_backward(eg_graph *g, eg_node *n) {
   EG_TRY(eg_arg_int(n, 3, "start", &start));
   EG_TRY(eg_arg_int(n, 4, "end", &end));
   EG_TRY(eg_arg_int(n, 5, "step", &step));
-  if (r == 0)
-    return eg_node_error(n, EG_ERR_INVALID, "input_sizes is []: slice() cannot be applied to a "
-                         "0-dim tensor");
-  EG_TRY(wrap_dim(n, dim, r, &d));
-  at->dim = d;
-  EG_TRY(slice_range(n, sizes[d], start, end, step, at));
-  EG_TRY(eg_out_tensor(g, n, gv->dtype, r, sizes));
-  int64_t view[EG_MAX_RANK];
-  memcpy(view, sizes, sizeof(int64_t) * (size_t)r);
-  view[d] = at->len;
-  return check_grad_fits(n, gv, view, r, "slice's");
+  EG_TRY(view_dim(n, dim, r, "input_sizes is []", "slice", at));
+  EG_TRY(slice_range(n, sizes[at->dim], start, end, step, at));
+  return out_view_backward(g, n, gv, sizes, r, false, "slice's");
 }
 
 eg_status eg_run_slice_backward(const eg_exec *ex, const eg_node *n) {
@@ -508,23 +527,14 @@ static const char *const select_kw[] = {"self", "dim", "index", NULL};
 eg_status eg_check_select_int(eg_graph *g, eg_node *n) {
   const eg_value *x;
   int64_t dim, index;
-  int d;
   eg_slice_attrs *at = EG_ATTRS(n, eg_slice_attrs);
   EG_TRY(eg_node_check_arity(n, 3, 3, select_kw));
   EG_TRY(eg_arg_tensor(g, n, 0, "self", &x));
   EG_TRY(eg_arg_int(n, 1, "dim", &dim));
   EG_TRY(eg_arg_int(n, 2, "index", &index));
-  if (x->rank == 0)
-    return eg_node_error(n, EG_ERR_INVALID, "self is zero-dimensional: select() cannot be "
-                         "applied to a 0-dim tensor");
-  EG_TRY(wrap_dim(n, dim, x->rank, &d));
-  at->dim = d;
-  EG_TRY(select_index(n, x->shape[d], d, index, at));
-  int64_t shape[EG_MAX_RANK];
-  int r = 0;
-  for (int k = 0; k < x->rank; k++)
-    if (k != d) shape[r++] = x->shape[k];
-  return eg_out_tensor(g, n, x->dtype, r, shape);
+  EG_TRY(view_dim(n, dim, x->rank, "self is zero-dimensional", "select", at));
+  EG_TRY(select_index(n, x->shape[at->dim], at->dim, index, at));
+  return out_view(g, n, x, true);
 }
 
 eg_status eg_run_select_int(const eg_exec *ex, const eg_node *n) {
@@ -537,25 +547,16 @@ static const char *const select_bwd_kw[] = {"grad_output", "input_sizes", "dim",
 eg_status eg_check_select_backward(eg_graph *g, eg_node *n) {
   const eg_value *gv;
   int64_t sizes[EG_MAX_RANK], dim, index;
-  int r, d;
+  int r;
   eg_slice_attrs *at = EG_ATTRS(n, eg_slice_attrs);
   EG_TRY(eg_node_check_arity(n, 4, 4, select_bwd_kw));
   EG_TRY(eg_arg_tensor(g, n, 0, "grad_output", &gv));
   EG_TRY(size_list(n, 1, "input_sizes", sizes, &r));
   EG_TRY(eg_arg_int(n, 2, "dim", &dim));
   EG_TRY(eg_arg_int(n, 3, "index", &index));
-  if (r == 0)
-    return eg_node_error(n, EG_ERR_INVALID, "input_sizes is []: select() cannot be applied to "
-                         "a 0-dim tensor");
-  EG_TRY(wrap_dim(n, dim, r, &d));
-  at->dim = d;
-  EG_TRY(select_index(n, sizes[d], d, index, at));
-  EG_TRY(eg_out_tensor(g, n, gv->dtype, r, sizes));
-  int64_t view[EG_MAX_RANK];
-  int vr = 0;
-  for (int k = 0; k < r; k++)
-    if (k != d) view[vr++] = sizes[k];
-  return check_grad_fits(n, gv, view, vr, "selected");
+  EG_TRY(view_dim(n, dim, r, "input_sizes is []", "select", at));
+  EG_TRY(select_index(n, sizes[at->dim], at->dim, index, at));
+  return out_view_backward(g, n, gv, sizes, r, true, "selected");
 }
 
 eg_status eg_run_select_backward(const eg_exec *ex, const eg_node *n) {
@@ -712,17 +713,22 @@ static eg_status tensor_options(const eg_node *n, int first, eg_dtype *dtype) {
   return EG_OK;
 }
 
+/* (size, *, tensor options): a tensor of that size, float32 unless dtype says otherwise. */
+static eg_status check_sized(eg_graph *g, eg_node *n, const char *const *kw) {
+  int64_t sizes[EG_MAX_RANK];
+  int r;
+  eg_dtype dtype = EG_DTYPE_FLOAT32; /* torch's default dtype */
+  EG_TRY(eg_node_check_arity(n, 1, 1, kw));
+  EG_TRY(size_list(n, 0, "size", sizes, &r));
+  EG_TRY(tensor_options(n, 1, &dtype));
+  return eg_out_tensor(g, n, dtype, r, sizes);
+}
+
 static const char *const empty_kw[] = {"size", "dtype", "layout", "device", "pin_memory",
                                        "memory_format", NULL};
 
 eg_status eg_check_empty_memory_format(eg_graph *g, eg_node *n) {
-  int64_t sizes[EG_MAX_RANK];
-  int r;
-  eg_dtype dtype = EG_DTYPE_FLOAT32; /* torch's default dtype */
-  EG_TRY(eg_node_check_arity(n, 1, 1, empty_kw));
-  EG_TRY(size_list(n, 0, "size", sizes, &r));
-  EG_TRY(tensor_options(n, 1, &dtype));
-  return eg_out_tensor(g, n, dtype, r, sizes);
+  return check_sized(g, n, empty_kw);
 }
 
 eg_status eg_run_empty_memory_format(const eg_exec *ex, const eg_node *n) {
@@ -734,13 +740,7 @@ eg_status eg_run_empty_memory_format(const eg_exec *ex, const eg_node *n) {
 eg_status eg_check_zeros(eg_graph *g, eg_node *n) {
   static const char *const zeros_kw[] = {"size", "dtype", "layout", "device", "pin_memory",
                                          NULL};
-  int64_t sizes[EG_MAX_RANK];
-  int r;
-  eg_dtype dtype = EG_DTYPE_FLOAT32;
-  EG_TRY(eg_node_check_arity(n, 1, 1, zeros_kw));
-  EG_TRY(size_list(n, 0, "size", sizes, &r));
-  EG_TRY(tensor_options(n, 1, &dtype));
-  return eg_out_tensor(g, n, dtype, r, sizes);
+  return check_sized(g, n, zeros_kw);
 }
 
 eg_status eg_run_zeros(const eg_exec *ex, const eg_node *n) {

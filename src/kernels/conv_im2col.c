@@ -1,0 +1,141 @@
+/* conv_im2col.c — geometry, image batching, im2col and packing shared by the NCHW convolution
+ * kernels (contracts in conv_im2col.h). Build with -fopenmp. */
+#include "kernels/conv_im2col.h"
+
+#include <cblas.h>
+#include <string.h>
+
+/* GEMMs narrower than this many columns run well below sgemm's peak (measured with OpenBLAS
+ * 0.3.21: N=196 -> 190 GFLOP/s, N>=1568 -> 238 on two cores); batch images up to it ... */
+enum { EG_CONV_GEMM_COLS = 1536 };
+/* ... unless the column matrix for the batch would exceed this many bytes. */
+#define EG_CONV_COL_BYTES ((int64_t)16 << 20)
+/* Loops with fewer elements than this stay on one thread. */
+enum { EG_CONV_OMP_MIN = 1 << 15 };
+/* Scratch regions are rounded to 64 bytes so each one starts cache-line aligned. */
+enum { EG_CONV_ALIGN_FLOATS = 16 };
+
+/* sgemm runs between our loops on the same cores: an OpenMP build of OpenBLAS shares libgomp's
+ * pool with us, but a pthreads build keeps its own workers, and libgomp's idle threads then spin
+ * on the cores sgemm is using. Measured on 2 cores, r18-l1 input gradient, best of several runs:
+ * pthreads OpenBLAS with our loops threaded 42 GFLOP/s (10-20 when other processes share the
+ * cores), with them serial 117; OpenMP OpenBLAS with them threaded 147. So with a pthreads
+ * OpenBLAS our loops stay serial. */
+bool eg_conv_omp_worth(int64_t work) {
+#ifdef OPENBLAS_THREAD
+  if (openblas_get_parallel() == OPENBLAS_THREAD) return false;
+#endif
+  return work >= EG_CONV_OMP_MIN;
+}
+
+eg_conv_geom eg_conv_geom_of(const eg_conv2d_params *p) {
+  eg_conv_geom g = {.n = p->n, .groups = p->groups, .kh = p->k_h, .kw = p->k_w,
+                    .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
+                    .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1]};
+  const int64_t in[3] = {p->c_in, p->h_in, p->w_in}, out[3] = {p->c_out, p->h_out, p->w_out};
+  const int64_t *big = p->transposed ? out : in, *small = p->transposed ? in : out;
+  g.cb = big[0];
+  g.hb = big[1];
+  g.wb = big[2];
+  g.cs = small[0];
+  g.hs = small[1];
+  g.ws = small[2];
+  return g;
+}
+
+bool eg_conv_geom_empty(const eg_conv_geom *g) {
+  return g->n == 0 || g->cb == 0 || g->hb == 0 || g->wb == 0 || g->cs == 0 || g->hs == 0 ||
+         g->ws == 0 || g->kh == 0 || g->kw == 0;
+}
+
+bool eg_conv_geom_pointwise(const eg_conv_geom *g) {
+  return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
+         g->hs == g->hb && g->ws == g->wb;
+}
+
+/* K = kh*kw is too short for a GEMM, and direct loops over the taps beat im2col, which writes
+ * kh*kw copies of the input. Measured on one core, 8x(C*m)x56x56 3x3, GFLOP/s direct vs GEMM:
+ * down m=1,2,4,64: 15.5,15.7,15.7,15.7 vs 8.7,16.1,20.6,84; up: 17-19 vs 4-9 for every m;
+ * weight gradient m=4,8: 18.6,14.8 vs 10.6,22. */
+bool eg_conv_geom_depthwise(const eg_conv_geom *g, int64_t max_mult) {
+  return g->cb == g->groups && g->cs / g->groups <= max_mult;
+}
+
+int64_t eg_conv_round_up_floats(int64_t n) {
+  return (n + EG_CONV_ALIGN_FLOATS - 1) / EG_CONV_ALIGN_FLOATS * EG_CONV_ALIGN_FLOATS;
+}
+
+/* Enough images to reach EG_CONV_GEMM_COLS columns, within EG_CONV_COL_BYTES, then evened out
+ * so the last batch is not a runt. */
+int64_t eg_conv_plan_images(const eg_conv_geom *g) {
+  const int64_t p = g->hs * g->ws, rows = g->cb * g->kh * g->kw;
+  int64_t nb = p > 0 ? (EG_CONV_GEMM_COLS + p - 1) / p : 1;
+  if (nb > g->n) nb = g->n;
+  while (nb > 1 && rows * nb * p * (int64_t)sizeof(float) > EG_CONV_COL_BYTES) nb--;
+  if (nb < 1) return 1;
+  const int64_t batches = (g->n + nb - 1) / nb;
+  return (g->n + batches - 1) / batches;
+}
+
+int64_t eg_conv_gemm_scratch_floats(const eg_conv_geom *g) {
+  const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws;
+  const bool direct = nb == 1 && eg_conv_geom_pointwise(g);
+  return (direct ? 0 : eg_conv_round_up_floats(g->cb * g->kh * g->kw * nb * p)) +
+         (nb > 1 ? eg_conv_round_up_floats(g->cs * nb * p) : 0);
+}
+
+/* [*lo, *hi): the o in [0, n_out) with 0 <= o*stride + off < size (stride >= 1). */
+static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo,
+                        int64_t *hi) {
+  int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t h = off >= size ? 0 : (size - 1 - off) / stride + 1;
+  if (h > n_out) h = n_out;
+  *lo = l < h ? l : h;
+  *hi = h;
+}
+
+eg_conv_tap eg_conv_tap_at(const eg_conv_geom *g, int64_t a, int64_t b) {
+  eg_conv_tap t = {.off_h = a * g->dh - g->ph, .off_w = b * g->dw - g->pw};
+  valid_range(t.off_h, g->sh, g->hb, g->hs, &t.i0, &t.i1);
+  valid_range(t.off_w, g->sw, g->wb, g->ws, &t.j0, &t.j1);
+  return t;
+}
+
+/* One row of the column matrix, for kernel tap (a, b) of one big-side plane:
+ * dst[i*ws + j] = plane[i*sh - ph + a*dh][j*sw - pw + b*dw], 0 outside the plane. */
+static void im2col_row(const eg_conv_geom *g, const float *plane, int64_t a, int64_t b,
+                       float *dst) {
+  const int64_t off = b * g->dw - g->pw;
+  int64_t j0, j1;
+  valid_range(off, g->sw, g->wb, g->ws, &j0, &j1);
+  for (int64_t i = 0; i < g->hs; i++, dst += g->ws) {
+    const int64_t r = i * g->sh - g->ph + a * g->dh;
+    if (r < 0 || r >= g->hb) {
+      memset(dst, 0, sizeof(float) * (size_t)g->ws);
+      continue;
+    }
+    const float *src = plane + r * g->wb;
+    memset(dst, 0, sizeof(float) * (size_t)j0);
+    if (g->sw == 1) {
+      memcpy(dst + j0, src + j0 + off, sizeof(float) * (size_t)(j1 - j0));
+    } else {
+      for (int64_t j = j0; j < j1; j++) dst[j] = src[j * g->sw + off];
+    }
+    memset(dst + j1, 0, sizeof(float) * (size_t)(g->ws - j1));
+  }
+}
+
+void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *col) {
+  const int64_t kk = g->kh * g->kw, rows = g->cb * kk, p = g->hs * g->ws;
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * rows * p))
+  for (int64_t t = 0; t < m * rows; t++) {
+    const int64_t k = t / rows, r = t % rows, c = r / kk, a = r % kk / g->kw, b = r % g->kw;
+    im2col_row(g, big + (k * g->cb + c) * g->hb * g->wb, a, b, col + r * m * p + k * p);
+  }
+}
+
+void eg_conv_pack_images(const float *src, int64_t m, int64_t c, int64_t p, float *packed) {
+#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * c * p))
+  for (int64_t t = 0; t < m * c; t++)
+    memcpy(packed + (t % c) * m * p + (t / c) * p, src + t * p, sizeof(float) * (size_t)p);
+}

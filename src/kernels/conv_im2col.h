@@ -1,0 +1,80 @@
+/* conv_im2col — internal to the NCHW convolution kernels (convolution_nchw_f32.c and
+ * convolution_backward_nchw_f32.c): the geometry they are both phrased on, how images are
+ * batched into one GEMM, im2col and packing. Not a public kernel interface.
+ *
+ * Geometry (eg_conv_geom): a `big` side and a `small` side related by
+ *   small[n, co, i, j] = sum over ci in co's group, taps (a, b) of
+ *                        w[co, ci % cbg, a, b] * big[n, ci, i*sh - ph + a*dh, j*sw - pw + b*dw]
+ * (big read as 0 outside its bounds; cbg = cb/groups, csg = cs/groups), w laid out
+ * [cs, cbg, kh, kw]. A convolution's input is its big side, a transposed convolution's output.
+ *
+ * Batching: small GEMMs are slow, so images with few small-side pixels are placed side by side
+ * (eg_conv_plan_images images per GEMM). The column matrix of m images is
+ * [cb*kh*kw, m*hs*ws], image k in columns [k*hs*ws, (k+1)*hs*ws); "packed" small-side images
+ * are [cs, m*hs*ws] in the same column order.
+ *
+ * Threading: the loops here use OpenMP only when eg_conv_omp_worth says so; none of them calls
+ * sgemm, and they must not be called from inside a parallel region of the caller. */
+#ifndef EG_KERNELS_CONV_IM2COL_H
+#define EG_KERNELS_CONV_IM2COL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/convolution_nchw_f32.h"
+
+typedef struct eg_conv_geom {
+  int64_t n, groups;
+  int64_t cb, hb, wb;             /* big side:   [n, cb, hb, wb] */
+  int64_t cs, hs, ws;             /* small side: [n, cs, hs, ws] */
+  int64_t kh, kw;                 /* kernel */
+  int64_t sh, sw, ph, pw, dh, dw; /* stride, padding (may be negative when derived), dilation */
+} eg_conv_geom;
+
+/* Whether a loop over `work` elements may fork OpenMP threads: enough work, and an OpenBLAS
+ * whose threads do not compete with OpenMP's (see the .c file for the measurements). */
+bool eg_conv_omp_worth(int64_t work);
+
+/* The geometry of a convolution (big = x) or transposed convolution (big = y). */
+eg_conv_geom eg_conv_geom_of(const eg_conv2d_params *p);
+
+/* True when some GEMM dimension would be 0 (empty tensors). */
+bool eg_conv_geom_empty(const eg_conv_geom *g);
+
+/* 1x1, stride 1, no padding, same size: im2col would be the identity. */
+bool eg_conv_geom_pointwise(const eg_conv_geom *g);
+
+/* One big-side channel per group and at most `max_mult` small-side channels per group: the
+ * case where direct loops over the taps beat im2col + GEMM. */
+bool eg_conv_geom_depthwise(const eg_conv_geom *g, int64_t max_mult);
+
+/* n rounded up to whole 64-byte lines of floats: the size of every scratch region, so that each
+ * region starts cache-line aligned. */
+int64_t eg_conv_round_up_floats(int64_t n);
+
+/* Images per GEMM (>= 1, at most max(n, 1)). */
+int64_t eg_conv_plan_images(const eg_conv_geom *g);
+
+/* Floats of scratch for im2col + GEMM over batched images: the column matrix (none when one
+ * image at a time is pointwise, the big image being its own column matrix), then, only when
+ * images are batched, a [cs, nb*hs*ws] region for the small side (the packed input or the
+ * GEMM's output). Each region is rounded by eg_conv_round_up_floats. */
+int64_t eg_conv_gemm_scratch_floats(const eg_conv_geom *g);
+
+/* Where kernel tap (a, b) reaches: small-side pixel (i, j) meets big-side pixel
+ * (i*sh + off_h, j*sw + off_w). Rows [i0, i1) of [0, hs) and columns [j0, j1) of [0, ws) are
+ * exactly those for which that pixel lies inside the big plane (an empty range has lo == hi). */
+typedef struct eg_conv_tap {
+  int64_t off_h, off_w;
+  int64_t i0, i1, j0, j1;
+} eg_conv_tap;
+
+eg_conv_tap eg_conv_tap_at(const eg_conv_geom *g, int64_t a, int64_t b);
+
+/* col [cb*kh*kw, m*hs*ws] from the m consecutive big images at `big`; overwrites col. */
+void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *col);
+
+/* packed [c, m*p] <- m images [c, p] (transpose of the two outer dimensions). */
+void eg_conv_pack_images(const float *src, int64_t m, int64_t c, int64_t p, float *packed);
+
+#endif
