@@ -100,7 +100,8 @@ int64_t eg_tensor_numel(const eg_tensor *t);
 
 /* ---- models --------------------------------------------------------------------------- */
 
-/* Loads and verifies a graph file (`json_path`) and the weights file it names. On success
+/* Loads and verifies a graph file (`json_path`) and the weights file it names — or a compiled
+ * program file (.egp, told apart by its first bytes; see "compiled programs" below). On success
  * *out owns everything (free with eg_model_destroy); on failure *out is NULL. */
 eg_status eg_model_load(const char *json_path, eg_model **out);
 void eg_model_destroy(eg_model *model);
@@ -190,8 +191,8 @@ eg_status eg_get_target(int index, eg_target_info *out);
  *   - it is a getitem:                            "follows its producer" (getitem nodes always
  *                                                 take their producer's placement)
  *
- * This version has no NPU lowerings yet: every node is placed on the CPU ("no NPU lowering for
- * aten.X"), there are no partitions, and no compiled program is written.
+ * Ops without an NPU lowering stay on the CPU ("no NPU lowering for aten.X"). The placement is
+ * one stage: eg_model_save_compiled writes the whole compiled program (below).
  *
  *     const char *skip[] = {"aten.relu"};
  *     eg_compile_options opt = {.soc = "SM8650", .skip_ops = skip, .num_skip_ops = 1};
@@ -264,6 +265,98 @@ const char *eg_compile_report_warning(const eg_compile_report *report, int index
 /* Writes the report as JSON (docs/report-format.md) to `path`, atomically (a temporary file
  * renamed over `path`). EG_ERR_IO if it cannot be written. */
 eg_status eg_compile_report_write_json(const eg_compile_report *report, const char *path);
+
+/* Compiles `model` for options->soc in memory and creates a runtime that runs it: NPU
+ * partitions on the NPU executor (QNN-modelled ops, NHWC), every other node on the portable CPU
+ * kernels, with layout conversions at partition boundaries. Use it like eg_runtime_create's.
+ * options->no_fallback is ignored here (use eg_compile_report_create to enforce it). */
+eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
+                                     eg_runtime **out);
+
+/* ---- compiled programs (.egp) ----------------------------------------------------------- *
+ * A compiled program file holds a model compiled for one SoC: the graph, every node's
+ * placement, each NPU partition's QNN graph (ops, params, tensors) and every static (weight)
+ * byte exactly once, in one versioned binary (docs/program-format.md). eg_model_load reads it
+ * like a graph file (it tells them apart by the file's first bytes, not its name), the result
+ * describes the same inputs and outputs, and eg_runtime_create runs it as compiled: NPU
+ * partitions on the NPU executor, the rest on the CPU kernels, with the layout and dtype
+ * conversions at partition boundaries. Loading checks every offset, size, count and id; a
+ * corrupted file is EG_ERR_FORMAT (or EG_ERR_UNSUPPORTED for another version, op or SoC)
+ * with a message "<file>: <section>: <what> (<values>): <rule>".
+ *
+ *     eg_compile_options opt = {.soc = "SM8650"};
+ *     eg_model_save_compiled(model, &opt, "step.egp");   // compile and write
+ *     eg_model *prog = NULL;
+ *     eg_model_load("step.egp", &prog);                  // validated
+ *     eg_runtime_create(prog, &rt);                      // runs the compiled program
+ */
+
+/* Compiles `model` for options->soc (skip lists honoured, no_fallback ignored) and writes the
+ * program to `path` atomically (a temporary file renamed over it). EG_ERR_ARGUMENT for a NULL
+ * argument or an unknown SoC; EG_ERR_IO if it cannot be written. */
+eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options *options,
+                                 const char *path);
+
+/* 1 if `model` was loaded from a compiled program file, else 0. */
+int eg_model_is_compiled(const eg_model *model);
+
+/* A compiled model's program. Strings belong to the model. */
+typedef struct eg_program_info {
+  const char *soc;          /* the SoC it was compiled for, e.g. "SM8650" */
+  int num_partitions;       /* NPU partitions */
+  int num_npu_nodes;        /* graph nodes inside them */
+  int num_cpu_nodes;        /* graph nodes run on the CPU kernels */
+  int num_steps;            /* CPU nodes + partitions, run in order */
+  size_t static_bytes;      /* the file's static section: every distinct static byte range once
+                               (IR weights and NPU STATIC tensors), 64-byte aligned */
+  size_t file_bytes;        /* the file's size */
+} eg_program_info;
+/* EG_ERR_ARGUMENT if the model is not compiled. */
+eg_status eg_model_program_info(const eg_model *model, eg_program_info *out);
+
+typedef struct eg_npu_partition_info {
+  const char *name;         /* its QNN graph's name, "partition_0" */
+  int num_nodes;            /* graph nodes it runs, by node index ascending in `nodes` */
+  const int32_t *nodes;
+  const char *first_node, *last_node; /* names of nodes[0] and nodes[num_nodes - 1] */
+  int num_tensors, num_ops;
+  int num_inputs, num_outputs; /* boundary values copied in before / out after it runs */
+} eg_npu_partition_info;
+
+/* A QNN tensor of a partition (tensor `index` in [0, num_tensors)). */
+typedef struct eg_npu_tensor_info {
+  const char *name;
+  const char *type;         /* "APP_WRITE" (boundary input), "APP_READ" (boundary output),
+                               "NATIVE" (intermediate), "STATIC" (weights in the file) */
+  const char *dtype;        /* QNN data type: "float32", "int32", "bool8", ... */
+  int rank;
+  uint32_t dims[EG_MAX_RANK]; /* QNN layout: rank-4 tensors are NHWC */
+  size_t nbytes;
+} eg_npu_tensor_info;
+
+/* A QNN op of a partition (op `index` in [0, num_ops), in execution order). */
+typedef struct eg_npu_op_info {
+  const char *name;
+  const char *type;         /* QNN op type: "Conv2d", "Relu", ... */
+  int num_inputs;
+  const int32_t *inputs;    /* tensor indices; -1 for an omitted optional input */
+  int num_outputs;
+  const int32_t *outputs;
+  int num_params;
+} eg_npu_op_info;
+
+/* Partition / tensor / op / param accessors of a compiled model; EG_ERR_ARGUMENT when the
+ * model is not compiled or an index is out of range. */
+eg_status eg_model_npu_partition(const eg_model *model, int partition,
+                                 eg_npu_partition_info *out);
+eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
+                              eg_npu_tensor_info *out);
+eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out);
+/* Param `index` of an op: *name, and its value written into `value` (`size` bytes, always
+ * NUL-terminated) as JSON text: 3, 0.5, true, [2, 2], [[1, 1], [0, 0]]; a non-finite float as
+ * the string "inf", "-inf" or "nan". */
+eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
+                                const char **name, char *value, size_t size);
 
 /* ---- .npy files ----------------------------------------------------------------------- */
 

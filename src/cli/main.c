@@ -1,10 +1,11 @@
 /* main.c — the edgegrad command-line tool. Written against include/edgegrad.h only.
  *
- *   edgegrad run MODEL.json --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
+ *   edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
  *   edgegrad info MODEL.json [--json]
  *   edgegrad targets
- *   edgegrad compile MODEL.json --soc SOC [--report REPORT.json] [--skip-op OP]...
+ *   edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json] [--skip-op OP]...
  *                    [--skip-node NAME]... [--no-fallback]
+ *   edgegrad inspect PROGRAM.egp [--json]
  *
  * Exit status: 0 success; 1 a run failed, outputs differ from --expect, or compile
  * --no-fallback found nodes for the CPU; 2 bad usage or bad
@@ -53,18 +54,26 @@ static const char usage_main[] =
     "  info    show a model's inputs, outputs, ops and weights\n"
     "  targets list the Snapdragon SoCs (--soc names) and their HTP generation\n"
     "  compile decide, node by node, what a SoC's NPU runs and why the rest stays on\n"
-    "          the CPU (placement report; no compiled program is written yet)\n"
+    "          the CPU, and write the compiled program (-o PROGRAM.egp)\n"
+    "  inspect show a compiled program: its NPU partitions' QNN ops and tensors\n"
     "\n"
     "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
 
 static const char usage_run[] =
-    "usage: edgegrad run MODEL.json --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]\n"
+    "usage: edgegrad run MODEL.json --input NAME=FILE.npy ... [--output-dir DIR] [--expect DIR]\n"
+    "                    [--soc SOC] [--steps N --lr LR]\n"
     "\n"
-    "Runs the exported graph MODEL.json once on the portable CPU kernels.\n"
+    "Runs the exported graph MODEL.json once: on the portable CPU kernels, or compiled for a\n"
+    "SoC with --soc. MODEL may also be a compiled program (`edgegrad compile -o`, told apart\n"
+    "by its content, not its name), which runs as compiled: no --soc.\n"
     "\n"
     "  --input NAME=FILE.npy  value of the model input NAME (every input, once each; dtype and\n"
     "                         shape must match `edgegrad info MODEL.json`)\n"
     "  --output-dir DIR       write every output to DIR/<output name>.npy (DIR is created)\n"
+    "  --soc SOC              compile for SoC SOC in memory first (see `edgegrad compile`):\n"
+    "                         NPU partitions run on the NPU executor (QNN-modelled ops,\n"
+    "                         NHWC), the rest on the CPU kernels\n"
+    "  --skip-op OP, --skip-node NAME   keep ops/nodes on the CPU (with --soc)\n"
     "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
     "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b|); exit 1 on a mismatch\n"
     "  --steps N              run N training steps of plain SGD (default 1): after each\n"
@@ -196,6 +205,8 @@ static int cmd_info(int argc, char **argv) {
 
 typedef struct run_args {
   const char *model, *output_dir, *expect_dir;
+  eg_compile_options compile; /* compile.soc set: run compiled for that SoC */
+  const char **skip_ops, **skip_nodes;
   long steps;
   double lr;
   bool have_lr;
@@ -206,7 +217,12 @@ typedef struct run_args {
 
 static int parse_run_args(int argc, char **argv, run_args *ra) {
   ra->input_specs = calloc((size_t)argc + 1, sizeof(char *));
-  if (!ra->input_specs) return fail(EXIT_FAIL, "run: out of memory");
+  ra->skip_ops = calloc((size_t)argc + 1, sizeof(char *));
+  ra->skip_nodes = calloc((size_t)argc + 1, sizeof(char *));
+  if (!ra->input_specs || !ra->skip_ops || !ra->skip_nodes)
+    return fail(EXIT_FAIL, "run: out of memory");
+  ra->compile.skip_ops = ra->skip_ops;
+  ra->compile.skip_nodes = ra->skip_nodes;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_next = i + 1 < argc;
@@ -222,6 +238,13 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     } else if (strcmp(a, "--expect") == 0) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
       ra->expect_dir = argv[++i];
+    } else if (strcmp(a, "--soc") == 0 || strcmp(a, "--skip-op") == 0 ||
+               strcmp(a, "--skip-node") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a value", a);
+      const char *v = argv[++i];
+      if (a[2] == 's' && a[3] == 'o') ra->compile.soc = v;
+      else if (strcmp(a, "--skip-op") == 0) ra->skip_ops[ra->compile.num_skip_ops++] = v;
+      else ra->skip_nodes[ra->compile.num_skip_nodes++] = v;
     } else if (strcmp(a, "--steps") == 0 || strcmp(a, "--lr") == 0) {
       char *end = NULL;
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a number", a);
@@ -252,6 +275,8 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     return fail(EXIT_USAGE, "run: --steps %ld needs --lr: the SGD learning rate", ra->steps);
   if (ra->steps > 1 && !ra->output_dir)
     return fail(EXIT_USAGE, "run: --steps needs --output-dir for the final parameters");
+  if (!ra->compile.soc && (ra->compile.num_skip_ops || ra->compile.num_skip_nodes))
+    return fail(EXIT_USAGE, "run: --skip-op/--skip-node need --soc (they steer NPU placement)");
   return 0;
 }
 
@@ -455,12 +480,20 @@ static int cmd_run(int argc, char **argv) {
   int rc = parse_run_args(argc, argv, &ra);
   if (rc != 0) {
     free(ra.input_specs);
+    free(ra.skip_ops);
+    free(ra.skip_nodes);
     return rc < 0 ? 0 : rc;
   }
   eg_model *m = NULL;
   eg_runtime *rt = NULL;
   eg_status s = eg_model_load(ra.model, &m);
-  if (s == EG_OK) s = eg_runtime_create(m, &rt);
+  eg_program_info prog;
+  if (s == EG_OK && ra.compile.soc && eg_model_program_info(m, &prog) == EG_OK)
+    rc = fail(EXIT_USAGE, "run: --soc %s with %s: it is a program compiled for %s already: "
+              "give the graph file to compile for a SoC", ra.compile.soc, ra.model, prog.soc);
+  else if (s == EG_OK)
+    s = ra.compile.soc ? eg_runtime_create_compiled(m, &ra.compile, &rt)
+                       : eg_runtime_create(m, &rt);
   if (s != EG_OK) rc = fail_status(s);
   if (rc == 0) rc = set_inputs(m, rt, &ra);
   if (rc == 0) rc = ra.steps > 1 || ra.have_lr ? train(m, rt, &ra) : run_once(rt);
@@ -468,6 +501,8 @@ static int cmd_run(int argc, char **argv) {
   eg_runtime_destroy(rt);
   eg_model_destroy(m);
   free(ra.input_specs);
+  free(ra.skip_ops);
+  free(ra.skip_nodes);
   return rc;
 }
 
@@ -499,19 +534,20 @@ static int cmd_targets(int argc, char **argv) {
 /* ---- compile ---- */
 
 static const char usage_compile[] =
-    "usage: edgegrad compile MODEL.json --soc SOC [--report REPORT.json] [--skip-op OP]...\n"
-    "                        [--skip-node NAME]... [--no-fallback]\n"
+    "usage: edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json]\n"
+    "                        [--skip-op OP]... [--skip-node NAME]... [--no-fallback]\n"
     "\n"
     "Decides, node by node, what the NPU (Qualcomm HTP) of SOC would run and why every other\n"
     "node stays on the CPU, groups the NPU nodes into partitions (maximal connected groups that\n"
     "keep the graph acyclic) and prints a table per op: count on the NPU, count on the CPU, and\n"
-    "the reasons.\n"
+    "the reasons. Ops without an NPU lowering stay on the CPU (\"no NPU lowering for aten.X\").\n"
     "\n"
-    "What this version does NOT do yet: edgegrad has no NPU lowerings, so every node is placed\n"
-    "on the CPU (\"no NPU lowering for aten.X\") and there are no partitions; and no compiled\n"
-    "program (.egp) is written, so there is no -o/--output. (`edgegrad run` runs a model on\n"
-    "the CPU.)\n"
-    "\n"
+    "  -o, --output PROGRAM.egp\n"
+    "                       also lower every partition to its QNN graph and write the compiled\n"
+    "                       program: graph, placement, QNN graphs and each static byte once,\n"
+    "                       in one versioned binary (docs/program-format.md). Run it with\n"
+    "                       `edgegrad run PROGRAM.egp`, show it with `edgegrad inspect`.\n"
+    "                       Not written when --no-fallback fails.\n"
     "  --soc SOC            target SoC, e.g. SM8650 (`edgegrad targets` lists them). Float ops\n"
     "                       need HTP V69+ with fp16: on SM8350 (V68) and on SM7675/SM8635\n"
     "                       (QNN rejects fp16) every float node stays on the CPU\n"
@@ -530,7 +566,7 @@ static const char usage_compile[] =
     "edgegrad cannot load.\n";
 
 typedef struct compile_args {
-  const char *model, *report;
+  const char *model, *report, *output;
   eg_compile_options opt;
   const char **skip_ops, **skip_nodes; /* argv pointers, argc + 1 slots each */
   bool quiet;
@@ -562,8 +598,8 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       ca->quiet = true;
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      return fail(EXIT_USAGE, "compile: %s: writing a compiled program (.egp) is not supported "
-                  "yet: compile reports the placement only (use --report FILE.json)", a);
+      if (!has_next) return fail(EXIT_USAGE, "compile: %s needs a file name (PROGRAM.egp)", a);
+      ca->output = argv[++i];
     } else if (a[0] == '-') {
       return fail(EXIT_USAGE, "compile: option %s unknown (see edgegrad compile --help)", a);
     } else if (ca->model) {
@@ -638,7 +674,8 @@ static op_row *op_rows(const eg_compile_report *rep, int *n_rows) {
   return rows;
 }
 
-static int print_compile_table(const eg_compile_report *rep, const char *model) {
+static int print_compile_table(const eg_compile_report *rep, const char *model,
+                               const char *output) {
   eg_target_info t;
   eg_compile_report_target(rep, &t);
   int n_rows, n = eg_compile_report_num_nodes(rep), on_npu = 0;
@@ -673,7 +710,7 @@ static int print_compile_table(const eg_compile_report *rep, const char *model) 
     printf("partition %d: %d node%s, %s .. %s\n", k, count, count == 1 ? "" : "s", first.name,
            last.name);
   }
-  printf("placement only: no compiled program (.egp) is written yet\n");
+  if (!output) printf("placement only: -o PROGRAM.egp writes the compiled program\n");
   return 0;
 }
 
@@ -701,9 +738,15 @@ static int cmd_compile(int argc, char **argv) {
   if (rc == 0) { /* a report exists: placement succeeded, or --no-fallback failed */
     for (int i = 0; i < eg_compile_report_num_warnings(rep); i++)
       fprintf(stderr, "edgegrad: warning: %s\n", eg_compile_report_warning(rep, i));
-    if (!ca.quiet) rc = print_compile_table(rep, ca.model);
+    if (!ca.quiet) rc = print_compile_table(rep, ca.model, ca.output);
     if (rc == 0 && ca.report && (s = eg_compile_report_write_json(rep, ca.report)) != EG_OK)
       rc = fail_status(s);
+    if (rc == 0 && placed == EG_OK && ca.output) {
+      struct stat st;
+      if ((s = eg_model_save_compiled(m, &ca.opt, ca.output)) != EG_OK) rc = fail_status(s);
+      else if (!ca.quiet && stat(ca.output, &st) == 0)
+        printf("wrote %s (%lld bytes)\n", ca.output, (long long)st.st_size);
+    }
     if (rc == 0 && placed != EG_OK) rc = fail_no_fallback(rep);
   }
   eg_compile_report_destroy(rep);
@@ -711,6 +754,183 @@ static int cmd_compile(int argc, char **argv) {
   free(ca.skip_ops);
   free(ca.skip_nodes);
   return rc < 0 ? 0 : rc;
+}
+
+/* ---- inspect ---- */
+
+static const char usage_inspect[] =
+    "usage: edgegrad inspect PROGRAM.egp [--json]\n"
+    "\n"
+    "Validates and shows a compiled program (`edgegrad compile MODEL.json --soc SOC -o\n"
+    "PROGRAM.egp`): the SoC it targets, its nodes on the NPU and on the CPU, and for each NPU\n"
+    "partition its QNN tensors (name, type, dtype, shape in QNN layout — NHWC for rank 4 —\n"
+    "and bytes) and ops in execution order (type, params, input and output tensors); then the\n"
+    "totals: static weight bytes (every distinct weight byte range once, 64-byte aligned) and\n"
+    "file bytes.\n"
+    "\n"
+    "  --json   print the same as one JSON object:\n"
+    "           {\"file\", \"soc\", \"htp_arch\", \"nodes\", \"npu_nodes\", \"cpu_nodes\",\n"
+    "            \"steps\", \"partitions\": [{\"name\", \"nodes\", \"first_node\", \"last_node\",\n"
+    "            \"inputs\", \"outputs\", \"tensors\": [{\"name\", \"type\", \"dtype\",\n"
+    "            \"shape\", \"bytes\"}], \"ops\": [{\"name\", \"type\",\n"
+    "            \"inputs\": [tensor name or null],\n"
+    "            \"outputs\": [...], \"params\": {name: value}}]}], \"static_bytes\",\n"
+    "            \"file_bytes\"}\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad usage or a file that is not a valid compiled program.\n";
+
+static const char *tensor_name(const eg_model *m, int k, int32_t id) {
+  eg_npu_tensor_info t;
+  return id >= 0 && eg_model_npu_tensor(m, k, id, &t) == EG_OK ? t.name : NULL;
+}
+
+static json_t *inspect_partition_json(const eg_model *m, int k, const eg_npu_partition_info *pi) {
+  json_t *part = json_object(), *tensors = json_array(), *ops = json_array();
+  json_object_set_new(part, "name", json_string(pi->name));
+  json_object_set_new(part, "nodes", json_integer(pi->num_nodes));
+  json_object_set_new(part, "first_node", json_string(pi->first_node));
+  json_object_set_new(part, "last_node", json_string(pi->last_node));
+  json_object_set_new(part, "inputs", json_integer(pi->num_inputs));
+  json_object_set_new(part, "outputs", json_integer(pi->num_outputs));
+  for (int i = 0; i < pi->num_tensors; i++) {
+    eg_npu_tensor_info t;
+    if (eg_model_npu_tensor(m, k, i, &t) != EG_OK) continue;
+    json_t *shape = json_array();
+    for (int d = 0; d < t.rank; d++) json_array_append_new(shape, json_integer(t.dims[d]));
+    json_array_append_new(tensors, json_pack("{s:s, s:s, s:s, s:o, s:I}", "name", t.name, "type",
+                                             t.type, "dtype", t.dtype, "shape", shape, "bytes",
+                                             (json_int_t)t.nbytes));
+  }
+  for (int i = 0; i < pi->num_ops; i++) {
+    eg_npu_op_info o;
+    if (eg_model_npu_op(m, k, i, &o) != EG_OK) continue;
+    json_t *ins = json_array(), *outs = json_array(), *params = json_object();
+    for (int j = 0; j < o.num_inputs; j++) {
+      const char *n = tensor_name(m, k, o.inputs[j]);
+      json_array_append_new(ins, n ? json_string(n) : json_null());
+    }
+    for (int j = 0; j < o.num_outputs; j++)
+      json_array_append_new(outs, json_string(tensor_name(m, k, o.outputs[j])));
+    for (int j = 0; j < o.num_params; j++) {
+      const char *name;
+      char value[512];
+      if (eg_model_npu_op_param(m, k, i, j, &name, value, sizeof value) != EG_OK) continue;
+      json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+      json_object_set_new(params, name, v ? v : json_string(value));
+    }
+    json_array_append_new(ops, json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", o.name, "type",
+                                         o.type, "inputs", ins, "outputs", outs, "params", params));
+  }
+  json_object_set_new(part, "tensors", tensors);
+  json_object_set_new(part, "ops", ops);
+  return part;
+}
+
+static void inspect_partition_text(const eg_model *m, int k, const eg_npu_partition_info *pi) {
+  printf("partition %d (%s): %d node%s (%s .. %s), %d input%s, %d output%s, %d tensors, %d ops\n",
+         k, pi->name, pi->num_nodes, pi->num_nodes == 1 ? "" : "s", pi->first_node,
+         pi->last_node, pi->num_inputs, pi->num_inputs == 1 ? "" : "s", pi->num_outputs,
+         pi->num_outputs == 1 ? "" : "s", pi->num_tensors, pi->num_ops);
+  printf("  tensors:\n");
+  for (int i = 0; i < pi->num_tensors; i++) {
+    eg_npu_tensor_info t;
+    if (eg_model_npu_tensor(m, k, i, &t) != EG_OK) continue;
+    char shape[256];
+    eg_tensor as_tensor = {.rank = t.rank};
+    for (int d = 0; d < t.rank; d++) as_tensor.shape[d] = t.dims[d];
+    format_shape(shape, sizeof shape, &as_tensor);
+    printf("    %%%-3d %-32s %-9s %-8s %-20s %zu bytes\n", i, t.name, t.type, t.dtype, shape,
+           t.nbytes);
+  }
+  printf("  ops:\n");
+  for (int i = 0; i < pi->num_ops; i++) {
+    eg_npu_op_info o;
+    if (eg_model_npu_op(m, k, i, &o) != EG_OK) continue;
+    printf("    %-24s %s(", o.name, o.type);
+    for (int j = 0; j < o.num_inputs; j++) {
+      const char *n = tensor_name(m, k, o.inputs[j]);
+      printf("%s%s", j ? ", " : "", n ? n : "-");
+    }
+    printf(") -> (");
+    for (int j = 0; j < o.num_outputs; j++)
+      printf("%s%s", j ? ", " : "", tensor_name(m, k, o.outputs[j]));
+    printf(")");
+    for (int j = 0; j < o.num_params; j++) {
+      const char *name;
+      char value[512];
+      if (eg_model_npu_op_param(m, k, i, j, &name, value, sizeof value) == EG_OK)
+        printf(" %s=%s", name, value);
+    }
+    printf("\n");
+  }
+}
+
+static int cmd_inspect(int argc, char **argv) {
+  const char *path = NULL;
+  bool as_json = false;
+  for (int i = 0; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(usage_inspect, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--json") == 0) {
+      as_json = true;
+    } else if (argv[i][0] == '-') {
+      return fail(EXIT_USAGE, "inspect: option %s unknown (see edgegrad inspect --help)", argv[i]);
+    } else if (path) {
+      return fail(EXIT_USAGE, "inspect: a second file %s: give one PROGRAM.egp", argv[i]);
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path) return fail(EXIT_USAGE, "inspect: no program given (see edgegrad inspect --help)");
+  eg_model *m = NULL;
+  eg_status s = eg_model_load(path, &m);
+  if (s != EG_OK) return fail_status(s);
+  eg_program_info pi;
+  if (eg_model_program_info(m, &pi) != EG_OK) {
+    eg_model_destroy(m);
+    return fail(EXIT_USAGE, "inspect: %s is a graph file, not a compiled program: write one with "
+                "edgegrad compile %s --soc SOC -o PROGRAM.egp", path, path);
+  }
+  eg_target_info t = {.soc = pi.soc, .product = "?"};
+  for (int i = 0; i < eg_num_targets(); i++)
+    if (eg_get_target(i, &t) == EG_OK && strcmp(t.soc, pi.soc) == 0) break;
+  int rc = 0, nodes = pi.num_npu_nodes + pi.num_cpu_nodes;
+  if (as_json) {
+    json_t *root = json_object(), *parts = json_array();
+    json_object_set_new(root, "file", json_string(path));
+    json_object_set_new(root, "soc", json_string(pi.soc));
+    json_object_set_new(root, "htp_arch", json_integer(t.htp_arch));
+    json_object_set_new(root, "nodes", json_integer(nodes));
+    json_object_set_new(root, "npu_nodes", json_integer(pi.num_npu_nodes));
+    json_object_set_new(root, "cpu_nodes", json_integer(pi.num_cpu_nodes));
+    json_object_set_new(root, "steps", json_integer(pi.num_steps));
+    for (int k = 0; k < pi.num_partitions; k++) {
+      eg_npu_partition_info p;
+      if (eg_model_npu_partition(m, k, &p) == EG_OK)
+        json_array_append_new(parts, inspect_partition_json(m, k, &p));
+    }
+    json_object_set_new(root, "partitions", parts);
+    json_object_set_new(root, "static_bytes", json_integer((json_int_t)pi.static_bytes));
+    json_object_set_new(root, "file_bytes", json_integer((json_int_t)pi.file_bytes));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (text) puts(text);
+    else rc = fail(EXIT_FAIL, "inspect: out of memory");
+    free(text);
+  } else {
+    printf("%s: compiled for %s (%s, HTP V%d)\n", path, pi.soc, t.product, t.htp_arch);
+    printf("nodes: %d (%d on the NPU in %d partition%s, %d on the CPU), %d steps\n", nodes,
+           pi.num_npu_nodes, pi.num_partitions, pi.num_partitions == 1 ? "" : "s",
+           pi.num_cpu_nodes, pi.num_steps);
+    for (int k = 0; k < pi.num_partitions; k++) {
+      eg_npu_partition_info p;
+      if (eg_model_npu_partition(m, k, &p) == EG_OK) inspect_partition_text(m, k, &p);
+    }
+    printf("totals: static weight bytes %zu, file bytes %zu\n", pi.static_bytes, pi.file_bytes);
+  }
+  eg_model_destroy(m);
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -731,7 +951,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(cmd, "targets") == 0) return cmd_targets(argc - 2, argv + 2);
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
-  return fail(EXIT_USAGE, "command '%s' unknown: use run, info, targets or compile (see edgegrad "
-              "--help)",
+  if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
+  return fail(EXIT_USAGE, "command '%s' unknown: use run, info, targets, compile or inspect "
+              "(see edgegrad --help)",
               cmd);
 }

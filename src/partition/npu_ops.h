@@ -30,6 +30,9 @@
 #include "ir/graph.h"
 #include "target/targets.h"
 
+/* The lowering context builders emit QNN ops through (src/backends/htp/lower.h). */
+typedef struct eg_htp_lower eg_htp_lower;
+
 typedef struct eg_npu_builder {
   /* Its mapping, for messages and docs, e.g.
    * "aten.convolution_backward [T,F,F] -> Transpose + TransposeConv2d". */
@@ -42,11 +45,64 @@ typedef struct eg_npu_builder {
    * anything; only called for nodes that passed the generic gates (see above). */
   bool (*supports)(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
                    size_t size);
+  /* Emits the QNN ops for node `n` (already accepted by supports()) through `L`: tensors for
+   * its arguments (eg_htp_input / eg_htp_filter), the tensors of the values it defines
+   * (eg_htp_define), then the ops (eg_htp_op). Returns a status with a message on failure. */
+  eg_status (*lower)(eg_htp_lower *L, const eg_graph *g, const eg_node *n);
 } eg_npu_builder;
 
 /* The builder of each op, NULL where no NPU lowering exists (today: every op). */
 extern const eg_npu_builder *const eg_npu_builders[EG_OP_COUNT];
 
-/* Builders defined by the backend are declared here as they are added. (None yet.) */
+/* Builders defined by the backend (src/backends/htp/builders/), by op id. */
+extern const eg_npu_builder eg_npu_builder_relu;
+extern const eg_npu_builder eg_npu_builder_hardtanh;
+extern const eg_npu_builder eg_npu_builder_sigmoid;
+extern const eg_npu_builder eg_npu_builder_tanh;
+/* elementwise.c, pool.c, norm.c */
+extern const eg_npu_builder eg_npu_builder_add_Tensor;
+extern const eg_npu_builder eg_npu_builder_sub_Tensor;
+extern const eg_npu_builder eg_npu_builder_add_Scalar;
+extern const eg_npu_builder eg_npu_builder_sub_Scalar;
+extern const eg_npu_builder eg_npu_builder_rsub_Scalar;
+extern const eg_npu_builder eg_npu_builder_mul_Tensor;
+extern const eg_npu_builder eg_npu_builder_mul_Scalar;
+extern const eg_npu_builder eg_npu_builder_div_Tensor;
+extern const eg_npu_builder eg_npu_builder_div_Tensor_mode;
+extern const eg_npu_builder eg_npu_builder_div_Scalar;
+extern const eg_npu_builder eg_npu_builder_neg;
+extern const eg_npu_builder eg_npu_builder_threshold_backward;
+extern const eg_npu_builder eg_npu_builder_hardtanh_backward;
+extern const eg_npu_builder eg_npu_builder_sigmoid_backward;
+extern const eg_npu_builder eg_npu_builder_tanh_backward;
+extern const eg_npu_builder eg_npu_builder_silu;
+extern const eg_npu_builder eg_npu_builder_max_pool2d_with_indices;
+extern const eg_npu_builder eg_npu_builder_avg_pool2d;
+extern const eg_npu_builder eg_npu_builder__adaptive_avg_pool2d;
+extern const eg_npu_builder eg_npu_builder_native_batch_norm;
+extern const eg_npu_builder eg_npu_builder_native_group_norm;
+/* conv.c */
+extern const eg_npu_builder eg_npu_builder_convolution;
+extern const eg_npu_builder eg_npu_builder_convolution_backward;
+/* matmul.c, shape.c, reduce.c */
+extern const eg_npu_builder eg_npu_builder_mm;
+extern const eg_npu_builder eg_npu_builder_addmm;
+extern const eg_npu_builder eg_npu_builder_t;
+extern const eg_npu_builder eg_npu_builder_view;
+extern const eg_npu_builder eg_npu_builder__unsafe_view;
+extern const eg_npu_builder eg_npu_builder__reshape_alias;
+extern const eg_npu_builder eg_npu_builder_reshape;
+extern const eg_npu_builder eg_npu_builder_permute;
+extern const eg_npu_builder eg_npu_builder_expand;
+extern const eg_npu_builder eg_npu_builder_detach;
+extern const eg_npu_builder eg_npu_builder_lift_fresh_copy;
+extern const eg_npu_builder eg_npu_builder_clone;
+extern const eg_npu_builder eg_npu_builder__to_copy;
+extern const eg_npu_builder eg_npu_builder_sum_default;
+extern const eg_npu_builder eg_npu_builder_sum_dim_IntList;
+extern const eg_npu_builder eg_npu_builder_mean_default;
+extern const eg_npu_builder eg_npu_builder_mean_dim;
+extern const eg_npu_builder eg_npu_builder__log_softmax;
+extern const eg_npu_builder eg_npu_builder_cat;
 
 #endif

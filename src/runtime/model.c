@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "frontend/frontend.h"
+#include "program/egp_format.h"
 #include "runtime/model.h"
 #include "util/error.h"
 
@@ -12,7 +13,13 @@ eg_status eg_model_load(const char *json_path, eg_model **out) {
   if (!json_path) return eg_error(EG_ERR_ARGUMENT, "eg_model_load: path is NULL");
   eg_model *m = calloc(1, sizeof *m);
   if (!m) return eg_error(EG_ERR_NOMEM, "eg_model_load: out of memory");
-  eg_status s = eg_graph_load_json(json_path, &m->graph);
+  eg_status s;
+  if (eg_egp_file_has_magic(json_path)) { /* a compiled program: by content, not by name */
+    s = eg_egp_read(json_path, &m->compiled);
+    if (s == EG_OK) m->graph = m->compiled->graph;
+  } else {
+    s = eg_graph_load_json(json_path, &m->graph);
+  }
   if (s != EG_OK) {
     free(m);
     return s;
@@ -23,7 +30,8 @@ eg_status eg_model_load(const char *json_path, eg_model **out) {
 
 void eg_model_destroy(eg_model *model) {
   if (!model) return;
-  eg_graph_destroy(model->graph);
+  if (model->compiled) eg_egp_free(model->compiled);
+  else eg_graph_destroy(model->graph);
   free(model);
 }
 

@@ -55,47 +55,49 @@ static void mark_uses(const eg_graph *g, const eg_arg *a, int32_t at, int32_t *l
   }
 }
 
-/* Last node index using each value; graph outputs live past the last node. */
-static void last_uses(const eg_graph *g, int32_t *last) {
+/* Last position (in run order) using each value; graph outputs live past the last node. */
+static void last_uses(const eg_graph *g, const int32_t *order, int32_t *last) {
   for (int32_t v = 0; v < g->n_values; v++) last[v] = -1;
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[i];
+    const eg_node *n = &g->nodes[order ? order[i] : i];
     for (int32_t a = 0; a < n->n_args; a++) mark_uses(g, &n->args[a], i, last);
     for (int32_t a = 0; a < n->n_kwargs; a++) mark_uses(g, &n->kwargs[a], i, last);
   }
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
 
-/* Each planned value is freed after node free_at = max(definition, last use). Returns, per
- * node, the chain of values to free there (head[i], linked through next[]). */
-static void free_chains(const eg_graph *g, const int32_t *last, int32_t *head, int32_t *next) {
+/* Each planned value is freed after position free_at = max(definition, last use). Returns, per
+ * position, the chain of values to free there (head[i], linked through next[]). */
+static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *last, int32_t *head,
+                        int32_t *next) {
   for (int32_t i = 0; i <= g->n_nodes; i++) head[i] = -1;
   for (int32_t id = 0; id < g->n_values; id++) {
     const eg_value *v = &g->values[id];
     if (v->role != EG_ROLE_NODE || v->kind != EG_VALUE_TENSOR) continue;
-    int32_t at = last[id] > v->def ? last[id] : v->def;
+    int32_t at = last[id] > pos[v->def] ? last[id] : pos[v->def];
     next[id] = head[at];
     head[at] = id;
   }
 }
 
-eg_status eg_plan_memory(const eg_graph *g, eg_plan *plan) {
+eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, eg_plan *plan) {
   memset(plan, 0, sizeof *plan);
   size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
   plan->offset = malloc(nv * sizeof(size_t));
   int32_t *last = malloc(nv * sizeof(int32_t)), *next = malloc(nv * sizeof(int32_t));
-  int32_t *head = malloc(nn * sizeof(int32_t));
+  int32_t *head = malloc(nn * sizeof(int32_t)), *pos = malloc(nn * sizeof(int32_t));
   live_set ls = {malloc(nv * sizeof(block)), 0};
   eg_status s = EG_OK;
-  if (!plan->offset || !last || !next || !head || !ls.b) {
+  if (!plan->offset || !last || !next || !head || !pos || !ls.b) {
     s = eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d values", g->n_values);
     goto done;
   }
   for (size_t v = 0; v < nv; v++) plan->offset[v] = EG_PLAN_NONE;
-  last_uses(g, last);
-  free_chains(g, last, head, next);
+  for (int32_t i = 0; i < g->n_nodes; i++) pos[order ? order[i] : i] = i;
+  last_uses(g, order, last);
+  free_chains(g, pos, last, head, next);
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[i];
+    const eg_node *n = &g->nodes[order ? order[i] : i];
     if (n->scratch_bytes > plan->scratch_bytes) plan->scratch_bytes = n->scratch_bytes;
     if (n->output < 0) continue;
     const eg_value *v = &g->values[n->output];
@@ -113,6 +115,7 @@ done:
   free(last);
   free(next);
   free(head);
+  free(pos);
   free(ls.b);
   if (s != EG_OK) eg_plan_free(plan);
   return s;

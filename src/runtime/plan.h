@@ -20,7 +20,9 @@ typedef struct eg_plan {
   size_t *offset;       /* per value id; EG_PLAN_NONE for inputs, statics and tuples */
 } eg_plan;
 
-eg_status eg_plan_memory(const eg_graph *g, eg_plan *plan);
+/* Plans for the nodes run in `order` (g->n_nodes node indices, a topological order), or in index
+ * order when `order` is NULL. */
+eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, eg_plan *plan);
 void eg_plan_free(eg_plan *plan);
 
 #endif

@@ -1,20 +1,30 @@
-/* runtime.c — eg_runtime_* of the public API: executes a verified graph node by node on the
- * portable CPU kernels.
+/* runtime.c — eg_runtime_* of the public API: executes a verified graph on the portable CPU
+ * kernels, or a compiled program (program/program.h; compiled in memory, or loaded with the
+ * model from a .egp file): its steps in order, CPU nodes through eg_op_run and NPU partitions
+ * through their executors (runtime/npu_step.h).
  *
- * Memory is planned and allocated once at creation (runtime/plan.h): one activation arena, one
- * kernel scratch buffer, one buffer per graph input. Running allocates nothing. Each value's
- * data pointer is fixed at creation, so a run is a loop over the nodes calling eg_op_run. */
+ * Memory is planned and allocated once at creation (runtime/plan.h, in the program's node order
+ * when compiled): one activation arena, one kernel scratch buffer, one buffer per graph input,
+ * and the NPU steps' staging buffers. Running allocates nothing. Each value's data pointer is
+ * fixed at creation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/op.h"
+#include "program/egp_format.h"
+#include "program/program.h"
 #include "runtime/model.h"
+#include "runtime/npu_step.h"
 #include "runtime/plan.h"
+#include "target/targets.h"
 #include "util/error.h"
 
 struct eg_runtime {
   const eg_graph *g;
+  eg_program *program;     /* compiled; NULL runs every node on the CPU */
+  bool owns_program;       /* compiled in memory (else the model's loaded .egp owns it) */
+  eg_npu_step **npu;       /* per partition */
   eg_plan plan;
   unsigned char *arena;    /* activations */
   unsigned char *inputs;   /* all graph inputs, each 64-byte aligned */
@@ -52,6 +62,28 @@ static eg_status bind_values(eg_runtime *rt) {
   return EG_OK;
 }
 
+static eg_status create_npu_steps(eg_runtime *rt) {
+  const eg_program *p = rt->program;
+  rt->npu = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_npu_step *));
+  if (!rt->npu) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t k = 0; k < p->parts.n_partitions; k++)
+    EG_TRY(eg_npu_step_create(rt->g, &p->lowered[k], rt->data, &rt->npu[k]));
+  return EG_OK;
+}
+
+/* Plans, allocates and binds; rt->g (and rt->program, if compiled) are set. */
+static eg_status setup(eg_runtime *rt) {
+  eg_status s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, &rt->plan);
+  if (s == EG_OK) {
+    rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
+    rt->input_set = calloc((size_t)rt->g->n_inputs + 1, sizeof(bool));
+    s = rt->data && rt->input_set ? bind_values(rt)
+                                  : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  }
+  if (s == EG_OK && rt->program) s = create_npu_steps(rt);
+  return s;
+}
+
 eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: out is NULL");
   *out = NULL;
@@ -59,13 +91,39 @@ eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
   eg_runtime *rt = calloc(1, sizeof *rt);
   if (!rt) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   rt->g = model->graph;
-  eg_status s = eg_plan_memory(rt->g, &rt->plan);
-  if (s == EG_OK) {
-    rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
-    rt->input_set = calloc((size_t)rt->g->n_inputs + 1, sizeof(bool));
-    s = rt->data && rt->input_set ? bind_values(rt)
-                                  : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  if (model->compiled) rt->program = &model->compiled->program; /* a .egp runs as compiled */
+  eg_status s = setup(rt);
+  if (s != EG_OK) {
+    eg_runtime_destroy(rt);
+    return s;
   }
+  *out = rt;
+  return EG_OK;
+}
+
+eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
+                                     eg_runtime **out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: out is NULL");
+  *out = NULL;
+  if (!model || !options)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: model and options are required");
+  const eg_target *target = eg_target_find(options->soc);
+  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  eg_runtime *rt = calloc(1, sizeof *rt);
+  if (rt) rt->program = calloc(1, sizeof *rt->program);
+  if (!rt || !rt->program) {
+    free(rt);
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create_compiled: out of memory");
+  }
+  rt->g = model->graph;
+  rt->owns_program = true;
+  eg_partition_options popt = {.target = target,
+                               .skip_ops = options->skip_ops,
+                               .n_skip_ops = options->num_skip_ops,
+                               .skip_nodes = options->skip_nodes,
+                               .n_skip_nodes = options->num_skip_nodes};
+  eg_status s = eg_program_build(rt->g, &popt, rt->program);
+  if (s == EG_OK) s = setup(rt);
   if (s != EG_OK) {
     eg_runtime_destroy(rt);
     return s;
@@ -76,6 +134,15 @@ eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
 
 void eg_runtime_destroy(eg_runtime *rt) {
   if (!rt) return;
+  if (rt->program) {
+    for (int32_t k = 0; rt->npu && k < rt->program->parts.n_partitions; k++)
+      eg_npu_step_destroy(rt->npu[k]);
+    free(rt->npu);
+    if (rt->owns_program) {
+      eg_program_free(rt->program);
+      free(rt->program);
+    }
+  }
   eg_plan_free(&rt->plan);
   free(rt->arena);
   free(rt->inputs);
@@ -128,9 +195,14 @@ eg_status eg_runtime_run(eg_runtime *rt) {
                       "running", g->inputs[i].name);
   eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
   rt->ran = false;
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[i];
-    EG_TRY(eg_op_run[n->op](&ex, n));
+  if (!rt->program) {
+    for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(eg_op_run[g->nodes[i].op](&ex, &g->nodes[i]));
+  } else {
+    for (int32_t k = 0; k < rt->program->n_steps; k++) {
+      const eg_program_step *st = &rt->program->steps[k];
+      if (st->partition >= 0) EG_TRY(eg_npu_step_run(rt->npu[st->partition]));
+      else EG_TRY(eg_op_run[g->nodes[st->node].op](&ex, &g->nodes[st->node]));
+    }
   }
   rt->ran = true;
   return EG_OK;

@@ -1,0 +1,29 @@
+/* builders.h — what every NPU builder file includes: the builder struct (partition/npu_ops.h),
+ * the lowering context (backends/htp/lower.h) and small argument helpers.
+ *
+ * A builder file opens with its mappings and constraints; each builder is a const
+ * eg_npu_builder named eg_npu_builder_<op id>, declared in partition/npu_ops.h and registered
+ * in partition/npu_ops.c. supports() gets nodes that passed the generic gates (float on an
+ * fp16-capable V69+ target, arch, skip lists) and only checks what its lowering needs;
+ * lower() may assume supports() said yes. */
+#ifndef EG_BACKENDS_HTP_BUILDERS_H
+#define EG_BACKENDS_HTP_BUILDERS_H
+
+#include "backends/htp/lower.h"
+#include "partition/npu_ops.h"
+#include "util/error.h"
+
+/* Value id of tensor argument pos/kw, or -1 when missing or None. */
+static inline int32_t eg_htp_arg(const eg_node *n, int pos, const char *kw) {
+  const eg_arg *a = eg_node_arg(n, pos, kw);
+  return a && a->kind == EG_ARG_VALUE ? a->value : -1;
+}
+
+/* The tensor value of argument pos/kw, or NULL. */
+static inline const eg_value *eg_htp_arg_value(const eg_graph *g, const eg_node *n, int pos,
+                                               const char *kw) {
+  int32_t id = eg_htp_arg(n, pos, kw);
+  return id >= 0 && g->values[id].kind == EG_VALUE_TENSOR ? &g->values[id] : NULL;
+}
+
+#endif

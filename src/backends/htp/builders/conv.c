@@ -1,0 +1,366 @@
+/* conv.c — NPU builders for 2-D convolution, forward and backward (the reason edgegrad exists:
+ * design.md §1).
+ *
+ *   aten.convolution(x, W, b?, stride, padding, dilation, transposed=False, [0, 0], g)
+ *     g == 1, or Cin/g > 1       -> Conv2d(x, W_hwio, b?; stride, pad_amount, dilation, group g)
+ *     g == Cin > 1 (one input channel per group)
+ *                                -> DepthWiseConv2d(x, W_dw, b?; stride, pad_amount, dilation),
+ *                                   channel multiplier Cout/Cin
+ *   aten.convolution(..., transposed=True, output_padding, g)
+ *                                -> TransposeConv2d(x, W_tconv, b?; stride, pad_amount,
+ *                                   output_padding, group g)
+ *   aten.convolution_backward [T,F,F] / [T,F,T] / [F,F,T] (by the tuple's PRESENT elements)
+ *     grad_input -> W_hwio (the forward Conv2d's STATIC filter: eg_htp_filter(W, HWIO) returns
+ *                   the same tensor, so the weight is stored once)
+ *                   -> Transpose(perm [0,1,3,2]) -> W_hwoi (NATIVE, [kH, kW, Cout, Cin])
+ *                   -> TransposeConv2d(grad_output, W_hwoi; stride, pad_amount, output_padding,
+ *                      group 1), output_padding = H_in - ((H_out-1)*s - 2p + k) per dim
+ *     grad_bias  -> ReduceSum(grad_output, axes [0, 1, 2] = N, H, W of NHWC)
+ *   (ATen [Cout, Cin/g, kH, kW] weights become QNN filters in eg_htp_filter: HWIO
+ *   [kH, kW, Cin/g, Cout], DepthWiseConv2d [kH, kW, 1, Cout], and from a transposed conv's
+ *   [Cin, Cout/g, kH, kW], TransposeConv2d's [kH, kW, Cin, Cout/g]; pad_amount is
+ *   [[pad_h, pad_h], [pad_w, pad_w]] from ATen's symmetric padding.)
+ *
+ * Constraints, both ops: float32 operands (the partitioner's float gate already requires HTP
+ * V69+ with fp16 and sends V68 and fp16-less parts to the CPU before supports() is asked, so
+ * neither builder checks the arch), no quantized operand, rank-4 non-empty tensors, stride /
+ * padding / dilation lists of 2 values, and a frozen (STATIC) weight: eg_htp_filter permutes
+ * the weight into the filter layout once, at lowering, which needs its bytes (QNN's Conv2d also
+ * takes a runtime filter, but in its HWIO layout: a trainable ATen weight would need a runtime
+ * permute, which this lowering does not emit).
+ *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
+ *   backward: transposed False, groups 1, dilation [1, 1], no grad_weight element that is read
+ *   (PyTorch 1.13 traces one even for output_mask [*, False, True], docs/graph-format.md; when
+ *   nothing reads it, it is simply not computed on the NPU), the derived output_padding in
+ *   [0, stride). The forward `input` (argument 1) is not read: its
+ *   shape comes from the IR, it gets no NPU tensor and never becomes a partition input here.
+ * The conv bias may be a runtime value (a trainable bias): a rank-1 tensor needs no layout. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/htp/builders/builders.h"
+
+/* ---- reading a node ---- */
+
+/* What both ops' lowerings need, read from the node's traced arguments (verified by
+ * ops/conv.c: lists of 1 or 2 values, stride and dilation >= 1, padding >= 0). */
+typedef struct conv_args {
+  int32_t x, w, b;       /* convolution: input, weight, bias (-1: None);
+                            convolution_backward: grad_output, input, weight (b = -1) */
+  int n_stride, n_pad, n_dil;
+  int64_t stride[2], pad[2], dil[2], out_pad[2], groups;
+  bool transposed;
+} conv_args;
+
+/* Reads the arguments; `off` is 0 for convolution (stride is argument 3), 1 for
+ * convolution_backward (stride is argument 4). */
+static eg_status read_args(const eg_node *n, int off, conv_args *a) {
+  int n_op;
+  memset(a, 0, sizeof *a);
+  a->x = eg_htp_arg(n, off ? 1 : 0, "input");
+  a->w = eg_htp_arg(n, off ? 2 : 1, "weight");
+  a->b = off ? -1 : eg_htp_arg(n, 2, "bias");
+  EG_TRY(eg_arg_int_list(n, 3 + off, "stride", a->stride, 1, 2, &a->n_stride));
+  EG_TRY(eg_arg_int_list(n, 4 + off, "padding", a->pad, 1, 2, &a->n_pad));
+  EG_TRY(eg_arg_int_list(n, 5 + off, "dilation", a->dil, 1, 2, &a->n_dil));
+  EG_TRY(eg_arg_bool(n, 6 + off, "transposed", &a->transposed));
+  EG_TRY(eg_arg_int_list(n, 7 + off, "output_padding", a->out_pad, 1, 2, &n_op));
+  if (n_op == 1) a->out_pad[1] = a->out_pad[0];
+  return eg_arg_int(n, 8 + off, "groups", &a->groups);
+}
+
+/* "[True, False, True]", as the trace spells output_mask. */
+static const char *fmt_mask(char *buf, size_t size, const bool m[3]) {
+  snprintf(buf, size, "[%s, %s, %s]", m[0] ? "True" : "False", m[1] ? "True" : "False",
+           m[2] ? "True" : "False");
+  return buf;
+}
+
+/* ---- shared checks (each writes one sentence into reason on false) ---- */
+
+/* Operand `id` (called `what`) is a non-empty float32 tensor of rank `rank`. */
+static bool operand_ok(const eg_graph *g, int32_t id, const char *what, int rank, char *reason,
+                       size_t size) {
+  const eg_value *v = id >= 0 ? &g->values[id] : NULL;
+  if (!v || v->kind != EG_VALUE_TENSOR) {
+    snprintf(reason, size, "%s is not a tensor", what);
+    return false;
+  }
+  if (v->dtype != EG_DTYPE_FLOAT32) {
+    snprintf(reason, size, "%s is %s: the NPU lowering handles float32 only", what,
+             eg_dtype_name(v->dtype));
+    return false;
+  }
+  if (v->rank != rank) {
+    snprintf(reason, size, "%s has rank %d: needs rank %d", what, v->rank, rank);
+    return false;
+  }
+  if (eg_value_numel(v) == 0) {
+    char s[96];
+    snprintf(reason, size, "%s is empty %s: QNN tensors need every dimension >= 1", what,
+             eg_fmt_ints(s, sizeof s, v->shape, v->rank));
+    return false;
+  }
+  return true;
+}
+
+/* Quantization guard: the one place where a quantized operand is declined. Both lowerings are
+ * float ones: with a quantized grad_output or weight, TransposeConv2d would need encodings for
+ * the transposed filter, and the STATIC filter shared with the forward Conv2d would carry the
+ * forward's. eg_value has no quantization attributes yet (ir/graph.h: kind, dtype, shape,
+ * role): when it gains them, test them here. Until then no value is quantized — every operand
+ * reaching this check is float32 (operand_ok, and ops/conv.c), which carries no encoding. */
+static bool quantized(const eg_value *v) {
+  (void)v;
+  return false;
+}
+
+/* stride, padding and dilation each list one value per spatial dim. */
+static bool lists_ok(const conv_args *a, char *reason, size_t size) {
+  static const char *const names[3] = {"stride", "padding", "dilation"};
+  const int counts[3] = {a->n_stride, a->n_pad, a->n_dil};
+  const int64_t *vals[3] = {a->stride, a->pad, a->dil};
+  for (int i = 0; i < 3; i++)
+    if (counts[i] != 2) {
+      snprintf(reason, size, "%s [%lld] unsupported: the NPU lowering needs one value per "
+               "spatial dim", names[i], (long long)vals[i][0]);
+      return false;
+    }
+  return true;
+}
+
+static bool dilation_one(const conv_args *a, char *reason, size_t size) {
+  if (a->dil[0] == 1 && a->dil[1] == 1) return true;
+  snprintf(reason, size, "dilation [%lld, %lld] unsupported: TransposeConv2d has no dilation",
+           (long long)a->dil[0], (long long)a->dil[1]);
+  return false;
+}
+
+static bool frozen_weight(const eg_graph *g, const conv_args *a, char *reason, size_t size) {
+  if (g->values[a->w].role == EG_ROLE_STATIC) return true;
+  snprintf(reason, size, "weight is not a frozen parameter");
+  return false;
+}
+
+static bool out_pad_ok(const int64_t op[2], const int64_t stride[2], char *reason, size_t size) {
+  for (int d = 0; d < 2; d++)
+    if (op[d] < 0 || op[d] >= stride[d]) {
+      snprintf(reason, size, "output_padding %lld not in [0, %lld)", (long long)op[d],
+               (long long)stride[d]);
+      return false;
+    }
+  return true;
+}
+
+/* ---- QNN params ---- */
+
+static eg_qnn_param pair_param(const char *name, const int64_t v[2]) {
+  const uint32_t dims[1] = {2}, vals[2] = {(uint32_t)v[0], (uint32_t)v[1]};
+  return eg_qnn_param_u32_tensor(name, 1, dims, vals);
+}
+
+/* pad_amount [[top, bottom], [left, right]] from ATen's symmetric padding [pad_h, pad_w]. */
+static eg_qnn_param pad_param(const int64_t pad[2]) {
+  const uint32_t dims[2] = {2, 2};
+  const uint32_t vals[4] = {(uint32_t)pad[0], (uint32_t)pad[0], (uint32_t)pad[1],
+                            (uint32_t)pad[1]};
+  return eg_qnn_param_u32_tensor("pad_amount", 2, dims, vals);
+}
+
+/* ---- aten.convolution ---- */
+
+typedef enum fwd_kind { FWD_CONV, FWD_DEPTHWISE, FWD_TRANSPOSE } fwd_kind;
+
+/* Decides the forward lowering; false (with the reason) when there is none. */
+static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind *kind,
+                     char *reason, size_t size) {
+  if (read_args(n, 0, a) != EG_OK) {
+    snprintf(reason, size, "unreadable convolution arguments");
+    return false;
+  }
+  if (!operand_ok(g, a->x, "input", 4, reason, size) ||
+      !operand_ok(g, a->w, "weight", 4, reason, size) ||
+      (a->b >= 0 && !operand_ok(g, a->b, "bias", 1, reason, size)))
+    return false;
+  if (quantized(&g->values[a->x]) || quantized(&g->values[a->w])) {
+    snprintf(reason, size, "quantized input/weight");
+    return false;
+  }
+  if (!lists_ok(a, reason, size) || !frozen_weight(g, a, reason, size)) return false;
+  const int64_t cin = g->values[a->x].shape[1];
+  if (a->transposed) {
+    *kind = FWD_TRANSPOSE;
+    return dilation_one(a, reason, size) && out_pad_ok(a->out_pad, a->stride, reason, size);
+  }
+  /* groups == 1 stays a Conv2d even when Cin == 1: its HWIO filter is then the very tensor
+   * a backward composite of the same weight reads (a DepthWiseConv2d filter would be a second
+   * STATIC copy under another layout key). */
+  *kind = a->groups > 1 && a->groups == cin ? FWD_DEPTHWISE : FWD_CONV;
+  return true;
+}
+
+static bool conv_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                          char *reason, size_t size) {
+  (void)t;
+  conv_args a;
+  fwd_kind kind;
+  return fwd_plan(g, n, &a, &kind, reason, size);
+}
+
+static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  conv_args a;
+  fwd_kind kind;
+  char why[256];
+  if (!fwd_plan(g, n, &a, &kind, why, sizeof why))
+    return eg_node_error(n, EG_ERR_INVALID, "convolution lowering: %s", why);
+  static const eg_htp_filter_layout layout[3] = {EG_HTP_FILTER_HWIO, EG_HTP_FILTER_DEPTHWISE,
+                                                 EG_HTP_FILTER_TCONV};
+  static const eg_qnn_op op[3] = {EG_QNN_OP_CONV_2D, EG_QNN_OP_DEPTH_WISE_CONV_2D,
+                                  EG_QNN_OP_TRANSPOSE_CONV_2D};
+  int32_t in[3], out;
+  EG_TRY(eg_htp_input(L, a.x, &in[0]));
+  EG_TRY(eg_htp_filter(L, a.w, layout[kind], &in[1]));
+  if (a.b >= 0) EG_TRY(eg_htp_input(L, a.b, &in[2]));
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  eg_qnn_param p[4] = {pair_param("stride", a.stride), pad_param(a.pad)};
+  int np = 2;
+  if (kind == FWD_TRANSPOSE) {
+    p[np++] = pair_param("output_padding", a.out_pad);
+    p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
+  } else {
+    p[np++] = pair_param("dilation", a.dil);
+    if (kind == FWD_CONV) p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
+  }
+  return eg_htp_op(L, op[kind], in, a.b >= 0 ? 3 : 2, &out, 1, p, np);
+}
+
+/* ---- aten.convolution_backward ---- */
+
+typedef struct bwd_plan_t {
+  conv_args a;           /* a.x: the forward input (argument 1), read for its shape only */
+  int32_t gy;            /* grad_output */
+  int32_t grad_input, grad_bias; /* the tuple's element values, -1 when absent */
+  int64_t out_pad[2];    /* derived, for grad_input */
+} bwd_plan_t;
+
+/* Decides the backward lowering; false (with the reason) when there is none. The order of the
+ * checks fixes which single reason a node gets when several apply. */
+static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *reason,
+                     size_t size) {
+  bool mask[3];
+  char m[64];
+  if (read_args(n, 1, &pl->a) != EG_OK ||
+      eg_arg_bool_list(n, 10, "output_mask", mask, 3) != EG_OK || n->output < 0 ||
+      g->values[n->output].kind != EG_VALUE_TUPLE || g->values[n->output].n_elems != 3) {
+    snprintf(reason, size, "unreadable convolution_backward arguments");
+    return false;
+  }
+  const int32_t *el = g->values[n->output].elems;
+  pl->gy = eg_htp_arg(n, 0, "grad_output");
+  pl->grad_input = el[0];
+  pl->grad_bias = el[2];
+  /* 1. what is needed: PyTorch 1.13 traces a grad_weight element even for output_mask
+   *    [*, False, True]; one nothing reads is not computed here (its getitem names nothing),
+   *    one that is read declines the node */
+  if (el[1] >= 0 && eg_htp_elem_used(g, n, 1)) {
+    snprintf(reason, size, "grad_weight is not supported on the NPU (output_mask %s)",
+             fmt_mask(m, sizeof m, mask));
+    return false;
+  }
+  if (el[0] < 0 && el[2] < 0) {
+    snprintf(reason, size, "no gradient is computed (output_mask %s)",
+             fmt_mask(m, sizeof m, mask));
+    return false;
+  }
+  /* 2. operands: rank-4 float32 grad_output / input / weight */
+  if (!operand_ok(g, pl->gy, "grad_output", 4, reason, size) ||
+      !operand_ok(g, pl->a.x, "input", 4, reason, size) ||
+      !operand_ok(g, pl->a.w, "weight", 4, reason, size))
+    return false;
+  /* 3. quantization, on the values' metadata (see quantized()) */
+  if (quantized(&g->values[pl->gy]) || quantized(&g->values[pl->a.w])) {
+    snprintf(reason, size, "quantized grad_output/weight");
+    return false;
+  }
+  /* 4. the convolution's kind and attributes */
+  if (pl->a.transposed) {
+    snprintf(reason, size, "transposed=True unsupported");
+    return false;
+  }
+  if (pl->a.groups != 1) {
+    snprintf(reason, size, "groups=%lld unsupported", (long long)pl->a.groups);
+    return false;
+  }
+  if (!lists_ok(&pl->a, reason, size) || !dilation_one(&pl->a, reason, size) ||
+      !frozen_weight(g, &pl->a, reason, size))
+    return false;
+  /* 5. TransposeConv2d's output_padding, so that grad_input has exactly input's size:
+   *    H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
+  if (pl->grad_input >= 0) {
+    const eg_value *x = &g->values[pl->a.x], *gy = &g->values[pl->gy], *w = &g->values[pl->a.w];
+    for (int d = 0; d < 2; d++)
+      pl->out_pad[d] = x->shape[2 + d] - ((gy->shape[2 + d] - 1) * pl->a.stride[d] -
+                                          2 * pl->a.pad[d] + w->shape[2 + d]);
+    if (!out_pad_ok(pl->out_pad, pl->a.stride, reason, size)) return false;
+  }
+  return true;
+}
+
+static bool conv_bwd_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                              char *reason, size_t size) {
+  (void)t;
+  bwd_plan_t pl;
+  return bwd_plan(g, n, &pl, reason, size);
+}
+
+/* grad_input = TransposeConv2d(grad_output, Transpose(W_hwio, perm [0,1,3,2])). */
+static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl,
+                                  int32_t gy) {
+  const eg_value *w = &g->values[pl->a.w];
+  /* ATen [Cout, Cin, kH, kW] -> the forward's HWIO [kH, kW, Cin, Cout] -> HWOI [kH, kW, Cout,
+   * Cin], which is TransposeConv2d's [kH, kW, its Cin (= Cout), its Cout (= Cin)] */
+  const uint32_t hwoi[4] = {(uint32_t)w->shape[2], (uint32_t)w->shape[3],
+                            (uint32_t)w->shape[0], (uint32_t)w->shape[1]};
+  const uint32_t perm_dims[1] = {4}, perm[4] = {0, 1, 3, 2};
+  int32_t w_hwio, w_hwoi, in[2], gx;
+  EG_TRY(eg_htp_filter(L, pl->a.w, EG_HTP_FILTER_HWIO, &w_hwio));
+  EG_TRY(eg_htp_temp(L, "w_hwoi", EG_QNN_DTYPE_FLOAT_32, 4, hwoi, &w_hwoi));
+  const eg_qnn_param tp = eg_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &w_hwio, 1, &w_hwoi, 1, &tp, 1));
+  EG_TRY(eg_htp_define(L, pl->grad_input, &gx));
+  in[0] = gy;
+  in[1] = w_hwoi;
+  const eg_qnn_param p[4] = {pair_param("stride", pl->a.stride), pad_param(pl->a.pad),
+                             pair_param("output_padding", pl->out_pad),
+                             eg_qnn_param_u32("group", 1)};
+  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE_CONV_2D, in, 2, &gx, 1, p, 4);
+}
+
+/* grad_bias = ReduceSum(grad_output) over N, H, W: NHWC axes 0, 1, 2, leaving [Cout]. */
+static eg_status lower_grad_bias(eg_htp_lower *L, const bwd_plan_t *pl, int32_t gy) {
+  const uint32_t dims[1] = {3}, axes[3] = {0, 1, 2};
+  int32_t gb;
+  EG_TRY(eg_htp_define(L, pl->grad_bias, &gb));
+  const eg_qnn_param p = eg_qnn_param_u32_tensor("axes", 1, dims, axes);
+  return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &gy, 1, &gb, 1, &p, 1);
+}
+
+static eg_status conv_bwd_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  bwd_plan_t pl;
+  char why[256];
+  if (!bwd_plan(g, n, &pl, why, sizeof why))
+    return eg_node_error(n, EG_ERR_INVALID, "convolution_backward lowering: %s", why);
+  int32_t gy;
+  EG_TRY(eg_htp_input(L, pl.gy, &gy)); /* the forward input (pl.a.x) is never asked for */
+  if (pl.grad_input >= 0) EG_TRY(lower_grad_input(L, g, &pl, gy));
+  if (pl.grad_bias >= 0) EG_TRY(lower_grad_bias(L, &pl, gy));
+  return EG_OK;
+}
+
+const eg_npu_builder eg_npu_builder_convolution = {
+    "aten.convolution -> Conv2d / DepthWiseConv2d / TransposeConv2d", 0, conv_supports,
+    conv_lower};
+const eg_npu_builder eg_npu_builder_convolution_backward = {
+    "aten.convolution_backward [T,F,F] / [T,F,T] / [F,F,T] -> Transpose + TransposeConv2d "
+    "(grad_input), ReduceSum (grad_bias); fp, group 1, dilation 1, static weight, V69+",
+    0, conv_bwd_supports, conv_bwd_lower};

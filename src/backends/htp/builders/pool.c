@@ -1,0 +1,246 @@
+/* pool.c — NPU builders for 2-D pooling (forward only).
+ *
+ *   aten.max_pool2d_with_indices(x, k, s, p, d, ceil_mode) -> PoolMax2d
+ *       dilation 1; the int64 indices (element 1) must be unread: the NPU has no int64 (a
+ *       training step's max_pool2d_with_indices_backward reads them, so it stays on the CPU)
+ *   aten.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
+ *                                                          -> PoolAvg2d
+ *       count_include_pad -> count_pad_for_edges; divisor_override must be None
+ *   aten._adaptive_avg_pool2d(x, [oh, ow])                 -> ReduceMean(axes [1, 2], keep_dims)
+ *       for a 1x1 output; PoolAvg2d(filter = stride = [H/oh, W/ow]) when oh divides H and ow
+ *       divides W (ATen's adaptive windows are then exactly those); else declined
+ * Constraints: x float32 [N, C, H, W], non-empty (an unbatched [C, H, W] input is not NHWC on the
+ * NPU: declined). padding becomes pad_amount [[p0, p0], [p1, p1]]. ceil_mode -> rounding_mode:
+ * ATen's ceil-mode size drops a last window that would start in the bottom/right padding, and
+ * then equals the FLOOR count with the same windows, so rounding_mode is CEIL only where ATen's
+ * size exceeds the floor size; a node whose two dims would need different modes is declined.
+ * Clipping and divisors match ATen: windows are clipped to the input (max) and averages divide
+ * by the window clipped to the padded extent (count_include_pad) or to the input.
+ * The backward pools (max_pool2d_with_indices_backward, avg_pool2d_backward,
+ * _adaptive_avg_pool2d_backward) have no QNN op and no builder. */
+#include <stdio.h>
+
+#include "backends/htp/builders/builders.h"
+
+/* ---- arguments ---- */
+
+/* An int list of 1 or 2 values (one applies to both dims) into v[2]; missing, None or [] gives
+ * dflt. */
+static void int_pair(const eg_node *n, int pos, const char *kw, const int64_t dflt[2],
+                     int64_t v[2]) {
+  const eg_arg *a = eg_node_arg(n, pos, kw);
+  v[0] = dflt[0];
+  v[1] = dflt[1];
+  if (!a) return;
+  if (a->kind == EG_ARG_INT) {
+    v[0] = v[1] = a->i;
+  } else if (a->kind == EG_ARG_LIST && a->list.n >= 1) {
+    v[0] = a->list.items[0].i;
+    v[1] = a->list.items[a->list.n > 1 ? 1 : 0].i;
+  }
+}
+
+static bool bool_arg(const eg_node *n, int pos, const char *kw, bool dflt) {
+  const eg_arg *a = eg_node_arg(n, pos, kw);
+  return a && a->kind == EG_ARG_BOOL ? a->b : dflt;
+}
+
+/* A window pool's geometry and its QNN form. */
+typedef struct window {
+  int64_t k[2], s[2], p[2], d[2];
+  bool ceil_mode;
+  uint32_t rounding; /* QNN rounding_mode: 0 FLOOR, 1 CEIL */
+} window;
+
+/* max_pool2d_with_indices(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode) and
+ * avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode, ...). */
+static void parse_window(const eg_node *n, window *w) {
+  static const int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+  const bool is_max = n->op == EG_OP_max_pool2d_with_indices;
+  int_pair(n, 1, "kernel_size", one, w->k);
+  int_pair(n, 2, "stride", w->k, w->s);
+  int_pair(n, 3, "padding", zero, w->p);
+  if (is_max) int_pair(n, 4, "dilation", one, w->d);
+  else w->d[0] = w->d[1] = 1;
+  w->ceil_mode = bool_arg(n, is_max ? 5 : 4, "ceil_mode", false);
+}
+
+/* The QNN rounding_mode giving ATen's output size out[2] for input in[2]; false with a reason
+ * when none does. Dilation is 1 here. */
+static bool choose_rounding(window *w, const int64_t in[2], const int64_t out[2], char *reason,
+                            size_t size) {
+  int64_t floor_n[2], ceil_n[2];
+  for (int d = 0; d < 2; d++) {
+    const int64_t span = in[d] + 2 * w->p[d] - w->k[d];
+    floor_n[d] = span / w->s[d] + 1;
+    ceil_n[d] = (span + w->s[d] - 1) / w->s[d] + 1;
+  }
+  w->rounding = out[0] != floor_n[0] || out[1] != floor_n[1];
+  for (int d = 0; d < 2; d++) {
+    const int64_t n = w->rounding ? ceil_n[d] : floor_n[d];
+    if (n != out[d] || (n - 1) * w->s[d] >= in[d] + w->p[d]) {
+      snprintf(reason, size, "ceil_mode output %lldx%lld: one QNN rounding_mode gives %lldx%lld "
+               "(ATen dropped a last window in one dim only)", (long long)out[0],
+               (long long)out[1], (long long)(w->rounding ? ceil_n[0] : floor_n[0]),
+               (long long)(w->rounding ? ceil_n[1] : floor_n[1]));
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The pooled input: a non-empty float32 [N, C, H, W] tensor. */
+static bool pool_input_ok(const eg_value *x, char *reason, size_t size) {
+  char s[96];
+  if (!x || x->dtype != EG_DTYPE_FLOAT32) {
+    snprintf(reason, size, "input is not a float32 tensor");
+    return false;
+  }
+  if (x->rank != 4) {
+    snprintf(reason, size, "unbatched input %s: pooling on the NPU takes NHWC rank 4",
+             eg_fmt_ints(s, sizeof s, x->shape, x->rank));
+    return false;
+  }
+  if (eg_value_numel(x) == 0) {
+    snprintf(reason, size, "empty input %s: QNN tensors need every dim >= 1",
+             eg_fmt_ints(s, sizeof s, x->shape, x->rank));
+    return false;
+  }
+  return true;
+}
+
+/* The pooled output value: the node's tensor, or element 0 of max pool's tuple. */
+static int32_t pooled_value(const eg_graph *g, const eg_node *n) {
+  const eg_value *o = &g->values[n->output];
+  return o->kind == EG_VALUE_TUPLE ? o->elems[0] : n->output;
+}
+
+static bool window_supports(const eg_graph *g, const eg_node *n, window *w, char *reason,
+                            size_t size) {
+  const eg_value *x = eg_htp_arg_value(g, n, 0, "self");
+  if (!pool_input_ok(x, reason, size)) return false;
+  parse_window(n, w);
+  if (w->d[0] != 1 || w->d[1] != 1) {
+    snprintf(reason, size, "dilation [%lld, %lld] unsupported: PoolMax2d has no dilation",
+             (long long)w->d[0], (long long)w->d[1]);
+    return false;
+  }
+  const int32_t y = pooled_value(g, n);
+  if (y < 0) {
+    snprintf(reason, size, "the pooled output is None");
+    return false;
+  }
+  return choose_rounding(w, &x->shape[2], &g->values[y].shape[2], reason, size);
+}
+
+/* ---- max_pool2d_with_indices, avg_pool2d ---- */
+
+static bool max_pool_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                              char *reason, size_t size) {
+  (void)t;
+  window w;
+  if (!window_supports(g, n, &w, reason, size)) return false;
+  if (eg_htp_elem_used(g, n, 1)) {
+    snprintf(reason, size, "indices are needed (int64): the NPU has no int64");
+    return false;
+  }
+  return true;
+}
+
+static bool avg_pool_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                              char *reason, size_t size) {
+  (void)t;
+  window w;
+  if (!window_supports(g, n, &w, reason, size)) return false;
+  const eg_arg *div = eg_node_arg(n, 6, "divisor_override");
+  if (div && div->kind != EG_ARG_NONE) {
+    snprintf(reason, size, "divisor_override is set: PoolAvg2d divides by the window size");
+    return false;
+  }
+  return true;
+}
+
+static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const bool is_max = n->op == EG_OP_max_pool2d_with_indices;
+  window w;
+  char why[8];
+  const int32_t x = eg_htp_arg(n, 0, "self"), y = pooled_value(g, n);
+  parse_window(n, &w);
+  choose_rounding(&w, &g->values[x].shape[2], &g->values[y].shape[2], why, sizeof why);
+  static const uint32_t two[1] = {2}, two_by_two[2] = {2, 2};
+  const uint32_t k[2] = {(uint32_t)w.k[0], (uint32_t)w.k[1]};
+  const uint32_t s[2] = {(uint32_t)w.s[0], (uint32_t)w.s[1]};
+  const uint32_t pad[4] = {(uint32_t)w.p[0], (uint32_t)w.p[0], (uint32_t)w.p[1],
+                           (uint32_t)w.p[1]};
+  eg_qnn_param p[5] = {eg_qnn_param_u32_tensor("filter_size", 1, two, k),
+                       eg_qnn_param_u32_tensor("stride", 1, two, s),
+                       eg_qnn_param_u32_tensor("pad_amount", 2, two_by_two, pad),
+                       eg_qnn_param_u32("rounding_mode", w.rounding)};
+  int n_params = 4;
+  if (!is_max)
+    p[n_params++] = eg_qnn_param_bool("count_pad_for_edges",
+                                      bool_arg(n, 5, "count_include_pad", true));
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, x, &in));
+  EG_TRY(eg_htp_define(L, y, &out));
+  return eg_htp_op(L, is_max ? EG_QNN_OP_POOL_MAX_2D : EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p,
+                   n_params);
+}
+
+/* ---- _adaptive_avg_pool2d ---- */
+
+static bool adaptive_avg_pool_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                       char *reason, size_t size) {
+  (void)t;
+  const eg_value *x = eg_htp_arg_value(g, n, 0, "self");
+  if (!pool_input_ok(x, reason, size)) return false;
+  const eg_value *y = &g->values[n->output];
+  const int64_t h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
+  if (oh < 1 || ow < 1) {
+    snprintf(reason, size, "empty output %lldx%lld: QNN tensors need every dim >= 1",
+             (long long)oh, (long long)ow);
+    return false;
+  }
+  if (h % oh || w % ow) {
+    snprintf(reason, size, "input %lldx%lld to output %lldx%lld: adaptive windows are uneven; "
+             "PoolAvg2d needs the input size to be a multiple of the output size",
+             (long long)h, (long long)w, (long long)oh, (long long)ow);
+    return false;
+  }
+  return true;
+}
+
+static eg_status adaptive_avg_pool_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t xv = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[xv], *y = &g->values[n->output];
+  const uint32_t h = (uint32_t)x->shape[2], w = (uint32_t)x->shape[3];
+  const uint32_t oh = (uint32_t)y->shape[2], ow = (uint32_t)y->shape[3];
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, xv, &in));
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  static const uint32_t two[1] = {2}, two_by_two[2] = {2, 2};
+  if (oh == 1 && ow == 1) { /* global average: mean over NHWC axes H, W */
+    static const uint32_t axes[2] = {1, 2};
+    const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, two, axes),
+                               eg_qnn_param_bool("keep_dims", true)};
+    return eg_htp_op(L, EG_QNN_OP_REDUCE_MEAN, &in, 1, &out, 1, p, 2);
+  }
+  static const uint32_t zero_pad[4] = {0, 0, 0, 0};
+  const uint32_t k[2] = {h / oh, w / ow};
+  const eg_qnn_param p[4] = {eg_qnn_param_u32_tensor("filter_size", 1, two, k),
+                             eg_qnn_param_u32_tensor("stride", 1, two, k),
+                             eg_qnn_param_u32_tensor("pad_amount", 2, two_by_two, zero_pad),
+                             eg_qnn_param_u32("rounding_mode", 0)};
+  return eg_htp_op(L, EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p, 4);
+}
+
+/* ---- the builders ---- */
+
+const eg_npu_builder eg_npu_builder_max_pool2d_with_indices = {
+    "aten.max_pool2d_with_indices -> PoolMax2d (indices unused)", 0, max_pool_supports,
+    window_lower};
+const eg_npu_builder eg_npu_builder_avg_pool2d = {"aten.avg_pool2d -> PoolAvg2d", 0,
+                                                  avg_pool_supports, window_lower};
+const eg_npu_builder eg_npu_builder__adaptive_avg_pool2d = {
+    "aten._adaptive_avg_pool2d -> ReduceMean (1x1) or PoolAvg2d (even windows)", 0,
+    adaptive_avg_pool_supports, adaptive_avg_pool_lower};

@@ -1,0 +1,313 @@
+/* shape.c — NPU builders for views, copies, permutes and concatenation.
+ *
+ *   aten.view / _unsafe_view / reshape / _reshape_alias(x, size)
+ *                                     -> [Transpose perm [0,3,1,2]] + Reshape
+ *                                        + [Transpose perm [0,2,3,1]]
+ *   aten.expand(x, size), only when it adds no element (every expanded dim is 1 -> 1, new
+ *       leading dims are 1): a view as above; a real broadcast is declined
+ *   aten.t(x)                         -> Transpose perm [1,0] (rank < 2: a copy)
+ *   aten.permute(x, dims)             -> Transpose (ATen's perm composed with the layouts)
+ *   aten.detach / clone / lift_fresh_copy / _to_copy (same dtype)
+ *                                     -> no op: the result names x's tensor (eg_htp_alias);
+ *                                        a same-dims Reshape when it leaves the partition
+ *   aten.cat(tensors, dim)            -> Concat(axis = eg_htp_axis(rank, dim))
+ *
+ * Layout: ATen's views are defined on NCHW element order, but rank-4 tensors are NHWC inside
+ * an NPU graph (lower.h). So a view of a rank-4 value first permutes it to NCHW order, and a
+ * rank-4 result is permuted back to NHWC after the Reshape (the flatten of a conv output, the
+ * classic trap, needs the first; its backward, the unflatten, the second). A Transpose that
+ * moves no byte (its non-1 dims keep their order, e.g. [N,1,1,C] -> [N,C,1,1]) is folded into
+ * the Reshape, and a Reshape that keeps the QNN dims becomes no op at all, so `flatten` after a
+ * global pool is a single Reshape. permute computes one QNN perm: output axis b holds ATen
+ * output dim D(b), which is input dim dims[D(b)], found at input axis eg_htp_axis of it.
+ *
+ * Constraints: float32 tensors (the executor's dtype), no empty tensors (QNN dims are >= 1),
+ * cat: inputs of one rank, at most 64 of them (QNN Concat's limit here). */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/htp/builders/builders.h"
+
+/* ---- shared checks ---- */
+
+/* Value `v` (label from its id) can be an NPU tensor of this lowering: float32, not empty. */
+static bool tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size) {
+  const eg_value *v = &g->values[id];
+  char s[160];
+  if (v->dtype == EG_DTYPE_INT64) {
+    snprintf(reason, size, "int64 tensors: the NPU has no int64 (%s)", eg_value_label(g, id));
+    return false;
+  }
+  if (v->dtype != EG_DTYPE_FLOAT32) {
+    snprintf(reason, size, "%s tensor %s: the NPU lowering handles float32 only",
+             eg_dtype_name(v->dtype), eg_value_label(g, id));
+    return false;
+  }
+  if (eg_value_numel(v) == 0) {
+    snprintf(reason, size, "empty tensor %s %s: QNN tensors need every dimension >= 1",
+             eg_value_label(g, id), eg_fmt_ints(s, sizeof s, v->shape, v->rank));
+    return false;
+  }
+  return true;
+}
+
+/* Argument `self` and the output pass tensor_ok. */
+static bool unary_ok(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
+  const int32_t x = eg_htp_arg(n, 0, "self");
+  if (x < 0 || g->values[x].kind != EG_VALUE_TENSOR) {
+    snprintf(reason, size, "argument self is not a tensor");
+    return false;
+  }
+  return tensor_ok(g, x, reason, size) && tensor_ok(g, n->output, reason, size);
+}
+
+/* ---- layout helpers ---- */
+
+/* The ATen dim stored at QNN axis `axis` of a rank-`rank` tensor (inverse of eg_htp_axis). */
+static int aten_dim(int32_t rank, int axis) {
+  for (int d = 0; d < rank; d++)
+    if (eg_htp_axis(rank, d) == axis) return d;
+  return axis;
+}
+
+/* True when transposing `dims` by `perm` moves no byte: the non-1 dims keep their order. */
+static bool perm_is_reshape(int rank, const uint32_t *dims, const uint32_t *perm) {
+  int last = -1;
+  for (int k = 0; k < rank; k++) {
+    if (dims[perm[k]] == 1) continue;
+    if ((int)perm[k] < last) return false;
+    last = (int)perm[k];
+  }
+  return true;
+}
+
+static bool same_dims(int rank, const uint32_t *a, const uint32_t *b) {
+  for (int d = 0; d < rank; d++)
+    if (a[d] != b[d]) return false;
+  return true;
+}
+
+static void aten_dims(const eg_value *v, uint32_t *dims) {
+  for (int d = 0; d < v->rank; d++) dims[d] = (uint32_t)v->shape[d];
+}
+
+/* IR value `value` (the node's result) is `tensor`, which already has its QNN dims: an alias,
+ * or a same-dims Reshape into the APP_READ tensor when the value leaves the partition. */
+static eg_status define_as(eg_htp_lower *L, int32_t value, int32_t tensor) {
+  if (!eg_htp_is_needed_outside(L, value)) return eg_htp_alias(L, value, tensor);
+  int32_t out;
+  EG_TRY(eg_htp_define(L, value, &out));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &tensor, 1, &out, 1, NULL, 0);
+}
+
+/* Writes `in` (rank, dims) into `out` (a tensor of the same element count) transposed by
+ * perm: a Transpose, or a Reshape when the permutation moves no byte. */
+static eg_status emit_permute(eg_htp_lower *L, int32_t in, int rank, const uint32_t *dims,
+                              const uint32_t *perm, int32_t out) {
+  if (perm_is_reshape(rank, dims, perm))
+    return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
+  uint32_t pd[1] = {(uint32_t)rank};
+  eg_qnn_param p = eg_qnn_param_u32_tensor("perm", 1, pd, perm);
+  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
+}
+
+/* ---- views: view, _unsafe_view, reshape, _reshape_alias, expand ---- */
+
+/* The ATen reshape of x into the node's result y, under the layout rule (see the file
+ * comment). cur/cur_dims track the tensor holding x's elements in the order the next step
+ * needs. */
+static eg_status lower_view_of(eg_htp_lower *L, const eg_node *n, int32_t x_id) {
+  const eg_graph *g = eg_htp_ir(L);
+  const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
+  static const uint32_t to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+  int32_t cur;
+  EG_TRY(eg_htp_input(L, x_id, &cur));
+  uint32_t cur_dims[EG_MAX_RANK], y_aten[EG_MAX_RANK], y_qnn[EG_MAX_RANK];
+  int cur_rank = x->rank;
+  eg_htp_dims(x, cur_dims);
+  aten_dims(y, y_aten);
+  eg_htp_dims(y, y_qnn);
+  /* 1. a rank-4 x to NCHW order, unless that moves no byte (then the Reshape does it) */
+  if (x->rank == 4 && !perm_is_reshape(4, cur_dims, to_nchw)) {
+    uint32_t nchw[4];
+    aten_dims(x, nchw);
+    int32_t t;
+    EG_TRY(eg_htp_temp(L, "nchw", EG_QNN_DTYPE_FLOAT_32, 4, nchw, &t));
+    EG_TRY(emit_permute(L, cur, 4, cur_dims, to_nchw, t));
+    cur = t;
+    memcpy(cur_dims, nchw, sizeof nchw);
+  }
+  /* 2. a rank-4 y: Reshape to its NCHW dims, then to NHWC — unless that moves no byte */
+  const bool post = y->rank == 4 && !perm_is_reshape(4, y_aten, to_nhwc);
+  if (post) {
+    if (cur_rank != 4 || !same_dims(4, cur_dims, y_aten)) {
+      int32_t t;
+      EG_TRY(eg_htp_temp(L, "view", EG_QNN_DTYPE_FLOAT_32, 4, y_aten, &t));
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &t, 1, NULL, 0));
+      cur = t;
+    }
+    int32_t out;
+    EG_TRY(eg_htp_define(L, n->output, &out));
+    return emit_permute(L, cur, 4, y_aten, to_nhwc, out);
+  }
+  /* 3. the Reshape into y's QNN dims, or nothing when they are already x's */
+  if (cur_rank == y->rank && same_dims(cur_rank, cur_dims, y_qnn))
+    return define_as(L, n->output, cur);
+  int32_t out;
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &out, 1, NULL, 0);
+}
+
+static eg_status view_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  (void)g;
+  return lower_view_of(L, n, eg_htp_arg(n, 0, "self"));
+}
+
+static bool view_supports(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
+                          size_t size) {
+  (void)t;
+  return unary_ok(g, n, reason, size);
+}
+
+static bool expand_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                            char *reason, size_t size) {
+  (void)t;
+  if (!unary_ok(g, n, reason, size)) return false;
+  const eg_value *x = &g->values[eg_htp_arg(n, 0, "self")], *y = &g->values[n->output];
+  if (eg_value_numel(x) != eg_value_numel(y)) {
+    char a[160], b[160];
+    snprintf(reason, size, "expand %s to %s broadcasts: the NPU lowering takes only expands "
+             "that add no element (a reshape)", eg_fmt_ints(a, sizeof a, x->shape, x->rank),
+             eg_fmt_ints(b, sizeof b, y->shape, y->rank));
+    return false;
+  }
+  return true;
+}
+
+/* ---- t, permute ---- */
+
+/* Transposes self by ATen permutation `perm` (output dim d is input dim perm[d]). */
+static eg_status lower_permute(eg_htp_lower *L, const eg_node *n, const int *perm) {
+  const eg_graph *g = eg_htp_ir(L);
+  const int32_t x_id = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[x_id];
+  const int rank = x->rank;
+  uint32_t q[EG_MAX_RANK], dims[EG_MAX_RANK];
+  bool identity = true;
+  for (int b = 0; b < rank; b++) {
+    q[b] = (uint32_t)eg_htp_axis(rank, perm[aten_dim(rank, b)]);
+    identity = identity && q[b] == (uint32_t)b;
+  }
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, x_id, &in));
+  if (identity) return define_as(L, n->output, in);
+  eg_htp_dims(x, dims);
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return emit_permute(L, in, rank, dims, q, out);
+}
+
+static eg_status t_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int rank = g->values[eg_htp_arg(n, 0, "self")].rank;
+  static const int swap[2] = {1, 0}, keep[2] = {0, 1};
+  return lower_permute(L, n, rank == 2 ? swap : keep);
+}
+
+static eg_status permute_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int rank = g->values[eg_htp_arg(n, 0, "self")].rank;
+  int64_t dims[EG_MAX_RANK];
+  int k;
+  EG_TRY(eg_arg_int_list(n, 1, "dims", dims, 0, EG_MAX_RANK, &k));
+  int perm[EG_MAX_RANK];
+  for (int d = 0; d < k; d++) perm[d] = eg_wrap_dim(dims[d], rank);
+  return lower_permute(L, n, perm);
+}
+
+/* ---- detach, clone, lift_fresh_copy, _to_copy ---- */
+
+static eg_status copy_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  (void)g;
+  int32_t in;
+  EG_TRY(eg_htp_input(L, eg_htp_arg(n, 0, "self"), &in));
+  return define_as(L, n->output, in);
+}
+
+static bool to_copy_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                             char *reason, size_t size) {
+  (void)t;
+  const int32_t x = eg_htp_arg(n, 0, "self");
+  if (x >= 0 && g->values[x].dtype != g->values[n->output].dtype) {
+    snprintf(reason, size, "dtype conversion %s -> %s: the NPU lowering takes only same-dtype "
+             "copies", eg_dtype_name(g->values[x].dtype),
+             eg_dtype_name(g->values[n->output].dtype));
+    return false;
+  }
+  return unary_ok(g, n, reason, size);
+}
+
+/* ---- cat ---- */
+
+static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
+                         size_t size) {
+  (void)t;
+  const eg_arg *list = eg_node_arg(n, 0, "tensors");
+  if (!list || list->kind != EG_ARG_LIST || list->list.n < 1) {
+    snprintf(reason, size, "argument tensors is not a list of tensors");
+    return false;
+  }
+  if (list->list.n > 64) {
+    snprintf(reason, size, "%d inputs: the NPU Concat takes at most 64", (int)list->list.n);
+    return false;
+  }
+  const int rank = g->values[n->output].rank;
+  for (int32_t i = 0; i < list->list.n; i++) {
+    const eg_arg *a = &list->list.items[i];
+    if (a->kind != EG_ARG_VALUE || g->values[a->value].kind != EG_VALUE_TENSOR) {
+      snprintf(reason, size, "tensors[%d] is not a tensor", (int)i);
+      return false;
+    }
+    if (!tensor_ok(g, a->value, reason, size)) return false;
+    if (g->values[a->value].rank != rank) {
+      snprintf(reason, size, "tensors[%d] has rank %d, the result %d: the NPU Concat joins "
+               "tensors of one rank", (int)i, g->values[a->value].rank, rank);
+      return false;
+    }
+  }
+  return tensor_ok(g, n->output, reason, size);
+}
+
+static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const eg_arg *list = eg_node_arg(n, 0, "tensors");
+  const int rank = g->values[n->output].rank;
+  int64_t dim = 0;
+  EG_TRY(eg_arg_opt_int(n, 1, "dim", &dim));
+  int32_t in[64], out;
+  for (int32_t i = 0; i < list->list.n; i++)
+    EG_TRY(eg_htp_input(L, list->list.items[i].value, &in[i]));
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  eg_qnn_param p = eg_qnn_param_u32("axis", (uint32_t)eg_htp_axis(rank, eg_wrap_dim(dim, rank)));
+  return eg_htp_op(L, EG_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
+}
+
+/* ---- the builders ---- */
+
+#define VIEW_BUILDER(id, mapping)                                                              \
+  const eg_npu_builder eg_npu_builder_##id = {mapping, 0, view_supports, view_lower};
+#define COPY_BUILDER(id, mapping)                                                              \
+  const eg_npu_builder eg_npu_builder_##id = {mapping, 0, view_supports, copy_lower};
+
+VIEW_BUILDER(view, "aten.view -> [Transpose] + Reshape + [Transpose]")
+VIEW_BUILDER(_unsafe_view, "aten._unsafe_view -> [Transpose] + Reshape + [Transpose]")
+VIEW_BUILDER(reshape, "aten.reshape -> [Transpose] + Reshape + [Transpose]")
+VIEW_BUILDER(_reshape_alias, "aten._reshape_alias -> [Transpose] + Reshape + [Transpose]")
+COPY_BUILDER(detach, "aten.detach -> (alias)")
+COPY_BUILDER(clone, "aten.clone -> (alias)")
+COPY_BUILDER(lift_fresh_copy, "aten.lift_fresh_copy -> (alias)")
+
+const eg_npu_builder eg_npu_builder_expand = {"aten.expand (no broadcast) -> Reshape", 0,
+                                              expand_supports, view_lower};
+const eg_npu_builder eg_npu_builder__to_copy = {"aten._to_copy (same dtype) -> (alias)", 0,
+                                                to_copy_supports, copy_lower};
+const eg_npu_builder eg_npu_builder_t = {"aten.t -> Transpose", 0, view_supports, t_lower};
+const eg_npu_builder eg_npu_builder_permute = {"aten.permute -> Transpose", 0, view_supports,
+                                               permute_lower};
+const eg_npu_builder eg_npu_builder_cat = {"aten.cat -> Concat", 0, cat_supports, cat_lower};

@@ -1,0 +1,696 @@
+/* executor.c — plans and runs an htp graph on the NHWC kernels (contract in executor.h).
+ *
+ * Each op gets, at create, a `plan`: its kernel's parameter struct filled from the tensors'
+ * dims and the op's parsed attrs, and the scratch it needs. The kernel table is expanded from
+ * qnn_ops.def (prepare_<id>, run_<id>; ops sharing an implementation map to it by macro), so an
+ * op without a kernel does not compile. Run functions only read plans and tensor pointers:
+ * nothing is allocated while running (Concat's pointer array lives in its plan). */
+#include "backends/htp/executor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/concat_nhwc_f32.h"
+#include "kernels/conv2d_nhwc_f32.h"
+#include "kernels/depthwise_conv2d_nhwc_f32.h"
+#include "kernels/elementwise_nhwc_f32.h"
+#include "kernels/matmul_nhwc_f32.h"
+#include "kernels/norm_nhwc_f32.h"
+#include "kernels/pool2d_nhwc_f32.h"
+#include "kernels/reduce_nhwc_f32.h"
+#include "kernels/softmax_nhwc_f32.h"
+#include "kernels/transpose_conv2d_nhwc_f32.h"
+#include "kernels/transpose_f32.h"
+#include "util/error.h"
+
+typedef struct plan {
+  size_t scratch;
+  union {
+    eg_conv2d_nhwc_params conv;
+    eg_dwconv2d_nhwc_params dw;
+    eg_tconv2d_nhwc_params tconv;
+    eg_pool2d_nhwc_params pool;
+    struct { int64_t m, k, units; } fc;
+    eg_matmul_nhwc_params mm;
+    struct { int rank; int64_t dims[EG_QNN_MAX_RANK]; uint32_t perm[EG_QNN_MAX_RANK]; } tr;
+    struct { size_t nbytes; } copy;
+    struct { int64_t outer, inner; int64_t *sizes; const float **xs; } concat;
+    struct { eg_cast_type from, to; int64_t n; } cast;
+    eg_reduce_nhwc_params reduce;
+    struct { eg_ew_op op; eg_ew_shape shape; } ew;
+    struct { eg_unary_op op; int64_t n; float lo, hi; } unary;
+    struct { int64_t outer, axis, inner; float beta; } sm;
+    struct { int64_t rows, c; } bn;
+    eg_norm_nhwc_params norm;
+  } u;
+} plan;
+
+struct eg_qnn_executor {
+  const eg_qnn_graph *g;
+  void **ptr;                /* per tensor: where its bytes are (APP_* bound per execute) */
+  plan *plans;               /* per op */
+  unsigned char *arena;      /* NATIVE tensors, 64-byte aligned */
+  size_t arena_bytes, native_sum;
+  void *scratch;             /* 64-byte aligned */
+  size_t scratch_bytes;
+};
+
+typedef eg_qnn_executor exec_t;
+typedef eg_qnn_op_node op_t;
+
+/* ---- helpers ---- */
+
+static const eg_qnn_tensor *tin(const exec_t *ex, const op_t *op, int i) {
+  return i < op->n_inputs && op->inputs[i] >= 0 ? eg_qnn_graph_tensor(ex->g, op->inputs[i]) : NULL;
+}
+
+static const eg_qnn_tensor *tout(const exec_t *ex, const op_t *op) {
+  return eg_qnn_graph_tensor(ex->g, op->outputs[0]);
+}
+
+/* Data of input i (NULL when omitted) and of the output. */
+static void *in_ptr(const exec_t *ex, const op_t *op, int i) {
+  return i < op->n_inputs && op->inputs[i] >= 0 ? ex->ptr[op->inputs[i]] : NULL;
+}
+
+static void *out_ptr(const exec_t *ex, const op_t *op) { return ex->ptr[op->outputs[0]]; }
+
+static int64_t dim(const eg_qnn_tensor *t, int i) { return (int64_t)t->dims[i]; }
+
+static void dims64(const eg_qnn_tensor *t, int64_t *out) {
+  for (int i = 0; i < t->rank; i++) out[i] = t->dims[i];
+}
+
+/* ---- convolution ---- */
+
+static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_qnn_conv_attrs *a = &op->attrs.conv;
+  pl->u.conv = (eg_conv2d_nhwc_params){
+      .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
+      .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
+      .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
+      .dilation = {a->dilation[0], a->dilation[1]}, .pad = {a->pad[0][0], a->pad[1][0]},
+      .groups = a->group};
+  pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
+  return EG_OK;
+}
+
+static void run_conv(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_conv2d_nhwc_f32(&pl->u.conv, in_ptr(ex, op, 0), in_ptr(ex, op, 1), in_ptr(ex, op, 2),
+                     out_ptr(ex, op), ex->scratch);
+}
+
+static eg_status prepare_dwconv(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_qnn_conv_attrs *a = &op->attrs.conv;
+  pl->u.dw = (eg_dwconv2d_nhwc_params){
+      .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
+      .h_out = dim(y, 1), .w_out = dim(y, 2), .mult = dim(y, 3) / dim(x, 3), .k_h = dim(f, 0),
+      .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
+      .dilation = {a->dilation[0], a->dilation[1]}, .pad = {a->pad[0][0], a->pad[1][0]}};
+  return EG_OK;
+}
+
+static void run_dwconv(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_depthwise_conv2d_nhwc_f32(&pl->u.dw, in_ptr(ex, op, 0), in_ptr(ex, op, 1),
+                               in_ptr(ex, op, 2), out_ptr(ex, op));
+}
+
+static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_qnn_conv_attrs *a = &op->attrs.conv;
+  pl->u.tconv = (eg_tconv2d_nhwc_params){
+      .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
+      .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
+      .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
+      .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TCONV2D_AUTO};
+  pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
+  return EG_OK;
+}
+
+static void run_tconv(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_transpose_conv2d_nhwc_f32(&pl->u.tconv, in_ptr(ex, op, 0), in_ptr(ex, op, 1),
+                               in_ptr(ex, op, 2), out_ptr(ex, op), ex->scratch);
+}
+
+/* ---- pooling ---- */
+
+static eg_status prepare_pool(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
+  const eg_qnn_pool_attrs *a = &op->attrs.pool;
+  pl->u.pool = (eg_pool2d_nhwc_params){
+      .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c = dim(x, 3),
+      .h_out = dim(y, 1), .w_out = dim(y, 2), .k = {a->filter[0], a->filter[1]},
+      .stride = {a->stride[0], a->stride[1]},
+      .pad = {{a->pad[0][0], a->pad[0][1]}, {a->pad[1][0], a->pad[1][1]}},
+      .count_pad = a->count_pad_for_edges};
+  return EG_OK;
+}
+
+static void run_pool_max(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_pool_max2d_nhwc_f32(&pl->u.pool, in_ptr(ex, op, 0), out_ptr(ex, op));
+}
+
+static void run_pool_avg(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_pool_avg2d_nhwc_f32(&pl->u.pool, in_ptr(ex, op, 0), out_ptr(ex, op));
+}
+
+/* ---- matrix products ---- */
+
+static eg_status prepare_fc(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *w = tin(ex, op, 1);
+  pl->u.fc.k = dim(w, 1);
+  pl->u.fc.units = dim(w, 0);
+  pl->u.fc.m = eg_qnn_tensor_numel(x) / pl->u.fc.k;
+  return EG_OK;
+}
+
+static void run_fc(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_fully_connected_nhwc_f32(pl->u.fc.m, pl->u.fc.k, pl->u.fc.units, in_ptr(ex, op, 0),
+                              in_ptr(ex, op, 1), in_ptr(ex, op, 2), out_ptr(ex, op));
+}
+
+static eg_status prepare_matmul(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *a = tin(ex, op, 0), *b = tin(ex, op, 1), *y = tout(ex, op);
+  eg_matmul_nhwc_params *p = &pl->u.mm;
+  const int br = y->rank - 2;
+  if (br > EG_MATMUL_MAX_BATCH_RANK)
+    return eg_error(EG_ERR_UNSUPPORTED, "op %s (MatMul): batch rank %d: the executor handles up "
+                    "to %d", op->name, br, EG_MATMUL_MAX_BATCH_RANK);
+  *p = (eg_matmul_nhwc_params){.batch_rank = br, .trans_a = op->attrs.matmul.transpose_in0,
+                               .trans_b = op->attrs.matmul.transpose_in1,
+                               .m = dim(y, br), .p = dim(y, br + 1)};
+  p->k = dim(a, a->rank - (p->trans_a ? 2 : 1));
+  for (int i = 0; i < br; i++) {
+    const int ia = i - (br - (a->rank - 2)), ib = i - (br - (b->rank - 2));
+    p->batch_a[i] = ia >= 0 ? dim(a, ia) : 1;
+    p->batch_b[i] = ib >= 0 ? dim(b, ib) : 1;
+    p->batch_out[i] = dim(y, i);
+  }
+  return EG_OK;
+}
+
+static void run_matmul(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_matmul_nhwc_f32(&pl->u.mm, in_ptr(ex, op, 0), in_ptr(ex, op, 1), in_ptr(ex, op, 2),
+                     out_ptr(ex, op));
+}
+
+/* ---- layout and shape ---- */
+
+static eg_status prepare_transpose(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0);
+  pl->u.tr.rank = x->rank;
+  dims64(x, pl->u.tr.dims);
+  memcpy(pl->u.tr.perm, op->attrs.transpose.perm, sizeof pl->u.tr.perm);
+  return EG_OK;
+}
+
+static void run_transpose(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_transpose_f32(pl->u.tr.rank, pl->u.tr.dims, pl->u.tr.perm, in_ptr(ex, op, 0),
+                   out_ptr(ex, op));
+}
+
+static eg_status prepare_copy(exec_t *ex, const op_t *op, plan *pl) {
+  pl->u.copy.nbytes = tout(ex, op)->nbytes;
+  return EG_OK;
+}
+
+static void run_copy(exec_t *ex, const op_t *op, const plan *pl) {
+  void *dst = out_ptr(ex, op);
+  const void *src = in_ptr(ex, op, 0);
+  if (dst != src) memcpy(dst, src, pl->u.copy.nbytes);
+}
+
+static eg_status prepare_concat(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const uint32_t axis = op->attrs.concat.axis;
+  pl->u.concat.outer = pl->u.concat.inner = 1;
+  for (int i = 0; i < x->rank; i++) {
+    if (i < (int)axis) pl->u.concat.outer *= dim(x, i);
+    if (i > (int)axis) pl->u.concat.inner *= dim(x, i);
+  }
+  pl->u.concat.sizes = calloc((size_t)op->n_inputs, sizeof(int64_t));
+  pl->u.concat.xs = calloc((size_t)op->n_inputs, sizeof(float *));
+  if (!pl->u.concat.sizes || !pl->u.concat.xs)
+    return eg_error(EG_ERR_NOMEM, "op %s (Concat): out of memory", op->name);
+  for (int k = 0; k < op->n_inputs; k++) pl->u.concat.sizes[k] = dim(tin(ex, op, k), (int)axis);
+  return EG_OK;
+}
+
+static void run_concat(exec_t *ex, const op_t *op, const plan *pl) {
+  for (int k = 0; k < op->n_inputs; k++) pl->u.concat.xs[k] = in_ptr(ex, op, k);
+  eg_concat_nhwc_f32(op->n_inputs, pl->u.concat.xs, pl->u.concat.sizes, pl->u.concat.outer,
+                     pl->u.concat.inner, out_ptr(ex, op));
+}
+
+static bool cast_type_of(eg_qnn_dtype d, eg_cast_type *out) {
+  switch (d) {
+  case EG_QNN_DTYPE_FLOAT_32: *out = EG_CAST_F32; return true;
+  case EG_QNN_DTYPE_INT_32: *out = EG_CAST_I32; return true;
+  case EG_QNN_DTYPE_UINT_32: *out = EG_CAST_U32; return true;
+  case EG_QNN_DTYPE_INT_8: *out = EG_CAST_I8; return true;
+  case EG_QNN_DTYPE_UINT_8: *out = EG_CAST_U8; return true;
+  case EG_QNN_DTYPE_BOOL_8: *out = EG_CAST_BOOL; return true;
+  default: return false;
+  }
+}
+
+static eg_status prepare_cast(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
+  pl->u.cast.n = eg_qnn_tensor_numel(x);
+  if (!cast_type_of(x->dtype, &pl->u.cast.from) || !cast_type_of(y->dtype, &pl->u.cast.to))
+    return eg_error(EG_ERR_UNSUPPORTED, "op %s (Cast): %s -> %s: the executor casts between "
+                    "float32, int32, uint32, int8, uint8 and bool8", op->name,
+                    eg_qnn_dtype_name(x->dtype), eg_qnn_dtype_name(y->dtype));
+  return EG_OK;
+}
+
+static void run_cast(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_cast_nhwc(pl->u.cast.n, pl->u.cast.from, in_ptr(ex, op, 0), pl->u.cast.to, out_ptr(ex, op));
+}
+
+/* ---- reductions ---- */
+
+static eg_status prepare_reduce(exec_t *ex, const op_t *op, plan *pl, bool mean) {
+  const eg_qnn_tensor *x = tin(ex, op, 0);
+  pl->u.reduce = (eg_reduce_nhwc_params){.rank = x->rank, .mask = op->attrs.reduce.mask,
+                                         .mean = mean};
+  dims64(x, pl->u.reduce.dims);
+  pl->scratch = eg_reduce_nhwc_f32_scratch(&pl->u.reduce);
+  return EG_OK;
+}
+
+static eg_status prepare_reduce_sum(exec_t *ex, const op_t *op, plan *pl) {
+  return prepare_reduce(ex, op, pl, false);
+}
+
+static eg_status prepare_reduce_mean(exec_t *ex, const op_t *op, plan *pl) {
+  return prepare_reduce(ex, op, pl, true);
+}
+
+static void run_reduce(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_reduce_nhwc_f32(&pl->u.reduce, in_ptr(ex, op, 0), out_ptr(ex, op), ex->scratch);
+}
+
+/* ---- elementwise ---- */
+
+static eg_ew_op ew_op_of(eg_qnn_op t) {
+  switch (t) {
+  case EG_QNN_OP_ELEMENT_WISE_ADD: return EG_EW_ADD;
+  case EG_QNN_OP_ELEMENT_WISE_SUBTRACT: return EG_EW_SUB;
+  case EG_QNN_OP_ELEMENT_WISE_MULTIPLY: return EG_EW_MUL;
+  case EG_QNN_OP_ELEMENT_WISE_DIVIDE: return EG_EW_DIV;
+  case EG_QNN_OP_ELEMENT_WISE_GREATER: return EG_EW_GREATER;
+  default: return EG_EW_SELECT;
+  }
+}
+
+static eg_status prepare_ew(exec_t *ex, const op_t *op, plan *pl) {
+  int ranks[3];
+  int64_t d[3][EG_QNN_MAX_RANK];
+  const int64_t *dp[3];
+  for (int k = 0; k < op->n_inputs; k++) {
+    ranks[k] = tin(ex, op, k)->rank;
+    dims64(tin(ex, op, k), d[k]);
+    dp[k] = d[k];
+  }
+  pl->u.ew.op = ew_op_of(op->type);
+  if (!eg_ew_shape_init(&pl->u.ew.shape, op->n_inputs, ranks, dp))
+    return eg_error(EG_ERR_INVALID, "op %s (%s): inputs: shapes do not broadcast", op->name,
+                    eg_qnn_op_name(op->type));
+  return EG_OK;
+}
+
+static void run_ew(exec_t *ex, const op_t *op, const plan *pl) {
+  const void *in[3] = {in_ptr(ex, op, 0), in_ptr(ex, op, 1), in_ptr(ex, op, 2)};
+  eg_elementwise_nhwc_f32(pl->u.ew.op, &pl->u.ew.shape, in, out_ptr(ex, op));
+}
+
+static eg_status prepare_unary(exec_t *ex, const op_t *op, plan *pl) {
+  pl->u.unary.n = eg_qnn_tensor_numel(tin(ex, op, 0));
+  switch (op->type) {
+  case EG_QNN_OP_ELEMENT_WISE_NEG: pl->u.unary.op = EG_UNARY_NEG; break;
+  case EG_QNN_OP_RELU: pl->u.unary.op = EG_UNARY_RELU; break;
+  case EG_QNN_OP_SIGMOID: pl->u.unary.op = EG_UNARY_SIGMOID; break;
+  case EG_QNN_OP_TANH: pl->u.unary.op = EG_UNARY_TANH; break;
+  default:
+    pl->u.unary.op = EG_UNARY_RELU_MIN_MAX;
+    pl->u.unary.lo = op->attrs.relu_min_max.min_value;
+    pl->u.unary.hi = op->attrs.relu_min_max.max_value;
+  }
+  return EG_OK;
+}
+
+static void run_unary(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_unary_nhwc_f32(pl->u.unary.op, pl->u.unary.n, in_ptr(ex, op, 0), out_ptr(ex, op),
+                    pl->u.unary.lo, pl->u.unary.hi);
+}
+
+static eg_status prepare_log_softmax(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const int axis = (int)op->attrs.softmax.axis;
+  pl->u.sm.outer = pl->u.sm.inner = 1;
+  pl->u.sm.axis = dim(x, axis);
+  pl->u.sm.beta = op->attrs.softmax.beta;
+  for (int i = 0; i < x->rank; i++) {
+    if (i < axis) pl->u.sm.outer *= dim(x, i);
+    if (i > axis) pl->u.sm.inner *= dim(x, i);
+  }
+  return EG_OK;
+}
+
+static void run_log_softmax(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_log_softmax_nhwc_f32(pl->u.sm.outer, pl->u.sm.axis, pl->u.sm.inner, pl->u.sm.beta,
+                          in_ptr(ex, op, 0), out_ptr(ex, op));
+}
+
+/* ---- normalization ---- */
+
+static eg_status prepare_batchnorm(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0);
+  pl->u.bn.c = dim(x, x->rank - 1);
+  pl->u.bn.rows = eg_qnn_tensor_numel(x) / pl->u.bn.c;
+  return EG_OK;
+}
+
+static void run_batchnorm(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_batchnorm_nhwc_f32(pl->u.bn.rows, pl->u.bn.c, in_ptr(ex, op, 0), in_ptr(ex, op, 1),
+                        in_ptr(ex, op, 2), out_ptr(ex, op));
+}
+
+/* [batch, spatial, c] view of a channel-last tensor. */
+static eg_norm_nhwc_params norm_view(const eg_qnn_tensor *x, const eg_qnn_norm_attrs *a) {
+  eg_norm_nhwc_params p = {.batch = dim(x, 0), .c = dim(x, x->rank - 1), .spatial = 1,
+                           .epsilon = a->epsilon, .normalize_variance = true};
+  for (int i = 1; i < x->rank - 1; i++) p.spatial *= dim(x, i);
+  return p;
+}
+
+static eg_status prepare_instance_norm(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_norm_attrs *a = &op->attrs.norm;
+  eg_norm_nhwc_params p = norm_view(tin(ex, op, 0), a);
+  p.groups = a->region == 2 ? 1 : p.c; /* ACROSS_ALL : ACROSS_SPATIAL */
+  p.across_channel = a->region == 1;
+  p.rms = a->mode == 1;
+  p.normalize_variance = a->normalize_variance;
+  pl->u.norm = p;
+  pl->scratch = eg_norm_nhwc_f32_scratch(&p);
+  return EG_OK;
+}
+
+static eg_status prepare_group_norm(exec_t *ex, const op_t *op, plan *pl) {
+  eg_norm_nhwc_params p = norm_view(tin(ex, op, 0), &op->attrs.norm);
+  p.groups = op->attrs.norm.group;
+  pl->u.norm = p;
+  pl->scratch = eg_norm_nhwc_f32_scratch(&p);
+  return EG_OK;
+}
+
+static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_norm_nhwc_f32(&pl->u.norm, in_ptr(ex, op, 0), in_ptr(ex, op, 1), in_ptr(ex, op, 2),
+                   out_ptr(ex, op), ex->scratch);
+}
+
+/* ---- the kernel table ---- */
+
+#define prepare_CONV_2D prepare_conv
+#define run_CONV_2D run_conv
+#define prepare_DEPTH_WISE_CONV_2D prepare_dwconv
+#define run_DEPTH_WISE_CONV_2D run_dwconv
+#define prepare_TRANSPOSE_CONV_2D prepare_tconv
+#define run_TRANSPOSE_CONV_2D run_tconv
+#define prepare_POOL_MAX_2D prepare_pool
+#define run_POOL_MAX_2D run_pool_max
+#define prepare_POOL_AVG_2D prepare_pool
+#define run_POOL_AVG_2D run_pool_avg
+#define prepare_FULLY_CONNECTED prepare_fc
+#define run_FULLY_CONNECTED run_fc
+#define prepare_MAT_MUL prepare_matmul
+#define run_MAT_MUL run_matmul
+#define prepare_TRANSPOSE prepare_transpose
+#define run_TRANSPOSE run_transpose
+#define prepare_RESHAPE prepare_copy
+#define run_RESHAPE run_copy
+#define prepare_CONCAT prepare_concat
+#define run_CONCAT run_concat
+#define prepare_CAST prepare_cast
+#define run_CAST run_cast
+#define prepare_REDUCE_SUM prepare_reduce_sum
+#define run_REDUCE_SUM run_reduce
+#define prepare_REDUCE_MEAN prepare_reduce_mean
+#define run_REDUCE_MEAN run_reduce
+#define prepare_ELEMENT_WISE_ADD prepare_ew
+#define run_ELEMENT_WISE_ADD run_ew
+#define prepare_ELEMENT_WISE_SUBTRACT prepare_ew
+#define run_ELEMENT_WISE_SUBTRACT run_ew
+#define prepare_ELEMENT_WISE_MULTIPLY prepare_ew
+#define run_ELEMENT_WISE_MULTIPLY run_ew
+#define prepare_ELEMENT_WISE_DIVIDE prepare_ew
+#define run_ELEMENT_WISE_DIVIDE run_ew
+#define prepare_ELEMENT_WISE_GREATER prepare_ew
+#define run_ELEMENT_WISE_GREATER run_ew
+#define prepare_ELEMENT_WISE_SELECT prepare_ew
+#define run_ELEMENT_WISE_SELECT run_ew
+#define prepare_ELEMENT_WISE_NEG prepare_unary
+#define run_ELEMENT_WISE_NEG run_unary
+#define prepare_RELU prepare_unary
+#define run_RELU run_unary
+#define prepare_RELU_MIN_MAX prepare_unary
+#define run_RELU_MIN_MAX run_unary
+#define prepare_SIGMOID prepare_unary
+#define run_SIGMOID run_unary
+#define prepare_TANH prepare_unary
+#define run_TANH run_unary
+#define prepare_LOG_SOFTMAX prepare_log_softmax
+#define run_LOG_SOFTMAX run_log_softmax
+#define prepare_BATCHNORM prepare_batchnorm
+#define run_BATCHNORM run_batchnorm
+#define prepare_INSTANCE_NORM prepare_instance_norm
+#define run_INSTANCE_NORM run_norm
+#define prepare_GROUP_NORM prepare_group_norm
+#define run_GROUP_NORM run_norm
+
+typedef struct kernel {
+  eg_status (*prepare)(exec_t *ex, const op_t *op, plan *pl);
+  void (*run)(exec_t *ex, const op_t *op, const plan *pl);
+} kernel;
+
+#define QNN_OP_KERNEL(id) [EG_QNN_OP_##id] = {prepare_##id, run_##id},
+static const kernel kernels[] = {
+#define QNN_OP(id, name) QNN_OP_KERNEL(id)
+#include "backends/htp/qnn_ops.def"
+#undef QNN_OP
+};
+_Static_assert(sizeof kernels / sizeof kernels[0] == EG_QNN_OP_COUNT, "one kernel per QNN op");
+
+/* ---- dtypes the executor runs ---- */
+
+/* Every tensor an op touches is FLOAT_32, except ElementWiseGreater's output and
+ * ElementWiseSelect's condition (BOOL_8) and Cast's (checked by prepare_cast), and has fewer than
+ * 2^31 elements (so every GEMM dimension fits sgemm's int). */
+static eg_status check_supported(const exec_t *ex, const op_t *op) {
+  if (op->type == EG_QNN_OP_CAST) return EG_OK;
+  for (int i = 0; i <= op->n_inputs; i++) { /* inputs, then (i == n_inputs) the output */
+    const bool is_out = i == op->n_inputs;
+    const eg_qnn_tensor *t = is_out ? tout(ex, op) : tin(ex, op, i);
+    if (!t) continue;
+    const bool mask = (is_out && op->type == EG_QNN_OP_ELEMENT_WISE_GREATER) ||
+                      (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
+    const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8 : EG_QNN_DTYPE_FLOAT_32;
+    if (eg_qnn_tensor_numel(t) > INT32_MAX) /* sgemm takes int dimensions */
+      return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s has %lld elements: the executor "
+                      "handles up to 2^31-1 per tensor", op->name, eg_qnn_op_name(op->type),
+                      t->name, (long long)eg_qnn_tensor_numel(t));
+    if (t->dtype != want)
+      return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s is %s: the executor runs %s "
+                      "here (fp16 and quantized graphs need the QNN SDK backend)", op->name,
+                      eg_qnn_op_name(op->type), t->name, eg_qnn_dtype_name(t->dtype),
+                      eg_qnn_dtype_name(want));
+  }
+  return EG_OK;
+}
+
+/* ---- memory planning ---- */
+
+/* Lifetime of each NATIVE tensor [first, last] in op indices; -1 for others. */
+static void lifetimes(const eg_qnn_graph *g, int32_t *first, int32_t *last) {
+  const int32_t nt = eg_qnn_graph_num_tensors(g);
+  for (int32_t t = 0; t < nt; t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(g, t);
+    first[t] = last[t] = x->type == EG_QNN_TENSOR_NATIVE ? x->producer : -1;
+  }
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
+    const op_t *op = eg_qnn_graph_op(g, k);
+    for (int i = 0; i < op->n_inputs; i++)
+      if (op->inputs[i] >= 0 && first[op->inputs[i]] >= 0) last[op->inputs[i]] = k;
+  }
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* First fit: each NATIVE tensor, in order of production, takes the lowest offset that overlaps
+ * no earlier tensor whose lifetime overlaps its own. */
+static eg_status plan_native(exec_t *ex, size_t *offset) {
+  const eg_qnn_graph *g = ex->g;
+  const int32_t nt = eg_qnn_graph_num_tensors(g);
+  int32_t *first = calloc((size_t)nt + 1, sizeof(int32_t)), *last = calloc((size_t)nt + 1, sizeof(int32_t));
+  if (!first || !last) {
+    free(first);
+    free(last);
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(g));
+  }
+  lifetimes(g, first, last);
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
+    const int32_t t = eg_qnn_graph_op(g, k)->outputs[0];
+    if (first[t] < 0) continue;
+    const size_t size = align64(eg_qnn_graph_tensor(g, t)->nbytes);
+    size_t off = 0;
+    for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
+      moved = false;
+      for (int32_t u = 0; u < nt; u++) {
+        if (u == t || first[u] < 0 || offset[u] == SIZE_MAX) continue;
+        const bool live = first[u] <= last[t] && first[t] <= last[u];
+        const size_t us = align64(eg_qnn_graph_tensor(g, u)->nbytes);
+        if (live && off < offset[u] + us && offset[u] < off + size) {
+          off = offset[u] + us;
+          moved = true;
+        }
+      }
+    }
+    offset[t] = off;
+    ex->native_sum += size;
+    if (off + size > ex->arena_bytes) ex->arena_bytes = off + size;
+  }
+  free(first);
+  free(last);
+  return EG_OK;
+}
+
+/* ---- lifecycle ---- */
+
+static eg_status prepare_ops(exec_t *ex) {
+  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (x->type == EG_QNN_TENSOR_APP_READ && x->producer < 0)
+      return eg_error(EG_ERR_INVALID, "executor %s: output tensor %s (APP_READ, no producer): "
+                      "every graph output must be written by an op", eg_qnn_graph_name(ex->g),
+                      x->name);
+  }
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+    const op_t *op = eg_qnn_graph_op(ex->g, k);
+    EG_TRY(check_supported(ex, op));
+    EG_TRY(kernels[op->type].prepare(ex, op, &ex->plans[k]));
+    if (ex->plans[k].scratch > ex->scratch_bytes) ex->scratch_bytes = ex->plans[k].scratch;
+  }
+  return EG_OK;
+}
+
+static eg_status allocate(exec_t *ex, size_t *offset) {
+  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  ex->arena = ex->arena_bytes ? aligned_alloc(64, align64(ex->arena_bytes)) : NULL;
+  ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
+  if ((ex->arena_bytes && !ex->arena) || (ex->scratch_bytes && !ex->scratch))
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of tensors, %zu of "
+                    "scratch)", eg_qnn_graph_name(ex->g), ex->arena_bytes, ex->scratch_bytes);
+  for (int32_t t = 0; t < nt; t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (x->type == EG_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
+    else if (offset[t] != SIZE_MAX) ex->ptr[t] = ex->arena + offset[t];
+  }
+  return EG_OK;
+}
+
+eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out) {
+  *out = NULL;
+  const int32_t nt = eg_qnn_graph_num_tensors(g), no = eg_qnn_graph_num_ops(g);
+  exec_t *ex = calloc(1, sizeof *ex);
+  size_t *offset = calloc((size_t)nt + 1, sizeof(size_t));
+  eg_status st = EG_ERR_NOMEM;
+  if (!ex || !offset) goto fail;
+  ex->g = g;
+  ex->ptr = calloc((size_t)nt + 1, sizeof(void *));
+  ex->plans = calloc((size_t)no + 1, sizeof(plan));
+  if (!ex->ptr || !ex->plans) goto fail;
+  for (int32_t t = 0; t < nt; t++) offset[t] = SIZE_MAX;
+  if ((st = prepare_ops(ex)) != EG_OK) goto fail;
+  if ((st = plan_native(ex, offset)) != EG_OK) goto fail;
+  if ((st = allocate(ex, offset)) != EG_OK) goto fail;
+  free(offset);
+  *out = ex;
+  return EG_OK;
+fail:
+  if (st == EG_ERR_NOMEM && !ex)
+    eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_qnn_graph_name(g));
+  free(offset);
+  eg_qnn_executor_destroy(ex);
+  return st;
+}
+
+void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
+  if (!ex) return;
+  for (int32_t k = 0; ex->plans && k < eg_qnn_graph_num_ops(ex->g); k++)
+    if (eg_qnn_graph_op(ex->g, k)->type == EG_QNN_OP_CONCAT) {
+      free(ex->plans[k].u.concat.sizes);
+      free((void *)ex->plans[k].u.concat.xs);
+    }
+  free(ex->plans);
+  free(ex->ptr);
+  free(ex->arena);
+  free(ex->scratch);
+  free(ex);
+}
+
+void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats *out) {
+  *out = (eg_qnn_executor_stats){.native_bytes = ex->arena_bytes,
+                                 .native_sum_bytes = ex->native_sum,
+                                 .scratch_bytes = ex->scratch_bytes};
+}
+
+/* ---- execute ---- */
+
+/* Binds each APP tensor of `type` to its buffer; every such tensor exactly once. */
+static eg_status bind(exec_t *ex, const eg_qnn_binding *b, int n, eg_qnn_tensor_type type,
+                      const char *what) {
+  const char *gname = eg_qnn_graph_name(ex->g);
+  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  if (n < 0 || (n > 0 && !b))
+    return eg_error(EG_ERR_ARGUMENT, "execute %s: %s (%d bindings): a negative count or a NULL "
+                    "array", gname, what, n);
+  for (int32_t t = 0; t < nt; t++)
+    if (eg_qnn_graph_tensor(ex->g, t)->type == type) ex->ptr[t] = NULL;
+  for (int i = 0; i < n; i++) {
+    const eg_qnn_tensor *t = eg_qnn_graph_tensor(ex->g, b[i].tensor);
+    if (!t || t->type != type)
+      return eg_error(EG_ERR_ARGUMENT, "execute %s: %s[%d] (tensor id %d%s%s): must name an %s "
+                      "tensor", gname, what, i, (int)b[i].tensor, t ? ", " : "",
+                      t ? t->name : "", type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
+    if (b[i].nbytes != t->nbytes || !b[i].data)
+      return eg_error(EG_ERR_ARGUMENT, "execute %s: %s %s (%zu bytes%s): needs a buffer of "
+                      "exactly %zu bytes", gname, what, t->name, b[i].nbytes,
+                      b[i].data ? "" : ", NULL", t->nbytes);
+    if (ex->ptr[t->id])
+      return eg_error(EG_ERR_ARGUMENT, "execute %s: %s %s (bound twice): bind each tensor once",
+                      gname, what, t->name);
+    ex->ptr[t->id] = b[i].data;
+  }
+  for (int32_t t = 0; t < nt; t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (x->type == type && !ex->ptr[t])
+      return eg_error(EG_ERR_ARGUMENT, "execute %s: %s %s (not bound): every %s tensor needs a "
+                      "buffer", gname, what, x->name,
+                      type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
+  }
+  return EG_OK;
+}
+
+eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inputs,
+                                  int n_inputs, const eg_qnn_binding *outputs, int n_outputs) {
+  EG_TRY(bind(ex, inputs, n_inputs, EG_QNN_TENSOR_APP_WRITE, "input"));
+  EG_TRY(bind(ex, outputs, n_outputs, EG_QNN_TENSOR_APP_READ, "output"));
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+    const op_t *op = eg_qnn_graph_op(ex->g, k);
+    kernels[op->type].run(ex, op, &ex->plans[k]);
+  }
+  return EG_OK;
+}

@@ -1,0 +1,53 @@
+/* executor.h — runs an htp backend graph (qnn_graph.h) on the CPU with NHWC kernels, the way
+ * QNN's x86 simulator runs an HTP graph: same ops, same tensors, same layouts.
+ *
+ * Lifecycle: eg_qnn_executor_create plans everything once — a kernel and its parameters per op,
+ * memory for NATIVE tensors (one arena; tensors whose lifetimes, from producing op to last
+ * consuming op, do not overlap share bytes; 64-byte aligned), and one scratch buffer sized for
+ * the hungriest kernel — then eg_qnn_executor_execute runs the ops in graph order and never
+ * allocates. STATIC tensors are read in place from the graph, which must outlive the executor
+ * and not change after create.
+ *
+ * Inputs and outputs are bound per execute, like QNN's graphExecute: every APP_WRITE tensor gets
+ * a caller buffer it is read from, and every APP_READ tensor a caller buffer it is written to,
+ * by tensor id, with the exact byte size. Kernels read and write those buffers directly (no
+ * copies). The executor runs FLOAT_32 graphs (BOOL_8 masks for ElementWiseGreater/Select, and
+ * Cast between float32/int32/uint32/int8/uint8/bool8); other dtypes are refused at create with
+ * EG_ERR_UNSUPPORTED.
+ *
+ * Kernels thread with OpenMP and OpenBLAS (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS). An executor
+ * is not thread-safe; use one per thread. */
+#ifndef EG_BACKENDS_HTP_EXECUTOR_H
+#define EG_BACKENDS_HTP_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/htp/qnn_graph.h"
+
+typedef struct eg_qnn_executor eg_qnn_executor;
+
+/* A caller buffer for one APP_WRITE or APP_READ tensor. nbytes must equal the tensor's. */
+typedef struct eg_qnn_binding {
+  int32_t tensor;
+  void *data;
+  size_t nbytes;
+} eg_qnn_binding;
+
+eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
+void eg_qnn_executor_destroy(eg_qnn_executor *ex);
+
+/* Runs the graph once. Inputs are read-only to the executor (const in spirit; QNN's API takes
+ * them non-const). EG_ERR_ARGUMENT names a missing, duplicate, mistyped or mis-sized binding. */
+eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inputs,
+                                  int n_inputs, const eg_qnn_binding *outputs, int n_outputs);
+
+/* Planned sizes (for inspect and tests). */
+typedef struct eg_qnn_executor_stats {
+  size_t native_bytes;       /* the NATIVE arena */
+  size_t native_sum_bytes;   /* what NATIVE tensors would take without sharing */
+  size_t scratch_bytes;
+} eg_qnn_executor_stats;
+void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats *out);
+
+#endif

@@ -1,0 +1,110 @@
+/* lower.h — lowering one NPU partition of an IR graph into an htp backend graph (qnn_graph.h),
+ * and the context every ATen-op builder emits QNN ops through.
+ *
+ * Layout rule (one rule, no exceptions): inside an NPU graph every rank-4 tensor is NHWC —
+ * activations as QNN wants them — and every other rank keeps the IR's (ATen's) axis order. The
+ * IR itself stays NCHW; values cross a partition boundary through APP_WRITE / APP_READ tensors
+ * and the runtime permutes rank-4 ones (NCHW <-> NHWC) as it copies them. Builders translate
+ * ATen dims with eg_htp_axis, and insert a Transpose themselves where an op's meaning depends
+ * on NCHW memory order (e.g. a view of a rank-4 value).
+ *
+ * Tensors for IR values:
+ *   - eg_htp_input(value): the tensor holding an argument. A value defined outside the partition
+ *     becomes an APP_WRITE tensor (a boundary input) — except statics (frozen weights and
+ *     constants), which become STATIC tensors with their bytes, keyed by value id, so two ops
+ *     reading the same static share one tensor.
+ *   - eg_htp_filter(value, layout): a static weight in a filter layout (HWIO, TransposeConv2d's
+ *     [kH,kW,Cin,Cout/g], DepthWiseConv2d's [kH,kW,1,C]), permuted once at lowering and keyed by
+ *     (value, layout): the forward Conv2d and a backward Transpose asking for the HWIO form get the
+ *     same STATIC tensor, stored once.
+ *   - eg_htp_define(value): the tensor an op writes for an IR value the node defines: APP_READ
+ *     when the value is needed outside the partition (by a CPU node, another partition or as a
+ *     graph output), else NATIVE.
+ *   - eg_htp_temp: a NATIVE intermediate with no IR value (e.g. the transposed filter).
+ * Names are "<node name>" for defined values, "<node name>_<what>" for temporaries, and the
+ * input's IR label for boundary inputs, so a dump reads like the IR. */
+#ifndef EG_BACKENDS_HTP_LOWER_H
+#define EG_BACKENDS_HTP_LOWER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/htp/qnn_graph.h"
+#include "ir/graph.h"
+#include "partition/partition.h"
+
+typedef struct eg_htp_lower eg_htp_lower;
+
+typedef enum eg_htp_filter_layout {
+  EG_HTP_FILTER_HWIO,     /* Conv2d: [kH, kW, Cin/g, Cout] from ATen [Cout, Cin/g, kH, kW] */
+  EG_HTP_FILTER_TCONV,    /* TransposeConv2d: [kH, kW, Cin, Cout/g] from ATen transposed
+                             weight [Cin, Cout/g, kH, kW] */
+  EG_HTP_FILTER_DEPTHWISE /* DepthWiseConv2d: [kH, kW, 1, Cout] from ATen [Cout, 1, kH, kW] */
+} eg_htp_filter_layout;
+
+/* A boundary crossing: IR value `value` is QNN tensor `tensor`; `nhwc` when rank 4 (the runtime
+ * permutes NCHW <-> NHWC as it copies). */
+typedef struct eg_htp_boundary {
+  int32_t value;
+  int32_t tensor;
+  bool nhwc;
+} eg_htp_boundary;
+
+/* A lowered partition: its backend graph and its boundary, inputs and outputs in first-use
+ * order. Owns the graph. */
+typedef struct eg_htp_partition {
+  eg_qnn_graph *graph;
+  int32_t n_inputs, n_outputs;
+  eg_htp_boundary *inputs, *outputs;
+} eg_htp_partition;
+
+/* Lowers partition `p` of `parts` (a partitioning of verified graph `g`) by calling each node's
+ * builder in the partition's order. `needed_outside[v]` is true for values used outside the
+ * partition or as graph outputs (eg_htp_needed_outside computes it). On failure the message
+ * names the node whose builder failed. */
+eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
+                                 const bool *needed_outside, eg_htp_partition *out);
+void eg_htp_partition_free(eg_htp_partition *hp);
+
+/* Per value id: used by a node outside partition p, or a graph output. Caller frees. */
+bool *eg_htp_needed_outside(const eg_graph *g, const eg_partitioning *parts, int32_t p);
+
+/* ---- for builders ---- */
+const eg_graph *eg_htp_ir(const eg_htp_lower *L);
+eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor);
+eg_status eg_htp_filter(eg_htp_lower *L, int32_t value, eg_htp_filter_layout layout,
+                        int32_t *tensor);
+eg_status eg_htp_define(eg_htp_lower *L, int32_t value, int32_t *tensor);
+eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int32_t rank,
+                      const uint32_t *dims, int32_t *tensor);
+/* A STATIC float32 constant of the given shape (e.g. a scalar operand), copied. */
+eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
+                           const float *data, int32_t *tensor);
+/* Whether IR value `value` is needed outside the partition (a CPU node, another partition or a
+ * graph output reads it): its tensor is then an APP_READ written by an op of this partition. */
+bool eg_htp_is_needed_outside(const eg_htp_lower *L, int32_t value);
+/* Whether element `i` of the tuple that node `n` defines is read anywhere in `g`: by a node
+ * (directly, or through a getitem whose output is read) or as a graph output. For supports():
+ * a builder may leave an unread element undefined (max pool's int64 indices, eval batch norm's
+ * empty statistics); lowering then skips the getitems that name it. */
+bool eg_htp_elem_used(const eg_graph *g, const eg_node *n, int i);
+/* Makes IR value `value`, defined by the node being lowered, name the existing tensor `tensor`
+ * without any op — for copies and views that leave the NPU graph's bytes as they are (detach,
+ * clone, a reshape that keeps the QNN dims), the way getitem names a tuple element. The tensor
+ * must have the value's QNN dtype and dims, and the value must not be needed outside the
+ * partition (a boundary output is an APP_READ tensor an op writes: emit a same-dims Reshape
+ * then). */
+eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor);
+/* Appends op `type` named "<node>" (first op of a node) or "<node>_op<k>". */
+eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int32_t n_inputs,
+                    const int32_t *outputs, int32_t n_outputs, const eg_qnn_param *params,
+                    int32_t n_params);
+/* The QNN axis of ATen dim `dim` (already wrapped, >= 0) of a value of rank `rank`:
+ * NCHW dim 0,1,2,3 -> NHWC axis 0,3,1,2 for rank 4, unchanged otherwise. */
+int eg_htp_axis(int32_t rank, int dim);
+/* QNN dims of an IR tensor value under the layout rule. */
+void eg_htp_dims(const eg_value *v, uint32_t *dims);
+/* The QNN dtype of an IR dtype; EG_QNN_DTYPE_COUNT if the NPU has none (e.g. int64). */
+eg_qnn_dtype eg_htp_dtype(eg_dtype dtype);
+
+#endif

@@ -1,0 +1,230 @@
+/* conv2d_nhwc_f32.c — QNN Conv2d, NHWC/HWIO, fp32: chunked im2col + CBLAS sgemm (see the
+ * header for the contract).
+ *
+ * GEMM view: M = n*h_out*w_out output pixels, N = c_out/groups, K = k_h*k_w*cig. Row r of the
+ * column matrix holds, for each tap t in filter order, the cig input channels that tap reads for
+ * pixel r (zeros outside the image). HWIO rows are (tap, ci') with c_out columns, so group q's
+ * B is the filter itself offset by q*cog with ldb = c_out, and C is y offset by q*cog with
+ * ldc = c_out: no filter copy, no output copy. Chunks of pixels bound the column matrix
+ * (EG_CONV2D_NHWC_COL_BYTES) so it stays in cache between im2col and sgemm.
+ *
+ * Row bands (stride_h 1, groups 1, large images): the column matrix is built for one kernel ROW
+ * only — per input row p of a band and output column x, the k_w*c_in values of that row's taps —
+ * and each kernel row a is one sgemm over the band shifted down by a*dilation_h rows, accumulated
+ * (beta 1). That writes k_h times fewer column bytes (im2col is serial while sgemm runs on every
+ * thread; measured on r18-l1/l2 shapes, one thread: +5%, more with two) at the price of k_h sgemm
+ * calls with K = k_w*c_in and (k_h-1)*dilation_h halo rows per band. */
+#include "kernels/conv2d_nhwc_f32.h"
+
+#include <string.h>
+
+#include "kernels/parallel_nhwc_f32.h"
+
+/* Target size of one chunk's column matrix. Measured on the benchmark's stride-1 shapes (one and
+ * two threads): 1-4 MiB are within noise of each other; below 512 KiB sgemm's per-call cost and
+ * narrow M show, above 8 MiB im2col's writes miss the cache. */
+#define EG_CONV2D_NHWC_COL_BYTES ((int64_t)2 << 20)
+/* Fewest pixels per chunk: below this sgemm's packing of B dominates. */
+enum { EG_CONV2D_NHWC_MIN_ROWS = 256 };
+/* Row bands need at least this many output pixels per image (sgemm's M) and this many output
+ * rows per band for every halo row. */
+enum { EG_CONV2D_NHWC_BAND_MIN_PIXELS = 512, EG_CONV2D_NHWC_BAND_MIN_ROWS_PER_HALO = 4 };
+
+static int64_t taps(const eg_conv2d_nhwc_params *p) { return p->k_h * p->k_w; }
+static int64_t pixels(const eg_conv2d_nhwc_params *p) { return p->n * p->h_out * p->w_out; }
+
+/* 1x1, stride 1, no padding, same size: x is its own column matrix. */
+static bool is_pointwise(const eg_conv2d_nhwc_params *p) {
+  return p->k_h == 1 && p->k_w == 1 && p->stride[0] == 1 && p->stride[1] == 1 &&
+         p->pad[0] == 0 && p->pad[1] == 0 && p->h_out == p->h_in && p->w_out == p->w_in;
+}
+
+static bool is_empty(const eg_conv2d_nhwc_params *p) {
+  return pixels(p) == 0 || p->c_out == 0 || p->c_in == 0 || taps(p) == 0;
+}
+
+/* Pixels per chunk (>= 1), evened out so the last chunk is not a runt. */
+static int64_t chunk_rows(const eg_conv2d_nhwc_params *p) {
+  const int64_t k = taps(p) * (p->c_in / p->groups), m = pixels(p);
+  int64_t rows = EG_CONV2D_NHWC_COL_BYTES / ((int64_t)sizeof(float) * (k > 0 ? k : 1));
+  if (rows < EG_CONV2D_NHWC_MIN_ROWS) rows = EG_CONV2D_NHWC_MIN_ROWS;
+  if (rows >= m) return m > 0 ? m : 1;
+  const int64_t chunks = (m + rows - 1) / rows;
+  return (m + chunks - 1) / chunks;
+}
+
+static void add_bias(float *y, const float *bias, int64_t m, int64_t c);
+
+/* ---- row bands ---- */
+
+static int64_t halo(const eg_conv2d_nhwc_params *p) { return (p->k_h - 1) * p->dilation[0]; }
+
+/* Output rows per band for the row-band method, or 0 when it does not apply. */
+static int64_t band_rows(const eg_conv2d_nhwc_params *p) {
+  if (p->stride[0] != 1 || p->groups != 1 || p->k_h < 2 ||
+      p->h_out * p->w_out < EG_CONV2D_NHWC_BAND_MIN_PIXELS)
+    return 0;
+  const int64_t row_bytes = (int64_t)sizeof(float) * p->w_out * p->k_w * p->c_in;
+  int64_t r = EG_CONV2D_NHWC_COL_BYTES / row_bytes - halo(p);
+  if (r < EG_CONV2D_NHWC_BAND_MIN_ROWS_PER_HALO * halo(p) && r < p->h_out) return 0;
+  if (r >= p->h_out) return p->h_out;
+  const int64_t bands = (p->h_out + r - 1) / r;
+  return (p->h_out + bands - 1) / bands;
+}
+
+/* Band matrix for output rows [y0, y0 + rows) of image n: row (q, x) for q in [0, rows + halo)
+ * holds, for j in [0, k_w), the c_in channels of input row y0 - pad_t + q at column
+ * x*sw - pad_l + b*dw, b = j (or k_w-1-j with flip), zeros outside the image. */
+static void band_im2col(const eg_conv2d_nhwc_params *p, const float *x, int64_t n, int64_t y0,
+                        int64_t rows, float *col) {
+  const int64_t kw = p->k_w, ci = p->c_in, width = kw * ci;
+  for (int64_t q = 0; q < rows + halo(p); q++) {
+    const int64_t yy = y0 - p->pad[0] + q;
+    float *dst = col + q * p->w_out * width;
+    if (yy < 0 || yy >= p->h_in) {
+      memset(dst, 0, sizeof(float) * (size_t)(p->w_out * width));
+      continue;
+    }
+    const float *src = x + (n * p->h_in + yy) * p->w_in * ci;
+    for (int64_t j = 0; j < p->w_out; j++, dst += width)
+      for (int64_t b = 0; b < kw; b++) {
+        const int64_t xx = j * p->stride[1] - p->pad[1] + b * p->dilation[1];
+        float *d = dst + (p->flip ? kw - 1 - b : b) * ci;
+        if (xx < 0 || xx >= p->w_in)
+          memset(d, 0, sizeof(float) * (size_t)ci);
+        else
+          memcpy(d, src + xx * ci, sizeof(float) * (size_t)ci);
+      }
+  }
+}
+
+/* y rows of one band += sum over kernel rows a of band[a*dh rows on] x filter row tap(a). */
+static void band_gemms(const eg_conv2d_nhwc_params *p, const float *col, int64_t rows,
+                       const float *filter, float *y) {
+  const int64_t width = p->k_w * p->c_in;
+  for (int64_t a = 0; a < p->k_h; a++) {
+    const int64_t fa = p->flip ? p->k_h - 1 - a : a;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(rows * p->w_out),
+                (int)p->c_out, (int)width, 1.0f, col + a * p->dilation[0] * p->w_out * width,
+                (int)width, filter + fa * width * p->c_out, (int)p->c_out, a ? 1.0f : 0.0f, y,
+                (int)p->c_out);
+  }
+}
+
+static void conv_bands(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
+                       const float *bias, float *y, float *col) {
+  const int64_t r = band_rows(p), img = p->h_out * p->w_out * p->c_out;
+  for (int64_t n = 0; n < p->n; n++)
+    for (int64_t y0 = 0; y0 < p->h_out; y0 += r) {
+      const int64_t rows = p->h_out - y0 < r ? p->h_out - y0 : r;
+      float *yb = y + n * img + y0 * p->w_out * p->c_out;
+      band_im2col(p, x, n, y0, rows, col);
+      band_gemms(p, col, rows, filter, yb);
+      if (bias) add_bias(yb, bias, rows * p->w_out, p->c_out);
+    }
+}
+
+/* Pixels per pointwise sgemm: its A and C rows within EG_CONV2D_NHWC_COL_BYTES. */
+static int64_t pointwise_rows(const eg_conv2d_nhwc_params *p) {
+  const int64_t rows = EG_CONV2D_NHWC_COL_BYTES / ((int64_t)sizeof(float) * (p->c_in + p->c_out));
+  return rows < EG_CONV2D_NHWC_MIN_ROWS ? EG_CONV2D_NHWC_MIN_ROWS : rows;
+}
+
+size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p) {
+  if (is_empty(p) || is_pointwise(p)) return 0;
+  const int64_t r = band_rows(p);
+  if (r > 0)
+    return sizeof(float) * (size_t)eg_nhwc_round16((r + halo(p)) * p->w_out * p->k_w * p->c_in);
+  return sizeof(float) * (size_t)eg_nhwc_round16(chunk_rows(p) * taps(p) * (p->c_in / p->groups));
+}
+
+/* The column-matrix row of output pixel (n, i, j) for group q: dst[t*cig + ci'] = the channels
+ * tap t reads (0 outside the image). With `flip`, tap t = (a, b) stores position
+ * (k_h-1-a, k_w-1-b); for a fixed kernel row both orders fill one contiguous run of k_w taps. */
+static void im2col_pixel(const eg_conv2d_nhwc_params *p, const float *x, int64_t n, int64_t i,
+                         int64_t j, int64_t q, float *dst) {
+  const int64_t cig = p->c_in / p->groups, kk = taps(p), kw = p->k_w;
+  for (int64_t a = 0; a < p->k_h; a++) {
+    const int64_t yy = i * p->stride[0] - p->pad[0] + a * p->dilation[0];
+    const int64_t run = p->flip ? kk - (a + 1) * kw : a * kw; /* first tap of this kernel row */
+    float *row = dst + run * cig;
+    if (yy < 0 || yy >= p->h_in) {
+      memset(row, 0, sizeof(float) * (size_t)(kw * cig));
+      continue;
+    }
+    const float *src = x + ((n * p->h_in + yy) * p->w_in) * p->c_in + q * cig;
+    for (int64_t b = 0; b < kw; b++) {
+      const int64_t xx = j * p->stride[1] - p->pad[1] + b * p->dilation[1];
+      float *d = row + (p->flip ? kw - 1 - b : b) * cig;
+      if (xx < 0 || xx >= p->w_in)
+        memset(d, 0, sizeof(float) * (size_t)cig);
+      else
+        memcpy(d, src + xx * p->c_in, sizeof(float) * (size_t)cig);
+    }
+  }
+}
+
+/* col [m, K] for output pixels [r0, r0 + m), group q. */
+static void im2col(const eg_conv2d_nhwc_params *p, const float *x, int64_t r0, int64_t m,
+                   int64_t q, float *col) {
+  const int64_t k = taps(p) * (p->c_in / p->groups), hw = p->h_out * p->w_out;
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(m * k))
+  for (int64_t r = r0; r < r0 + m; r++) {
+    const int64_t n = r / hw, i = r % hw / p->w_out, j = r % p->w_out;
+    im2col_pixel(p, x, n, i, j, q, col + (r - r0) * k);
+  }
+}
+
+/* y[r, :] += bias for m rows of c floats. */
+static void add_bias(float *y, const float *bias, int64_t m, int64_t c) {
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(m * c))
+  for (int64_t r = 0; r < m; r++) {
+    float *row = y + r * c;
+#pragma omp simd
+    for (int64_t e = 0; e < c; e++) row[e] += bias[e];
+  }
+}
+
+/* y [m, c_out] (+)= a [m, K] x filter-of-group-q [K, cog]; a has leading dimension lda. */
+static void gemm_group(const eg_conv2d_nhwc_params *p, const float *a, int64_t lda, int64_t m,
+                       const float *filter, int64_t q, float *y) {
+  const int64_t cig = p->c_in / p->groups, cog = p->c_out / p->groups;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)cog, (int)(taps(p) * cig),
+              1.0f, a, (int)lda, filter + q * cog, (int)p->c_out, 0.0f, y + q * cog,
+              (int)p->c_out);
+}
+
+void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
+                        const float *bias, float *y, void *scratch) {
+  const int64_t m = pixels(p), cig = p->c_in / p->groups, k = taps(p) * cig;
+  if (is_empty(p)) {
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t c = 0; c < p->c_out; c++) y[r * p->c_out + c] = bias ? bias[c] : 0.0f;
+    return;
+  }
+  if (is_pointwise(p)) { /* chunked too, so sgemm's pass over C stays in cache */
+    const int64_t rows = pointwise_rows(p);
+    for (int64_t r0 = 0; r0 < m; r0 += rows) {
+      const int64_t mc = m - r0 < rows ? m - r0 : rows;
+      for (int64_t q = 0; q < p->groups; q++)
+        gemm_group(p, x + r0 * p->c_in + q * cig, p->c_in, mc, filter, q, y + r0 * p->c_out);
+      if (bias) add_bias(y + r0 * p->c_out, bias, mc, p->c_out);
+    }
+    return;
+  }
+  if (band_rows(p) > 0) {
+    conv_bands(p, x, filter, bias, y, scratch);
+    return;
+  }
+  const int64_t rows = chunk_rows(p);
+  float *col = scratch;
+  for (int64_t r0 = 0; r0 < m; r0 += rows) {
+    const int64_t mc = m - r0 < rows ? m - r0 : rows;
+    float *yc = y + r0 * p->c_out;
+    for (int64_t q = 0; q < p->groups; q++) {
+      im2col(p, x, r0, mc, q, col);
+      gemm_group(p, col, k, mc, filter, q, yc);
+    }
+    if (bias) add_bias(yc, bias, mc, p->c_out);
+  }
+}

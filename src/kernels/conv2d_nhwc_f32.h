@@ -1,0 +1,45 @@
+/* conv2d_nhwc_f32 — QNN Conv2d on NHWC activations and HWIO filters, fp32.
+ *
+ *   x [n, h_in, w_in, c_in], filter [k_h, k_w, c_in/groups, c_out], bias [c_out] or NULL,
+ *   y [n, h_out, w_out, c_out]:
+ *   y[n,i,j,co] = bias[co] + sum_{a,b,ci'} x[n, i*sh - pad_t + a*dh, j*sw - pad_l + b*dw,
+ *                                           q*cig + ci'] * f[tap(a,b), ci', co]
+ *   with q = co / (c_out/groups), cig = c_in/groups, x read as 0 outside its bounds, and
+ *   tap(a,b) = (a, b), or (k_h-1-a, k_w-1-b) when `flip` is set (the filter rotated by 180
+ *   degrees: a stride-1 TransposeConv2d is this with flip, see transpose_conv2d_nhwc_f32.h).
+ *   The caller gives h_out/w_out; pads before the input may be negative (a crop), and the pad
+ *   after is whatever h_out implies.
+ *
+ * Method: im2col + CBLAS sgemm. Output pixels are processed in chunks; per chunk and group the
+ * column matrix [pixels, k_h*k_w*cig] is gathered (contiguous runs of cig channels: NHWC makes
+ * every row of the column matrix a few memcpy's) and multiplied by the filter, which in HWIO is
+ * already the [k_h*k_w*cig, c_out] matrix sgemm wants (no copy). A 1x1/stride-1/unpadded conv
+ * skips im2col. Chunks keep the column matrix near cache size.
+ *
+ * Kernels know nothing about graphs and never allocate: ask for the scratch size once, pass a
+ * buffer at least that large (64-byte aligned) on every call. Not re-entrant on one scratch. */
+#ifndef EG_KERNELS_CONV2D_NHWC_F32_H
+#define EG_KERNELS_CONV2D_NHWC_F32_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct eg_conv2d_nhwc_params {
+  int64_t n, h_in, w_in, c_in;      /* x */
+  int64_t h_out, w_out, c_out;      /* y */
+  int64_t k_h, k_w;
+  int64_t stride[2], dilation[2];   /* [h, w], each >= 1 */
+  int64_t pad[2];                   /* zeros before the input [top, left]; may be negative */
+  int64_t groups;                   /* divides c_in and c_out */
+  bool flip;                        /* read the filter rotated by 180 degrees */
+} eg_conv2d_nhwc_params;
+
+/* Bytes of scratch eg_conv2d_nhwc_f32 needs for these parameters (may be 0). */
+size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p);
+
+/* y = conv(x, filter) + bias; y is fully overwritten. */
+void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
+                        const float *bias, float *y, void *scratch);
+
+#endif

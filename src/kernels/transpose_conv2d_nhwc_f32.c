@@ -1,0 +1,278 @@
+/* transpose_conv2d_nhwc_f32.c — QNN TransposeConv2d, NHWC, fp32 (contract in the header).
+ *
+ * FLIP and PHASE are phrased as eg_conv2d_nhwc_f32 calls with `flip` set:
+ *   stride 1: y[o] = sum_a x[o + pad - a] f[a] = sum_m x[o - (k-1-pad) + m] f[k-1-m], i.e. a
+ *     conv with pad k-1-pad over the rotated filter. For groups > 1 the filter's channel blocks
+ *     are regrouped into the conv's HWIO [k, k, cig, c_out] first (scratch).
+ *   stride s: output rows o = r + s*u (phase r) only meet taps a = a0 + s*m with
+ *     a0 = (r + pad) mod s, and read x row u + c - m with c = (r + pad - a0) / s; that is a
+ *     stride-1 flipped conv over x with the sub-filter f[a0 + s*m] (packed into scratch), pad
+ *     M-1-c (M taps), writing a [n, ceil((h_out-r)/s), ...] phase image that is then copied to
+ *     rows r, r+s, ... of y. Phases no tap reaches get the bias.
+ * COL2IM: Fp[q][ci'][t][co'] = f[t][q*cig+ci'][co']; per chunk of input pixels and group,
+ *   col = x_chunk [rows, cig] (lda c_in) x Fp_q [cig, taps*cog]; then y[pixel(r, t)] += col[r, t].
+ *
+ * Scratch layout, in floats (each region rounded to 16): FLIP: [regrouped filter if groups>1]
+ * [conv scratch]; PHASE: [sub-filter (max over phases)][phase image (max)][conv scratch (max)];
+ * COL2IM: [Fp][col chunk]. */
+#include "kernels/transpose_conv2d_nhwc_f32.h"
+
+#include <string.h>
+
+#include "kernels/conv2d_nhwc_f32.h"
+#include "kernels/parallel_nhwc_f32.h"
+
+/* Target size of COL2IM's column chunk (see EG_CONV2D_NHWC_COL_BYTES). */
+#define EG_TCONV2D_COL_BYTES ((int64_t)2 << 20)
+enum { EG_TCONV2D_MIN_ROWS = 256 };
+/* PHASE needs c_out wide enough for sgemm's N; narrower outputs go through COL2IM. */
+enum { EG_TCONV2D_PHASE_MIN_COUT = 16 };
+
+typedef eg_tconv2d_nhwc_params tparams;
+
+static int64_t taps(const tparams *p) { return p->k_h * p->k_w; }
+
+static bool is_empty(const tparams *p) {
+  return p->n * p->h_out * p->w_out * p->c_out == 0;
+}
+
+eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const tparams *p) {
+  const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
+  const bool phase_ok = !stride1 && p->groups == 1;
+  if (p->algo == EG_TCONV2D_COL2IM) return EG_TCONV2D_COL2IM;
+  if (p->algo == EG_TCONV2D_FLIP && stride1) return EG_TCONV2D_FLIP;
+  if (p->algo == EG_TCONV2D_PHASE && phase_ok) return EG_TCONV2D_PHASE;
+  if (stride1) return EG_TCONV2D_FLIP;
+  if (phase_ok && p->c_out >= EG_TCONV2D_PHASE_MIN_COUT) return EG_TCONV2D_PHASE;
+  return EG_TCONV2D_COL2IM;
+}
+
+/* ---- FLIP ---- */
+
+static eg_conv2d_nhwc_params flip_params(const tparams *p) {
+  return (eg_conv2d_nhwc_params){
+      .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = p->h_out,
+      .w_out = p->w_out, .c_out = p->c_out, .k_h = p->k_h, .k_w = p->k_w, .stride = {1, 1},
+      .dilation = {1, 1}, .pad = {p->k_h - 1 - p->pad[0], p->k_w - 1 - p->pad[1]},
+      .groups = p->groups, .flip = true};
+}
+
+static int64_t regroup_floats(const tparams *p) {
+  return p->groups > 1 ? eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups)) : 0;
+}
+
+/* conv HWIO [t][ci'][q*cog + co'] <- transposed-conv filter [t][q*cig + ci'][co']. */
+static void regroup_filter(const tparams *p, const float *f, float *out) {
+  const int64_t cig = p->c_in / p->groups, cog = p->c_out / p->groups;
+  for (int64_t t = 0; t < taps(p); t++)
+    for (int64_t q = 0; q < p->groups; q++)
+      for (int64_t ci = 0; ci < cig; ci++)
+        memcpy(out + (t * cig + ci) * p->c_out + q * cog, f + (t * p->c_in + q * cig + ci) * cog,
+               sizeof(float) * (size_t)cog);
+}
+
+static void run_flip(const tparams *p, const float *x, const float *f, const float *bias,
+                     float *y, float *scratch) {
+  const eg_conv2d_nhwc_params c = flip_params(p);
+  const float *filter = f;
+  if (p->groups > 1) {
+    regroup_filter(p, f, scratch);
+    filter = scratch;
+  }
+  eg_conv2d_nhwc_f32(&c, x, filter, bias, y, scratch + regroup_floats(p));
+}
+
+/* ---- PHASE ---- */
+
+/* One sub-pixel phase along one dimension: output rows r, r+s, ... (count `out`), the taps
+ * a0, a0+s, ... (count `k`), and the stride-1 conv pad that reads the right x rows. */
+typedef struct phase1d {
+  int64_t out, k, a0, pad;
+} phase1d;
+
+static phase1d phase_of(int64_t r, int64_t s, int64_t pad, int64_t ksize, int64_t size_out) {
+  phase1d ph = {.out = r < size_out ? (size_out - r + s - 1) / s : 0};
+  ph.a0 = (r + pad) % s;
+  ph.k = ph.a0 < ksize ? (ksize - ph.a0 + s - 1) / s : 0;
+  ph.pad = ph.k - 1 - (r + pad - ph.a0) / s;
+  return ph;
+}
+
+static eg_conv2d_nhwc_params phase_conv(const tparams *p, const phase1d *ph, const phase1d *pw) {
+  return (eg_conv2d_nhwc_params){
+      .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = ph->out,
+      .w_out = pw->out, .c_out = p->c_out, .k_h = ph->k, .k_w = pw->k, .stride = {1, 1},
+      .dilation = {1, 1}, .pad = {ph->pad, pw->pad}, .groups = 1, .flip = true};
+}
+
+/* Scratch floats of the three PHASE regions, maxima over phases. */
+static void phase_sizes(const tparams *p, int64_t *sub, int64_t *img, int64_t *conv) {
+  *sub = *img = *conv = 0;
+  for (int64_t ry = 0; ry < p->stride[0]; ry++)
+    for (int64_t rx = 0; rx < p->stride[1]; rx++) {
+      const phase1d ph = phase_of(ry, p->stride[0], p->pad[0], p->k_h, p->h_out);
+      const phase1d pw = phase_of(rx, p->stride[1], p->pad[1], p->k_w, p->w_out);
+      const eg_conv2d_nhwc_params c = phase_conv(p, &ph, &pw);
+      const int64_t s = eg_nhwc_round16(ph.k * pw.k * p->c_in * p->c_out);
+      const int64_t i = eg_nhwc_round16(p->n * ph.out * pw.out * p->c_out);
+      const int64_t v = (int64_t)(eg_conv2d_nhwc_f32_scratch(&c) / sizeof(float));
+      if (s > *sub) *sub = s;
+      if (i > *img) *img = i;
+      if (v > *conv) *conv = v;
+    }
+}
+
+/* sub[mh][mw] = f[a0 + s*mh][b0 + s*mw], each a [c_in, c_out] block. */
+static void pack_subfilter(const tparams *p, const phase1d *ph, const phase1d *pw, const float *f,
+                           float *sub) {
+  const int64_t blk = p->c_in * p->c_out;
+  for (int64_t mh = 0; mh < ph->k; mh++)
+    for (int64_t mw = 0; mw < pw->k; mw++) {
+      const int64_t a = ph->a0 + p->stride[0] * mh, b = pw->a0 + p->stride[1] * mw;
+      memcpy(sub + (mh * pw->k + mw) * blk, f + (a * p->k_w + b) * blk,
+             sizeof(float) * (size_t)blk);
+    }
+}
+
+/* y rows ry + s*u, cols rx + s*v <- img[n, u, v] (or the bias when img is NULL). */
+static void scatter_phase(const tparams *p, int64_t ry, int64_t rx, const phase1d *ph,
+                          const phase1d *pw, const float *img, const float *bias, float *y) {
+  const int64_t c = p->c_out;
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(p->n * ph->out * pw->out * c))
+  for (int64_t t = 0; t < p->n * ph->out; t++) {
+    const int64_t n = t / ph->out, u = t % ph->out;
+    float *dst = y + ((n * p->h_out + ry + p->stride[0] * u) * p->w_out + rx) * c;
+    for (int64_t v = 0; v < pw->out; v++, dst += p->stride[1] * c) {
+      if (img)
+        memcpy(dst, img + (t * pw->out + v) * c, sizeof(float) * (size_t)c);
+      else
+        for (int64_t e = 0; e < c; e++) dst[e] = bias ? bias[e] : 0.0f;
+    }
+  }
+}
+
+static void run_phase(const tparams *p, const float *x, const float *f, const float *bias,
+                      float *y, float *scratch) {
+  int64_t sub_n, img_n, conv_n;
+  phase_sizes(p, &sub_n, &img_n, &conv_n);
+  float *sub = scratch, *img = scratch + sub_n, *conv_scratch = img + img_n;
+  for (int64_t ry = 0; ry < p->stride[0]; ry++)
+    for (int64_t rx = 0; rx < p->stride[1]; rx++) {
+      const phase1d ph = phase_of(ry, p->stride[0], p->pad[0], p->k_h, p->h_out);
+      const phase1d pw = phase_of(rx, p->stride[1], p->pad[1], p->k_w, p->w_out);
+      if (ph.out == 0 || pw.out == 0) continue;
+      if (ph.k == 0 || pw.k == 0) {
+        scatter_phase(p, ry, rx, &ph, &pw, NULL, bias, y);
+        continue;
+      }
+      const eg_conv2d_nhwc_params c = phase_conv(p, &ph, &pw);
+      pack_subfilter(p, &ph, &pw, f, sub);
+      eg_conv2d_nhwc_f32(&c, x, sub, bias, img, conv_scratch);
+      scatter_phase(p, ry, rx, &ph, &pw, img, bias, y);
+    }
+}
+
+/* ---- COL2IM ---- */
+
+static int64_t col_rows(const tparams *p) {
+  const int64_t width = taps(p) * (p->c_out / p->groups), m = p->n * p->h_in * p->w_in;
+  int64_t rows = EG_TCONV2D_COL_BYTES / ((int64_t)sizeof(float) * (width > 0 ? width : 1));
+  if (rows < EG_TCONV2D_MIN_ROWS) rows = EG_TCONV2D_MIN_ROWS;
+  if (rows >= m) return m > 0 ? m : 1;
+  const int64_t chunks = (m + rows - 1) / rows;
+  return (m + chunks - 1) / chunks;
+}
+
+/* Fp[q][ci'][t][co'] = f[t][q*cig + ci'][co']. */
+static void pack_fp(const tparams *p, const float *f, float *fp) {
+  const int64_t cog = p->c_out / p->groups, kk = taps(p);
+  for (int64_t ci = 0; ci < p->c_in; ci++) /* ci = q*cig + ci': groups are consecutive blocks */
+    for (int64_t t = 0; t < kk; t++)
+      memcpy(fp + (ci * kk + t) * cog, f + (t * p->c_in + ci) * cog, sizeof(float) * (size_t)cog);
+}
+
+static void fill_bias(float *y, const float *bias, int64_t pixels, int64_t c) {
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(pixels * c))
+  for (int64_t r = 0; r < pixels; r++)
+    for (int64_t e = 0; e < c; e++) y[r * c + e] = bias ? bias[e] : 0.0f;
+}
+
+/* y[pixel(r, t)] += col[r - r0, t] for input pixels [r0, r0 + m) and group q. Serial: two input
+ * pixels can hit one output pixel. */
+static void col2im_add(const tparams *p, const float *col, int64_t r0, int64_t m, int64_t q,
+                       float *y) {
+  const int64_t cog = p->c_out / p->groups, kk = taps(p), hw = p->h_in * p->w_in;
+  for (int64_t r = r0; r < r0 + m; r++) {
+    const int64_t n = r / hw, i = r % hw / p->w_in, j = r % p->w_in;
+    const float *src = col + (r - r0) * kk * cog;
+    for (int64_t a = 0; a < p->k_h; a++) {
+      const int64_t yy = i * p->stride[0] - p->pad[0] + a;
+      if (yy < 0 || yy >= p->h_out) continue;
+      float *row = y + (n * p->h_out + yy) * p->w_out * p->c_out + q * cog;
+      for (int64_t b = 0; b < p->k_w; b++) {
+        const int64_t xx = j * p->stride[1] - p->pad[1] + b;
+        if (xx < 0 || xx >= p->w_out) continue;
+        float *restrict d = row + xx * p->c_out;
+        const float *restrict s = src + (a * p->k_w + b) * cog;
+#pragma omp simd
+        for (int64_t e = 0; e < cog; e++) d[e] += s[e];
+      }
+    }
+  }
+}
+
+static void run_col2im(const tparams *p, const float *x, const float *f, const float *bias,
+                       float *y, float *scratch) {
+  const int64_t cig = p->c_in / p->groups, cog = p->c_out / p->groups, kk = taps(p);
+  const int64_t m = p->n * p->h_in * p->w_in, rows = col_rows(p);
+  float *fp = scratch, *col = scratch + eg_nhwc_round16(kk * p->c_in * cog);
+  pack_fp(p, f, fp);
+  fill_bias(y, bias, p->n * p->h_out * p->w_out, p->c_out);
+  for (int64_t r0 = 0; r0 < m; r0 += rows) {
+    const int64_t mc = m - r0 < rows ? m - r0 : rows;
+    for (int64_t q = 0; q < p->groups; q++) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mc, (int)(kk * cog), (int)cig,
+                  1.0f, x + r0 * p->c_in + q * cig, (int)p->c_in, fp + q * cig * kk * cog,
+                  (int)(kk * cog), 0.0f, col, (int)(kk * cog));
+      col2im_add(p, col, r0, mc, q, y);
+    }
+  }
+}
+
+/* ---- entry points ---- */
+
+size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {
+  if (is_empty(p) || p->n * p->h_in * p->w_in * p->c_in * taps(p) == 0) return 0;
+  int64_t floats = 0;
+  switch (eg_transpose_conv2d_nhwc_f32_algo(p)) {
+  case EG_TCONV2D_FLIP: {
+    const eg_conv2d_nhwc_params c = flip_params(p);
+    floats = regroup_floats(p) + (int64_t)(eg_conv2d_nhwc_f32_scratch(&c) / sizeof(float));
+    break;
+  }
+  case EG_TCONV2D_PHASE: {
+    int64_t sub, img, conv;
+    phase_sizes(p, &sub, &img, &conv);
+    floats = sub + img + conv;
+    break;
+  }
+  default:
+    floats = eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups)) +
+             eg_nhwc_round16(col_rows(p) * taps(p) * (p->c_out / p->groups));
+  }
+  return sizeof(float) * (size_t)floats;
+}
+
+void eg_transpose_conv2d_nhwc_f32(const tparams *p, const float *x, const float *filter,
+                                  const float *bias, float *y, void *scratch) {
+  if (is_empty(p)) return;
+  if (p->n * p->h_in * p->w_in * p->c_in * taps(p) == 0) {
+    fill_bias(y, bias, p->n * p->h_out * p->w_out, p->c_out);
+    return;
+  }
+  switch (eg_transpose_conv2d_nhwc_f32_algo(p)) {
+  case EG_TCONV2D_FLIP: run_flip(p, x, filter, bias, y, scratch); break;
+  case EG_TCONV2D_PHASE: run_phase(p, x, filter, bias, y, scratch); break;
+  default: run_col2im(p, x, filter, bias, y, scratch); break;
+  }
+}

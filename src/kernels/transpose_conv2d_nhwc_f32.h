@@ -1,0 +1,60 @@
+/* transpose_conv2d_nhwc_f32 — QNN TransposeConv2d on NHWC activations, fp32.
+ *
+ *   x [n, h_in, w_in, c_in], filter [k_h, k_w, c_in, c_out/groups], bias [c_out] or NULL,
+ *   y [n, h_out, w_out, c_out]:
+ *   y[n, i*sh - pad_t + a, j*sw - pad_l + b, q*cog + co] += x[n, i, j, q*cig + ci]
+ *                                                            * f[a, b, q*cig + ci, co]
+ *   (q the group of ci, cig = c_in/groups, cog = c_out/groups), y starting from the bias (or 0);
+ *   products landing outside y are dropped. QNN's output size is
+ *   h_out = sh*(h_in-1) + k_h - pad_t - pad_b + output_padding_h; the caller passes h_out/w_out
+ *   and the pads before the output (pad_t, pad_l) — pad_b and output_padding only set h_out.
+ *
+ * This is the input gradient of a Conv2d with the same filter read as HWIO [k_h, k_w, Cout_fwd,
+ * Cin_fwd] after the QNN Transpose perm [0,1,3,2] (design.md §1). Algorithms (eg_tconv2d_algo):
+ *   FLIP    (stride 1) a Conv2d with the filter rotated by 180 degrees and pads k-1-pad: im2col
+ *           + sgemm with K = k_h*k_w*cig; the TransposeConv2d filter is already that conv's
+ *           HWIO filter (groups 1), so nothing is copied but the column matrix.
+ *   PHASE   (stride s > 1, groups 1) s_h*s_w sub-pixel phases, each a stride-1 FLIP conv with
+ *           the taps that land on that phase; results are interleaved into y. No wasted MACs
+ *           and no scatter-adds.
+ *   COL2IM  (any) col [pixels of x, k_h*k_w*cog] = x x filter (rearranged [cig, taps, cog]) by
+ *           sgemm, then every column block is added into its output pixel. Best when c_out is
+ *           too small for the other two (a GEMM N of c_out is memory bound: the 7x7 stem's 3).
+ *   AUTO    picks by shape (see the .c); the tests force each one.
+ *
+ * Kernels know nothing about graphs and never allocate: ask for the scratch size once (for the
+ * same params, including algo) and pass a 64-byte aligned buffer at least that large. */
+#ifndef EG_KERNELS_TRANSPOSE_CONV2D_NHWC_F32_H
+#define EG_KERNELS_TRANSPOSE_CONV2D_NHWC_F32_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum eg_tconv2d_algo {
+  EG_TCONV2D_AUTO,
+  EG_TCONV2D_FLIP,   /* stride 1 only; otherwise behaves as AUTO */
+  EG_TCONV2D_PHASE,  /* groups 1 only; otherwise behaves as AUTO */
+  EG_TCONV2D_COL2IM
+} eg_tconv2d_algo;
+
+typedef struct eg_tconv2d_nhwc_params {
+  int64_t n, h_in, w_in, c_in;      /* x */
+  int64_t h_out, w_out, c_out;      /* y */
+  int64_t k_h, k_w;
+  int64_t stride[2];                /* [h, w], each >= 1 */
+  int64_t pad[2];                   /* QNN pad_amount[.][0]: output rows/cols cut at the start */
+  int64_t groups;                   /* divides c_in and c_out */
+  eg_tconv2d_algo algo;
+} eg_tconv2d_nhwc_params;
+
+/* The algorithm the kernel will run for p (AUTO and inapplicable requests resolved). */
+eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const eg_tconv2d_nhwc_params *p);
+
+size_t eg_transpose_conv2d_nhwc_f32_scratch(const eg_tconv2d_nhwc_params *p);
+
+/* y = transposed conv of x with filter, + bias; y is fully overwritten. */
+void eg_transpose_conv2d_nhwc_f32(const eg_tconv2d_nhwc_params *p, const float *x,
+                                  const float *filter, const float *bias, float *y,
+                                  void *scratch);
+
+#endif

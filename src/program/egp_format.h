@@ -1,0 +1,183 @@
+/* egp_format.h — the compiled program file (.egp), version 1: one binary holding everything a
+ * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
+ * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
+ * and every STATIC byte exactly once.
+ *
+ * Written by eg_egp_write (egp_write.c), read by eg_egp_read (egp_read.c). The reader trusts
+ * nothing: it checks every offset, size, count, id, enum code and string before use, rebuilds
+ * the IR through eg_graph_verify and each QNN graph through eg_qnn_graph_add_tensor /
+ * eg_qnn_graph_add_op (so every rule those enforce is re-checked), and then checks the program
+ * itself (placement, boundaries, step order). A file it cannot accept gives one line
+ *     "<file>: <section>: <what> (<values>): <rule>"
+ * and never a crash.
+ *
+ * ==== Encoding ====
+ * Little-endian throughout. Primitive types: u8, u32, i32, u64, i64, f32 and f64 (IEEE-754
+ * bits in a u32 / u64). Records inside a section are packed (no padding). `str` is a u32 index
+ * into the STRINGS section; STR_NONE (0xFFFFFFFF) marks an absent optional string. Every
+ * count is bounded by the bytes left in its section (and by the limits below), every section
+ * is read to its last byte (bytes left over are an error), and every enum code must be known.
+ *
+ * ==== Layout ====
+ *   offset 0   Header (32 bytes)
+ *     0  u8[4] magic        "EGP1"
+ *     4  u32   version      1 (EG_EGP_VERSION); another version is refused
+ *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
+ *                           refused before anything else is read)
+ *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
+ *     20 u32   flags        0
+ *     24 u64   reserved     0
+ *   offset 32  Section table: n_sections entries of 24 bytes
+ *     0  u32   kind         EG_EGP_SECTION_* (1..6)
+ *     4  u32   reserved     0
+ *     8  u64   offset       from the start of the file; a multiple of 8 (STATIC: of 64); at or
+ *                           after the end of the section table
+ *     16 u64   size         offset + size <= file_size; sections do not overlap
+ *   then the sections; the writer puts them in kind order, STATIC last, and the file ends with
+ *   the STATIC section. Every byte outside the header, the table and the sections is zero
+ *   padding (checked).
+ *
+ * ==== Sections ====
+ * STRINGS (1)
+ *   u32 count;  count x { u32 len; u8 bytes[len] }   (no NUL bytes; len <= 65535)
+ *   String i is the i-th entry. The writer stores each distinct string once.
+ *
+ * GRAPH (2) — the IR graph (ir/graph.h), exactly what eg_graph holds except what the verifier
+ * derives (value roles, attrs, scratch sizes):
+ *   u32 n_values;   n_values x Value
+ *     Value  := u8 kind (0 tensor, 1 tuple)
+ *               tensor: u8 dtype (eg_dtype code, < EG_DTYPE_COUNT); u8 rank (<= 8);
+ *                       rank x i64 dim (>= 0; product <= 2^40)
+ *               tuple:  u32 n_elems; n_elems x i32 (a tensor value id, or -1 for None)
+ *   u32 n_inputs;   n_inputs  x { str name; i32 value }
+ *   u32 n_outputs;  n_outputs x { str name; i32 value }
+ *   u32 n_statics;  n_statics x { str name; i32 value; u64 offset; u64 nbytes }
+ *                   offset/nbytes: a range of the STATIC section; offset a multiple of 64;
+ *                   nbytes == the value's bytes
+ *   u32 n_nodes;    n_nodes x Node
+ *     Node   := str name (unique); str target (the traced op, "aten.relu.default" — names, not
+ *               enum codes, so reordering ops.def never changes the format); i32 output (value
+ *               id, or -1); u32 n_args; n_args x Arg; u32 n_kwargs; n_kwargs x { str name; Arg }
+ *     Arg    := u8 kind (eg_arg_kind code 0..9), then by kind:
+ *               NONE —; INT i64; FLOAT f64; BOOL u8 (0 or 1); VALUE i32 (value id);
+ *               LIST u32 n; n x Arg (lists nest at most 4 deep); DTYPE u8 (eg_dtype code);
+ *               LAYOUT, DEVICE, MEMORY_FORMAT str
+ *   Names of inputs, of outputs and of statics are unique within each list.
+ *
+ * PLACEMENT (3) — the partitioning (partition/partition.h):
+ *   u32 n_nodes (== GRAPH's n_nodes);  n_nodes x { u8 npu (0/1); i32 partition; str reason }
+ *       NPU node: partition in [0, n_partitions), reason STR_NONE;
+ *       CPU node: partition -1, reason a non-empty string
+ *   u32 n_partitions;  n_partitions x { u32 n_nodes (>= 1); n_nodes x i32 node }
+ *       node indices strictly ascending, each placed on the NPU in this partition; together
+ *       they list every NPU node once; a getitem has its producer's placement
+ *   u32 n_warnings;  n_warnings x str
+ *
+ * NPU (4) — one lowered partition (backends/htp/lower.h) per partition, in partition order:
+ *   u32 n_partitions (== PLACEMENT's);  n_partitions x Partition
+ *     Partition := str graph_name;
+ *                  u32 n_tensors; n_tensors x Tensor; u32 n_ops; n_ops x Op;
+ *                  u32 n_inputs;  n_inputs  x Boundary;  u32 n_outputs; n_outputs x Boundary
+ *     Tensor := str name; u8 type (0 APP_WRITE, 1 APP_READ, 2 NATIVE, 3 STATIC);
+ *               u8 dtype (eg_qnn_dtype code, < EG_QNN_DTYPE_COUNT); u8 rank (<= 8);
+ *               u8 quant (0 NONE, 1 SCALE_OFFSET, 2 AXIS_SCALE_OFFSET); rank x u32 dim;
+ *               i64 key (-1 or >= 0; unique per graph);
+ *               quant 1: f32 scale; i32 offset
+ *               quant 2: i32 axis; u32 n_axis; n_axis x f32 scale; n_axis x i32 offset
+ *               type STATIC: u64 offset; u64 nbytes (a range of the STATIC section as above)
+ *               Tensor i gets id i (ops refer to tensors by id).
+ *     Op     := str name; str type (QNN op name, "Conv2d"); u32 n_inputs (<= 64);
+ *               n_inputs x i32 tensor id (-1: an omitted optional input); u32 n_outputs (<= 8);
+ *               n_outputs x i32 tensor id; u32 n_params (<= 16); n_params x Param
+ *     Param  := str name; u8 kind (0 scalar, 1 tensor); u8 dtype (eg_qnn_dtype code)
+ *               scalar: u32 bits (UINT_32 / INT_32 the value, FLOAT_32 its IEEE bits,
+ *                       BOOL_8 0 or 1)
+ *               tensor: u8 rank (1 or 2); rank x u32 dim; u32 n_values (== product of dims,
+ *                       <= 16); n_values x u32
+ *     Boundary := i32 value (IR value id); i32 tensor (id in this graph); u8 nhwc (0/1)
+ *               inputs: APP_WRITE tensors of values defined outside the partition, each
+ *               APP_WRITE tensor exactly once; outputs: APP_READ tensors of values defined in
+ *               it, every APP_READ tensor at least once, and every value the rest of the
+ *               program needs among them. Dtype and dims follow the layout rule: nhwc == (rank
+ *               4), dims == eg_htp_dims(value), dtype == eg_htp_dtype(value's dtype).
+ *
+ * PROGRAM (5) — the target and the order (program/program.h):
+ *   str soc (a name eg_target_find knows, e.g. "SM8650")
+ *   u32 n_steps (== n_partitions + number of CPU nodes);
+ *       n_steps x { i32 node; i32 partition }   CPU step: (node, -1); NPU step: (-1, partition);
+ *       every CPU node and every partition exactly once
+ *   u32 n_order (== n_nodes); n_order x i32 node — the steps expanded (a partition to its
+ *       nodes), a topological order of the graph
+ *
+ * STATIC (6) — raw bytes: every IR static and every QNN STATIC tensor is a range (offset, nbytes)
+ *   of this section, each range starting at a multiple of 64 (so the reader uses the bytes in
+ *   place); the writer zeroes the padding between ranges. Identical byte ranges are stored
+ *   once (the writer dedupes by hash and memcmp): a QNN STATIC tensor with the IR layout (rank
+ *   != 4) shares its IR static's bytes, and so do two statics with equal bytes; a re-laid-out
+ *   copy (NHWC or a filter layout) is different bytes and is stored too. IR statics
+ *   are always stored, even when only NPU nodes read them through such a copy, because the IR
+ *   graph in the file stays a complete, verifiable graph (the runtime and `edgegrad info` use it).
+ *
+ * ==== Limits ====
+ * A file is at most EG_EGP_MAX_FILE bytes; strings at most 65535 bytes. */
+#ifndef EG_PROGRAM_EGP_FORMAT_H
+#define EG_PROGRAM_EGP_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/graph.h"
+#include "program/program.h"
+
+#define EG_EGP_MAGIC "EGP1"
+#define EG_EGP_VERSION 1u
+#define EG_EGP_HEADER_SIZE 32u
+#define EG_EGP_SECTION_ENTRY_SIZE 24u
+#define EG_EGP_STATIC_ALIGN 64u
+#define EG_EGP_SECTION_ALIGN 8u
+#define EG_EGP_STR_NONE 0xFFFFFFFFu
+#define EG_EGP_MAX_STRING 65535u
+#define EG_EGP_MAX_FILE ((uint64_t)1 << 40)
+#define EG_EGP_MAX_OP_INPUTS 64u
+#define EG_EGP_MAX_OP_OUTPUTS 8u
+#define EG_EGP_MAX_OP_PARAMS 16u
+#define EG_EGP_MAX_ARG_DEPTH 4
+
+typedef enum eg_egp_section_kind {
+  EG_EGP_SECTION_STRINGS = 1,
+  EG_EGP_SECTION_GRAPH = 2,
+  EG_EGP_SECTION_PLACEMENT = 3,
+  EG_EGP_SECTION_NPU = 4,
+  EG_EGP_SECTION_PROGRAM = 5,
+  EG_EGP_SECTION_STATIC = 6
+} eg_egp_section_kind;
+#define EG_EGP_N_SECTIONS 6u
+
+/* A compiled program read from a file: owns the file's bytes (64-byte aligned; IR statics and
+ * QNN STATIC tensors point into them), the graph and the program (program.graph == graph). */
+typedef struct eg_egp {
+  unsigned char *file;
+  size_t file_bytes;
+  size_t static_bytes;   /* size of the STATIC section */
+  eg_graph *graph;
+  eg_program program;
+} eg_egp;
+
+/* True when the file at `path` begins with the .egp magic (false also when it cannot be read:
+ * the caller's own loader then reports why). */
+bool eg_egp_file_has_magic(const char *path);
+
+/* Reads and validates `path`. On failure *out is NULL and the message starts with `path`. */
+eg_status eg_egp_read(const char *path, eg_egp **out);
+/* The same from memory (copied); `name` stands for the file in messages. */
+eg_status eg_egp_read_memory(const char *name, const void *data, size_t size, eg_egp **out);
+void eg_egp_free(eg_egp *e);
+
+/* Writes program `p` (its graph, placement, lowered partitions, steps and target) to `path`
+ * atomically (util/file.h). */
+eg_status eg_egp_write(const eg_program *p, const char *path);
+/* The same bytes into a malloc'ed buffer (*data, *size; free with free()). */
+eg_status eg_egp_write_memory(const eg_program *p, void **data, size_t *size);
+
+#endif

@@ -1,0 +1,1142 @@
+/* egp_read.c — reading and validating a compiled program file (format: egp_format.h), and the
+ * public accessors of a model loaded from one (eg_model_program_info, eg_model_npu_*).
+ *
+ * Order: the header and section table (every offset and size against the file), STRINGS, GRAPH
+ * (then eg_graph_verify), PLACEMENT (against the graph), NPU (each QNN graph rebuilt through
+ * eg_qnn_graph_add_tensor / add_op, then its boundary against the graph and the placement),
+ * PROGRAM (steps and order against the placement and the graph's dependencies). Nothing is used
+ * before it is checked; every count is bounded by the bytes left in its section before anything
+ * is allocated for it. The file's bytes stay in one 64-byte aligned buffer that IR statics and
+ * QNN STATIC tensors point into (read in place, never copied). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "program/egp_format.h"
+#include "runtime/model.h"
+#include "target/targets.h"
+#include "util/error.h"
+
+static const char *const section_names[EG_EGP_N_SECTIONS + 1] = {
+    "?", "STRINGS", "GRAPH", "PLACEMENT", "NPU", "PROGRAM", "STATIC"};
+
+/* ---- a cursor over one section ---- */
+
+typedef struct rd {
+  const char *file;
+  const char *sec;
+  const unsigned char *base, *p, *end;
+} rd;
+
+static eg_status bad(const rd *c, eg_status st, const char *fmt, ...) EG_PRINTF(3, 4);
+static eg_status bad(const rd *c, eg_status st, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return eg_error(st, "%s: %s: %s", c->file, c->sec, msg);
+}
+
+static size_t left(const rd *c) { return (size_t)(c->end - c->p); }
+
+static eg_status need(rd *c, size_t n, const char *what) {
+  if (left(c) >= n) return EG_OK;
+  return bad(c, EG_ERR_FORMAT, "%s at byte %zu (%zu bytes needed, %zu left): the section ends "
+             "early", what, (size_t)(c->p - c->base), n, left(c));
+}
+
+static eg_status rd_u8(rd *c, const char *what, uint8_t *out) {
+  EG_TRY(need(c, 1, what));
+  *out = *c->p++;
+  return EG_OK;
+}
+
+static uint32_t le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p) { return le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+static eg_status rd_u32(rd *c, const char *what, uint32_t *out) {
+  EG_TRY(need(c, 4, what));
+  *out = le32(c->p);
+  c->p += 4;
+  return EG_OK;
+}
+
+static eg_status rd_i32(rd *c, const char *what, int32_t *out) {
+  uint32_t u;
+  EG_TRY(rd_u32(c, what, &u));
+  *out = (int32_t)u;
+  return EG_OK;
+}
+
+static eg_status rd_u64(rd *c, const char *what, uint64_t *out) {
+  EG_TRY(need(c, 8, what));
+  *out = le64(c->p);
+  c->p += 8;
+  return EG_OK;
+}
+
+static eg_status rd_i64(rd *c, const char *what, int64_t *out) {
+  uint64_t u;
+  EG_TRY(rd_u64(c, what, &u));
+  *out = (int64_t)u;
+  return EG_OK;
+}
+
+static eg_status rd_f32(rd *c, const char *what, float *out) {
+  uint32_t u;
+  EG_TRY(rd_u32(c, what, &u));
+  memcpy(out, &u, 4);
+  return EG_OK;
+}
+
+/* A u8 flag that must be 0 or 1. */
+static eg_status rd_bool(rd *c, const char *what, bool *out) {
+  uint8_t v;
+  EG_TRY(rd_u8(c, what, &v));
+  if (v > 1) return bad(c, EG_ERR_FORMAT, "%s (%u): must be 0 or 1", what, v);
+  *out = v == 1;
+  return EG_OK;
+}
+
+/* A count of records at least `min_each` bytes long, at most `max`. */
+static eg_status rd_count(rd *c, const char *what, size_t min_each, uint32_t max, int32_t *out) {
+  uint32_t n;
+  EG_TRY(rd_u32(c, what, &n));
+  if (n > max)
+    return bad(c, EG_ERR_FORMAT, "%s (%u): more than the limit %u", what, n, max);
+  if ((uint64_t)n * min_each > left(c))
+    return bad(c, EG_ERR_FORMAT, "%s (%u): the %zu bytes left cannot hold that many (%zu bytes "
+               "each at least)", what, n, left(c), min_each);
+  *out = (int32_t)n;
+  return EG_OK;
+}
+
+/* An id in [lo, hi). */
+static eg_status rd_id(rd *c, const char *what, int32_t lo, int32_t hi, int32_t *out) {
+  EG_TRY(rd_i32(c, what, out));
+  if (*out < lo || *out >= hi)
+    return bad(c, EG_ERR_FORMAT, "%s (%d): out of range [%d, %d)", what, *out, lo, hi);
+  return EG_OK;
+}
+
+static eg_status end_of_section(rd *c) {
+  if (left(c) == 0) return EG_OK;
+  return bad(c, EG_ERR_FORMAT, "%zu bytes left over after the last record (section size %zu): "
+             "every byte of a section is accounted for", left(c), (size_t)(c->end - c->base));
+}
+
+/* ---- the loader ---- */
+
+typedef struct loader {
+  const char *file;
+  const unsigned char *data;
+  size_t size;
+  uint64_t sec_off[EG_EGP_N_SECTIONS + 1], sec_size[EG_EGP_N_SECTIONS + 1];
+  int32_t n_strs;
+  const char **strs;
+  eg_egp *e;
+  eg_graph *g;
+  eg_program *p;
+} loader;
+
+static rd section(const loader *L, int kind) {
+  const unsigned char *b = L->data + L->sec_off[kind];
+  return (rd){.file = L->file, .sec = section_names[kind], .base = b, .p = b,
+              .end = b + L->sec_size[kind]};
+}
+
+/* A string id: a string (or NULL when `optional` and STR_NONE). */
+static eg_status rd_str(const loader *L, rd *c, const char *what, bool optional, const char **out) {
+  uint32_t id;
+  EG_TRY(rd_u32(c, what, &id));
+  *out = NULL;
+  if (optional && id == EG_EGP_STR_NONE) return EG_OK;
+  if (id >= (uint32_t)L->n_strs)
+    return bad(c, EG_ERR_FORMAT, "%s: string id (%u): out of range [0, %d)%s", what, id, L->n_strs,
+               optional ? " or 0xFFFFFFFF (none)" : "");
+  *out = L->strs[id];
+  return EG_OK;
+}
+
+/* A (offset, nbytes) range of the STATIC section: a pointer to its first byte. */
+static eg_status rd_static(const loader *L, rd *c, const char *what, size_t want,
+                           const void **data) {
+  uint64_t off, n, have = L->sec_size[EG_EGP_SECTION_STATIC];
+  EG_TRY(rd_u64(c, what, &off));
+  EG_TRY(rd_u64(c, what, &n));
+  if (n != want)
+    return bad(c, EG_ERR_FORMAT, "%s: nbytes (%llu): must be %zu, the tensor's size", what,
+               (unsigned long long)n, want);
+  if (off % EG_EGP_STATIC_ALIGN != 0 || off > have || n > have - off)
+    return bad(c, EG_ERR_FORMAT, "%s: STATIC range (offset %llu, %llu bytes): must start at a "
+               "multiple of %u and lie within the STATIC section (%llu bytes)", what,
+               (unsigned long long)off, (unsigned long long)n, EG_EGP_STATIC_ALIGN,
+               (unsigned long long)have);
+  *data = L->data + L->sec_off[EG_EGP_SECTION_STATIC] + off;
+  return EG_OK;
+}
+
+/* ---- header and section table ---- */
+
+static eg_status read_header(loader *L) {
+  rd c = {.file = L->file, .sec = "header", .base = L->data, .p = L->data,
+          .end = L->data + L->size};
+  if (L->size < 4 || memcmp(L->data, EG_EGP_MAGIC, 4) != 0)
+    return bad(&c, EG_ERR_FORMAT, "magic (%zu bytes read): not \"" EG_EGP_MAGIC "\": not an "
+               "edgegrad compiled program", L->size < 4 ? L->size : (size_t)4);
+  if (L->size < EG_EGP_HEADER_SIZE)
+    return bad(&c, EG_ERR_FORMAT, "file (%zu bytes): shorter than the %u-byte header: truncated",
+               L->size, EG_EGP_HEADER_SIZE);
+  uint32_t version = le32(L->data + 4), n_sections = le32(L->data + 16), flags = le32(L->data + 20);
+  uint64_t file_size = le64(L->data + 8), reserved = le64(L->data + 24);
+  if (version != EG_EGP_VERSION)
+    return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): this edgegrad reads version %u", version,
+               EG_EGP_VERSION);
+  if (file_size != L->size)
+    return bad(&c, EG_ERR_FORMAT, "file_size (%llu) but the file has %zu bytes: truncated or "
+               "extended", (unsigned long long)file_size, L->size);
+  if (n_sections != EG_EGP_N_SECTIONS || flags != 0 || reserved != 0)
+    return bad(&c, EG_ERR_FORMAT, "n_sections %u, flags %u, reserved %llu: must be %u, 0, 0",
+               n_sections, flags, (unsigned long long)reserved, EG_EGP_N_SECTIONS);
+  const uint64_t table_end = EG_EGP_HEADER_SIZE + EG_EGP_N_SECTIONS * EG_EGP_SECTION_ENTRY_SIZE;
+  c.sec = "section table";
+  if (L->size < table_end)
+    return bad(&c, EG_ERR_FORMAT, "file (%zu bytes): shorter than header and table (%llu bytes): "
+               "truncated", L->size, (unsigned long long)table_end);
+  bool seen[EG_EGP_N_SECTIONS + 1] = {false};
+  for (unsigned i = 0; i < EG_EGP_N_SECTIONS; i++) {
+    const unsigned char *e = L->data + EG_EGP_HEADER_SIZE + i * EG_EGP_SECTION_ENTRY_SIZE;
+    uint32_t kind = le32(e), res = le32(e + 4);
+    uint64_t off = le64(e + 8), size = le64(e + 16);
+    if (kind < 1 || kind > EG_EGP_N_SECTIONS || seen[kind] || res != 0)
+      return bad(&c, EG_ERR_FORMAT, "entry %u: kind %u (reserved %u): must be a section kind in "
+                 "[1, %u] not listed before, reserved 0", i, kind, res, EG_EGP_N_SECTIONS);
+    uint32_t align = kind == EG_EGP_SECTION_STATIC ? EG_EGP_STATIC_ALIGN : EG_EGP_SECTION_ALIGN;
+    if (off < table_end || off % align != 0 || off > L->size || size > L->size - off)
+      return bad(&c, EG_ERR_FORMAT, "%s (offset %llu, size %llu): must start at a multiple of %u "
+                 "after the section table (byte %llu) and end within the file (%zu bytes)",
+                 section_names[kind], (unsigned long long)off, (unsigned long long)size, align,
+                 (unsigned long long)table_end, L->size);
+    seen[kind] = true;
+    L->sec_off[kind] = off;
+    L->sec_size[kind] = size;
+  }
+  for (int a = 1; a <= (int)EG_EGP_N_SECTIONS; a++)
+    for (int b = 1; b <= (int)EG_EGP_N_SECTIONS; b++)
+      if (a != b && L->sec_size[a] && L->sec_size[b] && L->sec_off[a] <= L->sec_off[b] &&
+          L->sec_off[b] < L->sec_off[a] + L->sec_size[a])
+        return bad(&c, EG_ERR_FORMAT, "%s (offset %llu, size %llu) overlaps %s (offset %llu): "
+                   "sections are disjoint", section_names[a], (unsigned long long)L->sec_off[a],
+                   (unsigned long long)L->sec_size[a], section_names[b],
+                   (unsigned long long)L->sec_off[b]);
+  /* every byte outside the header, the table and the (non-empty) sections is zero padding */
+  uint64_t at = table_end;
+  bool done[EG_EGP_N_SECTIONS + 1] = {false};
+  for (;;) {
+    int next = 0;
+    for (int k = 1; k <= (int)EG_EGP_N_SECTIONS; k++)
+      if (!done[k] && L->sec_size[k] && (!next || L->sec_off[k] < L->sec_off[next])) next = k;
+    uint64_t end = next ? L->sec_off[next] : L->size;
+    for (uint64_t i = at; i < end; i++)
+      if (L->data[i] != 0)
+        return bad(&c, EG_ERR_FORMAT, "byte %llu (0x%02x) outside every section: padding is zero",
+                   (unsigned long long)i, L->data[i]);
+    if (!next) return EG_OK;
+    done[next] = true;
+    at = L->sec_off[next] + L->sec_size[next];
+  }
+}
+
+/* ---- STRINGS ---- */
+
+static eg_status read_strings(loader *L) {
+  rd c = section(L, EG_EGP_SECTION_STRINGS);
+  EG_TRY(rd_count(&c, "count", 4, INT32_MAX - 1, &L->n_strs));
+  L->strs = eg_arena_array(L->g->arena, (size_t)L->n_strs + 1, sizeof(char *));
+  if (!L->strs) return bad(&c, EG_ERR_NOMEM, "out of memory for %d strings", L->n_strs);
+  for (int32_t i = 0; i < L->n_strs; i++) {
+    uint32_t len;
+    EG_TRY(rd_u32(&c, "string length", &len));
+    if (len > EG_EGP_MAX_STRING || len > left(&c))
+      return bad(&c, EG_ERR_FORMAT, "string %d: length (%u): more than %s", i, len,
+                 len > EG_EGP_MAX_STRING ? "65535" : "the bytes left in the section");
+    if (memchr(c.p, 0, len))
+      return bad(&c, EG_ERR_FORMAT, "string %d: a NUL byte inside: strings hold none", i);
+    char *s = eg_arena_alloc(L->g->arena, (size_t)len + 1);
+    if (!s) return bad(&c, EG_ERR_NOMEM, "out of memory");
+    memcpy(s, c.p, len);
+    c.p += len;
+    L->strs[i] = s;
+  }
+  return end_of_section(&c);
+}
+
+/* ---- GRAPH ---- */
+
+static eg_status read_value(loader *L, rd *c, int32_t i) {
+  eg_value *v = &L->g->values[i];
+  char w[64];
+  snprintf(w, sizeof w, "values[%d]", i);
+  uint8_t kind, dtype, rank;
+  EG_TRY(rd_u8(c, w, &kind));
+  if (kind > 1)
+    return bad(c, EG_ERR_FORMAT, "%s: kind (%u): must be 0 (tensor) or 1 (tuple)", w, kind);
+  if (kind == 1) {
+    v->kind = EG_VALUE_TUPLE;
+    EG_TRY(rd_count(c, w, 4, INT32_MAX - 1, &v->n_elems));
+    v->elems = eg_arena_array(L->g->arena, (size_t)v->n_elems + 1, sizeof(int32_t));
+    if (!v->elems) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+    for (int32_t e = 0; e < v->n_elems; e++)
+      EG_TRY(rd_id(c, w, -1, L->g->n_values, &v->elems[e]));
+    return EG_OK;
+  }
+  v->kind = EG_VALUE_TENSOR;
+  EG_TRY(rd_u8(c, w, &dtype));
+  EG_TRY(rd_u8(c, w, &rank));
+  if (dtype >= EG_DTYPE_COUNT || rank > EG_MAX_RANK)
+    return bad(c, EG_ERR_FORMAT, "%s: dtype %u, rank %u: must be a dtype code < %d and a rank <= "
+               "%d", w, dtype, rank, EG_DTYPE_COUNT, EG_MAX_RANK);
+  v->dtype = (eg_dtype)dtype;
+  v->rank = rank;
+  uint64_t numel = 1;
+  for (int d = 0; d < rank; d++) {
+    EG_TRY(rd_i64(c, w, &v->shape[d]));
+    if (v->shape[d] < 0 || v->shape[d] > ((int64_t)1 << 40))
+      return bad(c, EG_ERR_FORMAT, "%s: shape[%d] (%lld): must be in [0, 2^40]", w, d,
+                 (long long)v->shape[d]);
+    numel = numel * (uint64_t)v->shape[d];
+    if (numel > ((uint64_t)1 << 40))
+      return bad(c, EG_ERR_FORMAT, "%s: more than 2^40 elements", w);
+  }
+  return EG_OK;
+}
+
+static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **out,
+                            int32_t *n_out) {
+  int32_t n;
+  EG_TRY(rd_count(c, list_name, 8, INT32_MAX - 1, &n));
+  eg_named *list = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof *list);
+  if (!list) return bad(c, EG_ERR_NOMEM, "%s: out of memory", list_name);
+  for (int32_t i = 0; i < n; i++) {
+    char w[64];
+    snprintf(w, sizeof w, "%s[%d]", list_name, i);
+    EG_TRY(rd_str(L, c, w, false, &list[i].name));
+    EG_TRY(rd_id(c, w, 0, L->g->n_values, &list[i].value));
+    for (int32_t j = 0; j < i; j++)
+      if (strcmp(list[j].name, list[i].name) == 0)
+        return bad(c, EG_ERR_FORMAT, "%s: name '%s' repeats %s[%d]: names are unique", w,
+                   list[i].name, list_name, j);
+  }
+  *out = list;
+  *n_out = n;
+  return EG_OK;
+}
+
+static eg_status read_statics(loader *L, rd *c) {
+  eg_graph *g = L->g;
+  EG_TRY(rd_count(c, "n_statics", 24, INT32_MAX - 1, &g->n_statics));
+  g->statics = eg_arena_array(g->arena, (size_t)g->n_statics + 1, sizeof(eg_static));
+  if (!g->statics) return bad(c, EG_ERR_NOMEM, "statics: out of memory");
+  for (int32_t i = 0; i < g->n_statics; i++) {
+    eg_static *s = &g->statics[i];
+    char w[64];
+    snprintf(w, sizeof w, "statics[%d]", i);
+    EG_TRY(rd_str(L, c, w, false, &s->name));
+    EG_TRY(rd_id(c, w, 0, g->n_values, &s->value));
+    for (int32_t j = 0; j < i; j++)
+      if (strcmp(g->statics[j].name, s->name) == 0)
+        return bad(c, EG_ERR_FORMAT, "%s: name '%s' repeats statics[%d]: names are unique", w,
+                   s->name, j);
+    const eg_value *v = &g->values[s->value];
+    if (v->kind != EG_VALUE_TENSOR)
+      return bad(c, EG_ERR_FORMAT, "static %s: value %d is a tuple: statics are tensors",
+                 s->name, s->value);
+    s->nbytes = eg_value_nbytes(v);
+    EG_TRY(rd_static(L, c, w, s->nbytes, &s->data));
+  }
+  return EG_OK;
+}
+
+static eg_status read_arg(loader *L, rd *c, const char *w, int depth, eg_arg *a) {
+  if (depth > EG_EGP_MAX_ARG_DEPTH)
+    return bad(c, EG_ERR_FORMAT, "%s: lists nested deeper than %d", w, EG_EGP_MAX_ARG_DEPTH);
+  uint8_t kind, dtype;
+  EG_TRY(rd_u8(c, w, &kind));
+  if (kind > EG_ARG_MEMORY_FORMAT)
+    return bad(c, EG_ERR_FORMAT, "%s: argument kind (%u): must be in [0, %d]", w, kind,
+               EG_ARG_MEMORY_FORMAT);
+  a->kind = (eg_arg_kind)kind;
+  switch (a->kind) {
+  case EG_ARG_NONE: return EG_OK;
+  case EG_ARG_INT: return rd_i64(c, w, &a->i);
+  case EG_ARG_FLOAT: {
+    uint64_t bits;
+    EG_TRY(rd_u64(c, w, &bits));
+    memcpy(&a->f, &bits, 8);
+    return EG_OK;
+  }
+  case EG_ARG_BOOL: return rd_bool(c, w, &a->b);
+  case EG_ARG_VALUE: return rd_id(c, w, 0, L->g->n_values, &a->value);
+  case EG_ARG_LIST:
+    EG_TRY(rd_count(c, w, 1, INT32_MAX - 1, &a->list.n));
+    a->list.items = eg_arena_array(L->g->arena, (size_t)a->list.n + 1, sizeof(eg_arg));
+    if (!a->list.items) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+    for (int32_t i = 0; i < a->list.n; i++)
+      EG_TRY(read_arg(L, c, w, depth + 1, &a->list.items[i]));
+    return EG_OK;
+  case EG_ARG_DTYPE:
+    EG_TRY(rd_u8(c, w, &dtype));
+    if (dtype >= EG_DTYPE_COUNT)
+      return bad(c, EG_ERR_FORMAT, "%s: dtype (%u): must be a dtype code < %d", w, dtype,
+                 EG_DTYPE_COUNT);
+    a->dtype = (eg_dtype)dtype;
+    return EG_OK;
+  default: return rd_str(L, c, w, false, &a->str); /* LAYOUT, DEVICE, MEMORY_FORMAT */
+  }
+}
+
+static eg_status read_node(loader *L, rd *c, int32_t i) {
+  eg_node *n = &L->g->nodes[i];
+  char w[160];
+  const char *target;
+  snprintf(w, sizeof w, "nodes[%d]", i);
+  EG_TRY(rd_str(L, c, w, false, &n->name));
+  snprintf(w, sizeof w, "node %s", n->name);
+  EG_TRY(rd_str(L, c, w, false, &target));
+  n->op = eg_op_from_target(target);
+  if (n->op == EG_OP_COUNT)
+    return bad(c, EG_ERR_UNSUPPORTED, "%s: op %s unknown: edgegrad has no kernel for it", w,
+               target);
+  EG_TRY(rd_id(c, w, -1, L->g->n_values, &n->output));
+  EG_TRY(rd_count(c, w, 1, INT32_MAX - 1, &n->n_args));
+  n->args = eg_arena_array(L->g->arena, (size_t)n->n_args + 1, sizeof(eg_arg));
+  if (!n->args) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+  for (int32_t a = 0; a < n->n_args; a++) EG_TRY(read_arg(L, c, w, 0, &n->args[a]));
+  EG_TRY(rd_count(c, w, 5, INT32_MAX - 1, &n->n_kwargs));
+  n->kwarg_names = eg_arena_array(L->g->arena, (size_t)n->n_kwargs + 1, sizeof(char *));
+  n->kwargs = eg_arena_array(L->g->arena, (size_t)n->n_kwargs + 1, sizeof(eg_arg));
+  if (!n->kwarg_names || !n->kwargs) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+  for (int32_t a = 0; a < n->n_kwargs; a++) {
+    EG_TRY(rd_str(L, c, w, false, &n->kwarg_names[a]));
+    EG_TRY(read_arg(L, c, w, 0, &n->kwargs[a]));
+  }
+  for (int32_t j = 0; j < i; j++)
+    if (strcmp(L->g->nodes[j].name, n->name) == 0)
+      return bad(c, EG_ERR_FORMAT, "nodes[%d]: name '%s' repeats nodes[%d]: node names are unique",
+                 i, n->name, j);
+  return EG_OK;
+}
+
+static eg_status read_graph(loader *L) {
+  rd c = section(L, EG_EGP_SECTION_GRAPH);
+  eg_graph *g = L->g;
+  EG_TRY(rd_count(&c, "n_values", 2, INT32_MAX - 1, &g->n_values));
+  g->values = eg_arena_array(g->arena, (size_t)g->n_values + 1, sizeof(eg_value));
+  if (!g->values) return bad(&c, EG_ERR_NOMEM, "out of memory for %d values", g->n_values);
+  for (int32_t i = 0; i < g->n_values; i++) EG_TRY(read_value(L, &c, i));
+  for (int32_t i = 0; i < g->n_values; i++) {
+    const eg_value *v = &g->values[i];
+    for (int32_t e = 0; v->kind == EG_VALUE_TUPLE && e < v->n_elems; e++)
+      if (v->elems[e] >= 0 && g->values[v->elems[e]].kind != EG_VALUE_TENSOR)
+        return bad(&c, EG_ERR_FORMAT, "values[%d]: element %d is tuple %d: tuples hold tensors",
+                   i, e, v->elems[e]);
+  }
+  EG_TRY(read_named(L, &c, "inputs", &g->inputs, &g->n_inputs));
+  EG_TRY(read_named(L, &c, "outputs", &g->outputs, &g->n_outputs));
+  EG_TRY(read_statics(L, &c));
+  EG_TRY(rd_count(&c, "n_nodes", 20, INT32_MAX - 1, &g->n_nodes));
+  g->nodes = eg_arena_array(g->arena, (size_t)g->n_nodes + 1, sizeof(eg_node));
+  if (!g->nodes) return bad(&c, EG_ERR_NOMEM, "out of memory for %d nodes", g->n_nodes);
+  for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(read_node(L, &c, i));
+  EG_TRY(end_of_section(&c));
+  eg_status s = eg_graph_verify(g);
+  return s == EG_OK ? EG_OK : eg_error_prefix(s, "%s: GRAPH", L->file);
+}
+
+/* ---- PLACEMENT ---- */
+
+static bool in_partition(const eg_partitioning *pt, int32_t node, int32_t k) {
+  return pt->nodes[node].npu && pt->nodes[node].partition == k;
+}
+
+static eg_status read_placement(loader *L) {
+  rd c = section(L, EG_EGP_SECTION_PLACEMENT);
+  eg_partitioning *pt = &L->p->parts;
+  const eg_graph *g = L->g;
+  pt->arena = eg_arena_create();
+  if (!pt->arena) return bad(&c, EG_ERR_NOMEM, "out of memory");
+  int32_t n_nodes, n_npu = 0, listed = 0;
+  EG_TRY(rd_count(&c, "n_nodes", 9, INT32_MAX - 1, &n_nodes));
+  if (n_nodes != g->n_nodes)
+    return bad(&c, EG_ERR_FORMAT, "n_nodes (%d): must equal the graph's %d", n_nodes, g->n_nodes);
+  pt->n_nodes = n_nodes;
+  pt->nodes = eg_arena_array(pt->arena, (size_t)n_nodes + 1, sizeof(eg_node_placement));
+  if (!pt->nodes) return bad(&c, EG_ERR_NOMEM, "out of memory");
+  int32_t *partition = calloc((size_t)n_nodes + 1, sizeof(int32_t));
+  if (!partition) return bad(&c, EG_ERR_NOMEM, "out of memory");
+  eg_status s = EG_OK;
+  for (int32_t i = 0; s == EG_OK && i < n_nodes; i++) {
+    eg_node_placement *np = &pt->nodes[i];
+    char w[200];
+    snprintf(w, sizeof w, "node %s", g->nodes[i].name);
+    s = rd_bool(&c, w, &np->npu);
+    if (s == EG_OK) s = rd_i32(&c, w, &partition[i]);
+    if (s == EG_OK) s = rd_str(L, &c, w, true, &np->reason);
+    np->partition = partition[i];
+    if (s == EG_OK && np->npu && (np->partition < 0 || np->reason))
+      s = bad(&c, EG_ERR_FORMAT, "%s: NPU placement with partition %d%s: an NPU node has a "
+              "partition and no reason", w, np->partition, np->reason ? " and a reason" : "");
+    if (s == EG_OK && !np->npu && (np->partition != -1 || !np->reason || !np->reason[0]))
+      s = bad(&c, EG_ERR_FORMAT, "%s: CPU placement with partition %d%s: a CPU node has "
+              "partition -1 and a reason", w, np->partition, np->reason ? "" : " and no reason");
+    n_npu += np->npu;
+  }
+  free(partition);
+  EG_TRY(s);
+  EG_TRY(rd_count(&c, "n_partitions", 8, INT32_MAX - 1, &pt->n_partitions));
+  pt->partitions = eg_arena_array(pt->arena, (size_t)pt->n_partitions + 1, sizeof(eg_partition));
+  if (!pt->partitions) return bad(&c, EG_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < n_nodes; i++)
+    if (pt->nodes[i].npu && pt->nodes[i].partition >= pt->n_partitions)
+      return bad(&c, EG_ERR_FORMAT, "node %s: partition (%d): out of range [0, %d)",
+                 g->nodes[i].name, pt->nodes[i].partition, pt->n_partitions);
+  for (int32_t k = 0; k < pt->n_partitions; k++) {
+    eg_partition *part = &pt->partitions[k];
+    char w[64];
+    snprintf(w, sizeof w, "partition %d", k);
+    EG_TRY(rd_count(&c, w, 4, INT32_MAX - 1, &part->n_nodes));
+    if (part->n_nodes == 0)
+      return bad(&c, EG_ERR_FORMAT, "%s: no nodes: partitions are non-empty", w);
+    part->nodes = eg_arena_array(pt->arena, (size_t)part->n_nodes, sizeof(int32_t));
+    if (!part->nodes) return bad(&c, EG_ERR_NOMEM, "out of memory");
+    for (int32_t j = 0; j < part->n_nodes; j++) {
+      EG_TRY(rd_id(&c, w, 0, n_nodes, &part->nodes[j]));
+      int32_t node = part->nodes[j];
+      if ((j > 0 && node <= part->nodes[j - 1]) || !in_partition(pt, node, k))
+        return bad(&c, EG_ERR_FORMAT, "%s: node %d (%s, placed %s %d): a partition lists its "
+                   "own NPU nodes, ascending", w, node, g->nodes[node].name,
+                   pt->nodes[node].npu ? "in partition" : "on the CPU", pt->nodes[node].partition);
+    }
+    listed += part->n_nodes;
+  }
+  if (listed != n_npu)
+    return bad(&c, EG_ERR_FORMAT, "partitions list %d nodes but %d are placed on the NPU: every "
+               "NPU node is in its partition's list", listed, n_npu);
+  for (int32_t i = 0; i < n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_getitem || n->n_args < 1 || n->args[0].kind != EG_ARG_VALUE) continue;
+    const eg_value *t = &g->values[n->args[0].value];
+    if (t->role != EG_ROLE_NODE) continue;
+    const eg_node_placement *a = &pt->nodes[i], *b = &pt->nodes[t->def];
+    if (a->npu != b->npu || a->partition != b->partition)
+      return bad(&c, EG_ERR_FORMAT, "node %s (partition %d): its producer %s is in partition %d: "
+                 "a getitem takes its producer's placement", n->name, a->partition,
+                 g->nodes[t->def].name, b->partition);
+  }
+  EG_TRY(rd_count(&c, "n_warnings", 4, INT32_MAX - 1, &pt->n_warnings));
+  pt->warnings = eg_arena_array(pt->arena, (size_t)pt->n_warnings + 1, sizeof(char *));
+  if (!pt->warnings) return bad(&c, EG_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < pt->n_warnings; i++)
+    EG_TRY(rd_str(L, &c, "warning", false, &pt->warnings[i]));
+  return end_of_section(&c);
+}
+
+/* ---- NPU ---- */
+
+static eg_status qnn_error(const loader *L, int32_t k, eg_status s) {
+  return eg_error_prefix(s, "%s: NPU: partition %d", L->file, k);
+}
+
+static eg_status read_quant(rd *c, const char *w, uint8_t enc, eg_qnn_quant *q, float **scales,
+                            int32_t **offsets) {
+  q->encoding = (eg_qnn_quant_encoding)enc;
+  if (enc == EG_QNN_QUANT_SCALE_OFFSET) {
+    EG_TRY(rd_f32(c, w, &q->scale));
+    return rd_i32(c, w, &q->offset);
+  }
+  if (enc != EG_QNN_QUANT_AXIS_SCALE_OFFSET) return EG_OK;
+  EG_TRY(rd_i32(c, w, &q->axis));
+  EG_TRY(rd_count(c, w, 8, INT32_MAX - 1, &q->n_axis));
+  *scales = malloc(((size_t)q->n_axis + 1) * sizeof(float));
+  *offsets = malloc(((size_t)q->n_axis + 1) * sizeof(int32_t));
+  if (!*scales || !*offsets) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+  for (int32_t i = 0; i < q->n_axis; i++) EG_TRY(rd_f32(c, w, &(*scales)[i]));
+  for (int32_t i = 0; i < q->n_axis; i++) EG_TRY(rd_i32(c, w, &(*offsets)[i]));
+  q->scales = *scales;
+  q->offsets = *offsets;
+  return EG_OK;
+}
+
+static eg_status read_tensor(loader *L, rd *c, int32_t k, int32_t i, eg_qnn_graph *qg) {
+  char w[96];
+  snprintf(w, sizeof w, "partition %d: tensors[%d]", k, i);
+  uint8_t type, dtype, rank, enc;
+  uint32_t dims[EG_QNN_MAX_RANK] = {0};
+  eg_qnn_tensor_desc d = {.copy_data = false};
+  EG_TRY(rd_str(L, c, w, false, &d.name));
+  EG_TRY(rd_u8(c, w, &type));
+  EG_TRY(rd_u8(c, w, &dtype));
+  EG_TRY(rd_u8(c, w, &rank));
+  EG_TRY(rd_u8(c, w, &enc));
+  if (type > EG_QNN_TENSOR_STATIC || dtype >= EG_QNN_DTYPE_COUNT || rank > EG_QNN_MAX_RANK ||
+      enc > EG_QNN_QUANT_AXIS_SCALE_OFFSET)
+    return bad(c, EG_ERR_FORMAT, "%s (%s): type %u, dtype %u, rank %u, quant %u: must be < 4, "
+               "< %d, <= %d, < 3", w, d.name, type, dtype, rank, enc, EG_QNN_DTYPE_COUNT,
+               EG_QNN_MAX_RANK);
+  for (int j = 0; j < rank; j++) EG_TRY(rd_u32(c, w, &dims[j]));
+  EG_TRY(rd_i64(c, w, &d.key));
+  d.type = (eg_qnn_tensor_type)type;
+  d.dtype = (eg_qnn_dtype)dtype;
+  d.rank = rank;
+  d.dims = dims;
+  float *scales = NULL;
+  int32_t *offsets = NULL;
+  eg_status s = read_quant(c, w, enc, &d.quant, &scales, &offsets);
+  if (s == EG_OK && d.type == EG_QNN_TENSOR_STATIC) {
+    uint64_t numel = 1;
+    for (int j = 0; j < rank && numel <= ((uint64_t)1 << 40); j++) numel *= dims[j];
+    if (numel > ((uint64_t)1 << 40))
+      s = bad(c, EG_ERR_FORMAT, "%s (%s): more than 2^40 elements", w, d.name);
+    d.nbytes = (size_t)numel * eg_qnn_dtype_size(d.dtype);
+    if (s == EG_OK) s = rd_static(L, c, w, d.nbytes, &d.data);
+  }
+  int32_t id = -1;
+  if (s == EG_OK && (s = eg_qnn_graph_add_tensor(qg, &d, &id)) != EG_OK) s = qnn_error(L, k, s);
+  if (s == EG_OK && id != i)
+    s = bad(c, EG_ERR_FORMAT, "%s (%s): key %lld already names tensor %d: keys are unique", w,
+            d.name, (long long)d.key, id);
+  free(scales);
+  free(offsets);
+  return s;
+}
+
+static eg_status read_param(loader *L, rd *c, const char *w, eg_qnn_param *p) {
+  uint8_t kind, dtype, rank;
+  memset(p, 0, sizeof *p);
+  EG_TRY(rd_str(L, c, w, false, &p->name));
+  EG_TRY(rd_u8(c, w, &kind));
+  EG_TRY(rd_u8(c, w, &dtype));
+  if (kind > EG_QNN_PARAM_TENSOR || dtype >= EG_QNN_DTYPE_COUNT)
+    return bad(c, EG_ERR_FORMAT, "%s: param %s: kind %u, dtype %u: must be 0/1 and < %d", w,
+               p->name, kind, dtype, EG_QNN_DTYPE_COUNT);
+  p->kind = (eg_qnn_param_kind)kind;
+  p->dtype = (eg_qnn_dtype)dtype;
+  if (p->kind == EG_QNN_PARAM_SCALAR) {
+    uint32_t bits;
+    EG_TRY(rd_u32(c, w, &bits));
+    if (p->dtype == EG_QNN_DTYPE_BOOL_8) {
+      if (bits > 1)
+        return bad(c, EG_ERR_FORMAT, "%s: param %s (bool %u): must be 0 or 1", w, p->name, bits);
+      p->scalar.b = bits == 1;
+    } else if (p->dtype == EG_QNN_DTYPE_FLOAT_32) {
+      memcpy(&p->scalar.f32, &bits, 4);
+    } else {
+      p->scalar.u32 = bits;
+    }
+    return EG_OK;
+  }
+  EG_TRY(rd_u8(c, w, &rank));
+  if (rank < 1 || rank > EG_QNN_PARAM_MAX_RANK)
+    return bad(c, EG_ERR_FORMAT, "%s: param %s: rank (%u): must be 1 or 2", w, p->name, rank);
+  p->rank = rank;
+  uint64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    EG_TRY(rd_u32(c, w, &p->dims[i]));
+    n *= p->dims[i];
+  }
+  uint32_t n_values;
+  EG_TRY(rd_u32(c, w, &n_values));
+  if (n_values != n || n > EG_QNN_PARAM_MAX_VALUES)
+    return bad(c, EG_ERR_FORMAT, "%s: param %s: n_values (%u): must equal the product of its dims "
+               "(%llu), at most %d", w, p->name, n_values, (unsigned long long)n,
+               EG_QNN_PARAM_MAX_VALUES);
+  p->n_values = (int32_t)n_values;
+  for (uint32_t i = 0; i < n_values; i++) EG_TRY(rd_u32(c, w, &p->values.u32[i]));
+  return EG_OK;
+}
+
+static eg_status read_op(loader *L, rd *c, int32_t k, int32_t i, eg_qnn_graph *qg) {
+  char w[96];
+  snprintf(w, sizeof w, "partition %d: ops[%d]", k, i);
+  int32_t inputs[EG_EGP_MAX_OP_INPUTS], outputs[EG_EGP_MAX_OP_OUTPUTS];
+  eg_qnn_param params[EG_EGP_MAX_OP_PARAMS];
+  const char *type;
+  eg_qnn_op_desc d = {.inputs = inputs, .outputs = outputs, .params = params};
+  EG_TRY(rd_str(L, c, w, false, &d.name));
+  EG_TRY(rd_str(L, c, w, false, &type));
+  d.type = eg_qnn_op_from_name(type);
+  if (d.type == EG_QNN_OP_COUNT)
+    return bad(c, EG_ERR_UNSUPPORTED, "%s (%s): QNN op type %s unknown to this edgegrad", w,
+               d.name, type);
+  EG_TRY(rd_count(c, w, 4, EG_EGP_MAX_OP_INPUTS, &d.n_inputs));
+  for (int32_t j = 0; j < d.n_inputs; j++) EG_TRY(rd_i32(c, w, &inputs[j]));
+  EG_TRY(rd_count(c, w, 4, EG_EGP_MAX_OP_OUTPUTS, &d.n_outputs));
+  for (int32_t j = 0; j < d.n_outputs; j++) EG_TRY(rd_i32(c, w, &outputs[j]));
+  EG_TRY(rd_count(c, w, 10, EG_EGP_MAX_OP_PARAMS, &d.n_params));
+  for (int32_t j = 0; j < d.n_params; j++) EG_TRY(read_param(L, c, w, &params[j]));
+  eg_status s = eg_qnn_graph_add_op(qg, &d, NULL);
+  return s == EG_OK ? EG_OK : qnn_error(L, k, s);
+}
+
+static eg_status read_boundaries(rd *c, const char *w, int32_t n_values, int32_t n_tensors,
+                                 eg_htp_boundary **list, int32_t *n) {
+  EG_TRY(rd_count(c, w, 9, INT32_MAX - 1, n));
+  *list = calloc((size_t)*n + 1, sizeof(eg_htp_boundary));
+  if (!*list) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+  for (int32_t i = 0; i < *n; i++) {
+    EG_TRY(rd_id(c, w, 0, n_values, &(*list)[i].value));
+    EG_TRY(rd_id(c, w, 0, n_tensors, &(*list)[i].tensor));
+    EG_TRY(rd_bool(c, w, &(*list)[i].nhwc));
+  }
+  return EG_OK;
+}
+
+static eg_status read_partition(loader *L, rd *c, int32_t k, eg_htp_partition *hp) {
+  char w[64];
+  const char *name;
+  int32_t n_tensors, n_ops;
+  snprintf(w, sizeof w, "partition %d", k);
+  EG_TRY(rd_str(L, c, w, false, &name));
+  EG_TRY(eg_qnn_graph_create(name, &hp->graph));
+  EG_TRY(rd_count(c, w, 16, INT32_MAX - 1, &n_tensors));
+  for (int32_t i = 0; i < n_tensors; i++) EG_TRY(read_tensor(L, c, k, i, hp->graph));
+  EG_TRY(rd_count(c, w, 20, INT32_MAX - 1, &n_ops));
+  for (int32_t i = 0; i < n_ops; i++) EG_TRY(read_op(L, c, k, i, hp->graph));
+  snprintf(w, sizeof w, "partition %d: inputs", k);
+  EG_TRY(read_boundaries(c, w, L->g->n_values, n_tensors, &hp->inputs, &hp->n_inputs));
+  snprintf(w, sizeof w, "partition %d: outputs", k);
+  return read_boundaries(c, w, L->g->n_values, n_tensors, &hp->outputs, &hp->n_outputs);
+}
+
+/* A boundary's tensor holds its value under the layout rule (lower.h). */
+static eg_status check_layout(rd *c, const char *w, const eg_graph *g, const eg_htp_boundary *b,
+                              const eg_qnn_tensor *t) {
+  const eg_value *v = &g->values[b->value];
+  if (v->kind != EG_VALUE_TENSOR)
+    return bad(c, EG_ERR_FORMAT, "%s: value %d is a tuple: boundaries carry tensors", w, b->value);
+  /* dims compared as int64 (eg_htp_dims would truncate a huge dim to uint32) */
+  bool same = t->rank == v->rank && b->nhwc == (v->rank == 4) && t->dtype == eg_htp_dtype(v->dtype);
+  for (int d = 0; same && d < v->rank; d++)
+    same = (int64_t)t->dims[eg_htp_axis(v->rank, d)] == v->shape[d];
+  if (same) return EG_OK;
+  return bad(c, EG_ERR_FORMAT, "%s: value %s (%s, rank %d) and tensor %s (%s, rank %d, nhwc %d) "
+             "disagree: a boundary tensor has its value's dtype and dims, NHWC for rank 4", w,
+             eg_value_label(g, b->value), eg_dtype_name(v->dtype), v->rank, t->name,
+             eg_qnn_dtype_name(t->dtype), t->rank, b->nhwc);
+}
+
+/* The boundary of partition k against the graph and the placement. */
+static eg_status check_boundary(loader *L, rd *c, int32_t k) {
+  const eg_graph *g = L->g;
+  const eg_partitioning *pt = &L->p->parts;
+  const eg_htp_partition *hp = &L->p->lowered[k];
+  int32_t nt = eg_qnn_graph_num_tensors(hp->graph);
+  char *bound = calloc((size_t)nt + 1, 1);
+  bool *has_out = calloc((size_t)g->n_values + 1, sizeof(bool));
+  bool *need = eg_htp_needed_outside(g, pt, k);
+  eg_status s = bound && has_out && need ? EG_OK : bad(c, EG_ERR_NOMEM, "out of memory");
+  char w[96];
+  for (int32_t i = 0; s == EG_OK && i < hp->n_inputs + hp->n_outputs; i++) {
+    bool in = i < hp->n_inputs;
+    const eg_htp_boundary *b = in ? &hp->inputs[i] : &hp->outputs[i - hp->n_inputs];
+    const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, b->tensor);
+    const eg_value *v = &g->values[b->value];
+    bool inside = v->role == EG_ROLE_NODE && in_partition(pt, v->def, k);
+    snprintf(w, sizeof w, "partition %d: %s[%d]", k, in ? "inputs" : "outputs",
+             in ? i : i - hp->n_inputs);
+    eg_qnn_tensor_type want = in ? EG_QNN_TENSOR_APP_WRITE : EG_QNN_TENSOR_APP_READ;
+    if (t->type != want || inside == in || (in && bound[b->tensor]))
+      s = bad(c, EG_ERR_FORMAT, "%s: value %s (%s this partition) -> tensor %s (%s%s): an input "
+              "is a value from outside bound once to an APP_WRITE tensor, an output a value "
+              "from inside read from an APP_READ tensor", w, eg_value_label(g, b->value),
+              inside ? "inside" : "outside", t->name,
+              t->type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" :
+              t->type == EG_QNN_TENSOR_APP_READ ? "APP_READ" : "not an APP tensor",
+              in && bound[b->tensor] ? ", bound twice" : "");
+    if (s == EG_OK) s = check_layout(c, w, g, b, t);
+    if (s == EG_OK) bound[b->tensor] = 1;
+    if (s == EG_OK && !in) has_out[b->value] = true;
+  }
+  for (int32_t i = 0; s == EG_OK && i < nt; i++) {
+    const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, i);
+    if ((t->type == EG_QNN_TENSOR_APP_WRITE || t->type == EG_QNN_TENSOR_APP_READ) && !bound[i])
+      s = bad(c, EG_ERR_FORMAT, "partition %d: tensor %s (%s): in no boundary: every APP tensor "
+              "is bound", k, t->name,
+              t->type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
+    else if (t->type == EG_QNN_TENSOR_APP_READ && t->producer < 0)
+      s = bad(c, EG_ERR_FORMAT, "partition %d: tensor %s (APP_READ, no producer): every output "
+              "is written by an op", k, t->name);
+  }
+  for (int32_t v = 0; s == EG_OK && v < g->n_values; v++) {
+    const eg_value *x = &g->values[v];
+    if (need[v] && x->kind == EG_VALUE_TENSOR && x->role == EG_ROLE_NODE &&
+        in_partition(pt, x->def, k) && !has_out[v])
+      s = bad(c, EG_ERR_FORMAT, "partition %d: value %s (of node %s) is needed outside but is no "
+              "output: the partition must hand it back", k, eg_value_label(g, v),
+              g->nodes[x->def].name);
+  }
+  free(bound);
+  free(has_out);
+  free(need);
+  return s;
+}
+
+static eg_status read_npu(loader *L) {
+  rd c = section(L, EG_EGP_SECTION_NPU);
+  eg_program *p = L->p;
+  int32_t n;
+  EG_TRY(rd_count(&c, "n_partitions", 16, INT32_MAX - 1, &n));
+  if (n != p->parts.n_partitions)
+    return bad(&c, EG_ERR_FORMAT, "n_partitions (%d): must equal PLACEMENT's %d", n,
+               p->parts.n_partitions);
+  p->lowered = calloc((size_t)n + 1, sizeof(eg_htp_partition));
+  if (!p->lowered) return bad(&c, EG_ERR_NOMEM, "out of memory");
+  for (int32_t k = 0; k < n; k++) EG_TRY(read_partition(L, &c, k, &p->lowered[k]));
+  EG_TRY(end_of_section(&c));
+  for (int32_t k = 0; k < n; k++) EG_TRY(check_boundary(L, &c, k));
+  return EG_OK;
+}
+
+/* ---- PROGRAM ---- */
+
+/* Every value argument defined by a node ran earlier: pos[def] < pos[at]. */
+static bool args_before(const eg_graph *g, const eg_arg *a, const int32_t *pos, int32_t at,
+                        int32_t *bad_value) {
+  if (a->kind == EG_ARG_LIST) {
+    for (int32_t i = 0; i < a->list.n; i++)
+      if (!args_before(g, &a->list.items[i], pos, at, bad_value)) return false;
+    return true;
+  }
+  if (a->kind != EG_ARG_VALUE) return true;
+  const eg_value *v = &g->values[a->value];
+  if (v->role != EG_ROLE_NODE || pos[v->def] < pos[at]) return true;
+  *bad_value = a->value;
+  return false;
+}
+
+static eg_status check_order(loader *L, rd *c, int32_t *pos) {
+  const eg_program *p = L->p;
+  const eg_graph *g = L->g;
+  int32_t at = 0;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    const eg_program_step *st = &p->steps[k];
+    int32_t n = st->partition >= 0 ? p->parts.partitions[st->partition].n_nodes : 1;
+    for (int32_t j = 0; j < n; j++, at++) {
+      int32_t want = st->partition >= 0 ? p->parts.partitions[st->partition].nodes[j] : st->node;
+      if (p->order[at] != want)
+        return bad(c, EG_ERR_FORMAT, "order[%d] (%d): must be %d: the order is the steps with "
+                   "each partition expanded to its nodes", at, p->order[at], want);
+      pos[want] = at;
+    }
+  }
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    int32_t v = -1;
+    bool ok = true;
+    for (int32_t a = 0; ok && a < n->n_args; a++) ok = args_before(g, &n->args[a], pos, i, &v);
+    for (int32_t a = 0; ok && a < n->n_kwargs; a++) ok = args_before(g, &n->kwargs[a], pos, i, &v);
+    if (!ok)
+      return bad(c, EG_ERR_FORMAT, "node %s (step position %d) uses %s, whose node runs at "
+                 "position %d: steps run in a topological order", n->name, pos[i],
+                 eg_value_label(g, v), pos[g->values[v].def]);
+  }
+  return EG_OK;
+}
+
+static eg_status read_program(loader *L) {
+  rd c = section(L, EG_EGP_SECTION_PROGRAM);
+  eg_program *p = L->p;
+  const eg_partitioning *pt = &p->parts;
+  const char *soc;
+  EG_TRY(rd_str(L, &c, "soc", false, &soc));
+  p->target = eg_target_find(soc);
+  if (!p->target)
+    return bad(&c, EG_ERR_UNSUPPORTED, "soc (%s): a SoC this edgegrad does not know", soc);
+  int32_t n_steps, n_order, n_cpu = 0;
+  for (int32_t i = 0; i < pt->n_nodes; i++) n_cpu += !pt->nodes[i].npu;
+  EG_TRY(rd_count(&c, "n_steps", 8, INT32_MAX - 1, &n_steps));
+  if ((int64_t)n_steps != (int64_t)n_cpu + pt->n_partitions)
+    return bad(&c, EG_ERR_FORMAT, "n_steps (%d): must be %d (%d CPU nodes + %d partitions)",
+               n_steps, n_cpu + pt->n_partitions, n_cpu, pt->n_partitions);
+  p->steps = calloc((size_t)n_steps + 1, sizeof(eg_program_step));
+  p->order = calloc((size_t)L->g->n_nodes + 1, sizeof(int32_t));
+  char *seen = calloc((size_t)L->g->n_nodes + (size_t)pt->n_partitions + 1, 1);
+  int32_t *pos = calloc((size_t)L->g->n_nodes + 1, sizeof(int32_t));
+  eg_status s =
+      p->steps && p->order && seen && pos ? EG_OK : bad(&c, EG_ERR_NOMEM, "out of memory");
+  for (int32_t k = 0; s == EG_OK && k < n_steps; k++) {
+    eg_program_step *st = &p->steps[k];
+    char w[64];
+    snprintf(w, sizeof w, "steps[%d]", k);
+    if ((s = rd_i32(&c, w, &st->node)) != EG_OK || (s = rd_i32(&c, w, &st->partition)) != EG_OK)
+      break;
+    bool cpu_step = st->partition == -1 && st->node >= 0 && st->node < L->g->n_nodes &&
+                    !pt->nodes[st->node].npu;
+    bool npu_step = st->node == -1 && st->partition >= 0 && st->partition < pt->n_partitions;
+    size_t unit = cpu_step ? (size_t)st->node : (size_t)L->g->n_nodes + (size_t)st->partition;
+    if ((!cpu_step && !npu_step) || seen[unit])
+      s = bad(&c, EG_ERR_FORMAT, "%s (node %d, partition %d): must be a CPU node with partition "
+              "-1 or node -1 with a partition, each once", w, st->node, st->partition);
+    else
+      seen[unit] = 1;
+    p->n_steps = k + 1;
+  }
+  if (s == EG_OK) s = rd_count(&c, "n_order", 4, INT32_MAX - 1, &n_order);
+  if (s == EG_OK && n_order != L->g->n_nodes)
+    s = bad(&c, EG_ERR_FORMAT, "n_order (%d): must equal the graph's %d nodes", n_order,
+            L->g->n_nodes);
+  for (int32_t i = 0; s == EG_OK && i < n_order; i++)
+    s = rd_id(&c, "order", 0, n_order, &p->order[i]);
+  if (s == EG_OK) s = end_of_section(&c);
+  if (s == EG_OK) s = check_order(L, &c, pos);
+  free(seen);
+  free(pos);
+  return s;
+}
+
+/* ---- entry points ---- */
+
+static eg_status read_all(loader *L) {
+  EG_TRY(read_header(L));
+  EG_TRY(read_strings(L));
+  EG_TRY(read_graph(L));
+  EG_TRY(read_placement(L));
+  EG_TRY(read_npu(L));
+  return read_program(L);
+}
+
+void eg_egp_free(eg_egp *e) {
+  if (!e) return;
+  eg_program_free(&e->program);
+  eg_graph_destroy(e->graph);
+  free(e->file);
+  free(e);
+}
+
+/* Takes ownership of `buf` (64-byte aligned, `size` bytes). */
+static eg_status read_owned(const char *name, unsigned char *buf, size_t size, eg_egp **out) {
+  *out = NULL;
+  eg_egp *e = calloc(1, sizeof *e);
+  eg_graph *g = e ? eg_graph_create() : NULL;
+  if (!g) {
+    free(e);
+    free(buf);
+    return eg_error(EG_ERR_NOMEM, "%s: out of memory", name);
+  }
+  e->file = buf;
+  e->file_bytes = size;
+  e->graph = g;
+  e->program.graph = g;
+  loader L = {.file = name, .data = buf, .size = size, .e = e, .g = g, .p = &e->program};
+  eg_status s = read_all(&L);
+  if (s != EG_OK) {
+    eg_egp_free(e);
+    return s;
+  }
+  e->static_bytes = (size_t)L.sec_size[EG_EGP_SECTION_STATIC];
+  *out = e;
+  return EG_OK;
+}
+
+static unsigned char *alloc_file(size_t size) {
+  return aligned_alloc(EG_EGP_STATIC_ALIGN, (size + EG_EGP_STATIC_ALIGN) & ~(size_t)63);
+}
+
+eg_status eg_egp_read_memory(const char *name, const void *data, size_t size, eg_egp **out) {
+  *out = NULL;
+  unsigned char *buf = alloc_file(size);
+  if (!buf) return eg_error(EG_ERR_NOMEM, "%s: out of memory for %zu bytes", name, size);
+  if (size) memcpy(buf, data, size);
+  return read_owned(name, buf, size, out);
+}
+
+eg_status eg_egp_read(const char *path, eg_egp **out) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return eg_error(EG_ERR_IO, "%s: cannot open", path);
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return eg_error(EG_ERR_IO, "%s: not a regular file", path);
+  }
+  if ((uint64_t)st.st_size > EG_EGP_MAX_FILE) {
+    fclose(f);
+    return eg_error(EG_ERR_FORMAT, "%s: size %lld bytes: more than the limit 2^40", path,
+                    (long long)st.st_size);
+  }
+  size_t size = (size_t)st.st_size;
+  unsigned char *buf = alloc_file(size);
+  if (!buf) {
+    fclose(f);
+    return eg_error(EG_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
+  }
+  size_t got = fread(buf, 1, size, f);
+  fclose(f);
+  if (got != size) {
+    free(buf);
+    return eg_error(EG_ERR_IO, "%s: read %zu of %zu bytes", path, got, size);
+  }
+  return read_owned(path, buf, size, out);
+}
+
+bool eg_egp_file_has_magic(const char *path) {
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  if (!f) return false;
+  char head[4];
+  bool yes = fread(head, 1, 4, f) == 4 && memcmp(head, EG_EGP_MAGIC, 4) == 0;
+  fclose(f);
+  return yes;
+}
+
+/* ---- public API: inspecting a compiled model ---- */
+
+int eg_model_is_compiled(const eg_model *model) { return model && model->compiled ? 1 : 0; }
+
+static eg_status compiled(const eg_model *model, const char *fn, const eg_program **p) {
+  if (!model || !model->compiled)
+    return eg_error(EG_ERR_ARGUMENT, "%s: the model is %s: only a model loaded from a compiled "
+                    "program (.egp) has one", fn, model ? "a graph" : "NULL");
+  *p = &model->compiled->program;
+  return EG_OK;
+}
+
+eg_status eg_model_program_info(const eg_model *model, eg_program_info *out) {
+  const eg_program *p = NULL;
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_program_info: out is NULL");
+  EG_TRY(compiled(model, "eg_model_program_info", &p));
+  memset(out, 0, sizeof *out);
+  out->soc = p->target->soc;
+  out->num_partitions = p->parts.n_partitions;
+  for (int32_t i = 0; i < p->parts.n_nodes; i++) {
+    if (p->parts.nodes[i].npu) out->num_npu_nodes++;
+    else out->num_cpu_nodes++;
+  }
+  out->num_steps = p->n_steps;
+  out->static_bytes = model->compiled->static_bytes;
+  out->file_bytes = model->compiled->file_bytes;
+  return EG_OK;
+}
+
+static eg_status partition_at(const eg_model *model, const char *fn, int k,
+                              const eg_program **p) {
+  EG_TRY(compiled(model, fn, p));
+  if (k < 0 || k >= (*p)->parts.n_partitions)
+    return eg_error(EG_ERR_ARGUMENT, "%s: partition %d out of range [0, %d)", fn, k,
+                    (*p)->parts.n_partitions);
+  return EG_OK;
+}
+
+eg_status eg_model_npu_partition(const eg_model *model, int partition,
+                                 eg_npu_partition_info *out) {
+  const eg_program *p = NULL;
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_partition: out is NULL");
+  EG_TRY(partition_at(model, "eg_model_npu_partition", partition, &p));
+  const eg_partition *part = &p->parts.partitions[partition];
+  const eg_htp_partition *hp = &p->lowered[partition];
+  *out = (eg_npu_partition_info){
+      .name = eg_qnn_graph_name(hp->graph), .num_nodes = part->n_nodes, .nodes = part->nodes,
+      .first_node = p->graph->nodes[part->nodes[0]].name,
+      .last_node = p->graph->nodes[part->nodes[part->n_nodes - 1]].name,
+      .num_tensors = eg_qnn_graph_num_tensors(hp->graph),
+      .num_ops = eg_qnn_graph_num_ops(hp->graph), .num_inputs = hp->n_inputs,
+      .num_outputs = hp->n_outputs};
+  return EG_OK;
+}
+
+eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
+                              eg_npu_tensor_info *out) {
+  static const char *const types[] = {"APP_WRITE", "APP_READ", "NATIVE", "STATIC"};
+  const eg_program *p = NULL;
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_tensor: out is NULL");
+  EG_TRY(partition_at(model, "eg_model_npu_tensor", partition, &p));
+  const eg_qnn_tensor *t = eg_qnn_graph_tensor(p->lowered[partition].graph, tensor);
+  if (!t)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_tensor: tensor %d out of range [0, %d)",
+                    tensor, eg_qnn_graph_num_tensors(p->lowered[partition].graph));
+  memset(out, 0, sizeof *out);
+  out->name = t->name;
+  out->type = types[t->type];
+  out->dtype = eg_qnn_dtype_name(t->dtype);
+  out->rank = t->rank;
+  for (int d = 0; d < t->rank; d++) out->dims[d] = t->dims[d];
+  out->nbytes = (size_t)eg_qnn_tensor_numel(t) * eg_qnn_dtype_size(t->dtype);
+  return EG_OK;
+}
+
+static eg_status op_at(const eg_model *model, const char *fn, int k, int op,
+                       const eg_qnn_op_node **out) {
+  const eg_program *p = NULL;
+  EG_TRY(partition_at(model, fn, k, &p));
+  *out = eg_qnn_graph_op(p->lowered[k].graph, op);
+  if (!*out)
+    return eg_error(EG_ERR_ARGUMENT, "%s: op %d out of range [0, %d)", fn, op,
+                    eg_qnn_graph_num_ops(p->lowered[k].graph));
+  return EG_OK;
+}
+
+eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out) {
+  const eg_qnn_op_node *o = NULL;
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op: out is NULL");
+  EG_TRY(op_at(model, "eg_model_npu_op", partition, op, &o));
+  *out = (eg_npu_op_info){.name = o->name, .type = eg_qnn_op_name(o->type),
+                          .num_inputs = o->n_inputs, .inputs = o->inputs,
+                          .num_outputs = o->n_outputs, .outputs = o->outputs,
+                          .num_params = o->n_params};
+  return EG_OK;
+}
+
+/* One scalar of a param as JSON text. */
+static size_t param_scalar_json(char *buf, size_t size, eg_qnn_dtype dt, uint32_t u32, float f,
+                                bool b) {
+  switch (dt) {
+  case EG_QNN_DTYPE_FLOAT_32:
+    if (f != f) return (size_t)snprintf(buf, size, "\"nan\"");
+    if (f > 3.4e38f || f < -3.4e38f)
+      return (size_t)snprintf(buf, size, f > 0 ? "\"inf\"" : "\"-inf\"");
+    return (size_t)snprintf(buf, size, "%.9g", (double)f);
+  case EG_QNN_DTYPE_BOOL_8: return (size_t)snprintf(buf, size, "%s", b ? "true" : "false");
+  case EG_QNN_DTYPE_INT_32: return (size_t)snprintf(buf, size, "%d", (int32_t)u32);
+  default: return (size_t)snprintf(buf, size, "%u", u32);
+  }
+}
+
+eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
+                                const char **name, char *value, size_t size) {
+  const eg_qnn_op_node *o = NULL;
+  if (!name || !value || size == 0)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op_param: NULL name or empty value buffer");
+  EG_TRY(op_at(model, "eg_model_npu_op_param", partition, op, &o));
+  if (index < 0 || index >= o->n_params)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op_param: param %d out of range [0, %d)",
+                    index, o->n_params);
+  const eg_qnn_param *pr = &o->params[index];
+  *name = pr->name;
+  value[0] = 0;
+  if (pr->kind == EG_QNN_PARAM_SCALAR) {
+    param_scalar_json(value, size, pr->dtype, pr->scalar.u32, pr->scalar.f32, pr->scalar.b);
+    return EG_OK;
+  }
+  int inner = pr->rank == 2 ? (int)pr->dims[1] : pr->n_values;
+  size_t used = 0;
+#define APPEND(...)                                                               \
+  do {                                                                            \
+    if (used < size) used += (size_t)snprintf(value + used, size - used, __VA_ARGS__); \
+  } while (0)
+  APPEND("[");
+  for (int i = 0; i < pr->n_values; i++) {
+    if (pr->rank == 2 && i % inner == 0) APPEND("%s[", i ? ", " : "");
+    else if (i) APPEND(", ");
+    if (pr->dtype == EG_QNN_DTYPE_INT_32) APPEND("%d", (int)pr->values.i32[i]);
+    else APPEND("%u", pr->values.u32[i]);
+    if (pr->rank == 2 && i % inner == inner - 1) APPEND("]");
+  }
+  APPEND("]");
+#undef APPEND
+  return EG_OK;
+}

@@ -1,0 +1,413 @@
+"""NPU convolution builders (src/backends/htp/builders/conv.c) against PyTorch, per SoC.
+
+Every case is exported, compiled with `edgegrad compile --soc SOC --report` and run with
+`edgegrad run --soc SOC` for SM8450 (V69), SM8650 (V75) and SM8850 (V81) — the report must show
+each convolution / convolution_backward node on the NPU exactly where the lowering's scope says,
+and otherwise on the CPU with its one exact reason — and for SM8350 (V68), where every float
+node stays on the CPU with "float ops need HTP V69+ with fp16; SM8350 is V68". Every run must
+match PyTorch at the project tolerance, so a declined node is also checked numerically through
+the portable kernel.
+
+  forward:  plain, strided, padded (also beyond the kernel), dilated, grouped, depthwise (with
+            a channel multiplier), Cin 1, transposed (with groups and output_padding), runtime
+            bias; declined: transposed + dilation, a weight that is a runtime input.
+  backward: aten.convolution_backward called directly, masks [T,F,F], [T,F,T] and [F,F,T]
+            (the latter two with the grad_weight element PyTorch 1.13 traces dropped:
+            tests/data/make_npu_fixtures.py drop_grad_weight), odd sizes, strides 1, 2, 3 and
+            mixed, so that every derived output_padding value 0..s-1 occurs; declined: every
+            mask with grad_weight, groups 2, depthwise, dilation, transposed=True, a runtime
+            weight.
+  training: frozen-backbone steps (trainable biases / BN / head, export_training_step) on
+            SM8650: every convolution_backward without a grad_weight element on the NPU, the
+            others declined with the traced mask, outputs equal to PyTorch's eager step.
+
+    PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_conv.py \\
+        --edgegrad build/edgegrad --workdir /tmp/ops-npu-conv
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "data"))
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+from optest import allclose_report  # noqa: E402
+from make_npu_fixtures import drop_grad_weight  # noqa: E402
+from edgegrad.export import export_function, export_training_step  # noqa: E402
+import zoo  # noqa: E402
+
+aten = torch.ops.aten
+NPU_SOCS = ("SM8450", "SM8650", "SM8850")
+V68 = "SM8350"
+ARCH_REASON = "float ops need HTP V69+ with fp16; SM8350 is V68"
+CONV_TARGETS = ("aten.convolution.default", "aten.convolution_backward.default")
+T, F_ = True, False
+
+torch.manual_seed(0)
+
+
+def gw_reason(mask):
+    return ("grad_weight is not supported on the NPU (output_mask [%s])"
+            % ", ".join(str(m) for m in mask))
+
+
+# ---- cases -------------------------------------------------------------------------------
+
+class Case:
+    """fn(*args) exported with `static` argument names frozen; `edit` changes the graph JSON
+    after export; `expect` maps conv node names to None (NPU) or their reason on the NPU
+    SoCs."""
+
+    def __init__(self, name, fn, args, names, static, expect, edit=None):
+        self.name, self.fn, self.args, self.names = name, fn, args, names
+        self.static, self.expect, self.edit = static, expect, edit
+
+
+CASES = []
+
+
+def r(*shape):
+    return torch.randn(*shape)
+
+
+def fwd(name, x, w, b=None, static=("w", "b"), reason=None, **kw):
+    """A forward conv case; kw go to F.conv2d / F.conv_transpose2d (transposed=True)."""
+    transposed = kw.pop("transposed", False)
+    conv = F.conv_transpose2d if transposed else F.conv2d
+    if b is None:
+        args, names, fn = [x, w], ["x", "w"], lambda x, w: conv(x, w, None, **kw)
+    else:
+        args, names, fn = [x, w, b], ["x", "w", "b"], lambda x, w, b: conv(x, w, b, **kw)
+    static = [s for s in static if s in names]
+    CASES.append(Case("fwd_" + name, fn, args, names, static, {"convolution": reason}))
+
+
+fwd("plain", r(2, 3, 7, 9), r(4, 3, 3, 3), r(4))
+fwd("strided", r(2, 3, 11, 10), r(5, 3, 3, 2), r(5), stride=(2, 3), padding=(1, 0))
+fwd("padded", r(2, 3, 6, 7), r(4, 3, 3, 3), padding=2)
+fwd("pad_beyond_kernel", r(2, 3, 5, 6), r(4, 3, 1, 1), r(4), padding=1, stride=2)
+fwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), r(4), dilation=(2, 1), padding=(2, 1))
+fwd("groups", r(2, 4, 8, 7), r(6, 2, 3, 3), r(6), stride=2, padding=1, groups=2)
+fwd("depthwise", r(2, 4, 9, 8), r(8, 1, 3, 3), r(8), stride=2, padding=1, groups=4)
+fwd("depthwise_dilated", r(2, 3, 9, 9), r(3, 1, 3, 3), dilation=2, padding=2, groups=3)
+fwd("cin1", r(2, 1, 10, 9), r(4, 1, 5, 5), r(4))
+fwd("transposed", r(2, 4, 5, 6), r(4, 3, 3, 3), r(3), transposed=True, stride=2, padding=1,
+    output_padding=1)
+fwd("transposed_groups", r(2, 4, 5, 5), r(4, 3, 3, 3), r(6), transposed=True, stride=(2, 3),
+    padding=(0, 1), output_padding=(1, 2), groups=2)
+fwd("runtime_bias", r(2, 3, 7, 7), r(4, 3, 3, 3), r(4), static=("w",), padding=1)
+fwd("transposed_dilated", r(2, 4, 5, 5), r(4, 3, 3, 3), r(3), transposed=True, dilation=2,
+    reason="dilation [2, 2] unsupported: TransposeConv2d has no dilation")
+fwd("runtime_weight", r(2, 3, 7, 7), r(4, 3, 3, 3), r(4), static=("b",),
+    reason="weight is not a frozen parameter")
+
+
+def bwd(name, x, w, mask, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+        transposed=False, output_padding=(0, 0), static=("w",), reason=None, edit=True):
+    """A direct aten.convolution_backward case: grad_output from the forward's shape; outputs
+    the elements the mask asks for. `edit` drops a traced grad_weight element that the mask
+    does not ask for (conv.c decides by the elements present)."""
+    conv = F.conv_transpose2d if transposed else F.conv2d
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    if transposed:
+        kw["output_padding"] = output_padding
+    gy = r(*conv(x, w, **kw).shape)
+    want = [i for i in range(3) if mask[i]]
+    bias_sizes = [gy.shape[1]] if mask[2] else [0]  # autograd passes [0] without a bias
+
+    def fn(gy, x, w):
+        res = aten.convolution_backward(gy, x, w, bias_sizes, list(stride), list(padding),
+                                        list(dilation), transposed, list(output_padding),
+                                        groups, list(mask))
+        return tuple(res[i] for i in want)
+
+    edit_fn = drop_grad_weight if edit and not mask[1] else None
+    m = "".join("T" if b else "F" for b in mask)
+    CASES.append(Case(f"bwd_{name}_{m}", fn, [gy, x, w], ["gy", "x", "w"], static,
+                      {"convolution_backward": reason}, edit_fn))
+
+
+# Shapes chosen so that every derived output_padding (H_in + 2p - k) mod s occurs:
+#   s1: (0,0)   s2: (0,1)   s3a: (0,1)   s3b: (2,1)   mixed (2,3): (0,2)   1x1 s2: (0,1)
+BWD_SHAPES = [
+    ("s1", r(2, 3, 7, 6), r(4, 3, 3, 3), dict(stride=(1, 1), padding=(1, 1))),
+    ("s2", r(2, 3, 9, 8), r(4, 3, 3, 3), dict(stride=(2, 2), padding=(1, 1))),
+    ("s3a", r(2, 3, 7, 8), r(5, 3, 3, 3), dict(stride=(3, 3), padding=(1, 1))),
+    ("s3b", r(1, 2, 9, 10), r(3, 2, 3, 3), dict(stride=(3, 3), padding=(1, 0))),
+    ("mixed", r(2, 3, 11, 14), r(4, 3, 5, 3), dict(stride=(2, 3), padding=(2, 0))),
+    ("1x1_s2", r(2, 4, 9, 8), r(6, 4, 1, 1), dict(stride=(2, 2), padding=(0, 0))),
+    ("pad_beyond_kernel", r(2, 3, 5, 6), r(4, 3, 1, 1), dict(stride=(1, 1), padding=(1, 1))),
+]
+for nm, x, w, kw in BWD_SHAPES:
+    for mask in ((T, F_, F_), (T, F_, T), (F_, F_, T)):
+        bwd(nm, x, w, mask, **kw)
+
+# declined, each with its one reason (and still equal to PyTorch on the CPU)
+_x, _w = r(2, 3, 7, 6), r(4, 3, 3, 3)
+for mask in ((T, T, F_), (T, T, T), (F_, T, F_), (F_, T, T)):
+    bwd("gw", _x, _w, mask, stride=(2, 2), padding=(1, 1), reason=gw_reason(mask))
+# as PyTorch 1.13 traces them, a grad_weight element is present but nothing reads it: the NPU
+# lowering does not compute it, so these stay on the NPU
+for mask in ((T, F_, T), (F_, F_, T)):
+    bwd("traced_gw", _x, _w, mask, stride=(2, 2), padding=(1, 1), reason=None, edit=False)
+bwd("groups2", r(2, 4, 7, 7), r(6, 2, 3, 3), (T, F_, F_), padding=(1, 1), groups=2,
+    reason="groups=2 unsupported")
+bwd("depthwise", r(2, 4, 7, 7), r(4, 1, 3, 3), (T, F_, F_), padding=(1, 1), groups=4,
+    reason="groups=4 unsupported")
+bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (T, F_, F_), dilation=(2, 1), padding=(2, 1),
+    reason="dilation [2, 1] unsupported: TransposeConv2d has no dilation")
+bwd("transposed", r(2, 4, 5, 6), r(4, 3, 3, 3), (T, F_, F_), transposed=True, stride=(2, 2),
+    padding=(1, 1), output_padding=(1, 0), reason="transposed=True unsupported")
+bwd("runtime_weight", r(2, 3, 7, 6), r(4, 3, 3, 3), (T, F_, F_), stride=(2, 2), padding=(1, 1),
+    static=(), reason="weight is not a frozen parameter")
+bwd("runtime_weight", r(2, 3, 7, 6), r(4, 3, 3, 3), (T, F_, T), stride=(2, 2), padding=(1, 1),
+    static=(), reason="weight is not a frozen parameter")
+
+
+# ---- running a case ----------------------------------------------------------------------
+
+def run_edgegrad(exe, model, inputs, soc, out_dir):
+    cmd = [exe, "run", model, "--soc", soc, "--output-dir", out_dir, "-q"]
+    for name, path in inputs:
+        cmd += ["--input", f"{name}={path}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"run --soc {soc}: exit {p.returncode}: {p.stderr.strip()}")
+
+
+def compile_report(exe, model, soc, path):
+    p = subprocess.run([exe, "compile", model, "--soc", soc, "--report", path, "-q"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"compile --soc {soc}: exit {p.returncode}: {p.stderr.strip()}")
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_placement(report, soc, expect):
+    """expect: conv node name -> None (NPU) or reason. Returns a list of problems."""
+    bad = []
+    seen = set()
+    for n in report["nodes"]:
+        if soc == V68:  # every node on the CPU; the conv nodes by the float gate
+            want = ARCH_REASON if n["target"] in CONV_TARGETS else n["reason"]
+            if n["placement"] != "cpu" or n["reason"] != want:
+                bad.append(f"{soc} {n['name']}: {n['placement']} {n['reason']!r}, want cpu "
+                           f"{want!r}")
+            continue
+        if n["target"] not in CONV_TARGETS:
+            continue
+        seen.add(n["name"])
+        if n["name"] not in expect:
+            bad.append(f"{soc} {n['name']}: no expectation")
+            continue
+        want = expect[n["name"]]
+        got = None if n["placement"] == "npu" else n["reason"]
+        if got != want:
+            bad.append(f"{soc} {n['name']}: {'npu' if got is None else repr(got)}, want "
+                       f"{'npu' if want is None else repr(want)}")
+    missing = set(expect) - seen
+    if soc != V68 and missing:
+        bad.append(f"{soc}: nodes {sorted(missing)} not in the graph")
+    return bad
+
+
+def compare_outputs(out_dir, refs, soc):
+    bad = []
+    for name, ref in refs.items():
+        path = os.path.join(out_dir, name + ".npy")
+        if not os.path.exists(path):
+            bad.append(f"{soc} {name}: not written")
+            continue
+        why = allclose_report(np.load(path), ref)
+        if why:
+            bad.append(f"{soc} {name}: {why}")
+    return bad
+
+
+def run_function_case(exe, workdir, case):
+    d = os.path.join(workdir, case.name)
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    res = export_function(case.fn, case.args, stem, arg_names=case.names,
+                          static_args=case.static)
+    if case.edit:
+        with open(stem + ".json") as f:
+            graph = json.load(f)
+        case.edit(graph)  # may find nothing to drop: some kernels return None as asked
+        with open(stem + ".json", "w") as f:
+            json.dump(graph, f)
+    with torch.no_grad():
+        ref = case.fn(*case.args)
+    ref = ref if isinstance(ref, tuple) else (ref,)
+    out_names = [o["name"] for o in res.graph["outputs"]]
+    refs = {n: t.detach().numpy() for n, t in zip(out_names, ref)}
+    inputs = []
+    for nm, a in zip(case.names, case.args):
+        if nm in case.static:
+            continue
+        path = os.path.join(d, nm + ".npy")
+        np.save(path, a.detach().numpy())
+        inputs.append((nm, path))
+    bad = []
+    for soc in NPU_SOCS + (V68,):
+        rep = compile_report(exe, stem + ".json", soc, os.path.join(d, f"report_{soc}.json"))
+        bad += check_placement(rep, soc, case.expect)
+        out = os.path.join(d, "out_" + soc)
+        run_edgegrad(exe, stem + ".json", inputs, soc, out)
+        bad += compare_outputs(out, refs, soc)
+    return bad
+
+
+# ---- frozen-backbone training steps --------------------------------------------------------
+
+class Backbone(nn.Module):
+    """conv(3->6, 3, pad 1) + relu, conv(6->6, 3, stride 2, pad 1, no bias) + relu,
+    conv(6->6, 3, pad 1) + relu, conv(6->8, 1, stride 2) + relu, linear head (on 3x9x9)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.c2 = nn.Conv2d(6, 6, 3, stride=2, padding=1, bias=False)
+        self.c3 = nn.Conv2d(6, 6, 3, padding=1)
+        self.c4 = nn.Conv2d(6, 8, 1, stride=2)
+        self.fc = nn.Linear(8 * 3 * 3, 4)
+
+    def forward(self, x):
+        for c in (self.c1, self.c2, self.c3, self.c4):
+            x = F.relu(c(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+def step_cases():
+    torch.manual_seed(3)
+    bb = Backbone()
+    x9, t4 = torch.randn(2, 3, 9, 9), torch.tensor([0, 3])
+    torch.manual_seed(4)
+    small = zoo.SmallConvNet(bn=True)
+    x16, t5 = torch.randn(2, 3, 16, 16), torch.tensor([1, 4])
+    return [
+        # biases of c1 and c3 and the head: [F,F,T] (c1), [T,F,F] (c2), [T,F,T] (c3),
+        # [T,F,F] (c4); the two with grad_bias carry an unread grad_weight as traced, which
+        # the NPU lowering skips, so all four run on the NPU
+        ("step_biases_head", bb, x9, t4, ["c1.bias", "c3.bias", "fc.weight", "fc.bias"], None),
+        ("step_biases_head_nogw", bb, x9, t4, ["c1.bias", "c3.bias", "fc.weight", "fc.bias"],
+         drop_grad_weight),
+        # BN parameters and head of a train-mode BN net: conv3 backward [T,F,F]
+        ("step_bn_head", small, x16, t5, ["bn2.weight", "bn2.bias", "fc.weight", "fc.bias"],
+         None),
+    ]
+
+
+def _reads(graph, value_id):
+    """True when a node argument (also inside lists) or a graph output is value_id."""
+    def uses(a):
+        if isinstance(a, list):
+            return any(uses(x) for x in a)
+        return isinstance(a, dict) and a.get("value") == value_id
+    return (any(o["value"] == value_id for o in graph["outputs"]) or
+            any(uses(a) for m in graph["nodes"]
+                for a in list(m["args"]) + list(m.get("kwargs", {}).values())))
+
+
+def grad_weight_read(graph, node):
+    """Whether the convolution_backward node's grad_weight element is read: PyTorch 1.13 traces
+    one even for output_mask [*, False, True]; an unread one is not computed on the NPU."""
+    tuple_id = node["output"]
+    elem = next(v for v in graph["values"] if v["id"] == tuple_id)["elements"][1]
+    if elem is None:
+        return False
+    if any(o["value"] == elem for o in graph["outputs"]):
+        return True
+    for m in graph["nodes"]:
+        a = m["args"]
+        if (m["target"] == "getitem" and a[0] == {"value": tuple_id} and a[1] == 1
+                and m["output"] is not None and _reads(graph, m["output"])):
+            return True
+    return False
+
+
+def run_step_case(exe, workdir, name, model, x, target, trainable, edit):
+    d = os.path.join(workdir, name)
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    res = export_training_step(model, F.cross_entropy, (x, target), stem, trainable=trainable)
+    graph = res.graph
+    if edit:
+        edit(graph)
+        with open(stem + ".json", "w") as f:
+            json.dump(graph, f)
+    refs, _, _ = zoo.eager(model, F.cross_entropy, x, target, trainable)
+    inputs = []
+    for nm, a in zoo.runtime_inputs(graph, model, x, target).items():
+        path = os.path.join(d, nm + ".npy")
+        np.save(path, a)
+        inputs.append((nm, path))
+    values = {v["id"]: v for v in graph["values"]}
+    expect, n_bwd_npu = {}, 0
+    for n in graph["nodes"]:
+        if n["target"] == "aten.convolution.default":
+            expect[n["name"]] = None
+        elif n["target"] == "aten.convolution_backward.default":
+            has_gw = grad_weight_read(graph, n)
+            expect[n["name"]] = gw_reason(n["args"][10]) if has_gw else None
+            n_bwd_npu += not has_gw
+    bad = [] if any(n["target"] == "aten.convolution_backward.default"
+                    for n in graph["nodes"]) else ["no convolution_backward traced"]
+    for soc in ("SM8650", V68):
+        rep = compile_report(exe, stem + ".json", soc, os.path.join(d, f"report_{soc}.json"))
+        bad += check_placement(rep, soc, expect)
+        out = os.path.join(d, "out_" + soc)
+        run_edgegrad(exe, stem + ".json", inputs, soc, out)
+        bad += compare_outputs(out, refs, soc)
+    print(f"  {name}: {n_bwd_npu} of "
+          f"{sum(1 for v in expect if 'backward' in v)} convolution_backward on the NPU")
+    return bad
+
+
+# ---- main ----------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--edgegrad", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--filter", default="")
+    opts = ap.parse_args()
+    passed = failed = 0
+
+    def record(name, thunk):
+        nonlocal passed, failed
+        if opts.filter not in name:
+            return
+        try:
+            bad = thunk()
+        except Exception:  # a harness or export failure is a failed case, never a skip
+            bad = [traceback.format_exc().strip().splitlines()[-1]]
+        if bad:
+            failed += 1
+            for b in bad:
+                print(f"FAIL npu_conv/{name}: {b}")
+        else:
+            passed += 1
+
+    for case in CASES:
+        record(case.name, lambda c=case: run_function_case(opts.edgegrad, opts.workdir, c))
+    for name, model, x, target, trainable, edit in step_cases():
+        record(name, lambda a=(name, model, x, target, trainable, edit):
+               run_step_case(opts.edgegrad, opts.workdir, *a))
+    print(f"npu_conv: {passed} passed, {failed} failed")
+    sys.exit(1 if failed or passed == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()

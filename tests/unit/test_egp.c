@@ -1,0 +1,804 @@
+/* test_egp.c — the compiled program file (program/egp_format.h):
+ *   - round trip: a program compiled from the tiny_step fixture for SM8650 and SM8350, written
+ *     and read back, equals the original field by field (graph, placement, QNN graphs with
+ *     STATIC bytes, boundaries, steps, order, target) and writes back to the same bytes; the
+ *     loaded program runs to the same outputs, bit for bit, as the one compiled in memory;
+ *   - STATIC bytes exactly once: identical static byte ranges (two IR statics, and the NPU
+ *     STATIC tensors holding them in IR layout) share one 64-byte aligned range; a re-laid-out
+ *     weight (HWIO) is stored beside its IR copy;
+ *   - corruption: every truncation (with the header's file_size left or patched to match) is
+ *     rejected; every header/section-table byte flip is rejected; every flip of any other
+ *     metadata byte is rejected or accepted but never crashes (run under ASan); counts at the
+ *     start of each section and ids, offsets and orders corrupted in the program before writing
+ *     are each rejected with a message naming the file and the section. */
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "eg_test.h"
+#include "frontend/frontend.h"
+#include "frontend/safetensors.h"
+#include "program/egp_format.h"
+#include "runtime/model.h"
+#include "target/targets.h"
+#include "util/error.h"
+#include "util/file.h"
+
+#define TINY EG_TEST_DATA "/tiny_step.json"
+
+static uint32_t get32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static unsigned char *find_bytes(unsigned char *hay, size_t n, const char *needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; i++)
+    if (memcmp(hay + i, needle, k) == 0) return hay + i;
+  return NULL;
+}
+static void set32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void set64(unsigned char *p, uint64_t v) {
+  set32(p, (uint32_t)v);
+  set32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Offset and size of section `kind` in a well-formed file image. */
+static void find_section(const unsigned char *f, uint32_t kind, uint64_t *off, uint64_t *size) {
+  for (unsigned i = 0; i < EG_EGP_N_SECTIONS; i++) {
+    const unsigned char *e = f + EG_EGP_HEADER_SIZE + i * EG_EGP_SECTION_ENTRY_SIZE;
+    if (get32(e) == kind) {
+      *off = get64(e + 8);
+      *size = get64(e + 16);
+      return;
+    }
+  }
+  *off = *size = 0;
+}
+
+/* A program for `soc` compiled from the fixture; *g must be freed by the caller. */
+static bool build(const char *json, const char *soc, eg_graph **g, eg_program *p) {
+  *g = NULL;
+  if (eg_graph_load_json(json, g) != EG_OK) {
+    fprintf(stderr, "load: %s\n", eg_last_error());
+    return false;
+  }
+  eg_partition_options opt = {.target = eg_target_find(soc)};
+  if (eg_program_build(*g, &opt, p) != EG_OK) {
+    fprintf(stderr, "build: %s\n", eg_last_error());
+    eg_graph_destroy(*g);
+    *g = NULL;
+    return false;
+  }
+  return true;
+}
+
+/* ---- structural equality ---- */
+
+static bool same_arg(const eg_arg *a, const eg_arg *b) {
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case EG_ARG_NONE: return true;
+  case EG_ARG_INT: return a->i == b->i;
+  case EG_ARG_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+  case EG_ARG_BOOL: return a->b == b->b;
+  case EG_ARG_VALUE: return a->value == b->value;
+  case EG_ARG_DTYPE: return a->dtype == b->dtype;
+  case EG_ARG_LIST:
+    if (a->list.n != b->list.n) return false;
+    for (int32_t i = 0; i < a->list.n; i++)
+      if (!same_arg(&a->list.items[i], &b->list.items[i])) return false;
+    return true;
+  default: return strcmp(a->str, b->str) == 0;
+  }
+}
+
+static void check_same_graph(const eg_graph *a, const eg_graph *b) {
+  EG_CHECK(a->n_values == b->n_values && a->n_nodes == b->n_nodes && a->n_inputs == b->n_inputs &&
+           a->n_outputs == b->n_outputs && a->n_statics == b->n_statics);
+  if (a->n_values != b->n_values || a->n_nodes != b->n_nodes) return;
+  for (int32_t i = 0; i < a->n_values; i++) {
+    const eg_value *x = &a->values[i], *y = &b->values[i];
+    bool same = x->kind == y->kind && x->role == y->role && x->def == y->def;
+    if (same && x->kind == EG_VALUE_TENSOR)
+      same = x->dtype == y->dtype && x->rank == y->rank &&
+             memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->rank) == 0;
+    if (same && x->kind == EG_VALUE_TUPLE)
+      same = x->n_elems == y->n_elems &&
+             memcmp(x->elems, y->elems, sizeof(int32_t) * (size_t)x->n_elems) == 0;
+    EG_CHECK_MSG(same, "value %d differs", i);
+  }
+  for (int32_t i = 0; i < a->n_nodes; i++) {
+    const eg_node *x = &a->nodes[i], *y = &b->nodes[i];
+    bool same = strcmp(x->name, y->name) == 0 && x->op == y->op && x->output == y->output &&
+                x->n_args == y->n_args && x->n_kwargs == y->n_kwargs &&
+                x->scratch_bytes == y->scratch_bytes &&
+                memcmp(x->attrs, y->attrs, EG_ATTRS_SIZE) == 0;
+    for (int32_t k = 0; same && k < x->n_args; k++) same = same_arg(&x->args[k], &y->args[k]);
+    for (int32_t k = 0; same && k < x->n_kwargs; k++)
+      same = strcmp(x->kwarg_names[k], y->kwarg_names[k]) == 0 &&
+             same_arg(&x->kwargs[k], &y->kwargs[k]);
+    EG_CHECK_MSG(same, "node %s differs", x->name);
+  }
+  for (int32_t i = 0; i < a->n_inputs && a->n_inputs == b->n_inputs; i++)
+    EG_CHECK(strcmp(a->inputs[i].name, b->inputs[i].name) == 0 &&
+             a->inputs[i].value == b->inputs[i].value);
+  for (int32_t i = 0; i < a->n_outputs && a->n_outputs == b->n_outputs; i++)
+    EG_CHECK(strcmp(a->outputs[i].name, b->outputs[i].name) == 0 &&
+             a->outputs[i].value == b->outputs[i].value);
+  for (int32_t i = 0; i < a->n_statics && a->n_statics == b->n_statics; i++) {
+    const eg_static *x = &a->statics[i], *y = &b->statics[i];
+    EG_CHECK(strcmp(x->name, y->name) == 0 && x->value == y->value && x->nbytes == y->nbytes &&
+             memcmp(x->data, y->data, x->nbytes) == 0);
+    EG_CHECK((uintptr_t)y->data % 64 == 0);
+  }
+}
+
+static bool same_param(const eg_qnn_param *x, const eg_qnn_param *y) {
+  if (strcmp(x->name, y->name) != 0 || x->kind != y->kind || x->dtype != y->dtype) return false;
+  if (x->kind == EG_QNN_PARAM_SCALAR) {
+    if (x->dtype == EG_QNN_DTYPE_BOOL_8) return x->scalar.b == y->scalar.b;
+    return x->scalar.u32 == y->scalar.u32;
+  }
+  return x->rank == y->rank && x->n_values == y->n_values &&
+         memcmp(x->dims, y->dims, sizeof(uint32_t) * (size_t)x->rank) == 0 &&
+         memcmp(x->values.u32, y->values.u32, sizeof(uint32_t) * (size_t)x->n_values) == 0;
+}
+
+static void check_same_qnn(const eg_qnn_graph *a, const eg_qnn_graph *b) {
+  EG_CHECK(strcmp(eg_qnn_graph_name(a), eg_qnn_graph_name(b)) == 0);
+  EG_CHECK(eg_qnn_graph_num_tensors(a) == eg_qnn_graph_num_tensors(b));
+  EG_CHECK(eg_qnn_graph_num_ops(a) == eg_qnn_graph_num_ops(b));
+  for (int32_t i = 0; i < eg_qnn_graph_num_tensors(a) && i < eg_qnn_graph_num_tensors(b); i++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(a, i), *y = eg_qnn_graph_tensor(b, i);
+    bool same = strcmp(x->name, y->name) == 0 && x->type == y->type && x->dtype == y->dtype &&
+                x->rank == y->rank && x->key == y->key && x->nbytes == y->nbytes &&
+                x->producer == y->producer && x->quant.encoding == y->quant.encoding &&
+                memcmp(x->dims, y->dims, sizeof(uint32_t) * (size_t)x->rank) == 0;
+    if (same && x->type == EG_QNN_TENSOR_STATIC)
+      same = memcmp(x->data, y->data, x->nbytes) == 0 && (uintptr_t)y->data % 64 == 0;
+    EG_CHECK_MSG(same, "tensor %s differs", x->name);
+  }
+  for (int32_t i = 0; i < eg_qnn_graph_num_ops(a) && i < eg_qnn_graph_num_ops(b); i++) {
+    const eg_qnn_op_node *x = eg_qnn_graph_op(a, i), *y = eg_qnn_graph_op(b, i);
+    bool same = strcmp(x->name, y->name) == 0 && x->type == y->type &&
+                x->n_inputs == y->n_inputs && x->n_outputs == y->n_outputs &&
+                x->n_params == y->n_params &&
+                memcmp(x->inputs, y->inputs, sizeof(int32_t) * (size_t)x->n_inputs) == 0 &&
+                memcmp(x->outputs, y->outputs, sizeof(int32_t) * (size_t)x->n_outputs) == 0 &&
+                memcmp(&x->attrs, &y->attrs, sizeof x->attrs) == 0;
+    for (int32_t k = 0; same && k < x->n_params; k++)
+      same = same_param(&x->params[k], &y->params[k]);
+    EG_CHECK_MSG(same, "op %s differs", x->name);
+  }
+}
+
+static void check_same_program(const eg_program *a, const eg_program *b) {
+  check_same_graph(a->graph, b->graph);
+  EG_CHECK(a->target == b->target);
+  EG_CHECK(a->parts.n_nodes == b->parts.n_nodes && a->parts.n_partitions == b->parts.n_partitions);
+  for (int32_t i = 0; i < a->parts.n_nodes && a->parts.n_nodes == b->parts.n_nodes; i++) {
+    const eg_node_placement *x = &a->parts.nodes[i], *y = &b->parts.nodes[i];
+    EG_CHECK(x->npu == y->npu && x->partition == y->partition &&
+             (x->reason ? y->reason && strcmp(x->reason, y->reason) == 0 : !y->reason));
+  }
+  for (int32_t k = 0; k < a->parts.n_partitions && a->parts.n_partitions == b->parts.n_partitions;
+       k++) {
+    const eg_partition *x = &a->parts.partitions[k], *y = &b->parts.partitions[k];
+    EG_CHECK(x->n_nodes == y->n_nodes &&
+             memcmp(x->nodes, y->nodes, sizeof(int32_t) * (size_t)x->n_nodes) == 0);
+    const eg_htp_partition *hx = &a->lowered[k], *hy = &b->lowered[k];
+    check_same_qnn(hx->graph, hy->graph);
+    EG_CHECK(hx->n_inputs == hy->n_inputs && hx->n_outputs == hy->n_outputs);
+    for (int32_t i = 0; i < hx->n_inputs && hx->n_inputs == hy->n_inputs; i++)
+      EG_CHECK(memcmp(&hx->inputs[i], &hy->inputs[i], sizeof hx->inputs[i]) == 0);
+    for (int32_t i = 0; i < hx->n_outputs && hx->n_outputs == hy->n_outputs; i++)
+      EG_CHECK(memcmp(&hx->outputs[i], &hy->outputs[i], sizeof hx->outputs[i]) == 0);
+  }
+  EG_CHECK(a->n_steps == b->n_steps);
+  for (int32_t k = 0; k < a->n_steps && a->n_steps == b->n_steps; k++)
+    EG_CHECK(a->steps[k].node == b->steps[k].node &&
+             a->steps[k].partition == b->steps[k].partition);
+  EG_CHECK(memcmp(a->order, b->order, sizeof(int32_t) * (size_t)a->graph->n_nodes) == 0);
+}
+
+/* ---- round trip ---- */
+
+static void round_trip(const char *soc, int min_partitions) {
+  eg_graph *g;
+  eg_program p;
+  if (!build(TINY, soc, &g, &p)) {
+    EG_CHECK(0);
+    return;
+  }
+  EG_CHECK_MSG(p.parts.n_partitions >= min_partitions, "%s: %d partitions", soc,
+               p.parts.n_partitions);
+  void *bytes = NULL, *again = NULL, *from_file = NULL;
+  size_t size = 0, size2 = 0, size3 = 0;
+  EG_CHECK(eg_egp_write_memory(&p, &bytes, &size) == EG_OK);
+  eg_egp *e = NULL;
+  EG_CHECK_MSG(eg_egp_read_memory("mem.egp", bytes, size, &e) == EG_OK, "%s", eg_last_error());
+  if (e) {
+    check_same_program(&p, &e->program);
+    EG_CHECK(e->file_bytes == size);
+    /* the loaded program writes back to the same bytes */
+    EG_CHECK(eg_egp_write_memory(&e->program, &again, &size2) == EG_OK);
+    EG_CHECK(size2 == size && memcmp(again, bytes, size) == 0);
+  }
+  /* the file API writes the same bytes, atomically, and reads them back */
+  const char *path = "test_egp_round_trip.egp";
+  EG_CHECK(eg_egp_write(&p, path) == EG_OK);
+  EG_CHECK(eg_file_read(path, (size_t)1 << 30, &from_file, &size3) == EG_OK);
+  EG_CHECK(size3 == size && from_file && memcmp(from_file, bytes, size) == 0);
+  eg_egp *f = NULL;
+  EG_CHECK_MSG(eg_egp_read(path, &f) == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_egp_file_has_magic(path) && !eg_egp_file_has_magic(TINY));
+  eg_egp_free(f);
+  remove(path);
+  free(from_file);
+  free(again);
+  free(bytes);
+  eg_egp_free(e);
+  eg_program_free(&p);
+  eg_graph_destroy(g);
+}
+
+static void test_round_trip_sm8650(void) { round_trip("SM8650", 1); }
+static void test_round_trip_sm8350(void) { round_trip("SM8350", 0); }
+
+/* ---- running: the loaded program gives the in-memory program's outputs, bit for bit ---- */
+
+static eg_status set_fixture_inputs(const eg_model *m, eg_runtime *rt) {
+  for (int i = 0; i < eg_model_num_inputs(m); i++) {
+    eg_tensor_desc d;
+    EG_TRY(eg_model_input(m, i, &d));
+    char path[512];
+    snprintf(path, sizeof path, EG_TEST_DATA "/tiny_step_inputs/%s.npy", d.name);
+    eg_tensor t;
+    EG_TRY(eg_npy_load(path, &t));
+    eg_status s = eg_runtime_set_input(rt, d.name, &t);
+    eg_tensor_free(&t);
+    EG_TRY(s);
+  }
+  return EG_OK;
+}
+
+static void test_run_matches_in_memory(void) {
+  const char *path = "test_egp_run.egp";
+  eg_model *src = NULL, *prog = NULL;
+  eg_runtime *a = NULL, *b = NULL;
+  eg_compile_options opt = {.soc = "SM8650"};
+  EG_CHECK(eg_model_load(TINY, &src) == EG_OK);
+  EG_CHECK(src && !eg_model_is_compiled(src));
+  EG_CHECK_MSG(src && eg_model_save_compiled(src, &opt, path) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_model_load(path, &prog) == EG_OK, "%s", eg_last_error());
+  if (!src || !prog) goto out;
+  EG_CHECK(eg_model_is_compiled(prog));
+  eg_program_info pi;
+  EG_CHECK(eg_model_program_info(prog, &pi) == EG_OK && strcmp(pi.soc, "SM8650") == 0);
+  eg_model_stats st;
+  eg_model_get_stats(src, &st);
+  EG_CHECK(pi.num_npu_nodes + pi.num_cpu_nodes == st.num_nodes && pi.num_npu_nodes > 0);
+  EG_CHECK(eg_model_program_info(src, &pi) == EG_ERR_ARGUMENT);
+  EG_CHECK(eg_runtime_create_compiled(src, &opt, &a) == EG_OK);
+  EG_CHECK_MSG(eg_runtime_create(prog, &b) == EG_OK, "%s", eg_last_error());
+  if (!a || !b) goto out;
+  EG_CHECK(set_fixture_inputs(src, a) == EG_OK && set_fixture_inputs(prog, b) == EG_OK);
+  EG_CHECK(eg_runtime_run(a) == EG_OK);
+  EG_CHECK_MSG(eg_runtime_run(b) == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_model_num_outputs(src) == eg_model_num_outputs(prog));
+  for (int o = 0; o < eg_model_num_outputs(src); o++) {
+    eg_tensor x, y;
+    EG_CHECK(eg_runtime_output(a, o, &x) == EG_OK && eg_runtime_output(b, o, &y) == EG_OK);
+    size_t n = (size_t)eg_tensor_numel(&x) * eg_dtype_size(x.dtype);
+    EG_CHECK_MSG(x.rank == y.rank && memcmp(x.data, y.data, n) == 0, "output %d differs", o);
+  }
+out:
+  eg_runtime_destroy(a);
+  eg_runtime_destroy(b);
+  eg_model_destroy(src);
+  eg_model_destroy(prog);
+  remove(path);
+}
+
+/* ---- STATIC bytes exactly once ---- */
+
+/* out = (x + a) * b + c with statics a == b (same bytes) and c different; all [2, 3]. */
+static const char *write_dedupe_fixture(void) {
+  static const char *json_path = "test_egp_dedupe.json";
+  static const char json[] =
+      "{\"format\": \"edgegrad.graph\", \"version\": 1,\n"
+      " \"weights\": \"test_egp_dedupe.safetensors\",\n"
+      " \"values\": [\n"
+      "  {\"id\": 0, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+      "  {\"id\": 1, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+      "  {\"id\": 2, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+      "  {\"id\": 3, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+      "  {\"id\": 4, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+      "  {\"id\": 5, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+      "  {\"id\": 6, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]}],\n"
+      " \"inputs\": [{\"name\": \"x\", \"value\": 0}],\n"
+      " \"statics\": [{\"name\": \"a\", \"value\": 1}, {\"name\": \"b\", \"value\": 2},\n"
+      "               {\"name\": \"c\", \"value\": 3}],\n"
+      " \"outputs\": [{\"name\": \"out\", \"value\": 6}],\n"
+      " \"nodes\": [\n"
+      "  {\"name\": \"add\", \"target\": \"aten.add.Tensor\",\n"
+      "   \"args\": [{\"value\": 0}, {\"value\": 1}], \"output\": 4},\n"
+      "  {\"name\": \"mul\", \"target\": \"aten.mul.Tensor\",\n"
+      "   \"args\": [{\"value\": 4}, {\"value\": 2}], \"output\": 5},\n"
+      "  {\"name\": \"add_1\", \"target\": \"aten.add.Tensor\",\n"
+      "   \"args\": [{\"value\": 5}, {\"value\": 3}], \"output\": 6}]}\n";
+  float a[6] = {1, 2, 3, 4, 5, 6}, c[6] = {-1, -2, -3, -4, -5, -6};
+  eg_tensor t[3] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = a},
+                    {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = a},
+                    {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = c}};
+  const char *names[3] = {"a", "b", "c"};
+  eg_file_part part = {json, sizeof json - 1};
+  if (eg_file_write_atomic(json_path, &part, 1) != EG_OK ||
+      eg_safetensors_save("test_egp_dedupe.safetensors", 3, names, t) != EG_OK)
+    return NULL;
+  return json_path;
+}
+
+static void test_static_bytes_once(void) {
+  const char *json = write_dedupe_fixture();
+  EG_CHECK(json != NULL);
+  if (!json) return;
+  static const char *const socs[] = {"SM8650", "SM8350"};
+  for (int s = 0; s < 2; s++) {
+    eg_graph *g;
+    eg_program p;
+    if (!build(json, socs[s], &g, &p)) {
+      EG_CHECK(0);
+      continue;
+    }
+    void *bytes = NULL;
+    size_t size = 0;
+    eg_egp *e = NULL;
+    EG_CHECK(eg_egp_write_memory(&p, &bytes, &size) == EG_OK);
+    EG_CHECK_MSG(eg_egp_read_memory("dedupe.egp", bytes, size, &e) == EG_OK, "%s", eg_last_error());
+    if (e) {
+      /* a == b: one 24-byte range at 0; c: one at 64 */
+      EG_CHECK_MSG(e->static_bytes == 64 + 24, "%s: %zu static bytes", socs[s], e->static_bytes);
+      const eg_graph *lg = e->graph;
+      EG_CHECK(lg->statics[0].data == lg->statics[1].data);
+      EG_CHECK(lg->statics[2].data != lg->statics[0].data);
+      int n_static = 0;
+      for (int32_t k = 0; k < e->program.parts.n_partitions; k++) {
+        const eg_qnn_graph *qg = e->program.lowered[k].graph;
+        for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
+          const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
+          if (t->type != EG_QNN_TENSOR_STATIC) continue;
+          n_static++;
+          EG_CHECK(t->data == lg->statics[0].data || t->data == lg->statics[2].data);
+        }
+      }
+      if (s == 0) EG_CHECK_MSG(n_static == 3, "SM8650: %d STATIC tensors", n_static);
+      else EG_CHECK(e->program.parts.n_partitions == 0);
+    }
+    eg_egp_free(e);
+    free(bytes);
+    eg_program_free(&p);
+    eg_graph_destroy(g);
+  }
+  remove("test_egp_dedupe.json");
+  remove("test_egp_dedupe.safetensors");
+}
+
+/* The fixture's frozen conv weight (rank 4) is stored in IR layout and, for the NPU, in HWIO. */
+static void test_relaid_weight_stored_beside_ir(void) {
+  eg_graph *g;
+  eg_program p;
+  if (!build(TINY, "SM8650", &g, &p)) {
+    EG_CHECK(0);
+    return;
+  }
+  void *bytes = NULL;
+  size_t size = 0;
+  eg_egp *e = NULL;
+  EG_CHECK(eg_egp_write_memory(&p, &bytes, &size) == EG_OK);
+  EG_CHECK(eg_egp_read_memory("tiny.egp", bytes, size, &e) == EG_OK);
+  if (e) {
+    const unsigned char *base = e->file + (e->file_bytes - e->static_bytes);
+    size_t total = 0, hwio = 0;
+    for (int32_t i = 0; i < e->graph->n_statics; i++) {
+      const unsigned char *d = e->graph->statics[i].data;
+      EG_CHECK(d >= base && (size_t)(d - base) % 64 == 0);
+      total += e->graph->statics[i].nbytes;
+    }
+    for (int32_t k = 0; k < e->program.parts.n_partitions; k++) {
+      const eg_qnn_graph *qg = e->program.lowered[k].graph;
+      for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
+        const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
+        if (t->type != EG_QNN_TENSOR_STATIC) continue;
+        const unsigned char *d = t->data;
+        EG_CHECK(d >= base && (size_t)(d - base) % 64 == 0 && (size_t)(d - base) < e->static_bytes);
+        if (strstr(t->name, "_hwio")) hwio++;
+        for (int32_t j = 0; j < e->graph->n_statics; j++)
+          if (strstr(t->name, "_hwio") && e->graph->statics[j].nbytes == t->nbytes)
+            EG_CHECK(e->graph->statics[j].data != t->data);
+      }
+    }
+    EG_CHECK(total > 0 && hwio >= 1);
+  }
+  eg_egp_free(e);
+  free(bytes);
+  eg_program_free(&p);
+  eg_graph_destroy(g);
+}
+
+/* ---- corruption ---- */
+
+typedef struct image {
+  unsigned char *bytes;
+  size_t size;
+} image;
+
+static bool tiny_image(const char *soc, image *im) {
+  eg_graph *g;
+  eg_program p;
+  im->bytes = NULL;
+  if (!build(TINY, soc, &g, &p)) return false;
+  void *b = NULL;
+  bool ok = eg_egp_write_memory(&p, &b, &im->size) == EG_OK;
+  im->bytes = b;
+  eg_program_free(&p);
+  eg_graph_destroy(g);
+  return ok;
+}
+
+/* Loads a corrupted image; it must fail with one line naming the file. Returns whether it
+ * was rejected. */
+static bool rejected(const unsigned char *bytes, size_t size) {
+  eg_egp *e = NULL;
+  eg_status s = eg_egp_read_memory("bad.egp", bytes, size, &e);
+  if (s == EG_OK) {
+    eg_egp_free(e);
+    return false;
+  }
+  const char *msg = eg_last_error();
+  if (getenv("EG_TEST_VERBOSE")) printf("  rejected: %s\n", msg);
+  EG_CHECK_MSG(strncmp(msg, "bad.egp: ", 9) == 0 && !strchr(msg, '\n'), "message '%s'", msg);
+  EG_CHECK(e == NULL);
+  return true;
+}
+
+static void test_every_truncation_rejected(void) {
+  image im;
+  EG_CHECK(tiny_image("SM8650", &im));
+  if (!im.bytes) return;
+  unsigned char *copy = malloc(im.size);
+  int not_rejected = 0;
+  for (size_t len = 0; len < im.size; len++) {
+    memcpy(copy, im.bytes, im.size);
+    if (!rejected(copy, len)) not_rejected++;
+    /* the same with file_size patched to the truncated length: the sections must catch it */
+    if (len >= EG_EGP_HEADER_SIZE) {
+      set64(copy + 8, len);
+      if (!rejected(copy, len)) not_rejected++;
+    }
+  }
+  EG_CHECK_MSG(not_rejected == 0, "%d truncations accepted", not_rejected);
+  /* and one byte too many */
+  unsigned char *longer = calloc(im.size + 1, 1);
+  memcpy(longer, im.bytes, im.size);
+  EG_CHECK(rejected(longer, im.size + 1));
+  free(longer);
+  free(copy);
+  free(im.bytes);
+}
+
+static void test_every_metadata_flip_is_safe(void) {
+  image im;
+  EG_CHECK(tiny_image("SM8650", &im));
+  if (!im.bytes) return;
+  uint64_t static_off, static_size;
+  find_section(im.bytes, EG_EGP_SECTION_STATIC, &static_off, &static_size);
+  const size_t table_end = EG_EGP_HEADER_SIZE + EG_EGP_N_SECTIONS * EG_EGP_SECTION_ENTRY_SIZE;
+  static const unsigned char masks[] = {0x01, 0x80, 0xFF};
+  unsigned char *copy = malloc(im.size);
+  int n = 0, n_rejected = 0, header_accepted = 0;
+  for (size_t at = 0; at < static_off; at++)
+    for (size_t m = 0; m < sizeof masks; m++) {
+      memcpy(copy, im.bytes, im.size);
+      copy[at] ^= masks[m];
+      if (getenv("EG_TEST_TRACE")) fprintf(stderr, "flip %zu ^ 0x%02x\n", at, masks[m]);
+      bool r = rejected(copy, im.size);
+      n++;
+      n_rejected += r;
+      if (!r && getenv("EG_TEST_VERBOSE")) {
+        uint32_t kind = 0;
+        for (uint32_t k = 1; k <= EG_EGP_N_SECTIONS; k++) {
+          uint64_t o, z;
+          find_section(im.bytes, k, &o, &z);
+          if (at >= o && at < o + z) kind = k;
+        }
+        printf("  accepted: byte %zu (section %u, +%zu) ^ 0x%02x\n", at, kind, at, masks[m]);
+      }
+      if (at < table_end && !r) {
+        header_accepted++;
+        fprintf(stderr, "header/table byte %zu ^ 0x%02x accepted\n", at, masks[m]);
+      }
+    }
+  EG_CHECK(header_accepted == 0);
+  /* names and float values can change and stay valid; ids, counts and codes cannot */
+  EG_CHECK_MSG(n_rejected > n / 2, "%d of %d flips rejected", n_rejected, n);
+  printf("metadata flips: %d of %d rejected\n", n_rejected, n);
+  free(copy);
+  free(im.bytes);
+}
+
+/* The first count of every section, and the STATIC reference of the first static, corrupted. */
+static void test_counts_rejected(void) {
+  image im;
+  EG_CHECK(tiny_image("SM8650", &im));
+  if (!im.bytes) return;
+  static const uint32_t kinds[] = {EG_EGP_SECTION_STRINGS, EG_EGP_SECTION_GRAPH,
+                                   EG_EGP_SECTION_PLACEMENT, EG_EGP_SECTION_NPU};
+  static const char *const names[] = {"STRINGS", "GRAPH", "PLACEMENT", "NPU"};
+  unsigned char *copy = malloc(im.size);
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    uint64_t off, size;
+    find_section(im.bytes, kinds[k], &off, &size);
+    uint32_t count = get32(im.bytes + off);
+    const uint32_t bad[] = {count + 1, count - 1, 0xFFFFFFFFu, 0x7FFFFFFFu, count * 2 + 1};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+      if (bad[b] == count) continue;
+      memcpy(copy, im.bytes, im.size);
+      set32(copy + off, bad[b]);
+      EG_CHECK_MSG(rejected(copy, im.size), "%s count %u -> %u accepted", names[k], count, bad[b]);
+      char want[32];
+      snprintf(want, sizeof want, "bad.egp: %s", names[k]);
+      if (k < 2) /* a count change shows in its own section (later ones may show elsewhere) */
+        EG_CHECK_MSG(strstr(eg_last_error(), want) != NULL, "'%s' lacks '%s'", eg_last_error(),
+                     want);
+    }
+  }
+  /* section table: each entry's offset and size moved by 8 and by 64 */
+  for (unsigned i = 0; i < EG_EGP_N_SECTIONS; i++)
+    for (int field = 8; field <= 16; field += 8)
+      for (int delta = -64; delta <= 64; delta += 8) {
+        unsigned char *e = copy + EG_EGP_HEADER_SIZE + i * EG_EGP_SECTION_ENTRY_SIZE + field;
+        if (delta == 0) continue;
+        memcpy(copy, im.bytes, im.size);
+        set64(e, get64(e) + (uint64_t)(int64_t)delta);
+        EG_CHECK_MSG(rejected(copy, im.size), "entry %u field %d delta %d accepted", i, field,
+                     delta);
+      }
+  free(copy);
+  free(im.bytes);
+}
+
+/* Corruptions made in the program before writing: each must be rejected on reading, with the
+ * message naming the section at fault. */
+typedef void (*corrupt_fn)(eg_graph *g, eg_program *p);
+
+static int32_t first_npu_node(const eg_program *p) {
+  for (int32_t i = 0; i < p->parts.n_nodes; i++)
+    if (p->parts.nodes[i].npu) return i;
+  return 0;
+}
+static int32_t first_cpu_node(const eg_program *p) {
+  for (int32_t i = 0; i < p->parts.n_nodes; i++)
+    if (!p->parts.nodes[i].npu) return i;
+  return 0;
+}
+static void c_order_swap(eg_graph *g, eg_program *p) {
+  (void)g;
+  int32_t t = p->order[0];
+  p->order[0] = p->order[1];
+  p->order[1] = t;
+}
+static void c_steps_reversed(eg_graph *g, eg_program *p) {
+  (void)g;
+  for (int32_t a = 0, b = p->n_steps - 1; a < b; a++, b--) {
+    eg_program_step t = p->steps[a];
+    p->steps[a] = p->steps[b];
+    p->steps[b] = t;
+  }
+  /* the order follows the steps, so only the dependency check can catch it */
+  int32_t at = 0;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    const eg_program_step *st = &p->steps[k];
+    if (st->partition < 0) p->order[at++] = st->node;
+    else
+      for (int32_t j = 0; j < p->parts.partitions[st->partition].n_nodes; j++)
+        p->order[at++] = p->parts.partitions[st->partition].nodes[j];
+  }
+}
+static void c_step_npu_node(eg_graph *g, eg_program *p) {
+  (void)g;
+  for (int32_t k = 0; k < p->n_steps; k++)
+    if (p->steps[k].node >= 0) {
+      p->steps[k].node = first_npu_node(p);
+      return;
+    }
+}
+static void c_partition_id(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->parts.nodes[first_npu_node(p)].partition = p->parts.n_partitions;
+}
+static void c_cpu_reason(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->parts.nodes[first_cpu_node(p)].reason = NULL;
+}
+static void c_partition_list(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->parts.partitions[0].nodes[0] = first_cpu_node(p);
+}
+static void c_boundary_tensor(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->lowered[0].inputs[0].tensor = p->lowered[0].outputs[0].tensor;
+}
+static void c_boundary_tensor_range(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->lowered[0].outputs[0].tensor = eg_qnn_graph_num_tensors(p->lowered[0].graph);
+}
+static void c_boundary_value(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->lowered[0].outputs[0].value = p->lowered[0].inputs[0].value;
+}
+static void c_boundary_nhwc(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->lowered[0].inputs[0].nhwc = !p->lowered[0].inputs[0].nhwc;
+}
+static void c_boundary_dropped(eg_graph *g, eg_program *p) {
+  (void)g;
+  p->lowered[0].n_outputs--;
+}
+static void c_node_output(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->nodes[0].output = g->n_values;
+}
+static void c_arg_value(eg_graph *g, eg_program *p) {
+  (void)p;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].n_args > 0 && g->nodes[i].args[0].kind == EG_ARG_VALUE) {
+      g->nodes[i].args[0].value = g->n_values + 5;
+      return;
+    }
+}
+static void c_arg_later(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->nodes[0].args[0].value = g->nodes[g->n_nodes - 1].output; /* a use before its definition */
+}
+static void c_input_value(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->inputs[0].value = -1;
+}
+static void c_static_size(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->statics[0].nbytes -= 4;
+}
+static void c_value_dtype(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->values[0].dtype = EG_DTYPE_COUNT;
+}
+static void c_tuple_elem(eg_graph *g, eg_program *p) {
+  (void)p;
+  for (int32_t i = 0; i < g->n_values; i++)
+    if (g->values[i].kind == EG_VALUE_TUPLE) {
+      g->values[i].elems[0] = g->n_values;
+      return;
+    }
+}
+static void c_dup_node_name(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->nodes[1].name = g->nodes[0].name;
+}
+
+static void test_corrupted_programs_rejected(void) {
+  static const struct {
+    const char *what, *section;
+    corrupt_fn fn;
+  } cases[] = {
+      {"order swapped", "PROGRAM", c_order_swap},
+      {"steps reversed (order too)", "PROGRAM", c_steps_reversed},
+      {"CPU step names an NPU node", "PROGRAM", c_step_npu_node},
+      {"partition id out of range", "PLACEMENT", c_partition_id},
+      {"CPU node without reason", "PLACEMENT", c_cpu_reason},
+      {"partition lists a CPU node", "PLACEMENT", c_partition_list},
+      {"input bound to an APP_READ tensor", "NPU", c_boundary_tensor},
+      {"boundary tensor id out of range", "NPU", c_boundary_tensor_range},
+      {"output value from outside", "NPU", c_boundary_value},
+      {"nhwc flag flipped", "NPU", c_boundary_nhwc},
+      {"an output dropped", "NPU", c_boundary_dropped},
+      {"node output id out of range", "GRAPH", c_node_output},
+      {"argument value id out of range", "GRAPH", c_arg_value},
+      {"argument used before its definition", "GRAPH", c_arg_later},
+      {"input value id -1", "GRAPH", c_input_value},
+      {"static size", "GRAPH", c_static_size},
+      {"dtype code 8", "GRAPH", c_value_dtype},
+      {"tuple element out of range", "GRAPH", c_tuple_elem},
+      {"duplicate node name", "GRAPH", c_dup_node_name},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    eg_graph *g;
+    eg_program p;
+    if (!build(TINY, "SM8650", &g, &p)) {
+      EG_CHECK(0);
+      return;
+    }
+    cases[c].fn(g, &p);
+    void *bytes = NULL;
+    size_t size = 0;
+    EG_CHECK(eg_egp_write_memory(&p, &bytes, &size) == EG_OK);
+    char want[64];
+    snprintf(want, sizeof want, "bad.egp: %s", cases[c].section);
+    EG_CHECK_MSG(bytes && rejected(bytes, size), "%s: accepted", cases[c].what);
+    EG_CHECK_MSG(strncmp(eg_last_error(), want, strlen(want)) == 0, "%s: '%s' does not start with "
+                 "'%s'", cases[c].what, eg_last_error(), want);
+    free(bytes);
+    /* undo what the program frees itself: the dropped output is still allocated */
+    eg_program_free(&p);
+    eg_graph_destroy(g);
+  }
+}
+
+/* Header fields and unknown codes. */
+static void test_header_rejected(void) {
+  image im;
+  EG_CHECK(tiny_image("SM8650", &im));
+  if (!im.bytes) return;
+  unsigned char *copy = malloc(im.size);
+  struct {
+    size_t at;
+    uint32_t value;
+    const char *needle;
+  } cases[] = {{0, 0x31504745u ^ 1, "not an edgegrad compiled program"},
+               {4, 2, "version (2)"},
+               {16, 5, "n_sections 5"},
+               {20, 1, "flags 1"},
+               {24, 7, "reserved 7"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    memcpy(copy, im.bytes, im.size);
+    set32(copy + cases[c].at, cases[c].value);
+    EG_CHECK(rejected(copy, im.size));
+    EG_CHECK_MSG(strstr(eg_last_error(), cases[c].needle), "'%s' lacks '%s'", eg_last_error(),
+                 cases[c].needle);
+  }
+  /* an unknown SoC name in PROGRAM (its string replaced in place, same length) */
+  memcpy(copy, im.bytes, im.size);
+  unsigned char *soc = find_bytes(copy, im.size, "SM8650");
+  EG_CHECK(soc != NULL);
+  if (soc) {
+    memcpy(soc, "XX9999", 6);
+    EG_CHECK(rejected(copy, im.size));
+    EG_CHECK_MSG(strstr(eg_last_error(), "PROGRAM: soc (XX9999)"), "%s", eg_last_error());
+  }
+  /* an unknown QNN op type ("Relu" is not in the fixture's graph; "Conv2d" is) */
+  memcpy(copy, im.bytes, im.size);
+  unsigned char *op = find_bytes(copy, im.size, "Conv2d");
+  EG_CHECK(op != NULL);
+  if (op) {
+    memcpy(op, "Conv9d", 6);
+    EG_CHECK(rejected(copy, im.size));
+    EG_CHECK_MSG(strstr(eg_last_error(), "QNN op type Conv9d unknown"), "%s", eg_last_error());
+  }
+  free(copy);
+  free(im.bytes);
+}
+
+static void test_not_a_file(void) {
+  eg_egp *e = NULL;
+  EG_CHECK(eg_egp_read("no_such_file.egp", &e) == EG_ERR_IO && e == NULL);
+  eg_model *m = NULL;
+  EG_CHECK(eg_model_load("no_such_file.egp", &m) != EG_OK && m == NULL);
+  EG_CHECK(rejected((const unsigned char *)"", 0));
+  EG_CHECK(rejected((const unsigned char *)"EGP1", 4));
+}
+
+int main(void) {
+  EG_RUN(test_round_trip_sm8650);
+  EG_RUN(test_round_trip_sm8350);
+  EG_RUN(test_run_matches_in_memory);
+  EG_RUN(test_static_bytes_once);
+  EG_RUN(test_relaid_weight_stored_beside_ir);
+  EG_RUN(test_every_truncation_rejected);
+  EG_RUN(test_every_metadata_flip_is_safe);
+  EG_RUN(test_counts_rejected);
+  EG_RUN(test_corrupted_programs_rejected);
+  EG_RUN(test_header_rejected);
+  EG_RUN(test_not_a_file);
+  return eg_test_summary();
+}

@@ -1,0 +1,526 @@
+/* test_htp_conv.c — structure of the convolution builders' NPU graphs (builders/conv.c).
+ *
+ * Fixtures (tests/data/make_npu_fixtures.py): npu_conv_fwd (a conv), npu_conv_pair (the conv
+ * and a convolution_backward [T,F,T] of the same weight reading its output: one partition),
+ * npu_conv_bwd (a convolution_backward [T,F,F] alone), npu_conv_step (a frozen-backbone
+ * training step; its [*,F,T] backwards carry the grad_weight element PyTorch 1.13 traces) and
+ * npu_conv_step_nogw (the same step without those elements). Each is compiled with
+ * eg_program_build (partition + lower) and its QNN graphs are inspected: op types and params,
+ * the one STATIC filter shared by Conv2d and the backward's Transpose, the unused forward
+ * input never becoming a partition input, the tuple elements' tensors, and the decline
+ * reasons. Numerics are tests/ops/test_npu_conv.py's. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backends/htp/lower.h"
+#include "eg_test.h"
+#include "frontend/frontend.h"
+#include "partition/npu_ops.h"
+#include "program/program.h"
+#include "util/error.h"
+
+/* ---- helpers ---- */
+
+static eg_graph *load(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.json", EG_TEST_DATA, name);
+  eg_graph *g = NULL;
+  EG_CHECK_MSG(eg_graph_load_json(path, &g) == EG_OK, "%s", eg_last_error());
+  return g;
+}
+
+static bool build(const eg_graph *g, const char *soc, eg_program *p) {
+  eg_partition_options opt = {.target = eg_target_find(soc)};
+  eg_status s = eg_program_build(g, &opt, p);
+  EG_CHECK_MSG(s == EG_OK, "%s: %s", soc, eg_last_error());
+  return s == EG_OK;
+}
+
+static int32_t node_named(const eg_graph *g, const char *name) {
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (strcmp(g->nodes[i].name, name) == 0) return i;
+  EG_CHECK_MSG(false, "no node %s", name);
+  return -1;
+}
+
+static int count_ops(const eg_qnn_graph *qg, eg_qnn_op type) {
+  int k = 0;
+  for (int32_t i = 0; i < eg_qnn_graph_num_ops(qg); i++) k += eg_qnn_graph_op(qg, i)->type == type;
+  return k;
+}
+
+/* The first op of this type, or NULL. */
+static const eg_qnn_op_node *find_op(const eg_qnn_graph *qg, eg_qnn_op type) {
+  for (int32_t i = 0; i < eg_qnn_graph_num_ops(qg); i++)
+    if (eg_qnn_graph_op(qg, i)->type == type) return eg_qnn_graph_op(qg, i);
+  return NULL;
+}
+
+/* The op writing tensor `t`, or NULL. */
+static const eg_qnn_op_node *producer(const eg_qnn_graph *qg, int32_t t) {
+  const eg_qnn_tensor *x = eg_qnn_graph_tensor(qg, t);
+  return x && x->producer >= 0 ? eg_qnn_graph_op(qg, x->producer) : NULL;
+}
+
+static bool dims_are(const eg_qnn_tensor *t, int rank, const uint32_t *dims) {
+  if (!t || t->rank != rank) return false;
+  for (int i = 0; i < rank; i++)
+    if (t->dims[i] != dims[i]) return false;
+  return true;
+}
+
+static bool param_is(const eg_qnn_op_node *op, const char *name, int n, const uint32_t *vals) {
+  const eg_qnn_param *p = eg_qnn_op_param(op, name);
+  if (!p || p->n_values != n) return false;
+  for (int i = 0; i < n; i++)
+    if (p->values.u32[i] != vals[i]) return false;
+  return true;
+}
+
+static int count_static(const eg_qnn_graph *qg, size_t *bytes) {
+  int k = 0;
+  for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
+    const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
+    if (t->type != EG_QNN_TENSOR_STATIC) continue;
+    k++;
+    if (bytes) *bytes += t->nbytes;
+  }
+  return k;
+}
+
+/* STATIC bytes of every lowered partition of the program. */
+static size_t program_static_bytes(const eg_program *p) {
+  size_t bytes = 0;
+  for (int32_t k = 0; k < p->parts.n_partitions; k++) count_static(p->lowered[k].graph, &bytes);
+  return bytes;
+}
+
+static bool is_boundary_input(const eg_htp_partition *hp, int32_t value) {
+  for (int32_t k = 0; k < hp->n_inputs; k++)
+    if (hp->inputs[k].value == value) return true;
+  return false;
+}
+
+/* The boundary output of IR value `value`, or NULL. */
+static const eg_htp_boundary *boundary_output(const eg_htp_partition *hp, int32_t value) {
+  for (int32_t k = 0; k < hp->n_outputs; k++)
+    if (hp->outputs[k].value == value) return &hp->outputs[k];
+  return NULL;
+}
+
+/* Does any node of partition p other than `skip` take `value` as an argument? */
+static bool read_by_other(const eg_graph *g, const eg_partitioning *parts, int32_t p,
+                          int32_t skip, int32_t value) {
+  for (int32_t k = 0; k < parts->partitions[p].n_nodes; k++) {
+    const int32_t i = parts->partitions[p].nodes[k];
+    if (i == skip) continue;
+    for (int32_t a = 0; a < g->nodes[i].n_args; a++) {
+      const eg_arg *arg = &g->nodes[i].args[a];
+      if (arg->kind == EG_ARG_VALUE && arg->value == value) return true;
+      for (int32_t e = 0; arg->kind == EG_ARG_LIST && e < arg->list.n; e++)
+        if (arg->list.items[e].kind == EG_ARG_VALUE && arg->list.items[e].value == value)
+          return true;
+    }
+  }
+  return false;
+}
+
+/* The value a getitem of node `name`'s element `index` defines (-1 if none). */
+static int32_t getitem_value(const eg_graph *g, const char *name, int64_t index) {
+  const int32_t tuple = g->nodes[node_named(g, name)].output;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op == EG_OP_getitem && eg_node_arg(n, 0, NULL)->value == tuple &&
+        eg_node_arg(n, 1, NULL)->i == index)
+      return n->output;
+  }
+  return -1;
+}
+
+/* Checks the composite's Transpose -> TransposeConv2d chain writing grad_input tensor `gx`:
+ * Transpose(perm [0,1,3,2]) of a STATIC HWIO filter into a NATIVE HWOI tensor, read by the
+ * TransposeConv2d. Returns the STATIC filter's id (-1 on failure). */
+static int32_t check_composite(const eg_qnn_graph *qg, int32_t gx, const uint32_t out_pad[2]) {
+  const eg_qnn_op_node *tc = producer(qg, gx);
+  EG_CHECK(tc && tc->type == EG_QNN_OP_TRANSPOSE_CONV_2D);
+  if (!tc || tc->type != EG_QNN_OP_TRANSPOSE_CONV_2D) return -1;
+  EG_CHECK(tc->n_inputs == 2); /* no bias */
+  const eg_qnn_op_node *tr = producer(qg, tc->inputs[1]);
+  EG_CHECK(tr && tr->type == EG_QNN_OP_TRANSPOSE);
+  if (!tr || tr->type != EG_QNN_OP_TRANSPOSE) return -1;
+  static const uint32_t perm[4] = {0, 1, 3, 2};
+  EG_CHECK(param_is(tr, "perm", 4, perm));
+  const eg_qnn_tensor *hwio = eg_qnn_graph_tensor(qg, tr->inputs[0]);
+  const eg_qnn_tensor *hwoi = eg_qnn_graph_tensor(qg, tc->inputs[1]);
+  EG_CHECK(hwio->type == EG_QNN_TENSOR_STATIC && hwoi->type == EG_QNN_TENSOR_NATIVE);
+  const uint32_t want[4] = {hwio->dims[0], hwio->dims[1], hwio->dims[3], hwio->dims[2]};
+  EG_CHECK(dims_are(hwoi, 4, want));
+  EG_CHECK(strstr(hwio->name, "_hwio") != NULL);
+  EG_CHECK(tc->attrs.conv.group == 1);
+  EG_CHECK(param_is(tc, "output_padding", 2, out_pad));
+  EG_CHECK(tc->attrs.conv.output_padding[0] == out_pad[0] &&
+           tc->attrs.conv.output_padding[1] == out_pad[1]);
+  return tr->inputs[0];
+}
+
+/* ---- one partition: forward Conv2d + backward composite share the filter ---- */
+
+static void test_pair_shares_the_filter(void) {
+  eg_graph *g = load("npu_conv_pair");
+  eg_program p;
+  if (!g || !build(g, "SM8650", &p)) goto done;
+  EG_CHECK(p.parts.n_partitions == 1);
+  for (int32_t i = 0; i < g->n_nodes; i++) EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s",
+                                                        g->nodes[i].name, p.parts.nodes[i].reason);
+  const eg_htp_partition *hp = &p.lowered[0];
+  const eg_qnn_graph *qg = hp->graph;
+  EG_CHECK(eg_qnn_graph_num_ops(qg) == 4);
+  EG_CHECK(count_ops(qg, EG_QNN_OP_CONV_2D) == 1 && count_ops(qg, EG_QNN_OP_TRANSPOSE) == 1 &&
+           count_ops(qg, EG_QNN_OP_TRANSPOSE_CONV_2D) == 1 &&
+           count_ops(qg, EG_QNN_OP_REDUCE_SUM) == 1);
+  const eg_qnn_op_node *conv = find_op(qg, EG_QNN_OP_CONV_2D);
+  const eg_qnn_op_node *tr = find_op(qg, EG_QNN_OP_TRANSPOSE);
+  const eg_qnn_op_node *tc = find_op(qg, EG_QNN_OP_TRANSPOSE_CONV_2D);
+  const eg_qnn_op_node *rs = find_op(qg, EG_QNN_OP_REDUCE_SUM);
+  if (!conv || !tr || !tc || !rs) goto free_prog;
+
+  /* forward: Conv2d(x, W_hwio [3,3,3,5], b) stride 2, pad [[1,1],[1,1]], group 1 */
+  static const uint32_t hwio[4] = {3, 3, 3, 5}, s2[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
+  const eg_qnn_tensor *f = eg_qnn_graph_tensor(qg, conv->inputs[1]);
+  EG_CHECK(f->type == EG_QNN_TENSOR_STATIC && dims_are(f, 4, hwio));
+  EG_CHECK(conv->n_inputs == 3 && param_is(conv, "stride", 2, s2) &&
+           param_is(conv, "pad_amount", 4, pads) && conv->attrs.conv.group == 1);
+
+  /* backward: the very same STATIC tensor feeds the Transpose; one STATIC per weight */
+  EG_CHECK(tr->inputs[0] == conv->inputs[1]);
+  static const uint32_t op01[2] = {0, 1}; /* H: 9-((5-1)*2-2+3) = 0; W: 8-((4-1)*2-2+3) = 1 */
+  EG_CHECK(check_composite(qg, tc->outputs[0], op01) == conv->inputs[1]);
+  EG_CHECK(count_static(qg, NULL) == 2); /* W_hwio and b: no second copy of W */
+  EG_CHECK(tc->inputs[0] == conv->outputs[0]); /* grad_output is the forward's y */
+  EG_CHECK(param_is(tc, "stride", 2, s2) && param_is(tc, "pad_amount", 4, pads));
+  static const uint32_t x_nhwc[4] = {2, 9, 8, 3}, cout[1] = {5}, axes[3] = {0, 1, 2};
+  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, tc->outputs[0]), 4, x_nhwc));
+
+  /* grad_bias: ReduceSum(grad_output NHWC, axes N,H,W) -> [Cout] */
+  EG_CHECK(rs->inputs[0] == conv->outputs[0]);
+  EG_CHECK(param_is(rs, "axes", 3, axes));
+  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, rs->outputs[0]), 1, cout));
+
+  /* the tuple's getitems resolve to the right tensors: grad_input NHWC, grad_bias rank 1 */
+  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(g, "convolution_backward", 0));
+  const eg_htp_boundary *gb = boundary_output(hp, getitem_value(g, "convolution_backward", 2));
+  EG_CHECK(gx && gx->tensor == tc->outputs[0] && gx->nhwc);
+  EG_CHECK(gb && gb->tensor == rs->outputs[0] && !gb->nhwc);
+  EG_CHECK(eg_qnn_graph_tensor(qg, tc->outputs[0])->type == EG_QNN_TENSOR_APP_READ);
+  EG_CHECK(hp->n_inputs == 1); /* x, once: read by Conv2d, not by the backward */
+free_prog:
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
+/* "One weight, one copy": the backward adds no STATIC byte to the forward's. */
+static void test_backward_adds_no_static_bytes(void) {
+  eg_graph *fwd = load("npu_conv_fwd"), *pair = load("npu_conv_pair");
+  eg_program pf, pp;
+  if (fwd && pair && build(fwd, "SM8650", &pf)) {
+    if (build(pair, "SM8650", &pp)) {
+      const size_t a = program_static_bytes(&pf), b = program_static_bytes(&pp);
+      EG_CHECK_MSG(a == b, "forward only %zu STATIC bytes, with the backward %zu", a, b);
+      EG_CHECK(a == (5 * 3 * 3 * 3 + 5) * sizeof(float));
+      eg_program_free(&pp);
+    }
+    eg_program_free(&pf);
+  }
+  eg_graph_destroy(fwd);
+  eg_graph_destroy(pair);
+}
+
+/* The forward input (argument 1) is not read: no tensor, not a boundary input. */
+static void test_backward_does_not_read_input(void) {
+  eg_graph *g = load("npu_conv_bwd");
+  eg_program p;
+  if (!g || !build(g, "SM8650", &p)) goto done;
+  EG_CHECK(p.parts.n_partitions == 1);
+  const eg_htp_partition *hp = &p.lowered[0];
+  const eg_node *n = &g->nodes[node_named(g, "convolution_backward")];
+  const int32_t gy = eg_node_arg(n, 0, NULL)->value, x = eg_node_arg(n, 1, NULL)->value;
+  EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].value == gy && hp->inputs[0].nhwc);
+  EG_CHECK(!is_boundary_input(hp, x));
+  EG_CHECK(eg_qnn_graph_find_tensor(hp->graph, "x") < 0);
+  EG_CHECK(eg_qnn_graph_num_ops(hp->graph) == 2 && count_static(hp->graph, NULL) == 1);
+  static const uint32_t op[2] = {0, 1};
+  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(g, "convolution_backward", 0));
+  EG_CHECK(gx && gx->nhwc);
+  if (gx) {
+    const int32_t w = check_composite(hp->graph, gx->tensor, op);
+    EG_CHECK(w >= 0 && w == eg_qnn_graph_find_key(hp->graph, eg_qnn_key(
+                               eg_node_arg(n, 2, NULL)->value, 1 + EG_HTP_FILTER_HWIO)));
+  }
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
+/* ---- a frozen-backbone training step ---- */
+
+/* Per conv backward of the step: the composite is where placement says, its filter is the
+ * weight's one STATIC tensor of that partition (the forward Conv2d's when they share it), and
+ * its forward input is a boundary input only if another node of the partition reads it. */
+static void check_step_backward(const eg_graph *g, const eg_program *p, const char *name) {
+  const int32_t i = node_named(g, name);
+  const eg_node *n = &g->nodes[i];
+  const int32_t part = p->parts.nodes[i].partition;
+  const eg_htp_partition *hp = &p->lowered[part];
+  const int32_t x = eg_node_arg(n, 1, NULL)->value, w = eg_node_arg(n, 2, NULL)->value;
+  const int32_t *el = g->values[n->output].elems;
+  EG_CHECK_MSG(!is_boundary_input(hp, x) || read_by_other(g, &p->parts, part, i, x),
+               "%s: its forward input is a partition input because of it", name);
+  const int32_t filter = eg_qnn_graph_find_key(hp->graph, eg_qnn_key(w, 1 + EG_HTP_FILTER_HWIO));
+  const eg_qnn_graph *qg = hp->graph;
+  if (el[0] >= 0) {
+    /* eg_htp_define names an element's tensor "<node>_out<value id>" */
+    char gx_name[160];
+    snprintf(gx_name, sizeof gx_name, "%s_out%d", name, (int)el[0]);
+    const int32_t gx = eg_qnn_graph_find_tensor(qg, gx_name);
+    const eg_qnn_op_node *tc = gx >= 0 ? producer(qg, gx) : NULL;
+    EG_CHECK_MSG(tc && tc->type == EG_QNN_OP_TRANSPOSE_CONV_2D, "%s: no TransposeConv2d", name);
+    if (tc && tc->type == EG_QNN_OP_TRANSPOSE_CONV_2D) {
+      const uint32_t *op = tc->attrs.conv.output_padding;
+      const uint32_t want[2] = {op[0], op[1]};
+      EG_CHECK(check_composite(qg, gx, want) == filter && filter >= 0);
+    }
+  }
+  /* a forward Conv2d of this weight in the same graph reads the very same tensor */
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(qg); k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, k);
+    if (op->type == EG_QNN_OP_CONV_2D &&
+        (eg_qnn_graph_tensor(qg, op->inputs[1])->key >> 16) == w)
+      EG_CHECK(op->inputs[1] == filter);
+  }
+  /* one STATIC tensor per (weight, layout) key in each graph: no two with the weight's bytes */
+  int with_w = 0;
+  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(qg); t++) {
+    const eg_qnn_tensor *tt = eg_qnn_graph_tensor(qg, t);
+    with_w += tt->type == EG_QNN_TENSOR_STATIC && tt->key >= 0 && (tt->key >> 16) == w;
+  }
+  EG_CHECK(with_w <= 1);
+}
+
+static void test_training_step(void) {
+  eg_graph *g = load("npu_conv_step");
+  if (!g) return;
+  const char *npu_socs[] = {"SM8450", "SM8650", "SM8850"};
+  for (int s = 0; s < 3; s++) {
+    eg_program p;
+    if (!build(g, npu_socs[s], &p)) continue;
+    const char *fwd[] = {"convolution", "convolution_1", "convolution_2"};
+    for (int k = 0; k < 3; k++)
+      EG_CHECK_MSG(p.parts.nodes[node_named(g, fwd[k])].npu, "%s %s: %s", npu_socs[s], fwd[k],
+                   p.parts.nodes[node_named(g, fwd[k])].reason);
+    /* [T,F,F] lowers; the traced [T,F,T] / [F,F,T] carry a grad_weight element nothing reads
+     * (the weights are frozen), which the NPU lowering skips: they lower too */
+    const eg_node_placement *b0 = &p.parts.nodes[node_named(g, "convolution_backward")];
+    const eg_node_placement *b1 = &p.parts.nodes[node_named(g, "convolution_backward_1")];
+    const eg_node_placement *b2 = &p.parts.nodes[node_named(g, "convolution_backward_2")];
+    EG_CHECK(b1->npu);
+    EG_CHECK_MSG(b0->npu, "convolution_backward: %s", b0->reason);
+    EG_CHECK_MSG(b2->npu, "convolution_backward_2: %s", b2->reason);
+    if (b1->npu) check_step_backward(g, &p, "convolution_backward_1");
+    eg_program_free(&p);
+  }
+  /* V68: the partitioner's float gate, before the builders are asked */
+  eg_program p;
+  if (build(g, "SM8350", &p)) {
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+      if (g->nodes[i].op != EG_OP_convolution && g->nodes[i].op != EG_OP_convolution_backward)
+        continue;
+      EG_CHECK_MSG(!p.parts.nodes[i].npu && strcmp(p.parts.nodes[i].reason, "float ops need HTP "
+                   "V69+ with fp16; SM8350 is V68") == 0, "%s", g->nodes[i].name);
+    }
+    eg_program_free(&p);
+  }
+  eg_graph_destroy(g);
+}
+
+/* Without the grad_weight elements every backward lowers; grad_bias is a ReduceSum. */
+static void test_training_step_without_grad_weight(void) {
+  eg_graph *g = load("npu_conv_step_nogw");
+  eg_program p;
+  if (!g || !build(g, "SM8650", &p)) goto done;
+  const char *bwd[] = {"convolution_backward", "convolution_backward_1",
+                       "convolution_backward_2"};
+  int reduce_sums = 0;
+  for (int k = 0; k < 3; k++) {
+    const int32_t i = node_named(g, bwd[k]);
+    EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", bwd[k], p.parts.nodes[i].reason);
+    if (!p.parts.nodes[i].npu) continue;
+    check_step_backward(g, &p, bwd[k]);
+    const int32_t gb = g->values[g->nodes[i].output].elems[2];
+    if (gb < 0) continue;
+    const eg_htp_partition *hp = &p.lowered[p.parts.nodes[i].partition];
+    const int32_t gb_item = getitem_value(g, bwd[k], 2);
+    const eg_htp_boundary *o = boundary_output(hp, gb_item);
+    EG_CHECK(o && !o->nhwc);
+    if (!o) continue;
+    const eg_qnn_op_node *rs = producer(hp->graph, o->tensor);
+    static const uint32_t axes[3] = {0, 1, 2};
+    EG_CHECK(rs && rs->type == EG_QNN_OP_REDUCE_SUM && param_is(rs, "axes", 3, axes));
+    EG_CHECK(eg_qnn_graph_tensor(hp->graph, o->tensor)->rank == 1);
+    reduce_sums += rs != NULL;
+  }
+  EG_CHECK(reduce_sums == 2); /* [T,F,T] and [F,F,T] */
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
+/* Across partitions: the forward Conv2d (before the CPU loss) and the backward composite
+ * (after it) are separate QNN graphs, and each holds its own STATIC copy of a shared weight.
+ * Sharing across graphs is the program's business (lower.c keys statics per graph); this
+ * prints what it costs today and checks each graph holds a weight at most once. */
+static void test_step_static_copies(void) {
+  eg_graph *g = load("npu_conv_step_nogw");
+  eg_program p;
+  if (!g || !build(g, "SM8650", &p)) goto done;
+  size_t once = 0, held = 0;
+  for (int32_t s = 0; s < g->n_statics; s++) {
+    const int32_t w = g->statics[s].value;
+    int copies = 0;
+    for (int32_t k = 0; k < p.parts.n_partitions; k++) {
+      const eg_qnn_graph *qg = p.lowered[k].graph;
+      int here = 0;
+      for (int32_t t = 0; t < eg_qnn_graph_num_tensors(qg); t++) {
+        const eg_qnn_tensor *tt = eg_qnn_graph_tensor(qg, t);
+        here += tt->type == EG_QNN_TENSOR_STATIC && tt->key >= 0 && (tt->key >> 16) == w;
+      }
+      EG_CHECK(here <= 1);
+      copies += here;
+    }
+    once += copies ? g->statics[s].nbytes : 0;
+    held += (size_t)copies * g->statics[s].nbytes;
+  }
+  printf("note: npu_conv_step_nogw on SM8650: %zu bytes of frozen weights held as %zu STATIC "
+         "bytes over %d partitions (forward and backward partitions each hold a copy)\n", once,
+         held, (int)p.parts.n_partitions);
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
+/* ---- decline reasons, one per case, straight from supports() ---- */
+
+static void check_reason(const eg_graph *g, const eg_node *n, const char *want) {
+  char reason[512] = "";
+  const eg_target *t = eg_target_find("SM8650");
+  const bool ok = eg_npu_builder_convolution_backward.supports(g, n, t, reason, sizeof reason);
+  if (!want) {
+    EG_CHECK_MSG(ok, "declined: %s", reason);
+  } else {
+    EG_CHECK_MSG(!ok && strcmp(reason, want) == 0, "got %s, want %s", ok ? "(accepted)" : reason,
+                 want);
+  }
+}
+
+static void test_backward_reasons(void) {
+  eg_graph *g = load("npu_conv_bwd");
+  if (!g) return;
+  eg_node *n = &g->nodes[node_named(g, "convolution_backward")];
+  check_reason(g, n, NULL);
+  /* the verified graph is edited in place, one attribute at a time, and restored */
+  eg_arg *dil = &n->args[6], *groups = &n->args[9], *transposed = &n->args[7],
+         *stride = &n->args[4];
+  dil->list.items[0].i = 2;
+  check_reason(g, n, "dilation [2, 1] unsupported: TransposeConv2d has no dilation");
+  dil->list.items[0].i = 1;
+  groups->i = 2;
+  check_reason(g, n, "groups=2 unsupported");
+  groups->i = 1;
+  transposed->b = true;
+  check_reason(g, n, "transposed=True unsupported");
+  transposed->b = false;
+  stride->list.n = 1;
+  check_reason(g, n, "stride [2] unsupported: the NPU lowering needs one value per spatial dim");
+  stride->list.n = 2;
+  eg_value *w = &g->values[n->args[2].value];
+  w->role = EG_ROLE_INPUT;
+  check_reason(g, n, "weight is not a frozen parameter");
+  w->role = EG_ROLE_STATIC;
+  /* input 3 rows taller than the conv's output explains: op = 12 - ((5-1)*2 - 2 + 3) = 3 */
+  eg_value *x = &g->values[n->args[1].value];
+  x->shape[2] += 3;
+  check_reason(g, n, "output_padding 3 not in [0, 2)");
+  x->shape[2] -= 3;
+  /* a grad_weight element that is read, whatever the traced mask: point element 1 at
+   * grad_input's value and the getitem of element 0 at index 1 */
+  eg_value *tuple = &g->values[n->output];
+  const int32_t gx = tuple->elems[0];
+  eg_node *get0 = NULL;
+  for (int32_t k = 0; k < g->n_nodes; k++)
+    if (g->nodes[k].op == EG_OP_getitem && g->nodes[k].args[0].value == n->output &&
+        g->nodes[k].args[1].i == 0)
+      get0 = &g->nodes[k];
+  EG_CHECK(get0 != NULL);
+  tuple->elems[1] = gx;
+  check_reason(g, n, NULL); /* present but unread: not computed, still lowered */
+  if (get0) {
+    get0->args[1].i = 1;
+    check_reason(g, n, "grad_weight is not supported on the NPU (output_mask [True, False, "
+                       "False])");
+    get0->args[1].i = 0;
+  }
+  tuple->elems[1] = -1;
+  tuple->elems[0] = -1;
+  check_reason(g, n, "no gradient is computed (output_mask [True, False, False])");
+  tuple->elems[0] = gx;
+  check_reason(g, n, NULL);
+  eg_graph_destroy(g);
+}
+
+/* Forward: the kind of QNN op by groups and transposed, and its declines. */
+static void test_forward_kinds(void) {
+  eg_graph *g = load("npu_conv_fwd");
+  if (!g) return;
+  eg_node *n = &g->nodes[node_named(g, "convolution")];
+  const eg_target *t = eg_target_find("SM8650");
+  char reason[512] = "";
+  EG_CHECK(eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  eg_value *w = &g->values[n->args[1].value];
+  w->role = EG_ROLE_INPUT;
+  EG_CHECK(!eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+           strcmp(reason, "weight is not a frozen parameter") == 0);
+  w->role = EG_ROLE_STATIC;
+  n->args[6].b = true; /* transposed, dilated */
+  n->args[5].list.items[1].i = 3;
+  EG_CHECK(!eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+           strcmp(reason, "dilation [1, 3] unsupported: TransposeConv2d has no dilation") == 0);
+  n->args[5].list.items[1].i = 1;
+  n->args[7].list.items[0].i = 2; /* output_padding 2 with stride 2 */
+  EG_CHECK(!eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+           strcmp(reason, "output_padding 2 not in [0, 2)") == 0);
+  n->args[7].list.items[0].i = 0;
+  n->args[6].b = false;
+  EG_CHECK(eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason));
+
+  eg_program p;
+  if (build(g, "SM8650", &p)) {
+    const eg_qnn_graph *qg = p.lowered[0].graph;
+    EG_CHECK(eg_qnn_graph_num_ops(qg) == 1 && count_ops(qg, EG_QNN_OP_CONV_2D) == 1);
+    EG_CHECK(p.lowered[0].n_inputs == 1 && p.lowered[0].inputs[0].nhwc);
+    eg_program_free(&p);
+  }
+  eg_graph_destroy(g);
+}
+
+int main(void) {
+  EG_RUN(test_pair_shares_the_filter);
+  EG_RUN(test_backward_adds_no_static_bytes);
+  EG_RUN(test_backward_does_not_read_input);
+  EG_RUN(test_training_step);
+  EG_RUN(test_training_step_without_grad_weight);
+  EG_RUN(test_step_static_copies);
+  EG_RUN(test_backward_reasons);
+  EG_RUN(test_forward_kinds);
+  return eg_test_summary();
+}

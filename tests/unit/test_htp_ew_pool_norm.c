@@ -1,0 +1,608 @@
+/* test_htp_ew_pool_norm.c — the NPU builders of elementwise.c, pool.c and norm.c, by the
+ * structure of the QNN graphs they emit, plus the executor on the lowered comparison graphs
+ * where NaN and exact boundaries matter (numerics against PyTorch are in
+ * tests/ops/test_npu_elementwise.py and test_npu_pool_norm.py; the exporter cannot trace NaN
+ * inputs).
+ *
+ * Each test writes a small graph (JSON + safetensors) to a temporary directory, loads it,
+ * compiles it for SM8650 (partition + lower) and checks the lowered partition: op sequences,
+ * params, the layout of broadcast operands (Reshape / Transpose / permuted constants), folded
+ * constants, unique op names, undefined-but-unread tuple elements, and declines. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/htp/executor.h"
+#include "backends/htp/qnn_graph.h"
+#include "eg_test.h"
+#include "frontend/frontend.h"
+#include "program/program.h"
+#include "target/targets.h"
+#include "util/error.h"
+
+static char tmpdir[64];
+
+/* ---- building and compiling a graph ---- */
+
+typedef struct stat_tensor {
+  const char *name, *shape; /* shape as a JSON list */
+  int numel;
+  const float *data;
+} stat_tensor;
+
+typedef struct compiled {
+  eg_graph *g;
+  eg_program prog;
+  bool ok;
+} compiled;
+
+/* Writes NAME.safetensors with F32 tensors `st` (n of them). */
+static void write_weights(const char *name, int n, const stat_tensor *st) {
+  char path[256], header[2048] = "{";
+  size_t off = 0;
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(header);
+    snprintf(header + len, sizeof header - len, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":%s,"
+             "\"data_offsets\":[%zu,%zu]}", i ? "," : "", st[i].name, st[i].shape, off,
+             off + 4 * (size_t)st[i].numel);
+    off += 4 * (size_t)st[i].numel;
+  }
+  strcat(header, "}");
+  size_t hl = strlen(header);
+  while (hl % 8) header[hl++] = ' ';
+  header[hl] = '\0';
+  snprintf(path, sizeof path, "%s/%s.safetensors", tmpdir, name);
+  FILE *f = fopen(path, "wb");
+  EG_CHECK(f != NULL);
+  if (!f) return;
+  uint64_t len = hl;
+  fwrite(&len, 8, 1, f); /* little-endian host */
+  fwrite(header, 1, hl, f);
+  for (int i = 0; i < n; i++) fwrite(st[i].data, 4, (size_t)st[i].numel, f);
+  fclose(f);
+}
+
+/* Writes and compiles for SM8650 a graph from its JSON parts (the contents of the "values",
+ * "inputs", "statics", "nodes" and "outputs" arrays) and its static tensors. */
+static compiled compile(const char *name, const char *values, const char *inputs,
+                        const char *statics, const char *nodes, const char *outputs,
+                        int n_st, const stat_tensor *st) {
+  compiled c = {0};
+  char path[256];
+  write_weights(name, n_st, st);
+  snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  EG_CHECK(f != NULL);
+  if (!f) return c;
+  fprintf(f, "{\"format\": \"edgegrad.graph\", \"version\": 1, \"producer\": {\"name\": \"test\"},"
+          " \"weights\": \"%s.safetensors\", \"values\": [%s], \"inputs\": [%s], \"statics\": [%s],"
+          " \"nodes\": [%s], \"outputs\": [%s]}\n", name, values, inputs, statics, nodes, outputs);
+  fclose(f);
+  eg_status s = eg_graph_load_json(path, &c.g);
+  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
+  if (s != EG_OK) return c;
+  eg_partition_options opt = {.target = eg_target_find("SM8650")};
+  s = eg_program_build(c.g, &opt, &c.prog);
+  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
+  c.ok = s == EG_OK;
+  return c;
+}
+
+static void release(compiled *c) {
+  if (c->ok) eg_program_free(&c->prog);
+  eg_graph_destroy(c->g);
+}
+
+/* ---- inspecting the lowered partition ---- */
+
+static const eg_qnn_graph *qg(const compiled *c, int p) {
+  return c->ok && p < c->prog.parts.n_partitions ? c->prog.lowered[p].graph : NULL;
+}
+
+/* The partition's op types are exactly `types` (n of them), in order. */
+static bool ops_are(const eg_qnn_graph *g, int n, const eg_qnn_op *types) {
+  if (!g) return false;
+  bool ok = eg_qnn_graph_num_ops(g) == n;
+  for (int k = 0; ok && k < n; k++) ok = eg_qnn_graph_op(g, k)->type == types[k];
+  if (!ok) {
+    fprintf(stderr, "  ops:");
+    for (int k = 0; k < eg_qnn_graph_num_ops(g); k++)
+      fprintf(stderr, " %s", eg_qnn_op_name(eg_qnn_graph_op(g, k)->type));
+    fprintf(stderr, "\n");
+  }
+  return ok;
+}
+#define OPS(...) (int)(sizeof((eg_qnn_op[]){__VA_ARGS__}) / sizeof(eg_qnn_op)), \
+                 (const eg_qnn_op[]){__VA_ARGS__}
+
+/* Op k's tensor param `name` holds exactly the n values `want`. */
+static bool param_is(const eg_qnn_graph *g, int k, const char *name, int n, const uint32_t *want) {
+  const eg_qnn_op_node *op = g ? eg_qnn_graph_op(g, k) : NULL;
+  const eg_qnn_param *p = op ? eg_qnn_op_param(op, name) : NULL;
+  if (!p || p->n_values != n) return false;
+  for (int i = 0; i < n; i++)
+    if (p->values.u32[i] != want[i]) return false;
+  return true;
+}
+#define VALS(...) (int)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)), \
+                  (const uint32_t[]){__VA_ARGS__}
+
+static const eg_qnn_param *param(const eg_qnn_graph *g, int k, const char *name) {
+  return eg_qnn_op_param(eg_qnn_graph_op(g, k), name);
+}
+
+static const eg_qnn_tensor *out_of(const eg_qnn_graph *g, int k) {
+  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->outputs[0]);
+}
+
+static const eg_qnn_tensor *in_of(const eg_qnn_graph *g, int k, int i) {
+  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->inputs[i]);
+}
+
+static bool dims_are(const eg_qnn_tensor *t, int n, const uint32_t *want) {
+  if (!t || t->rank != n) return false;
+  for (int i = 0; i < n; i++)
+    if (t->dims[i] != want[i]) return false;
+  return true;
+}
+
+/* A STATIC float32 tensor holding the single value v (bitwise). */
+static bool scalar_const_is(const eg_qnn_tensor *t, float v) {
+  return t && t->type == EG_QNN_TENSOR_STATIC && t->dtype == EG_QNN_DTYPE_FLOAT_32 &&
+         eg_qnn_tensor_numel(t) == 1 && memcmp(t->data, &v, 4) == 0;
+}
+
+static bool op_named(const eg_qnn_graph *g, int k, const char *name) {
+  return g && k < eg_qnn_graph_num_ops(g) && strcmp(eg_qnn_graph_op(g, k)->name, name) == 0;
+}
+
+static const char *reason_of(const compiled *c, const char *node) {
+  for (int32_t i = 0; c->ok && i < c->g->n_nodes; i++)
+    if (strcmp(c->g->nodes[i].name, node) == 0)
+      return c->prog.parts.nodes[i].reason ? c->prog.parts.nodes[i].reason : "";
+  return "(no such node)";
+}
+
+static bool on_npu(const compiled *c, const char *node) {
+  for (int32_t i = 0; c->ok && i < c->g->n_nodes; i++)
+    if (strcmp(c->g->nodes[i].name, node) == 0) return c->prog.parts.nodes[i].npu;
+  return false;
+}
+
+/* Runs partition p of c on the executor: inputs by IR value id (n of them, in `vals`), one
+ * output (IR value `out_value`) into `out`. */
+static bool execute(const compiled *c, int p, int n, const int32_t *vals, float *const *in,
+                    int32_t out_value, float *out) {
+  const eg_htp_partition *hp = &c->prog.lowered[p];
+  eg_qnn_binding bi[8], bo[1];
+  int nb = 0;
+  for (int k = 0; k < hp->n_inputs && nb < 8; k++)
+    for (int i = 0; i < n; i++)
+      if (hp->inputs[k].value == vals[i]) {
+        const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, hp->inputs[k].tensor);
+        bi[nb++] = (eg_qnn_binding){t->id, in[i], t->nbytes};
+      }
+  int no = 0;
+  for (int k = 0; k < hp->n_outputs; k++)
+    if (hp->outputs[k].value == out_value) {
+      const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, hp->outputs[k].tensor);
+      bo[no++] = (eg_qnn_binding){t->id, out, t->nbytes};
+      break;
+    }
+  eg_qnn_executor *ex = NULL;
+  eg_status s = nb == hp->n_inputs && no == 1 && hp->n_outputs == 1
+                    ? eg_qnn_executor_create(hp->graph, &ex) : EG_ERR_INVALID;
+  if (s == EG_OK) s = eg_qnn_executor_execute(ex, bi, nb, bo, no);
+  EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
+  eg_qnn_executor_destroy(ex);
+  return s == EG_OK;
+}
+
+/* Exact equality, NaN equal to NaN, -0 equal to 0 (ATen's select returns either operand). */
+static bool same_values(const float *a, const float *b, int n) {
+  for (int i = 0; i < n; i++)
+    if (!(a[i] == b[i] || (isnan(a[i]) && isnan(b[i])))) {
+      fprintf(stderr, "  element %d: %g vs %g\n", i, (double)a[i], (double)b[i]);
+      return false;
+    }
+  return true;
+}
+
+/* ---- JSON snippets ---- */
+
+#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
+                     shape "}"
+#define TI(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"int64\", \"shape\": " \
+                      shape "}"
+#define TUPLE(id, elems) "{\"id\": " #id ", \"kind\": \"tuple\", \"elements\": " elems "}"
+#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
+#define NODEK(name, target, args, kwargs, out) "{\"name\": \"" name "\", \"target\": \"" target \
+                                               "\", \"args\": " args ", \"kwargs\": " kwargs   \
+                                               ", \"output\": " #out "}"
+#define NODE(name, target, args, out) NODEK(name, target, args, "{}", out)
+#define GETITEM(name, tuple, i, out) NODE(name, "getitem", "[{\"value\": " #tuple "}, " #i "]", out)
+
+/* ---- add / sub / mul / div ---- */
+
+/* add with alpha 2: Multiply(y, STATIC 2) then Add; the second op is named "add_op1". */
+static void test_add_alpha(void) {
+  compiled c = compile("add_alpha", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 3, 4, 5]") ","
+                       T(2, "[2, 3, 4, 5]"), IN("x", 0) "," IN("y", 1), "",
+                       NODEK("add", "aten.add.Tensor", "[{\"value\": 0}, {\"value\": 1}]",
+                             "{\"alpha\": 2}", 2),
+                       IN("z", 2), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_ADD)));
+  if (g && eg_qnn_graph_num_ops(g) == 2) {
+    EG_CHECK(scalar_const_is(in_of(g, 0, 1), 2.0f));
+    EG_CHECK(dims_are(in_of(g, 0, 1), VALS(1)));
+    EG_CHECK(in_of(g, 1, 1) == out_of(g, 0));
+    EG_CHECK(dims_are(out_of(g, 1), VALS(2, 4, 5, 3)));
+    EG_CHECK(out_of(g, 1)->type == EG_QNN_TENSOR_APP_READ);
+    EG_CHECK(op_named(g, 0, "add") && op_named(g, 1, "add_op1"));
+  }
+  release(&c);
+}
+
+/* rsub(x, 3, alpha 0.5) = 3 - 0.5 x; sub.Scalar(x, 1.5, alpha 2) folds alpha: x - 3. */
+static void test_scalar_overloads(void) {
+  compiled c = compile("scalars", T(0, "[3, 4]") "," T(1, "[3, 4]") "," T(2, "[3, 4]"),
+                       IN("x", 0), "",
+                       NODE("rsub", "aten.rsub.Scalar", "[{\"value\": 0}, 3, {\"float\": 0.5}]",
+                            1) ","
+                       NODE("sub", "aten.sub.Scalar",
+                            "[{\"value\": 1}, {\"float\": 1.5}, 2]", 2),
+                       IN("z", 2), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_SUBTRACT,
+                          EG_QNN_OP_ELEMENT_WISE_SUBTRACT)));
+  if (g && eg_qnn_graph_num_ops(g) == 3) {
+    EG_CHECK(scalar_const_is(in_of(g, 0, 1), 0.5f));
+    EG_CHECK(scalar_const_is(in_of(g, 1, 0), 3.0f)); /* the number is the minuend */
+    EG_CHECK(in_of(g, 1, 1) == out_of(g, 0));
+    EG_CHECK(scalar_const_is(in_of(g, 2, 1), 3.0f)); /* alpha * 1.5 */
+    EG_CHECK(dims_are(out_of(g, 2), VALS(3, 4)));
+  }
+  release(&c);
+}
+
+/* Lower-rank operands of a rank-4 result move to their NHWC position: [3,1,1] and [5] by
+ * Reshape, a runtime [3,4,5] by Transpose [1,2,0], a static [3,4,5] as a permuted constant. */
+static void test_broadcast_layouts(void) {
+  float s[60];
+  for (int i = 0; i < 60; i++) s[i] = 0.5f + (float)i;
+  const stat_tensor st[1] = {{"s", "[3, 4, 5]", 60, s}};
+  compiled c = compile("bcast", T(0, "[2, 3, 4, 5]") "," T(1, "[3, 1, 1]") "," T(2, "[3, 4, 5]") ","
+                       T(3, "[5]") "," T(4, "[3, 4, 5]") "," T(5, "[2, 3, 4, 5]") ","
+                       T(6, "[2, 3, 4, 5]") "," T(7, "[2, 3, 4, 5]") "," T(8, "[2, 3, 4, 5]"),
+                       IN("x", 0) "," IN("c", 1) "," IN("chw", 2) "," IN("w", 3), IN("s", 4),
+                       NODE("add", "aten.add.Tensor", "[{\"value\": 0}, {\"value\": 1}]", 5) ","
+                       NODE("mul", "aten.mul.Tensor", "[{\"value\": 5}, {\"value\": 2}]", 6) ","
+                       NODE("sub", "aten.sub.Tensor", "[{\"value\": 3}, {\"value\": 6}]", 7) ","
+                       NODE("div", "aten.div.Tensor", "[{\"value\": 7}, {\"value\": 4}]", 8),
+                       IN("z", 8), 1, st);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RESHAPE, EG_QNN_OP_ELEMENT_WISE_ADD, EG_QNN_OP_TRANSPOSE,
+                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_RESHAPE,
+                          EG_QNN_OP_ELEMENT_WISE_SUBTRACT, EG_QNN_OP_ELEMENT_WISE_DIVIDE)));
+  if (g && eg_qnn_graph_num_ops(g) == 7) {
+    EG_CHECK(dims_are(in_of(g, 0, 0), VALS(3, 1, 1)));  /* the boundary input keeps ATen dims */
+    EG_CHECK(dims_are(out_of(g, 0), VALS(1, 1, 1, 3)));
+    EG_CHECK(param_is(g, 2, "perm", VALS(1, 2, 0)));
+    EG_CHECK(dims_are(out_of(g, 2), VALS(4, 5, 3)));
+    EG_CHECK(dims_are(out_of(g, 4), VALS(1, 1, 5, 1)));
+    EG_CHECK(in_of(g, 5, 0) == out_of(g, 4));         /* [5] - x: operand order kept */
+    const eg_qnn_tensor *k = in_of(g, 6, 1);
+    EG_CHECK(k->type == EG_QNN_TENSOR_STATIC && dims_are(k, VALS(1, 4, 5, 3)));
+    if (k->type == EG_QNN_TENSOR_STATIC) {
+      const float *d = k->data;
+      bool ok = true;
+      for (int h = 0; h < 4; h++)
+        for (int w = 0; w < 5; w++)
+          for (int ch = 0; ch < 3; ch++)
+            ok = ok && d[(h * 5 + w) * 3 + ch] == s[ch * 20 + h * 5 + w];
+      EG_CHECK(ok);
+    }
+    EG_CHECK(dims_are(out_of(g, 6), VALS(2, 4, 5, 3)));
+  }
+  release(&c);
+}
+
+/* A rank-4 operand of a rank-5 result, and an int64 operand, are declined with reasons. */
+static void test_declines(void) {
+  compiled c = compile("ew_declines", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 1, 3, 4, 5]") ","
+                       T(2, "[2, 2, 3, 4, 5]") "," TI(3, "[4]") "," TI(4, "[4]"),
+                       IN("x", 0) "," IN("y", 1) "," IN("i", 3), "",
+                       NODE("add", "aten.add.Tensor", "[{\"value\": 1}, {\"value\": 0}]", 2) ","
+                       NODE("mul", "aten.mul.Tensor", "[{\"value\": 3}, 2]", 4),
+                       IN("z", 2) "," IN("k", 4), 0, NULL);
+  EG_CHECK(strstr(reason_of(&c, "add"), "rank-4 operand of a rank-5 result") != NULL);
+  EG_CHECK(strstr(reason_of(&c, "mul"), "self is int64") != NULL);
+  EG_CHECK(c.ok && c.prog.parts.n_partitions == 0);
+  release(&c);
+}
+
+/* ---- comparisons ---- */
+
+/* Two threshold_backward nodes: Greater(nextafter(t), x) + Select(mask, 0, g) each, with
+ * unique op names; run on the executor, NaN / inf / exact thresholds give ATen's results. */
+static void test_threshold_backward(void) {
+  compiled c = compile("thr", T(0, "[2, 6]") "," T(1, "[2, 6]") "," T(2, "[2, 6]") ","
+                       T(3, "[2, 6]"), IN("g", 0) "," IN("x", 1), "",
+                       NODE("threshold_backward", "aten.threshold_backward.default",
+                            "[{\"value\": 0}, {\"value\": 1}, 0]", 2) ","
+                       NODE("threshold_backward_1", "aten.threshold_backward.default",
+                            "[{\"value\": 2}, {\"value\": 1}, {\"float\": 0.5}]", 3),
+                       IN("z", 3), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (!g || eg_qnn_graph_num_ops(g) != 4) {
+    release(&c);
+    return;
+  }
+  EG_CHECK(scalar_const_is(in_of(g, 0, 0), nextafterf(0.0f, INFINITY)));
+  EG_CHECK(scalar_const_is(in_of(g, 2, 0), nextafterf(0.5f, INFINITY)));
+  EG_CHECK(out_of(g, 0)->dtype == EG_QNN_DTYPE_BOOL_8 &&
+           out_of(g, 0)->type == EG_QNN_TENSOR_NATIVE);
+  EG_CHECK(scalar_const_is(in_of(g, 1, 1), 0.0f));
+  EG_CHECK(op_named(g, 0, "threshold_backward") && op_named(g, 1, "threshold_backward_op1") &&
+           op_named(g, 2, "threshold_backward_1") && op_named(g, 3, "threshold_backward_1_op1"));
+  const float inf = INFINITY, nan = NAN;
+  float gy[12], x[12] = {nan, -inf, inf, 0.0f, -0.0f, 1e-45f, -1e-45f, 0.5f, 0.49999997f,
+                         0.50000006f, 3.0f, -2.0f};
+  float want[12], got[12];
+  for (int i = 0; i < 12; i++) {
+    gy[i] = 1.0f + (float)i;
+    const float t1 = x[i] <= 0.0f ? 0.0f : gy[i];
+    want[i] = x[i] <= 0.5f ? 0.0f : t1;
+  }
+  float *in[2] = {gy, x};
+  if (execute(&c, 0, 2, (const int32_t[]){0, 1}, in, 3, got)) EG_CHECK(same_values(got, want, 12));
+  release(&c);
+}
+
+/* hardtanh_backward(g, x, -1, 1): two Greater + two Select; exact at the bounds and for NaN. */
+static void test_hardtanh_backward(void) {
+  compiled c = compile("htb", T(0, "[12]") "," T(1, "[12]") "," T(2, "[12]"),
+                       IN("g", 0) "," IN("x", 1), "",
+                       NODE("hardtanh_backward", "aten.hardtanh_backward.default",
+                            "[{\"value\": 0}, {\"value\": 1}, -1, {\"float\": 1.0}]", 2),
+                       IN("z", 2), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (!g || eg_qnn_graph_num_ops(g) != 4) {
+    release(&c);
+    return;
+  }
+  EG_CHECK(scalar_const_is(in_of(g, 0, 1), nextafterf(1.0f, -INFINITY)));
+  EG_CHECK(scalar_const_is(in_of(g, 2, 0), nextafterf(-1.0f, INFINITY)));
+  const float inf = INFINITY, nan = NAN;
+  float gy[12], x[12] = {nan, -inf, inf, -1.0f, 1.0f, -0.99999994f, 0.99999994f, -1.0000001f,
+                         1.0000001f, 0.0f, -0.0f, 0.25f};
+  float want[12], got[12];
+  for (int i = 0; i < 12; i++) {
+    gy[i] = -2.0f - (float)i;
+    want[i] = (x[i] <= -1.0f || x[i] >= 1.0f) ? 0.0f : gy[i];
+  }
+  float *in[2] = {gy, x};
+  if (execute(&c, 0, 2, (const int32_t[]){0, 1}, in, 2, got)) EG_CHECK(same_values(got, want, 12));
+  release(&c);
+}
+
+/* threshold +inf has no exact Greater form: declined. */
+static void test_threshold_inf(void) {
+  compiled c = compile("thr_inf", T(0, "[4]") "," T(1, "[4]") "," T(2, "[4]"),
+                       IN("g", 0) "," IN("x", 1), "",
+                       NODE("threshold_backward", "aten.threshold_backward.default",
+                            "[{\"value\": 0}, {\"value\": 1}, {\"float\": 1e39}]", 2),
+                       IN("z", 2), 0, NULL);
+  EG_CHECK(strstr(reason_of(&c, "threshold_backward"), "threshold +inf") != NULL);
+  release(&c);
+}
+
+/* silu = Sigmoid + Multiply(x, sigmoid); sigmoid_backward = Subtract(1, y), Multiply,
+ * Multiply; tanh_backward = Multiply(y, y), Subtract, Multiply. */
+static void test_composites(void) {
+  compiled c = compile("composites", T(0, "[3, 4]") "," T(1, "[3, 4]") "," T(2, "[3, 4]") ","
+                       T(3, "[3, 4]") "," T(4, "[3, 4]"), IN("x", 0) "," IN("g", 1), "",
+                       NODE("silu", "aten.silu.default", "[{\"value\": 0}]", 2) ","
+                       NODE("sigmoid_backward", "aten.sigmoid_backward.default",
+                            "[{\"value\": 1}, {\"value\": 2}]", 3) ","
+                       NODE("tanh_backward", "aten.tanh_backward.default",
+                            "[{\"value\": 3}, {\"value\": 2}]", 4),
+                       IN("z", 4), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_SIGMOID, EG_QNN_OP_ELEMENT_WISE_MULTIPLY,
+                          EG_QNN_OP_ELEMENT_WISE_SUBTRACT, EG_QNN_OP_ELEMENT_WISE_MULTIPLY,
+                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_MULTIPLY,
+                          EG_QNN_OP_ELEMENT_WISE_SUBTRACT, EG_QNN_OP_ELEMENT_WISE_MULTIPLY)));
+  if (g && eg_qnn_graph_num_ops(g) == 8) {
+    EG_CHECK(in_of(g, 1, 1) == out_of(g, 0) && in_of(g, 1, 0) == in_of(g, 0, 0));
+    EG_CHECK(scalar_const_is(in_of(g, 2, 0), 1.0f));
+    EG_CHECK(in_of(g, 5, 0) == out_of(g, 1) && in_of(g, 5, 1) == out_of(g, 1)); /* y * y */
+  }
+  release(&c);
+}
+
+/* ---- pooling ---- */
+
+/* max pool whose indices getitem has no user: PoolMax2d, the getitem of element 1 lowers to
+ * nothing. Ceil mode where ATen drops the last window: FLOOR rounding. */
+static void test_max_pool_indices_unread(void) {
+  compiled c = compile("maxpool", T(0, "[1, 2, 5, 5]") "," TUPLE(1, "[2, 3]") ","
+                       T(2, "[1, 2, 3, 3]") "," TI(3, "[1, 2, 3, 3]") "," T(4, "[1, 2, 3, 3]") ","
+                       TI(5, "[1, 2, 3, 3]") "," T(6, "[1, 2, 3, 3]"), IN("x", 0), "",
+                       NODE("max_pool2d_with_indices", "aten.max_pool2d_with_indices.default",
+                            "[{\"value\": 0}, [2, 2], [2, 2], [1, 1], [1, 1], true]", 1) ","
+                       GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5) ","
+                       NODE("relu", "aten.relu.default", "[{\"value\": 4}]", 6),
+                       IN("y", 6), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_POOL_MAX_2D, EG_QNN_OP_RELU)));
+  if (g && eg_qnn_graph_num_ops(g) == 2) {
+    EG_CHECK(param_is(g, 0, "filter_size", VALS(2, 2)));
+    EG_CHECK(param_is(g, 0, "stride", VALS(2, 2)));
+    EG_CHECK(param_is(g, 0, "pad_amount", VALS(1, 1, 1, 1)));
+    EG_CHECK(param(g, 0, "rounding_mode") && param(g, 0, "rounding_mode")->scalar.u32 == 0);
+    EG_CHECK(dims_are(out_of(g, 0), VALS(1, 3, 3, 2)));
+    EG_CHECK(out_of(g, 0)->type == EG_QNN_TENSOR_NATIVE);
+  }
+  release(&c);
+}
+
+/* The same pool with its indices as a graph output stays on the CPU. */
+static void test_max_pool_indices_read(void) {
+  compiled c = compile("maxpool_idx", T(0, "[1, 2, 4, 4]") "," TUPLE(1, "[2, 3]") ","
+                       T(2, "[1, 2, 2, 2]") "," TI(3, "[1, 2, 2, 2]") "," T(4, "[1, 2, 2, 2]") ","
+                       TI(5, "[1, 2, 2, 2]"), IN("x", 0), "",
+                       NODE("max_pool2d_with_indices", "aten.max_pool2d_with_indices.default",
+                            "[{\"value\": 0}, [2, 2]]", 1) ","
+                       GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5),
+                       IN("y", 4) "," IN("i", 5), 0, NULL);
+  EG_CHECK(strcmp(reason_of(&c, "max_pool2d_with_indices"),
+                  "indices are needed (int64): the NPU has no int64") == 0);
+  release(&c);
+}
+
+/* avg_pool2d(3, 2, 1, ceil_mode, count_include_pad=False) on 6x8: CEIL in H (ATen keeps a
+ * 4th window), W too; count_pad_for_edges false. Adaptive pools: 1x1 -> ReduceMean over H, W;
+ * 8x9 -> 2x3 -> PoolAvg2d(4x3). */
+static void test_avg_pools(void) {
+  compiled c = compile("avgpool", T(0, "[1, 2, 6, 8]") "," T(1, "[1, 2, 4, 5]") ","
+                       T(2, "[1, 2, 8, 9]") "," T(3, "[1, 2, 1, 1]") "," T(4, "[1, 2, 2, 3]"),
+                       IN("x", 0) "," IN("u", 2), "",
+                       NODE("avg_pool2d", "aten.avg_pool2d.default",
+                            "[{\"value\": 0}, [3, 3], [2, 2], [1, 1], true, false]", 1) ","
+                       NODE("_adaptive_avg_pool2d", "aten._adaptive_avg_pool2d.default",
+                            "[{\"value\": 2}, [1, 1]]", 3) ","
+                       NODE("_adaptive_avg_pool2d_1", "aten._adaptive_avg_pool2d.default",
+                            "[{\"value\": 2}, [2, 3]]", 4),
+                       IN("y", 1) "," IN("m", 3) "," IN("a", 4), 0, NULL);
+  EG_CHECK(c.ok && c.prog.parts.n_partitions == 3); /* no edges between the three pools */
+  const eg_qnn_graph *g0 = qg(&c, 0), *g1 = qg(&c, 1), *g2 = qg(&c, 2);
+  EG_CHECK(ops_are(g0, OPS(EG_QNN_OP_POOL_AVG_2D)));
+  EG_CHECK(ops_are(g1, OPS(EG_QNN_OP_REDUCE_MEAN)));
+  EG_CHECK(ops_are(g2, OPS(EG_QNN_OP_POOL_AVG_2D)));
+  if (g0 && eg_qnn_graph_num_ops(g0) == 1) {
+    EG_CHECK(param(g0, 0, "rounding_mode")->scalar.u32 == 1);
+    EG_CHECK(param(g0, 0, "count_pad_for_edges")->scalar.b == false);
+    EG_CHECK(dims_are(out_of(g0, 0), VALS(1, 4, 5, 2)));
+  }
+  if (g1 && g2 && eg_qnn_graph_num_ops(g1) == 1 && eg_qnn_graph_num_ops(g2) == 1) {
+    EG_CHECK(param_is(g1, 0, "axes", VALS(1, 2)));
+    EG_CHECK(param(g1, 0, "keep_dims")->scalar.b);
+    EG_CHECK(dims_are(out_of(g1, 0), VALS(1, 1, 1, 2)));
+    EG_CHECK(param_is(g2, 0, "filter_size", VALS(4, 3)) && param_is(g2, 0, "stride", VALS(4, 3)));
+    EG_CHECK(dims_are(out_of(g2, 0), VALS(1, 2, 3, 2)));
+  }
+  release(&c);
+}
+
+/* ---- normalisation ---- */
+
+/* Eval batch norm with static statistics: one Batchnorm whose STATIC scale and bias are the
+ * folded constants; its [0]-shaped statistics getitems lower to nothing. */
+static void test_batch_norm_folded(void) {
+  const float w[3] = {1.0f, 2.0f, -0.5f}, b[3] = {0.0f, 0.25f, 1.0f};
+  const float m[3] = {0.5f, -1.0f, 2.0f}, v[3] = {1.0f, 0.25f, 4.0f};
+  const stat_tensor st[4] = {{"w", "[3]", 3, w}, {"b", "[3]", 3, b}, {"m", "[3]", 3, m},
+                             {"v", "[3]", 3, v}};
+  compiled c = compile("bn", T(0, "[2, 3, 2, 2]") "," T(1, "[3]") "," T(2, "[3]") ","
+                       T(3, "[3]") "," T(4, "[3]") "," TUPLE(5, "[6, 7, 8]") ","
+                       T(6, "[2, 3, 2, 2]") "," T(7, "[0]") "," T(8, "[0]") ","
+                       T(9, "[2, 3, 2, 2]") "," T(10, "[0]") "," T(11, "[0]"),
+                       IN("x", 0), IN("w", 1) "," IN("b", 2) "," IN("m", 3) "," IN("v", 4),
+                       NODE("native_batch_norm", "aten.native_batch_norm.default",
+                            "[{\"value\": 0}, {\"value\": 1}, {\"value\": 2}, {\"value\": 3}, "
+                            "{\"value\": 4}, false, {\"float\": 0.1}, {\"float\": 0.001}]", 5) ","
+                       GETITEM("getitem", 5, 0, 9) "," GETITEM("getitem_1", 5, 1, 10) ","
+                       GETITEM("getitem_2", 5, 2, 11),
+                       IN("y", 9), 4, st);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_BATCHNORM)));
+  if (g && eg_qnn_graph_num_ops(g) == 1) {
+    const eg_qnn_tensor *sc = in_of(g, 0, 1), *bi = in_of(g, 0, 2);
+    EG_CHECK(sc->type == EG_QNN_TENSOR_STATIC && dims_are(sc, VALS(3)));
+    EG_CHECK(bi->type == EG_QNN_TENSOR_STATIC && dims_are(bi, VALS(3)));
+    for (int k = 0; k < 3; k++) {
+      const float invstd = 1.0f / sqrtf(v[k] + 0.001f), s = invstd * w[k];
+      EG_CHECK(((const float *)sc->data)[k] == s);
+      EG_CHECK(((const float *)bi->data)[k] == b[k] - m[k] * s);
+    }
+    EG_CHECK(out_of(g, 0)->type == EG_QNN_TENSOR_APP_READ);
+  }
+  release(&c);
+}
+
+/* Runtime statistics and a rank-3 input are declined; group norm with runtime gamma/beta and a
+ * rank-2 input is one GroupNorm. */
+static void test_norm_declines_and_group_norm(void) {
+  compiled c = compile("norms", T(0, "[2, 4, 3]") "," T(1, "[4]") "," T(2, "[4]") ","
+                       TUPLE(3, "[4, 5, 6]") "," T(4, "[2, 4, 3]") "," T(5, "[0]") ","
+                       T(6, "[0]") "," T(7, "[2, 4, 3]") "," T(8, "[5, 4]") ","
+                       TUPLE(9, "[10, 11, 12]") "," T(10, "[5, 4]") "," T(11, "[5, 2]") ","
+                       T(12, "[5, 2]") "," T(13, "[5, 4]"),
+                       IN("x", 0) "," IN("m", 1) "," IN("v", 2) "," IN("x2", 8), "",
+                       NODE("native_batch_norm", "aten.native_batch_norm.default",
+                            "[{\"value\": 0}, null, null, {\"value\": 1}, {\"value\": 2}, false, "
+                            "{\"float\": 0.1}, {\"float\": 0.001}]", 3) ","
+                       GETITEM("getitem", 3, 0, 7) ","
+                       NODE("native_group_norm", "aten.native_group_norm.default",
+                            "[{\"value\": 8}, {\"value\": 1}, {\"value\": 2}, 5, 4, 1, 2, "
+                            "{\"float\": 0.01}]", 9) ","
+                       GETITEM("getitem_1", 9, 0, 13),
+                       IN("y", 7) "," IN("z", 13), 0, NULL);
+  EG_CHECK(strstr(reason_of(&c, "native_batch_norm"), "rank-3 input") != NULL);
+  EG_CHECK(on_npu(&c, "native_group_norm"));
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_GROUP_NORM)));
+  if (g && eg_qnn_graph_num_ops(g) == 1) {
+    EG_CHECK(in_of(g, 0, 1)->type == EG_QNN_TENSOR_APP_WRITE);
+    EG_CHECK(param(g, 0, "group")->scalar.u32 == 2);
+    EG_CHECK(param(g, 0, "epsilon")->scalar.f32 == 0.01f);
+    EG_CHECK(dims_are(out_of(g, 0), VALS(5, 4)));
+  }
+  release(&c);
+  c = compile("bn_runtime", T(0, "[2, 4, 3, 3]") "," T(1, "[4]") "," T(2, "[4]") ","
+              TUPLE(3, "[4, 5, 6]") "," T(4, "[2, 4, 3, 3]") "," T(5, "[0]") "," T(6, "[0]") ","
+              T(7, "[2, 4, 3, 3]"),
+              IN("x", 0) "," IN("m", 1) "," IN("v", 2), "",
+              NODE("native_batch_norm", "aten.native_batch_norm.default",
+                   "[{\"value\": 0}, null, null, {\"value\": 1}, {\"value\": 2}, false, "
+                   "{\"float\": 0.1}, {\"float\": 0.001}]", 3) ","
+              GETITEM("getitem", 3, 0, 7),
+              IN("y", 7), 0, NULL);
+  EG_CHECK(strstr(reason_of(&c, "native_batch_norm"), "running_mean is a runtime input") != NULL);
+  release(&c);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_test_htp_epn_XXXXXX");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  EG_RUN(test_add_alpha);
+  EG_RUN(test_scalar_overloads);
+  EG_RUN(test_broadcast_layouts);
+  EG_RUN(test_declines);
+  EG_RUN(test_threshold_backward);
+  EG_RUN(test_hardtanh_backward);
+  EG_RUN(test_threshold_inf);
+  EG_RUN(test_composites);
+  EG_RUN(test_max_pool_indices_unread);
+  EG_RUN(test_max_pool_indices_read);
+  EG_RUN(test_avg_pools);
+  EG_RUN(test_batch_norm_folded);
+  EG_RUN(test_norm_declines_and_group_norm);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  return eg_test_summary();
+}

@@ -1,0 +1,377 @@
+/* test_htp_executor.c — hand-built htp graphs run by the executor, against the portable NCHW CPU
+ * kernels on the same data.
+ *
+ * The centrepiece is design.md's dgrad composite: a frozen HWIO weight, shared (one STATIC
+ * tensor, found by source key) between a forward Conv2d and the backward
+ * Transpose(perm [0,1,3,2]) + TransposeConv2d, with grad_bias as ReduceSum over N,H,W — checked
+ * against eg_convolution_backward_nchw_f32 (mask [T, F, T]) for strides 1-3, every
+ * output_padding the forward shapes derive, and the forward against eg_convolution_nchw_f32.
+ * Also: NATIVE memory is shared between tensors whose lifetimes do not overlap, a small NHWC
+ * classifier, threshold_backward as Greater + Select, and every binding / dtype error. */
+#include <stdint.h>
+
+#include "backends/htp/executor.h"
+#include "eg_test.h"
+#include "kernels/convolution_nchw_f32.h"
+#include "kernels/log_softmax_f32.h"
+#include "kernels/max_pool2d_nchw_f32.h"
+#include "util/error.h"
+
+#define DIMS(...) ((const uint32_t[]){__VA_ARGS__})
+
+static float *rand_buf(long n, unsigned seed) {
+  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  eg_test_fill(p, n, seed);
+  return p;
+}
+
+static float *nan_buf(long n) {
+  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  for (long i = 0; i < n; i++) p[i] = NAN;
+  return p;
+}
+
+static void nhwc_to_nchw(const float *x, long n, long h, long w, long c, float *y) {
+  for (long b = 0; b < n; b++)
+    for (long i = 0; i < h * w; i++)
+      for (long e = 0; e < c; e++) y[(b * c + e) * h * w + i] = x[(b * h * w + i) * c + e];
+}
+
+static void nchw_to_nhwc(const float *x, long n, long c, long h, long w, float *y) {
+  for (long b = 0; b < n; b++)
+    for (long i = 0; i < h * w; i++)
+      for (long e = 0; e < c; e++) y[(b * h * w + i) * c + e] = x[(b * c + e) * h * w + i];
+}
+
+static int32_t add_tensor(eg_qnn_graph *g, const char *name, eg_qnn_tensor_type type,
+                          eg_qnn_dtype dtype, int rank, const uint32_t *dims, const void *data,
+                          int64_t key) {
+  size_t n = eg_qnn_dtype_size(dtype);
+  for (int i = 0; i < rank; i++) n *= dims[i];
+  const eg_qnn_tensor_desc d = {.name = name, .type = type, .dtype = dtype, .rank = rank,
+                                .dims = dims, .data = data, .nbytes = data ? n : 0, .key = key};
+  int32_t id = -1;
+  EG_CHECK_MSG(eg_qnn_graph_add_tensor(g, &d, &id) == EG_OK, "tensor %s: %s", name,
+               eg_last_error());
+  return id;
+}
+
+static int32_t f32(eg_qnn_graph *g, const char *name, eg_qnn_tensor_type type, int rank,
+                   const uint32_t *dims) {
+  return add_tensor(g, name, type, EG_QNN_DTYPE_FLOAT_32, rank, dims, NULL, EG_QNN_KEY_NONE);
+}
+
+static void op(eg_qnn_graph *g, const char *name, eg_qnn_op type, int n_in, const int32_t *in,
+               int32_t out, int n_params, const eg_qnn_param *params) {
+  const eg_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
+                            .n_outputs = 1, .outputs = &out, .n_params = n_params,
+                            .params = params};
+  EG_CHECK_MSG(eg_qnn_graph_add_op(g, &d, NULL) == EG_OK, "op %s: %s", name, eg_last_error());
+}
+
+static eg_qnn_param vec2(const char *name, uint32_t a, uint32_t b) {
+  return eg_qnn_param_u32_tensor(name, 1, DIMS(2), DIMS(a, b));
+}
+
+static eg_qnn_param pads(uint32_t p) {
+  return eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2), DIMS(p, p, p, p));
+}
+
+/* ---- the dgrad composite ---- */
+
+typedef struct dgrad_case {
+  long n, cin, h, w, cout, k, s, p;
+} dgrad_case;
+
+static void run_dgrad(const dgrad_case *c, unsigned seed) {
+  const long ho = (c->h + 2 * c->p - c->k) / c->s + 1, wo = (c->w + 2 * c->p - c->k) / c->s + 1;
+  const uint32_t oph = (uint32_t)((c->h + 2 * c->p - c->k) % c->s);
+  const uint32_t opw = (uint32_t)((c->w + 2 * c->p - c->k) % c->s);
+  const long nx = c->n * c->h * c->w * c->cin, nw = c->k * c->k * c->cin * c->cout;
+  const long ny = c->n * ho * wo * c->cout;
+  float *x = rand_buf(nx, seed), *w = rand_buf(nw, seed + 1), *gy = rand_buf(ny, seed + 2);
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("dgrad", &g) == EG_OK);
+  const uint32_t u[8] = {(uint32_t)c->n, (uint32_t)c->h, (uint32_t)c->w, (uint32_t)c->cin,
+                         (uint32_t)ho, (uint32_t)wo, (uint32_t)c->cout, (uint32_t)c->k};
+  const int64_t key = eg_qnn_key(3, 0); /* the weight's value id in the ATen graph */
+  /* forward: y = Conv2d(x, W_hwio) */
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(u[0], u[1], u[2], u[3]));
+  const int32_t tw = add_tensor(g, "conv.weight_hwio", EG_QNN_TENSOR_STATIC,
+                                EG_QNN_DTYPE_FLOAT_32, 4, DIMS(u[7], u[7], u[3], u[6]), w, key);
+  const int32_t ty = f32(g, "y", EG_QNN_TENSOR_APP_READ, 4, DIMS(u[0], u[4], u[5], u[6]));
+  const eg_qnn_param cp[2] = {vec2("stride", (uint32_t)c->s, (uint32_t)c->s), pads((uint32_t)c->p)};
+  op(g, "conv_fwd", EG_QNN_OP_CONV_2D, 2, (const int32_t[]){tx, tw}, ty, 2, cp);
+  /* backward: the builder asks for the same weight by key and gets the same tensor */
+  const int32_t tw2 = add_tensor(g, "convolution_backward.weight", EG_QNN_TENSOR_STATIC,
+                                 EG_QNN_DTYPE_FLOAT_32, 4, DIMS(u[7], u[7], u[3], u[6]), w, key);
+  EG_CHECK(tw2 == tw);
+  const int32_t twt = f32(g, "w_hwoi", EG_QNN_TENSOR_NATIVE, 4, DIMS(u[7], u[7], u[6], u[3]));
+  const eg_qnn_param perm = eg_qnn_param_u32_tensor("perm", 1, DIMS(4), DIMS(0, 1, 3, 2));
+  op(g, "weight_to_hwoi", EG_QNN_OP_TRANSPOSE, 1, &tw2, twt, 1, &perm);
+  const int32_t tgy = f32(g, "grad_y", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(u[0], u[4], u[5], u[6]));
+  const int32_t tgx = f32(g, "grad_x", EG_QNN_TENSOR_APP_READ, 4, DIMS(u[0], u[1], u[2], u[3]));
+  const eg_qnn_param tp[3] = {cp[0], cp[1], vec2("output_padding", oph, opw)};
+  op(g, "transpose_conv", EG_QNN_OP_TRANSPOSE_CONV_2D, 2, (const int32_t[]){tgy, twt}, tgx, 3, tp);
+  const int32_t tgb = f32(g, "grad_b", EG_QNN_TENSOR_APP_READ, 1, DIMS(u[6]));
+  const eg_qnn_param axes = eg_qnn_param_u32_tensor("axes", 1, DIMS(3), DIMS(0, 1, 2));
+  op(g, "grad_bias", EG_QNN_OP_REDUCE_SUM, 1, &tgy, tgb, 1, &axes);
+  EG_CHECK(eg_qnn_graph_num_tensors(g) == 7); /* the weight once */
+  /* run */
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  float *y = nan_buf(ny), *gx = nan_buf(nx), *gb = nan_buf(c->cout);
+  const eg_qnn_binding in[2] = {{tx, x, sizeof(float) * (size_t)nx},
+                                {tgy, gy, sizeof(float) * (size_t)ny}};
+  const eg_qnn_binding out[3] = {{ty, y, sizeof(float) * (size_t)ny},
+                                 {tgx, gx, sizeof(float) * (size_t)nx},
+                                 {tgb, gb, sizeof(float) * (size_t)c->cout}};
+  for (int rep = 0; rep < 2; rep++) /* a second run must give the same answer */
+    EG_CHECK_MSG(ex && eg_qnn_executor_execute(ex, in, 2, out, 3) == EG_OK, "%s", eg_last_error());
+  /* reference: NCHW kernels on the same data */
+  float *xc = nan_buf(nx), *wc = nan_buf(nw), *gyc = nan_buf(ny), *yc = nan_buf(ny);
+  float *gxc = nan_buf(nx), *gbc = nan_buf(c->cout), *ref = nan_buf(nx > ny ? nx : ny);
+  nhwc_to_nchw(x, c->n, c->h, c->w, c->cin, xc);
+  nhwc_to_nchw(gy, c->n, ho, wo, c->cout, gyc);
+  for (long t = 0; t < c->k * c->k; t++) /* HWIO -> OIHW */
+    for (long i = 0; i < c->cin; i++)
+      for (long o = 0; o < c->cout; o++) wc[(o * c->cin + i) * c->k * c->k + t] = w[(t * c->cin + i) * c->cout + o];
+  const eg_conv2d_params q = {.n = c->n, .c_in = c->cin, .h_in = c->h, .w_in = c->w,
+                              .c_out = c->cout, .h_out = ho, .w_out = wo, .k_h = c->k,
+                              .k_w = c->k, .stride = {c->s, c->s}, .padding = {c->p, c->p},
+                              .dilation = {1, 1}, .groups = 1};
+  const bool mask[3] = {true, false, true};
+  const size_t sb = eg_convolution_backward_nchw_f32_scratch(&q, mask);
+  const size_t sf = eg_convolution_nchw_f32_scratch(&q);
+  void *scratch = malloc((sb > sf ? sb : sf) + 1);
+  eg_convolution_backward_nchw_f32(&q, mask, gyc, xc, wc, gxc, NULL, gbc, scratch);
+  eg_convolution_nchw_f32(&q, xc, wc, NULL, yc, scratch);
+  char what[128];
+  snprintf(what, sizeof what, "dgrad n%ld c%ld %ldx%ld ->%ld k%ld s%ld p%ld op%u,%u", c->n,
+           c->cin, c->h, c->w, c->cout, c->k, c->s, c->p, oph, opw);
+  nchw_to_nhwc(gxc, c->n, c->cin, c->h, c->w, ref);
+  long bad = eg_test_allclose(gx, ref, nx, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "%s: grad_x element %ld: %g vs %g", what, bad, bad >= 0 ? gx[bad] : 0.0,
+               bad >= 0 ? ref[bad] : 0.0);
+  bad = eg_test_allclose(gb, gbc, c->cout, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "%s: grad_b element %ld", what, bad);
+  nchw_to_nhwc(yc, c->n, c->cout, ho, wo, ref);
+  bad = eg_test_allclose(y, ref, ny, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "%s: forward y element %ld", what, bad);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(w), free(gy), free(y), free(gx), free(gb), free(xc), free(wc), free(gyc),
+      free(yc), free(gxc), free(gbc), free(ref), free(scratch);
+}
+
+static void test_dgrad_composite(void) {
+  static const dgrad_case cases[] = {
+      {2, 8, 10, 10, 16, 3, 1, 1},  {2, 16, 9, 9, 8, 3, 2, 1},  {2, 16, 10, 10, 8, 3, 2, 1},
+      {1, 3, 23, 23, 16, 7, 2, 3},  {1, 3, 24, 24, 16, 7, 2, 3}, {2, 8, 12, 12, 12, 1, 1, 0},
+      {2, 6, 11, 11, 10, 3, 3, 1}, {2, 6, 12, 12, 10, 3, 3, 1}, {2, 6, 13, 13, 10, 3, 3, 1},
+      {1, 4, 9, 11, 6, 5, 3, 2},    {2, 32, 14, 14, 64, 3, 1, 1}, {1, 16, 28, 28, 32, 3, 2, 1},
+  };
+  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) run_dgrad(&cases[i], 10 * i + 1);
+}
+
+/* ---- memory planning ---- */
+
+/* x -> Relu -> a -> Neg -> b -> Relu -> c -> Neg -> d -> Sigmoid -> out: a and c (and b, d) may
+ * share bytes; each intermediate lives for two ops. */
+static void test_native_memory_reuse(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("chain", &g) == EG_OK);
+  const uint32_t *d = DIMS(4, 1000);
+  int32_t t[6];
+  t[0] = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 2, d);
+  static const char *const names[] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; i++) t[1 + i] = f32(g, names[i], EG_QNN_TENSOR_NATIVE, 2, d);
+  t[5] = f32(g, "out", EG_QNN_TENSOR_APP_READ, 2, d);
+  static const eg_qnn_op types[] = {EG_QNN_OP_RELU, EG_QNN_OP_ELEMENT_WISE_NEG, EG_QNN_OP_RELU,
+                                    EG_QNN_OP_ELEMENT_WISE_NEG, EG_QNN_OP_SIGMOID};
+  static const char *const opn[] = {"r1", "n1", "r2", "n2", "s"};
+  for (int i = 0; i < 5; i++) op(g, opn[i], types[i], 1, &t[i], t[i + 1], 0, NULL);
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK(eg_qnn_executor_create(g, &ex) == EG_OK);
+  eg_qnn_executor_stats st;
+  eg_qnn_executor_get_stats(ex, &st);
+  EG_CHECK_MSG(st.native_sum_bytes == 4 * 16000 && st.native_bytes == 2 * 16000,
+               "native %zu of %zu", st.native_bytes, st.native_sum_bytes);
+  float *x = rand_buf(4000, 5), *y = nan_buf(4000);
+  const eg_qnn_binding in = {t[0], x, 16000}, out = {t[5], y, 16000};
+  EG_CHECK(eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
+  bool ok = true;
+  for (int i = 0; i < 4000; i++) { /* relu, neg, relu, neg: -(max(-max(x,0),0)) = 0 -> 0.5 */
+    const float v = x[i] > 0 ? x[i] : 0.0f, r = -(-v > 0 ? -v : 0.0f);
+    ok &= fabsf(y[i] - 1.0f / (1.0f + expf(-r))) < 1e-6f;
+  }
+  EG_CHECK(ok);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(y);
+}
+
+/* ---- a small NHWC classifier ---- */
+
+/* x [2,8,8,3] -> Conv2d 3x3 pad 1 (+bias) -> Relu -> PoolMax2d 2x2 -> Reshape [2, 4*4*5] ->
+ * FullyConnected 10 -> LogSoftmax, against NCHW kernels and plain loops. */
+static void test_small_classifier(void) {
+  const long n = 2, h = 8, cin = 3, cout = 5, classes = 10, feat = 4 * 4 * cout;
+  float *x = rand_buf(n * h * h * cin, 71), *w = rand_buf(9 * cin * cout, 72);
+  float *bias = rand_buf(cout, 73), *fw = rand_buf(classes * feat, 74), *fb = rand_buf(classes, 75);
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("cls", &g) == EG_OK);
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(2, 8, 8, 3));
+  const int32_t tw = add_tensor(g, "w", EG_QNN_TENSOR_STATIC, EG_QNN_DTYPE_FLOAT_32, 4,
+                                DIMS(3, 3, 3, 5), w, eg_qnn_key(1, 0));
+  const int32_t tb = add_tensor(g, "b", EG_QNN_TENSOR_STATIC, EG_QNN_DTYPE_FLOAT_32, 1, DIMS(5),
+                                bias, eg_qnn_key(2, 0));
+  const int32_t tfw = add_tensor(g, "fw", EG_QNN_TENSOR_STATIC, EG_QNN_DTYPE_FLOAT_32, 2,
+                                 DIMS(10, 80), fw, EG_QNN_KEY_NONE);
+  const int32_t tfb = add_tensor(g, "fb", EG_QNN_TENSOR_STATIC, EG_QNN_DTYPE_FLOAT_32, 1,
+                                 DIMS(10), fb, EG_QNN_KEY_NONE);
+  const int32_t c1 = f32(g, "c1", EG_QNN_TENSOR_NATIVE, 4, DIMS(2, 8, 8, 5));
+  const int32_t r1 = f32(g, "r1", EG_QNN_TENSOR_NATIVE, 4, DIMS(2, 8, 8, 5));
+  const int32_t p1 = f32(g, "p1", EG_QNN_TENSOR_NATIVE, 4, DIMS(2, 4, 4, 5));
+  const int32_t f1 = f32(g, "f1", EG_QNN_TENSOR_NATIVE, 2, DIMS(2, 80));
+  const int32_t l1 = f32(g, "l1", EG_QNN_TENSOR_NATIVE, 2, DIMS(2, 10));
+  const int32_t out = f32(g, "logp", EG_QNN_TENSOR_APP_READ, 2, DIMS(2, 10));
+  const eg_qnn_param cp[2] = {vec2("stride", 1, 1), pads(1)};
+  op(g, "conv", EG_QNN_OP_CONV_2D, 3, (const int32_t[]){tx, tw, tb}, c1, 2, cp);
+  op(g, "relu", EG_QNN_OP_RELU, 1, &c1, r1, 0, NULL);
+  const eg_qnn_param pp[2] = {vec2("filter_size", 2, 2), vec2("stride", 2, 2)};
+  op(g, "pool", EG_QNN_OP_POOL_MAX_2D, 1, &r1, p1, 2, pp);
+  op(g, "flatten", EG_QNN_OP_RESHAPE, 1, &p1, f1, 0, NULL);
+  op(g, "fc", EG_QNN_OP_FULLY_CONNECTED, 3, (const int32_t[]){f1, tfw, tfb}, l1, 0, NULL);
+  op(g, "logsm", EG_QNN_OP_LOG_SOFTMAX, 1, &l1, out, 0, NULL);
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  float got[20];
+  const eg_qnn_binding in = {tx, x, sizeof(float) * 384}, ob = {out, got, sizeof got};
+  EG_CHECK(ex && eg_qnn_executor_execute(ex, &in, 1, &ob, 1) == EG_OK);
+  /* reference */
+  float xc[384], wc[135], yc[640], pc[160], pn[160], logits[20], ref[20];
+  int64_t idx[160];
+  nhwc_to_nchw(x, n, h, h, cin, xc);
+  for (long t = 0; t < 9; t++)
+    for (long i = 0; i < cin; i++)
+      for (long o = 0; o < cout; o++) wc[(o * cin + i) * 9 + t] = w[(t * cin + i) * cout + o];
+  const eg_conv2d_params q = {.n = n, .c_in = cin, .h_in = h, .w_in = h, .c_out = cout,
+                              .h_out = h, .w_out = h, .k_h = 3, .k_w = 3, .stride = {1, 1},
+                              .padding = {1, 1}, .dilation = {1, 1}, .groups = 1};
+  void *scratch = malloc(eg_convolution_nchw_f32_scratch(&q) + 1);
+  eg_convolution_nchw_f32(&q, xc, wc, bias, yc, scratch);
+  for (int i = 0; i < 640; i++) yc[i] = yc[i] > 0 ? yc[i] : 0;
+  const eg_max_pool2d_params mp = {.planes = n * cout, .h_in = 8, .w_in = 8, .h_out = 4,
+                                   .w_out = 4, .kernel = {2, 2}, .stride = {2, 2},
+                                   .padding = {0, 0}, .dilation = {1, 1}};
+  eg_max_pool2d_nchw_f32(&mp, yc, pc, idx);
+  nchw_to_nhwc(pc, n, cout, 4, 4, pn); /* flatten in NHWC order, as the graph does */
+  for (long b = 0; b < n; b++)
+    for (long k = 0; k < classes; k++) {
+      double s = fb[k];
+      for (long e = 0; e < feat; e++) s += (double)pn[b * feat + e] * fw[k * feat + e];
+      logits[b * classes + k] = (float)s;
+    }
+  eg_log_softmax_f32(logits, ref, n, classes, 1);
+  const long bad = eg_test_allclose(got, ref, 20, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "classifier output %ld: %g vs %g", bad, bad >= 0 ? got[bad] : 0.0,
+               bad >= 0 ? ref[bad] : 0.0);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(w), free(bias), free(fw), free(fb), free(scratch);
+}
+
+/* threshold_backward(gy, x, 0) = Select(Greater(x, 0), gy, 0): a STATIC scalar broadcast. */
+static void test_threshold_backward(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("thr", &g) == EG_OK);
+  const float zero = 0.0f;
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(2, 3, 3, 4));
+  const int32_t tgy = f32(g, "gy", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(2, 3, 3, 4));
+  const int32_t tz = add_tensor(g, "zero", EG_QNN_TENSOR_STATIC, EG_QNN_DTYPE_FLOAT_32, 1,
+                                DIMS(1), &zero, EG_QNN_KEY_NONE);
+  const int32_t tm = add_tensor(g, "mask", EG_QNN_TENSOR_NATIVE, EG_QNN_DTYPE_BOOL_8, 4,
+                                DIMS(2, 3, 3, 4), NULL, EG_QNN_KEY_NONE);
+  const int32_t tgx = f32(g, "gx", EG_QNN_TENSOR_APP_READ, 4, DIMS(2, 3, 3, 4));
+  op(g, "gt", EG_QNN_OP_ELEMENT_WISE_GREATER, 2, (const int32_t[]){tx, tz}, tm, 0, NULL);
+  op(g, "sel", EG_QNN_OP_ELEMENT_WISE_SELECT, 3, (const int32_t[]){tm, tgy, tz}, tgx, 0, NULL);
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  float *x = rand_buf(72, 81), *gy = rand_buf(72, 82), *gx = nan_buf(72);
+  const eg_qnn_binding in[2] = {{tgy, gy, 288}, {tx, x, 288}}, out = {tgx, gx, 288};
+  EG_CHECK(ex && eg_qnn_executor_execute(ex, in, 2, &out, 1) == EG_OK);
+  bool ok = true;
+  for (int i = 0; i < 72; i++) ok &= gx[i] == (x[i] > 0 ? gy[i] : 0.0f);
+  EG_CHECK(ok);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(gy), free(gx);
+}
+
+/* ---- errors ---- */
+
+static void test_binding_errors(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("bind", &g) == EG_OK);
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 1, DIMS(4));
+  const int32_t ty = f32(g, "y", EG_QNN_TENSOR_APP_READ, 1, DIMS(4));
+  op(g, "relu", EG_QNN_OP_RELU, 1, &tx, ty, 0, NULL);
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK(eg_qnn_executor_create(g, &ex) == EG_OK);
+  float x[4] = {-1, 2, -3, 4}, y[4];
+  const eg_qnn_binding in = {tx, x, 16}, out = {ty, y, 16};
+  EG_CHECK(eg_qnn_executor_execute(ex, NULL, 0, &out, 1) == EG_ERR_ARGUMENT);
+  EG_CHECK_MSG(strstr(eg_last_error(), "execute bind: input x (not bound): every APP_WRITE"),
+               "%s", eg_last_error());
+  EG_CHECK(eg_qnn_executor_execute(ex, &in, 1, NULL, 0) == EG_ERR_ARGUMENT);
+  EG_CHECK_MSG(strstr(eg_last_error(), "output y (not bound)"), "%s", eg_last_error());
+  const eg_qnn_binding small = {tx, x, 12};
+  EG_CHECK(eg_qnn_executor_execute(ex, &small, 1, &out, 1) == EG_ERR_ARGUMENT);
+  EG_CHECK_MSG(strstr(eg_last_error(), "input x (12 bytes): needs a buffer of exactly 16 bytes"),
+               "%s", eg_last_error());
+  const eg_qnn_binding twice[2] = {in, in};
+  EG_CHECK(eg_qnn_executor_execute(ex, twice, 2, &out, 1) == EG_ERR_ARGUMENT);
+  EG_CHECK_MSG(strstr(eg_last_error(), "bound twice"), "%s", eg_last_error());
+  EG_CHECK(eg_qnn_executor_execute(ex, &out, 1, &out, 1) == EG_ERR_ARGUMENT);
+  EG_CHECK_MSG(strstr(eg_last_error(), "input[0] (tensor id 1, y): must name an APP_WRITE"),
+               "%s", eg_last_error());
+  const eg_qnn_binding nowhere = {tx, NULL, 16};
+  EG_CHECK(eg_qnn_executor_execute(ex, &nowhere, 1, &out, 1) == EG_ERR_ARGUMENT);
+  EG_CHECK(eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
+  EG_CHECK(y[0] == 0 && y[1] == 2 && y[2] == 0 && y[3] == 4);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+}
+
+static void test_unsupported_graphs(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("fp16", &g) == EG_OK);
+  const int32_t tx = add_tensor(g, "x", EG_QNN_TENSOR_APP_WRITE, EG_QNN_DTYPE_FLOAT_16, 1,
+                                DIMS(4), NULL, EG_QNN_KEY_NONE);
+  const int32_t ty = add_tensor(g, "y", EG_QNN_TENSOR_APP_READ, EG_QNN_DTYPE_FLOAT_16, 1,
+                                DIMS(4), NULL, EG_QNN_KEY_NONE);
+  op(g, "relu", EG_QNN_OP_RELU, 1, &tx, ty, 0, NULL);
+  eg_qnn_executor *ex = (eg_qnn_executor *)1;
+  EG_CHECK(eg_qnn_executor_create(g, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
+  EG_CHECK_MSG(strstr(eg_last_error(), "op relu (Relu): tensor x is float16: the executor runs "
+                      "float32"), "%s", eg_last_error());
+  eg_qnn_graph_destroy(g);
+  /* an output no op writes */
+  EG_CHECK(eg_qnn_graph_create("dangling", &g) == EG_OK);
+  f32(g, "y", EG_QNN_TENSOR_APP_READ, 1, DIMS(4));
+  EG_CHECK(eg_qnn_executor_create(g, &ex) == EG_ERR_INVALID && ex == NULL);
+  EG_CHECK_MSG(strstr(eg_last_error(), "output tensor y (APP_READ, no producer)"), "%s",
+               eg_last_error());
+  eg_qnn_graph_destroy(g);
+}
+
+int main(void) {
+  EG_RUN(test_dgrad_composite);
+  EG_RUN(test_native_memory_reuse);
+  EG_RUN(test_small_classifier);
+  EG_RUN(test_threshold_backward);
+  EG_RUN(test_binding_errors);
+  EG_RUN(test_unsupported_graphs);
+  return eg_test_summary();
+}

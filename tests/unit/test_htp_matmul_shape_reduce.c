@@ -1,0 +1,427 @@
+/* test_htp_matmul_shape_reduce.c — the NPU builders of matmul.c, shape.c and reduce.c, by the
+ * structure of the QNN graphs they emit (numerics are tested against PyTorch in
+ * tests/ops/test_npu_matmul_shape.py and test_npu_reduce.py).
+ *
+ * Each test writes a small exported graph (JSON + safetensors) to a temporary directory, loads
+ * it, compiles it for SM8650 (partition + lower) and checks the lowered partition: the op
+ * sequence, Transpose perms, reduce axes, the layout of boundary tensors, aliases that emit no
+ * op, and the partitioner's reasons for declined nodes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/htp/qnn_graph.h"
+#include "eg_test.h"
+#include "frontend/frontend.h"
+#include "program/program.h"
+#include "target/targets.h"
+#include "util/error.h"
+
+static char tmpdir[64];
+
+/* ---- building and compiling a graph ---- */
+
+typedef struct compiled {
+  eg_graph *g;
+  eg_program prog;
+  bool ok;
+} compiled;
+
+/* Writes NAME.safetensors: no tensor, or one F32 tensor "w" of `w_shape` (JSON list) with
+ * w_numel elements 0.5, 1.5, ... */
+static void write_weights(const char *name, const char *w_shape, int w_numel) {
+  char path[256], header[512];
+  snprintf(path, sizeof path, "%s/%s.safetensors", tmpdir, name);
+  if (w_shape)
+    snprintf(header, sizeof header, "{\"w\":{\"dtype\":\"F32\",\"shape\":%s,\"data_offsets\":"
+             "[0,%d]}}", w_shape, 4 * w_numel);
+  else
+    snprintf(header, sizeof header, "{}");
+  size_t hl = strlen(header);
+  while (hl % 8) header[hl++] = ' ';
+  header[hl] = '\0';
+  FILE *f = fopen(path, "wb");
+  EG_CHECK(f != NULL);
+  if (!f) return;
+  uint64_t n = hl;
+  fwrite(&n, 8, 1, f); /* little-endian host */
+  fwrite(header, 1, hl, f);
+  for (int i = 0; i < (w_shape ? w_numel : 0); i++) {
+    float v = 0.5f + (float)i;
+    fwrite(&v, 4, 1, f);
+  }
+  fclose(f);
+}
+
+/* Writes and compiles for SM8650 a graph from its JSON parts (the contents of the "values",
+ * "inputs", "statics", "nodes" and "outputs" arrays). */
+static compiled compile(const char *name, const char *values, const char *inputs,
+                        const char *statics, const char *nodes, const char *outputs,
+                        const char *w_shape, int w_numel) {
+  compiled c = {0};
+  char path[256];
+  write_weights(name, w_shape, w_numel);
+  snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  EG_CHECK(f != NULL);
+  if (!f) return c;
+  fprintf(f, "{\"format\": \"edgegrad.graph\", \"version\": 1, \"producer\": {\"name\": \"test\"},"
+          " \"weights\": \"%s.safetensors\", \"values\": [%s], \"inputs\": [%s], \"statics\": [%s],"
+          " \"nodes\": [%s], \"outputs\": [%s]}\n", name, values, inputs, statics, nodes, outputs);
+  fclose(f);
+  eg_status s = eg_graph_load_json(path, &c.g);
+  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
+  if (s != EG_OK) return c;
+  eg_partition_options opt = {.target = eg_target_find("SM8650")};
+  s = eg_program_build(c.g, &opt, &c.prog);
+  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
+  c.ok = s == EG_OK;
+  return c;
+}
+
+static void release(compiled *c) {
+  if (c->ok) eg_program_free(&c->prog);
+  eg_graph_destroy(c->g);
+}
+
+/* ---- inspecting the lowered partition ---- */
+
+static const eg_qnn_graph *qg(const compiled *c, int p) {
+  return c->ok && p < c->prog.parts.n_partitions ? c->prog.lowered[p].graph : NULL;
+}
+
+/* The partition's op types are exactly `types` (n of them), in order. */
+static bool ops_are(const eg_qnn_graph *g, int n, const eg_qnn_op *types) {
+  if (!g) return false;
+  bool ok = eg_qnn_graph_num_ops(g) == n;
+  for (int k = 0; ok && k < n; k++) ok = eg_qnn_graph_op(g, k)->type == types[k];
+  if (!ok) {
+    fprintf(stderr, "  ops:");
+    for (int k = 0; k < eg_qnn_graph_num_ops(g); k++)
+      fprintf(stderr, " %s", eg_qnn_op_name(eg_qnn_graph_op(g, k)->type));
+    fprintf(stderr, "\n");
+  }
+  return ok;
+}
+#define OPS(...) (int)(sizeof((eg_qnn_op[]){__VA_ARGS__}) / sizeof(eg_qnn_op)), \
+                 (const eg_qnn_op[]){__VA_ARGS__}
+
+/* Op k's tensor param `name` holds exactly the n values `want`. */
+static bool param_is(const eg_qnn_graph *g, int k, const char *name, int n, const uint32_t *want) {
+  const eg_qnn_op_node *op = g ? eg_qnn_graph_op(g, k) : NULL;
+  const eg_qnn_param *p = op ? eg_qnn_op_param(op, name) : NULL;
+  if (!p || p->n_values != n) return false;
+  for (int i = 0; i < n; i++)
+    if (p->values.u32[i] != want[i]) return false;
+  return true;
+}
+#define VALS(...) (int)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)), \
+                  (const uint32_t[]){__VA_ARGS__}
+
+static const eg_qnn_tensor *out_of(const eg_qnn_graph *g, int k) {
+  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->outputs[0]);
+}
+
+static const eg_qnn_tensor *in_of(const eg_qnn_graph *g, int k, int i) {
+  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->inputs[i]);
+}
+
+static bool dims_are(const eg_qnn_tensor *t, int n, const uint32_t *want) {
+  if (!t || t->rank != n) return false;
+  for (int i = 0; i < n; i++)
+    if (t->dims[i] != want[i]) return false;
+  return true;
+}
+
+static const char *reason_of(const compiled *c, const char *node) {
+  for (int32_t i = 0; c->ok && i < c->g->n_nodes; i++)
+    if (strcmp(c->g->nodes[i].name, node) == 0)
+      return c->prog.parts.nodes[i].reason ? c->prog.parts.nodes[i].reason : "";
+  return "(no such node)";
+}
+
+/* ---- JSON snippets ---- */
+
+#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
+                     shape "}"
+#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
+#define NODE(name, target, args, out) "{\"name\": \"" name "\", \"target\": \"" target "\", " \
+                                      "\"args\": " args ", \"kwargs\": {}, \"output\": " #out "}"
+
+/* ---- views ---- */
+
+/* relu -> flatten of a [2,4,3,5] value: NHWC -> NCHW Transpose, then Reshape. */
+static void test_flatten_of_rank4(void) {
+  compiled c = compile("flatten", T(0, "[2, 4, 3, 5]") "," T(1, "[2, 4, 3, 5]") ","
+                       T(2, "[2, 60]"), IN("x", 0), "",
+                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
+                       NODE("view", "aten.view.default", "[{\"value\": 1}, [2, 60]]", 2),
+                       IN("y", 2), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_TRANSPOSE, EG_QNN_OP_RESHAPE)));
+  if (g && eg_qnn_graph_num_ops(g) == 3) {
+    EG_CHECK(param_is(g, 1, "perm", VALS(0, 3, 1, 2)));
+    EG_CHECK(dims_are(in_of(g, 0, 0), VALS(2, 3, 5, 4)));  /* the boundary input is NHWC */
+    EG_CHECK(dims_are(out_of(g, 1), VALS(2, 4, 3, 5)));   /* NCHW order */
+    EG_CHECK(dims_are(out_of(g, 2), VALS(2, 60)));
+    EG_CHECK(out_of(g, 2)->type == EG_QNN_TENSOR_APP_READ);
+    EG_CHECK(strcmp(eg_qnn_graph_op(g, 1)->name, "view") == 0);
+    EG_CHECK(strcmp(eg_qnn_graph_op(g, 2)->name, "view_op1") == 0);
+  }
+  release(&c);
+}
+
+/* A flatten after a global pool ([2,8,1,1]): NHWC and NCHW orders agree, one Reshape. */
+static void test_flatten_of_unit_spatial(void) {
+  compiled c = compile("flatten11", T(0, "[2, 8, 1, 1]") "," T(1, "[2, 8, 1, 1]") ","
+                       T(2, "[2, 8]"), IN("x", 0), "",
+                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
+                       NODE("_reshape_alias", "aten._reshape_alias.default",
+                            "[{\"value\": 1}, [2, 8], [8, 1]]", 2),
+                       IN("y", 2), NULL, 0);
+  EG_CHECK(ops_are(qg(&c, 0), OPS(EG_QNN_OP_RELU, EG_QNN_OP_RESHAPE)));
+  release(&c);
+}
+
+/* view [2,60] -> [2,4,3,5] (the flatten's backward), then view back to [2,60]: Reshape +
+ * Transpose to NHWC, and two consecutive views (view, view_1) get unique op names. */
+static void test_unflatten_and_back(void) {
+  compiled c = compile("unflatten", T(0, "[2, 60]") "," T(1, "[2, 4, 3, 5]") ","
+                       T(2, "[2, 4, 3, 5]") "," T(3, "[2, 60]"), IN("x", 0), "",
+                       NODE("view", "aten.view.default", "[{\"value\": 0}, [2, 4, 3, 5]]", 1) ","
+                       NODE("relu", "aten.relu.default", "[{\"value\": 1}]", 2) ","
+                       NODE("view_1", "aten.view.default", "[{\"value\": 2}, [2, 60]]", 3),
+                       IN("y", 3), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RESHAPE, EG_QNN_OP_TRANSPOSE, EG_QNN_OP_RELU,
+                          EG_QNN_OP_TRANSPOSE, EG_QNN_OP_RESHAPE)));
+  if (g && eg_qnn_graph_num_ops(g) == 5) {
+    EG_CHECK(dims_are(out_of(g, 0), VALS(2, 4, 3, 5)));
+    EG_CHECK(param_is(g, 1, "perm", VALS(0, 2, 3, 1)));
+    EG_CHECK(dims_are(out_of(g, 1), VALS(2, 3, 5, 4)));
+    EG_CHECK(param_is(g, 3, "perm", VALS(0, 3, 1, 2)));
+    EG_CHECK(strcmp(eg_qnn_graph_op(g, 1)->name, "view_op1") == 0);
+    EG_CHECK(strcmp(eg_qnn_graph_op(g, 3)->name, "view_1") == 0);
+  }
+  release(&c);
+}
+
+/* permute(0,2,3,1) of a rank-4 value: one Transpose whose QNN perm composes ATen's perm with
+ * both layouts; permute(0,1,2,3) emits nothing. */
+static void test_permute(void) {
+  compiled c = compile("permute", T(0, "[2, 4, 3, 5]") "," T(1, "[2, 4, 3, 5]") ","
+                       T(2, "[2, 3, 5, 4]") "," T(3, "[2, 3, 5, 4]") "," T(4, "[2, 3, 5, 4]"),
+                       IN("x", 0), "",
+                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
+                       NODE("permute", "aten.permute.default", "[{\"value\": 1}, [0, 2, 3, 1]]",
+                            2) ","
+                       NODE("permute_1", "aten.permute.default",
+                            "[{\"value\": 2}, [0, 1, 2, 3]]", 3) ","
+                       NODE("relu_1", "aten.relu.default", "[{\"value\": 3}]", 4),
+                       IN("y", 4), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_TRANSPOSE, EG_QNN_OP_RELU)));
+  if (g && eg_qnn_graph_num_ops(g) == 3) {
+    EG_CHECK(param_is(g, 1, "perm", VALS(0, 2, 3, 1)));
+    EG_CHECK(dims_are(out_of(g, 1), VALS(2, 5, 4, 3)));  /* NHWC of [2,3,5,4] */
+    EG_CHECK(in_of(g, 2, 0) == out_of(g, 1));            /* the identity permute aliases */
+  }
+  release(&c);
+}
+
+/* ---- copies ---- */
+
+/* detach between two relus emits no op; a detach that leaves the partition is a same-dims
+ * Reshape into an APP_READ tensor. */
+static void test_detach_alias(void) {
+  compiled c = compile("detach", T(0, "[3, 4]") "," T(1, "[3, 4]") "," T(2, "[3, 4]") ","
+                       T(3, "[3, 4]") "," T(4, "[3, 4]"), IN("x", 0), "",
+                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
+                       NODE("detach", "aten.detach.default", "[{\"value\": 1}]", 2) ","
+                       NODE("relu_1", "aten.relu.default", "[{\"value\": 2}]", 3) ","
+                       NODE("detach_1", "aten.detach.default", "[{\"value\": 3}]", 4),
+                       IN("y", 4), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_RELU, EG_QNN_OP_RESHAPE)));
+  if (g && eg_qnn_graph_num_ops(g) == 3) {
+    EG_CHECK(in_of(g, 1, 0) == out_of(g, 0));
+    EG_CHECK(out_of(g, 1)->type == EG_QNN_TENSOR_NATIVE);
+    EG_CHECK(out_of(g, 2)->type == EG_QNN_TENSOR_APP_READ);
+  }
+  release(&c);
+}
+
+/* cat of NCHW tensors along channels: one Concat on the NHWC axis 3. */
+static void test_cat_channels(void) {
+  compiled c = compile("cat", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 2, 4, 5]") ","
+                       T(2, "[2, 5, 4, 5]"), IN("a", 0) "," IN("b", 1), "",
+                       NODE("cat", "aten.cat.default", "[[{\"value\": 0}, {\"value\": 1}], 1]", 2),
+                       IN("y", 2), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_CONCAT)));
+  if (g && eg_qnn_graph_num_ops(g) == 1) {
+    const eg_qnn_param *p = eg_qnn_op_param(eg_qnn_graph_op(g, 0), "axis");
+    EG_CHECK(p && p->scalar.u32 == 3);
+    EG_CHECK(dims_are(out_of(g, 0), VALS(2, 4, 5, 5)));
+  }
+  release(&c);
+}
+
+/* expand that broadcasts stays on the CPU with its reason; one that adds no element is a
+ * Reshape. */
+static void test_expand(void) {
+  compiled c = compile("expand", T(0, "[3, 1]") "," T(1, "[3, 4]") "," T(2, "[1, 3, 1]"),
+                       IN("x", 0), "",
+                       NODE("expand", "aten.expand.default", "[{\"value\": 0}, [3, 4]]", 1) ","
+                       NODE("expand_1", "aten.expand.default", "[{\"value\": 0}, [1, 3, 1]]", 2),
+                       IN("y", 1) "," IN("z", 2), NULL, 0);
+  EG_CHECK(strstr(reason_of(&c, "expand"), "broadcasts") != NULL);
+  EG_CHECK(ops_are(qg(&c, 0), OPS(EG_QNN_OP_RESHAPE)));
+  release(&c);
+}
+
+/* ---- matrix products ---- */
+
+/* nn.Linear with a frozen weight: t(W) is a Transpose of the STATIC weight, addmm with a [3]
+ * bias is one MatMul with its bias input. */
+static void test_linear(void) {
+  compiled c = compile("linear", T(0, "[4, 6]") "," T(1, "[3, 6]") "," T(2, "[3]") ","
+                       T(3, "[6, 3]") "," T(4, "[4, 3]"), IN("x", 0) "," IN("b", 2),
+                       IN("w", 1),
+                       NODE("t", "aten.t.default", "[{\"value\": 1}]", 3) ","
+                       NODE("addmm", "aten.addmm.default",
+                            "[{\"value\": 2}, {\"value\": 0}, {\"value\": 3}]", 4),
+                       IN("y", 4), "[3, 6]", 18);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_TRANSPOSE, EG_QNN_OP_MAT_MUL)));
+  if (g && eg_qnn_graph_num_ops(g) == 2) {
+    EG_CHECK(in_of(g, 0, 0)->type == EG_QNN_TENSOR_STATIC);
+    EG_CHECK(param_is(g, 0, "perm", VALS(1, 0)));
+    EG_CHECK(eg_qnn_graph_op(g, 1)->n_inputs == 3);
+    EG_CHECK(dims_are(in_of(g, 1, 2), VALS(3)));
+  }
+  release(&c);
+}
+
+/* addmm(self [4,3], beta 0.5, alpha 2): MatMul, Multiply by STATIC alpha, Multiply self by
+ * STATIC beta, Add. */
+static void test_addmm_scaled(void) {
+  compiled c = compile("addmm2", T(0, "[4, 6]") "," T(1, "[6, 3]") "," T(2, "[4, 3]") ","
+                       T(3, "[4, 3]"), IN("x", 0) "," IN("w", 1) "," IN("b", 2), "",
+                       "{\"name\": \"addmm\", \"target\": \"aten.addmm.default\", \"args\": "
+                       "[{\"value\": 2}, {\"value\": 0}, {\"value\": 1}], \"kwargs\": "
+                       "{\"beta\": {\"float\": 0.5}, \"alpha\": {\"float\": 2.0}}, \"output\": 3}",
+                       IN("y", 3), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_MAT_MUL, EG_QNN_OP_ELEMENT_WISE_MULTIPLY,
+                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_ADD)));
+  if (g && eg_qnn_graph_num_ops(g) == 4) {
+    const eg_qnn_tensor *a = in_of(g, 1, 1), *b = in_of(g, 2, 1);
+    EG_CHECK(a->type == EG_QNN_TENSOR_STATIC && a->rank == 0 && *(const float *)a->data == 2.0f);
+    EG_CHECK(b->type == EG_QNN_TENSOR_STATIC && b->rank == 0 && *(const float *)b->data == 0.5f);
+  }
+  release(&c);
+}
+
+/* ---- reductions ---- */
+
+/* sum over [0] of a rank-4 value without keepdim: ReduceSum on NHWC axis 0 leaves [H,W,C];
+ * a Transpose [2,0,1] gives ATen's [C,H,W]. Over [2,3] with keepdim: axes [1,2], keep_dims,
+ * an NHWC [N,1,1,C] result, no Transpose. */
+static void test_reduce_layout(void) {
+  compiled c = compile("reduce", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 3, 4, 5]") ","
+                       T(2, "[3, 4, 5]") "," T(3, "[2, 3, 1, 1]") "," T(4, "[3]"), IN("x", 0), "",
+                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
+                       NODE("sum", "aten.sum.dim_IntList", "[{\"value\": 1}, [0]]", 2) ","
+                       NODE("mean", "aten.mean.dim", "[{\"value\": 1}, [2, 3], true]", 3) ","
+                       NODE("sum_1", "aten.sum.dim_IntList", "[{\"value\": 1}, [0, 2, 3]]", 4),
+                       IN("y", 2) "," IN("z", 3) "," IN("w", 4), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_REDUCE_SUM, EG_QNN_OP_TRANSPOSE,
+                          EG_QNN_OP_REDUCE_MEAN, EG_QNN_OP_REDUCE_SUM)));
+  if (g && eg_qnn_graph_num_ops(g) == 5) {
+    EG_CHECK(param_is(g, 1, "axes", VALS(0)));
+    EG_CHECK(dims_are(out_of(g, 1), VALS(4, 5, 3)));
+    EG_CHECK(param_is(g, 2, "perm", VALS(2, 0, 1)));
+    EG_CHECK(dims_are(out_of(g, 2), VALS(3, 4, 5)));
+    EG_CHECK(param_is(g, 3, "axes", VALS(1, 2)));
+    EG_CHECK(eg_qnn_op_param(eg_qnn_graph_op(g, 3), "keep_dims")->scalar.b);
+    EG_CHECK(dims_are(out_of(g, 3), VALS(2, 1, 1, 3)));
+    EG_CHECK(param_is(g, 4, "axes", VALS(0, 1, 2)));
+    EG_CHECK(dims_are(out_of(g, 4), VALS(3)));
+  }
+  release(&c);
+}
+
+/* log_softmax on the class dim of [N, C] is LogSoftmax on the last axis; on dim 0 it is
+ * declined with the reason. */
+static void test_log_softmax(void) {
+  compiled c = compile("lsm", T(0, "[4, 10]") "," T(1, "[4, 10]") "," T(2, "[4, 10]"),
+                       IN("x", 0), "",
+                       NODE("_log_softmax", "aten._log_softmax.default",
+                            "[{\"value\": 0}, 1, false]", 1) ","
+                       NODE("_log_softmax_1", "aten._log_softmax.default",
+                            "[{\"value\": 0}, 0, false]", 2),
+                       IN("y", 1) "," IN("z", 2), NULL, 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_LOG_SOFTMAX)));
+  if (g && eg_qnn_graph_num_ops(g) == 1) {
+    const eg_qnn_param *p = eg_qnn_op_param(eg_qnn_graph_op(g, 0), "axis");
+    EG_CHECK(p && p->scalar.u32 == 1);
+  }
+  EG_CHECK(strstr(reason_of(&c, "_log_softmax_1"), "last axis (1) only") != NULL);
+  release(&c);
+}
+
+/* The committed training step: the flatten, linear layer, log_softmax and their backward run
+ * on the NPU in partitions that lower. */
+static void test_tiny_step(void) {
+  eg_graph *g = NULL;
+  EG_CHECK_MSG(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK, "%s",
+               eg_last_error());
+  if (!g) return;
+  eg_partition_options opt = {.target = eg_target_find("SM8650")};
+  eg_program prog;
+  const eg_status s = eg_program_build(g, &opt, &prog);
+  EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
+  if (s == EG_OK) {
+    int on_npu = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+      const eg_op op = g->nodes[i].op;
+      if (op == EG_OP_mm || op == EG_OP_addmm || op == EG_OP_t || op == EG_OP__reshape_alias ||
+          op == EG_OP__log_softmax || op == EG_OP_sum_dim_IntList || op == EG_OP_view)
+        on_npu += prog.parts.nodes[i].npu;
+    }
+    EG_CHECK(on_npu == 13);
+    eg_program_free(&prog);
+  }
+  eg_graph_destroy(g);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_test_htp_msr_XXXXXX");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  EG_RUN(test_flatten_of_rank4);
+  EG_RUN(test_flatten_of_unit_spatial);
+  EG_RUN(test_unflatten_and_back);
+  EG_RUN(test_permute);
+  EG_RUN(test_detach_alias);
+  EG_RUN(test_cat_channels);
+  EG_RUN(test_expand);
+  EG_RUN(test_linear);
+  EG_RUN(test_addmm_scaled);
+  EG_RUN(test_reduce_layout);
+  EG_RUN(test_log_softmax);
+  EG_RUN(test_tiny_step);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  return eg_test_summary();
+}
