@@ -13,7 +13,11 @@ gzip + numpy, so sklearn itself is not imported) and writes, next to this script
 
 so the demo runs and checks itself without PyTorch. Model:
 conv(1->8, 3, pad 1) -> relu -> conv(8->16, 3, stride 2, pad 1) -> relu -> flatten
--> linear(16*4*4 -> 10), cross-entropy loss, every parameter trainable.
+-> linear(16*4*4 -> 10), cross-entropy loss. It is a frozen-backbone fine-tuning step, the kind
+on-device training is about: the conv weights are frozen (stored in the .safetensors file),
+the conv biases and the classifier head train. The gradient still flows through the frozen
+convs to reach the conv biases, so the convs' backward asks for input and bias gradients only
+([True, False, True] and [False, False, True]) — what edgegrad lowers to the NPU.
 Deterministic: the same files for the same data. Every file is written atomically.
 """
 import argparse
@@ -36,6 +40,7 @@ from edgegrad._files import write_atomic  # noqa: E402
 DEFAULT_DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 BATCH = 16
 STEM = os.path.join(HERE, "digits_step")
+TRAINABLE = ("conv1.bias", "conv2.bias", "fc.weight", "fc.bias")
 
 
 class DigitsNet(nn.Module):
@@ -68,7 +73,8 @@ def eager_reference(model, x, target):
     loss = F.cross_entropy(model(x), target)
     loss.backward()
     ref = {"loss": loss.detach()}
-    ref.update({"grad_" + n.replace(".", "_"): p.grad for n, p in model.named_parameters()})
+    ref.update({"grad_" + n.replace(".", "_"): p.grad for n, p in model.named_parameters()
+                if n in TRAINABLE})
     return ref
 
 
@@ -96,9 +102,9 @@ def main(argv):
     torch.manual_seed(0)
     model = DigitsNet()
     x, target = load_digits(args.digits, BATCH)
-    result = export_training_step(model, F.cross_entropy, (x, target), STEM)
+    result = export_training_step(model, F.cross_entropy, (x, target), STEM, trainable=TRAINABLE)
     inputs = {"input": x, "target": target}
-    inputs.update({n.replace(".", "_"): p for n, p in model.named_parameters()})
+    inputs.update({n.replace(".", "_"): p for n, p in model.named_parameters() if n in TRAINABLE})
     reference = eager_reference(model, x, target)
     save_npy_folder(STEM + "_inputs", inputs)
     save_npy_folder(STEM + "_reference", reference)
