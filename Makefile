@@ -39,5 +39,11 @@ check-asan: test-deps
 	  ctest --output-on-failure -j $(JOBS) -E '^conformance$$'
 	@scripts/test-summary.sh $(ASAN_BUILD)
 
+# The conv input-gradient benchmark: edgegrad's NPU path (Transpose + TransposeConv2d on the
+# executor) and PyTorch's convolution_backward side by side, 1 and 2 threads, with ratios.
+bench: test-deps all
+	@cmake --build $(BUILD) --target bench_htp_dgrad -j $(JOBS)
+	@/usr/bin/python3 bench/bench_dgrad.py $(BUILD)/bench_htp_dgrad
+
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

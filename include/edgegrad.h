@@ -280,7 +280,8 @@ eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_opt
  * like a graph file (it tells them apart by the file's first bytes, not its name), the result
  * describes the same inputs and outputs, and eg_runtime_create runs it as compiled: NPU
  * partitions on the NPU executor, the rest on the CPU kernels, with the layout and dtype
- * conversions at partition boundaries. Loading checks every offset, size, count and id; a
+ * conversions at partition boundaries (eg_runtime_create_compiled would compile its graph
+ * again, for the options' SoC). Loading checks every offset, size, count and id; a
  * corrupted file is EG_ERR_FORMAT (or EG_ERR_UNSUPPORTED for another version, op or SoC)
  * with a message "<file>: <section>: <what> (<values>): <rule>".
  *

@@ -22,15 +22,20 @@ typedef struct eg_conv_attrs {
 } eg_conv_attrs;
 EG_ATTRS_FIT(eg_conv_attrs);
 
+/* Bound on stride/padding/dilation/output_padding: far beyond any real conv, small enough
+ * that every size computed from them stays far from int64 overflow. */
+#define EG_CONV_PARAM_MAX ((int64_t)1 << 24)
+
 /* Reads a 1- or 2-element int list into v[2]. */
 static eg_status pair(const eg_node *n, int pos, const char *kw, int64_t lo, int64_t v[2]) {
   int count;
   EG_TRY(eg_arg_int_list(n, pos, kw, v, 1, 2, &count));
   if (count == 1) v[1] = v[0];
   for (int i = 0; i < 2; i++)
-    if (v[i] < lo)
-      return eg_node_error(n, EG_ERR_INVALID, "%s [%lld, %lld] has a value below %lld", kw,
-                           (long long)v[0], (long long)v[1], (long long)lo);
+    if (v[i] < lo || v[i] > EG_CONV_PARAM_MAX)
+      return eg_node_error(n, EG_ERR_INVALID, "%s [%lld, %lld] has a value outside [%lld, %lld]",
+                           kw, (long long)v[0], (long long)v[1], (long long)lo,
+                           (long long)EG_CONV_PARAM_MAX);
   return EG_OK;
 }
 
@@ -133,10 +138,12 @@ eg_status eg_check_convolution(eg_graph *g, eg_node *n) {
   if (b && (b->dtype != EG_DTYPE_FLOAT32 || b->rank != 1 || b->shape[0] != at->p.c_out))
     return eg_node_error(n, EG_ERR_INVALID, "bias must be float32 [%lld] (output channels)",
                          (long long)at->p.c_out);
-  n->scratch_bytes = eg_convolution_nchw_f32_scratch(&at->p);
   int64_t s[4];
   out_shape(&at->p, s);
-  return eg_out_tensor(g, n, EG_DTYPE_FLOAT32, 4, s);
+  EG_TRY(eg_out_tensor(g, n, EG_DTYPE_FLOAT32, 4, s));
+  /* only once the sizes are known to be the recorded ones */
+  n->scratch_bytes = eg_convolution_nchw_f32_scratch(&at->p);
+  return EG_OK;
 }
 
 eg_status eg_run_convolution(const eg_exec *ex, const eg_node *n) {

@@ -97,8 +97,8 @@
  *     Boundary := i32 value (IR value id); i32 tensor (id in this graph); u8 nhwc (0/1)
  *               inputs: APP_WRITE tensors of values defined outside the partition, each
  *               APP_WRITE tensor exactly once; outputs: APP_READ tensors of values defined in
- *               it, every APP_READ tensor at least once, and every value the rest of the
- *               program needs among them. Dtype and dims follow the layout rule: nhwc == (rank
+ *               it, every APP_READ tensor (each written by an op) at least once, and every value
+ *               the rest of the program needs among them. Dtype and dims follow the layout rule: nhwc == (rank
  *               4), dims == eg_htp_dims(value), dtype == eg_htp_dtype(value's dtype).
  *
  * PROGRAM (5) — the target and the order (program/program.h):

@@ -8,6 +8,7 @@
  * before it is checked; every count is bounded by the bytes left in its section before anything
  * is allocated for it. The file's bytes stay in one 64-byte aligned buffer that IR statics and
  * QNN STATIC tensors point into (read in place, never copied). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -959,7 +960,7 @@ eg_status eg_egp_read_memory(const char *name, const void *data, size_t size, eg
 eg_status eg_egp_read(const char *path, eg_egp **out) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
-  if (!f) return eg_error(EG_ERR_IO, "%s: cannot open", path);
+  if (!f) return eg_error(EG_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
   struct stat st;
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     fclose(f);

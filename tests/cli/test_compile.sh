@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_compile.sh EDGEGRAD WORKDIR — `edgegrad compile` end to end on the committed fixture
-# (tests/data/tiny_step.json): the per-op table and the placement report for several SoCs (no
-# NPU lowerings exist yet, so every node must be on the CPU with its exact reason and there must
-# be no partitions), --no-fallback listing every CPU node, skip-list warnings, and usage errors
-# (unknown SoC, -o/--output, which compile does not accept yet).
+# (tests/data/tiny_step.json): the per-op table and the placement report for several SoCs
+# (consistent placements and reasons; nothing on the NPU of SM8350, which has no float path),
+# --no-fallback listing every CPU node, skip-list warnings, and usage errors. The compiled
+# program file (-o) is tested by test_egp.sh.
 set -u
 exe=$1
 work=$2

@@ -2,13 +2,15 @@
 reference outputs eagerly (never by re-running the trace).
 
 Contract: ``all_cases()`` lists Case's (name, kind, spec), cheap to create and picklable; kinds
-are "convolution_backward" (the sweep), "training_step", "model_zoo" (zoo.py's models) and
-"sgd_steps" (zoo.py's multi-step runs). ``build(case, folder)`` exports the case's graph to
-``folder/model.json`` (+ .safetensors) and returns a Built with the graph path, the runtime
+are "convolution_backward" (the sweep), "training_step", "model_zoo" (zoo.py's models),
+"inference" (zoo.py's forward-only frozen models) and "sgd_steps" (zoo.py's multi-step runs).
+``build(case, folder)`` exports the case's graph to ``folder/model.json`` (+ .safetensors) and returns a Built with the graph path, the runtime
 inputs (name -> numpy array, in the graph's input order) and the reference outputs (name ->
-numpy array, in the graph's output order); for a run of ``steps`` > 1 SGD steps at learning rate
-``lr`` also the reference ``losses`` (float32 [steps]) and ``final`` values of the parameter and
-buffer inputs (the outputs are then those of the last step). ``info``: the case also requires
+numpy array, in the graph's output order); for a sweep case also ``conv_scopes`` (its
+convolution_backward's NPU scope, computed from its configuration and PyTorch's eager call);
+for a run of ``steps`` > 1 SGD steps at learning rate ``lr`` also the reference ``losses``
+(float32 [steps]) and ``final`` values of the parameter and buffer inputs (the outputs are then
+those of the last step). ``info``: the case also requires
 ``edgegrad info --json`` to accept the graph. Everything is seeded: the same case builds the same
 files and numbers.
 """
@@ -24,6 +26,7 @@ import torch.nn.functional as F
 from edgegrad import export_function, export_training_step
 
 import conv_configs
+import placement
 import zoo
 
 CONV_SEED = 20240611
@@ -32,7 +35,7 @@ CONV_SEED = 20240611
 @dataclasses.dataclass(frozen=True)
 class Case:
     name: str
-    kind: str   # "convolution_backward", "training_step", "model_zoo" or "sgd_steps"
+    kind: str   # "convolution_backward", "training_step", "model_zoo", "inference", "sgd_steps"
     spec: object
 
 
@@ -47,16 +50,23 @@ class Built:
     lr: float = None
     losses: np.ndarray = None
     final: dict = None
+    # convolution_backward node name -> violated NPU-scope conditions, from the case's own
+    # configuration (placement.scope_from_config); None when the case has no such config
+    conv_scopes: dict = None
 
 
 def all_cases():
-    """Every case: the convolution_backward sweep, the training steps, the model zoo, the
-    multi-step SGD runs."""
+    """Every case: the convolution_backward sweep (conv_bwd_*: the grid; conv_npu_*: aimed at
+    the NPU lowering's scope and its limits), the training steps, the model zoo, the
+    forward-only frozen models, the multi-step SGD runs."""
     configs = conv_configs.generate(seed=CONV_SEED)
     conv_configs.check_coverage(configs)
     cases = [Case(f"conv_bwd_{i:03d}", "convolution_backward", c) for i, c in enumerate(configs)]
+    cases += [Case(f"conv_npu_{i:03d}", "convolution_backward", c)
+              for i, c in enumerate(conv_configs.generate_npu(seed=CONV_SEED + 1))]
     cases += [Case(name, "training_step", name) for name in TRAINING_STEPS]
     cases += [Case(name, "model_zoo", name) for name in zoo.ZOO]
+    cases += [Case(name, "inference", name) for name in zoo.INFERENCE]
     cases += [Case(name, "sgd_steps", name) for name in zoo.SGD_RUNS]
     return cases
 
@@ -66,7 +76,8 @@ def build(case, folder):
     stem = os.path.join(folder, "model")
     if case.kind == "convolution_backward":
         return build_conv(case.spec, stem, _seed(case.name))
-    builders = {"training_step": TRAINING_STEPS, "model_zoo": zoo.ZOO, "sgd_steps": zoo.SGD_RUNS}
+    builders = {"training_step": TRAINING_STEPS, "model_zoo": zoo.ZOO,
+                "inference": zoo.INFERENCE, "sgd_steps": zoo.SGD_RUNS}
     return builders[case.kind][case.spec](stem, _seed(case.name))
 
 
@@ -124,7 +135,22 @@ def build_conv(c, stem, seed):
     inputs = {k: v for k, v in inputs.items() if k not in static}
     with torch.no_grad():
         reference = dict(zip(names, fn(grad_out, x, w)))
-    return Built(result.json_path, _numpy(inputs), _numpy(reference), c.describe())
+    built = Built(result.json_path, _numpy(inputs), _numpy(reference), c.describe())
+    present = conv_present(c, grad_out, x, w)
+    built.conv_scopes = {n["name"]: placement.scope_from_config(c, present)
+                         for n in result.graph["nodes"] if n["target"] == placement.CONV_BWD}
+    return built
+
+
+def conv_present(c, grad_out, x, w):
+    """Which elements PyTorch's eager aten.convolution_backward returns for ``c`` (three
+    bools): the mask's, plus grad_weight where PyTorch 1.13 computes it unasked."""
+    with torch.no_grad():
+        grads = torch.ops.aten.convolution_backward(
+            grad_out, x, w, None if c.bias_sizes_none else [c.cout], [c.stride] * 2,
+            [c.padding] * 2, [c.dilation] * 2, c.transposed, list(c.output_padding), c.groups,
+            list(c.mask))
+    return tuple(g is not None for g in grads)
 
 
 # --------------------------------------------------------------------------------------------

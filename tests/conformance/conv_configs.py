@@ -5,7 +5,9 @@ the same list for the same arguments: first explicit configurations covering eve
 (transposed, stride, output_padding) triple and every (transposed, output_mask) pair, then
 configurations drawn by a seeded RNG over the grid. ``check_coverage(configs)`` counts what the
 list covers and raises AssertionError naming whatever requirement is unmet; it returns the
-counts.
+counts. ``generate_npu(count, seed)`` returns configurations aimed at the NPU lowering's scope
+(and at each of its limits, one at a time); ``in_npu_scope(c)`` says whether a configuration
+meets the scope's conditions that it fixes.
 
 Conventions (PyTorch's): for transposed=False, x is [N, Cin, H, W], weight [Cout, Cin/g, kH, kW]
 and the gradient of the output has H_out = (H + 2p - d(k-1) - 1) // s + 1; the derived
@@ -106,13 +108,18 @@ def _pick_size(rng, transposed, kernel, stride, padding, dilation, op):
     return rng.choice(fits) if fits else None
 
 
-def _draw(rng, index, transposed=None, stride=None, op=None, mask=None, dilation=None):
-    """One random valid config; the given fields are forced. Retries until valid."""
+def _draw(rng, index, transposed=None, stride=None, op=None, mask=None, dilation=None,
+          kernel=None, padding=None, group_kind=None, static=None):
+    """One random valid config; the given fields are forced (``static``: the weight is frozen;
+    by default every fourth config's is). Retries until valid. Unforced fields draw from
+    ``rng`` in a fixed order, so ``generate``'s list never changes."""
+    forced_kernel = kernel
     while True:
         t = rng.choice([False, True]) if transposed is None else transposed
         s = stride or rng.choice(STRIDES)
         d = dilation or rng.choice(DILATIONS)
-        kernel, p = rng.choice(KERNELS), rng.choice(PADDINGS)
+        kernel = forced_kernel or rng.choice(KERNELS)
+        p = rng.choice(PADDINGS) if padding is None else padding
         limit = max(s, d) if t else s
         ops = [op if op is not None else rng.randrange(limit) for _ in range(2)]
         if ops[0] >= limit:
@@ -120,14 +127,15 @@ def _draw(rng, index, transposed=None, stride=None, op=None, mask=None, dilation
         size = tuple(_pick_size(rng, t, kernel[i], s, p, d, ops[i]) for i in range(2))
         if None in size:
             continue
-        kind = rng.choice(GROUP_KINDS)
+        kind = group_kind or rng.choice(GROUP_KINDS)
         cin, cout, groups = _channels(rng, kind)
         m = mask or rng.choice(MASKS)
         return ConvConfig(
             transposed=t, batch=rng.choice(BATCHES), cin=cin, cout=cout, groups=groups,
             group_kind=kind, kernel=kernel, stride=s, padding=p, dilation=d, size=size,
             output_padding=tuple(ops) if t else (0, 0), derived_op=tuple(ops), mask=m,
-            static_weight=index % 4 == 3, bias_sizes_none=not m[2] and rng.random() < 0.5)
+            static_weight=index % 4 == 3 if static is None else static,
+            bias_sizes_none=not m[2] and rng.random() < 0.5)
 
 
 def _explicit(rng):
@@ -154,6 +162,44 @@ def generate(count=330, seed=20240611):
     while len(configs) < count:
         configs.append(_draw(rng, len(configs)))
     return configs
+
+
+# The NPU lowering's scope (tests/conformance/placement.py): a frozen 4-D weight, groups 1,
+# not transposed, dilation 1, and no grad_weight element that is read. These masks ask for no
+# grad_weight (PyTorch 1.13 often returns one for [*, F, T] anyway; nothing reads it).
+NPU_MASKS = [(True, False, False), (True, False, True), (False, False, True)]
+NPU_SCOPE = dict(transposed=False, dilation=1, group_kind="1", static=True)
+# One condition broken at a time, to check each decline reason.
+NPU_VIOLATIONS = {"runtime weight": dict(static=False), "groups 2": dict(group_kind="2"),
+                  "depthwise": dict(group_kind="depthwise"), "transposed": dict(transposed=True),
+                  "dilation 2": dict(dilation=2)}
+
+
+def generate_npu(count=120, seed=20240612):
+    """``count`` configurations aimed at the NPU lowering of convolution_backward: in its
+    scope by construction (see NPU_SCOPE), every (stride, op) pair with every NPU mask and every
+    (kernel, padding) pair; then each violation of NPU_VIOLATIONS with each NPU mask, and each
+    mask asking for grad_weight (in scope otherwise); then seeded in-scope draws, two thirds of
+    them with mask [T, F, F]."""
+    rng = random.Random(seed)
+    wanted = [dict(NPU_SCOPE, stride=s, op=op, mask=m)
+              for s in STRIDES for op in range(s) for m in NPU_MASKS]
+    wanted += [dict(NPU_SCOPE, kernel=k, padding=p, mask=NPU_MASKS[0])
+               for k in KERNELS for p in PADDINGS]
+    wanted += [dict(NPU_SCOPE, mask=m, **v) for v in NPU_VIOLATIONS.values() for m in NPU_MASKS]
+    wanted += [dict(NPU_SCOPE, mask=m) for m in MASKS if m[1]]
+    configs = [_draw(rng, i, **forced) for i, forced in enumerate(wanted)]
+    while len(configs) < count:
+        mask = NPU_MASKS[0] if rng.random() < 2 / 3 else rng.choice(NPU_MASKS[1:])
+        configs.append(_draw(rng, len(configs), mask=mask, **NPU_SCOPE))
+    return configs
+
+
+def in_npu_scope(c):
+    """Whether ``c`` meets the scope's conditions (the sweep reads exactly the elements its
+    mask asks for)."""
+    return (c.static_weight and c.groups == 1 and not c.transposed and c.dilation == 1
+            and not c.mask[1])
 
 
 def check_coverage(configs, minimum=300):
@@ -197,3 +243,6 @@ def _valid(c):
 if __name__ == "__main__":
     for key, table in check_coverage(generate()).items():
         print(f"{key}: {table}")
+    npu = generate_npu()
+    print(f"npu configs: {len(npu)}, in scope by configuration: "
+          f"{sum(map(in_npu_scope, npu))}")

@@ -10,6 +10,10 @@ parameter, ``grad_input`` if asked, and ``new_<buffer>`` for every buffer the ea
 changed; ``check_outputs`` fails a case whose graph outputs differ from that set (so an
 un-exported buffer update or a missing gradient is a failure, never a skip). A case may also
 require convolution_backward output masks to appear in its graph (``masks``).
+``INFERENCE`` likewise maps a case name to a builder of a forward-only graph of a frozen model
+(``build_inference``: every parameter and buffer a static, the reference ``model(x)``), where
+tuple-producing forward ops (batch norm, max pooling with indices, group norm) have no backward
+reading their extra elements.
 """
 import copy
 
@@ -18,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from edgegrad import export_training_step
+from edgegrad import export_function, export_training_step
 
 T, F_ = True, False
 
@@ -542,6 +546,147 @@ ZOO = {
     "zoo_finetune_bn_affine": _finetune_bn_affine,
     "zoo_finetune_head": _finetune_head,
     "zoo_finetune_frozen_bn_stats": _finetune_frozen_bn_stats,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# inference: forward-only graphs of frozen models (every parameter and buffer a static), where
+# the tuple-producing forward ops have no backward reading their extra elements
+
+
+class MaxPoolIndicesNet(nn.Module):
+    """conv + ReLU + MaxPool2d(3, 2, 1, return_indices=True): values and indices both
+    returned (the int64 indices are a graph output)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.pool = nn.Conv2d(3, 6, 3, padding=1), nn.MaxPool2d(3, 2, 1,
+                                                                           return_indices=True)
+
+    def forward(self, x):
+        return self.pool(F.relu(self.conv(x)))
+
+
+class AdaptiveMaxPoolIndicesNet(AdaptiveMaxPoolNet):
+    """AdaptiveMaxPoolNet's pool, returning the values and the int64 indices."""
+
+    def forward(self, x):
+        return self.pool(torch.tanh(self.conv(x)))
+
+
+def build_inference(model, x, stem, output_names=("out",), note=""):
+    """Export ``model``'s forward pass on ``x`` with every parameter and buffer frozen (statics
+    named like the training steps' inputs, dots -> '_'); the reference is ``model(x)`` run
+    eagerly without gradients. ``output_names``: one per tensor the forward returns."""
+    import cases
+    from torch.nn.utils.stateless import functional_call
+
+    state = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    names = list(state)
+
+    def forward(x, *tensors):
+        return functional_call(model, dict(zip(names, tensors)), (x,))
+
+    flat = [_flat(n) for n in names]
+    result = export_function(forward, (x, *[t.detach() for t in state.values()]), stem,
+                             arg_names=("input", *flat), output_names=list(output_names),
+                             static_args=flat)
+    with torch.no_grad():
+        out = model(x)
+    out = out if isinstance(out, tuple) else (out,)
+    if len(out) != len(output_names):
+        raise ValueError(f"forward returns {len(out)} tensors for output names "
+                         f"{list(output_names)}")
+    description = (f"{type(model).__name__}{note}; forward only, "
+                   f"{'train' if model.training else 'eval'} mode; {len(flat)} statics")
+    return cases.Built(result.json_path, _numpy({"input": x}),
+                       _numpy(dict(zip(output_names, out))), description, info=True)
+
+
+def _eval(model, x):
+    _warm_up(model, x)
+    return model.eval()
+
+
+def _infer_bn_conv(stem, seed):
+    """Conv + BatchNorm2d (eval: running statistics) + ReLU twice, pooled head."""
+    torch.manual_seed(seed)
+    x = torch.randn(2, 3, 8, 8)
+    return build_inference(_eval(BNConvNet(), x), x, stem)
+
+
+def _infer_resnet_block(stem, seed):
+    torch.manual_seed(seed)
+    x = torch.randn(2, 8, 16, 16)
+    return build_inference(_eval(ResNetBlockNet(), x), x, stem)
+
+
+def _infer_mobilenet_v2_block(stem, seed):
+    """Includes a depthwise 3x3 conv and ReLU6 (hardtanh)."""
+    torch.manual_seed(seed)
+    x = torch.randn(2, 3, 16, 16)
+    return build_inference(_eval(MobileNetV2Net(), x), x, stem)
+
+
+def _infer_lenet5(stem, seed):
+    torch.manual_seed(seed)
+    return build_inference(LeNet5().eval(), torch.randn(2, 1, 32, 32), stem)
+
+
+def _infer_maxpool(stem, seed):
+    """MaxPool2d whose indices nothing reads."""
+    torch.manual_seed(seed)
+    return build_inference(MaxPoolNet().eval(), torch.randn(2, 3, 16, 16), stem)
+
+
+def _infer_maxpool_indices(stem, seed):
+    torch.manual_seed(seed)
+    return build_inference(MaxPoolIndicesNet().eval(), torch.randn(2, 3, 9, 10), stem,
+                           ("values", "indices"))
+
+
+def _infer_groupnorm_silu(stem, seed):
+    """GroupNorm whose mean / rstd nothing reads."""
+    torch.manual_seed(seed)
+    return build_inference(GroupNormSiLUNet().eval(), torch.randn(2, 3, 12, 12), stem)
+
+
+def _infer_instancenorm(stem, seed):
+    """InstanceNorm2d (affine, untracked): batch statistics even in eval mode."""
+    torch.manual_seed(seed)
+    return build_inference(InstanceNormNet().eval(), torch.randn(3, 3, 10, 10), stem)
+
+
+def _infer_adaptive_maxpool(stem, seed):
+    """AdaptiveMaxPool2d(return_indices=True) whose indices nothing reads."""
+    torch.manual_seed(seed)
+    return build_inference(AdaptiveMaxPoolNet().eval(), torch.randn(2, 3, 9, 9), stem)
+
+
+def _infer_adaptive_maxpool_indices(stem, seed):
+    torch.manual_seed(seed)
+    return build_inference(AdaptiveMaxPoolIndicesNet().eval(), torch.randn(2, 3, 9, 9), stem,
+                           ("values", "indices"))
+
+
+def _infer_avgpool_ceil(stem, seed):
+    torch.manual_seed(seed)
+    return build_inference(AvgPoolCeilNet().eval(), torch.randn(2, 3, 11, 11), stem)
+
+
+INFERENCE = {
+    "infer_bn_conv": _infer_bn_conv,
+    "infer_resnet_block": _infer_resnet_block,
+    "infer_mobilenet_v2_block": _infer_mobilenet_v2_block,
+    "infer_lenet5": _infer_lenet5,
+    "infer_maxpool": _infer_maxpool,
+    "infer_maxpool_indices": _infer_maxpool_indices,
+    "infer_groupnorm_silu": _infer_groupnorm_silu,
+    "infer_instancenorm": _infer_instancenorm,
+    "infer_adaptive_maxpool": _infer_adaptive_maxpool,
+    "infer_adaptive_maxpool_indices": _infer_adaptive_maxpool_indices,
+    "infer_avgpool_ceil": _infer_avgpool_ceil,
 }
 
 

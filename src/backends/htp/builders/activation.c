@@ -18,6 +18,10 @@ static bool float_unary_supports(const eg_graph *g, const eg_node *n, const eg_t
     snprintf(reason, size, "input is not a float32 tensor");
     return false;
   }
+  if (eg_value_numel(x) == 0) {
+    snprintf(reason, size, "empty tensor: QNN tensors need every dimension >= 1");
+    return false;
+  }
   return true;
 }
 

@@ -1,0 +1,454 @@
+"""Placement checks for the NPU path: what `edgegrad compile --soc SOC --report R.json` must say
+about a graph, computed here independently of the C partitioner and its builders.
+
+Contract: ``check_report(graph, report, soc, conv_scopes=None)`` returns (failures, stats) for
+one graph compiled for one SoC. ``graph`` is the exported MODEL.json (a dict), ``report`` the
+placement report (a dict, docs/report-format.md), ``conv_scopes`` optionally maps a
+convolution_backward node name to the scope verdict computed from the case's own
+configuration (``scope_from_config``); when given it must agree with the verdict read from the
+graph. Failures are one line each and name the node, its op, the SoC and what is wrong.
+``stats`` counts nodes and placements (see ``_stats``).
+
+What is checked:
+  1. Format: format/version/soc/htp_arch/fp16 as in SOCS below; one entry per graph node, same
+     names, targets and order; "npu" <=> an integer partition and no reason, "cpu" <=> no
+     partition and a one-line reason; a getitem has its producer's placement and partition
+     (reason "follows its producer" on the CPU), no other node has that reason; the partitions
+     are numbered 0.. in order of their first node, list exactly the NPU nodes in graph order,
+     and the graph of partitions and CPU nodes has no cycle.
+  2. Reasons follow the partitioner's gate order: "no NPU lowering for aten.X" names the node's
+     own op; a float node on a SoC without fp16 can only say that or the float reason
+     ("float ops need HTP V69+ with fp16; SM8350 is V68"), so it is never on the NPU; the float
+     reason never appears on an fp16 SoC nor for a node without float tensors; an arch reason
+     ("aten.X needs HTP V73+; SM8450 is V69") names the SoC's own arch, below the one needed.
+  3. aten.convolution_backward, exactly (the scope of its NPU lowering): on an fp16 HTP V69+
+     SoC it is on the NPU iff its weight is a static (frozen) float 4-D tensor, groups == 1,
+     transposed == False, dilation == [1, 1], it computes grad_input or grad_bias, and no
+     grad_weight element is READ (by a node or as a graph output). PyTorch 1.13 returns a
+     grad_weight element for a non-transposed mask [*, F, T] although the mask does not ask for
+     it; nothing reads it, and the lowering does not compute it (src/backends/htp/builders/
+     conv.c), so such a node is in scope: this is what puts the frozen-backbone steps' conv
+     backwards ([T, F, T], [F, F, T]) on the NPU. Otherwise the node is on the CPU with one
+     reason: the float reason where there is no fp16, else the builder's own sentence naming
+     exactly one of the violated conditions (keywords below). "no NPU lowering for aten.convolution_backward"
+     is a failure on an fp16 SoC (the op must have a builder).
+The cross-case rule "an op's reason is 'no NPU lowering' on every SoC or on none" needs every
+report of a run; ``builder_consistency`` checks it over the collected (soc, target, reason)
+triples.
+"""
+import collections
+import re
+
+# soc -> (HTP arch, fp16, note): docs/report-format.md and `edgegrad targets`.
+SOCS = {
+    "SM8350": (68, False, "V68 has no floating-point path"),
+    "SM8450": (69, True, ""),
+    "SM8475": (69, True, ""),
+    "SM7675": (73, False, "QNN rejects fp16 on this V73 part"),
+    "SM8550": (73, True, ""),
+    "SM8635": (73, False, "QNN rejects fp16 on this V73 part"),
+    "SM8650": (75, True, ""),
+    "SM8750": (79, True, ""),
+    "SM8850": (81, True, ""),
+}
+
+FLOAT_DTYPES = ("float32", "float16", "float64")
+CONV_BWD = "aten.convolution_backward.default"
+FOLLOWS = "follows its producer"
+
+# Conditions of the convolution_backward scope, with the words a reason naming each must use.
+CONDITIONS = collections.OrderedDict([
+    ("float", ("float32", "float tensor", "dtype", "int64")),
+    ("static", ("static", "frozen", "runtime input", "graph input", "constant")),
+    ("rank", ("4-d", "rank")),
+    ("groups", ("group",)),
+    ("transposed", ("transposed",)),
+    ("dilation", ("dilation",)),
+    ("grad_weight", ("grad_weight", "weight gradient")),
+    ("nothing", ("no gradient",)),
+])
+
+
+def display_name(target):
+    """aten.X as the partitioner spells it: the target without a '.default' overload."""
+    return target[:-len(".default")] if target.endswith(".default") else target
+
+
+def float_reason(soc):
+    arch, _, note = SOCS[soc]
+    if arch < 69:
+        return f"float ops need HTP V69+ with fp16; {soc} is V{arch}"
+    return f"float ops need HTP V69+ with fp16; {soc} is V{arch} without fp16 ({note})"
+
+
+# --------------------------------------------------------------------------------------------
+# the convolution_backward scope
+
+
+def scope_from_config(c, present):
+    """Violated scope conditions [(condition, description)] of sweep config ``c`` (a
+    conv_configs.ConvConfig) whose eager PyTorch call returned the elements ``present``
+    (three bools); [] means the node belongs on the NPU of an fp16 V69+ SoC. The sweep's
+    function returns exactly the elements its mask asks for, so an element is read iff it is
+    present and asked for."""
+    violated = []
+    if not c.static_weight:
+        violated.append(("static", "weight is a runtime input"))
+    if c.groups != 1:
+        violated.append(("groups", f"groups={c.groups}"))
+    if c.transposed:
+        violated.append(("transposed", "transposed=True"))
+    if c.dilation != 1:
+        violated.append(("dilation", f"dilation [{c.dilation}, {c.dilation}]"))
+    if present[1] and c.mask[1]:
+        violated.append(("grad_weight", "grad_weight element read"))
+    if not (present[0] and c.mask[0]) and not (present[2] and c.mask[2]):
+        violated.append(("nothing", "no grad_input or grad_bias"))
+    return violated
+
+
+def scope_from_graph(graph, node):
+    """Violated scope conditions of a convolution_backward node, read from the graph JSON."""
+    values = graph["values"]
+    statics = {s["value"] for s in graph["statics"]}
+    args = node["args"]
+    weight = args[2]["value"] if isinstance(args[2], dict) and "value" in args[2] else None
+    violated = []
+    tensors = [a["value"] for a in args[:3] if isinstance(a, dict) and "value" in a]
+    if any(values[v].get("dtype") not in FLOAT_DTYPES for v in tensors):
+        violated.append(("float", "a non-float tensor argument"))
+    if weight is None or weight not in statics:
+        violated.append(("static", "weight is not a static"))
+    elif len(values[weight]["shape"]) != 4:
+        violated.append(("rank", f"weight rank {len(values[weight]['shape'])}"))
+    groups, transposed, dilation = args[9], args[7], list(args[6])
+    if groups != 1:
+        violated.append(("groups", f"groups={groups}"))
+    if transposed:
+        violated.append(("transposed", "transposed=True"))
+    if dilation != [1, 1]:
+        violated.append(("dilation", f"dilation {dilation}"))
+    elements = values[node["output"]]["elements"]
+    if element_read(graph, node, 1):
+        violated.append(("grad_weight", "grad_weight element read"))
+    if elements[0] is None and elements[2] is None:
+        violated.append(("nothing", "no grad_input or grad_bias"))
+    return violated
+
+
+def element_read(graph, node, index):
+    """Whether element ``index`` of ``node``'s tuple is read: present, and its value or the
+    value of a getitem picking it is an argument of some node or a graph output."""
+    tup = node["output"]
+    element = graph["values"][tup]["elements"][index]
+    if element is None:
+        return False
+    names = {element}
+    for n in graph["nodes"]:
+        if n["target"] == "getitem" and n["output"] is not None and \
+                n["args"][0] == {"value": tup} and n["args"][1] == index:
+            names.add(n["output"])
+    if any(o["value"] in names for o in graph["outputs"]):
+        return True
+
+    def reads(a):
+        if isinstance(a, list):
+            return any(reads(x) for x in a)
+        return isinstance(a, dict) and set(a) == {"value"} and a["value"] in names
+
+    return any(reads(a) for n in graph["nodes"] if n["target"] != "getitem" or
+               n["args"][0] != {"value": tup} for a in [*n["args"], *n["kwargs"].values()])
+
+
+def conditions_named(reason):
+    """The scope conditions a reason sentence names (by CONDITIONS' keywords)."""
+    low = reason.lower()
+    return [c for c, words in CONDITIONS.items() if any(w in low for w in words)]
+
+
+def _describe(violated):
+    return ", ".join(d for _, d in violated) or "in scope"
+
+
+# --------------------------------------------------------------------------------------------
+# the report
+
+
+def _node_has_float(graph, node):
+    values = graph["values"]
+
+    def arg_float(a):
+        if isinstance(a, list):
+            return any(arg_float(x) for x in a)
+        if isinstance(a, dict) and set(a) == {"value"}:
+            v = values[a["value"]]
+            return v["kind"] == "tensor" and v["dtype"] in FLOAT_DTYPES
+        return False
+
+    if any(arg_float(a) for a in node["args"]) or any(arg_float(a)
+                                                     for a in node["kwargs"].values()):
+        return True
+    if node["output"] is None:
+        return False
+    out = values[node["output"]]
+    if out["kind"] == "tensor":
+        return out["dtype"] in FLOAT_DTYPES
+    return any(e is not None and values[e]["dtype"] in FLOAT_DTYPES for e in out["elements"])
+
+
+def _producers(graph):
+    """node index -> set of node indices whose values it uses; and value id -> defining node."""
+    defined_by = {}
+    for i, n in enumerate(graph["nodes"]):
+        if n["output"] is None:
+            continue
+        defined_by[n["output"]] = i
+        v = graph["values"][n["output"]]
+        for e in v.get("elements", []) or []:
+            if e is not None:
+                defined_by[e] = i
+
+    def uses(a, out):
+        if isinstance(a, list):
+            for x in a:
+                uses(x, out)
+        elif isinstance(a, dict) and set(a) == {"value"} and a["value"] in defined_by:
+            out.add(defined_by[a["value"]])
+
+    preds = []
+    for n in graph["nodes"]:
+        s = set()
+        for a in n["args"]:
+            uses(a, s)
+        for a in n["kwargs"].values():
+            uses(a, s)
+        preds.append(s)
+    return preds, defined_by
+
+
+def check_report(graph, report, soc, conv_scopes=None):
+    """(failures, stats) for ``report``, the placement of ``graph`` on ``soc``."""
+    f = []
+    arch, fp16, _ = SOCS[soc]
+    want_top = {"format": "edgegrad.placement", "version": 1, "soc": soc, "htp_arch": arch,
+                "fp16": fp16}
+    for key, want in want_top.items():
+        if report.get(key) != want:
+            f.append(f"report {key} = {report.get(key)!r}, want {want!r}")
+    nodes, rnodes = graph["nodes"], report.get("nodes")
+    if not isinstance(rnodes, list) or [r.get("name") for r in rnodes] != [
+            n["name"] for n in nodes]:
+        got = len(rnodes) if isinstance(rnodes, list) else rnodes
+        return f + [f"report nodes do not list the graph's {len(nodes)} nodes in order "
+                    f"(got {got} entries)"], None
+    preds, defined_by = _producers(graph)
+    for i, (n, r) in enumerate(zip(nodes, rnodes)):
+        where = f"node {n['name']} ({n['target']}) on {soc}"
+        f += [f"{where}: {msg}" for msg in _check_entry(graph, n, r, rnodes, defined_by, soc,
+                                                         conv_scopes)]
+    f += _check_partitions(nodes, rnodes, report.get("partitions"), preds)
+    return f, _stats(graph, rnodes, conv_scopes)
+
+
+def _check_entry(graph, n, r, rnodes, defined_by, soc, conv_scopes):
+    """Failures of one node's entry (without the 'node ...' prefix)."""
+    arch, fp16, _ = SOCS[soc]
+    f = []
+    if r.get("target") != n["target"]:
+        f.append(f"report target {r.get('target')!r}")
+    placement, partition, reason = r.get("placement"), r.get("partition"), r.get("reason")
+    if placement == "npu":
+        if not isinstance(partition, int) or isinstance(partition, bool) or reason is not None:
+            f.append(f"npu entry with partition {partition!r}, reason {reason!r}")
+    elif placement == "cpu":
+        if partition is not None or not isinstance(reason, str) or not reason.strip() \
+                or "\n" in reason:
+            f.append(f"cpu entry with partition {partition!r}, reason {reason!r}")
+            return f
+    else:
+        return f + [f"placement {placement!r}"]
+    if n["target"] == "getitem":
+        producer = rnodes[defined_by[n["args"][0]["value"]]]
+        if (placement, partition) != (producer.get("placement"), producer.get("partition")):
+            f.append(f"getitem placed {placement}/{partition}, its producer "
+                     f"{producer.get('placement')}/{producer.get('partition')}")
+        if placement == "cpu" and reason != FOLLOWS:
+            f.append(f"getitem reason {reason!r}, want {FOLLOWS!r}")
+        return f
+    has_float = _node_has_float(graph, n)
+    op = display_name(n["target"])
+    no_lowering = f"no NPU lowering for {op}"
+    if placement == "cpu":
+        if reason == FOLLOWS:
+            f.append(f"reason {FOLLOWS!r} on a node that is not a getitem")
+        if reason.startswith("no NPU lowering for") and reason != no_lowering:
+            f.append(f"reason {reason!r} names another op (want {no_lowering!r})")
+        if reason.startswith("float ops need"):
+            if fp16:
+                f.append(f"float reason {reason!r} on {soc}, which has fp16")
+            elif not has_float:
+                f.append(f"float reason {reason!r} but the node has no float tensor")
+            elif reason != float_reason(soc):
+                f.append(f"reason {reason!r}, want {float_reason(soc)!r}")
+        m = re.fullmatch(r"(\S+) needs HTP V(\d+)\+; (\S+) is V(\d+)", reason)
+        if m:
+            if m.group(1) != op or m.group(3) != soc or int(m.group(4)) != arch \
+                    or int(m.group(2)) <= arch:
+                f.append(f"arch reason {reason!r} inconsistent with {op} on {soc} (V{arch})")
+            if has_float and not fp16:
+                f.append(f"arch reason {reason!r} where the float gate comes first")
+    if has_float and not fp16:
+        if placement != "cpu":
+            f.append(f"float node on the NPU of {soc}, which has no fp16")
+        elif reason not in (no_lowering, float_reason(soc)):
+            f.append(f"reason {reason!r}, want {float_reason(soc)!r} (or {no_lowering!r} "
+                     "if the op has no builder)")
+    if n["target"] == CONV_BWD:
+        f += _check_conv_backward(graph, n, placement, reason, soc, conv_scopes)
+    return f
+
+
+def _check_conv_backward(graph, n, placement, reason, soc, conv_scopes):
+    arch, fp16, _ = SOCS[soc]
+    violated = scope_from_graph(graph, n)
+    f = []
+    if conv_scopes is not None and n["name"] in conv_scopes:
+        from_config = conv_scopes[n["name"]]
+        if [c for c, _ in from_config] != [c for c, _ in violated]:
+            f.append(f"harness: scope from the config ({_describe(from_config)}) != scope "
+                     f"from the graph ({_describe(violated)})")
+    scope = f"scope: {_describe(violated)}"
+    if not fp16 or arch < 69:
+        if placement != "cpu":
+            f.append(f"on the NPU of {soc} (no fp16), want the CPU with "
+                     f"{float_reason(soc)!r}; {scope}")
+        elif violated and violated[0][0] == "float":
+            pass  # no float tensor: the float gate does not apply
+        elif reason not in (float_reason(soc), "no NPU lowering for aten.convolution_backward"):
+            f.append(f"reason {reason!r}, want {float_reason(soc)!r}; {scope}")
+        return f
+    if reason == "no NPU lowering for aten.convolution_backward":
+        want = "npu" if not violated else "a builder reason"
+        return f + [f"want {want} ({scope}), got cpu: {reason!r} (no builder registered)"]
+    if not violated:
+        if placement != "npu":
+            f.append(f"want npu ({scope}), got cpu: {reason!r}")
+        return f
+    if placement == "npu":
+        return f + [f"on the NPU but out of scope ({_describe(violated)})"]
+    named = conditions_named(reason)
+    wanted = {c for c, _ in violated}
+    if len(named) != 1 or named[0] not in wanted:
+        f.append(f"reason {reason!r} names {named or 'no condition'}; want exactly one of "
+                 f"the violated conditions ({_describe(violated)})")
+    return f
+
+
+def _check_partitions(nodes, rnodes, partitions, preds):
+    """Partitions: numbered in order of their first node, exactly the NPU nodes, acyclic."""
+    if not isinstance(partitions, list):
+        return [f"report partitions {partitions!r}"]
+    index = {n["name"]: i for i, n in enumerate(nodes)}
+    by_id = collections.defaultdict(list)
+    for i, r in enumerate(rnodes):
+        if r.get("placement") == "npu" and isinstance(r.get("partition"), int):
+            by_id[r["partition"]].append(i)
+    f = []
+    listed = []
+    for k, p in enumerate(partitions):
+        names = p.get("nodes") if isinstance(p, dict) else None
+        if not isinstance(p, dict) or p.get("id") != k or not isinstance(names, list) \
+                or any(x not in index for x in names):
+            f.append(f"partition {k}: malformed entry {p!r}"[:300])
+            continue
+        members = [index[x] for x in names]
+        listed.append(members)
+        if members != by_id.get(k, []):
+            f.append(f"partition {k}: lists {names}, but the nodes placed in it are "
+                     f"{[nodes[i]['name'] for i in by_id.get(k, [])]}")
+    if set(by_id) - set(range(len(partitions))):
+        f.append(f"nodes placed in partitions {sorted(set(by_id) - set(range(len(partitions))))}"
+                 " that the report does not list")
+    firsts = [m[0] for m in listed if m]
+    if firsts != sorted(firsts) or any(not m for m in listed):
+        f.append("partitions are not numbered in order of their first node (or one is empty)")
+    if not f:
+        f += _check_acyclic(rnodes, preds)
+    return f
+
+
+def _check_acyclic(rnodes, preds):
+    """The graph of partitions and CPU nodes must have no cycle."""
+    def vertex(i):
+        r = rnodes[i]
+        return ("p", r["partition"]) if r["placement"] == "npu" else ("n", i)
+
+    succ = collections.defaultdict(set)
+    indeg = collections.Counter()
+    verts = {vertex(i) for i in range(len(rnodes))}
+    for i, ps in enumerate(preds):
+        for p in ps:
+            a, b = vertex(p), vertex(i)
+            if a != b and b not in succ[a]:
+                succ[a].add(b)
+                indeg[b] += 1
+    ready = [v for v in verts if indeg[v] == 0]
+    seen = 0
+    while ready:
+        v = ready.pop()
+        seen += 1
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                ready.append(w)
+    if seen != len(verts):
+        return ["the partitions and CPU nodes form a cycle (a partition needs its own result)"]
+    return []
+
+
+def _stats(graph, rnodes, conv_scopes):
+    """Counts for the summary: nodes (getitems excluded), NPU nodes, per-target [npu, cpu],
+    convolution_backward nodes in scope / on the NPU, and the ones whose tuple holds a
+    grad_weight element that nothing reads (PyTorch's unasked one)."""
+    s = {"nodes": 0, "npu": 0, "by_target": collections.defaultdict(lambda: [0, 0]),
+         "conv_bwd": 0, "conv_bwd_in_scope": 0, "conv_bwd_npu": 0,
+         "conv_bwd_unread_gw": 0, "reasons": set()}
+    for n, r in zip(graph["nodes"], rnodes):
+        if n["target"] == "getitem":
+            continue
+        npu = r["placement"] == "npu"
+        s["nodes"] += 1
+        s["npu"] += npu
+        s["by_target"][n["target"]][0 if npu else 1] += 1
+        s["reasons"].add((n["target"], r["reason"]))  # None on the NPU
+        if n["target"] == CONV_BWD:
+            violated = scope_from_graph(graph, n)
+            s["conv_bwd"] += 1
+            s["conv_bwd_in_scope"] += not violated
+            s["conv_bwd_npu"] += npu
+            elements = graph["values"][n["output"]]["elements"]
+            if elements[1] is not None and not element_read(graph, n, 1):
+                s["conv_bwd_unread_gw"] += 1
+    s["by_target"] = dict(s["by_target"])
+    return s
+
+
+def builder_consistency(triples):
+    """Failures of the rule: an op's reason is 'no NPU lowering for aten.X' on every SoC with
+    SoC where the op appears, or on none (the builder gate comes first, so a SoC without fp16
+    says it exactly where an fp16 SoC does). ``triples``: iterable of (soc, target, reason),
+    reason None for a node on the NPU."""
+    no_lowering = collections.defaultdict(set)
+    other = collections.defaultdict(set)
+    for soc, target, reason in triples:
+        if target == "getitem":
+            continue
+        if reason == f"no NPU lowering for {display_name(target)}":
+            no_lowering[target].add(soc)
+        else:
+            other[target].add(soc)
+    f = []
+    for target in sorted(set(no_lowering) & set(other)):
+        f.append(f"{target}: 'no NPU lowering' on {sorted(no_lowering[target])} but a builder "
+                 f"answered on {sorted(other[target])}")
+    return f

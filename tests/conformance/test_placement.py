@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""Self-test of placement.py, the NPU-path report checks of the conformance suite: reports
+written here by hand (correct ones, then each with one thing wrong) for graphs exported from
+sweep configurations must pass or fail exactly as intended. Needs no edgegrad binary.
+
+    PYTHONPATH=python /usr/bin/python3 tests/conformance/test_placement.py
+
+Prints one line per failed check and last `placement self-test: N passed, M failed`; exit 0
+only if every check passed.
+"""
+import copy
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
+
+import cases  # noqa: E402
+import conv_configs  # noqa: E402
+import placement  # noqa: E402
+
+V68 = "float ops need HTP V69+ with fp16; SM8350 is V68"
+NO_CONV = "no NPU lowering for aten.convolution_backward"
+
+
+def config(**forced):
+    """A sweep configuration with the given fields (seeded, valid)."""
+    import random
+    rng = random.Random(7)
+    return conv_configs._draw(rng, 0, **forced)
+
+
+def export(c, folder, name):
+    os.makedirs(os.path.join(folder, name), exist_ok=True)
+    built = cases.build_conv(c, os.path.join(folder, name, "model"), 1234)
+    with open(built.json_path, encoding="utf-8") as f:
+        return json.load(f), built.conv_scopes
+
+
+def make_report(graph, soc, placements):
+    """A report placing each non-getitem node as ``placements[name]`` = reason (None: NPU;
+    default: "no NPU lowering for aten.X"); getitems follow; one partition per NPU node."""
+    arch, fp16, _ = placement.SOCS[soc]
+    entries, part_of, partitions = [], {}, []
+    defined_by = {}
+    for n in graph["nodes"]:
+        out = graph["values"][n["output"]] if n["output"] is not None else None
+        for e in (out or {}).get("elements", []) or []:
+            if e is not None:
+                defined_by[e] = n["name"]
+        if n["output"] is not None:
+            defined_by[n["output"]] = n["name"]
+    for n in graph["nodes"]:
+        if n["target"] == "getitem":
+            producer = defined_by[n["args"][0]["value"]]
+            k = part_of.get(producer)
+            if k is not None:
+                partitions[k]["nodes"].append(n["name"])
+            entries.append({"name": n["name"], "target": n["target"],
+                            "placement": "npu" if k is not None else "cpu", "partition": k,
+                            "reason": None if k is not None else "follows its producer"})
+            continue
+        default = f"no NPU lowering for {placement.display_name(n['target'])}"
+        reason = placements.get(n["name"], default)
+        if reason is None:
+            part_of[n["name"]] = len(partitions)
+            partitions.append({"id": len(partitions), "nodes": [n["name"]]})
+        entries.append({"name": n["name"], "target": n["target"],
+                        "placement": "cpu" if reason else "npu",
+                        "partition": part_of.get(n["name"]), "reason": reason})
+    return {"format": "edgegrad.placement", "version": 1, "soc": soc, "product": "x",
+            "htp_arch": arch, "fp16": fp16, "nodes": entries, "partitions": partitions,
+            "warnings": []}
+
+
+class Checker:
+    def __init__(self):
+        self.passed, self.failed = 0, 0
+
+    def expect(self, label, failures, want_substring=None):
+        """want_substring None: no failure expected; else some failure must contain it."""
+        ok = not failures if want_substring is None else any(
+            want_substring in f for f in failures)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            want = "no failure" if want_substring is None else repr(want_substring)
+            print(f"FAIL {label}: want {want}, got {failures}")
+
+
+def main():
+    t = Checker()
+    folder = tempfile.mkdtemp(prefix="edgegrad-placement-test-")
+    in_scope = config(mask=(True, False, False), **conv_configs.NPU_SCOPE)
+    groups2 = config(mask=(True, False, False), **dict(conv_configs.NPU_SCOPE, group_kind="2"))
+    runtime_w = config(mask=(True, False, False), **dict(conv_configs.NPU_SCOPE, static=False))
+    g_in, scopes_in = export(in_scope, folder, "in_scope")
+    g_g2, scopes_g2 = export(groups2, folder, "groups2")
+    g_rw, scopes_rw = export(runtime_w, folder, "runtime_w")
+    # [T, F, T]: PyTorch 1.13 returns grad_weight unasked (nothing reads it); [T, T, F] reads it
+    unread_gw = config(mask=(True, False, True), **conv_configs.NPU_SCOPE)
+    read_gw = config(mask=(True, True, False), **conv_configs.NPU_SCOPE)
+    g_ug, scopes_ug = export(unread_gw, folder, "unread_gw")
+    g_rg, scopes_rg = export(read_gw, folder, "read_gw")
+    cb = "convolution_backward"
+    check = placement.check_report
+
+    # the scope itself
+    t.expect("in-scope config has no violation", scopes_in[cb])
+    t.expect("groups=2 config violates groups",
+             [] if [c for c, _ in scopes_g2[cb]] == ["groups"] else [str(scopes_g2)], None)
+    t.expect("runtime weight violates static",
+             [] if [c for c, _ in scopes_rw[cb]] == ["static"] else [str(scopes_rw)], None)
+
+    node = next(n for n in g_ug["nodes"] if n["target"] == placement.CONV_BWD)
+    t.expect("[T, F, T] traces an unread grad_weight element",
+             [] if g_ug["values"][node["output"]]["elements"][1] is not None
+             and not placement.element_read(g_ug, node, 1) else ["no unread element"])
+    t.expect("an unread grad_weight is in scope", scopes_ug[cb] + placement.scope_from_graph(
+        g_ug, node))
+    t.expect("a read grad_weight is out of scope",
+             [] if [c for c, _ in scopes_rg[cb]] == ["grad_weight"] else [str(scopes_rg)])
+    t.expect("unread grad_weight on the NPU",
+             check(g_ug, make_report(g_ug, "SM8650", {cb: None}), "SM8650", scopes_ug)[0])
+    t.expect("read grad_weight declined", check(g_rg, make_report(g_rg, "SM8650", {
+        cb: "grad_weight is not supported on the NPU (output_mask [True, True, False])"}),
+        "SM8650", scopes_rg)[0])
+    t.expect("read grad_weight on the NPU",
+             check(g_rg, make_report(g_rg, "SM8650", {cb: None}), "SM8650", scopes_rg)[0],
+             "out of scope")
+
+    # correct reports pass
+    for soc in ("SM8450", "SM8650", "SM8850"):
+        t.expect(f"in scope on the NPU of {soc}",
+                 check(g_in, make_report(g_in, soc, {cb: None}), soc, scopes_in)[0])
+        t.expect(f"groups 2 declined on {soc}",
+                 check(g_g2, make_report(g_g2, soc, {cb: "groups=2 unsupported"}), soc,
+                       scopes_g2)[0])
+        t.expect(f"runtime weight declined on {soc}",
+                 check(g_rw, make_report(g_rw, soc, {
+                     cb: "weight is a runtime input: the composite needs a static filter"}),
+                     soc, scopes_rw)[0])
+    t.expect("V68 reason on SM8350",
+             check(g_in, make_report(g_in, "SM8350", {cb: V68}), "SM8350", scopes_in)[0])
+    t.expect("no builder on SM8350 is accepted",
+             check(g_in, make_report(g_in, "SM8350", {}), "SM8350", scopes_in)[0])
+
+    # each wrong report fails, naming the problem
+    t.expect("in scope but on the CPU",
+             check(g_in, make_report(g_in, "SM8650", {cb: "groups=1 unsupported"}), "SM8650",
+                   scopes_in)[0], "want npu")
+    t.expect("no builder on an fp16 SoC",
+             check(g_in, make_report(g_in, "SM8650", {}), "SM8650", scopes_in)[0],
+             "no builder registered")
+    t.expect("out of scope but on the NPU",
+             check(g_g2, make_report(g_g2, "SM8650", {cb: None}), "SM8650", scopes_g2)[0],
+             "out of scope")
+    t.expect("reason naming a condition that holds",
+             check(g_g2, make_report(g_g2, "SM8650", {cb: "dilation [1, 1] unsupported"}),
+                   "SM8650", scopes_g2)[0], "want exactly one")
+    t.expect("reason naming two conditions",
+             check(g_g2, make_report(g_g2, "SM8650", {
+                 cb: "groups=2 unsupported and dilation must be 1"}), "SM8650", scopes_g2)[0],
+             "want exactly one")
+    t.expect("partitioner's placeholder reason",
+             check(g_g2, make_report(g_g2, "SM8650", {
+                 cb: "the NPU lowering of aten.convolution_backward declined this node"}),
+                 "SM8650", scopes_g2)[0], "names no condition")
+    t.expect("on the NPU of SM8350",
+             check(g_in, make_report(g_in, "SM8350", {cb: None}), "SM8350", scopes_in)[0],
+             "no fp16")
+    t.expect("builder reason before the float gate on SM8350",
+             check(g_g2, make_report(g_g2, "SM8350", {cb: "groups=2 unsupported"}), "SM8350",
+                   scopes_g2)[0], V68)
+    t.expect("float reason on an fp16 SoC",
+             check(g_g2, make_report(g_g2, "SM8450", {cb: V68}), "SM8450", scopes_g2)[0],
+             "which has fp16")
+    t.expect("scope from config disagrees with the graph",
+             check(g_in, make_report(g_in, "SM8650", {cb: None}), "SM8650", scopes_g2)[0],
+             "harness: scope from the config")
+
+    # format
+    good = make_report(g_in, "SM8650", {cb: None})
+    r = copy.deepcopy(good)
+    del r["nodes"][-1]
+    t.expect("a node missing", check(g_in, r, "SM8650")[0], "do not list")
+    r = copy.deepcopy(good)
+    r["htp_arch"] = 73
+    t.expect("wrong htp_arch", check(g_in, r, "SM8650")[0], "htp_arch")
+    r = copy.deepcopy(good)
+    getitem = next(e for e in r["nodes"] if e["target"] == "getitem" and e["placement"] == "npu")
+    getitem.update(placement="cpu", partition=None, reason="follows its producer")
+    r["partitions"][0]["nodes"].remove(getitem["name"])
+    t.expect("getitem not following its producer", check(g_in, r, "SM8650")[0],
+             "its producer")
+    r = copy.deepcopy(good)
+    r["partitions"][0]["nodes"] = r["partitions"][0]["nodes"][:1]
+    t.expect("partition listing too few nodes", check(g_in, r, "SM8650")[0], "partition 0")
+    r = copy.deepcopy(good)
+    r["nodes"][0]["reason"] = "x"
+    t.expect("npu entry with a reason", check(g_in, r, "SM8650")[0], "npu entry")
+    r = make_report(g_in, "SM8650", {cb: "no NPU lowering for aten.convolution"})
+    t.expect("no-lowering reason naming another op", check(g_in, r, "SM8650")[0],
+             "names another op")
+    r = make_report(g_in, "SM8450", {cb: "aten.convolution_backward needs HTP V73+; SM8450 is V75"})
+    t.expect("arch reason with the wrong arch", check(g_in, r, "SM8450")[0], "inconsistent")
+
+    # the cross-SoC rule
+    t.expect("consistent builders", placement.builder_consistency(
+        [("SM8450", "aten.relu.default", None), ("SM8350", "aten.relu.default", V68),
+         ("SM8450", "aten.t.default", "no NPU lowering for aten.t"),
+         ("SM8350", "aten.t.default", "no NPU lowering for aten.t")]))
+    t.expect("no builder on SM8350 but one on SM8450", placement.builder_consistency(
+        [("SM8450", "aten.relu.default", None),
+         ("SM8350", "aten.relu.default", "no NPU lowering for aten.relu")]), "aten.relu")
+
+    # a cycle through a CPU node: conv -> cpu -> npu within one partition
+    acyclic = placement._check_acyclic(
+        [{"placement": "npu", "partition": 0}, {"placement": "cpu", "partition": None},
+         {"placement": "npu", "partition": 0}], [set(), {0}, {1}])
+    t.expect("cycle through a CPU node", acyclic, "cycle")
+
+    import shutil
+    shutil.rmtree(folder, ignore_errors=True)
+    print(f"placement self-test: {t.passed} passed, {t.failed} failed")
+    return 0 if t.passed and not t.failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
