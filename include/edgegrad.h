@@ -262,6 +262,10 @@ eg_status eg_compile_report_partition(const eg_compile_report *report, int index
 /* Warnings about the options, one line each, e.g. "--skip-node relu_9: no node has this name". */
 int eg_compile_report_num_warnings(const eg_compile_report *report);
 const char *eg_compile_report_warning(const eg_compile_report *report, int index);
+/* Notes on the placement, one line each, e.g. that a frozen weight is read by the NPU graphs of
+ * several partitions (each holds a copy at run time; the .egp stores its bytes once). */
+int eg_compile_report_num_notes(const eg_compile_report *report);
+const char *eg_compile_report_note(const eg_compile_report *report, int index);
 /* Writes the report as JSON (docs/report-format.md) to `path`, atomically (a temporary file
  * renamed over `path`). EG_ERR_IO if it cannot be written. */
 eg_status eg_compile_report_write_json(const eg_compile_report *report, const char *path);

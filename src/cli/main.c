@@ -739,6 +739,8 @@ static int cmd_compile(int argc, char **argv) {
     for (int i = 0; i < eg_compile_report_num_warnings(rep); i++)
       fprintf(stderr, "edgegrad: warning: %s\n", eg_compile_report_warning(rep, i));
     if (!ca.quiet) rc = print_compile_table(rep, ca.model, ca.output);
+    for (int i = 0; !ca.quiet && i < eg_compile_report_num_notes(rep); i++)
+      printf("note: %s\n", eg_compile_report_note(rep, i));
     if (rc == 0 && ca.report && (s = eg_compile_report_write_json(rep, ca.report)) != EG_OK)
       rc = fail_status(s);
     if (rc == 0 && placed == EG_OK && ca.output) {

@@ -133,6 +133,12 @@ const char *eg_compile_report_warning(const eg_compile_report *r, int index) {
   return r && index >= 0 && index < r->part.n_warnings ? r->part.warnings[index] : NULL;
 }
 
+int eg_compile_report_num_notes(const eg_compile_report *r) { return r ? r->part.n_notes : 0; }
+
+const char *eg_compile_report_note(const eg_compile_report *r, int index) {
+  return r && index >= 0 && index < r->part.n_notes ? r->part.notes[index] : NULL;
+}
+
 /* ---- JSON ---- */
 
 /* A JSON string of `s`; bytes that are not valid UTF-8 (a skip name from a command line, in a
@@ -184,26 +190,34 @@ static json_t *partitions_json(const eg_compile_report *r) {
   return arr;
 }
 
-static json_t *report_json(const eg_compile_report *r) {
-  json_t *warnings = json_array();
-  for (int32_t i = 0; warnings && i < r->part.n_warnings; i++)
-    if (json_array_append_new(warnings, json_text(r->part.warnings[i])) != 0) {
-      json_decref(warnings);
-      warnings = NULL;
+static json_t *lines_json(const char *const *lines, int32_t n) {
+  json_t *arr = json_array();
+  for (int32_t i = 0; arr && i < n; i++)
+    if (json_array_append_new(arr, json_text(lines[i])) != 0) {
+      json_decref(arr);
+      arr = NULL;
     }
+  return arr;
+}
+
+static json_t *report_json(const eg_compile_report *r) {
+  json_t *warnings = lines_json(r->part.warnings, r->part.n_warnings);
+  json_t *notes = lines_json(r->part.notes, r->part.n_notes);
   json_t *nodes = nodes_json(r), *parts = partitions_json(r);
-  if (!warnings || !nodes || !parts) {
+  if (!warnings || !notes || !nodes || !parts) {
     json_decref(warnings);
+    json_decref(notes);
     json_decref(nodes);
     json_decref(parts);
     return NULL;
   }
   const eg_target *t = r->target;
   /* "o" steals the references, also when json_pack fails */
-  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:o, s:o, s:o}", "format", EG_REPORT_FORMAT,
-                   "version", EG_REPORT_VERSION, "soc", t->soc, "product", t->product,
-                   "htp_arch", t->htp_arch, "fp16", (t->features & EG_HTP_FEATURE_FLOAT) != 0,
-                   "nodes", nodes, "partitions", parts, "warnings", warnings);
+  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:o, s:o, s:o, s:o}", "format",
+                   EG_REPORT_FORMAT, "version", EG_REPORT_VERSION, "soc", t->soc, "product",
+                   t->product, "htp_arch", t->htp_arch, "fp16",
+                   (t->features & EG_HTP_FEATURE_FLOAT) != 0, "nodes", nodes, "partitions",
+                   parts, "warnings", warnings, "notes", notes);
 }
 
 eg_status eg_compile_report_write_json(const eg_compile_report *r, const char *path) {

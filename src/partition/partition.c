@@ -134,29 +134,45 @@ typedef struct state {
   edges e;
   int32_t *skip_op_of;   /* per node: index of the first skip-op selecting it, or -1 */
   int32_t *skip_node_of; /* per node: index of the first skip-node naming it, or -1 */
-  int32_t warnings_cap;
+  int32_t warnings_cap, notes_cap;
 } state;
+
+/* Appends a formatted line to a growing arena list (warnings or notes). */
+static eg_status add_line(state *st, const char ***list, int32_t *n, int32_t *cap,
+                          const char *msg) {
+  eg_partitioning *p = st->out;
+  if (*n == *cap) {
+    int32_t c = *cap ? 2 * *cap : 8;
+    const char **w = eg_arena_array(p->arena, (size_t)c, sizeof *w);
+    if (!w) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
+    if (*n) memcpy(w, *list, (size_t)*n * sizeof *w);
+    *list = w;
+    *cap = c;
+  }
+  const char *copy = eg_arena_strdup(p->arena, msg);
+  if (!copy) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
+  (*list)[(*n)++] = copy;
+  return EG_OK;
+}
 
 static eg_status add_warning(state *st, const char *fmt, ...) EG_PRINTF(2, 3);
 static eg_status add_warning(state *st, const char *fmt, ...) {
-  eg_partitioning *p = st->out;
-  if (p->n_warnings == st->warnings_cap) {
-    int32_t cap = st->warnings_cap ? 2 * st->warnings_cap : 8;
-    const char **w = eg_arena_array(p->arena, (size_t)cap, sizeof *w);
-    if (!w) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
-    if (p->n_warnings) memcpy(w, p->warnings, (size_t)p->n_warnings * sizeof *w);
-    p->warnings = w;
-    st->warnings_cap = cap;
-  }
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  const char *copy = eg_arena_strdup(p->arena, msg);
-  if (!copy) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
-  p->warnings[p->n_warnings++] = copy;
-  return EG_OK;
+  return add_line(st, &st->out->warnings, &st->out->n_warnings, &st->warnings_cap, msg);
+}
+
+static eg_status add_note(state *st, const char *fmt, ...) EG_PRINTF(2, 3);
+static eg_status add_note(state *st, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return add_line(st, &st->out->notes, &st->out->n_notes, &st->notes_cap, msg);
 }
 
 /* Marks skip_*_of for each node; warns about names selecting no node or only getitems. */
@@ -415,6 +431,43 @@ const char *eg_op_display_name(eg_op op, char *buf, size_t size) {
   return buf;
 }
 
+/* Step 6: a frozen weight read by NPU nodes of several partitions (typically a conv's forward
+ * and its backward, split by CPU nodes such as the loss) is held by each partition's NPU graph;
+ * say so. The compiled program file still stores its bytes once. */
+static void static_partitions(const state *st, const eg_arg *a, int32_t part, int32_t *first,
+                              bool *shared) {
+  if (a->kind == EG_ARG_LIST)
+    for (int32_t k = 0; k < a->list.n; k++)
+      static_partitions(st, &a->list.items[k], part, first, shared);
+  if (a->kind != EG_ARG_VALUE || st->g->values[a->value].role != EG_ROLE_STATIC) return;
+  if (first[a->value] < 0) first[a->value] = part;
+  else if (first[a->value] != part) shared[a->value] = true;
+}
+
+static eg_status step6_shared_statics(state *st) {
+  const eg_graph *g = st->g;
+  int32_t *first = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
+  bool *shared = calloc((size_t)g->n_values + 1, sizeof(bool));
+  eg_status s = first && shared ? EG_OK : eg_error(EG_ERR_NOMEM, "partition: out of memory");
+  for (int32_t v = 0; first && v < g->n_values; v++) first[v] = -1;
+  for (int32_t i = 0; s == EG_OK && i < g->n_nodes; i++) {
+    const eg_node_placement *pl = &st->out->nodes[i];
+    const eg_node *n = &g->nodes[i];
+    for (int32_t a = 0; pl->npu && a < n->n_args + n->n_kwargs; a++)
+      static_partitions(st, a < n->n_args ? &n->args[a] : &n->kwargs[a - n->n_args],
+                        pl->partition, first, shared);
+  }
+  for (int32_t v = 0; s == EG_OK && v < g->n_values; v++)
+    if (shared[v])
+      s = add_note(st, "weight %s is read on the NPU by several partitions: each partition's "
+                      "graph holds its own copy at run time, because CPU nodes between them "
+                      "(e.g. the loss between a forward and its backward) split the graph; "
+                      "the compiled program stores its bytes once", eg_value_label(g, v));
+  free(first);
+  free(shared);
+  return s;
+}
+
 static eg_status run_steps(state *st) {
   const eg_graph *g = st->g;
   eg_partitioning *p = st->out;
@@ -433,6 +486,7 @@ static eg_status run_steps(state *st) {
   groups gr = {0};
   eg_status s = step4_group(st, &gr);
   if (s == EG_OK) s = step5_number(st, &gr);
+  if (s == EG_OK) s = step6_shared_statics(st);
   free(gr.parent);
   free(gr.next);
   free(gr.tail);

@@ -59,6 +59,9 @@ typedef struct eg_partitioning {
   eg_partition *partitions;
   int32_t n_warnings;
   const char **warnings;       /* e.g. "--skip-node relu_9: no node has this name" */
+  int32_t n_notes;
+  const char **notes;          /* facts about the placement, e.g. a weight held by several
+                                  partitions */
 } eg_partitioning;
 
 /* Places every node of `g` (verified: values' roles and defining nodes set, nodes in topological
