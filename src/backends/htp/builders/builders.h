@@ -26,4 +26,10 @@ static inline const eg_value *eg_htp_arg_value(const eg_graph *g, const eg_node 
   return id >= 0 && g->values[id].kind == EG_VALUE_TENSOR ? &g->values[id] : NULL;
 }
 
+/* Value `id` can be an NPU tensor of a float lowering: float32 (int64: "the NPU has no int64")
+ * and non-empty (QNN dims are >= 1). On false, one sentence in reason. */
+bool eg_htp_float_tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size);
+/* Argument `self` (#0) and the node's output both pass eg_htp_float_tensor_ok. */
+bool eg_htp_self_and_result_ok(const eg_graph *g, const eg_node *n, char *reason, size_t size);
+
 #endif

@@ -24,35 +24,7 @@
 
 #include "backends/htp/builders/builders.h"
 
-/* Value `id` is a non-empty float32 tensor. */
-static bool tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size) {
-  const eg_value *v = &g->values[id];
-  char s[160];
-  if (v->dtype == EG_DTYPE_INT64) {
-    snprintf(reason, size, "int64 tensors: the NPU has no int64 (%s)", eg_value_label(g, id));
-    return false;
-  }
-  if (v->dtype != EG_DTYPE_FLOAT32) {
-    snprintf(reason, size, "%s tensor %s: the NPU lowering handles float32 only",
-             eg_dtype_name(v->dtype), eg_value_label(g, id));
-    return false;
-  }
-  if (eg_value_numel(v) == 0) {
-    snprintf(reason, size, "empty tensor %s %s: QNN tensors need every dimension >= 1",
-             eg_value_label(g, id), eg_fmt_ints(s, sizeof s, v->shape, v->rank));
-    return false;
-  }
-  return true;
-}
 
-static bool self_and_result_ok(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
-  const int32_t x = eg_htp_arg(n, 0, "self");
-  if (x < 0 || g->values[x].kind != EG_VALUE_TENSOR) {
-    snprintf(reason, size, "argument self is not a tensor");
-    return false;
-  }
-  return tensor_ok(g, x, reason, size) && tensor_ok(g, n->output, reason, size);
-}
 
 /* ---- sum, mean ---- */
 
@@ -72,7 +44,7 @@ static uint32_t reduced_mask(const eg_node *n, int rank) {
 static bool reduce_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                             char *reason, size_t size) {
   (void)t;
-  return self_and_result_ok(g, n, reason, size);
+  return eg_htp_self_and_result_ok(g, n, reason, size);
 }
 
 /* The ATen dim stored at QNN axis `axis` of a rank-`rank` tensor (inverse of eg_htp_axis). */
@@ -156,7 +128,7 @@ static eg_status mean_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
 static bool log_softmax_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                                  char *reason, size_t size) {
   (void)t;
-  if (!self_and_result_ok(g, n, reason, size)) return false;
+  if (!eg_htp_self_and_result_ok(g, n, reason, size)) return false;
   const eg_value *x = &g->values[eg_htp_arg(n, 0, "self")];
   bool half_to_float = false;
   int64_t dim = 0;

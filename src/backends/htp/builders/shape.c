@@ -28,39 +28,6 @@
 
 #include "backends/htp/builders/builders.h"
 
-/* ---- shared checks ---- */
-
-/* Value `v` (label from its id) can be an NPU tensor of this lowering: float32, not empty. */
-static bool tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size) {
-  const eg_value *v = &g->values[id];
-  char s[160];
-  if (v->dtype == EG_DTYPE_INT64) {
-    snprintf(reason, size, "int64 tensors: the NPU has no int64 (%s)", eg_value_label(g, id));
-    return false;
-  }
-  if (v->dtype != EG_DTYPE_FLOAT32) {
-    snprintf(reason, size, "%s tensor %s: the NPU lowering handles float32 only",
-             eg_dtype_name(v->dtype), eg_value_label(g, id));
-    return false;
-  }
-  if (eg_value_numel(v) == 0) {
-    snprintf(reason, size, "empty tensor %s %s: QNN tensors need every dimension >= 1",
-             eg_value_label(g, id), eg_fmt_ints(s, sizeof s, v->shape, v->rank));
-    return false;
-  }
-  return true;
-}
-
-/* Argument `self` and the output pass tensor_ok. */
-static bool unary_ok(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
-  const int32_t x = eg_htp_arg(n, 0, "self");
-  if (x < 0 || g->values[x].kind != EG_VALUE_TENSOR) {
-    snprintf(reason, size, "argument self is not a tensor");
-    return false;
-  }
-  return tensor_ok(g, x, reason, size) && tensor_ok(g, n->output, reason, size);
-}
-
 /* ---- layout helpers ---- */
 
 /* The ATen dim stored at QNN axis `axis` of a rank-`rank` tensor (inverse of eg_htp_axis). */
@@ -166,13 +133,13 @@ static eg_status view_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
 static bool view_supports(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
                           size_t size) {
   (void)t;
-  return unary_ok(g, n, reason, size);
+  return eg_htp_self_and_result_ok(g, n, reason, size);
 }
 
 static bool expand_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                             char *reason, size_t size) {
   (void)t;
-  if (!unary_ok(g, n, reason, size)) return false;
+  if (!eg_htp_self_and_result_ok(g, n, reason, size)) return false;
   const eg_value *x = &g->values[eg_htp_arg(n, 0, "self")], *y = &g->values[n->output];
   if (eg_value_numel(x) != eg_value_numel(y)) {
     char a[160], b[160];
@@ -241,7 +208,7 @@ static bool to_copy_supports(const eg_graph *g, const eg_node *n, const eg_targe
              eg_dtype_name(g->values[n->output].dtype));
     return false;
   }
-  return unary_ok(g, n, reason, size);
+  return eg_htp_self_and_result_ok(g, n, reason, size);
 }
 
 /* ---- cat ---- */
@@ -265,14 +232,14 @@ static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t
       snprintf(reason, size, "tensors[%d] is not a tensor", (int)i);
       return false;
     }
-    if (!tensor_ok(g, a->value, reason, size)) return false;
+    if (!eg_htp_float_tensor_ok(g, a->value, reason, size)) return false;
     if (g->values[a->value].rank != rank) {
       snprintf(reason, size, "tensors[%d] has rank %d, the result %d: the NPU Concat joins "
                "tensors of one rank", (int)i, g->values[a->value].rank, rank);
       return false;
     }
   }
-  return tensor_ok(g, n->output, reason, size);
+  return eg_htp_float_tensor_ok(g, n->output, reason, size);
 }
 
 static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
