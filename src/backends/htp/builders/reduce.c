@@ -24,8 +24,6 @@
 
 #include "backends/htp/builders/builders.h"
 
-
-
 /* ---- sum, mean ---- */
 
 /* The reduced ATen dims of node n's input (rank `rank`) as a bit mask. The op's check has
