@@ -224,6 +224,13 @@ typedef struct eg_compile_options {
   /* Non-zero (`--no-fallback`): fail with EG_ERR_UNSUPPORTED when any node would run on the CPU
    * (the message gives the count and the first few nodes with their reasons). */
   int no_fallback;
+  /* Debugging (`edgegrad compile --dump-after=PASS`): NULL, a compiler pass's name
+   * ("decompose") or "all". eg_compile_report_create then runs the passes on a copy of the
+   * model's graph and prints its text IR to stdout after that pass (after every pass for "all"),
+   * each dump opening with "# after PASS"; a name that is no pass fails with EG_ERR_ARGUMENT
+   * listing the valid ones. (The placement itself is of the graph as loaded.) Ignored by
+   * eg_runtime_create_compiled and eg_model_save_compiled. */
+  const char *dump_after;
 } eg_compile_options;
 
 typedef struct eg_compile_report eg_compile_report;

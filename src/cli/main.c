@@ -4,7 +4,7 @@
  *   edgegrad info MODEL.json [--json]
  *   edgegrad targets
  *   edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json] [--skip-op OP]...
- *                    [--skip-node NAME]... [--no-fallback]
+ *                    [--skip-node NAME]... [--no-fallback] [--dump-after=PASS]
  *   edgegrad inspect PROGRAM.egp [--json]
  *
  * Exit status: 0 success; 1 a run failed, outputs differ from --expect, or compile
@@ -561,9 +561,13 @@ static const char usage_compile[] =
     "  --no-fallback        fail (exit 1) if any node would run on the CPU, listing each with\n"
     "                       its reason\n"
     "  -q, --quiet          print no table (warnings and errors still go to stderr)\n"
+    "  --dump-after=PASS    print the text IR (one line per input, static, node and output)\n"
+    "                       after compiler pass PASS (decompose), or after every pass (all),\n"
+    "                       run on a copy of the graph; an unknown name is a usage error\n"
+    "                       listing the passes. The placement is of the graph as loaded.\n"
     "\n"
-    "Exit status: 0 ok, 1 --no-fallback found CPU nodes, 2 bad usage, unknown SoC, or a model\n"
-    "edgegrad cannot load.\n";
+    "Exit status: 0 ok, 1 --no-fallback found CPU nodes, 2 bad usage, unknown SoC or pass, or a\n"
+    "model edgegrad cannot load.\n";
 
 typedef struct compile_args {
   const char *model, *report, *output;
@@ -595,6 +599,11 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
       else ca->skip_nodes[ca->opt.num_skip_nodes++] = v;
     } else if (strcmp(a, "--no-fallback") == 0) {
       ca->opt.no_fallback = 1;
+    } else if (strncmp(a, "--dump-after=", 13) == 0) {
+      ca->opt.dump_after = a + 13;
+    } else if (strcmp(a, "--dump-after") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "compile: %s needs a pass name (or all)", a);
+      ca->opt.dump_after = argv[++i];
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       ca->quiet = true;
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/clone.h"
 #include "partition/partition.h"
+#include "passes/pipeline.h"
 #include "runtime/model.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -53,6 +55,22 @@ static eg_status copy_names(eg_compile_report *r, const eg_graph *g) {
   return EG_OK;
 }
 
+/* --dump-after: the compiler's passes run on a copy of the graph, printing the text IR to
+ * stdout (passes/pipeline.h). The placement below is still of the model's graph as loaded:
+ * compilation does not run the passes yet (their rewrites change the node list that reports,
+ * .egp files and their tests are written against). */
+static eg_status dump_passes(const eg_graph *source, const eg_target *target,
+                             const char *dump_after) {
+  if (!dump_after) return EG_OK;
+  EG_TRY(eg_passes_check_dump(dump_after));
+  eg_graph *g = NULL;
+  eg_status s = eg_graph_clone(source, &g);
+  if (s == EG_OK) s = eg_passes_run(g, target, dump_after, stdout);
+  fflush(stdout);
+  eg_graph_destroy(g);
+  return s;
+}
+
 eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
                                    eg_compile_report **out) {
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_create: out is NULL");
@@ -69,7 +87,8 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
                                .n_skip_ops = options->num_skip_ops,
                                .skip_nodes = options->skip_nodes,
                                .n_skip_nodes = options->num_skip_nodes};
-  eg_status s = eg_partition_graph(model->graph, &popt, &r->part);
+  eg_status s = dump_passes(model->graph, target, options->dump_after);
+  if (s == EG_OK) s = eg_partition_graph(model->graph, &popt, &r->part);
   if (s == EG_OK) s = copy_names(r, model->graph);
   if (s != EG_OK) {
     eg_compile_report_destroy(r);

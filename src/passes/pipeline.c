@@ -1,0 +1,57 @@
+/* pipeline.c — the pass list, in the order the passes run, read top to bottom (see pipeline.h).
+ * Adding a pass: write src/passes/<name>.c with eg_pass_<name>, declare it in pipeline.h, add one
+ * row here. */
+#include "passes/pipeline.h"
+
+#include <string.h>
+
+#include "ir/print.h"
+#include "util/error.h"
+
+typedef struct eg_pass {
+  const char *name;
+  eg_status (*run)(eg_graph *g, const eg_target *t);
+} eg_pass;
+
+static const eg_pass passes[] = {
+    /* 1. ops the NPU lacks -> ops it has (leaves whole the ops the NPU lowers whole) */
+    {"decompose", eg_pass_decompose},
+};
+enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
+
+int eg_passes_count(void) { return N_PASSES; }
+
+const char *eg_passes_name(int index) {
+  return index >= 0 && index < N_PASSES ? passes[index].name : NULL;
+}
+
+eg_status eg_passes_check_dump(const char *dump_after) {
+  if (!dump_after || strcmp(dump_after, "all") == 0) return EG_OK;
+  char names[256] = "";
+  size_t used = 0;
+  for (int i = 0; i < N_PASSES; i++) {
+    if (strcmp(dump_after, passes[i].name) == 0) return EG_OK;
+    if (used < sizeof names)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", passes[i].name);
+  }
+  return eg_error(EG_ERR_ARGUMENT, "--dump-after %s: no pass of that name: valid names are "
+                  "%sall", dump_after, names);
+}
+
+eg_status eg_passes_run(eg_graph *g, const eg_target *t, const char *dump_after, FILE *dump) {
+  EG_TRY(eg_passes_check_dump(dump_after));
+  for (int i = 0; i < N_PASSES; i++) {
+    eg_status s = passes[i].run(g, t);
+#ifdef EG_VERIFY_PASSES
+    if (s == EG_OK) s = eg_graph_verify(g);
+#endif
+    if (s != EG_OK) return eg_error_prefix(s, "pass %s", passes[i].name);
+    if (dump && dump_after &&
+        (strcmp(dump_after, "all") == 0 || strcmp(dump_after, passes[i].name) == 0)) {
+      fprintf(dump, "# after %s\n", passes[i].name);
+      eg_graph_print(g, dump);
+    }
+  }
+  eg_status s = eg_graph_verify(g);
+  return s == EG_OK ? s : eg_error_prefix(s, "after the passes");
+}
