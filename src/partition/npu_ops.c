@@ -5,10 +5,9 @@
  * ops.def without a row here fails to compile (one added in the middle defaults to NULL, which
  * is the safe answer: "no NPU lowering").
  *
- * Honest state of this version: the QNN-modelled HTP backend graph and executor are being built
- * and no builder exists yet, so every row is NO_LOWERING and the partitioner places every node
- * on the CPU with the reason "no NPU lowering for aten.X". A builder lands by replacing its op's
- * NO_LOWERING with `&eg_npu_builder_<id>` (declared in npu_ops.h). */
+ * A row is NO_LOWERING where no builder exists (the partitioner then places the node on the CPU
+ * with the reason "no NPU lowering for aten.X"), else `&eg_npu_builder_<id>` — defined in a file
+ * of src/backends/htp/builders/ and declared in npu_ops.h. */
 #include <stddef.h>
 
 #include "partition/npu_ops.h"

@@ -16,11 +16,9 @@
  * sees a float node on V68 or on a part whose QNN rejects fp16, and needs no arch checks of its
  * own beyond what min_htp_arch expresses.
  *
- * Registering a builder (when src/backends/htp grows one per ATen op): define a
- * `const eg_npu_builder eg_npu_builder_<id>` in the builder's file, declare it below, and replace
- * the op's NULL in npu_ops.c with its address. The lowering entry point (`lower`, which emits
- * QNN ops into the backend graph) is added to the struct together with the backend graph type;
- * today no builder exists, so every node is placed on the CPU. */
+ * Registering a builder: define a `const eg_npu_builder eg_npu_builder_<id>` in its file under
+ * src/backends/htp/builders/ (one per ATen op family), declare it below, and replace the op's
+ * NO_LOWERING in npu_ops.c with its address. */
 #ifndef EG_PARTITION_NPU_OPS_H
 #define EG_PARTITION_NPU_OPS_H
 
