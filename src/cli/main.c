@@ -536,6 +536,7 @@ static int cmd_targets(int argc, char **argv) {
 static const char usage_compile[] =
     "usage: edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json]\n"
     "                        [--skip-op OP]... [--skip-node NAME]... [--no-fallback]\n"
+    "                        [--dump-after=PASS] [-q]\n"
     "\n"
     "Decides, node by node, what the NPU (Qualcomm HTP) of SOC would run and why every other\n"
     "node stays on the CPU, groups the NPU nodes into partitions (maximal connected groups that\n"
