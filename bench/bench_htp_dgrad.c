@@ -24,6 +24,7 @@
 #include <cblas.h>
 
 #include "backends/htp/executor.h"
+#include "kernels/parallel_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "kernels/transpose_f32.h"
 #include "util/error.h"
@@ -196,7 +197,8 @@ int main(int argc, char **argv) {
                                     .h_out = s->h, .w_out = s->h, .c_out = s->c_in, .k_h = s->k,
                                     .k_w = s->k, .stride = {s->stride, s->stride},
                                     .pad = {s->pad, s->pad}, .groups = 1,
-                                    .algo = algo < 0 ? EG_TCONV2D_AUTO : (eg_tconv2d_algo)algo};
+                                    .algo = algo < 0 ? EG_TCONV2D_AUTO : (eg_tconv2d_algo)algo,
+                                    .chunk_bytes = eg_nhwc_chunk_bytes()};
     if (algo >= 0) { /* kernel-level, forced algorithm */
       eg_qnn_executor_destroy(j.ex);
       j.ex = NULL;

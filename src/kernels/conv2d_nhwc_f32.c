@@ -6,23 +6,23 @@
  * pixel r (zeros outside the image). HWIO rows are (tap, ci') with c_out columns, so group q's
  * B is the filter itself offset by q*cog with ldb = c_out, and C is y offset by q*cog with
  * ldc = c_out: no filter copy, no output copy. Chunks of pixels bound the column matrix
- * (EG_CONV2D_NHWC_COL_BYTES) so it stays in cache between im2col and sgemm.
+ * (params.chunk_bytes) so it stays in cache between im2col and sgemm.
  *
  * Row bands (stride_h 1, groups 1, large images): the column matrix is built for one kernel ROW
  * only — per input row p of a band and output column x, the k_w*c_in values of that row's taps —
  * and each kernel row a is one sgemm over the band shifted down by a*dilation_h rows, accumulated
  * (beta 1). That writes k_h times fewer column bytes (im2col is serial while sgemm runs on every
  * thread; measured on r18-l1/l2 shapes, one thread: +5%, more with two) at the price of k_h sgemm
- * calls with K = k_w*c_in and (k_h-1)*dilation_h halo rows per band. */
+ * calls with K = k_w*c_in and (k_h-1)*dilation_h halo rows per band. Chunk and band sizes
+ * follow params.chunk_bytes. */
 #include "kernels/conv2d_nhwc_f32.h"
 
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
 
-/* Target size of one chunk's column matrix. Measured on the benchmark's stride-1 shapes (one and
- * two threads): 1-4 MiB are within noise of each other; below 512 KiB sgemm's per-call cost and
- * narrow M show, above 8 MiB im2col's writes miss the cache. */
+/* Target size of one chunk's column matrix when the caller passes 0 (see eg_nhwc_chunk_bytes
+ * for the measurements behind the per-thread default). */
 #define EG_CONV2D_NHWC_COL_BYTES ((int64_t)2 << 20)
 /* Fewest pixels per chunk: below this sgemm's packing of B dominates. */
 enum { EG_CONV2D_NHWC_MIN_ROWS = 256 };
@@ -31,6 +31,9 @@ enum { EG_CONV2D_NHWC_MIN_ROWS = 256 };
 enum { EG_CONV2D_NHWC_BAND_MIN_PIXELS = 512, EG_CONV2D_NHWC_BAND_MIN_ROWS_PER_HALO = 4 };
 
 static int64_t taps(const eg_conv2d_nhwc_params *p) { return p->k_h * p->k_w; }
+static int64_t col_bytes(const eg_conv2d_nhwc_params *p) {
+  return p->chunk_bytes > 0 ? p->chunk_bytes : EG_CONV2D_NHWC_COL_BYTES;
+}
 static int64_t pixels(const eg_conv2d_nhwc_params *p) { return p->n * p->h_out * p->w_out; }
 
 /* 1x1, stride 1, no padding, same size: x is its own column matrix. */
@@ -46,7 +49,7 @@ static bool is_empty(const eg_conv2d_nhwc_params *p) {
 /* Pixels per chunk (>= 1), evened out so the last chunk is not a runt. */
 static int64_t chunk_rows(const eg_conv2d_nhwc_params *p) {
   const int64_t k = taps(p) * (p->c_in / p->groups), m = pixels(p);
-  int64_t rows = EG_CONV2D_NHWC_COL_BYTES / ((int64_t)sizeof(float) * (k > 0 ? k : 1));
+  int64_t rows = col_bytes(p) / ((int64_t)sizeof(float) * (k > 0 ? k : 1));
   if (rows < EG_CONV2D_NHWC_MIN_ROWS) rows = EG_CONV2D_NHWC_MIN_ROWS;
   if (rows >= m) return m > 0 ? m : 1;
   const int64_t chunks = (m + rows - 1) / rows;
@@ -65,7 +68,7 @@ static int64_t band_rows(const eg_conv2d_nhwc_params *p) {
       p->h_out * p->w_out < EG_CONV2D_NHWC_BAND_MIN_PIXELS)
     return 0;
   const int64_t row_bytes = (int64_t)sizeof(float) * p->w_out * p->k_w * p->c_in;
-  int64_t r = EG_CONV2D_NHWC_COL_BYTES / row_bytes - halo(p);
+  int64_t r = col_bytes(p) / row_bytes - halo(p);
   if (r < EG_CONV2D_NHWC_BAND_MIN_ROWS_PER_HALO * halo(p) && r < p->h_out) return 0;
   if (r >= p->h_out) return p->h_out;
   const int64_t bands = (p->h_out + r - 1) / r;
@@ -124,9 +127,9 @@ static void conv_bands(const eg_conv2d_nhwc_params *p, const float *x, const flo
     }
 }
 
-/* Pixels per pointwise sgemm: its A and C rows within EG_CONV2D_NHWC_COL_BYTES. */
+/* Pixels per pointwise sgemm: its A and C rows within the chunk size. */
 static int64_t pointwise_rows(const eg_conv2d_nhwc_params *p) {
-  const int64_t rows = EG_CONV2D_NHWC_COL_BYTES / ((int64_t)sizeof(float) * (p->c_in + p->c_out));
+  const int64_t rows = col_bytes(p) / ((int64_t)sizeof(float) * (p->c_in + p->c_out));
   return rows < EG_CONV2D_NHWC_MIN_ROWS ? EG_CONV2D_NHWC_MIN_ROWS : rows;
 }
 

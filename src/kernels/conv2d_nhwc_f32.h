@@ -33,6 +33,9 @@ typedef struct eg_conv2d_nhwc_params {
   int64_t pad[2];                   /* zeros before the input [top, left]; may be negative */
   int64_t groups;                   /* divides c_in and c_out */
   bool flip;                        /* read the filter rotated by 180 degrees */
+  int64_t chunk_bytes;              /* target bytes of one column-matrix chunk; 0: 2 MiB. Pass
+                                       the same value to _scratch and the kernel (e.g.
+                                       eg_nhwc_chunk_bytes() fixed at plan time) */
 } eg_conv2d_nhwc_params;
 
 /* Bytes of scratch eg_conv2d_nhwc_f32 needs for these parameters (may be 0). */

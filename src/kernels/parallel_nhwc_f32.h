@@ -3,8 +3,9 @@
  * Our own loops use OpenMP; sgemm (OpenBLAS) threads itself and is never called inside an
  * OpenMP parallel region. A pthreads build of OpenBLAS keeps its own worker threads, and
  * libgomp's idle workers then spin on the cores sgemm is using (measured on 2 cores by the NCHW
- * kernels: a 3x slowdown), so with such a build our loops stay serial. Internal header: kernels
- * only. */
+ * kernels: a 3x slowdown), so with such a build our loops stay serial. Also the default chunk
+ * size of the GEMM-based kernels. Internal header: the NHWC kernels and the executor that plans
+ * them. */
 #ifndef EG_KERNELS_PARALLEL_NHWC_F32_H
 #define EG_KERNELS_PARALLEL_NHWC_F32_H
 
@@ -22,6 +23,27 @@ static inline bool eg_nhwc_omp_worth(int64_t work) {
   if (openblas_get_parallel() == OPENBLAS_THREAD) return false;
 #endif
   return work >= EG_NHWC_OMP_MIN;
+}
+
+/* Threads sgemm will use (1 when unknown). */
+static inline int eg_nhwc_blas_threads(void) {
+#ifdef OPENBLAS_THREAD
+  const int t = openblas_get_num_threads();
+  return t > 1 ? t : 1;
+#else
+  return 1;
+#endif
+}
+
+/* Default target size of one im2col/col2im chunk: 4 MiB per sgemm thread. Fewer, larger sgemm
+ * calls mean fewer of OpenBLAS's thread synchronisations, and each thread's share of the column
+ * matrix stays near L2 size. Measured on the dgrad benchmark shapes: one thread, 1-8 MiB within
+ * noise; two threads, 8 MiB chunks beat 2 MiB by 5-10% on r18-l3/l4 (up to 20% while the
+ * machine's second core was contended). Callers fix the value at plan time and pass it in the
+ * kernel params, so a scratch size and the kernel call always agree. */
+static inline int64_t eg_nhwc_chunk_bytes(void) {
+  const int t = eg_nhwc_blas_threads();
+  return ((int64_t)4 << 20) * (t < 8 ? t : 8);
 }
 
 /* n floats rounded up to a multiple of 16 (64 bytes), so scratch regions stay line-aligned. */

@@ -22,7 +22,7 @@
 #include "kernels/conv2d_nhwc_f32.h"
 #include "kernels/parallel_nhwc_f32.h"
 
-/* Target size of COL2IM's column chunk (see EG_CONV2D_NHWC_COL_BYTES). */
+/* Target size of COL2IM's column chunk when params.chunk_bytes is 0. */
 #define EG_TCONV2D_COL_BYTES ((int64_t)2 << 20)
 enum { EG_TCONV2D_MIN_ROWS = 256 };
 /* PHASE needs c_out wide enough for sgemm's N; narrower outputs go through COL2IM. */
@@ -36,6 +36,9 @@ static bool is_empty(const tparams *p) {
   return p->n * p->h_out * p->w_out * p->c_out == 0;
 }
 
+/* AUTO, as measured on the dgrad benchmark shapes (one thread, GFLOP/s): stride 1 -> FLIP
+ * (r18-l1..l4: 111-119 vs COL2IM 104-115); stride > 1 -> PHASE when c_out is wide enough
+ * (r18-l2-ds: 110 vs COL2IM 106), else COL2IM (7x7 stem, c_out 3: 93 vs PHASE 19). */
 eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const tparams *p) {
   const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
   const bool phase_ok = !stride1 && p->groups == 1;
@@ -102,7 +105,8 @@ static eg_conv2d_nhwc_params phase_conv(const tparams *p, const phase1d *ph, con
   return (eg_conv2d_nhwc_params){
       .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = ph->out,
       .w_out = pw->out, .c_out = p->c_out, .k_h = ph->k, .k_w = pw->k, .stride = {1, 1},
-      .dilation = {1, 1}, .pad = {ph->pad, pw->pad}, .groups = 1, .flip = true};
+      .dilation = {1, 1}, .pad = {ph->pad, pw->pad}, .groups = 1, .flip = true,
+      .chunk_bytes = p->chunk_bytes};
 }
 
 /* Scratch floats of the three PHASE regions, maxima over phases. */
@@ -176,7 +180,8 @@ static void run_phase(const tparams *p, const float *x, const float *f, const fl
 
 static int64_t col_rows(const tparams *p) {
   const int64_t width = taps(p) * (p->c_out / p->groups), m = p->n * p->h_in * p->w_in;
-  int64_t rows = EG_TCONV2D_COL_BYTES / ((int64_t)sizeof(float) * (width > 0 ? width : 1));
+  const int64_t bytes = p->chunk_bytes > 0 ? p->chunk_bytes : EG_TCONV2D_COL_BYTES;
+  int64_t rows = bytes / ((int64_t)sizeof(float) * (width > 0 ? width : 1));
   if (rows < EG_TCONV2D_MIN_ROWS) rows = EG_TCONV2D_MIN_ROWS;
   if (rows >= m) return m > 0 ? m : 1;
   const int64_t chunks = (m + rows - 1) / rows;
@@ -198,22 +203,35 @@ static void fill_bias(float *y, const float *bias, int64_t pixels, int64_t c) {
 }
 
 /* y[pixel(r, t)] += col[r - r0, t] for input pixels [r0, r0 + m) and group q. Serial: two input
- * pixels can hit one output pixel. */
+ * pixels can hit one output pixel. Along a kernel row the taps land on consecutive output
+ * pixels, so with one group (cog = c_out) the in-bounds taps of a row are one contiguous run of
+ * (b1-b0)*c_out floats in both col and y: one vector add instead of k_w short ones (the 7x7 stem
+ * adds 21 floats at a time instead of 3). */
 static void col2im_add(const tparams *p, const float *col, int64_t r0, int64_t m, int64_t q,
                        float *y) {
   const int64_t cog = p->c_out / p->groups, kk = taps(p), hw = p->h_in * p->w_in;
+  const bool runs = p->groups == 1;
   for (int64_t r = r0; r < r0 + m; r++) {
     const int64_t n = r / hw, i = r % hw / p->w_in, j = r % p->w_in;
+    const int64_t x0 = j * p->stride[1] - p->pad[1]; /* output column of tap b = 0 */
+    const int64_t b0 = x0 < 0 ? -x0 : 0, b1 = p->w_out - x0 < p->k_w ? p->w_out - x0 : p->k_w;
     const float *src = col + (r - r0) * kk * cog;
-    for (int64_t a = 0; a < p->k_h; a++) {
+    for (int64_t a = 0; a < p->k_h && b0 < b1; a++) {
       const int64_t yy = i * p->stride[0] - p->pad[0] + a;
       if (yy < 0 || yy >= p->h_out) continue;
-      float *row = y + (n * p->h_out + yy) * p->w_out * p->c_out + q * cog;
-      for (int64_t b = 0; b < p->k_w; b++) {
-        const int64_t xx = j * p->stride[1] - p->pad[1] + b;
-        if (xx < 0 || xx >= p->w_out) continue;
-        float *restrict d = row + xx * p->c_out;
-        const float *restrict s = src + (a * p->k_w + b) * cog;
+      /* output pixel of tap b0 (in bounds), and tap b0's column block */
+      float *row = y + ((n * p->h_out + yy) * p->w_out + x0 + b0) * p->c_out + q * cog;
+      const float *s_row = src + (a * p->k_w + b0) * cog;
+      if (runs) {
+        float *restrict d = row;
+        const float *restrict s = s_row;
+#pragma omp simd
+        for (int64_t e = 0; e < (b1 - b0) * cog; e++) d[e] += s[e];
+        continue;
+      }
+      for (int64_t b = 0; b < b1 - b0; b++) {
+        float *restrict d = row + b * p->c_out;
+        const float *restrict s = s_row + b * cog;
 #pragma omp simd
         for (int64_t e = 0; e < cog; e++) d[e] += s[e];
       }

@@ -45,6 +45,8 @@ typedef struct eg_tconv2d_nhwc_params {
   int64_t pad[2];                   /* QNN pad_amount[.][0]: output rows/cols cut at the start */
   int64_t groups;                   /* divides c_in and c_out */
   eg_tconv2d_algo algo;
+  int64_t chunk_bytes;              /* target bytes of one column-matrix chunk; 0: 2 MiB (as for
+                                       eg_conv2d_nhwc_params: same value for _scratch and call) */
 } eg_tconv2d_nhwc_params;
 
 /* The algorithm the kernel will run for p (AUTO and inapplicable requests resolved). */

@@ -129,21 +129,28 @@ static void run_conv_case(const conv_case *c, bool flip, unsigned seed) {
   const long ny = c->n * ho * wo * c->cout;
   float *x = rand_buf(nx, seed), *f = rand_buf(nf, seed + 1), *bias = rand_buf(c->cout, seed + 2);
   float *y = nan_buf(ny), *ref = nan_buf(ny);
-  const eg_conv2d_nhwc_params p = {
-      .n = c->n, .h_in = c->h, .w_in = c->w, .c_in = c->cin, .h_out = ho, .w_out = wo,
-      .c_out = c->cout, .k_h = c->kh, .k_w = c->kw, .stride = {c->sh, c->sw},
-      .dilation = {c->dh, c->dw}, .pad = {c->pt, c->pl}, .groups = c->groups, .flip = flip};
-  void *scratch = scratch_buf(eg_conv2d_nhwc_f32_scratch(&p));
-  for (int with_bias = 0; with_bias < 2; with_bias++) {
-    eg_conv2d_nhwc_f32(&p, x, f, with_bias ? bias : NULL, y, scratch);
-    ref_conv2d(c, flip, ho, wo, x, f, with_bias ? bias : NULL, ref);
-    char what[160];
-    snprintf(what, sizeof what, "conv2d n%ld c%ld %ldx%ld ->%ld k%ldx%ld s%ld,%ld p%ld,%ld,%ld,%ld "
-             "d%ld,%ld g%ld flip%d bias%d", c->n, c->cin, c->h, c->w, c->cout, c->kh, c->kw,
-             c->sh, c->sw, c->pt, c->pb, c->pl, c->pr, c->dh, c->dw, c->groups, flip, with_bias);
-    check_close(what, y, ref, ny);
-  }
-  free(x), free(f), free(bias), free(y), free(ref), free(scratch);
+  /* chunk_bytes 0 (the default) and 64 KiB, which splits the larger cases into many chunks or
+   * bands, or turns bands off */
+  for (int small = 0; small < 2; small++)
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+      const eg_conv2d_nhwc_params p = {
+          .n = c->n, .h_in = c->h, .w_in = c->w, .c_in = c->cin, .h_out = ho, .w_out = wo,
+          .c_out = c->cout, .k_h = c->kh, .k_w = c->kw, .stride = {c->sh, c->sw},
+          .dilation = {c->dh, c->dw}, .pad = {c->pt, c->pl}, .groups = c->groups, .flip = flip,
+          .chunk_bytes = small ? 65536 : 0};
+      void *scratch = scratch_buf(eg_conv2d_nhwc_f32_scratch(&p));
+      for (long i = 0; i < ny; i++) y[i] = NAN;
+      eg_conv2d_nhwc_f32(&p, x, f, with_bias ? bias : NULL, y, scratch);
+      ref_conv2d(c, flip, ho, wo, x, f, with_bias ? bias : NULL, ref);
+      char what[192];
+      snprintf(what, sizeof what, "conv2d n%ld c%ld %ldx%ld ->%ld k%ldx%ld s%ld,%ld "
+               "p%ld,%ld,%ld,%ld d%ld,%ld g%ld flip%d bias%d chunk%s", c->n, c->cin, c->h, c->w,
+               c->cout, c->kh, c->kw, c->sh, c->sw, c->pt, c->pb, c->pl, c->pr, c->dh, c->dw,
+               c->groups, flip, with_bias, small ? "64K" : "default");
+      check_close(what, y, ref, ny);
+      free(scratch);
+    }
+  free(x), free(f), free(bias), free(y), free(ref);
 }
 
 static const conv_case conv_cases[] = {
@@ -287,11 +294,13 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
   float *x = rand_buf(nx, seed), *f = rand_buf(nf, seed + 1), *bias = rand_buf(c->cout, seed + 2);
   float *ref = nan_buf(ny), *y = NULL;
   for (int algo = EG_TCONV2D_AUTO; algo <= EG_TCONV2D_COL2IM; algo++)
-    for (int with_bias = 0; with_bias < 2; with_bias++) {
+    for (int variant = 0; variant < 3; variant++) { /* no bias; bias; bias with 64 KiB chunks */
+      const int with_bias = variant > 0;
       const eg_tconv2d_nhwc_params p = {
           .n = c->n, .h_in = c->h, .w_in = c->w, .c_in = c->cin, .h_out = ho, .w_out = wo,
           .c_out = c->cout, .k_h = c->kh, .k_w = c->kw, .stride = {c->sh, c->sw},
-          .pad = {c->pt, c->pl}, .groups = c->groups, .algo = (eg_tconv2d_algo)algo};
+          .pad = {c->pt, c->pl}, .groups = c->groups, .algo = (eg_tconv2d_algo)algo,
+          .chunk_bytes = variant == 2 ? 65536 : 0};
       void *scratch = scratch_buf(eg_transpose_conv2d_nhwc_f32_scratch(&p));
       free(y);
       y = nan_buf(ny);
@@ -299,14 +308,15 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
       ref_tconv2d(c, ho, wo, x, f, with_bias ? bias : NULL, ref);
       char what[200];
       snprintf(what, sizeof what, "tconv2d n%ld c%ld %ldx%ld ->%ld k%ldx%ld s%ld,%ld "
-               "p%ld,%ld,%ld,%ld op%ld,%ld g%ld algo %s (ran %s) bias%d", c->n, c->cin, c->h,
-               c->w, c->cout, c->kh, c->kw, c->sh, c->sw, c->pt, c->pb, c->pl, c->pr, c->oph,
-               c->opw, c->groups, algo_names[algo],
-               algo_names[eg_transpose_conv2d_nhwc_f32_algo(&p)], with_bias);
+               "p%ld,%ld,%ld,%ld op%ld,%ld g%ld algo %s (ran %s) bias%d chunk %lld", c->n, c->cin,
+               c->h, c->w, c->cout, c->kh, c->kw, c->sh, c->sw, c->pt, c->pb, c->pl, c->pr,
+               c->oph, c->opw, c->groups, algo_names[algo],
+               algo_names[eg_transpose_conv2d_nhwc_f32_algo(&p)], with_bias,
+               (long long)p.chunk_bytes);
       check_close(what, y, ref, ny);
       free(scratch);
     }
-  /* the last run had the bias */
+  /* the last run had the bias (and small chunks) */
   *out = y;
   free(x), free(f), free(bias), free(ref);
 }

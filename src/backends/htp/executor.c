@@ -16,6 +16,7 @@
 #include "kernels/elementwise_nhwc_f32.h"
 #include "kernels/matmul_nhwc_f32.h"
 #include "kernels/norm_nhwc_f32.h"
+#include "kernels/parallel_nhwc_f32.h"
 #include "kernels/pool2d_nhwc_f32.h"
 #include "kernels/reduce_nhwc_f32.h"
 #include "kernels/softmax_nhwc_f32.h"
@@ -91,7 +92,7 @@ static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
       .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
       .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
       .dilation = {a->dilation[0], a->dilation[1]}, .pad = {a->pad[0][0], a->pad[1][0]},
-      .groups = a->group};
+      .groups = a->group, .chunk_bytes = eg_nhwc_chunk_bytes()};
   pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
   return EG_OK;
 }
@@ -124,7 +125,8 @@ static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
       .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
       .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
       .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
-      .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TCONV2D_AUTO};
+      .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TCONV2D_AUTO,
+      .chunk_bytes = eg_nhwc_chunk_bytes()};
   pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
   return EG_OK;
 }
