@@ -17,6 +17,7 @@ makes a case that must be rejected by `edgegrad run` with exit status 2 and a on
 containing the given text.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -68,7 +69,7 @@ class Suite:
         os.makedirs(d, exist_ok=True)
         arg_names = [f"arg{i}" for i in range(len(args))]
         path = os.path.join(d, "model")
-        export_function(fn, args, path, arg_names=arg_names, static_args=static)
+        self._export(name, fn, args, path, arg_names=arg_names, static_args=static)
         cmd = [exe, "run", path + ".json", "--output-dir", os.path.join(d, "out"), "-q"]
         for nm, a in zip(arg_names, args):
             if nm in static:
@@ -95,6 +96,10 @@ class Suite:
                 return f"out{k}: {why}"
         return None
 
+    def _export(self, name, fn, args, path, **kwargs):
+        """Exports case `name`; EditSuite overrides it to edit the graph afterwards."""
+        return export_function(fn, args, path, **kwargs)
+
     def main(self):
         ap = argparse.ArgumentParser()
         ap.add_argument("--edgegrad", required=True)
@@ -117,3 +122,30 @@ class Suite:
                 passed += 1
         print(f"{self.family}: {passed} passed, {failed} failed")
         sys.exit(1 if failed or passed == 0 else 0)
+
+
+class EditSuite(Suite):
+    """A Suite whose cases may edit the exported graph JSON (`edit(graph)`) before it runs, to
+    make graphs PyTorch itself would never trace."""
+
+    def __init__(self, family):
+        super().__init__(family)
+        self.edits = {}
+
+    def case(self, name, fn, args, static=(), expect_error=None, edit=None):
+        assert all(c[0] != name for c in self.cases), name
+        super().case(name, fn, args, static, expect_error)
+        if edit:
+            self.edits[name] = edit
+
+    def _export(self, name, fn, args, path, **kwargs):
+        result = super()._export(name, fn, args, path, **kwargs)
+        edit = self.edits.get(name)
+        if edit:
+            with open(result.json_path) as f:
+                graph = json.load(f)
+            edit(graph)
+            with open(result.json_path, "w") as f:
+                json.dump(graph, f)
+        return result
+

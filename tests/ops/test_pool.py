@@ -26,48 +26,11 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-import optest  # noqa: E402
-from optest import Suite  # noqa: E402
+from optest import EditSuite  # noqa: E402
 
 aten = torch.ops.aten
 torch.manual_seed(0)
 r = torch.randn
-
-
-class EditSuite(Suite):
-    """A Suite whose cases may edit the exported graph JSON (`edit(graph)`) before it runs, to
-    make graphs PyTorch itself would never trace."""
-
-    def __init__(self, family):
-        super().__init__(family)
-        self.edits = {}
-
-    def case(self, name, fn, args, static=(), expect_error=None, edit=None):
-        assert all(c[0] != name for c in self.cases), name
-        super().case(name, fn, args, static, expect_error)
-        if edit:
-            self.edits[name] = edit
-
-    def _run_case(self, exe, workdir, name, *rest):
-        edit = self.edits.get(name)
-        if edit is None:
-            return super()._run_case(exe, workdir, name, *rest)
-        export = optest.export_function
-
-        def export_and_edit(*args, **kwargs):
-            result = export(*args, **kwargs)
-            with open(result.json_path) as f:
-                graph = json.load(f)
-            edit(graph)
-            with open(result.json_path, "w") as f:
-                json.dump(graph, f)
-            return result
-
-        optest.export_function = export_and_edit
-        try:
-            return super()._run_case(exe, workdir, name, *rest)
-        finally:
-            optest.export_function = export
 
 
 def node(graph, target):
