@@ -10,12 +10,11 @@
  * Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS; EG_BENCH_CPUTIME=1 times CPU time instead
  * of wall time (one thread on a busy machine). Arguments: [shape-name-prefix] [algo]
  * where algo (auto|flip|phase|col2im) forces the TransposeConv2d algorithm (kernel-level run,
- * executor bypassed) to compare them. Build against the library:
- *   cmake --build /tmp/build-htp --target edgegrad_core
- *   gcc -std=c11 -O2 -march=x86-64-v3 -fopenmp -Iinclude -Isrc \
- *       -I/usr/include/x86_64-linux-gnu/openblas-pthread bench/bench_htp_dgrad.c \
- *       /tmp/build-htp/libedgegrad_core.a -lopenblas -ljansson -lm -o /tmp/bench_htp_dgrad */
+ * executor bypassed) to compare them. Build: the bench_htp_dgrad CMake target (make bench runs
+ * it beside PyTorch through bench/bench_dgrad.py). */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 199309L
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,8 +203,10 @@ int main(int argc, char **argv) {
       j.ex = NULL;
       j.w = w, j.gy = gy, j.wt = wt, j.gx = gx;
       j.wdims[0] = j.wdims[1] = s->k, j.wdims[2] = s->c_in, j.wdims[3] = s->c_out;
+      j.tp.algo = eg_transpose_conv2d_nhwc_f32_pick(&j.tp, eg_nhwc_blas_threads());
       j.scratch = aligned_alloc(64, (eg_transpose_conv2d_nhwc_f32_scratch(&j.tp) + 127) / 64 * 64);
     }
+    j.tp.algo = eg_transpose_conv2d_nhwc_f32_pick(&j.tp, eg_nhwc_blas_threads()); /* as planned */
     const double sec = time_job(&j);
     const double flops = 2.0 * (double)(s->n * s->c_out * ho * ho * s->c_in * s->k * s->k);
     static const char *const names[] = {"auto", "flip", "phase", "col2im"};

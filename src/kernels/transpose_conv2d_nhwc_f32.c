@@ -36,18 +36,27 @@ static bool is_empty(const tparams *p) {
   return p->n * p->h_out * p->w_out * p->c_out == 0;
 }
 
-/* AUTO, as measured on the dgrad benchmark shapes (one thread, GFLOP/s): stride 1 -> FLIP
+/* AUTO, as measured on the dgrad benchmark shapes (GFLOP/s). One thread: stride 1 -> FLIP
  * (r18-l1..l4: 111-119 vs COL2IM 104-115); stride > 1 -> PHASE when c_out is wide enough
- * (r18-l2-ds: 110 vs COL2IM 106), else COL2IM (7x7 stem, c_out 3: 93 vs PHASE 19). */
-eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const tparams *p) {
+ * (r18-l2-ds: 110 vs COL2IM 106), else COL2IM (7x7 stem, c_out 3: 93 vs PHASE 19). Two or more
+ * threads, kernels larger than 1x1 -> COL2IM: its one sgemm has N = k_h*k_w*c_out, and wide
+ * GEMMs keep scaling where FLIP/PHASE's N = c_out ones stall (two vCPUs on a shared host,
+ * alternating 0.1 s bursts for 2 minutes per shape, COL2IM/FLIP mean: l1 1.10, l2-ds 1.29, l2
+ * 1.06, l3 1.14, l4 1.16; in the quietest bursts FLIP led by at most 5%). */
+eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int threads) {
   const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
   const bool phase_ok = !stride1 && p->groups == 1;
   if (p->algo == EG_TCONV2D_COL2IM) return EG_TCONV2D_COL2IM;
   if (p->algo == EG_TCONV2D_FLIP && stride1) return EG_TCONV2D_FLIP;
   if (p->algo == EG_TCONV2D_PHASE && phase_ok) return EG_TCONV2D_PHASE;
+  if (threads > 1 && taps(p) > 1) return EG_TCONV2D_COL2IM;
   if (stride1) return EG_TCONV2D_FLIP;
   if (phase_ok && p->c_out >= EG_TCONV2D_PHASE_MIN_COUT) return EG_TCONV2D_PHASE;
   return EG_TCONV2D_COL2IM;
+}
+
+eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const tparams *p) {
+  return eg_transpose_conv2d_nhwc_f32_pick(p, 1);
 }
 
 /* ---- FLIP ---- */

@@ -20,7 +20,7 @@
  *   COL2IM  (any) col [pixels of x, k_h*k_w*cog] = x x filter (rearranged [cig, taps, cog]) by
  *           sgemm, then every column block is added into its output pixel. Best when c_out is
  *           too small for the other two (a GEMM N of c_out is memory bound: the 7x7 stem's 3).
- *   AUTO    picks by shape (see the .c); the tests force each one.
+ *   AUTO    picks by shape and thread count (see the .c); the tests force each one.
  *
  * Kernels know nothing about graphs and never allocate: ask for the scratch size once (for the
  * same params, including algo) and pass a 64-byte aligned buffer at least that large. */
@@ -49,7 +49,11 @@ typedef struct eg_tconv2d_nhwc_params {
                                        eg_conv2d_nhwc_params: same value for _scratch and call) */
 } eg_tconv2d_nhwc_params;
 
-/* The algorithm the kernel will run for p (AUTO and inapplicable requests resolved). */
+/* The algorithm for p when sgemm runs on `threads` threads: AUTO and inapplicable requests
+ * resolved. Callers that plan once (the executor) store it in params.algo, so _scratch and the
+ * call agree even if the thread count changes later. */
+eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const eg_tconv2d_nhwc_params *p, int threads);
+/* The algorithm the kernel will run for p: eg_transpose_conv2d_nhwc_f32_pick(p, 1). */
 eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const eg_tconv2d_nhwc_params *p);
 
 size_t eg_transpose_conv2d_nhwc_f32_scratch(const eg_tconv2d_nhwc_params *p);

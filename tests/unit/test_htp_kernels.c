@@ -160,8 +160,8 @@ static const conv_case conv_cases[] = {
     {1, 6, 12, 12, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2},
     {3, 16, 5, 5, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},   /* pointwise */
     {2, 16, 5, 5, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 4},   /* pointwise, grouped */
-    {2, 64, 48, 48, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* pointwise, several chunks */
-    {2, 64, 48, 48, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 4}, /* pointwise, chunks, grouped */
+    {2, 64, 48, 48, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* pointwise, larger */
+    {2, 64, 48, 48, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 4}, /* pointwise, larger, grouped */
     {1, 4, 8, 9, 5, 2, 3, 3, 2, 0, 2, 1, 0, 1, 1, 1},     /* asymmetric pads */
     {1, 5, 6, 6, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1},     /* no padding */
     {1, 2, 30, 30, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1},   /* several chunks' worth of pixels */
@@ -385,6 +385,29 @@ static void test_tconv2d_vs_nchw(void) {
           free(y), free(x), free(f), free(bias), free(xc), free(fc), free(yc), free(ref),
               free(sc);
         }
+}
+
+/* AUTO's choices (the benchmark-driven rules in transpose_conv2d_nhwc_f32.c). */
+static void test_tconv2d_pick(void) {
+  eg_tconv2d_nhwc_params p = {.n = 8, .h_in = 56, .w_in = 56, .c_in = 64, .h_out = 56,
+                              .w_out = 56, .c_out = 64, .k_h = 3, .k_w = 3, .stride = {1, 1},
+                              .pad = {1, 1}, .groups = 1};
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 1) == EG_TCONV2D_FLIP);
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TCONV2D_COL2IM);
+  p.stride[0] = p.stride[1] = 2;
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_PHASE);
+  p.c_out = 3; /* too narrow for PHASE's sgemm */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_COL2IM);
+  p.algo = EG_TCONV2D_FLIP; /* not applicable with stride 2: falls back to AUTO's choice */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_COL2IM);
+  p = (eg_tconv2d_nhwc_params){.n = 8, .h_in = 112, .w_in = 112, .c_in = 64, .h_out = 112,
+                               .w_out = 112, .c_out = 32, .k_h = 1, .k_w = 1, .stride = {1, 1},
+                               .groups = 1};
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TCONV2D_FLIP); /* 1x1: one GEMM */
+  p.groups = 2;
+  p.stride[0] = 2;
+  p.algo = EG_TCONV2D_PHASE; /* groups > 1: no PHASE */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_COL2IM);
 }
 
 /* ---- Transpose ---- */
@@ -817,6 +840,7 @@ int main(void) {
   EG_RUN(test_depthwise_conv2d);
   EG_RUN(test_tconv2d_naive);
   EG_RUN(test_tconv2d_vs_nchw);
+  EG_RUN(test_tconv2d_pick);
   EG_RUN(test_transpose);
   EG_RUN(test_pools);
   EG_RUN(test_reduce);

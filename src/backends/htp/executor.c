@@ -127,6 +127,8 @@ static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
       .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
       .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TCONV2D_AUTO,
       .chunk_bytes = eg_nhwc_chunk_bytes()};
+  /* the algorithm is fixed now, for the thread count sgemm has now */
+  pl->u.tconv.algo = eg_transpose_conv2d_nhwc_f32_pick(&pl->u.tconv, eg_nhwc_blas_threads());
   pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
   return EG_OK;
 }

@@ -15,8 +15,10 @@
  * Cast between float32/int32/uint32/int8/uint8/bool8); other dtypes are refused at create with
  * EG_ERR_UNSUPPORTED.
  *
- * Kernels thread with OpenMP and OpenBLAS (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS). An executor
- * is not thread-safe; use one per thread. */
+ * Kernels thread with OpenMP and OpenBLAS (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS). Chunk sizes
+ * and the TransposeConv2d algorithm are chosen at create for the number of threads sgemm has
+ * then (they stay correct, if less tuned, when it changes later). An executor is not
+ * thread-safe; use one per thread. */
 #ifndef EG_BACKENDS_HTP_EXECUTOR_H
 #define EG_BACKENDS_HTP_EXECUTOR_H
 
