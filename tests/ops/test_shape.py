@@ -8,7 +8,6 @@ by editing an exported graph, since PyTorch will not trace them.
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_shape.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-shape
 """
-import json
 import os
 import sys
 
@@ -21,35 +20,7 @@ aten = torch.ops.aten
 torch.manual_seed(0)
 
 
-# ---- edited graphs: export a valid one, then edit its JSON ---------------------------------
-
-class _Edited:
-    """fn, plus an edit applied to the exported graph dict before edgegrad runs it."""
-
-    def __init__(self, fn, edit):
-        self.fn, self.edit = fn, edit
-
-    def __call__(self, *args):
-        return self.fn(*args)
-
-
-_real_export = optest.export_function
-
-
-def _export(fn, args, path, **kw):
-    if not isinstance(fn, _Edited):
-        return _real_export(fn, args, path, **kw)
-    result = _real_export(fn.fn, args, path, **kw)
-    with open(path + ".json") as f:
-        graph = json.load(f)
-    fn.edit(graph)
-    with open(path + ".json", "w") as f:
-        json.dump(graph, f)
-    return result
-
-
-optest.export_function = _export
-
+# ---- edited graphs: export a valid one, then edit its JSON (optest.EditSuite) ----------------
 
 def node(graph, target):
     return next(n for n in graph["nodes"] if n["target"] == target)
@@ -59,7 +30,7 @@ def value(graph, vid):
     return graph["values"][vid]
 
 
-suite = optest.Suite("shape")
+suite = optest.EditSuite("shape")
 
 
 def rand(*shape, dtype=torch.float32):
@@ -75,7 +46,7 @@ def edit_args(target, i, new):
 def E(name, fn, args, edit, expect=None):
     """An edited graph: rejected with `expect` in the message, or (expect None) run and
     compared with fn's eager result."""
-    suite.case(name, _Edited(fn, edit), args, expect_error=expect)
+    suite.case(name, fn, args, expect_error=expect, edit=edit)
 
 
 # ---- t / permute ---------------------------------------------------------------------------
