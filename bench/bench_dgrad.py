@@ -10,6 +10,13 @@ output_mask [True, False, False] lowers to) and, in the same run, PyTorch's
 shapes of ../shared/bench/dgrad_shapes.md. Prints GFLOP/s of both, the ratio per shape and the
 geometric mean of the ratios. FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW. A benchmark, not a test: the
 machines are shared and noisy, so it reports and never fails on speed.
+
+What edgegrad's time includes (printed with the tables, see NOTE): one
+eg_qnn_executor_execute call. The weight is a STATIC tensor, so the executor folds the weight
+Transpose at create (its graph finalize, as QNN's graphFinalize would) and, for 3x3 stride-1
+layers, also transforms the constant filter for Winograd F(2x2, 3x3) there; neither is in the
+timed loop (PyTorch's weight is likewise a ready tensor). GFLOP/s are nominal FLOPs / time on
+both sides; Winograd does 2.25x fewer multiplies than the nominal count.
 """
 import argparse
 import math
@@ -61,8 +68,14 @@ def torch_gflops(shape, threads, min_time=0.3, rounds=3):
     return flops(n, cin, h, cout, k, s, p) / best / 1e9
 
 
+NOTE = ("edgegrad: time of eg_qnn_executor_execute; the weight Transpose is folded and the\n"
+        "Winograd filter transform (3x3 stride 1) done once at executor create (graph finalize),\n"
+        "not in the timed loop. GFLOP/s = nominal FLOPs / time for both (Winograd F(2x2,3x3)\n"
+        "does 2.25x fewer multiplies). algo: TransposeConv2d algorithm x pieces (threads).")
+
+
 def edgegrad_gflops(binary, threads, name_filter):
-    """Runs the C benchmark; returns {shape name: GFLOP/s} from its table."""
+    """Runs the C benchmark; returns {shape name: (GFLOP/s, algo x pieces)} from its table."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
     args = [binary] + ([name_filter] if name_filter else [])
     out = subprocess.run(args, env=env, capture_output=True, text=True)
@@ -71,8 +84,8 @@ def edgegrad_gflops(binary, threads, name_filter):
     result = {}
     for line in out.stdout.splitlines():
         f = line.split()
-        if len(f) >= 3 and any(f[0] == s[0] for s in SHAPES):
-            result[f[0]] = float(f[2])
+        if len(f) >= 5 and any(f[0] == s[0] for s in SHAPES):
+            result[f[0]] = (float(f[2]), f"{f[3]} x{f[4]}")
     return result
 
 
@@ -85,18 +98,20 @@ def main():
     shapes = [s for s in SHAPES if s[0].startswith(opts.filter)]
     if not shapes:
         sys.exit(f"bench: no shape matches {opts.filter!r}")
+    print(NOTE)
     for threads in (int(t) for t in opts.threads.split(",")):
         ours = edgegrad_gflops(opts.binary, threads, opts.filter)
         print(f"\n== {threads} thread{'s' if threads > 1 else ''}: conv input gradient, GFLOP/s")
-        print(f"{'shape':<11} {'edgegrad NPU path':>18} {'PyTorch':>9} {'ratio':>7}")
+        print(f"{'shape':<11} {'edgegrad NPU path':>18} {'PyTorch':>9} {'ratio':>7}  algo")
         ratios = []
         for s in shapes:
             if s[0] not in ours:
                 sys.exit(f"bench: {opts.binary} printed no result for {s[0]}")
             theirs = torch_gflops(s, threads)
-            ratio = ours[s[0]] / theirs
+            gflops, algo = ours[s[0]]
+            ratio = gflops / theirs
             ratios.append(ratio)
-            print(f"{s[0]:<11} {ours[s[0]]:>18.1f} {theirs:>9.1f} {ratio:>6.2f}x")
+            print(f"{s[0]:<11} {gflops:>18.1f} {theirs:>9.1f} {ratio:>6.2f}x  {algo}")
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print(f"{'geomean':<11} {'':>18} {'':>9} {geo:>6.2f}x")
 

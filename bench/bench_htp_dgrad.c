@@ -3,15 +3,21 @@
  * /work/shared/bench/dgrad_shapes.md. Not a test.
  *
  * FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW (forward conv's Cin/Cout). Each shape is timed after one
- * warm-up as the best of 3 rounds of >= 0.3 s; the Transpose runs every time (the weight is a
- * STATIC input of the graph, transposed at run time as the compiled program will). A reference
- * sgemm (1024^3) is timed first so numbers from a noisy machine can be judged.
+ * warm-up as the best of 3 rounds of >= 0.3 s of eg_qnn_executor_execute calls. The weight is a
+ * STATIC tensor of the graph, so the executor folds its Transpose at create (its graph
+ * finalize, as QNN's graphFinalize would), and transforms the constant filter there when the
+ * TransposeConv2d algorithm reads it transformed (Winograd, 3x3 stride 1); the timed execute
+ * runs the TransposeConv2d only; executor creation is not timed. GFLOP/s use the nominal FLOPs
+ * whatever the algorithm (Winograd F(2x2, 3x3) does 2.25x fewer multiplies). A reference sgemm
+ * (1024^3) is timed first so numbers from a noisy machine can be judged.
  *
  * Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS; EG_BENCH_CPUTIME=1 times CPU time instead
- * of wall time (one thread on a busy machine). Arguments: [shape-name-prefix] [algo]
- * where algo (auto|flip|phase|col2im) forces the TransposeConv2d algorithm (kernel-level run,
- * executor bypassed) to compare them. Build: the bench_htp_dgrad CMake target (make bench runs
- * it beside PyTorch through bench/bench_dgrad.py). */
+ * of wall time (one thread on a busy machine). Arguments: [shape-name-prefix] [algo [pieces]]
+ * where algo (auto|flip|phase|col2im|winograd) forces the TransposeConv2d algorithm and pieces
+ * (1 or the thread count; default as planned) the pieces, in a kernel-level run of the kernel
+ * alone (executor bypassed; weight transposed and, for Winograd, packed once before timing) to
+ * compare them; there EG_BENCH_CHUNK_KIB overrides params.chunk_bytes. Build: the bench_htp_dgrad
+ * CMake target (make bench runs it beside PyTorch through bench/bench_dgrad.py). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 199309L
 #endif
@@ -65,6 +71,7 @@ typedef struct job {
   int64_t wdims[4];
   const float *w, *gy;
   float *wt, *gx;
+  float *packed; /* the filter as the algorithm reads it, or NULL */
   void *scratch;
 } job;
 
@@ -76,9 +83,8 @@ static void run_once(const job *j) {
     }
     return;
   }
-  static const uint32_t perm[4] = {0, 1, 3, 2};
-  eg_transpose_f32(4, j->wdims, perm, j->w, j->wt);
-  eg_transpose_conv2d_nhwc_f32(&j->tp, j->gy, j->wt, NULL, j->gx, j->scratch);
+  eg_transpose_conv2d_nhwc_f32(&j->tp, j->gy, j->packed ? j->packed : j->wt, NULL, j->gx,
+                               j->scratch);
 }
 
 /* Seconds per call: one warm-up, then the best of three rounds of >= 0.3 s. */
@@ -158,22 +164,24 @@ static double sgemm_reference(void) {
   return 2.0 * D * D * D / best * 1e-9;
 }
 
+static const char *const algo_names[] = {"auto", "flip", "phase", "col2im", "winograd"};
+
 static int parse_algo(const char *s) {
-  static const char *const names[] = {"auto", "flip", "phase", "col2im"};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0) return i;
+  for (int i = 0; i < 5; i++)
+    if (strcmp(s, algo_names[i]) == 0) return i;
   return -1;
 }
 
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : "";
   const int algo = argc > 2 ? parse_algo(argv[2]) : -1;
+  const int pieces = argc > 3 ? atoi(argv[3]) : 0;
   const char *cpu = getenv("EG_BENCH_CPUTIME");
   if (cpu && strcmp(cpu, "1") == 0) bench_clock = CLOCK_PROCESS_CPUTIME_ID;
   const char *omp = getenv("OMP_NUM_THREADS"), *ob = getenv("OPENBLAS_NUM_THREADS");
   printf("threads: OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s; sgemm 1024^3: %.1f GFLOP/s\n",
          omp ? omp : "-", ob ? ob : "-", sgemm_reference());
-  printf("%-10s %10s %10s %10s\n", "shape", "ms", "GFLOP/s", "algo");
+  printf("%-10s %10s %10s %10s %6s\n", "shape", "ms", "GFLOP/s", "algo", "pieces");
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const shape *s = &shapes[i];
     if (strncmp(s->name, only, strlen(only)) != 0) continue;
@@ -203,19 +211,36 @@ int main(int argc, char **argv) {
       j.ex = NULL;
       j.w = w, j.gy = gy, j.wt = wt, j.gx = gx;
       j.wdims[0] = j.wdims[1] = s->k, j.wdims[2] = s->c_in, j.wdims[3] = s->c_out;
-      j.tp.algo = eg_transpose_conv2d_nhwc_f32_pick(&j.tp, eg_nhwc_blas_threads());
-      j.scratch = aligned_alloc(64, (eg_transpose_conv2d_nhwc_f32_scratch(&j.tp) + 127) / 64 * 64);
+      eg_transpose_f32(4, j.wdims, (const uint32_t[]){0, 1, 3, 2}, w, wt);
+      j.tp.prepacked = true; /* a constant weight, as in the executor */
+      const char *kib = getenv("EG_BENCH_CHUNK_KIB");
+      if (kib) j.tp.chunk_bytes = (int64_t)atoi(kib) << 10;
+      if (pieces > 0) { /* j.tp.algo still holds the request */
+        j.tp.parts = pieces;
+        j.tp.algo =
+            eg_transpose_conv2d_nhwc_f32_pick(&j.tp, pieces > 1 ? 1 : eg_nhwc_blas_threads());
+      } else {
+        eg_transpose_conv2d_nhwc_f32_plan(&j.tp, eg_nhwc_blas_threads());
+      }
+      const size_t bytes = eg_transpose_conv2d_nhwc_f32_scratch(&j.tp);
+      j.scratch = aligned_alloc(64, (bytes + 127) / 64 * 64);
+      const size_t np = eg_transpose_conv2d_nhwc_f32_packed_floats(&j.tp);
+      if (np) {
+        j.packed = aligned_alloc(64, (sizeof(float) * np + 127) / 64 * 64);
+        eg_transpose_conv2d_nhwc_f32_pack(&j.tp, wt, j.packed);
+      }
+    } else { /* as the executor planned it: the weight is constant */
+      j.tp.prepacked = true;
+      eg_transpose_conv2d_nhwc_f32_plan(&j.tp, eg_nhwc_blas_threads());
     }
-    j.tp.algo = eg_transpose_conv2d_nhwc_f32_pick(&j.tp, eg_nhwc_blas_threads()); /* as planned */
     const double sec = time_job(&j);
     const double flops = 2.0 * (double)(s->n * s->c_out * ho * ho * s->c_in * s->k * s->k);
-    static const char *const names[] = {"auto", "flip", "phase", "col2im"};
-    printf("%-10s %10.3f %10.1f %10s\n", s->name, sec * 1e3, flops / sec * 1e-9,
-           names[eg_transpose_conv2d_nhwc_f32_algo(&j.tp)]);
+    printf("%-10s %10.3f %10.1f %10s %6lld\n", s->name, sec * 1e3, flops / sec * 1e-9,
+           algo_names[eg_transpose_conv2d_nhwc_f32_algo(&j.tp)], (long long)j.tp.parts);
     fflush(stdout);
     eg_qnn_executor_destroy(j.ex);
     eg_qnn_graph_destroy(g);
-    free(w), free(gy), free(gx), free(wt), free(j.scratch);
+    free(w), free(gy), free(gx), free(wt), free(j.scratch), free(j.packed);
   }
   return 0;
 }

@@ -225,11 +225,12 @@ typedef struct eg_compile_options {
    * (the message gives the count and the first few nodes with their reasons). */
   int no_fallback;
   /* Debugging (`edgegrad compile --dump-after=PASS`): NULL, a compiler pass's name
-   * ("decompose") or "all". eg_compile_report_create then runs the passes on a copy of the
-   * model's graph and prints its text IR to stdout after that pass (after every pass for "all"),
-   * each dump opening with "# after PASS"; a name that is no pass fails with EG_ERR_ARGUMENT
-   * listing the valid ones. (The placement itself is of the graph as loaded.) Ignored by
-   * eg_runtime_create_compiled and eg_model_save_compiled. */
+   * ("decompose", "layout_nhwc", ...) or "all". Compilation always runs the passes on a copy of
+   * the model's graph (the report places the nodes of that compiled graph); with this set,
+   * eg_compile_report_create also prints the copy's text IR to stdout after that pass (after
+   * every pass for "all"), each dump opening with "# after PASS"; a name that is no pass fails
+   * with EG_ERR_ARGUMENT listing the valid ones. Ignored by eg_runtime_create_compiled and
+   * eg_model_save_compiled. */
   const char *dump_after;
 } eg_compile_options;
 
@@ -238,13 +239,18 @@ typedef struct eg_compile_report eg_compile_report;
 /* One node's placement. Strings belong to the report. */
 typedef struct eg_placement_info {
   const char *name;        /* the node's name, e.g. "convolution_backward_1" */
-  const char *target;      /* its op as traced, e.g. "aten.convolution_backward.default" */
+  const char *target;      /* its op, e.g. "aten.convolution_backward.default" */
   eg_placement placement;
   int partition;           /* NPU: its partition (0-based); CPU: -1 */
   const char *reason;      /* CPU: why, one sentence; NPU: NULL */
+  /* A node the compiler's passes made (e.g. mse_loss_backward decomposed into sub/mul): the
+   * name of the traced node it replaces; NULL for a node as traced. */
+  const char *source;
 } eg_placement_info;
 
-/* Places every node of `model` for options->soc. On success *out owns the result (free with
+/* Compiles `model` for options->soc as far as placement: the compiler's passes run on a copy of
+ * its graph (they may fold, decompose or insert nodes; such nodes carry `source`), then every
+ * node of that compiled graph is placed. On success *out owns the result (free with
  * eg_compile_report_destroy); it does not refer to the model, which may be destroyed first.
  * Failures: EG_ERR_ARGUMENT for a NULL argument or an unknown SoC (the message lists the valid
  * names); EG_ERR_NOMEM. With options->no_fallback and a node on the CPU the status is
@@ -344,6 +350,13 @@ typedef struct eg_npu_tensor_info {
   int rank;
   uint32_t dims[EG_MAX_RANK]; /* QNN layout: rank-4 tensors are NHWC */
   size_t nbytes;
+  /* Quantized (fixed-point) tensors: "SCALE_OFFSET" or "AXIS_SCALE_OFFSET" (NULL for others);
+   * real = scale * (q + offset); per axis: one scale / offset per index of dims[quant_axis]. */
+  const char *encoding;
+  int quant_axis;           /* AXIS_SCALE_OFFSET; -1 otherwise */
+  int num_scales;           /* 1 or dims[quant_axis] */
+  const float *scales;      /* owned by the model */
+  const int32_t *offsets;
 } eg_npu_tensor_info;
 
 /* A QNN op of a partition (op `index` in [0, num_ops), in execution order). */

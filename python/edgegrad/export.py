@@ -25,7 +25,11 @@ Contract:
   at fault: non-tensor or ``None`` outputs, argument types outside the format's ARG table (e.g.
   strings), dtypes outside its list, ranks above 8, writes into arguments that are not state,
   writes no trace declares, views whose strides are not those of a plain reshape, BatchNorm
-  with ``momentum=None`` in train mode.
+  with ``momentum=None`` in train mode, quantized statics.
+- Quantized models are exported in QDQ form (``torch.quantize_per_tensor`` /
+  ``quantize_per_channel`` followed by ``dequantize``; ``edgegrad.quantize.qdq`` wraps a
+  model's convolutions and linears so): a quantized value is written with its storage dtype
+  (quint8 -> uint8, qint8 -> int8, qint32 -> int32), and so is a quantized dtype argument.
 - Both files are written atomically (temporary file + ``os.replace``), weights first.
 """
 import inspect
@@ -48,6 +52,9 @@ _DTYPE_NAMES = {
     torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
     torch.int64: "int64", torch.int32: "int32", torch.int8: "int8", torch.uint8: "uint8",
     torch.bool: "bool",
+    # quantized tensors are their integer storage; scale and zero point are the arguments of
+    # the quantize node that made them (docs/graph-format.md, "Quantized models")
+    torch.quint8: "uint8", torch.qint8: "int8", torch.qint32: "int32",
 }
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 # Views that carry explicit strides: dense values can express them only as plain reshapes.
@@ -348,6 +355,10 @@ class _Encoder:
             self.graph["inputs"].append({"name": name, "value": vid})
 
     def _static(self, n, name, tensor):
+        if tensor.is_quantized:
+            raise ValueError(f"static {name}: a quantized tensor has no place in the weights "
+                             "file (its scale and zero point would be lost): freeze the float "
+                             "tensor and quantize it in the traced function")
         vid = self._tensor_value(tensor, f"static {name}")
         self.ids[n] = vid
         self.graph["statics"].append({"name": name, "value": vid})
@@ -462,7 +473,7 @@ def _reference(fn, args, graph, names, mutated):
     result += [copies[names.index(name)] for name in mutated]
     summary = {}
     for entry, t in zip(graph["outputs"], result):
-        t = t.detach().double()
+        t = (t.int_repr() if t.is_quantized else t).detach().double()
         summary[entry["name"]] = {
             "dtype": graph["values"][entry["value"]]["dtype"],
             "shape": list(t.shape),

@@ -809,9 +809,19 @@ static json_t *inspect_partition_json(const eg_model *m, int k, const eg_npu_par
     if (eg_model_npu_tensor(m, k, i, &t) != EG_OK) continue;
     json_t *shape = json_array();
     for (int d = 0; d < t.rank; d++) json_array_append_new(shape, json_integer(t.dims[d]));
-    json_array_append_new(tensors, json_pack("{s:s, s:s, s:s, s:o, s:I}", "name", t.name, "type",
-                                             t.type, "dtype", t.dtype, "shape", shape, "bytes",
-                                             (json_int_t)t.nbytes));
+    json_t *tj = json_pack("{s:s, s:s, s:s, s:o, s:I}", "name", t.name, "type", t.type, "dtype",
+                           t.dtype, "shape", shape, "bytes", (json_int_t)t.nbytes);
+    if (t.encoding) { /* a quantized tensor: its encoding */
+      json_t *sc = json_array(), *of = json_array();
+      for (int j = 0; j < t.num_scales; j++) {
+        json_array_append_new(sc, json_real(t.scales[j]));
+        json_array_append_new(of, json_integer(t.offsets[j]));
+      }
+      json_object_set_new(tj, "quant", json_pack("{s:s, s:i, s:o, s:o}", "encoding", t.encoding,
+                                                 "axis", t.quant_axis, "scales", sc, "offsets",
+                                                 of));
+    }
+    json_array_append_new(tensors, tj);
   }
   for (int i = 0; i < pi->num_ops; i++) {
     eg_npu_op_info o;

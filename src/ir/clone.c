@@ -41,6 +41,7 @@ static bool clone_args(eg_arena *a, eg_arg **dst, const eg_arg *src, int32_t n) 
 static bool clone_node(eg_arena *a, eg_node *dst, const eg_node *src) {
   *dst = *src; /* op, output, scratch_bytes, attrs (plain bytes: no pointers) */
   if (!(dst->name = eg_arena_strdup(a, src->name))) return false;
+  if (src->source && !(dst->source = eg_arena_strdup(a, src->source))) return false;
   if (!clone_args(a, &dst->args, src->args, src->n_args)) return false;
   if (!clone_args(a, &dst->kwargs, src->kwargs, src->n_kwargs)) return false;
   dst->kwarg_names = eg_arena_array(a, (size_t)src->n_kwargs + 1, sizeof(char *));
@@ -77,6 +78,7 @@ static bool clone_into(eg_graph *c, const eg_graph *g) {
     if (v->kind == EG_VALUE_TUPLE &&
         !(v->elems = dup_array(a, g->values[i].elems, (size_t)v->n_elems, sizeof(int32_t))))
       return false;
+    if (v->quant && !(v->quant = eg_quant_copy(a, v->quant))) return false;
   }
   c->n_nodes = g->n_nodes;
   if (!(c->nodes = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(eg_node)))) return false;

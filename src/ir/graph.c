@@ -37,6 +37,31 @@ size_t eg_value_nbytes(const eg_value *v) {
   return (size_t)eg_value_numel(v) * eg_dtype_size(v->dtype);
 }
 
+eg_quant *eg_quant_copy(eg_arena *a, const eg_quant *q) {
+  eg_quant *c = eg_arena_alloc(a, sizeof *c);
+  double *scale = eg_arena_array(a, (size_t)q->n + 1, sizeof(double));
+  int64_t *zp = eg_arena_array(a, (size_t)q->n + 1, sizeof(int64_t));
+  if (!c || !scale || !zp) return NULL;
+  *c = *q;
+  if (q->n > 0) {
+    memcpy(scale, q->scale, (size_t)q->n * sizeof(double));
+    memcpy(zp, q->zero_point, (size_t)q->n * sizeof(int64_t));
+  }
+  c->scale = scale;
+  c->zero_point = zp;
+  return c;
+}
+
+bool eg_quant_equal(const eg_quant *a, const eg_quant *b) {
+  if (!a || !b) return a == b;
+  if (a->dtype != b->dtype || a->axis != b->axis || a->n != b->n || a->qmin != b->qmin ||
+      a->qmax != b->qmax)
+    return false;
+  for (int32_t i = 0; i < a->n; i++)
+    if (a->scale[i] != b->scale[i] || a->zero_point[i] != b->zero_point[i]) return false;
+  return true;
+}
+
 const char *eg_value_label(const eg_graph *g, int32_t id) {
   if (id < 0 || id >= g->n_values) return "?";
   const eg_value *v = &g->values[id];

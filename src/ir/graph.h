@@ -72,6 +72,24 @@ typedef enum eg_value_role {
   EG_ROLE_NODE
 } eg_value_role;
 
+/* Axis order a tensor is held in inside NPU graphs. CPU kernels always see the traced order
+ * (NCHW for rank 4); pass layout_nhwc sets NHWC on the values NPU nodes hold channels-last, and
+ * partition boundaries convert (runtime/npu_step.h). */
+typedef enum eg_axis_order { EG_AXES_TRACED = 0, EG_AXES_NHWC } eg_axis_order;
+
+/* Quantization attributes of a value (pass annotate_quant): the value is (or, inside an NPU
+ * partition after fold_qdq, is stored as) integers q with real value (q - zero_point) * scale,
+ * q in [qmin, qmax]. Per tensor (axis -1, n 1) or per channel along `axis` (n = shape[axis]).
+ * Owned by the graph's arena. */
+typedef struct eg_quant {
+  eg_dtype dtype;            /* storage: EG_DTYPE_INT8, EG_DTYPE_UINT8 or EG_DTYPE_INT32 */
+  int32_t axis;              /* -1: per tensor */
+  int32_t n;                 /* number of scales and zero points */
+  const double *scale;       /* n, each > 0 */
+  const int64_t *zero_point; /* n, each in [qmin, qmax] */
+  int64_t qmin, qmax;
+} eg_quant;
+
 typedef struct eg_value {
   eg_value_kind kind;
   eg_dtype dtype;          /* tensors */
@@ -81,6 +99,11 @@ typedef struct eg_value {
   int32_t *elems;
   eg_value_role role;
   int32_t def;             /* defining node / input index / static index, by role */
+  /* Compiler annotations (tensors; zero = none), set by passes (src/passes), read by the
+   * partitioner, the NPU lowering and the .egp writer: */
+  eg_axis_order axes;      /* layout_nhwc */
+  bool npu_int32;          /* i64_to_i32: an int64 value held as int32 inside NPU graphs */
+  const eg_quant *quant;   /* annotate_quant; NULL: not quantized */
 } eg_value;
 
 /* ---- nodes ---- */
@@ -95,6 +118,7 @@ typedef struct eg_node {
   const char **kwarg_names;
   eg_arg *kwargs;
   int32_t output;          /* value id, or -1 (a getitem of a None element) */
+  const char *source;      /* a node a pass made: the traced node it replaces (NULL: as traced) */
   size_t scratch_bytes;    /* CPU kernel scratch, set by the op's check */
   _Alignas(16) unsigned char attrs[EG_ATTRS_SIZE]; /* per-op struct, see EG_ATTRS */
 } eg_node;
@@ -134,6 +158,10 @@ void eg_graph_destroy(eg_graph *g);
 
 int64_t eg_value_numel(const eg_value *v);
 size_t eg_value_nbytes(const eg_value *v);
+/* A copy of `q` (with its scale and zero-point arrays) in arena `a`; NULL when out of memory. */
+eg_quant *eg_quant_copy(eg_arena *a, const eg_quant *q);
+/* Same dtype, axis, range, scales and zero points (two NULLs are equal). */
+bool eg_quant_equal(const eg_quant *a, const eg_quant *b);
 /* A short name for a value in messages: the node that defines it, the input or static name. */
 const char *eg_value_label(const eg_graph *g, int32_t id);
 

@@ -9,6 +9,22 @@ static void print_type(const eg_value *v, FILE *out) {
   fprintf(out, "%s[", eg_dtype_name(v->dtype));
   for (int d = 0; d < v->rank; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
   fputc(']', out);
+  /* compiler annotations (graph.h), in braces: {nhwc, npu int32, q int8 axis 0 scale ... zp ...} */
+  const eg_quant *q = v->quant;
+  if (v->axes == EG_AXES_TRACED && !v->npu_int32 && !q) return;
+  const char *sep = "";
+  fputc('{', out);
+  if (v->axes == EG_AXES_NHWC) fputs("nhwc", out), sep = ", ";
+  if (v->npu_int32) fprintf(out, "%snpu int32", sep), sep = ", ";
+  if (q) {
+    fprintf(out, "%sq %s [%lld, %lld]", sep, eg_dtype_name(q->dtype), (long long)q->qmin,
+            (long long)q->qmax);
+    if (q->axis >= 0) fprintf(out, " axis %d", q->axis);
+    for (int32_t i = 0; i < q->n && i < 4; i++)
+      fprintf(out, " %s%.9g/%lld", i ? "" : "scale/zp ", q->scale[i], (long long)q->zero_point[i]);
+    if (q->n > 4) fprintf(out, " ... (%d)", q->n);
+  }
+  fputc('}', out);
 }
 
 /* %id and its type: "%7 float32[2, 3]" or "%9 (%10, None)". */

@@ -1,9 +1,11 @@
 /* parallel_nhwc_f32.h — threading policy shared by the htp executor's NHWC kernels.
  *
  * Our own loops use OpenMP; sgemm (OpenBLAS) threads itself and is never called inside an
- * OpenMP parallel region. A pthreads build of OpenBLAS keeps its own worker threads, and
- * libgomp's idle workers then spin on the cores sgemm is using (measured on 2 cores by the NCHW
- * kernels: a 3x slowdown), so with such a build our loops stay serial. Also the default chunk
+ * OpenMP parallel region, except by a kernel that splits its own work into pieces, one per
+ * thread, each calling a single-threaded sgemm (eg_nhwc_blas_nests). A pthreads build of
+ * OpenBLAS keeps its own worker threads, and libgomp's idle workers then spin on the cores sgemm
+ * is using (measured on 2 cores by the NCHW kernels: a 3x slowdown), so with such a build our
+ * loops stay serial. Also the default chunk
  * size of the GEMM-based kernels. Internal header: the NHWC kernels and the executor that plans
  * them. */
 #ifndef EG_KERNELS_PARALLEL_NHWC_F32_H
@@ -13,16 +15,31 @@
 #include <stdint.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 /* Loops with less work than this (elements touched) stay on one thread. */
 enum { EG_NHWC_OMP_MIN = 1 << 15 };
 
-/* Whether a loop of `work` elements may fork OpenMP threads. */
+/* Whether a loop of `work` elements may fork OpenMP threads. Never inside a parallel region:
+ * kernels that split their work across threads themselves (TransposeConv2d's pieces) run the
+ * loops of each piece on that piece's thread, whatever OMP_NESTED says. */
 static inline bool eg_nhwc_omp_worth(int64_t work) {
 #ifdef OPENBLAS_THREAD
   if (openblas_get_parallel() == OPENBLAS_THREAD) return false;
 #endif
-  return work >= EG_NHWC_OMP_MIN;
+  return work >= EG_NHWC_OMP_MIN && !omp_in_parallel();
+}
+
+/* Whether sgemm called from inside an OpenMP parallel region runs on the calling thread only,
+ * so that several such calls can run side by side, one per thread: true for OpenBLAS's OpenMP
+ * build (it checks omp_in_parallel) and its single-threaded build; false for the pthreads
+ * build, whose own workers would oversubscribe the cores. */
+static inline bool eg_nhwc_blas_nests(void) {
+#ifdef OPENBLAS_THREAD
+  return openblas_get_parallel() != OPENBLAS_THREAD;
+#else
+  return false;
+#endif
 }
 
 /* Threads sgemm will use (1 when unknown). */

@@ -11,12 +11,16 @@
  *     rows r, r+s, ... of y. Phases no tap reaches get the bias.
  * COL2IM: Fp[q][ci'][t][co'] = f[t][q*cig+ci'][co']; per chunk of input pixels and group,
  *   col = x_chunk [rows, cig] (lda c_in) x Fp_q [cig, taps*cog]; then y[pixel(r, t)] += col[r, t].
+ * WINOGRAD: see its section below.
+ * Pieces (parts > 1): each piece is a TransposeConv2d of its own (piece_at) run by one of the
+ *   above on one thread, with its own slice of scratch.
  *
  * Scratch layout, in floats (each region rounded to 16): FLIP: [regrouped filter if groups>1]
  * [conv scratch]; PHASE: [sub-filter (max over phases)][phase image (max)][conv scratch (max)];
- * COL2IM: [Fp][col chunk]. */
+ * COL2IM: [Fp][col chunk]; WINOGRAD: below; pieces: parts x [the largest piece's]. */
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 
+#include <omp.h>
 #include <string.h>
 
 #include "kernels/conv2d_nhwc_f32.h"
@@ -27,6 +31,14 @@
 enum { EG_TCONV2D_MIN_ROWS = 256 };
 /* PHASE needs c_out wide enough for sgemm's N; narrower outputs go through COL2IM. */
 enum { EG_TCONV2D_PHASE_MIN_COUT = 16 };
+/* WINOGRAD's sgemms have K = c_in and N = c_out; AUTO wants both at least this wide. */
+enum { EG_TCONV2D_WINO_MIN_C = 32 };
+/* WINOGRAD: one chunk's transformed patches and products (16 x tiles x (c_in + c_out) floats)
+ * take params.chunk_bytes, or this when it is 0, but at least this many tiles: sgemm's M, and
+ * each chunk's 16 sgemms pack their U_xi again (r18-l4, c 512: 128 tiles per chunk ran 2x
+ * faster than 32). */
+#define EG_TCONV2D_WINO_CHUNK_BYTES ((int64_t)4 << 20)
+enum { EG_TCONV2D_WINO_MIN_TILES = 256 };
 
 typedef eg_tconv2d_nhwc_params tparams;
 
@@ -36,20 +48,30 @@ static bool is_empty(const tparams *p) {
   return p->n * p->h_out * p->w_out * p->c_out == 0;
 }
 
-/* AUTO, as measured on the dgrad benchmark shapes (GFLOP/s). One thread: stride 1 -> FLIP
- * (r18-l1..l4: 111-119 vs COL2IM 104-115); stride > 1 -> PHASE when c_out is wide enough
- * (r18-l2-ds: 110 vs COL2IM 106), else COL2IM (7x7 stem, c_out 3: 93 vs PHASE 19). Two or more
- * threads, kernels larger than 1x1 -> COL2IM: its one sgemm has N = k_h*k_w*c_out, and wide
- * GEMMs keep scaling where FLIP/PHASE's N = c_out ones stall (two vCPUs on a shared host,
- * alternating 0.1 s bursts for 2 minutes per shape, COL2IM/FLIP mean: l1 1.10, l2-ds 1.29, l2
- * 1.06, l3 1.14, l4 1.16; in the quietest bursts FLIP led by at most 5%). */
+/* AUTO, as measured on the dgrad benchmark shapes (GFLOP/s, nominal FLOPs). One thread: stride 1
+ * -> FLIP (r18-l1..l4: 111-119 vs COL2IM 104-115), or WINOGRAD for 3x3 with a constant
+ * (prepacked) filter and c_in, c_out >= 32 (AVX-512 EPYC, OpenBLAS Haswell kernels, CPU time:
+ * l1 98-106 vs FLIP 78-93, l2 101-117 vs 80-96, l3 118-126 vs 70-88, l4 104-110 vs 75-89);
+ * stride > 1 -> PHASE when c_out is wide enough (r18-l2-ds: 110 vs COL2IM 106), else COL2IM
+ * (7x7 stem, c_out 3: 93 vs PHASE 19). When the work is cut into pieces (_plan) each piece runs
+ * on one thread and gets the one-thread choice. Two or more threads on ONE piece (an OpenBLAS
+ * that cannot run sgemm side by side), kernels larger than 1x1 -> COL2IM: its one sgemm has
+ * N = k_h*k_w*c_out, and wide GEMMs keep scaling where FLIP/PHASE's N = c_out ones stall (two
+ * vCPUs on a shared host, alternating 0.1 s bursts for 2 minutes per shape, COL2IM/FLIP mean:
+ * l1 1.10, l2-ds 1.29, l2 1.06, l3 1.14, l4 1.16; in the quietest bursts FLIP led by at most
+ * 5%). */
 eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int threads) {
   const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
   const bool phase_ok = !stride1 && p->groups == 1;
+  const bool wino_ok = stride1 && p->k_h == 3 && p->k_w == 3 && p->groups == 1;
   if (p->algo == EG_TCONV2D_COL2IM) return EG_TCONV2D_COL2IM;
+  if (p->algo == EG_TCONV2D_WINOGRAD && wino_ok) return EG_TCONV2D_WINOGRAD;
   if (p->algo == EG_TCONV2D_FLIP && stride1) return EG_TCONV2D_FLIP;
   if (p->algo == EG_TCONV2D_PHASE && phase_ok) return EG_TCONV2D_PHASE;
   if (threads > 1 && taps(p) > 1) return EG_TCONV2D_COL2IM;
+  if (wino_ok && p->prepacked && p->c_in >= EG_TCONV2D_WINO_MIN_C &&
+      p->c_out >= EG_TCONV2D_WINO_MIN_C)
+    return EG_TCONV2D_WINOGRAD;
   if (stride1) return EG_TCONV2D_FLIP;
   if (phase_ok && p->c_out >= EG_TCONV2D_PHASE_MIN_COUT) return EG_TCONV2D_PHASE;
   return EG_TCONV2D_COL2IM;
@@ -266,32 +288,229 @@ static void run_col2im(const tparams *p, const float *x, const float *f, const f
   }
 }
 
-/* ---- entry points ---- */
+/* ---- WINOGRAD F(2x2, 3x3) ---- */
 
-size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {
+/* The FLIP conv y[o] = sum_m x[o - P + m] g[m] (g[m] = f[2 - m], P = 2 - pad per dimension) by
+ * Lavin's F(2x2, 3x3): output tile (ti, tj) covers y rows 2ti.., cols 2tj.. and reads the 4x4
+ * patch d at x rows 2ti - P_h.., cols 2tj - P_w.. (zeros outside). With
+ *   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+ *   A^T = [1 1 1 0; 0 1 -1 -1]:  Y = A^T [ (G g G^T) .* (B^T d B) ] A,
+ * and the elementwise product summed over input channels is, for each of the 16 positions xi,
+ * one sgemm M_xi [tiles, c_out] = V_xi [tiles, c_in] x U_xi [c_in, c_out]. NHWC keeps every
+ * transform a loop over contiguous channels. Tiles are taken in chunks (all images' tiles in
+ * one sequence) so V and M stay near cache. Packed filter U: [16][c_in][c_out]. Scratch:
+ * [U unless prepacked][zeros: c_in][V: 16 x chunk x c_in][M: 16 x chunk x c_out]. */
+
+static int64_t wino_tiles_h(const tparams *p) { return (p->h_out + 1) / 2; }
+static int64_t wino_tiles_w(const tparams *p) { return (p->w_out + 1) / 2; }
+
+static int64_t wino_chunk(const tparams *p) {
+  const int64_t all = p->n * wino_tiles_h(p) * wino_tiles_w(p);
+  const int64_t bytes = p->chunk_bytes > 0 ? p->chunk_bytes : EG_TCONV2D_WINO_CHUNK_BYTES;
+  int64_t t = bytes / (16 * (int64_t)sizeof(float) * (p->c_in + p->c_out));
+  if (t < EG_TCONV2D_WINO_MIN_TILES) t = EG_TCONV2D_WINO_MIN_TILES;
+  if (t >= all) return all > 0 ? all : 1;
+  const int64_t chunks = (all + t - 1) / t;
+  return (all + chunks - 1) / chunks;
+}
+
+static int64_t wino_packed(const tparams *p) { return 16 * p->c_in * p->c_out; }
+
+static int64_t wino_scratch(const tparams *p) {
+  const int64_t t = wino_chunk(p);
+  return (p->prepacked ? 0 : eg_nhwc_round16(wino_packed(p))) + eg_nhwc_round16(p->c_in) +
+         eg_nhwc_round16(16 * t * p->c_in) + eg_nhwc_round16(16 * t * p->c_out);
+}
+
+/* U[xi][ci][co] = (G g G^T)[xi] with g[m][n] = f[2 - m][2 - n][ci][co]. */
+static void wino_pack(const tparams *p, const float *f, float *u) {
+  const int64_t ci_n = p->c_in, co_n = p->c_out, blk = ci_n * co_n;
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(16 * blk))
+  for (int64_t ci = 0; ci < ci_n; ci++) {
+    const float *g[3][3];
+    for (int m = 0; m < 3; m++)
+      for (int n = 0; n < 3; n++) g[m][n] = f + (((2 - m) * 3 + (2 - n)) * ci_n + ci) * co_n;
+    float *out = u + ci * co_n;
+#pragma omp simd
+    for (int64_t co = 0; co < co_n; co++) {
+      float t[4][3], v[4][4];
+      for (int n = 0; n < 3; n++) {
+        const float g0 = g[0][n][co], g1 = g[1][n][co], g2 = g[2][n][co];
+        t[0][n] = g0;
+        t[1][n] = 0.5f * (g0 + g1 + g2);
+        t[2][n] = 0.5f * (g0 - g1 + g2);
+        t[3][n] = g2;
+      }
+      for (int i = 0; i < 4; i++) {
+        v[i][0] = t[i][0];
+        v[i][1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+        v[i][2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+        v[i][3] = t[i][2];
+      }
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) out[(i * 4 + j) * blk + co] = v[i][j];
+    }
+  }
+}
+
+/* Tile index r (over n, ti, tj) -> image and the top-left y pixel. */
+static void wino_tile(const tparams *p, int64_t r, int64_t *n, int64_t *y0, int64_t *x0) {
+  const int64_t th = wino_tiles_h(p), tw = wino_tiles_w(p);
+  *n = r / (th * tw);
+  *y0 = 2 * (r % (th * tw) / tw);
+  *x0 = 2 * (r % tw);
+}
+
+/* Row i of B^T d B for one tile: out[j*plane + e] for j < 4, channels e < c. Row i of B^T
+ * combines two patch rows, (ra, rb) with signs: 0: d0 - d2, 1: d1 + d2, 2: d2 - d1, 3: d1 - d3. */
+static void wino_input_row(int i, const float *const d[4][4], int64_t c, float *out,
+                           int64_t plane) {
+  static const int ra[4] = {0, 1, 2, 1}, rb[4] = {2, 2, 1, 3};
+  const float sb = i == 1 ? 1.0f : -1.0f;
+  const float *restrict a0 = d[ra[i]][0], *restrict a1 = d[ra[i]][1];
+  const float *restrict a2 = d[ra[i]][2], *restrict a3 = d[ra[i]][3];
+  const float *restrict b0 = d[rb[i]][0], *restrict b1 = d[rb[i]][1];
+  const float *restrict b2 = d[rb[i]][2], *restrict b3 = d[rb[i]][3];
+  float *restrict o0 = out, *restrict o1 = out + plane, *restrict o2 = out + 2 * plane;
+  float *restrict o3 = out + 3 * plane;
+#pragma omp simd
+  for (int64_t e = 0; e < c; e++) {
+    const float t0 = a0[e] + sb * b0[e], t1 = a1[e] + sb * b1[e];
+    const float t2 = a2[e] + sb * b2[e], t3 = a3[e] + sb * b3[e];
+    o0[e] = t0 - t2;
+    o1[e] = t1 + t2;
+    o2[e] = t2 - t1;
+    o3[e] = t1 - t3;
+  }
+}
+
+/* V[xi][r - r0][ci] = (B^T d B)[xi] for tiles [r0, r0 + m). */
+static void wino_input(const tparams *p, const float *x, const float *zeros, int64_t r0,
+                       int64_t m, float *v) {
+  const int64_t c = p->c_in, ph = 2 - p->pad[0], pw = 2 - p->pad[1], plane = m * c;
+  for (int64_t r = r0; r < r0 + m; r++) {
+    int64_t n, y0, x0;
+    wino_tile(p, r, &n, &y0, &x0);
+    const float *d[4][4];
+    for (int a = 0; a < 4; a++) {
+      const int64_t yy = y0 - ph + a;
+      for (int b = 0; b < 4; b++) {
+        const int64_t xx = x0 - pw + b;
+        const bool in = yy >= 0 && yy < p->h_in && xx >= 0 && xx < p->w_in;
+        d[a][b] = in ? x + ((n * p->h_in + yy) * p->w_in + xx) * c : zeros;
+      }
+    }
+    float *out = v + (r - r0) * c;
+    for (int i = 0; i < 4; i++) /* one row of B^T d B per pass: straight-line, vectorised */
+      wino_input_row(i, d, c, out + i * 4 * plane, plane);
+  }
+}
+
+/* One whole output tile: dst[a][b][e] = (A^T M A)[a][b] + bias[e], M[xi] at src + xi*plane.
+ * Rows of A^T: 0: m0 + m1 + m2, 1: m1 - m2 - m3. Straight-line, vectorised over channels. */
+static void wino_output_tile(const float *src, int64_t plane, const float *bias, int64_t c,
+                             float *const dst[2][2]) {
+  const float *restrict m[16];
+  for (int k = 0; k < 16; k++) m[k] = src + k * plane;
+  float *restrict y00 = dst[0][0], *restrict y01 = dst[0][1];
+  float *restrict y10 = dst[1][0], *restrict y11 = dst[1][1];
+#pragma omp simd
+  for (int64_t e = 0; e < c; e++) {
+    const float b = bias ? bias[e] : 0.0f;
+    const float u00 = m[0][e] + m[4][e] + m[8][e], u10 = m[4][e] - m[8][e] - m[12][e];
+    const float u01 = m[1][e] + m[5][e] + m[9][e], u11 = m[5][e] - m[9][e] - m[13][e];
+    const float u02 = m[2][e] + m[6][e] + m[10][e], u12 = m[6][e] - m[10][e] - m[14][e];
+    const float u03 = m[3][e] + m[7][e] + m[11][e], u13 = m[7][e] - m[11][e] - m[15][e];
+    y00[e] = u00 + u01 + u02 + b;
+    y01[e] = u01 - u02 - u03 + b;
+    y10[e] = u10 + u11 + u12 + b;
+    y11[e] = u11 - u12 - u13 + b;
+  }
+}
+
+/* y tile pixels (inside y) <- A^T M A + bias, for tiles [r0, r0 + m). */
+static void wino_output(const tparams *p, const float *mm, const float *bias, int64_t r0,
+                        int64_t m, float *y) {
+  const int64_t c = p->c_out, plane = m * c;
+  for (int64_t r = r0; r < r0 + m; r++) {
+    int64_t n, y0, x0;
+    wino_tile(p, r, &n, &y0, &x0);
+    const float *src = mm + (r - r0) * c;
+    float *dst[2][2];
+    for (int a = 0; a < 2; a++)
+      for (int b = 0; b < 2; b++) {
+        const bool in = y0 + a < p->h_out && x0 + b < p->w_out;
+        dst[a][b] = in ? y + ((n * p->h_out + y0 + a) * p->w_out + x0 + b) * c : NULL;
+      }
+    if (dst[0][1] && dst[1][0]) { /* whole tile */
+      wino_output_tile(src, plane, bias, c, dst);
+      continue;
+    }
+    for (int64_t e = 0; e < c; e++) { /* a tile on the bottom or right edge */
+      float u[2][4];
+      for (int j = 0; j < 4; j++) {
+        const float m0 = src[j * plane + e], m1 = src[(4 + j) * plane + e];
+        const float m2 = src[(8 + j) * plane + e], m3 = src[(12 + j) * plane + e];
+        u[0][j] = m0 + m1 + m2;
+        u[1][j] = m1 - m2 - m3;
+      }
+      const float b0 = bias ? bias[e] : 0.0f;
+      for (int a = 0; a < 2; a++) {
+        if (dst[a][0]) dst[a][0][e] = u[a][0] + u[a][1] + u[a][2] + b0;
+        if (dst[a][1]) dst[a][1][e] = u[a][1] - u[a][2] - u[a][3] + b0;
+      }
+    }
+  }
+}
+
+static void run_winograd(const tparams *p, const float *x, const float *f, const float *bias,
+                         float *y, float *scratch) {
+  const int64_t all = p->n * wino_tiles_h(p) * wino_tiles_w(p), chunk = wino_chunk(p);
+  const float *u = f;
+  if (!p->prepacked) {
+    wino_pack(p, f, scratch);
+    u = scratch;
+    scratch += eg_nhwc_round16(wino_packed(p));
+  }
+  float *zeros = scratch, *v = zeros + eg_nhwc_round16(p->c_in);
+  float *mm = v + eg_nhwc_round16(16 * chunk * p->c_in);
+  memset(zeros, 0, sizeof(float) * (size_t)p->c_in);
+  for (int64_t r0 = 0; r0 < all; r0 += chunk) {
+    const int64_t m = all - r0 < chunk ? all - r0 : chunk;
+    wino_input(p, x, zeros, r0, m, v);
+    for (int xi = 0; xi < 16; xi++)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)p->c_out,
+                  (int)p->c_in, 1.0f, v + xi * m * p->c_in, (int)p->c_in,
+                  u + xi * p->c_in * p->c_out, (int)p->c_out, 0.0f, mm + xi * m * p->c_out,
+                  (int)p->c_out);
+    wino_output(p, mm, bias, r0, m, y);
+  }
+}
+
+/* ---- one piece ---- */
+
+/* Floats of scratch for p run as one piece. */
+static int64_t piece_scratch(const tparams *p) {
   if (is_empty(p) || p->n * p->h_in * p->w_in * p->c_in * taps(p) == 0) return 0;
-  int64_t floats = 0;
   switch (eg_transpose_conv2d_nhwc_f32_algo(p)) {
   case EG_TCONV2D_FLIP: {
     const eg_conv2d_nhwc_params c = flip_params(p);
-    floats = regroup_floats(p) + (int64_t)(eg_conv2d_nhwc_f32_scratch(&c) / sizeof(float));
-    break;
+    return regroup_floats(p) + (int64_t)(eg_conv2d_nhwc_f32_scratch(&c) / sizeof(float));
   }
   case EG_TCONV2D_PHASE: {
     int64_t sub, img, conv;
     phase_sizes(p, &sub, &img, &conv);
-    floats = sub + img + conv;
-    break;
+    return sub + img + conv;
   }
+  case EG_TCONV2D_WINOGRAD: return wino_scratch(p);
   default:
-    floats = eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups)) +
-             eg_nhwc_round16(col_rows(p) * taps(p) * (p->c_out / p->groups));
+    return eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups)) +
+           eg_nhwc_round16(col_rows(p) * taps(p) * (p->c_out / p->groups));
   }
-  return sizeof(float) * (size_t)floats;
 }
 
-void eg_transpose_conv2d_nhwc_f32(const tparams *p, const float *x, const float *filter,
-                                  const float *bias, float *y, void *scratch) {
+static void run_piece(const tparams *p, const float *x, const float *filter, const float *bias,
+                      float *y, float *scratch) {
   if (is_empty(p)) return;
   if (p->n * p->h_in * p->w_in * p->c_in * taps(p) == 0) {
     fill_bias(y, bias, p->n * p->h_out * p->w_out, p->c_out);
@@ -300,6 +519,132 @@ void eg_transpose_conv2d_nhwc_f32(const tparams *p, const float *x, const float 
   switch (eg_transpose_conv2d_nhwc_f32_algo(p)) {
   case EG_TCONV2D_FLIP: run_flip(p, x, filter, bias, y, scratch); break;
   case EG_TCONV2D_PHASE: run_phase(p, x, filter, bias, y, scratch); break;
+  case EG_TCONV2D_WINOGRAD: run_winograd(p, x, filter, bias, y, scratch); break;
   default: run_col2im(p, x, filter, bias, y, scratch); break;
   }
+}
+
+/* ---- pieces ---- */
+
+/* Pieces: one multi-threaded sgemm with N = c_out (32-512 columns) scales erratically on two
+ * threads; two single-threaded ones side by side scale almost linearly. Measured, 2 threads,
+ * same window, GFLOP/s, FLIP/PHASE/COL2IM: pieces l1 166, l2-ds 151, l2 181, l3 175, l4 174,
+ * pw-1x1 119, stem 118 (sgemm 1024^3: 182) where one piece gave 0.55x PyTorch's geomean. Below
+ * this many multiply-adds per piece the fork/join is not worth it. */
+#define EG_TCONV2D_PIECE_MIN_MACS ((int64_t)1 << 22)
+
+/* One piece: a TransposeConv2d of its own (params.parts 1) on x + x_off writing y + y_off. */
+typedef struct piece {
+  tparams p;
+  int64_t x_off, y_off;
+} piece;
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    const int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Output row bands per image: 1 when the images alone can be shared out (n >= parts). */
+static int64_t bands_per_image(const tparams *p) {
+  return p->n >= p->parts ? 1 : p->parts / gcd64(p->n, p->parts);
+}
+
+static int64_t piece_count(const tparams *p) {
+  return p->n >= p->parts ? p->parts : p->n * bands_per_image(p);
+}
+
+/* Piece u of piece_count(p). Images: piece u gets images [u*n/T, (u+1)*n/T). Bands: image
+ * u / B, output rows [y0, y1) = band u % B of B near-equal bands; its x rows are [i0, i1), the
+ * rows whose taps reach the band (x row i meets output rows i*sh - pad + a, a < k_h), and the
+ * band is the TransposeConv2d of those rows with pad' = pad + y0 - i0*sh (>= 0: i0 is lowered
+ * when the kernel is shorter than the stride) whose products outside [y0, y1) are dropped. */
+static piece piece_at(const tparams *p, int64_t u) {
+  piece pc = {.p = *p};
+  pc.p.parts = 1;
+  const int64_t x_img = p->h_in * p->w_in * p->c_in, y_img = p->h_out * p->w_out * p->c_out;
+  const int64_t bands = bands_per_image(p);
+  if (bands == 1) {
+    const int64_t n0 = u * p->n / p->parts, n1 = (u + 1) * p->n / p->parts;
+    pc.p.n = n1 - n0;
+    pc.x_off = n0 * x_img;
+    pc.y_off = n0 * y_img;
+    return pc;
+  }
+  const int64_t img = u / bands, b = u % bands, s = p->stride[0];
+  const int64_t y0 = b * p->h_out / bands, y1 = (b + 1) * p->h_out / bands;
+  const int64_t first = y0 + p->pad[0] - (p->k_h - 1); /* lowest i*s that reaches y0 */
+  int64_t i0 = first <= 0 ? 0 : (first + s - 1) / s;
+  if (i0 * s > y0 + p->pad[0]) i0 = (y0 + p->pad[0]) / s;
+  int64_t i1 = y1 > y0 ? (y1 - 1 + p->pad[0]) / s + 1 : i0; /* past the last that reaches y1-1 */
+  if (i1 > p->h_in) i1 = p->h_in;
+  if (i1 < i0) i1 = i0;
+  pc.p.n = 1;
+  pc.p.h_in = i1 - i0;
+  pc.p.h_out = y1 - y0;
+  pc.p.pad[0] = p->pad[0] + y0 - i0 * s;
+  pc.x_off = img * x_img + i0 * p->w_in * p->c_in;
+  pc.y_off = img * y_img + y0 * p->w_out * p->c_out;
+  return pc;
+}
+
+/* Floats of one thread's scratch: the largest piece's, line-rounded. */
+static int64_t per_thread_scratch(const tparams *p) {
+  int64_t most = 0;
+  for (int64_t u = 0; u < piece_count(p); u++) {
+    const piece pc = piece_at(p, u);
+    const int64_t f = eg_nhwc_round16(piece_scratch(&pc.p));
+    if (f > most) most = f;
+  }
+  return most;
+}
+
+static void run_pieces(const tparams *p, const float *x, const float *filter, const float *bias,
+                       float *y, float *scratch) {
+  const int64_t count = piece_count(p), per = per_thread_scratch(p);
+#pragma omp parallel num_threads((int)p->parts)
+  {
+    float *mine = scratch + (int64_t)omp_get_thread_num() * per;
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < count; u++) {
+      const piece pc = piece_at(p, u);
+      run_piece(&pc.p, x + pc.x_off, filter, bias, y + pc.y_off, mine);
+    }
+  }
+}
+
+/* ---- entry points ---- */
+
+void eg_transpose_conv2d_nhwc_f32_plan(tparams *p, int threads) {
+  const int64_t macs = p->n * p->h_in * p->w_in * p->c_in * taps(p) * (p->c_out / p->groups);
+  p->parts = 1;
+  if (threads > 1 && eg_nhwc_blas_nests() && macs / threads >= EG_TCONV2D_PIECE_MIN_MACS)
+    p->parts = threads;
+  p->algo = eg_transpose_conv2d_nhwc_f32_pick(p, p->parts > 1 ? 1 : threads);
+}
+
+size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const tparams *p) {
+  return eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TCONV2D_WINOGRAD ? (size_t)wino_packed(p)
+                                                                     : 0;
+}
+
+void eg_transpose_conv2d_nhwc_f32_pack(const tparams *p, const float *filter, float *packed) {
+  if (eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TCONV2D_WINOGRAD) wino_pack(p, filter, packed);
+}
+
+size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {
+  if (p->parts > 1 && !is_empty(p))
+    return sizeof(float) * (size_t)(p->parts * per_thread_scratch(p));
+  return sizeof(float) * (size_t)piece_scratch(p);
+}
+
+void eg_transpose_conv2d_nhwc_f32(const tparams *p, const float *x, const float *filter,
+                                  const float *bias, float *y, void *scratch) {
+  if (p->parts > 1 && !is_empty(p))
+    run_pieces(p, x, filter, bias, y, scratch);
+  else
+    run_piece(p, x, filter, bias, y, scratch);
 }

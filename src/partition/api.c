@@ -1,5 +1,6 @@
-/* api.c — eg_compile_report_* of the public API: the placement of a model's nodes for a SoC
- * (partition.h does the work) and its JSON form (docs/report-format.md).
+/* api.c — eg_compile_report_* of the public API: the placement for a SoC of the nodes of a
+ * model's compiled graph (the graph after the pass pipeline, program.h; partition.h does the
+ * placing) and its JSON form (docs/report-format.md).
  *
  * A report copies the node names and targets it shows, so it outlives the model. */
 #include <jansson.h>
@@ -7,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/clone.h"
 #include "partition/partition.h"
-#include "passes/pipeline.h"
+#include "program/program.h"
 #include "runtime/model.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -22,6 +22,7 @@ struct eg_compile_report {
   eg_partitioning part;   /* its arena also holds names[] and targets[] */
   const char **names;     /* per node */
   const char **targets;   /* per node, as traced */
+  const char **sources;   /* per node: the traced node a pass made it from, or NULL */
 };
 
 /* "N of M nodes would run on the CPU (a: why; b: why; c: why; and K more)". */
@@ -46,29 +47,17 @@ static eg_status copy_names(eg_compile_report *r, const eg_graph *g) {
   eg_arena *a = r->part.arena;
   r->names = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
   r->targets = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
-  if (!r->names || !r->targets) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  r->sources = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
+  if (!r->names || !r->targets || !r->sources)
+    return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     r->names[i] = eg_arena_strdup(a, g->nodes[i].name);
+    if (g->nodes[i].source && !(r->sources[i] = eg_arena_strdup(a, g->nodes[i].source)))
+      return eg_error(EG_ERR_NOMEM, "compile: out of memory");
     r->targets[i] = eg_op_target(g->nodes[i].op); /* static */
     if (!r->names[i]) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   }
   return EG_OK;
-}
-
-/* --dump-after: the compiler's passes run on a copy of the graph, printing the text IR to
- * stdout (passes/pipeline.h). The placement below is still of the model's graph as loaded:
- * compilation does not run the passes yet (their rewrites change the node list that reports,
- * .egp files and their tests are written against). */
-static eg_status dump_passes(const eg_graph *source, const eg_target *target,
-                             const char *dump_after) {
-  if (!dump_after) return EG_OK;
-  EG_TRY(eg_passes_check_dump(dump_after));
-  eg_graph *g = NULL;
-  eg_status s = eg_graph_clone(source, &g);
-  if (s == EG_OK) s = eg_passes_run(g, target, dump_after, stdout);
-  fflush(stdout);
-  eg_graph_destroy(g);
-  return s;
 }
 
 eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
@@ -87,9 +76,12 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
                                .n_skip_ops = options->num_skip_ops,
                                .skip_nodes = options->skip_nodes,
                                .n_skip_nodes = options->num_skip_nodes};
-  eg_status s = dump_passes(model->graph, target, options->dump_after);
-  if (s == EG_OK) s = eg_partition_graph(model->graph, &popt, &r->part);
-  if (s == EG_OK) s = copy_names(r, model->graph);
+  eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
+  eg_status s = eg_program_place(model->graph, &popt, options->dump_after, stdout, &compiled,
+                                 &r->part);
+  fflush(stdout);
+  if (s == EG_OK) s = copy_names(r, compiled);
+  eg_graph_destroy(compiled);
   if (s != EG_OK) {
     eg_compile_report_destroy(r);
     return s;
@@ -126,7 +118,8 @@ eg_status eg_compile_report_node(const eg_compile_report *r, int index, eg_place
   const eg_node_placement *p = &r->part.nodes[index];
   *out = (eg_placement_info){.name = r->names[index], .target = r->targets[index],
                              .placement = p->npu ? EG_PLACEMENT_NPU : EG_PLACEMENT_CPU,
-                             .partition = p->partition, .reason = p->reason};
+                             .partition = p->partition, .reason = p->reason,
+                             .source = r->sources[index]};
   return EG_OK;
 }
 
@@ -182,6 +175,10 @@ static json_t *nodes_json(const eg_compile_report *r) {
                           r->targets[i], "placement", p->npu ? "npu" : "cpu", "partition",
                           p->npu ? json_integer(p->partition) : json_null(), "reason",
                           p->npu ? json_null() : json_text(p->reason));
+    if (o && r->sources[i] && json_object_set_new(o, "source", json_text(r->sources[i])) != 0) {
+      json_decref(o);
+      o = NULL;
+    }
     if (!o || json_array_append_new(arr, o) != 0) {
       json_decref(arr);
       return NULL;

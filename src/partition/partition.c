@@ -126,6 +126,14 @@ static bool skip_op_matches(const char *name, const char *target) {
          !strchr(target + len + 1, '.');
 }
 
+bool eg_partition_skips(const eg_partition_options *opt, const eg_node *n) {
+  for (int k = 0; k < opt->n_skip_ops; k++)
+    if (skip_op_matches(opt->skip_ops[k], eg_op_target(n->op))) return true;
+  for (int k = 0; k < opt->n_skip_nodes; k++)
+    if (strcmp(opt->skip_nodes[k], n->name) == 0) return true;
+  return false;
+}
+
 typedef struct state {
   const eg_graph *g;
   const eg_partition_options *opt;

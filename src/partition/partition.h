@@ -71,6 +71,10 @@ eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
                              eg_partitioning *out);
 void eg_partitioning_free(eg_partitioning *p);
 
+/* Does one of the user's skip lists select node `n` (by op, as step 1 matches --skip-op, or by
+ * name)? The passes use it to leave such nodes exactly as traced. */
+bool eg_partition_skips(const eg_partition_options *opt, const eg_node *n);
+
 /* The op's user-facing name: its traced target without a ".default" overload
  * ("aten.convolution_backward", "aten.add.Tensor", "getitem"). */
 const char *eg_op_display_name(eg_op op, char *buf, size_t size);

@@ -90,11 +90,14 @@ static int32_t new_value(rewriter *w, eg_dtype dtype, int rank, const int64_t *s
   return g->n_values++;
 }
 
-/* Emits a node `op(args...)` defining `output`; NULL when out of memory. */
-static eg_node *emit(rewriter *w, const char *name, eg_op op, int32_t output, int n_args) {
+/* Emits a node `op(args...)` defining `output`, made from traced node `from`; NULL when out of
+ * memory. */
+static eg_node *emit(rewriter *w, const eg_node *from, const char *name, eg_op op,
+                     int32_t output, int n_args) {
   eg_node *n = &w->nodes[w->n_nodes];
   memset(n, 0, sizeof *n);
   n->name = name;
+  n->source = from->source ? from->source : from->name;
   n->op = op;
   n->output = output;
   n->n_args = n_args;
@@ -141,7 +144,7 @@ static eg_status fold_fill(rewriter *w, const eg_node *n, bool *done) {
 static eg_status to_view(rewriter *w, const eg_node *n, bool *done) {
   const eg_value *out = &w->g->values[n->output];
   const eg_arg *self = eg_node_arg(n, 0, "self");
-  eg_node *v = emit(w, n->name, EG_OP_view, n->output, 2);
+  eg_node *v = emit(w, n, n->name, EG_OP_view, n->output, 2);
   eg_arg *dims = eg_arena_array(w->g->arena, (size_t)out->rank + 1, sizeof(eg_arg));
   if (!v || !dims) return nomem(n);
   for (int d = 0; d < out->rank; d++) dims[d] = (eg_arg){.kind = EG_ARG_INT, .i = out->shape[d]};
@@ -166,15 +169,15 @@ static eg_status mse_backward(rewriter *w, const eg_node *n, bool *done) {
     return eg_node_error(n, EG_ERR_INVALID, "self and target do not broadcast");
   const int32_t diff = new_value(w, EG_DTYPE_FLOAT32, rank, shape);
   const int32_t scaled = new_value(w, EG_DTYPE_FLOAT32, rank, shape);
-  eg_node *sub = emit(w, fresh_name(w, n, "_sub"), EG_OP_sub_Tensor, diff, 2);
+  eg_node *sub = emit(w, n, fresh_name(w, n, "_sub"), EG_OP_sub_Tensor, diff, 2);
   if (!sub) return nomem(n);
   sub->args[0] = *x;
   sub->args[1] = *t;
-  eg_node *mul_s = emit(w, fresh_name(w, n, "_norm"), EG_OP_mul_Scalar, scaled, 2);
+  eg_node *mul_s = emit(w, n, fresh_name(w, n, "_norm"), EG_OP_mul_Scalar, scaled, 2);
   if (!mul_s) return nomem(n);
   mul_s->args[0] = value_arg(diff);
   mul_s->args[1] = (eg_arg){.kind = EG_ARG_FLOAT, .f = norm};
-  eg_node *mul = emit(w, n->name, EG_OP_mul_Tensor, n->output, 2);
+  eg_node *mul = emit(w, n, n->name, EG_OP_mul_Tensor, n->output, 2);
   if (!mul) return nomem(n);
   mul->args[0] = value_arg(scaled);
   mul->args[1] = *gy;
@@ -235,11 +238,18 @@ static eg_status grow(rewriter *w, int32_t more_values, int32_t more_statics) {
   return EG_OK;
 }
 
-eg_status eg_pass_decompose(eg_graph *g, const eg_target *t) {
-  (void)t; /* the rules hold for every target today; a per-target rule would test t here */
+/* The rule rewriting node n, or NULL: none, or the user keeps the node on the CPU by a skip
+ * list (its traced op and name stay, so the skip still selects it after the pass). */
+static const rule *rule_for_node(const eg_node *n, const eg_partition_options *opt) {
+  const rule *r = rule_for(n->op);
+  return r && !eg_partition_skips(opt, n) ? r : NULL;
+}
+
+eg_status eg_pass_decompose(eg_graph *g, const eg_partition_options *opt) {
+  /* the rules hold for every target today; a per-target rule would test opt->target here */
   int32_t more_values = 0, more_nodes = 0, more_statics = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const rule *r = rule_for(g->nodes[i].op);
+    const rule *r = rule_for_node(&g->nodes[i], opt);
     if (!r || g->nodes[i].output < 0) continue;
     more_values += r->new_values;
     more_nodes += r->new_nodes;
@@ -252,7 +262,7 @@ eg_status eg_pass_decompose(eg_graph *g, const eg_target *t) {
   if (!w.nodes) return eg_error(EG_ERR_NOMEM, "decompose: out of memory");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
-    const rule *r = rule_for(n->op);
+    const rule *r = rule_for_node(n, opt);
     bool done = false;
     if (r && n->output >= 0) EG_TRY(r->rewrite(&w, n, &done));
     if (!done) w.nodes[w.n_nodes++] = *n;

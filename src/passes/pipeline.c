@@ -10,12 +10,23 @@
 
 typedef struct eg_pass {
   const char *name;
-  eg_status (*run)(eg_graph *g, const eg_target *t);
+  eg_status (*run)(eg_graph *g, const eg_partition_options *opt);
 } eg_pass;
 
 static const eg_pass passes[] = {
     /* 1. ops the NPU lacks -> ops it has (leaves whole the ops the NPU lowers whole) */
     {"decompose", eg_pass_decompose},
+    /* 2. quantization attributes of a QDQ model's values, from its quantize nodes */
+    {"annotate_quant", eg_pass_annotate_quant},
+    /* 3. quantize -> dequantize pairs inside NPU partitions removed: NPU nodes read the quantized
+     *    value itself (placement-aware, before the layout and dtype passes) */
+    {"fold_qdq", eg_pass_fold_qdq},
+    /* 4. the axis order of rank-4 values inside NPU partitions (NHWC for conv / pool / norm)
+     *    + conversions where an NCHW-only op meets an NHWC value (placement-aware) */
+    {"layout_nhwc", eg_pass_layout_nhwc},
+    /* 5. int64 values NPU partitions hold -> marked npu_int32 (placement-aware: last, once the
+     *    graph's nodes are final) */
+    {"i64_to_i32", eg_pass_i64_to_i32},
 };
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
@@ -38,10 +49,11 @@ eg_status eg_passes_check_dump(const char *dump_after) {
                   "%sall", dump_after, names);
 }
 
-eg_status eg_passes_run(eg_graph *g, const eg_target *t, const char *dump_after, FILE *dump) {
+eg_status eg_passes_run(eg_graph *g, const eg_partition_options *opt, const char *dump_after,
+                        FILE *dump) {
   EG_TRY(eg_passes_check_dump(dump_after));
   for (int i = 0; i < N_PASSES; i++) {
-    eg_status s = passes[i].run(g, t);
+    eg_status s = passes[i].run(g, opt);
 #ifdef EG_VERIFY_PASSES
     if (s == EG_OK) s = eg_graph_verify(g);
 #endif

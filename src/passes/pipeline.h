@@ -1,10 +1,19 @@
-/* pipeline.h — the compiler's passes: a flat list run in order on a graph before partitioning.
+/* pipeline.h — the compiler's passes: a flat list run in order on a graph, between loading and
+ * partitioning (program/program.h: clone -> passes -> partition -> lower).
  *
  * Each pass is one file src/passes/<name>.c exporting one function
- *   eg_status eg_pass_<name>(eg_graph *g, const eg_target *t);
- * which rewrites `g` in place for target `t` and leaves it verifiable (eg_graph_verify). The list
- * (pipeline.c, `passes[]`) is the only place that orders them. Passes keep the graph's inputs and
- * outputs (names, order, types): a runtime binds a compiled graph exactly like the model's.
+ *   eg_status eg_pass_<name>(eg_graph *g, const eg_partition_options *opt);
+ * which rewrites `g` in place for the compile options `opt` (the target SoC and the user's skip
+ * lists) and leaves it verifiable (eg_graph_verify). The list (pipeline.c, `passes[]`) is the
+ * only place that orders them. Passes keep the graph's inputs and outputs (names, order, types):
+ * a runtime binds a compiled graph exactly like the model's. A node a skip list selects is left
+ * as traced (same op and name), so the partitioner still finds and skips it.
+ *
+ * Passes that depend on where nodes will run (which values live inside NPU partitions: q/dq
+ * folding, NPU layout, NPU dtypes) ask the partitioner for the placement of the graph as it
+ * is when they run (eg_partition_graph with the same options); the partitioner places the final
+ * graph again after the last pass, and every node such a pass inserts is an op the NPU lowers,
+ * so the placement they saw is the placement that is lowered.
  *
  * Builds that define EG_VERIFY_PASSES (Debug builds; the sanitizer build the tests run under)
  * re-run eg_graph_verify after every pass and name the pass when it fails. Every build verifies
@@ -16,10 +25,23 @@
 #include <stdio.h>
 
 #include "ir/graph.h"
-#include "target/targets.h"
+#include "partition/partition.h"
 
 /* Rewrites ops the target's NPU has no lowering for into ops it has (decompose.c). */
-eg_status eg_pass_decompose(eg_graph *g, const eg_target *t);
+eg_status eg_pass_decompose(eg_graph *g, const eg_partition_options *opt);
+
+/* Attaches quantization attributes (eg_value.quant) to the quantized, quantizing and
+ * dequantized values of a QDQ model (annotate_quant.c). */
+eg_status eg_pass_annotate_quant(eg_graph *g, const eg_partition_options *opt);
+/* Removes the quantize -> dequantize pairs whose quantized value stays inside NPU partitions;
+ * their users read the (quantization-annotated) value itself (fold_qdq.c, which states the rule). */
+eg_status eg_pass_fold_qdq(eg_graph *g, const eg_partition_options *opt);
+/* Sets eg_value.axes (NHWC or traced) on the rank-4 values NPU nodes hold, and inserts
+ * aten.clone(memory_format=...) conversions where two orders meet (layout_nhwc.c). */
+eg_status eg_pass_layout_nhwc(eg_graph *g, const eg_partition_options *opt);
+/* Marks npu_int32 on the int64 values NPU partitions hold (defined or read by an NPU node,
+ * tuple elements included); the IR dtype stays int64 (i64_to_i32.c). */
+eg_status eg_pass_i64_to_i32(eg_graph *g, const eg_partition_options *opt);
 
 /* EG_OK if `dump_after` is NULL, "all" or a pass name; else EG_ERR_ARGUMENT with a message
  * listing the valid names. */
@@ -30,7 +52,8 @@ eg_status eg_passes_check_dump(const char *dump_after);
  * line "# after PASS". NULL dumps nothing. An unknown name fails before any pass runs
  * (EG_ERR_ARGUMENT, see eg_passes_check_dump). A failing pass or verification returns its
  * status with the message prefixed "pass NAME: "; `g` is then unusable. */
-eg_status eg_passes_run(eg_graph *g, const eg_target *t, const char *dump_after, FILE *dump);
+eg_status eg_passes_run(eg_graph *g, const eg_partition_options *opt, const char *dump_after,
+                        FILE *dump);
 
 /* Names of the passes in order, for messages and --help: count, then each by index. */
 int eg_passes_count(void);

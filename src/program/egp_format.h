@@ -1,4 +1,5 @@
-/* egp_format.h — the compiled program file (.egp), version 1: one binary holding everything a
+/* egp_format.h — the compiled program file (.egp), version 2 (2 added the compiler's value
+ * annotations and node sources to GRAPH; version 1 files are refused): one binary holding everything a
  * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
  * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
  * and every STATIC byte exactly once.
@@ -21,7 +22,7 @@
  * ==== Layout ====
  *   offset 0   Header (32 bytes)
  *     0  u8[4] magic        "EGP1"
- *     4  u32   version      1 (EG_EGP_VERSION); another version is refused
+ *     4  u32   version      2 (EG_EGP_VERSION); another version is refused
  *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
  *                           refused before anything else is read)
  *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
@@ -47,17 +48,28 @@
  *   u32 n_values;   n_values x Value
  *     Value  := u8 kind (0 tensor, 1 tuple)
  *               tensor: u8 dtype (eg_dtype code, < EG_DTYPE_COUNT); u8 rank (<= 8);
- *                       rank x i64 dim (>= 0; product <= 2^40)
+ *                       rank x i64 dim (>= 0; product <= 2^40);
+ *                       u8 nhwc (0/1: eg_value.axes); u8 npu_int32 (0/1; 1 only on int64);
+ *                       Quant
+ *     Quant  := u8 present (0/1); if 1: u8 dtype (int8, uint8 or int32 code); i32 axis (-1
+ *               per tensor, else < rank); u32 n (1 for axis -1, else shape[axis]); i64 qmin;
+ *               i64 qmax (within the dtype's range, qmin <= qmax); n x f64 scale (finite,
+ *               > 0); n x i64 zero_point (in [qmin, qmax])
  *               tuple:  u32 n_elems; n_elems x i32 (a tensor value id, or -1 for None)
  *   u32 n_inputs;   n_inputs  x { str name; i32 value }
  *   u32 n_outputs;  n_outputs x { str name; i32 value }
  *   u32 n_statics;  n_statics x { str name; i32 value; u64 offset; u64 nbytes }
  *                   offset/nbytes: a range of the STATIC section; offset a multiple of 64;
- *                   nbytes == the value's bytes
+ *                   nbytes == the value's bytes. offset EG_EGP_NO_BYTES (all ones): the bytes
+ *                   are not stored, because no CPU node reads the static and it is no graph
+ *                   output (eg_program_cpu_reads; checked on reading): the NPU partitions that
+ *                   read it hold it as their own STATIC tensors (e.g. a frozen conv weight as
+ *                   HWIO), so the file stores a weight once, in the layout the NPU uses
  *   u32 n_nodes;    n_nodes x Node
  *     Node   := str name (unique); str target (the traced op, "aten.relu.default" — names, not
  *               enum codes, so reordering ops.def never changes the format); i32 output (value
- *               id, or -1); u32 n_args; n_args x Arg; u32 n_kwargs; n_kwargs x { str name; Arg }
+ *               id, or -1); str source (STR_NONE, or the traced node a pass made this one
+ *               from); u32 n_args; n_args x Arg; u32 n_kwargs; n_kwargs x { str name; Arg }
  *     Arg    := u8 kind (eg_arg_kind code 0..9), then by kind:
  *               NONE —; INT i64; FLOAT f64; BOOL u8 (0 or 1); VALUE i32 (value id);
  *               LIST u32 n; n x Arg (lists nest at most 4 deep); DTYPE u8 (eg_dtype code);
@@ -98,8 +110,10 @@
  *               inputs: APP_WRITE tensors of values defined outside the partition, each
  *               APP_WRITE tensor exactly once; outputs: APP_READ tensors of values defined in
  *               it, every APP_READ tensor (each written by an op) at least once, and every value
- *               the rest of the program needs among them. Dtype and dims follow the layout rule: nhwc == (rank
- *               4), dims == eg_htp_dims(value), dtype == eg_htp_dtype(value's dtype).
+ *               the rest of the program needs among them. Dtype and dims follow the value's axes: nhwc == (rank
+ *               4 and axes NHWC), dims == eg_htp_dims(value), dtype == eg_htp_value_dtype(value): the value's dtype,
+ *               except INT_32 for an int64 value with npu_int32 (the runtime narrows it to
+ *               int32 when staging it in and widens it back to int64 when reading it out).
  *
  * PROGRAM (5) — the target and the order (program/program.h):
  *   str soc (a name eg_target_find knows, e.g. "SM8650")
@@ -114,9 +128,9 @@
  *   place); the writer zeroes the padding between ranges. Identical byte ranges are stored
  *   once (the writer dedupes by hash and memcmp): a QNN STATIC tensor with the IR layout (rank
  *   != 4) shares its IR static's bytes, and so do two statics with equal bytes; a re-laid-out
- *   copy (NHWC or a filter layout) is different bytes and is stored too. IR statics
- *   are always stored, even when only NPU nodes read them through such a copy, because the IR
- *   graph in the file stays a complete, verifiable graph (the runtime and `edgegrad info` use it).
+ *   copy (NHWC or a filter layout) is different bytes. An IR static is stored only when the CPU
+ *   side reads it (see GRAPH's statics): a frozen conv weight that only NPU partitions read is
+ *   stored once, as the HWIO filter the forward Conv2d and the backward's Transpose share.
  *
  * ==== Limits ====
  * A file is at most EG_EGP_MAX_FILE bytes; strings at most 65535 bytes. */
@@ -131,12 +145,13 @@
 #include "program/program.h"
 
 #define EG_EGP_MAGIC "EGP1"
-#define EG_EGP_VERSION 1u
+#define EG_EGP_VERSION 2u
 #define EG_EGP_HEADER_SIZE 32u
 #define EG_EGP_SECTION_ENTRY_SIZE 24u
 #define EG_EGP_STATIC_ALIGN 64u
 #define EG_EGP_SECTION_ALIGN 8u
 #define EG_EGP_STR_NONE 0xFFFFFFFFu
+#define EG_EGP_NO_BYTES 0xFFFFFFFFFFFFFFFFull /* an IR static whose bytes are not stored */
 #define EG_EGP_MAX_STRING 65535u
 #define EG_EGP_MAX_FILE ((uint64_t)1 << 40)
 #define EG_EGP_MAX_OP_INPUTS 64u

@@ -280,6 +280,58 @@ static eg_status read_strings(loader *L) {
 
 /* ---- GRAPH ---- */
 
+/* A quantization record (egp_format.h) for tensor value v; "what" names it in messages. */
+static eg_status read_value_quant(loader *L, rd *c, const char *w, eg_value *v) {
+  bool present;
+  EG_TRY(rd_bool(c, w, &present));
+  if (!present) return EG_OK;
+  uint8_t dtype;
+  int32_t axis, n;
+  eg_quant q = {0};
+  EG_TRY(rd_u8(c, w, &dtype));
+  EG_TRY(rd_i32(c, w, &axis));
+  EG_TRY(rd_count(c, w, 16, INT32_MAX - 1, &n));
+  EG_TRY(rd_i64(c, w, &q.qmin));
+  EG_TRY(rd_i64(c, w, &q.qmax));
+  if (dtype != EG_DTYPE_INT8 && dtype != EG_DTYPE_UINT8 && dtype != EG_DTYPE_INT32)
+    return bad(c, EG_ERR_FORMAT, "%s: quant dtype (%u): must be int8, uint8 or int32", w, dtype);
+  q.dtype = (eg_dtype)dtype;
+  const int64_t lo = q.dtype == EG_DTYPE_INT8 ? -128 : q.dtype == EG_DTYPE_UINT8 ? 0 : INT32_MIN;
+  const int64_t hi = q.dtype == EG_DTYPE_INT8 ? 127 : q.dtype == EG_DTYPE_UINT8 ? 255 : INT32_MAX;
+  if (q.qmin < lo || q.qmax > hi || q.qmin > q.qmax)
+    return bad(c, EG_ERR_FORMAT, "%s: quant range [%lld, %lld]: must lie in [%lld, %lld], min <= "
+               "max", w, (long long)q.qmin, (long long)q.qmax, (long long)lo, (long long)hi);
+  const int64_t want = axis < 0 ? 1 : axis < v->rank ? v->shape[axis] : -1;
+  if (axis < -1 || want < 0 || n != want)
+    return bad(c, EG_ERR_FORMAT, "%s: quant axis %d with %d scales: axis must be -1 (one scale) "
+               "or a dim < rank %d with shape[axis] scales", w, axis, n, v->rank);
+  q.axis = axis;
+  q.n = n;
+  double *scale = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof(double));
+  int64_t *zp = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof(int64_t));
+  eg_quant *copy = eg_arena_alloc(L->g->arena, sizeof *copy);
+  if (!scale || !zp || !copy) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
+  for (int32_t k = 0; k < n; k++) {
+    uint64_t bits;
+    EG_TRY(rd_u64(c, w, &bits));
+    memcpy(&scale[k], &bits, 8);
+    if (!(scale[k] > 0) || scale[k] > 1e30)
+      return bad(c, EG_ERR_FORMAT, "%s: quant scale[%d] (%g): must be finite and > 0", w, k,
+                 scale[k]);
+  }
+  for (int32_t k = 0; k < n; k++) {
+    EG_TRY(rd_i64(c, w, &zp[k]));
+    if (zp[k] < q.qmin || zp[k] > q.qmax)
+      return bad(c, EG_ERR_FORMAT, "%s: quant zero_point[%d] (%lld): must lie in [%lld, %lld]",
+                 w, k, (long long)zp[k], (long long)q.qmin, (long long)q.qmax);
+  }
+  q.scale = scale;
+  q.zero_point = zp;
+  *copy = q;
+  v->quant = copy;
+  return EG_OK;
+}
+
 static eg_status read_value(loader *L, rd *c, int32_t i) {
   eg_value *v = &L->g->values[i];
   char w[64];
@@ -315,7 +367,14 @@ static eg_status read_value(loader *L, rd *c, int32_t i) {
     if (numel > ((uint64_t)1 << 40))
       return bad(c, EG_ERR_FORMAT, "%s: more than 2^40 elements", w);
   }
-  return EG_OK;
+  bool nhwc;
+  EG_TRY(rd_bool(c, w, &nhwc));
+  v->axes = nhwc ? EG_AXES_NHWC : EG_AXES_TRACED;
+  EG_TRY(rd_bool(c, w, &v->npu_int32));
+  if (v->npu_int32 && v->dtype != EG_DTYPE_INT64)
+    return bad(c, EG_ERR_FORMAT, "%s: npu_int32 on a %s value: only int64 values are narrowed",
+               w, eg_dtype_name(v->dtype));
+  return read_value_quant(L, c, w, v);
 }
 
 static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **out,
@@ -359,6 +418,16 @@ static eg_status read_statics(loader *L, rd *c) {
       return bad(c, EG_ERR_FORMAT, "static %s: value %d is a tuple: statics are tensors",
                  s->name, s->value);
     s->nbytes = eg_value_nbytes(v);
+    if (c->p + 16 <= c->end && le64(c->p) == EG_EGP_NO_BYTES) { /* not stored: checked later */
+      uint64_t unused, n;
+      EG_TRY(rd_u64(c, w, &unused));
+      EG_TRY(rd_u64(c, w, &n));
+      if (n != s->nbytes)
+        return bad(c, EG_ERR_FORMAT, "%s: nbytes (%llu): must be %zu, the tensor's size", w,
+                   (unsigned long long)n, s->nbytes);
+      s->data = NULL;
+      continue;
+    }
     EG_TRY(rd_static(L, c, w, s->nbytes, &s->data));
   }
   return EG_OK;
@@ -415,6 +484,7 @@ static eg_status read_node(loader *L, rd *c, int32_t i) {
     return bad(c, EG_ERR_UNSUPPORTED, "%s: op %s unknown: edgegrad has no kernel for it", w,
                target);
   EG_TRY(rd_id(c, w, -1, L->g->n_values, &n->output));
+  EG_TRY(rd_str(L, c, w, true, &n->source));
   EG_TRY(rd_count(c, w, 1, INT32_MAX - 1, &n->n_args));
   n->args = eg_arena_array(L->g->arena, (size_t)n->n_args + 1, sizeof(eg_arg));
   if (!n->args) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
@@ -545,6 +615,14 @@ static eg_status read_placement(loader *L) {
   if (!pt->warnings) return bad(&c, EG_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < pt->n_warnings; i++)
     EG_TRY(rd_str(L, &c, "warning", false, &pt->warnings[i]));
+  /* a static stored without bytes must be one the CPU side never reads */
+  for (int32_t i = 0; i < g->n_statics; i++)
+    if (!g->statics[i].data && g->statics[i].nbytes &&
+        eg_program_cpu_reads(L->p, g->statics[i].value))
+      return bad(&c, EG_ERR_FORMAT, "static %s (%zu bytes): stored without its bytes but read on "
+                 "the CPU (by a CPU node or as a graph output): only statics that NPU "
+                 "partitions alone read may omit them", g->statics[i].name,
+                 g->statics[i].nbytes);
   return end_of_section(&c);
 }
 
@@ -715,19 +793,22 @@ static eg_status read_partition(loader *L, rd *c, int32_t k, eg_htp_partition *h
   return read_boundaries(c, w, L->g->n_values, n_tensors, &hp->outputs, &hp->n_outputs);
 }
 
-/* A boundary's tensor holds its value under the layout rule (lower.h). */
+/* A boundary's tensor holds its value in the value's axis order (eg_value.axes, lower.h). */
 static eg_status check_layout(rd *c, const char *w, const eg_graph *g, const eg_htp_boundary *b,
                               const eg_qnn_tensor *t) {
   const eg_value *v = &g->values[b->value];
   if (v->kind != EG_VALUE_TENSOR)
     return bad(c, EG_ERR_FORMAT, "%s: value %d is a tuple: boundaries carry tensors", w, b->value);
   /* dims compared as int64 (eg_htp_dims would truncate a huge dim to uint32) */
-  bool same = t->rank == v->rank && b->nhwc == (v->rank == 4) && t->dtype == eg_htp_dtype(v->dtype);
+  /* dtype: eg_htp_held_dtype — an int64 value marked npu_int32 crosses as INT_32, a value held
+   * quantized (fold_qdq) as its fixed-point dtype */
+  bool same = t->rank == v->rank && b->nhwc == eg_htp_is_nhwc(v) &&
+              t->dtype == eg_htp_held_dtype(g, b->value);
   for (int d = 0; same && d < v->rank; d++)
-    same = (int64_t)t->dims[eg_htp_axis(v->rank, d)] == v->shape[d];
+    same = (int64_t)t->dims[eg_htp_axis(v, d)] == v->shape[d];
   if (same) return EG_OK;
   return bad(c, EG_ERR_FORMAT, "%s: value %s (%s, rank %d) and tensor %s (%s, rank %d, nhwc %d) "
-             "disagree: a boundary tensor has its value's dtype and dims, NHWC for rank 4", w,
+             "disagree: a boundary tensor has its value's dtype and dims, NHWC when its axes are", w,
              eg_value_label(g, b->value), eg_dtype_name(v->dtype), v->rank, t->name,
              eg_qnn_dtype_name(t->dtype), t->rank, b->nhwc);
 }
@@ -1067,6 +1148,19 @@ eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
   out->rank = t->rank;
   for (int d = 0; d < t->rank; d++) out->dims[d] = t->dims[d];
   out->nbytes = (size_t)eg_qnn_tensor_numel(t) * eg_qnn_dtype_size(t->dtype);
+  out->quant_axis = -1;
+  if (t->quant.encoding == EG_QNN_QUANT_SCALE_OFFSET) {
+    out->encoding = "SCALE_OFFSET";
+    out->num_scales = 1;
+    out->scales = &t->quant.scale;
+    out->offsets = &t->quant.offset;
+  } else if (t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET) {
+    out->encoding = "AXIS_SCALE_OFFSET";
+    out->quant_axis = t->quant.axis;
+    out->num_scales = t->quant.n_axis;
+    out->scales = t->quant.scales;
+    out->offsets = t->quant.offsets;
+  }
   return EG_OK;
 }
 

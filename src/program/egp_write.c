@@ -251,6 +251,18 @@ static void put_named(writer *w, wbuf *b, const eg_named *list, int32_t n) {
   }
 }
 
+static void put_quant(wbuf *b, const eg_quant *q) {
+  put_u8(b, q ? 1 : 0);
+  if (!q) return;
+  put_u8(b, (uint32_t)q->dtype);
+  put_i32(b, q->axis);
+  put_u32(b, (uint32_t)q->n);
+  put_i64(b, q->qmin);
+  put_i64(b, q->qmax);
+  for (int32_t i = 0; i < q->n; i++) put_f64(b, q->scale[i]);
+  for (int32_t i = 0; i < q->n; i++) put_i64(b, q->zero_point[i]);
+}
+
 static void write_graph(writer *w) {
   const eg_graph *g = w->p->graph;
   wbuf *b = &w->sec[EG_EGP_SECTION_GRAPH];
@@ -265,6 +277,9 @@ static void write_graph(writer *w) {
       put_u8(b, (uint32_t)v->dtype);
       put_u8(b, (uint32_t)v->rank);
       for (int d = 0; d < v->rank; d++) put_i64(b, v->shape[d]);
+      put_u8(b, v->axes == EG_AXES_NHWC ? 1 : 0);
+      put_u8(b, v->npu_int32 ? 1 : 0);
+      put_quant(b, v->quant);
     }
   }
   put_named(w, b, g->inputs, g->n_inputs);
@@ -274,7 +289,10 @@ static void write_graph(writer *w) {
     const eg_static *s = &g->statics[i];
     put_str(w, b, s->name);
     put_i32(b, s->value);
-    put_u64(b, static_offset(w, s->data, s->nbytes));
+    /* one weight, one copy: a static only NPU partitions read (through their own, usually
+     * re-laid-out STATIC tensors) keeps its record but not its bytes */
+    put_u64(b, eg_program_cpu_reads(w->p, s->value) ? static_offset(w, s->data, s->nbytes)
+                                                    : EG_EGP_NO_BYTES);
     put_u64(b, s->nbytes);
   }
   put_u32(b, (uint32_t)g->n_nodes);
@@ -283,6 +301,7 @@ static void write_graph(writer *w) {
     put_str(w, b, n->name);
     put_str(w, b, eg_op_target(n->op));
     put_i32(b, n->output);
+    put_str(w, b, n->source);
     put_u32(b, (uint32_t)n->n_args);
     for (int32_t a = 0; a < n->n_args; a++) put_arg(w, b, &n->args[a]);
     put_u32(b, (uint32_t)n->n_kwargs);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/clone.h"
+#include "passes/pipeline.h"
 #include "util/error.h"
 
 /* Unit of node i: partition id for NPU nodes, n_partitions + i for CPU nodes. */
@@ -109,12 +111,32 @@ static eg_status lower_all(eg_program *p) {
   return EG_OK;
 }
 
+eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,
+                           const char *dump_after, FILE *dump, eg_graph **compiled,
+                           eg_partitioning *parts) {
+  *compiled = NULL;
+  memset(parts, 0, sizeof *parts);
+  EG_TRY(eg_passes_check_dump(dump_after));
+  eg_graph *c = NULL;
+  eg_status s = eg_graph_clone(g, &c);
+  if (s == EG_OK) s = eg_passes_run(c, opt, dump_after, dump);
+  if (s == EG_OK) s = eg_partition_graph(c, opt, parts);
+  if (s != EG_OK) {
+    eg_graph_destroy(c);
+    return s;
+  }
+  *compiled = c;
+  return EG_OK;
+}
+
 eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, eg_program *out) {
   memset(out, 0, sizeof *out);
-  out->graph = g;
   out->target = opt->target;
-  eg_status s = eg_partition_graph(g, opt, &out->parts);
-  if (s == EG_OK) s = lower_all(out);
+  eg_status s = eg_program_place(g, opt, NULL, NULL, &out->graph, &out->parts);
+  out->owns_graph = out->graph != NULL;
+  if (s != EG_OK) return s;
+  g = out->graph;
+  s = lower_all(out);
   if (s == EG_OK) {
     size_t nu = (size_t)out->parts.n_partitions + (size_t)g->n_nodes + 1;
     out->steps = calloc(nu, sizeof(eg_program_step));
@@ -126,6 +148,28 @@ eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, e
   return s;
 }
 
+static bool arg_reads(const eg_arg *a, int32_t value) {
+  if (a->kind == EG_ARG_VALUE) return a->value == value;
+  for (int32_t k = 0; a->kind == EG_ARG_LIST && k < a->list.n; k++)
+    if (arg_reads(&a->list.items[k], value)) return true;
+  return false;
+}
+
+bool eg_program_cpu_reads(const eg_program *p, int32_t value) {
+  const eg_graph *g = p->graph;
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i].value == value) return true;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (p->parts.nodes[i].npu) continue;
+    for (int32_t a = 0; a < n->n_args; a++)
+      if (arg_reads(&n->args[a], value)) return true;
+    for (int32_t a = 0; a < n->n_kwargs; a++)
+      if (arg_reads(&n->kwargs[a], value)) return true;
+  }
+  return false;
+}
+
 void eg_program_free(eg_program *p) {
   for (int32_t k = 0; p->lowered && k < p->parts.n_partitions; k++)
     eg_htp_partition_free(&p->lowered[k]);
@@ -133,5 +177,6 @@ void eg_program_free(eg_program *p) {
   free(p->steps);
   free(p->order);
   if (p->parts.arena) eg_partitioning_free(&p->parts);
+  if (p->owns_graph) eg_graph_destroy(p->graph);
   memset(p, 0, sizeof *p);
 }

@@ -1,16 +1,20 @@
-/* program.h — a graph compiled for a target: placement, lowered NPU partitions, and the order
- * in which CPU nodes and NPU partitions run.
+/* program.h — a graph compiled for a target: the compiled graph, placement, lowered NPU
+ * partitions, and the order in which CPU nodes and NPU partitions run.
  *
- * Built by eg_program_build from a verified graph: partition (partition.h), lower every
- * partition to an htp backend graph (backends/htp/lower.h), then order the units — each CPU node
- * and each partition — topologically (Kahn, smallest first node first; the partitioner keeps the
- * unit graph acyclic). `order` lists node indices in execution order with each partition's nodes
- * contiguous, a valid topological order of the IR that the memory planner uses.
- * The program refers to the graph (not owned), which must outlive it. */
+ * Built by eg_program_build from a verified model graph, which it never modifies: clone the
+ * graph, run the pass pipeline on the clone (passes/pipeline.h), partition the result
+ * (partition.h), lower every partition to an htp backend graph (backends/htp/lower.h), then
+ * order the units — each CPU node and each partition — topologically (Kahn, smallest first node
+ * first; the partitioner keeps the unit graph acyclic). `order` lists node indices in execution
+ * order with each partition's nodes contiguous, a valid topological order of the compiled graph
+ * that the memory planner uses. Node indices everywhere refer to the compiled graph, whose
+ * inputs and outputs are the model's (names, order, types). */
 #ifndef EG_PROGRAM_PROGRAM_H
 #define EG_PROGRAM_PROGRAM_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backends/htp/lower.h"
 #include "partition/partition.h"
@@ -21,7 +25,8 @@ typedef struct eg_program_step {
 } eg_program_step;
 
 typedef struct eg_program {
-  const eg_graph *graph;
+  eg_graph *graph;            /* the compiled graph */
+  bool owns_graph;            /* built here (freed with the program); false when read from a file */
   const eg_target *target;
   eg_partitioning parts;
   eg_htp_partition *lowered;  /* per partition */
@@ -30,7 +35,19 @@ typedef struct eg_program {
   int32_t *order;             /* graph->n_nodes node indices */
 } eg_program;
 
+/* The front half of compilation: *compiled gets a clone of `g` after the pass pipeline (with
+ * `dump_after` / `dump` as eg_passes_run; NULL dumps nothing) and *parts its placement. On
+ * failure both are cleared. Free with eg_graph_destroy and eg_partitioning_free. */
+eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,
+                           const char *dump_after, FILE *dump, eg_graph **compiled,
+                           eg_partitioning *parts);
+/* Compiles `g` (not modified) for opt->target: eg_program_place, lowering and ordering. */
 eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, eg_program *out);
 void eg_program_free(eg_program *p);
+
+/* Does the CPU side of program `p` read value `value` — a CPU node's argument (also inside a
+ * list) or a graph output? NPU partitions read statics through their own STATIC tensors, so a
+ * static the CPU never reads needs no bytes of its own in a compiled program file. */
+bool eg_program_cpu_reads(const eg_program *p, int32_t value);
 
 #endif

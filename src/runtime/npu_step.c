@@ -9,9 +9,20 @@
 typedef struct staged {
   const eg_value *v;  /* the IR value's type */
   void *ir;           /* its runtime buffer */
-  void *stage;        /* the bound buffer (NHWC for rank 4) */
+  void *stage;        /* the bound buffer (NHWC when nhwc) */
   bool nhwc;
+  bool narrow;        /* int64 held as int32 by the NPU graph (eg_value.npu_int32) */
+  void *wide;         /* narrow and nhwc: the int64 value in NHWC order */
+  const char *label;  /* the value's name, for run-time errors */
+  eg_qnn_qview *q;    /* held quantized (lower.h eg_htp_held_quantized): its tensor's encoding */
+  float *real;        /* q and nhwc: the float value in NHWC order */
 } staged;
+
+/* Bytes of the bound buffer: int32 elements for a narrowed int64 value. */
+static size_t stage_bytes(const staged *st) {
+  if (st->q) return (size_t)eg_value_numel(st->v) * eg_dtype_size(st->q->v.storage);
+  return st->narrow ? (size_t)eg_value_numel(st->v) * sizeof(int32_t) : eg_value_nbytes(st->v);
+}
 
 struct eg_npu_step {
   eg_qnn_executor *ex;
@@ -39,11 +50,74 @@ static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t 
                            void *const *data, staged *st) {
   for (int32_t k = 0; k < n; k++) {
     const eg_value *v = &g->values[b[k].value];
-    st[k] = (staged){.v = v, .ir = data[b[k].value], .nhwc = b[k].nhwc};
+    /* nhwc is the value's axes (eg_htp_is_nhwc: lowering, .egp reader): rank 4 only */
+    if (b[k].nhwc && (v->rank != 4 || v->axes != EG_AXES_NHWC))
+      return eg_error(EG_ERR_INVALID, "npu step: boundary value %s (rank %d) is staged NHWC but "
+                      "its axes are not: a boundary has its value's axis order",
+                      eg_value_label(g, b[k].value), v->rank);
+    st[k] = (staged){.v = v, .ir = data[b[k].value], .nhwc = b[k].nhwc,
+                     .narrow = v->dtype == EG_DTYPE_INT64 && v->npu_int32,
+                     .label = eg_value_label(g, b[k].value)};
     st[k].stage = aligned_alloc(64, (eg_value_nbytes(v) + 64) & ~(size_t)63);
     if (!st[k].stage) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+    if (st[k].narrow && st[k].nhwc) {
+      st[k].wide = aligned_alloc(64, (eg_value_nbytes(v) + 64) & ~(size_t)63);
+      if (!st[k].wide) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+    }
   }
   return EG_OK;
+}
+
+/* Quantized boundaries (pass fold_qdq). The CPU holds a quantized value's float value; the NPU
+ * graph its integers (the boundary tensor's fixed-point dtype and encoding). Staging in
+ * quantizes (kernels/quant_f32.h, after the NHWC permute), reading out dequantizes (before the
+ * permute back): an NPU reader sees q(x), the CPU gets dq(q(x)), which is what the traced QDQ
+ * model's readers consume (fold_qdq leaves no CPU reader of the float x itself). */
+static eg_status stage_quant_list(const eg_htp_boundary *b, int32_t n, const eg_qnn_graph *qg,
+                                  staged *st) {
+  for (int32_t k = 0; k < n; k++) {
+    const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, b[k].tensor);
+    if (!t || !eg_qnn_dtype_is_fixed_point(t->dtype)) continue;
+    st[k].q = calloc(1, sizeof *st[k].q);
+    if (!st[k].q) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+    EG_TRY(eg_qnn_qview_make(t, st[k].q));
+    if (st[k].nhwc) {
+      st[k].real = aligned_alloc(64, (eg_value_nbytes(st[k].v) + 64) & ~(size_t)63);
+      if (!st[k].real) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+    }
+  }
+  return EG_OK;
+}
+
+static eg_status stage_quant(eg_npu_step *s, const eg_htp_partition *hp) {
+  EG_TRY(stage_quant_list(hp->inputs, s->n_in, hp->graph, s->in));
+  return stage_quant_list(hp->outputs, s->n_out, hp->graph, s->out);
+}
+
+static void unstage_quant(eg_npu_step *s) {
+  for (int32_t k = 0; s->in && s->out && k < s->n_in + s->n_out; k++) {
+    staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
+    if (!st->q) continue;
+    eg_qnn_qview_free(st->q);
+    free(st->q);
+    free(st->real);
+  }
+}
+
+static void copy_quantized(const staged *st, bool into_stage, const void *from_stage) {
+  if (into_stage) {
+    const float *src = st->ir;
+    if (st->nhwc) {
+      permute_nc(st->ir, (unsigned char *)st->real, st->v->shape, sizeof(float), true);
+      src = st->real;
+    }
+    eg_quantize_f32(&st->q->v, src, st->stage);
+  } else {
+    float *dst = st->nhwc ? st->real : st->ir;
+    eg_dequantize_f32(&st->q->v, from_stage, dst);
+    if (st->nhwc)
+      permute_nc((const unsigned char *)st->real, st->ir, st->v->shape, sizeof(float), false);
+  }
 }
 
 static eg_status bind(eg_npu_step *s, const eg_htp_partition *hp) {
@@ -52,13 +126,14 @@ static eg_status bind(eg_npu_step *s, const eg_htp_partition *hp) {
   s->out_binding = calloc((size_t)s->n_out + 1, sizeof(int32_t));
   if (!s->bin || !s->bout || !s->out_binding) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   for (int32_t k = 0; k < s->n_in; k++)
-    s->bin[k] = (eg_qnn_binding){hp->inputs[k].tensor, s->in[k].stage, eg_value_nbytes(s->in[k].v)};
+    s->bin[k] =
+        (eg_qnn_binding){hp->inputs[k].tensor, s->in[k].stage, stage_bytes(&s->in[k])};
   for (int32_t k = 0; k < s->n_out; k++) {
     int32_t j = 0;
     while (j < s->n_bout && s->bout[j].tensor != hp->outputs[k].tensor) j++;
     if (j == s->n_bout)
       s->bout[s->n_bout++] = (eg_qnn_binding){hp->outputs[k].tensor, s->out[k].stage,
-                                               eg_value_nbytes(s->out[k].v)};
+                                               stage_bytes(&s->out[k])};
     s->out_binding[k] = j;
   }
   return EG_OK;
@@ -76,6 +151,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
   eg_status st = s->in && s->out ? EG_OK : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   if (st == EG_OK) st = stage_all(g, hp->inputs, s->n_in, data, s->in);
   if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, data, s->out);
+  if (st == EG_OK) st = stage_quant(s, hp);
   if (st == EG_OK) st = bind(s, hp);
   if (st == EG_OK) st = eg_qnn_executor_create(hp->graph, &s->ex);
   if (st != EG_OK) {
@@ -89,8 +165,15 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
 void eg_npu_step_destroy(eg_npu_step *s) {
   if (!s) return;
   eg_qnn_executor_destroy(s->ex);
-  for (int32_t k = 0; s->in && k < s->n_in; k++) free(s->in[k].stage);
-  for (int32_t k = 0; s->out && k < s->n_out; k++) free(s->out[k].stage);
+  for (int32_t k = 0; s->in && k < s->n_in; k++) {
+    free(s->in[k].stage);
+    free(s->in[k].wide);
+  }
+  for (int32_t k = 0; s->out && k < s->n_out; k++) {
+    free(s->out[k].stage);
+    free(s->out[k].wide);
+  }
+  unstage_quant(s);
   free(s->in);
   free(s->out);
   free(s->bin);
@@ -99,7 +182,40 @@ void eg_npu_step_destroy(eg_npu_step *s) {
   free(s);
 }
 
-static void copy_value(const staged *st, bool into_stage, const void *from_stage) {
+/* A narrowed int64 value (pass i64_to_i32): each element checked and narrowed to int32 when
+ * staged in — a value outside int32 is a run-time error naming the value, never a silent
+ * truncation — and widened back to int64 when read out. Rank 4 is permuted as int64 (`wide`). */
+static eg_status copy_narrowed(const staged *st, bool into_stage, const void *from_stage) {
+  const int64_t n = eg_value_numel(st->v);
+  if (into_stage) {
+    const int64_t *ir = st->ir;
+    for (int64_t i = 0; i < n; i++)
+      if (ir[i] < INT32_MIN || ir[i] > INT32_MAX)
+        return eg_error(EG_ERR_RUNTIME, "npu step: value %s: element %lld = %lld is outside "
+                        "int32: int64 values are held as int32 inside NPU partitions (pass "
+                        "i64_to_i32)", st->label, (long long)i, (long long)ir[i]);
+    const int64_t *src = ir;
+    if (st->nhwc) {
+      permute_nc(st->ir, st->wide, st->v->shape, sizeof(int64_t), true);
+      src = st->wide;
+    }
+    int32_t *dst = st->stage;
+    for (int64_t i = 0; i < n; i++) dst[i] = (int32_t)src[i];
+  } else {
+    const int32_t *src = from_stage;
+    int64_t *dst = st->nhwc ? st->wide : st->ir;
+    for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+    if (st->nhwc) permute_nc(st->wide, st->ir, st->v->shape, sizeof(int64_t), false);
+  }
+  return EG_OK;
+}
+
+static eg_status copy_value(const staged *st, bool into_stage, const void *from_stage) {
+  if (st->narrow) return copy_narrowed(st, into_stage, from_stage);
+  if (st->q) {
+    copy_quantized(st, into_stage, from_stage);
+    return EG_OK;
+  }
   size_t es = eg_dtype_size(st->v->dtype), nb = eg_value_nbytes(st->v);
   if (into_stage) {
     if (st->nhwc) permute_nc(st->ir, st->stage, st->v->shape, es, true);
@@ -108,11 +224,13 @@ static void copy_value(const staged *st, bool into_stage, const void *from_stage
     if (st->nhwc) permute_nc(from_stage, st->ir, st->v->shape, es, false);
     else memcpy(st->ir, from_stage, nb);
   }
+  return EG_OK;
 }
 
 eg_status eg_npu_step_run(eg_npu_step *s) {
-  for (int32_t k = 0; k < s->n_in; k++) copy_value(&s->in[k], true, NULL);
+  for (int32_t k = 0; k < s->n_in; k++) EG_TRY(copy_value(&s->in[k], true, NULL));
   EG_TRY(eg_qnn_executor_execute(s->ex, s->bin, s->n_in, s->bout, s->n_bout));
-  for (int32_t k = 0; k < s->n_out; k++) copy_value(&s->out[k], false, s->bout[s->out_binding[k]].data);
+  for (int32_t k = 0; k < s->n_out; k++)
+    EG_TRY(copy_value(&s->out[k], false, s->bout[s->out_binding[k]].data));
   return EG_OK;
 }

@@ -122,8 +122,11 @@ eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_opt
                                .n_skip_ops = options->num_skip_ops,
                                .skip_nodes = options->skip_nodes,
                                .n_skip_nodes = options->num_skip_nodes};
-  eg_status s = eg_program_build(rt->g, &popt, rt->program);
-  if (s == EG_OK) s = setup(rt);
+  eg_status s = eg_program_build(model->graph, &popt, rt->program);
+  if (s == EG_OK) {
+    rt->g = rt->program->graph; /* the compiled graph: same inputs and outputs as the model's */
+    s = setup(rt);
+  }
   if (s != EG_OK) {
     eg_runtime_destroy(rt);
     return s;

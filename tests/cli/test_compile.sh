@@ -2,12 +2,16 @@
 # test_compile.sh EDGEGRAD WORKDIR — `edgegrad compile` end to end on the committed fixture
 # (tests/data/tiny_step.json): the per-op table and the placement report for several SoCs
 # (consistent placements and reasons; nothing on the NPU of SM8350, which has no float path),
-# --no-fallback listing every CPU node, skip-list warnings, and usage errors. The compiled
-# program file (-o) is tested by test_egp.sh.
+# --no-fallback listing every CPU node, skip-list warnings, skip lists keeping a node from being
+# decomposed (tests/data/pass_mse_step.json), and usage errors. The report lists the compiled
+# graph's nodes (after the pass pipeline), so counts come from the report, and the report is
+# checked against the exported graph by tests/conformance/placement.py. The compiled program
+# file (-o) is tested by test_egp.sh.
 set -u
 exe=$1
 work=$2
 data=$(cd "$(dirname "$0")/../data" && pwd)
+conformance=$(cd "$(dirname "$0")/../conformance" && pwd)
 rm -rf "$work" && mkdir -p "$work"
 passed=0
 failed=0
@@ -37,39 +41,26 @@ if $exe compile --help >"$work/help.txt" && grep -q "usage: edgegrad compile" "$
 else bad "compile --help"; fi
 if $exe --help | grep -q "^  compile "; then ok; else bad "edgegrad --help does not list compile"; fi
 
-# check_report REPORT SOC ARCH: valid JSON; every node of the fixture once, in order; a CPU node
-# has a reason and no partition, an NPU node a partition and no reason; partitions list exactly
-# the NPU nodes; without a float path everything is on the CPU with the float-gate reason or
-# "no NPU lowering"; a getitem on the CPU follows its producer.
+# check_report REPORT SOC ARCH [MODEL]: the report of MODEL (default the fixture) for SOC passes
+# tests/conformance/placement.py's checks: format and keys; every node of the compiled graph,
+# each a node as traced or one a pass made from a traced node ("source"), every traced node
+# accounted for, in order; a CPU node has a reason and no partition, an NPU node a partition
+# and no reason; partitions list exactly the NPU nodes; without a float path everything is on
+# the CPU with the float-gate reason or "no NPU lowering"; a getitem follows its producer.
 check_report() {
-  $py - "$1" "$model" "$2" "$3" <<'EOF'
+  PYTHONPATH="$conformance" $py - "$1" "${4:-$model}" "$2" "$3" <<'EOF'
 import json, sys
+import placement
 rep, graph = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 soc, arch = sys.argv[3], int(sys.argv[4])
-assert rep["format"] == "edgegrad.placement" and rep["version"] == 1, rep.get("format")
-assert rep["soc"] == soc and rep["htp_arch"] == arch, (rep["soc"], rep["htp_arch"])
-assert rep["fp16"] == (soc not in ("SM8350", "SM7675", "SM8635")), rep["fp16"]
-assert [n["name"] for n in rep["nodes"]] == [n["name"] for n in graph["nodes"]]
-members = {}
-for n, g in zip(rep["nodes"], graph["nodes"]):
-    assert set(n) == {"name", "target", "placement", "partition", "reason"}, n
-    assert n["target"] == g["target"], n
-    t = g["target"]
-    nolow = "no NPU lowering for " + (t[:-len(".default")] if t.endswith(".default") else t)
-    if n["placement"] == "cpu":
-        assert n["partition"] is None and isinstance(n["reason"], str) and n["reason"], n
-        if t == "getitem":
-            assert n["reason"] == "follows its producer", n
-        elif not rep["fp16"]:
-            assert n["reason"] == nolow or n["reason"].startswith(
-                f"float ops need HTP V69+ with fp16; {soc} is V{arch}"), n
-    else:
-        assert n["placement"] == "npu" and n["reason"] is None, n
-        assert rep["fp16"], n
-        members.setdefault(n["partition"], []).append(n["name"])
-assert sorted(members) == list(range(len(rep["partitions"]))), (members, rep["partitions"])
+assert placement.SOCS[soc][0] == arch, (soc, arch)
+failures, _ = placement.check_report(graph, rep, soc)
+assert not failures, "\n".join(failures[:5])
 EOF
 }
+
+# report_nodes REPORT: the number of nodes the report lists (the compiled graph's).
+report_nodes() { $py -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["nodes"]))' "$1"; }
 
 # compile for several SoCs: table on stdout, report written atomically
 declare -A arch=([SM8450]=69 [SM8650]=75 [SM8850]=81 [SM8350]=68 [SM8635]=73)
@@ -81,10 +72,12 @@ for soc in SM8450 SM8650 SM8850 SM8350 SM8635; do
   else bad "report for $soc: $(tail -3 "$work/check.txt")"; fi
   grep -q "for $soc (.*HTP V${arch[$soc]}" "$work/$soc.txt" && ok || bad "$soc: no header line"
   grep -Eq '^getitem +[0-9]+ +[0-9]+' "$work/$soc.txt" && ok || bad "$soc: getitem row"
-  grep -Eq "^total: 35 nodes, [0-9]+ on the NPU in [0-9]+ partitions?, [0-9]+ on the CPU$" "$work/$soc.txt" &&
-    ok || bad "$soc: total line: $(cat "$work/$soc.txt")"
+  n=$(report_nodes "$work/$soc.json")
+  grep -Eq "^total: $n nodes, [0-9]+ on the NPU in [0-9]+ partitions?, [0-9]+ on the CPU$" "$work/$soc.txt" &&
+    ok || bad "$soc: total line (report: $n nodes): $(cat "$work/$soc.txt")"
 done
-grep -q "^total: 35 nodes, 0 on the NPU in 0 partitions, 35 on the CPU$" "$work/SM8350.txt" && ok ||
+n=$(report_nodes "$work/SM8350.json")
+grep -q "^total: $n nodes, 0 on the NPU in 0 partitions, $n on the CPU$" "$work/SM8350.txt" && ok ||
   bad "SM8350 placed something on the NPU: $(cat "$work/SM8350.txt")"
 if ls "$work" | grep -q "\.tmp\."; then bad "temporary report files left behind"; else ok; fi
 # SoC names are case-insensitive; -q prints no table
@@ -96,9 +89,10 @@ else bad "compile --soc sm8650 -q: $(cat "$work/q.txt")"; fi
 $exe compile "$model" --soc SM8350 --no-fallback --report "$work/nf.json" >"$work/nf.txt" 2>"$work/nf.err"
 rc=$?
 [[ $rc -eq 1 ]] && ok || bad "--no-fallback exit $rc, wanted 1"
-head -1 "$work/nf.err" | grep -q "^edgegrad: compile for SM8350: 35 of 35 nodes would run on the CPU (" &&
+n=$(report_nodes "$work/nf.json")
+head -1 "$work/nf.err" | grep -q "^edgegrad: compile for SM8350: $n of $n nodes would run on the CPU (" &&
   ok || bad "--no-fallback summary line: $(head -1 "$work/nf.err")"
-if $py - "$work/nf.err" "$model" <<'EOF'
+if $py - "$work/nf.err" "$work/nf.json" <<'EOF'
 import json, re, sys
 lines = open(sys.argv[1]).read().splitlines()[1:]
 names = [n["name"] for n in json.load(open(sys.argv[2]))["nodes"]]
@@ -126,6 +120,40 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert len(r["warnings"]) == 2 and r["warnings"][0].startswith("--skip-op aten.nosuch"), r["warnings"]
 ' "$work/skip.json" && ok || bad "report warnings"
+
+# a skip list keeps the node it selects as traced (pass decompose leaves it alone): one CPU node
+# aten.mse_loss_backward.default, no entry made from it, no warning. Its reason is the
+# partitioner's first failing gate, which for an op without an NPU lowering is that (the skip
+# lists are gate d, after a). Without a skip list the node is decomposed (the control).
+mse=$data/pass_mse_step.json
+check_mse() { # LABEL SKIPPED(0/1) COMPILE-ARGS...
+  local label=$1 skipped=$2
+  shift 2
+  if ! $exe compile "$mse" --soc SM8650 --report "$work/mse.json" -q "$@" 2>"$work/mse.err"; then
+    bad "$label: compile failed: $(cat "$work/mse.err")"
+    return
+  fi
+  [[ -s "$work/mse.err" ]] && bad "$label: stderr: $(cat "$work/mse.err")" || ok
+  check_report "$work/mse.json" SM8650 75 "$mse" 2>"$work/check.txt" && ok ||
+    bad "$label: report: $(tail -3 "$work/check.txt")"
+  $py - "$work/mse.json" "$skipped" <<'EOF' && ok || bad "$label: mse_loss_backward entries"
+import json, sys
+r, skipped = json.load(open(sys.argv[1])), sys.argv[2] == "1"
+kept = [n for n in r["nodes"] if n["target"] == "aten.mse_loss_backward.default"]
+made = [n for n in r["nodes"] if n.get("source") == "mse_loss_backward"]
+assert r["warnings"] == [], r["warnings"]
+if skipped:
+    assert len(kept) == 1 and not made, (kept, made)
+    k = kept[0]
+    assert k["name"] == "mse_loss_backward" and "source" not in k and k["placement"] == "cpu", k
+    assert k["reason"] == "no NPU lowering for aten.mse_loss_backward", k
+else:
+    assert not kept and made, (kept, made)
+EOF
+}
+check_mse "no skip list" 0
+check_mse "--skip-node mse_loss_backward" 1 --skip-node mse_loss_backward
+check_mse "--skip-op aten.mse_loss_backward" 1 --skip-op aten.mse_loss_backward
 
 # usage errors: each exit 2 with one line
 expect_fail 2 "unknown SoC: choose one of SM8350, SM8450, SM8475, SM7675, SM8550, SM8635, SM8650, SM8750, SM8850" \

@@ -41,17 +41,19 @@ n=$(grep -c "= aten.convolution_backward.default(" "$out")
 if [[ $n -eq 2 ]]; then ok; else bad "tiny_step: $n convolution_backward nodes after decompose"; fi
 if grep -q "^static ones_like: " "$out"; then ok; else bad "tiny_step: ones_like not folded"; fi
 
-# all: one dump per pass
-if $exe compile "$data/tiny_step.json" --soc SM8650 -q --dump-after=all >"$out" &&
-   [[ $(grep -c "^# after " "$out") -ge 1 ]]; then ok; else bad "--dump-after=all"; fi
-
-# unknown pass: exit 2, one line naming the valid passes
+# unknown pass: exit 2, one line naming the valid passes (the pipeline's, in order, then "all")
 $exe compile "$data/tiny_step.json" --soc SM8650 --dump-after=decompse >"$out" 2>"$work/err.txt"
 rc=$?
 if [[ $rc -eq 2 && $(wc -l <"$work/err.txt") -eq 1 ]] &&
-   grep -q "decompse" "$work/err.txt" && grep -q "valid names are decompose, all" "$work/err.txt"
+   grep -q "decompse" "$work/err.txt" && grep -Eq "valid names are ([a-z0-9_]+, )*decompose, ([a-z0-9_]+, )*all$" "$work/err.txt"
 then ok; else bad "unknown pass: exit $rc, stderr: $(cat "$work/err.txt")"; fi
 if [[ ! -s $out ]]; then ok; else bad "unknown pass printed: $(cat "$out")"; fi
+passes=$(sed -n 's/.*valid names are \(.*\), all$/\1/p' "$work/err.txt" | sed 's/, /\n/g')
+
+# all: one dump per pass, in the pipeline's order
+if $exe compile "$data/tiny_step.json" --soc SM8650 -q --dump-after=all >"$out" &&
+   [[ -n $passes && "$(sed -n 's/^# after //p' "$out")" == "$passes" ]]; then ok
+else bad "--dump-after=all: dumps $(grep "^# after " "$out" | tr '\n' ' '), passes: $passes"; fi
 $exe compile "$data/tiny_step.json" --soc SM8650 --dump-after >/dev/null 2>"$work/err.txt"
 if [[ $? -eq 2 ]]; then ok; else bad "--dump-after without a value"; fi
 

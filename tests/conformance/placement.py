@@ -3,19 +3,29 @@ about a graph, computed here independently of the C partitioner and its builders
 
 Contract: ``check_report(graph, report, soc, conv_scopes=None)`` returns (failures, stats) for
 one graph compiled for one SoC. ``graph`` is the exported MODEL.json (a dict), ``report`` the
-placement report (a dict, docs/report-format.md), ``conv_scopes`` optionally maps a
+placement report (a dict, docs/report-format.md), which lists the nodes of the COMPILED graph
+(the model's graph after edgegrad's pass pipeline, src/passes), ``conv_scopes`` optionally maps a
 convolution_backward node name to the scope verdict computed from the case's own
 configuration (``scope_from_config``); when given it must agree with the verdict read from the
 graph. Failures are one line each and name the node, its op, the SoC and what is wrong.
 ``stats`` counts nodes and placements (see ``_stats``).
 
 What is checked:
-  1. Format: format/version/soc/htp_arch/fp16 as in SOCS below; one entry per graph node, same
-     names, targets and order; "npu" <=> an integer partition and no reason, "cpu" <=> no
+  0. The report's nodes against the exported graph's (``match_nodes``): names are unique; an
+     entry without "source" is a node of the graph as traced (same name and target); an entry
+     with "source" is a node a pass made, and its source names a node of the graph; every node
+     of the graph is listed as traced, or is the source of an entry, or was folded into a
+     constant (its op is one of decompose's fills, FOLDED_FILLS); the traced entries keep the
+     graph's order. Entries made by a pass are checked below only as far as the report alone
+     allows (their arguments are not in the exported graph): format, reasons that name their
+     own op / SoC, partitions.
+  1. Format: format/version/soc/htp_arch/fp16 as in SOCS below; the entry keys of
+     docs/report-format.md; "npu" <=> an integer partition and no reason, "cpu" <=> no
      partition and a one-line reason; a getitem has its producer's placement and partition
      (reason "follows its producer" on the CPU), no other node has that reason; the partitions
-     are numbered 0.. in order of their first node, list exactly the NPU nodes in graph order,
-     and the graph of partitions and CPU nodes has no cycle.
+     are numbered 0.. in order of their first node, list exactly the NPU nodes in report order,
+     and the graph of partitions and CPU nodes has no cycle (edges: the traced entries'
+     arguments, each value from the entry that bears its traced definer's name).
   2. Reasons follow the partitioner's gate order: "no NPU lowering for aten.X" names the node's
      own op; a float node on a SoC without fp16 can only say that or the float reason
      ("float ops need HTP V69+ with fp16; SM8350 is V68"), so it is never on the NPU; the float
@@ -55,6 +65,13 @@ SOCS = {
 FLOAT_DTYPES = ("float32", "float16", "float64")
 CONV_BWD = "aten.convolution_backward.default"
 FOLLOWS = "follows its producer"
+ENTRY_KEYS = {"name", "target", "placement", "partition", "reason"}  # plus optional "source"
+# Ops pass decompose folds into a static constant (src/passes/decompose.c, rules[]): such a node
+# may be absent from the report without any entry naming it as its source.
+FOLDED_FILLS = frozenset([
+    "aten.ones_like.default", "aten.zeros_like.default", "aten.full.default",
+    "aten.zeros.default", "aten.new_zeros.default", "aten.fill.Scalar",
+    "aten.empty_like.default", "aten.empty.memory_format"])
 
 # Conditions of the convolution_backward scope, with the words a reason naming each must use.
 CONDITIONS = collections.OrderedDict([
@@ -196,8 +213,8 @@ def _node_has_float(graph, node):
     return any(e is not None and values[e]["dtype"] in FLOAT_DTYPES for e in out["elements"])
 
 
-def _producers(graph):
-    """node index -> set of node indices whose values it uses; and value id -> defining node."""
+def _defined_by(graph):
+    """value id -> index of the graph node defining it (a tuple and each of its elements)."""
     defined_by = {}
     for i, n in enumerate(graph["nodes"]):
         if n["output"] is None:
@@ -207,23 +224,47 @@ def _producers(graph):
         for e in v.get("elements", []) or []:
             if e is not None:
                 defined_by[e] = i
+    return defined_by
 
-    def uses(a, out):
-        if isinstance(a, list):
-            for x in a:
-                uses(x, out)
-        elif isinstance(a, dict) and set(a) == {"value"} and a["value"] in defined_by:
-            out.add(defined_by[a["value"]])
 
-    preds = []
-    for n in graph["nodes"]:
-        s = set()
-        for a in n["args"]:
-            uses(a, s)
-        for a in n["kwargs"].values():
-            uses(a, s)
-        preds.append(s)
-    return preds, defined_by
+def match_nodes(graph, rnodes):
+    """Failures of check 0 (the report's entries against the graph's nodes) and, per entry,
+    the graph node it is as traced (None for an entry a pass made)."""
+    nodes = graph["nodes"]
+    index = {n["name"]: i for i, n in enumerate(nodes)}
+    f, traced = [], []
+    names = [r.get("name") for r in rnodes]
+    dup = sorted({x for x in names if names.count(x) > 1}, key=str)
+    if dup:
+        f.append(f"report lists nodes {dup} more than once")
+    sources = set()
+    for r in rnodes:
+        name, target = r.get("name"), r.get("target")
+        if "source" in r:
+            traced.append(None)
+            if r["source"] not in index:
+                f.append(f"report node {name} ({target}): source {r['source']!r} names no node "
+                         "of the graph")
+            else:
+                sources.add(r["source"])
+        elif name in index and nodes[index[name]]["target"] == target:
+            traced.append(nodes[index[name]])
+        else:
+            traced.append(None)
+            what = (f"target {target!r}, the graph's is {nodes[index[name]]['target']!r}"
+                    if name in index else "no node of the graph has this name")
+            f.append(f"report node {name} ({target}) has no source and is not as traced: {what}")
+    listed = {n["name"] for n in traced if n is not None}
+    for n in nodes:
+        if n["name"] not in listed and n["name"] not in sources and \
+                n["target"] not in FOLDED_FILLS:
+            f.append(f"graph node {n['name']} ({n['target']}): the report does not list it, no "
+                     "entry names it as its source, and its op is not a fill folded to a "
+                     "constant")
+    order = [index[n["name"]] for n in traced if n is not None]
+    if order != sorted(order):
+        f.append("report entries of traced nodes are not in the graph's order")
+    return f, traced
 
 
 def check_report(graph, report, soc, conv_scopes=None):
@@ -235,27 +276,63 @@ def check_report(graph, report, soc, conv_scopes=None):
     for key, want in want_top.items():
         if report.get(key) != want:
             f.append(f"report {key} = {report.get(key)!r}, want {want!r}")
-    nodes, rnodes = graph["nodes"], report.get("nodes")
-    if not isinstance(rnodes, list) or [r.get("name") for r in rnodes] != [
-            n["name"] for n in nodes]:
-        got = len(rnodes) if isinstance(rnodes, list) else rnodes
-        return f + [f"report nodes do not list the graph's {len(nodes)} nodes in order "
-                    f"(got {got} entries)"], None
-    preds, defined_by = _producers(graph)
-    for i, (n, r) in enumerate(zip(nodes, rnodes)):
-        where = f"node {n['name']} ({n['target']}) on {soc}"
-        f += [f"{where}: {msg}" for msg in _check_entry(graph, n, r, rnodes, defined_by, soc,
+    rnodes = report.get("nodes")
+    if not isinstance(rnodes, list) or not all(isinstance(r, dict) for r in rnodes):
+        return f + [f"report nodes {str(rnodes)[:100]}: not a list of objects"], None
+    matched, traced = match_nodes(graph, rnodes)
+    if matched:
+        return f + matched, None
+    links = _Links(graph, rnodes, traced)
+    for r, n in zip(rnodes, traced):
+        made = "" if n is not None else f", made from {r['source']}"
+        where = f"node {r['name']} ({r['target']}{made}) on {soc}"
+        f += [f"{where}: {msg}" for msg in _check_entry(graph, n, r, rnodes, links, soc,
                                                          conv_scopes)]
-    f += _check_partitions(nodes, rnodes, report.get("partitions"), preds)
-    return f, _stats(graph, rnodes, conv_scopes)
+    f += _check_partitions(rnodes, report.get("partitions"), links.preds)
+    return f, _stats(graph, rnodes, traced, conv_scopes)
 
 
-def _check_entry(graph, n, r, rnodes, defined_by, soc, conv_scopes):
-    """Failures of one node's entry (without the 'node ...' prefix)."""
+class _Links:
+    """How the report's entries connect. ``by_name``: name -> entry index; ``producer(v)``: the
+    name of the graph node defining value v; ``preds``: per entry, the entries it depends on
+    as far as the graph tells — a traced entry reads its arguments' values, each from the entry
+    bearing the name of the node that defined it in the graph (a pass keeps that name on the
+    node defining a replaced node's output; a folded fill defines none). Entries made by a pass
+    get no edges. Where a pass put a node between two traced ones, the edge stands for a path
+    through it, so a cycle found here is a real one."""
+
+    def __init__(self, graph, rnodes, traced):
+        self.by_name = {r["name"]: i for i, r in enumerate(rnodes)}
+        self._defined_by, self._nodes = _defined_by(graph), graph["nodes"]
+
+        def uses(a, out):
+            if isinstance(a, list):
+                for x in a:
+                    uses(x, out)
+            elif isinstance(a, dict) and set(a) == {"value"} and a["value"] in self._defined_by:
+                out.add(self.producer(a["value"]))
+
+        self.preds = []
+        for i, n in enumerate(traced):
+            names = set()
+            if n is not None:
+                for a in [*n["args"], *n["kwargs"].values()]:
+                    uses(a, names)
+            self.preds.append({self.by_name[x] for x in names
+                               if x in self.by_name and self.by_name[x] != i})
+
+    def producer(self, value):
+        return self._nodes[self._defined_by[value]]["name"]
+
+
+def _check_entry(graph, n, r, rnodes, links, soc, conv_scopes):
+    """Failures of one entry (without the 'node ...' prefix); ``n`` is its traced graph node,
+    or None for an entry a pass made (checked from the report alone)."""
     arch, fp16, _ = SOCS[soc]
     f = []
-    if r.get("target") != n["target"]:
-        f.append(f"report target {r.get('target')!r}")
+    if set(r) - {"source"} != ENTRY_KEYS or ("source" in r and not isinstance(r["source"], str)):
+        f.append(f"entry keys {sorted(r)}, want {sorted(ENTRY_KEYS)} and optionally 'source'")
+    target = r.get("target")
     placement, partition, reason = r.get("placement"), r.get("partition"), r.get("reason")
     if placement == "npu":
         if not isinstance(partition, int) or isinstance(partition, bool) or reason is not None:
@@ -267,16 +344,21 @@ def _check_entry(graph, n, r, rnodes, defined_by, soc, conv_scopes):
             return f
     else:
         return f + [f"placement {placement!r}"]
-    if n["target"] == "getitem":
-        producer = rnodes[defined_by[n["args"][0]["value"]]]
-        if (placement, partition) != (producer.get("placement"), producer.get("partition")):
-            f.append(f"getitem placed {placement}/{partition}, its producer "
-                     f"{producer.get('placement')}/{producer.get('partition')}")
+    if target == "getitem":
+        if n is not None:
+            producer_name = links.producer(n["args"][0]["value"])
+            if producer_name not in links.by_name:
+                return f + [f"its producer {producer_name} is not in the report"]
+            producer = rnodes[links.by_name[producer_name]]
+            if (placement, partition) != (producer.get("placement"),
+                                          producer.get("partition")):
+                f.append(f"getitem placed {placement}/{partition}, its producer "
+                         f"{producer.get('placement')}/{producer.get('partition')}")
         if placement == "cpu" and reason != FOLLOWS:
             f.append(f"getitem reason {reason!r}, want {FOLLOWS!r}")
         return f
-    has_float = _node_has_float(graph, n)
-    op = display_name(n["target"])
+    has_float = _node_has_float(graph, n) if n is not None else None  # None: unknown
+    op = display_name(target)
     no_lowering = f"no NPU lowering for {op}"
     if placement == "cpu":
         if reason == FOLLOWS:
@@ -286,7 +368,7 @@ def _check_entry(graph, n, r, rnodes, defined_by, soc, conv_scopes):
         if reason.startswith("float ops need"):
             if fp16:
                 f.append(f"float reason {reason!r} on {soc}, which has fp16")
-            elif not has_float:
+            elif has_float is False:
                 f.append(f"float reason {reason!r} but the node has no float tensor")
             elif reason != float_reason(soc):
                 f.append(f"reason {reason!r}, want {float_reason(soc)!r}")
@@ -303,8 +385,12 @@ def _check_entry(graph, n, r, rnodes, defined_by, soc, conv_scopes):
         elif reason not in (no_lowering, float_reason(soc)):
             f.append(f"reason {reason!r}, want {float_reason(soc)!r} (or {no_lowering!r} "
                      "if the op has no builder)")
-    if n["target"] == CONV_BWD:
-        f += _check_conv_backward(graph, n, placement, reason, soc, conv_scopes)
+    if target == CONV_BWD:
+        if n is None:
+            f.append("a convolution_backward made by a pass: the NPU lowers the traced node "
+                     "whole (decompose's skip table)")
+        else:
+            f += _check_conv_backward(graph, n, placement, reason, soc, conv_scopes)
     return f
 
 
@@ -344,11 +430,11 @@ def _check_conv_backward(graph, n, placement, reason, soc, conv_scopes):
     return f
 
 
-def _check_partitions(nodes, rnodes, partitions, preds):
+def _check_partitions(rnodes, partitions, preds):
     """Partitions: numbered in order of their first node, exactly the NPU nodes, acyclic."""
     if not isinstance(partitions, list):
         return [f"report partitions {partitions!r}"]
-    index = {n["name"]: i for i, n in enumerate(nodes)}
+    index = {r["name"]: i for i, r in enumerate(rnodes)}
     by_id = collections.defaultdict(list)
     for i, r in enumerate(rnodes):
         if r.get("placement") == "npu" and isinstance(r.get("partition"), int):
@@ -365,7 +451,7 @@ def _check_partitions(nodes, rnodes, partitions, preds):
         listed.append(members)
         if members != by_id.get(k, []):
             f.append(f"partition {k}: lists {names}, but the nodes placed in it are "
-                     f"{[nodes[i]['name'] for i in by_id.get(k, [])]}")
+                     f"{[rnodes[i]['name'] for i in by_id.get(k, [])]}")
     if set(by_id) - set(range(len(partitions))):
         f.append(f"nodes placed in partitions {sorted(set(by_id) - set(range(len(partitions))))}"
                  " that the report does not list")
@@ -406,22 +492,23 @@ def _check_acyclic(rnodes, preds):
     return []
 
 
-def _stats(graph, rnodes, conv_scopes):
-    """Counts for the summary: nodes (getitems excluded), NPU nodes, per-target [npu, cpu],
-    convolution_backward nodes in scope / on the NPU, and the ones whose tuple holds a
-    grad_weight element that nothing reads (PyTorch's unasked one)."""
+def _stats(graph, rnodes, traced, conv_scopes):
+    """Counts for the summary, over the report's (compiled graph's) entries: nodes (getitems
+    excluded), NPU nodes, per-target [npu, cpu], convolution_backward nodes in scope / on the
+    NPU, and the ones whose tuple holds a grad_weight element that nothing reads (PyTorch's
+    unasked one)."""
     s = {"nodes": 0, "npu": 0, "by_target": collections.defaultdict(lambda: [0, 0]),
          "conv_bwd": 0, "conv_bwd_in_scope": 0, "conv_bwd_npu": 0,
          "conv_bwd_unread_gw": 0, "reasons": set()}
-    for n, r in zip(graph["nodes"], rnodes):
-        if n["target"] == "getitem":
+    for n, r in zip(traced, rnodes):
+        if r["target"] == "getitem":
             continue
         npu = r["placement"] == "npu"
         s["nodes"] += 1
         s["npu"] += npu
-        s["by_target"][n["target"]][0 if npu else 1] += 1
-        s["reasons"].add((n["target"], r["reason"]))  # None on the NPU
-        if n["target"] == CONV_BWD:
+        s["by_target"][r["target"]][0 if npu else 1] += 1
+        s["reasons"].add((r["target"], r["reason"]))  # None on the NPU
+        if n is not None and n["target"] == CONV_BWD:
             violated = scope_from_graph(graph, n)
             s["conv_bwd"] += 1
             s["conv_bwd_in_scope"] += not violated

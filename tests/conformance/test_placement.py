@@ -75,6 +75,83 @@ def make_report(graph, soc, placements):
             "warnings": []}
 
 
+def decomposed(report, name, soc):
+    """``report`` as if a pass had replaced CPU node ``name`` by a sub.Tensor and a mul.Tensor
+    (as decompose does mse_loss_backward): the last keeps the name, both carry its source."""
+    r = copy.deepcopy(report)
+    k = next(i for i, e in enumerate(r["nodes"]) if e["name"] == name)
+    made = [{"name": f"{name}_sub", "target": "aten.sub.Tensor"},
+            {"name": name, "target": "aten.mul.Tensor"}]
+    for e in made:
+        e.update(placement="cpu", partition=None, source=name,
+                 reason=V68 if soc == "SM8350" else f"no NPU lowering for {e['target']}")
+    r["nodes"][k:k + 1] = made
+    return r
+
+
+def fixture(name):
+    with open(os.path.join(HERE, "..", "data", name + ".json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def compiled_graph_cases(t):
+    """Reports of a compiled graph (the committed step fixtures): nodes made by passes (with
+    "source"), folded fills, and what must still fail."""
+    check = placement.check_report
+    mse = fixture("pass_mse_step")  # mse_loss_backward: decompose makes sub + mul.Scalar + mul
+    gw = "grad_weight is not supported on the NPU (output_mask [False, True, True])"
+    cpu_everywhere = {n["name"]: V68 for n in mse["nodes"]}
+    reports = {"SM8350": make_report(mse, "SM8350", cpu_everywhere),
+               "SM8650": make_report(mse, "SM8650", {"convolution_backward": gw})}
+    for soc, good in reports.items():
+        t.expect(f"as traced on {soc}", check(mse, good, soc)[0])
+        t.expect(f"a decomposed node on {soc}",
+                 check(mse, decomposed(good, "mse_loss_backward", soc), soc)[0])
+    good = reports["SM8650"]
+    r = decomposed(good, "mse_loss_backward", "SM8650")
+    r["nodes"][0]["source"] = "nosuch"
+    t.expect("a source naming no graph node", check(mse, r, "SM8650")[0], "names no node")
+    r = decomposed(good, "mse_loss_backward", "SM8650")
+    for e in r["nodes"]:
+        e.pop("source", None)
+    t.expect("a replaced node without source", check(mse, r, "SM8650")[0],
+             "has no source and is not as traced")
+    r = decomposed(good, "mse_loss_backward", "SM8650")
+    next(e for e in r["nodes"] if e["name"] == "mse_loss_backward")["reason"] = \
+        "no NPU lowering for aten.sub.Tensor"
+    t.expect("a made node's reason naming another op", check(mse, r, "SM8650")[0],
+             "names another op")
+    r = decomposed(reports["SM8350"], "mse_loss_backward", "SM8350")
+    t.expect("a float reason on an fp16 SoC for a made node",
+             check(mse, dict(r, soc="SM8650", htp_arch=75, fp16=True), "SM8650")[0],
+             "which has fp16")
+    r = copy.deepcopy(good)
+    r["nodes"][0], r["nodes"][1] = r["nodes"][1], r["nodes"][0]
+    t.expect("traced nodes out of order", check(mse, r, "SM8650")[0], "graph's order")
+    r = copy.deepcopy(good)
+    r["nodes"].append(dict(r["nodes"][0]))
+    t.expect("a node listed twice", check(mse, r, "SM8650")[0], "more than once")
+    r = copy.deepcopy(good)
+    r["nodes"][0]["extra"] = 1
+    t.expect("an unknown entry key", check(mse, r, "SM8650")[0], "entry keys")
+    r = decomposed(good, "mse_loss_backward", "SM8650")
+    next(e for e in r["nodes"] if e["name"] == "mse_loss_backward_sub")["reason"] = \
+        placement.FOLLOWS
+    t.expect("a made node that 'follows its producer'", check(mse, r, "SM8650")[0],
+             "not a getitem")
+    # a fill decompose folds into a constant may be absent from the report; any other node not
+    tiny = fixture("tiny_step")
+    good = make_report(tiny, "SM8350", {n["name"]: V68 for n in tiny["nodes"]})
+    fills = [e for e in good["nodes"] if e["target"] in placement.FOLDED_FILLS]
+    t.expect("tiny_step holds a fill", [] if fills else ["no fill in tiny_step"])
+    r = copy.deepcopy(good)
+    r["nodes"] = [e for e in r["nodes"] if e["target"] not in placement.FOLDED_FILLS]
+    t.expect("folded fills absent", check(tiny, r, "SM8350")[0])
+    r = copy.deepcopy(good)
+    r["nodes"] = [e for e in r["nodes"] if e["target"] != "aten.relu.default"]
+    t.expect("a relu absent", check(tiny, r, "SM8350")[0], "the report does not list it")
+
+
 class Checker:
     def __init__(self):
         self.passed, self.failed = 0, 0
@@ -186,7 +263,10 @@ def main():
     good = make_report(g_in, "SM8650", {cb: None})
     r = copy.deepcopy(good)
     del r["nodes"][-1]
-    t.expect("a node missing", check(g_in, r, "SM8650")[0], "do not list")
+    t.expect("a node missing", check(g_in, r, "SM8650")[0], "the report does not list it")
+
+    # the report lists the compiled graph: entries a pass made carry "source"
+    compiled_graph_cases(t)
     r = copy.deepcopy(good)
     r["htp_arch"] = 73
     t.expect("wrong htp_arch", check(g_in, r, "SM8650")[0], "htp_arch")

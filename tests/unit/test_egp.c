@@ -1,11 +1,15 @@
 /* test_egp.c — the compiled program file (program/egp_format.h):
- *   - round trip: a program compiled from the tiny_step fixture for SM8650 and SM8350, written
- *     and read back, equals the original field by field (graph, placement, QNN graphs with
- *     STATIC bytes, boundaries, steps, order, target) and writes back to the same bytes; the
- *     loaded program runs to the same outputs, bit for bit, as the one compiled in memory;
+ *   - round trip: a program compiled from the tiny_step fixture for SM8650 and SM8350 (and
+ *     pass_mse_step, whose compiled graph has nodes decompose made), written and read back,
+ *     equals the original field by field (the compiled graph with its value annotations and
+ *     node sources, placement, QNN graphs with STATIC bytes, boundaries, steps, order, target)
+ *     and writes back to the same bytes; annotations set by hand (NHWC, npu_int32, per-channel
+ *     quantization, a source) survive too; the loaded program runs to the same outputs, bit for
+ *     bit, as the one compiled in memory;
  *   - STATIC bytes exactly once: identical static byte ranges (two IR statics, and the NPU
- *     STATIC tensors holding them in IR layout) share one 64-byte aligned range; a re-laid-out
- *     weight (HWIO) is stored beside its IR copy;
+ *     STATIC tensors holding them in IR layout) share one 64-byte aligned range; an IR static
+ *     is stored only where a CPU node reads it; a re-laid-out weight (HWIO) is never the bytes
+ *     of an IR static;
  *   - corruption: every truncation (with the header's file_size left or patched to match) is
  *     rejected; every header/section-table byte flip is rejected; every flip of any other
  *     metadata byte is rejected or accepted but never crashes (run under ASan); counts at the
@@ -102,7 +106,9 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
     bool same = x->kind == y->kind && x->role == y->role && x->def == y->def;
     if (same && x->kind == EG_VALUE_TENSOR)
       same = x->dtype == y->dtype && x->rank == y->rank &&
-             memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->rank) == 0;
+             memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->rank) == 0 &&
+             x->axes == y->axes && x->npu_int32 == y->npu_int32 &&
+             eg_quant_equal(x->quant, y->quant);
     if (same && x->kind == EG_VALUE_TUPLE)
       same = x->n_elems == y->n_elems &&
              memcmp(x->elems, y->elems, sizeof(int32_t) * (size_t)x->n_elems) == 0;
@@ -111,6 +117,7 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
   for (int32_t i = 0; i < a->n_nodes; i++) {
     const eg_node *x = &a->nodes[i], *y = &b->nodes[i];
     bool same = strcmp(x->name, y->name) == 0 && x->op == y->op && x->output == y->output &&
+                (x->source ? y->source && strcmp(x->source, y->source) == 0 : !y->source) &&
                 x->n_args == y->n_args && x->n_kwargs == y->n_kwargs &&
                 x->scratch_bytes == y->scratch_bytes &&
                 memcmp(x->attrs, y->attrs, EG_ATTRS_SIZE) == 0;
@@ -128,8 +135,11 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
              a->outputs[i].value == b->outputs[i].value);
   for (int32_t i = 0; i < a->n_statics && a->n_statics == b->n_statics; i++) {
     const eg_static *x = &a->statics[i], *y = &b->statics[i];
-    EG_CHECK(strcmp(x->name, y->name) == 0 && x->value == y->value && x->nbytes == y->nbytes &&
-             memcmp(x->data, y->data, x->nbytes) == 0);
+    EG_CHECK(strcmp(x->name, y->name) == 0 && x->value == y->value && x->nbytes == y->nbytes);
+    /* a static no CPU node reads is not stored (its NPU copies are): b, read back, has no
+     * bytes for it (check_same_program checks which) */
+    if (!x->data || !y->data) continue;
+    EG_CHECK(memcmp(x->data, y->data, x->nbytes) == 0);
     EG_CHECK((uintptr_t)y->data % 64 == 0);
   }
 }
@@ -175,6 +185,14 @@ static void check_same_qnn(const eg_qnn_graph *a, const eg_qnn_graph *b) {
 
 static void check_same_program(const eg_program *a, const eg_program *b) {
   check_same_graph(a->graph, b->graph);
+  /* b's statics have bytes exactly where the CPU side reads them (egp_format.h, GRAPH) */
+  for (int32_t i = 0; i < b->graph->n_statics && a->graph->n_statics == b->graph->n_statics;
+       i++) {
+    const eg_static *x = &a->graph->statics[i], *y = &b->graph->statics[i];
+    const bool stored = eg_program_cpu_reads(a, x->value);
+    EG_CHECK_MSG(stored == (y->data != NULL) && (!x->data || !y->data || stored),
+                 "static %s: %s", y->name, y->data ? "stored" : "not stored");
+  }
   EG_CHECK(a->target == b->target);
   EG_CHECK(a->parts.n_nodes == b->parts.n_nodes && a->parts.n_partitions == b->parts.n_partitions);
   for (int32_t i = 0; i < a->parts.n_nodes && a->parts.n_nodes == b->parts.n_nodes; i++) {
@@ -204,13 +222,17 @@ static void check_same_program(const eg_program *a, const eg_program *b) {
 
 /* ---- round trip ---- */
 
-static void round_trip(const char *soc, int min_partitions) {
+typedef void (*annotate_fn)(eg_graph *g);
+
+static void round_trip_of(const char *json, const char *soc, int min_partitions,
+                          annotate_fn annotate) {
   eg_graph *g;
   eg_program p;
-  if (!build(TINY, soc, &g, &p)) {
+  if (!build(json, soc, &g, &p)) {
     EG_CHECK(0);
     return;
   }
+  if (annotate) annotate(p.graph);
   EG_CHECK_MSG(p.parts.n_partitions >= min_partitions, "%s: %d partitions", soc,
                p.parts.n_partitions);
   void *bytes = NULL, *again = NULL, *from_file = NULL;
@@ -243,8 +265,59 @@ static void round_trip(const char *soc, int min_partitions) {
   eg_graph_destroy(g);
 }
 
+static void round_trip(const char *soc, int min_partitions) {
+  round_trip_of(TINY, soc, min_partitions, NULL);
+}
+
 static void test_round_trip_sm8650(void) { round_trip("SM8650", 1); }
 static void test_round_trip_sm8350(void) { round_trip("SM8350", 0); }
+
+/* pass_mse_step: mse_loss_backward is decomposed into nodes whose source names it. */
+static void test_round_trip_sources(void) {
+  eg_graph *g;
+  eg_program p;
+  if (!build(EG_TEST_DATA "/pass_mse_step.json", "SM8650", &g, &p)) {
+    EG_CHECK(0);
+    return;
+  }
+  int made = 0;
+  for (int32_t i = 0; i < p.graph->n_nodes; i++) made += p.graph->nodes[i].source != NULL;
+  EG_CHECK_MSG(made > 0, "no node of the compiled graph was made by a pass");
+  eg_program_free(&p);
+  eg_graph_destroy(g);
+  round_trip_of(EG_TEST_DATA "/pass_mse_step.json", "SM8650", 1, NULL);
+}
+
+/* Every annotation the format carries, set on the all-CPU SM8350 program (no boundary
+ * constrains them): NHWC on a rank-4 value, npu_int32 on the int64 target, a per-channel
+ * int8 quantization, a per-tensor uint8 one, and a source on a node. */
+static void annotate_all(eg_graph *g) {
+  static const double scale[2] = {0.5, 0.25};
+  static const int64_t zp[2] = {-3, 7};
+  static eg_quant per_channel = {EG_DTYPE_INT8, 1, 2, scale, zp, -128, 127};
+  static eg_quant per_tensor = {EG_DTYPE_UINT8, -1, 1, scale, zp + 1, 0, 255};
+  bool nhwc = false, i32 = false, q = false;
+  for (int32_t i = 0; i < g->n_values; i++) {
+    eg_value *v = &g->values[i];
+    if (v->kind != EG_VALUE_TENSOR) continue;
+    if (v->dtype == EG_DTYPE_INT64 && !i32) i32 = v->npu_int32 = true;
+    if (v->rank == 4 && !nhwc) {
+      nhwc = true;
+      v->axes = EG_AXES_NHWC;
+    } else if (v->dtype == EG_DTYPE_FLOAT32 && v->rank >= 2 && v->shape[1] == 2 && !q) {
+      q = true;
+      v->quant = &per_channel;
+    } else if (v->dtype == EG_DTYPE_FLOAT32 && !v->quant) {
+      v->quant = &per_tensor;
+    }
+  }
+  EG_CHECK(nhwc && i32 && q);
+  g->nodes[g->n_nodes - 1].source = g->nodes[0].name;
+}
+
+static void test_round_trip_annotations(void) {
+  round_trip_of(TINY, "SM8350", 0, annotate_all);
+}
 
 /* ---- running: the loaded program gives the in-memory program's outputs, bit for bit ---- */
 
@@ -276,9 +349,18 @@ static void test_run_matches_in_memory(void) {
   EG_CHECK(eg_model_is_compiled(prog));
   eg_program_info pi;
   EG_CHECK(eg_model_program_info(prog, &pi) == EG_OK && strcmp(pi.soc, "SM8650") == 0);
-  eg_model_stats st;
-  eg_model_get_stats(src, &st);
-  EG_CHECK(pi.num_npu_nodes + pi.num_cpu_nodes == st.num_nodes && pi.num_npu_nodes > 0);
+  /* the program's nodes are the compiled graph's (after the passes), not the model's */
+  eg_graph *g;
+  eg_program cp;
+  if (build(TINY, "SM8650", &g, &cp)) {
+    EG_CHECK_MSG(pi.num_npu_nodes + pi.num_cpu_nodes == cp.graph->n_nodes &&
+                 pi.num_npu_nodes > 0, "%d + %d nodes, compiled graph %d", pi.num_npu_nodes,
+                 pi.num_cpu_nodes, cp.graph->n_nodes);
+    eg_program_free(&cp);
+    eg_graph_destroy(g);
+  } else {
+    EG_CHECK(0);
+  }
   EG_CHECK(eg_model_program_info(src, &pi) == EG_ERR_ARGUMENT);
   EG_CHECK(eg_runtime_create_compiled(src, &opt, &a) == EG_OK);
   EG_CHECK_MSG(eg_runtime_create(prog, &b) == EG_OK, "%s", eg_last_error());
@@ -358,21 +440,35 @@ static void test_static_bytes_once(void) {
     EG_CHECK(eg_egp_write_memory(&p, &bytes, &size) == EG_OK);
     EG_CHECK_MSG(eg_egp_read_memory("dedupe.egp", bytes, size, &e) == EG_OK, "%s", eg_last_error());
     if (e) {
-      /* a == b: one 24-byte range at 0; c: one at 64 */
+      /* a == b: one 24-byte range at 0; c: one at 64. Each static's bytes are where the IR
+       * static points when a CPU node reads it (SM8350), else where the NPU's STATIC tensor
+       * of it points (SM8650: the IR static is not stored) — every copy of a and b at the
+       * first range, of c at the second. */
       EG_CHECK_MSG(e->static_bytes == 64 + 24, "%s: %zu static bytes", socs[s], e->static_bytes);
       const eg_graph *lg = e->graph;
-      EG_CHECK(lg->statics[0].data == lg->statics[1].data);
-      EG_CHECK(lg->statics[2].data != lg->statics[0].data);
-      int n_static = 0;
+      const unsigned char *base = e->file + (e->file_bytes - e->static_bytes);
+      const unsigned char *want[3] = {base, base, base + 64};
+      int copies[3] = {0, 0, 0}, n_static = 0;
+      for (int32_t i = 0; i < 3; i++) {
+        if (!lg->statics[i].data) continue;
+        copies[i]++;
+        EG_CHECK_MSG(lg->statics[i].data == want[i], "%s: IR static %d", socs[s], (int)i);
+      }
       for (int32_t k = 0; k < e->program.parts.n_partitions; k++) {
         const eg_qnn_graph *qg = e->program.lowered[k].graph;
         for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
           const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
           if (t->type != EG_QNN_TENSOR_STATIC) continue;
           n_static++;
-          EG_CHECK(t->data == lg->statics[0].data || t->data == lg->statics[2].data);
+          for (int32_t v = 0; v < 3; v++) /* the key names the IR value (value << 16 | use) */
+            if (t->key >= 0 && (t->key >> 16) == lg->statics[v].value) {
+              copies[v]++;
+              EG_CHECK_MSG(t->data == want[v], "%s: STATIC tensor %s", socs[s], t->name);
+            }
         }
       }
+      for (int32_t v = 0; v < 3; v++)
+        EG_CHECK_MSG(copies[v] >= 1, "%s: static %d stored nowhere", socs[s], (int)v);
       if (s == 0) EG_CHECK_MSG(n_static == 3, "SM8650: %d STATIC tensors", n_static);
       else EG_CHECK(e->program.parts.n_partitions == 0);
     }
@@ -403,6 +499,7 @@ static void test_relaid_weight_stored_beside_ir(void) {
     size_t total = 0, hwio = 0;
     for (int32_t i = 0; i < e->graph->n_statics; i++) {
       const unsigned char *d = e->graph->statics[i].data;
+      if (!d) continue; /* read by no CPU node: only its NPU copies are stored */
       EG_CHECK(d >= base && (size_t)(d - base) % 64 == 0);
       total += e->graph->statics[i].nbytes;
     }
@@ -686,6 +783,17 @@ static void c_dup_node_name(eg_graph *g, eg_program *p) {
   (void)p;
   g->nodes[1].name = g->nodes[0].name;
 }
+static void c_npu_int32_float(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->values[g->nodes[0].output].npu_int32 = true;
+}
+static void c_quant_scale(eg_graph *g, eg_program *p) {
+  (void)p;
+  static const double scale[1] = {0};
+  static const int64_t zp[1] = {0};
+  static const eg_quant q = {EG_DTYPE_INT8, -1, 1, scale, zp, -128, 127};
+  g->values[g->nodes[0].output].quant = &q;
+}
 
 static void test_corrupted_programs_rejected(void) {
   static const struct {
@@ -711,6 +819,8 @@ static void test_corrupted_programs_rejected(void) {
       {"dtype code 8", "GRAPH", c_value_dtype},
       {"tuple element out of range", "GRAPH", c_tuple_elem},
       {"duplicate node name", "GRAPH", c_dup_node_name},
+      {"npu_int32 on a float value", "GRAPH", c_npu_int32_float},
+      {"quantization scale 0", "GRAPH", c_quant_scale},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     eg_graph *g;
@@ -719,7 +829,7 @@ static void test_corrupted_programs_rejected(void) {
       EG_CHECK(0);
       return;
     }
-    cases[c].fn(g, &p);
+    cases[c].fn(p.graph, &p); /* the program's compiled graph is what is written */
     void *bytes = NULL;
     size_t size = 0;
     EG_CHECK(eg_egp_write_memory(&p, &bytes, &size) == EG_OK);
@@ -746,7 +856,8 @@ static void test_header_rejected(void) {
     uint32_t value;
     const char *needle;
   } cases[] = {{0, 0x31504745u ^ 1, "not an edgegrad compiled program"},
-               {4, 2, "version (2)"},
+               {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
+               {4, 3, "version (3)"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};
@@ -791,6 +902,8 @@ static void test_not_a_file(void) {
 int main(void) {
   EG_RUN(test_round_trip_sm8650);
   EG_RUN(test_round_trip_sm8350);
+  EG_RUN(test_round_trip_sources);
+  EG_RUN(test_round_trip_annotations);
   EG_RUN(test_run_matches_in_memory);
   EG_RUN(test_static_bytes_once);
   EG_RUN(test_relaid_weight_stored_beside_ir);

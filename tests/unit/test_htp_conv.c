@@ -5,7 +5,8 @@
  * npu_conv_bwd (a convolution_backward [T,F,F] alone), npu_conv_step (a frozen-backbone
  * training step; its [*,F,T] backwards carry the grad_weight element PyTorch 1.13 traces) and
  * npu_conv_step_nogw (the same step without those elements). Each is compiled with
- * eg_program_build (partition + lower) and its QNN graphs are inspected: op types and params,
+ * eg_program_build (passes + partition + lower) and its QNN graphs are inspected: op types and
+ * params,
  * the one STATIC filter shared by Conv2d and the backward's Transpose, the unused forward
  * input never becoming a partition input, the tuple elements' tensors, and the decline
  * reasons. Numerics are tests/ops/test_npu_conv.py's. */
@@ -170,9 +171,10 @@ static void test_pair_shares_the_filter(void) {
   eg_graph *g = load("npu_conv_pair");
   eg_program p;
   if (!g || !build(g, "SM8650", &p)) goto done;
+  const eg_graph *cg = p.graph; /* placement and lowering index the compiled graph */
   EG_CHECK(p.parts.n_partitions == 1);
-  for (int32_t i = 0; i < g->n_nodes; i++) EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s",
-                                                        g->nodes[i].name, p.parts.nodes[i].reason);
+  for (int32_t i = 0; i < cg->n_nodes; i++)
+    EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", cg->nodes[i].name, p.parts.nodes[i].reason);
   const eg_htp_partition *hp = &p.lowered[0];
   const eg_qnn_graph *qg = hp->graph;
   EG_CHECK(eg_qnn_graph_num_ops(qg) == 4);
@@ -208,8 +210,8 @@ static void test_pair_shares_the_filter(void) {
   EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, rs->outputs[0]), 1, cout));
 
   /* the tuple's getitems resolve to the right tensors: grad_input NHWC, grad_bias rank 1 */
-  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(g, "convolution_backward", 0));
-  const eg_htp_boundary *gb = boundary_output(hp, getitem_value(g, "convolution_backward", 2));
+  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
+  const eg_htp_boundary *gb = boundary_output(hp, getitem_value(cg, "convolution_backward", 2));
   EG_CHECK(gx && gx->tensor == tc->outputs[0] && gx->nhwc);
   EG_CHECK(gb && gb->tensor == rs->outputs[0] && !gb->nhwc);
   EG_CHECK(eg_qnn_graph_tensor(qg, tc->outputs[0])->type == EG_QNN_TENSOR_APP_READ);
@@ -243,15 +245,16 @@ static void test_backward_does_not_read_input(void) {
   eg_program p;
   if (!g || !build(g, "SM8650", &p)) goto done;
   EG_CHECK(p.parts.n_partitions == 1);
+  const eg_graph *cg = p.graph; /* boundary value ids are the compiled graph's */
   const eg_htp_partition *hp = &p.lowered[0];
-  const eg_node *n = &g->nodes[node_named(g, "convolution_backward")];
+  const eg_node *n = &cg->nodes[node_named(cg, "convolution_backward")];
   const int32_t gy = eg_node_arg(n, 0, NULL)->value, x = eg_node_arg(n, 1, NULL)->value;
   EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].value == gy && hp->inputs[0].nhwc);
   EG_CHECK(!is_boundary_input(hp, x));
   EG_CHECK(eg_qnn_graph_find_tensor(hp->graph, "x") < 0);
   EG_CHECK(eg_qnn_graph_num_ops(hp->graph) == 2 && count_static(hp->graph, NULL) == 1);
   static const uint32_t op[2] = {0, 1};
-  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(g, "convolution_backward", 0));
+  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
   EG_CHECK(gx && gx->nhwc);
   if (gx) {
     const int32_t w = check_composite(hp->graph, gx->tensor, op);
@@ -315,30 +318,35 @@ static void test_training_step(void) {
   for (int s = 0; s < 3; s++) {
     eg_program p;
     if (!build(g, npu_socs[s], &p)) continue;
+    const eg_graph *cg = p.graph; /* placement indexes the compiled graph */
     const char *fwd[] = {"convolution", "convolution_1", "convolution_2"};
     for (int k = 0; k < 3; k++)
-      EG_CHECK_MSG(p.parts.nodes[node_named(g, fwd[k])].npu, "%s %s: %s", npu_socs[s], fwd[k],
-                   p.parts.nodes[node_named(g, fwd[k])].reason);
+      EG_CHECK_MSG(p.parts.nodes[node_named(cg, fwd[k])].npu, "%s %s: %s", npu_socs[s], fwd[k],
+                   p.parts.nodes[node_named(cg, fwd[k])].reason);
     /* [T,F,F] lowers; the traced [T,F,T] / [F,F,T] carry a grad_weight element nothing reads
      * (the weights are frozen), which the NPU lowering skips: they lower too */
-    const eg_node_placement *b0 = &p.parts.nodes[node_named(g, "convolution_backward")];
-    const eg_node_placement *b1 = &p.parts.nodes[node_named(g, "convolution_backward_1")];
-    const eg_node_placement *b2 = &p.parts.nodes[node_named(g, "convolution_backward_2")];
+    const eg_node_placement *b0 = &p.parts.nodes[node_named(cg, "convolution_backward")];
+    const eg_node_placement *b1 = &p.parts.nodes[node_named(cg, "convolution_backward_1")];
+    const eg_node_placement *b2 = &p.parts.nodes[node_named(cg, "convolution_backward_2")];
     EG_CHECK(b1->npu);
     EG_CHECK_MSG(b0->npu, "convolution_backward: %s", b0->reason);
     EG_CHECK_MSG(b2->npu, "convolution_backward_2: %s", b2->reason);
-    if (b1->npu) check_step_backward(g, &p, "convolution_backward_1");
+    if (b1->npu) check_step_backward(cg, &p, "convolution_backward_1");
     eg_program_free(&p);
   }
   /* V68: the partitioner's float gate, before the builders are asked */
   eg_program p;
   if (build(g, "SM8350", &p)) {
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-      if (g->nodes[i].op != EG_OP_convolution && g->nodes[i].op != EG_OP_convolution_backward)
+    const eg_graph *cg = p.graph;
+    int convs = 0;
+    for (int32_t i = 0; i < cg->n_nodes; i++) {
+      if (cg->nodes[i].op != EG_OP_convolution && cg->nodes[i].op != EG_OP_convolution_backward)
         continue;
+      convs++;
       EG_CHECK_MSG(!p.parts.nodes[i].npu && strcmp(p.parts.nodes[i].reason, "float ops need HTP "
-                   "V69+ with fp16; SM8350 is V68") == 0, "%s", g->nodes[i].name);
+                   "V69+ with fp16; SM8350 is V68") == 0, "%s", cg->nodes[i].name);
     }
+    EG_CHECK_MSG(convs == 6, "%d conv nodes", convs); /* 3 forward + 3 backward survive */
     eg_program_free(&p);
   }
   eg_graph_destroy(g);
@@ -349,18 +357,19 @@ static void test_training_step_without_grad_weight(void) {
   eg_graph *g = load("npu_conv_step_nogw");
   eg_program p;
   if (!g || !build(g, "SM8650", &p)) goto done;
+  const eg_graph *cg = p.graph; /* placement indexes the compiled graph */
   const char *bwd[] = {"convolution_backward", "convolution_backward_1",
                        "convolution_backward_2"};
   int reduce_sums = 0;
   for (int k = 0; k < 3; k++) {
-    const int32_t i = node_named(g, bwd[k]);
+    const int32_t i = node_named(cg, bwd[k]);
     EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", bwd[k], p.parts.nodes[i].reason);
     if (!p.parts.nodes[i].npu) continue;
-    check_step_backward(g, &p, bwd[k]);
-    const int32_t gb = g->values[g->nodes[i].output].elems[2];
+    check_step_backward(cg, &p, bwd[k]);
+    const int32_t gb = cg->values[cg->nodes[i].output].elems[2];
     if (gb < 0) continue;
     const eg_htp_partition *hp = &p.lowered[p.parts.nodes[i].partition];
-    const int32_t gb_item = getitem_value(g, bwd[k], 2);
+    const int32_t gb_item = getitem_value(cg, bwd[k], 2);
     const eg_htp_boundary *o = boundary_output(hp, gb_item);
     EG_CHECK(o && !o->nhwc);
     if (!o) continue;
@@ -384,9 +393,10 @@ static void test_step_static_copies(void) {
   eg_graph *g = load("npu_conv_step_nogw");
   eg_program p;
   if (!g || !build(g, "SM8650", &p)) goto done;
+  const eg_graph *cg = p.graph; /* tensor keys name the compiled graph's value ids */
   size_t once = 0, held = 0;
-  for (int32_t s = 0; s < g->n_statics; s++) {
-    const int32_t w = g->statics[s].value;
+  for (int32_t s = 0; s < cg->n_statics; s++) {
+    const int32_t w = cg->statics[s].value;
     int copies = 0;
     for (int32_t k = 0; k < p.parts.n_partitions; k++) {
       const eg_qnn_graph *qg = p.lowered[k].graph;
@@ -398,8 +408,8 @@ static void test_step_static_copies(void) {
       EG_CHECK(here <= 1);
       copies += here;
     }
-    once += copies ? g->statics[s].nbytes : 0;
-    held += (size_t)copies * g->statics[s].nbytes;
+    once += copies ? cg->statics[s].nbytes : 0;
+    held += (size_t)copies * cg->statics[s].nbytes;
   }
   printf("note: npu_conv_step_nogw on SM8650: %zu bytes of frozen weights held as %zu STATIC "
          "bytes over %d partitions (forward and backward partitions each hold a copy)\n", once,

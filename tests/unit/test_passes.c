@@ -8,6 +8,9 @@
  *     gives bit-identical outputs on the CPU runtime for the same inputs;
  *   - a compiled runtime (which runs the passes on its own copy) still matches the CPU path and
  *     leaves the model's graph as loaded;
+ *   - a skip list (--skip-node / --skip-op) keeps the node it selects as traced: compiled with
+ *     one, pass_mse_step's mse_loss_backward is one CPU node of the report (no warning), not
+ *     decomposed, and the compiled runtime still matches the CPU path;
  *   - --dump-after: the text IR after a named pass or "all"; an unknown name fails before any
  *     pass with the valid names;
  *   - eg_graph_clone gives a graph that prints exactly like the original. */
@@ -50,7 +53,12 @@ static eg_graph *load_clone(const char *path, eg_model **model) {
   return c;
 }
 
-static const eg_target *sm8650(void) { return eg_target_find("SM8650"); }
+/* Compile options for SM8650 with no skip lists. */
+static const eg_partition_options *sm8650(void) {
+  static eg_partition_options opt;
+  opt.target = eg_target_find("SM8650");
+  return &opt;
+}
 
 static void test_clone_prints_the_same(void) {
   eg_model *m;
@@ -227,6 +235,60 @@ static void test_compiled_runtime(void) {
   }
 }
 
+/* The report of pass_mse_step compiled for SM8650 with `opt`'s skip lists: how many nodes are
+ * aten.mse_loss_backward.default (each checked: on the CPU with `reason`, made by no pass) and
+ * how many were made from the node mse_loss_backward by a pass. Also checks the warnings are
+ * none and, with the skip list, that the compiled runtime agrees with the CPU path. */
+static void check_mse_skip(eg_model *m, const eg_compile_options *opt, const char *reason,
+                           int *traced, int *made) {
+  *traced = *made = 0;
+  eg_compile_report *r = NULL;
+  EG_CHECK_MSG(eg_compile_report_create(m, opt, &r) == EG_OK, "%s", eg_last_error());
+  if (!r) return;
+  EG_CHECK_MSG(eg_compile_report_num_warnings(r) == 0, "%s", eg_compile_report_warning(r, 0));
+  for (int i = 0; i < eg_compile_report_num_nodes(r); i++) {
+    eg_placement_info pi;
+    EG_CHECK(eg_compile_report_node(r, i, &pi) == EG_OK);
+    *made += pi.source && strcmp(pi.source, "mse_loss_backward") == 0;
+    if (strcmp(pi.target, "aten.mse_loss_backward.default") != 0) continue;
+    (*traced)++;
+    EG_CHECK(strcmp(pi.name, "mse_loss_backward") == 0 && !pi.source);
+    EG_CHECK_MSG(pi.placement == EG_PLACEMENT_CPU && pi.reason && strcmp(pi.reason, reason) == 0,
+                 "mse_loss_backward: %s", pi.reason ? pi.reason : "on the NPU");
+  }
+  eg_compile_report_destroy(r);
+  eg_runtime *cpu = NULL, *npu = NULL;
+  EG_CHECK(eg_runtime_create(m, &cpu) == EG_OK);
+  EG_CHECK_MSG(eg_runtime_create_compiled(m, opt, &npu) == EG_OK, "%s", eg_last_error());
+  if (cpu && npu) check_same_outputs("pass_mse_step with a skip list", cpu, npu, m->graph, 1e-2);
+  eg_runtime_destroy(cpu);
+  eg_runtime_destroy(npu);
+}
+
+/* decompose leaves a node a skip list selects as traced (pipeline.h), so the partitioner finds
+ * it and keeps it on the CPU. Without a skip list the same node is decomposed (the control that
+ * makes the check meaningful). The CPU reason is the partitioner's first failing gate: the op
+ * itself has no NPU lowering (partition.c step 2a comes before the skip lists, 2d). */
+static void test_skip_lists_prevent_decomposition(void) {
+  eg_model *m = NULL;
+  EG_CHECK(eg_model_load(EG_TEST_DATA "/pass_mse_step.json", &m) == EG_OK);
+  if (!m) return;
+  static const char *const node[] = {"mse_loss_backward"}, *const op[] = {"aten.mse_loss_backward"};
+  static const char reason[] = "no NPU lowering for aten.mse_loss_backward";
+  int traced, made;
+  check_mse_skip(m, &(eg_compile_options){.soc = "SM8650"}, reason, &traced, &made);
+  EG_CHECK_MSG(traced == 0 && made > 0, "no skip list: %d traced, %d made by a pass", traced,
+               made);
+  check_mse_skip(m, &(eg_compile_options){.soc = "SM8650", .skip_nodes = node,
+                                          .num_skip_nodes = 1}, reason, &traced, &made);
+  EG_CHECK_MSG(traced == 1 && made == 0, "--skip-node: %d traced, %d made by a pass", traced,
+               made);
+  check_mse_skip(m, &(eg_compile_options){.soc = "SM8650", .skip_ops = op, .num_skip_ops = 1},
+                 reason, &traced, &made);
+  EG_CHECK_MSG(traced == 1 && made == 0, "--skip-op: %d traced, %d made by a pass", traced, made);
+  eg_model_destroy(m);
+}
+
 static void test_dump_after(void) {
   eg_model *m;
   eg_graph *c = load_clone(EG_TEST_DATA "/pass_fills.json", &m);
@@ -273,6 +335,7 @@ int main(void) {
   EG_RUN(test_each_decomposition_fires_and_is_exact);
   EG_RUN(test_fills_become_statics);
   EG_RUN(test_compiled_runtime);
+  EG_RUN(test_skip_lists_prevent_decomposition);
   EG_RUN(test_dump_after);
   return eg_test_summary();
 }

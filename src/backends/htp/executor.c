@@ -4,7 +4,16 @@
  * dims and the op's parsed attrs, and the scratch it needs. The kernel table is expanded from
  * qnn_ops.def (prepare_<id>, run_<id>; ops sharing an implementation map to it by macro), so an
  * op without a kernel does not compile. Run functions only read plans and tensor pointers:
- * nothing is allocated while running (Concat's pointer array lives in its plan). */
+ * nothing is allocated while running (Concat's pointer array lives in its plan).
+ *
+ * Constant folding (as QNN's graph finalize does): a Transpose whose input is STATIC (or itself
+ * folded) is run once at create, into a buffer of its own outside the NATIVE arena that lives as
+ * long as the executor, and skipped by execute. Its output stays a NATIVE tensor of the graph;
+ * folding is how this executor runs it (the dgrad graph's Transpose of the frozen HWIO weight
+ * costs 8-14% of a ResNet layer's input gradient when run every time). Likewise a
+ * TransposeConv2d whose filter is constant (STATIC or folded) is planned with
+ * params.prepacked, and when its algorithm reads the filter in a form of its own (Winograd's
+ * transformed filter) that form is computed once at create into the plan's `packed`. */
 #include "backends/htp/executor.h"
 
 #include <stdlib.h>
@@ -26,6 +35,9 @@
 
 typedef struct plan {
   size_t scratch;
+  bool folded; /* run once at create (constant folding), not by execute */
+  float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
+  size_t packed_floats;
   union {
     eg_conv2d_nhwc_params conv;
     eg_dwconv2d_nhwc_params dw;
@@ -51,9 +63,12 @@ struct eg_qnn_executor {
   void **ptr;                /* per tensor: where its bytes are (APP_* bound per execute) */
   plan *plans;               /* per op */
   unsigned char *arena;      /* NATIVE tensors, 64-byte aligned */
+  unsigned char *consts;     /* outputs of folded ops, 64-byte aligned */
+  size_t consts_bytes;
   size_t arena_bytes, native_sum;
   void *scratch;             /* 64-byte aligned */
   size_t scratch_bytes;
+  struct qstate *quant;      /* fixed-point tensors (executor.h; NULL when there are none) */
 };
 
 typedef eg_qnn_executor exec_t;
@@ -118,6 +133,14 @@ static void run_dwconv(exec_t *ex, const op_t *op, const plan *pl) {
                                in_ptr(ex, op, 2), out_ptr(ex, op));
 }
 
+/* Whether t is FLOAT_32 and holds the same values on every execute: STATIC, or the output of a
+ * folded op (ops are planned in graph order, so a producer's plan is final). */
+static bool is_constant(const exec_t *ex, const eg_qnn_tensor *t) {
+  if (t->dtype != EG_QNN_DTYPE_FLOAT_32) return false; /* fixed point: float views per execute */
+  return t->type == EG_QNN_TENSOR_STATIC || (t->type == EG_QNN_TENSOR_NATIVE &&
+                                             t->producer >= 0 && ex->plans[t->producer].folded);
+}
+
 static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
   const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
   const eg_qnn_conv_attrs *a = &op->attrs.conv;
@@ -126,15 +149,19 @@ static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
       .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
       .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
       .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TCONV2D_AUTO,
-      .chunk_bytes = eg_nhwc_chunk_bytes()};
-  /* the algorithm is fixed now, for the thread count sgemm has now */
-  pl->u.tconv.algo = eg_transpose_conv2d_nhwc_f32_pick(&pl->u.tconv, eg_nhwc_blas_threads());
+      .chunk_bytes = eg_nhwc_chunk_bytes(), .prepacked = is_constant(ex, f)};
+  /* pieces and algorithm are fixed now, for the thread count sgemm has now */
+  eg_transpose_conv2d_nhwc_f32_plan(&pl->u.tconv, eg_nhwc_blas_threads());
+  pl->packed_floats =
+      pl->u.tconv.prepacked ? eg_transpose_conv2d_nhwc_f32_packed_floats(&pl->u.tconv) : 0;
+  if (!pl->packed_floats) pl->u.tconv.prepacked = false; /* the kernel reads f as it is */
   pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
   return EG_OK;
 }
 
 static void run_tconv(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_transpose_conv2d_nhwc_f32(&pl->u.tconv, in_ptr(ex, op, 0), in_ptr(ex, op, 1),
+  eg_transpose_conv2d_nhwc_f32(&pl->u.tconv, in_ptr(ex, op, 0),
+                               pl->packed ? pl->packed : (const float *)in_ptr(ex, op, 1),
                                in_ptr(ex, op, 2), out_ptr(ex, op), ex->scratch);
 }
 
@@ -216,7 +243,9 @@ static void run_transpose(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_copy(exec_t *ex, const op_t *op, plan *pl) {
-  pl->u.copy.nbytes = tout(ex, op)->nbytes;
+  const eg_qnn_tensor *y = tout(ex, op); /* a fixed-point one is copied as its float view */
+  pl->u.copy.nbytes = eg_qnn_dtype_is_fixed_point(y->dtype)
+                          ? sizeof(float) * (size_t)eg_qnn_tensor_numel(y) : y->nbytes;
   return EG_OK;
 }
 
@@ -488,11 +517,143 @@ static const kernel kernels[] = {
 };
 _Static_assert(sizeof kernels / sizeof kernels[0] == EG_QNN_OP_COUNT, "one kernel per QNN op");
 
+/* ---- quantized tensors (executor.h): integers in ptr's place, float views for the kernels ---- */
+
+/* Fixed-point dtypes with a kernel storage; their tensors stand in for FLOAT_32 ones. */
+static bool runs_fixed(eg_qnn_dtype d) {
+  return d == EG_QNN_DTYPE_UFIXED_POINT_8 || d == EG_QNN_DTYPE_SFIXED_POINT_8 ||
+         d == EG_QNN_DTYPE_SFIXED_POINT_32;
+}
+
+eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out) {
+  memset(out, 0, sizeof *out);
+  eg_dtype storage;
+  int64_t lo, hi;
+  switch (t->dtype) {
+  case EG_QNN_DTYPE_UFIXED_POINT_8: storage = EG_DTYPE_UINT8, lo = 0, hi = 255; break;
+  case EG_QNN_DTYPE_SFIXED_POINT_8: storage = EG_DTYPE_INT8, lo = -128, hi = 127; break;
+  case EG_QNN_DTYPE_SFIXED_POINT_32: storage = EG_DTYPE_INT32, lo = INT32_MIN, hi = INT32_MAX; break;
+  default:
+    return eg_error(EG_ERR_UNSUPPORTED, "tensor %s is %s: the executor runs quantized tensors "
+                    "of 8-bit and 32-bit fixed point only", t->name, eg_qnn_dtype_name(t->dtype));
+  }
+  const bool axis = t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET;
+  const int32_t n = axis ? t->quant.n_axis : 1;
+  out->scale = malloc(sizeof(double) * (size_t)n);
+  out->zero_point = malloc(sizeof(int64_t) * (size_t)n);
+  if (!out->scale || !out->zero_point) {
+    eg_qnn_qview_free(out);
+    return eg_error(EG_ERR_NOMEM, "tensor %s: out of memory", t->name);
+  }
+  for (int32_t k = 0; k < n; k++) {
+    out->scale[k] = axis ? t->quant.scales[k] : t->quant.scale;
+    out->zero_point[k] = -(int64_t)(axis ? t->quant.offsets[k] : t->quant.offset);
+  }
+  eg_quant_view v = {.storage = storage, .outer = 1, .channels = 1, .inner = 1,
+                     .scale = out->scale, .zero_point = out->zero_point, .qmin = lo, .qmax = hi,
+                     .per_channel = axis};
+  for (int d = 0; d < t->rank; d++) {
+    if (!axis || d < t->quant.axis) v.outer *= t->dims[d];
+    else if (d == t->quant.axis) v.channels = t->dims[d];
+    else v.inner *= t->dims[d];
+  }
+  out->v = v;
+  return EG_OK;
+}
+
+void eg_qnn_qview_free(eg_qnn_qview *q) {
+  free(q->scale);
+  free(q->zero_point);
+  q->scale = NULL;
+  q->zero_point = NULL;
+}
+
+/* Per tensor: its view, its integers (where ptr would point) and its float view (what ptr
+ * points to, so every kernel reads and writes floats). */
+typedef struct qstate {
+  int32_t n;
+  eg_qnn_qview *view;
+  void **ints;
+  float **real;
+} qstate;
+
+static bool is_quantized(const exec_t *ex, int32_t t) {
+  return ex->quant && ex->quant->real[t] != NULL;
+}
+
+/* After allocate: moves each fixed-point tensor's integers out of ptr, gives it a float view,
+ * and dequantizes STATIC ones once. */
+static eg_status quant_create(exec_t *ex) {
+  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  bool any = false;
+  for (int32_t t = 0; t < nt; t++) any = any || eg_qnn_dtype_is_fixed_point(eg_qnn_graph_tensor(ex->g, t)->dtype);
+  if (!any) return EG_OK;
+  qstate *q = calloc(1, sizeof *q);
+  ex->quant = q;
+  if (!q || !(q->view = calloc((size_t)nt, sizeof *q->view)) ||
+      !(q->ints = calloc((size_t)nt, sizeof *q->ints)) ||
+      !(q->real = calloc((size_t)nt, sizeof *q->real)))
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_qnn_graph_name(ex->g));
+  q->n = nt;
+  for (int32_t t = 0; t < nt; t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (!eg_qnn_dtype_is_fixed_point(x->dtype)) continue;
+    EG_TRY(eg_qnn_qview_make(x, &q->view[t]));
+    q->real[t] = aligned_alloc(64, (sizeof(float) * (size_t)eg_qnn_tensor_numel(x) + 64) & ~(size_t)63);
+    if (!q->real[t])
+      return eg_error(EG_ERR_NOMEM, "executor %s: tensor %s: out of memory for its float view",
+                      eg_qnn_graph_name(ex->g), x->name);
+    q->ints[t] = ex->ptr[t]; /* STATIC data / NATIVE slot; APP ones are bound per execute */
+    ex->ptr[t] = q->real[t];
+    if (x->type == EG_QNN_TENSOR_STATIC) eg_dequantize_f32(&q->view[t].v, x->data, q->real[t]);
+  }
+  return EG_OK;
+}
+
+static void quant_destroy(exec_t *ex) {
+  qstate *q = ex->quant;
+  if (!q) return;
+  for (int32_t t = 0; q->view && q->real && t < q->n; t++) {
+    eg_qnn_qview_free(&q->view[t]);
+    free(q->real[t]);
+  }
+  free(q->view);
+  free(q->ints);
+  free(q->real);
+  free(q);
+}
+
+/* After binding: the bound buffers of fixed-point APP tensors hold integers; inputs are
+ * dequantized into their float views. */
+static void quant_bind(exec_t *ex) {
+  for (int32_t t = 0; ex->quant && t < ex->quant->n; t++) {
+    if (!is_quantized(ex, t)) continue;
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (x->type != EG_QNN_TENSOR_APP_WRITE && x->type != EG_QNN_TENSOR_APP_READ) continue;
+    ex->quant->ints[t] = ex->ptr[t];
+    ex->ptr[t] = ex->quant->real[t];
+    if (x->type == EG_QNN_TENSOR_APP_WRITE)
+      eg_dequantize_f32(&ex->quant->view[t].v, ex->quant->ints[t], ex->quant->real[t]);
+  }
+}
+
+/* After an op: a fixed-point output is quantized on write, and its float view becomes what
+ * the integers hold. */
+static void quant_write(exec_t *ex, const op_t *op) {
+  const int32_t t = op->outputs[0];
+  if (!is_quantized(ex, t)) return;
+  const eg_quant_view *v = &ex->quant->view[t].v;
+  eg_quantize_f32(v, ex->quant->real[t], ex->quant->ints[t]);
+  eg_dequantize_f32(v, ex->quant->ints[t], ex->quant->real[t]);
+}
+
 /* ---- dtypes the executor runs ---- */
 
 /* Every tensor an op touches is FLOAT_32, except ElementWiseGreater's output and
  * ElementWiseSelect's condition (BOOL_8) and Cast's (checked by prepare_cast), and has fewer than
- * 2^31 elements (so every GEMM dimension fits sgemm's int). */
+ * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose and Concat only
+ * move 4-byte elements (memcpy, register shuffles), so they also run all-INT_32 (the int64 values
+ * pass i64_to_i32 narrows). */
 static eg_status check_supported(const exec_t *ex, const op_t *op) {
   if (op->type == EG_QNN_OP_CAST) return EG_OK;
   for (int i = 0; i <= op->n_inputs; i++) { /* inputs, then (i == n_inputs) the output */
@@ -501,12 +662,17 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
     if (!t) continue;
     const bool mask = (is_out && op->type == EG_QNN_OP_ELEMENT_WISE_GREATER) ||
                       (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
-    const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8 : EG_QNN_DTYPE_FLOAT_32;
+    const bool moves = op->type == EG_QNN_OP_RESHAPE || op->type == EG_QNN_OP_TRANSPOSE ||
+                       op->type == EG_QNN_OP_CONCAT;
+    const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8
+                              : moves && tout(ex, op)->dtype == EG_QNN_DTYPE_INT_32
+                                  ? EG_QNN_DTYPE_INT_32
+                                  : EG_QNN_DTYPE_FLOAT_32;
     if (eg_qnn_tensor_numel(t) > INT32_MAX) /* sgemm takes int dimensions */
       return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s has %lld elements: the executor "
                       "handles up to 2^31-1 per tensor", op->name, eg_qnn_op_name(op->type),
                       t->name, (long long)eg_qnn_tensor_numel(t));
-    if (t->dtype != want)
+    if (t->dtype != want && !(want == EG_QNN_DTYPE_FLOAT_32 && runs_fixed(t->dtype)))
       return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s is %s: the executor runs %s "
                       "here (fp16 and quantized graphs need the QNN SDK backend)", op->name,
                       eg_qnn_op_name(op->type), t->name, eg_qnn_dtype_name(t->dtype),
@@ -547,7 +713,7 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
   lifetimes(g, first, last);
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
     const int32_t t = eg_qnn_graph_op(g, k)->outputs[0];
-    if (first[t] < 0) continue;
+    if (first[t] < 0 || ex->plans[k].folded) continue; /* folded: in ex->consts */
     const size_t size = align64(eg_qnn_graph_tensor(g, t)->nbytes);
     size_t off = 0;
     for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
@@ -573,6 +739,14 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
 
 /* ---- lifecycle ---- */
 
+/* Whether op's output is a constant the executor computes once at create: a FLOAT_32
+ * Transpose into a NATIVE tensor of a constant (is_constant) input. */
+static bool foldable(const exec_t *ex, const op_t *op) {
+  const eg_qnn_tensor *y = tout(ex, op);
+  return op->type == EG_QNN_OP_TRANSPOSE && y->type == EG_QNN_TENSOR_NATIVE &&
+         y->dtype == EG_QNN_DTYPE_FLOAT_32 && is_constant(ex, tin(ex, op, 0));
+}
+
 static eg_status prepare_ops(exec_t *ex) {
   for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
     const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
@@ -586,6 +760,8 @@ static eg_status prepare_ops(exec_t *ex) {
     EG_TRY(check_supported(ex, op));
     EG_TRY(kernels[op->type].prepare(ex, op, &ex->plans[k]));
     if (ex->plans[k].scratch > ex->scratch_bytes) ex->scratch_bytes = ex->plans[k].scratch;
+    ex->plans[k].folded = foldable(ex, op);
+    if (ex->plans[k].folded) ex->consts_bytes += align64(tout(ex, op)->nbytes);
   }
   return EG_OK;
 }
@@ -593,14 +769,43 @@ static eg_status prepare_ops(exec_t *ex) {
 static eg_status allocate(exec_t *ex, size_t *offset) {
   const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
   ex->arena = ex->arena_bytes ? aligned_alloc(64, align64(ex->arena_bytes)) : NULL;
+  ex->consts = ex->consts_bytes ? aligned_alloc(64, ex->consts_bytes) : NULL;
   ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
-  if ((ex->arena_bytes && !ex->arena) || (ex->scratch_bytes && !ex->scratch))
+  if ((ex->arena_bytes && !ex->arena) || (ex->consts_bytes && !ex->consts) ||
+      (ex->scratch_bytes && !ex->scratch))
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of tensors, %zu of "
-                    "scratch)", eg_qnn_graph_name(ex->g), ex->arena_bytes, ex->scratch_bytes);
+                    "folded constants, %zu of scratch)", eg_qnn_graph_name(ex->g),
+                    ex->arena_bytes, ex->consts_bytes, ex->scratch_bytes);
   for (int32_t t = 0; t < nt; t++) {
     const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
     if (x->type == EG_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
     else if (offset[t] != SIZE_MAX) ex->ptr[t] = ex->arena + offset[t];
+  }
+  size_t at = 0;
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++)
+    if (ex->plans[k].folded) {
+      const eg_qnn_tensor *y = tout(ex, eg_qnn_graph_op(ex->g, k));
+      ex->ptr[y->id] = ex->consts + at;
+      at += align64(y->nbytes);
+    }
+  return EG_OK;
+}
+
+/* Runs the folded ops once and packs constant TransposeConv2d filters, in graph order (their
+ * inputs are STATIC or folded before them). */
+static eg_status fold_constants(exec_t *ex) {
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+    const op_t *op = eg_qnn_graph_op(ex->g, k);
+    plan *pl = &ex->plans[k];
+    if (pl->folded) kernels[op->type].run(ex, op, pl);
+    if (pl->packed_floats) {
+      pl->packed = aligned_alloc(64, align64(sizeof(float) * pl->packed_floats));
+      if (!pl->packed)
+        return eg_error(EG_ERR_NOMEM, "executor %s: op %s: out of memory (%zu bytes of packed "
+                        "filter)", eg_qnn_graph_name(ex->g), op->name,
+                        sizeof(float) * pl->packed_floats);
+      eg_transpose_conv2d_nhwc_f32_pack(&pl->u.tconv, in_ptr(ex, op, 1), pl->packed);
+    }
   }
   return EG_OK;
 }
@@ -620,6 +825,8 @@ eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out) {
   if ((st = prepare_ops(ex)) != EG_OK) goto fail;
   if ((st = plan_native(ex, offset)) != EG_OK) goto fail;
   if ((st = allocate(ex, offset)) != EG_OK) goto fail;
+  if ((st = quant_create(ex)) != EG_OK) goto fail;
+  if ((st = fold_constants(ex)) != EG_OK) goto fail;
   free(offset);
   *out = ex;
   return EG_OK;
@@ -633,14 +840,18 @@ fail:
 
 void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
   if (!ex) return;
-  for (int32_t k = 0; ex->plans && k < eg_qnn_graph_num_ops(ex->g); k++)
+  for (int32_t k = 0; ex->plans && k < eg_qnn_graph_num_ops(ex->g); k++) {
     if (eg_qnn_graph_op(ex->g, k)->type == EG_QNN_OP_CONCAT) {
       free(ex->plans[k].u.concat.sizes);
       free((void *)ex->plans[k].u.concat.xs);
     }
+    free(ex->plans[k].packed);
+  }
+  quant_destroy(ex);
   free(ex->plans);
   free(ex->ptr);
   free(ex->arena);
+  free(ex->consts);
   free(ex->scratch);
   free(ex);
 }
@@ -692,9 +903,12 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
                                   int n_inputs, const eg_qnn_binding *outputs, int n_outputs) {
   EG_TRY(bind(ex, inputs, n_inputs, EG_QNN_TENSOR_APP_WRITE, "input"));
   EG_TRY(bind(ex, outputs, n_outputs, EG_QNN_TENSOR_APP_READ, "output"));
+  quant_bind(ex);
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
+    if (ex->plans[k].folded) continue;
     kernels[op->type].run(ex, op, &ex->plans[k]);
+    quant_write(ex, op);
   }
   return EG_OK;
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "backends/htp/qnn_graph.h"
+#include "kernels/quant_f32.h"
 
 typedef struct eg_qnn_executor eg_qnn_executor;
 
@@ -51,5 +52,24 @@ typedef struct eg_qnn_executor_stats {
   size_t scratch_bytes;
 } eg_qnn_executor_stats;
 void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats *out);
+
+/* Quantized tensors. The executor runs fixed-point tensors (UFIXED_POINT_8, SFIXED_POINT_8,
+ * SFIXED_POINT_32; the 16-bit ones are EG_ERR_UNSUPPORTED) the way a simulator of QNN's
+ * quantized ops does, in one place for every op: each such tensor's bytes are its integers
+ * (STATIC data, APP bindings, NATIVE arena), and it has a float view equal to their dequantized
+ * values; an op reads the float views of its inputs and writes its output's float view, which
+ * is then quantized into the integers and dequantized back (real = scale * (q + offset), the
+ * arithmetic of kernels/quant_f32.h with zero_point = -offset and the storage's full range). */
+
+/* The kernel view (kernels/quant_f32.h) of fixed-point tensor `t`, its scales and zero points
+ * owned by the struct. */
+typedef struct eg_qnn_qview {
+  eg_quant_view v;
+  double *scale;
+  int64_t *zero_point;
+} eg_qnn_qview;
+/* EG_ERR_UNSUPPORTED (naming the tensor) for a dtype the kernels do not store; EG_ERR_NOMEM. */
+eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out);
+void eg_qnn_qview_free(eg_qnn_qview *q);
 
 #endif

@@ -1,4 +1,4 @@
-/* lower.c — partition -> htp backend graph (see lower.h for the layout rule and the tensor
+/* lower.c — partition -> htp backend graph (see lower.h for the layout field and the tensor
  * kinds). Walks the partition's nodes in order; getitem is handled here (its output is the
  * element's tensor), every other node by its builder's lower(). */
 #include "backends/htp/lower.h"
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/quant.h"
 #include "util/error.h"
 
 struct eg_htp_lower {
@@ -23,13 +24,40 @@ struct eg_htp_lower {
 
 const eg_graph *eg_htp_ir(const eg_htp_lower *L) { return L->g; }
 
-int eg_htp_axis(int32_t rank, int dim) {
+bool eg_htp_is_nhwc(const eg_value *v) {
+  return v->kind == EG_VALUE_TENSOR && v->rank == 4 && v->axes == EG_AXES_NHWC;
+}
+
+eg_axis_order eg_htp_axes(const eg_value *v) {
+  return eg_htp_is_nhwc(v) ? EG_AXES_NHWC : EG_AXES_TRACED;
+}
+
+int eg_htp_axis(const eg_value *v, int dim) {
   static const int nchw_to_nhwc[4] = {0, 3, 1, 2};
-  return rank == 4 && dim >= 0 && dim < 4 ? nchw_to_nhwc[dim] : dim;
+  return eg_htp_is_nhwc(v) && dim >= 0 && dim < 4 ? nchw_to_nhwc[dim] : dim;
+}
+
+int eg_htp_aten_dim(const eg_value *v, int axis) {
+  static const int nhwc_to_nchw[4] = {0, 2, 3, 1};
+  return eg_htp_is_nhwc(v) && axis >= 0 && axis < 4 ? nhwc_to_nchw[axis] : axis;
+}
+
+static const char *axes_name(const eg_value *v) {
+  return eg_htp_is_nhwc(v) ? "NHWC" : "traced (NCHW)";
+}
+
+eg_status eg_htp_want_axes(eg_htp_lower *L, int32_t value, eg_axis_order axes, const char *what) {
+  const eg_value *v = &L->g->values[value];
+  if (v->kind != EG_VALUE_TENSOR || v->rank != 4 || eg_htp_is_nhwc(v) == (axes == EG_AXES_NHWC))
+    return EG_OK;
+  return eg_node_error(L->node, EG_ERR_INVALID, "%s %s is held in %s axis order: this lowering "
+                       "needs it %s (pass layout_nhwc sets the order and inserts the conversion)",
+                       what, eg_value_label(L->g, value), axes_name(v),
+                       axes == EG_AXES_NHWC ? "NHWC" : "in traced (NCHW) order");
 }
 
 void eg_htp_dims(const eg_value *v, uint32_t *dims) {
-  for (int d = 0; d < v->rank; d++) dims[eg_htp_axis(v->rank, d)] = (uint32_t)v->shape[d];
+  for (int d = 0; d < v->rank; d++) dims[eg_htp_axis(v, d)] = (uint32_t)v->shape[d];
 }
 
 eg_qnn_dtype eg_htp_dtype(eg_dtype dtype) {
@@ -41,6 +69,11 @@ eg_qnn_dtype eg_htp_dtype(eg_dtype dtype) {
   case EG_DTYPE_UINT8: return EG_QNN_DTYPE_UINT_8;
   default: return EG_QNN_DTYPE_COUNT;
   }
+}
+
+eg_qnn_dtype eg_htp_value_dtype(const eg_value *v) {
+  if (v->dtype == EG_DTYPE_INT64 && v->npu_int32) return EG_QNN_DTYPE_INT_32;
+  return eg_htp_dtype(v->dtype);
 }
 
 static bool inside(const eg_htp_lower *L, int32_t value) {
@@ -70,12 +103,109 @@ static void permute4(const unsigned char *src, const int64_t in[4], const int pe
         }
 }
 
+/* ---- quantized values (lower.h: eg_htp_held_quantized) ---- */
+
+bool eg_htp_held_quantized(const eg_graph *g, int32_t value) {
+  const eg_value *v = &g->values[value];
+  if (v->kind != EG_VALUE_TENSOR || !v->quant || v->dtype != EG_DTYPE_FLOAT32) return false;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_quantize_per_tensor && n->op != EG_OP_quantize_per_channel) continue;
+    const eg_arg *x = eg_node_arg(n, 0, "self");
+    if (x && x->kind == EG_ARG_VALUE && x->value == value) return false;
+  }
+  return true;
+}
+
+eg_qnn_dtype eg_htp_quant_dtype(eg_dtype storage) {
+  switch (storage) {
+  case EG_DTYPE_UINT8: return EG_QNN_DTYPE_UFIXED_POINT_8;
+  case EG_DTYPE_INT8: return EG_QNN_DTYPE_SFIXED_POINT_8;
+  case EG_DTYPE_INT32: return EG_QNN_DTYPE_SFIXED_POINT_32;
+  default: return EG_QNN_DTYPE_COUNT;
+  }
+}
+
+eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value) {
+  const eg_value *v = &g->values[value];
+  return eg_htp_held_quantized(g, value) ? eg_htp_quant_dtype(v->quant->dtype)
+                                         : eg_htp_value_dtype(v);
+}
+
+/* The QNN encoding of held-quantized `value` with its quantized axis at `axis` of the QNN
+ * tensor (NONE for other values). Per-axis arrays are malloc'd into *owned (the caller frees
+ * after adding the tensor, which copies them). */
+static eg_status quant_encoding(const eg_htp_lower *L, int32_t value, int axis, eg_qnn_quant *out,
+                                void **owned) {
+  *out = (eg_qnn_quant){0};
+  *owned = NULL;
+  if (!eg_htp_held_quantized(L->g, value)) return EG_OK;
+  const eg_quant *q = L->g->values[value].quant;
+  if (q->axis < 0) {
+    *out = (eg_qnn_quant){.encoding = EG_QNN_QUANT_SCALE_OFFSET, .scale = (float)q->scale[0],
+                          .offset = (int32_t)-q->zero_point[0]};
+    return EG_OK;
+  }
+  float *scales = malloc((size_t)q->n * (sizeof(float) + sizeof(int32_t)) + 1);
+  if (!scales) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
+  int32_t *offsets = (int32_t *)(void *)(scales + q->n);
+  for (int32_t k = 0; k < q->n; k++) {
+    scales[k] = (float)q->scale[k];
+    offsets[k] = (int32_t)-q->zero_point[k];
+  }
+  *out = (eg_qnn_quant){.encoding = EG_QNN_QUANT_AXIS_SCALE_OFFSET, .axis = axis, .n_axis = q->n,
+                        .scales = scales, .offsets = offsets};
+  *owned = scales;
+  return EG_OK;
+}
+
+/* Held-quantized static `value` quantized into a new malloc'd buffer (*out) with the CPU
+ * quantize kernel, in the traced layout. */
+static eg_status quantize_static(const eg_htp_lower *L, int32_t value, const void *data,
+                                 void **out) {
+  const eg_value *v = &L->g->values[value];
+  const eg_quant *q = v->quant;
+  const eg_quant_view view = eg_quant_view_of(q, v->shape, v->rank, q->axis);
+  *out = malloc((size_t)eg_value_numel(v) * eg_dtype_size(q->dtype) + 1);
+  if (!*out) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
+  eg_quantize_f32(&view, data, *out);
+  return EG_OK;
+}
+
 static eg_status value_dtype(const eg_htp_lower *L, int32_t value, eg_qnn_dtype *dt) {
   const eg_value *v = &L->g->values[value];
-  *dt = eg_htp_dtype(v->dtype);
+  *dt = eg_htp_held_dtype(L->g, value);
+  if (*dt == EG_QNN_DTYPE_COUNT && v->dtype == EG_DTYPE_INT64)
+    return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "value %s has dtype int64 and is not "
+                         "marked npu_int32: the NPU has no int64 (pass i64_to_i32 narrows the "
+                         "int64 values of NPU partitions to int32)", eg_value_label(L->g, value));
   if (*dt == EG_QNN_DTYPE_COUNT)
     return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "value %s has dtype %s: the NPU graph has "
                          "no such type", eg_value_label(L->g, value), eg_dtype_name(v->dtype));
+  return EG_OK;
+}
+
+/* The int64 static `value` (marked npu_int32) as int32 in a new malloc'd buffer (*out; the
+ * caller frees), each element checked to fit: a constant the NPU cannot hold is an error at
+ * compile time, never a silent truncation. */
+static eg_status narrow_static(const eg_htp_lower *L, int32_t value, void **out) {
+  const eg_value *v = &L->g->values[value];
+  const eg_static *st = &L->g->statics[v->def];
+  const int64_t n = eg_value_numel(v);
+  int32_t *dst = malloc((size_t)n * sizeof(int32_t) + 1);
+  if (!dst) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
+  for (int64_t i = 0; i < n; i++) {
+    int64_t x;
+    memcpy(&x, (const unsigned char *)st->data + (size_t)i * sizeof x, sizeof x);
+    if (x < INT32_MIN || x > INT32_MAX) {
+      free(dst);
+      return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "static %s: element %lld = %lld is "
+                           "outside int32 range: int64 values are held as int32 inside NPU "
+                           "graphs", st->name, (long long)i, (long long)x);
+    }
+    dst[i] = (int32_t)x;
+  }
+  *out = dst;
   return EG_OK;
 }
 
@@ -84,15 +214,36 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
                             const char *suffix, int32_t *tensor) {
   const eg_value *v = &L->g->values[value];
   const eg_static *st = &L->g->statics[v->def];
+  if (!st->data && st->nbytes) /* a compiled program keeps NPU-only statics in its NPU graphs */
+    return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "static %s: its bytes are not in this "
+                         "compiled program (only its NPU copies are): compile the model's graph "
+                         "file, not a .egp", st->name);
   eg_qnn_dtype dt;
   EG_TRY(value_dtype(L, value, &dt));
   uint32_t dims[EG_MAX_RANK];
   unsigned char *tmp = NULL;
+  void *narrow = NULL; /* an npu_int32 static's int32 bytes */
   const void *data = st->data;
+  size_t es = eg_dtype_size(v->dtype), nbytes = st->nbytes;
+  if (dt == EG_QNN_DTYPE_INT_32 && v->dtype == EG_DTYPE_INT64) {
+    EG_TRY(narrow_static(L, value, &narrow));
+    data = narrow;
+    es = sizeof(int32_t);
+    nbytes = (size_t)eg_value_numel(v) * es;
+  }
+  if (eg_qnn_dtype_is_fixed_point(dt)) { /* held quantized: its integers (lower.h) */
+    EG_TRY(quantize_static(L, value, data, &narrow));
+    data = narrow;
+    es = eg_dtype_size(v->quant->dtype);
+    nbytes = (size_t)eg_value_numel(v) * es;
+  }
   if (perm) {
-    tmp = malloc(st->nbytes ? st->nbytes : 1);
-    if (!tmp) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
-    permute4(st->data, v->shape, perm, eg_dtype_size(v->dtype), tmp);
+    tmp = malloc(nbytes ? nbytes : 1);
+    if (!tmp) {
+      free(narrow);
+      return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
+    }
+    permute4(data, v->shape, perm, es, tmp);
     for (int k = 0; k < 4; k++) dims[k] = (uint32_t)v->shape[perm[k]];
     data = tmp;
   } else {
@@ -101,10 +252,29 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
   char name[256];
   snprintf(name, sizeof name, "%s%s", st->name, suffix);
   eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_STATIC, .dtype = dt,
-                          .rank = v->rank, .dims = dims, .data = data, .nbytes = st->nbytes,
+                          .rank = v->rank, .dims = dims, .data = data, .nbytes = nbytes,
                           .copy_data = true, .key = key};
-  eg_status s = eg_qnn_graph_add_tensor(L->qg, &d, tensor);
+  int qaxis = v->quant ? v->quant->axis : -1; /* where perm put the quantized axis */
+  for (int k = 0; perm && qaxis >= 0 && k < 4; k++)
+    if (perm[k] == v->quant->axis) qaxis = k;
+  void *owned = NULL;
+  eg_status s = quant_encoding(L, value, qaxis, &d.quant, &owned);
+  if (s == EG_OK) s = eg_qnn_graph_add_tensor(L->qg, &d, tensor);
+  free(owned);
   free(tmp);
+  free(narrow);
+  return s;
+}
+
+/* Adds runtime tensor `d` of `value` (dims from eg_htp_dims) with its encoding when it is held
+ * quantized: the quantized axis goes where eg_htp_dims puts it. */
+static eg_status add_held(eg_htp_lower *L, int32_t value, eg_qnn_tensor_desc *d, int32_t *tensor) {
+  const eg_value *v = &L->g->values[value];
+  void *owned = NULL;
+  eg_status s = quant_encoding(L, value, v->quant ? eg_htp_axis(v, v->quant->axis) : -1,
+                               &d->quant, &owned);
+  if (s == EG_OK) s = eg_qnn_graph_add_tensor(L->qg, d, tensor);
+  free(owned);
   return s;
 }
 
@@ -122,8 +292,8 @@ eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor) {
   const eg_value *v = &L->g->values[value];
   if (v->role == EG_ROLE_STATIC) {
     static const int nchw_to_nhwc[4] = {0, 2, 3, 1};
-    EG_TRY(add_static(L, value, v->rank == 4 ? nchw_to_nhwc : NULL, eg_qnn_key(value, 0), "",
-                      tensor));
+    EG_TRY(add_static(L, value, eg_htp_is_nhwc(v) ? nchw_to_nhwc : NULL, eg_qnn_key(value, 0),
+                      "", tensor));
   } else if (inside(L, value)) {
     return eg_node_error(L->node, EG_ERR_INVALID, "value %s is used before its node is lowered",
                          eg_value_label(L->g, value));
@@ -134,8 +304,8 @@ eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor) {
     eg_htp_dims(v, dims);
     eg_qnn_tensor_desc d = {.name = eg_value_label(L->g, value), .type = EG_QNN_TENSOR_APP_WRITE,
                             .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_QNN_KEY_NONE};
-    EG_TRY(eg_qnn_graph_add_tensor(L->qg, &d, tensor));
-    add_boundary(L->out->inputs, &L->out->n_inputs, value, *tensor, v->rank == 4);
+    EG_TRY(add_held(L, value, &d, tensor));
+    add_boundary(L->out->inputs, &L->out->n_inputs, value, *tensor, eg_htp_is_nhwc(v));
   }
   L->value_tensor[value] = *tensor;
   return EG_OK;
@@ -166,8 +336,9 @@ eg_status eg_htp_define(eg_htp_lower *L, int32_t value, int32_t *tensor) {
   eg_qnn_tensor_desc d = {.name = name,
                           .type = app_read ? EG_QNN_TENSOR_APP_READ : EG_QNN_TENSOR_NATIVE,
                           .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_QNN_KEY_NONE};
-  EG_TRY(eg_qnn_graph_add_tensor(L->qg, &d, tensor));
-  if (app_read) add_boundary(L->out->outputs, &L->out->n_outputs, value, *tensor, v->rank == 4);
+  EG_TRY(add_held(L, value, &d, tensor));
+  if (app_read)
+    add_boundary(L->out->outputs, &L->out->n_outputs, value, *tensor, eg_htp_is_nhwc(v));
   L->value_tensor[value] = *tensor;
   return EG_OK;
 }
@@ -286,10 +457,15 @@ static eg_status lower_getitem(eg_htp_lower *L, const eg_node *n) {
   if (t < 0)
     return eg_node_error(n, EG_ERR_INVALID, "element %d of %s has no NPU tensor", elem,
                          eg_value_label(L->g, tuple));
+  if (eg_htp_is_nhwc(&L->g->values[elem]) != eg_htp_is_nhwc(&L->g->values[n->output]))
+    return eg_node_error(n, EG_ERR_INVALID, "names element %d of %s, held in %s axis order, but "
+                         "is held in %s: a getitem has its element's order (pass layout_nhwc)",
+                         elem, eg_value_label(L->g, tuple), axes_name(&L->g->values[elem]),
+                         axes_name(&L->g->values[n->output]));
   L->value_tensor[n->output] = t;
   if (L->needed_outside[n->output])
     add_boundary(L->out->outputs, &L->out->n_outputs, n->output, t,
-                 L->g->values[n->output].rank == 4);
+                 eg_htp_is_nhwc(&L->g->values[n->output]));
   return EG_OK;
 }
 

@@ -1,12 +1,17 @@
 /* lower.h — lowering one NPU partition of an IR graph into an htp backend graph (qnn_graph.h),
  * and the context every ATen-op builder emits QNN ops through.
  *
- * Layout rule (one rule, no exceptions): inside an NPU graph every rank-4 tensor is NHWC —
- * activations as QNN wants them — and every other rank keeps the IR's (ATen's) axis order. The
- * IR itself stays NCHW; values cross a partition boundary through APP_WRITE / APP_READ tensors
- * and the runtime permutes rank-4 ones (NCHW <-> NHWC) as it copies them. Builders translate
- * ATen dims with eg_htp_axis, and insert a Transpose themselves where an op's meaning depends
- * on NCHW memory order (e.g. a view of a rank-4 value).
+ * Layout: a value's axis order inside NPU graphs is a field of the value, eg_value.axes, set by
+ * pass layout_nhwc (passes/layout_nhwc.c): a rank-4 tensor is NHWC (channels last, as QNN's
+ * Conv2d, pools and norms want their activations) when its axes are EG_AXES_NHWC, else it keeps
+ * the IR's (ATen's) traced order, as every other rank does. The lowering obeys the field and
+ * decides nothing: eg_htp_dims / eg_htp_axis translate ATen dims by it; a STATIC tensor is
+ * permuted NCHW -> NHWC when its value's axes say so; a boundary is `nhwc` exactly when its
+ * value is (the runtime permutes NCHW <-> NHWC as it copies). The pass inserts the conversions
+ * (aten.clone with a memory_format: a Transpose, builders/shape.c) where two orders meet, so
+ * builders never add their own: a builder that needs one order checks it with eg_htp_want_axes
+ * and fails lowering with a clear error when the value is in the other (the pass did not run),
+ * never computing in the wrong order.
  *
  * Tensors for IR values:
  *   - eg_htp_input(value): the tensor holding an argument. A value defined outside the partition
@@ -42,8 +47,8 @@ typedef enum eg_htp_filter_layout {
   EG_HTP_FILTER_DEPTHWISE /* DepthWiseConv2d: [kH, kW, 1, Cout] from ATen [Cout, 1, kH, kW] */
 } eg_htp_filter_layout;
 
-/* A boundary crossing: IR value `value` is QNN tensor `tensor`; `nhwc` when rank 4 (the runtime
- * permutes NCHW <-> NHWC as it copies). */
+/* A boundary crossing: IR value `value` is QNN tensor `tensor`; `nhwc` when the value is held
+ * NHWC (eg_htp_is_nhwc: the runtime permutes NCHW <-> NHWC as it copies). */
 typedef struct eg_htp_boundary {
   int32_t value;
   int32_t tensor;
@@ -99,12 +104,45 @@ eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor);
 eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int32_t n_inputs,
                     const int32_t *outputs, int32_t n_outputs, const eg_qnn_param *params,
                     int32_t n_params);
-/* The QNN axis of ATen dim `dim` (already wrapped, >= 0) of a value of rank `rank`:
- * NCHW dim 0,1,2,3 -> NHWC axis 0,3,1,2 for rank 4, unchanged otherwise. */
-int eg_htp_axis(int32_t rank, int dim);
-/* QNN dims of an IR tensor value under the layout rule. */
+/* Whether IR value `v` is held NHWC inside NPU graphs: a rank-4 tensor whose axes are
+ * EG_AXES_NHWC. */
+bool eg_htp_is_nhwc(const eg_value *v);
+/* The order `v` is held in: EG_AXES_NHWC when eg_htp_is_nhwc, else EG_AXES_TRACED. */
+eg_axis_order eg_htp_axes(const eg_value *v);
+/* The QNN axis of ATen dim `dim` (already wrapped, >= 0) of value `v`: NCHW dim 0,1,2,3 ->
+ * NHWC axis 0,3,1,2 when v is held NHWC, unchanged otherwise. */
+int eg_htp_axis(const eg_value *v, int dim);
+/* The ATen dim stored at QNN axis `axis` of value `v` (the inverse of eg_htp_axis). */
+int eg_htp_aten_dim(const eg_value *v, int axis);
+/* QNN dims of an IR tensor value in its axis order. */
 void eg_htp_dims(const eg_value *v, uint32_t *dims);
+/* EG_OK when IR value `value` (called `what` in the message) is in axis order `axes`, or is not
+ * a rank-4 tensor (other ranks have one order); else a node error naming the value, its order
+ * and the order the node's lowering needs: the builder cannot lower it correctly (pass
+ * layout_nhwc sets the orders and inserts the conversions). */
+eg_status eg_htp_want_axes(eg_htp_lower *L, int32_t value, eg_axis_order axes, const char *what);
 /* The QNN dtype of an IR dtype; EG_QNN_DTYPE_COUNT if the NPU has none (e.g. int64). */
 eg_qnn_dtype eg_htp_dtype(eg_dtype dtype);
+/* The QNN dtype IR tensor value `v` is held as inside NPU graphs: eg_htp_dtype(v->dtype), except
+ * that an int64 value marked npu_int32 (pass i64_to_i32) is INT_32 — its statics are stored
+ * narrowed, and the runtime narrows / widens it at partition boundaries (runtime/npu_step.h).
+ * EG_QNN_DTYPE_COUNT if none (an unmarked int64 value). */
+eg_qnn_dtype eg_htp_value_dtype(const eg_value *v);
+/* Quantized values (pass fold_qdq). Value `value` of `g` is held quantized inside NPU graphs
+ * when it is a float32 tensor with quantization attributes (eg_value.quant) and no quantize node
+ * reads it: a folded pair's x, or a dequantize's output (whose values lie on its grid). A value
+ * a quantize node still reads is the float being quantized on the CPU and stays FLOAT_32 (its
+ * attributes then only tell the builders' guards that it is quantized elsewhere). Such a value
+ * is a fixed-point QNN tensor (eg_htp_quant_dtype of its storage dtype) with encoding
+ * SCALE_OFFSET (per tensor) or AXIS_SCALE_OFFSET (per channel, the axis where the lowering put
+ * the traced axis), offset = -zero_point; a quantized static is stored as its quantized
+ * integers (the CPU quantize kernel, kernels/quant_f32.h). */
+bool eg_htp_held_quantized(const eg_graph *g, int32_t value);
+/* UFIXED_POINT_8 / SFIXED_POINT_8 / SFIXED_POINT_32 for storage uint8 / int8 / int32;
+ * EG_QNN_DTYPE_COUNT otherwise. */
+eg_qnn_dtype eg_htp_quant_dtype(eg_dtype storage);
+/* The QNN dtype value `value` of `g` is held as: eg_htp_quant_dtype of its storage when
+ * eg_htp_held_quantized, else eg_htp_value_dtype. */
+eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value);
 
 #endif

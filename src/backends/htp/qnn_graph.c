@@ -549,12 +549,19 @@ static eg_status expect_rank(const check_ctx *c, const char *what, const eg_qnn_
   return fail(c, "%s %s (rank %d): must have rank in [%d, %d]", what, t->name, (int)t->rank, lo, hi);
 }
 
-/* Float graphs keep one dtype across data inputs and the output; fixed-point graphs may mix
- * (8-bit activations, 8-bit weights, 32-bit bias), which the quantized path will check. */
+/* Float graphs keep one dtype across data inputs and the output. A fixed-point tensor holds
+ * real values (scale * (q + offset)), and QNN defines every op with a float data rule here
+ * (convolutions, pools, FullyConnected, MatMul, Transpose, Reshape, Concat, reductions,
+ * element-wise ops, activations, LogSoftmax, norms) for fixed-point data as well, with 8-bit
+ * activations, 8-bit weights and 32-bit biases mixed: so where a rule wants FLOAT_32 (or one
+ * fixed-point dtype) a fixed-point tensor (or FLOAT_32) is accepted. Cast stays non-quantized
+ * (check_cast), and bool / integer rules stay exact. */
 static eg_status expect_dtype(const check_ctx *c, const char *what, const eg_qnn_tensor *t,
                               eg_qnn_dtype want) {
   if (t->dtype == want) return EG_OK;
-  if (eg_qnn_dtype_is_fixed_point(t->dtype) && eg_qnn_dtype_is_fixed_point(want)) return EG_OK;
+  const bool real_t = eg_qnn_dtype_is_fixed_point(t->dtype) || t->dtype == EG_QNN_DTYPE_FLOAT_32;
+  const bool real_w = eg_qnn_dtype_is_fixed_point(want) || want == EG_QNN_DTYPE_FLOAT_32;
+  if (real_t && real_w) return EG_OK;
   return fail(c, "%s %s (%s): must be %s", what, t->name, eg_qnn_dtype_name(t->dtype),
               eg_qnn_dtype_name(want));
 }

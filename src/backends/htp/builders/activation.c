@@ -5,7 +5,7 @@
  *   aten.sigmoid(x)                   -> Sigmoid
  *   aten.tanh(x)                      -> Tanh
  * Constraints: float32 tensors (the float gate in the partitioner already requires an
- * fp16-capable HTP V69+). */
+ * fp16-capable HTP V69+). Layout: the result is held in x's axis order (pass layout_nhwc). */
 #include <stdio.h>
 
 #include "backends/htp/builders/builders.h"
@@ -27,8 +27,10 @@ static bool float_unary_supports(const eg_graph *g, const eg_node *n, const eg_t
 
 static eg_status lower_unary(eg_htp_lower *L, const eg_node *n, eg_qnn_op op,
                              const eg_qnn_param *params, int32_t n_params) {
+  const int32_t x = eg_htp_arg(n, 0, "self");
   int32_t in, out;
-  EG_TRY(eg_htp_input(L, eg_htp_arg(n, 0, "self"), &in));
+  EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(&eg_htp_ir(L)->values[x]), "result"));
+  EG_TRY(eg_htp_input(L, x, &in));
   EG_TRY(eg_htp_define(L, n->output, &out));
   return eg_htp_op(L, op, &in, 1, &out, 1, params, n_params);
 }

@@ -31,5 +31,12 @@ static inline const eg_value *eg_htp_arg_value(const eg_graph *g, const eg_node 
 bool eg_htp_float_tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size);
 /* Argument `self` (#0) and the node's output both pass eg_htp_float_tensor_ok. */
 bool eg_htp_self_and_result_ok(const eg_graph *g, const eg_node *n, char *reason, size_t size);
+/* Value `id` can be an NPU tensor of a lowering that only moves elements (Reshape, Transpose,
+ * Concat, an alias): as eg_htp_float_tensor_ok, or int64 — held as INT_32 inside the NPU graph
+ * (pass i64_to_i32), so a static's elements must fit int32. */
+bool eg_htp_move_tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size);
+/* Argument `self` and the node's output pass eg_htp_move_tensor_ok and have one dtype. */
+bool eg_htp_self_and_result_move_ok(const eg_graph *g, const eg_node *n, char *reason,
+                                    size_t size);
 
 #endif

@@ -1,5 +1,12 @@
-/* common.c — checks several builder files share (see builders.h). */
+/* common.c — checks several builder files share (see builders.h).
+ *
+ * int64: the NPU has no int64. Builders whose QNN ops only move 4-byte elements (Reshape,
+ * Transpose, Concat, aliases: the executor runs them on INT_32 as on FLOAT_32) take int64
+ * values through eg_htp_move_tensor_ok; pass i64_to_i32 then marks every int64 value of an NPU
+ * partition npu_int32 and the lowering holds it as INT_32. Every other builder declines int64
+ * (eg_htp_float_tensor_ok): its kernels compute in float32. */
 #include <stdio.h>
+#include <string.h>
 
 #include "backends/htp/builders/builders.h"
 
@@ -7,7 +14,9 @@ bool eg_htp_float_tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t 
   const eg_value *v = &g->values[id];
   char s[160];
   if (v->dtype == EG_DTYPE_INT64) {
-    snprintf(reason, size, "int64 tensors: the NPU has no int64 (%s)", eg_value_label(g, id));
+    snprintf(reason, size, "int64 tensor %s: the NPU has no int64, and this op has no int32 "
+             "form the NPU lowering runs (only element moves: views, permutes, cat, copies)",
+             eg_value_label(g, id));
     return false;
   }
   if (v->dtype != EG_DTYPE_FLOAT32) {
@@ -31,4 +40,52 @@ bool eg_htp_self_and_result_ok(const eg_graph *g, const eg_node *n, char *reason
   }
   return eg_htp_float_tensor_ok(g, x, reason, size) &&
          eg_htp_float_tensor_ok(g, n->output, reason, size);
+}
+
+/* An int64 static whose elements all fit int32 (the lowering stores it narrowed). */
+static bool static_fits_int32(const eg_graph *g, int32_t id, char *reason, size_t size) {
+  const eg_value *v = &g->values[id];
+  if (v->role != EG_ROLE_STATIC) return true;
+  const eg_static *st = &g->statics[v->def];
+  for (int64_t i = 0; i < eg_value_numel(v); i++) {
+    int64_t x;
+    memcpy(&x, (const unsigned char *)st->data + (size_t)i * sizeof x, sizeof x);
+    if (x < INT32_MIN || x > INT32_MAX) {
+      snprintf(reason, size, "int64 static %s: element %lld = %lld is outside int32: the NPU "
+               "holds int64 values as int32", st->name, (long long)i, (long long)x);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool eg_htp_move_tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t size) {
+  const eg_value *v = &g->values[id];
+  if (v->dtype != EG_DTYPE_INT64) return eg_htp_float_tensor_ok(g, id, reason, size);
+  char s[160];
+  if (eg_value_numel(v) == 0) {
+    snprintf(reason, size, "empty tensor %s %s: QNN tensors need every dimension >= 1",
+             eg_value_label(g, id), eg_fmt_ints(s, sizeof s, v->shape, v->rank));
+    return false;
+  }
+  return static_fits_int32(g, id, reason, size);
+}
+
+bool eg_htp_self_and_result_move_ok(const eg_graph *g, const eg_node *n, char *reason,
+                                    size_t size) {
+  const int32_t x = eg_htp_arg(n, 0, "self");
+  if (x < 0 || g->values[x].kind != EG_VALUE_TENSOR) {
+    snprintf(reason, size, "argument self is not a tensor");
+    return false;
+  }
+  if (!eg_htp_move_tensor_ok(g, x, reason, size) ||
+      !eg_htp_move_tensor_ok(g, n->output, reason, size))
+    return false;
+  if (g->values[x].dtype != g->values[n->output].dtype) {
+    snprintf(reason, size, "dtype conversion %s -> %s: the NPU lowering moves elements of one "
+             "dtype", eg_dtype_name(g->values[x].dtype),
+             eg_dtype_name(g->values[n->output].dtype));
+    return false;
+  }
+  return true;
 }

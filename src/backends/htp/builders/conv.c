@@ -23,18 +23,23 @@
  *
  * Constraints, both ops: float32 operands (the partitioner's float gate already requires HTP
  * V69+ with fp16 and sends V68 and fp16-less parts to the CPU before supports() is asked, so
- * neither builder checks the arch), no quantized operand, rank-4 non-empty tensors, stride /
+ * neither builder checks the arch), rank-4 non-empty tensors, stride /
  * padding / dilation lists of 2 values, and a frozen (STATIC) weight: eg_htp_filter permutes
  * the weight into the filter layout once, at lowering, which needs its bytes (QNN's Conv2d also
  * takes a runtime filter, but in its HWIO layout: a trainable ATen weight would need a runtime
  * permute, which this lowering does not emit).
  *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
- *   backward: transposed False, groups 1, dilation [1, 1], no grad_weight element that is read
+ *   forward: quantized input / weight accepted (fixed-point QNN tensors, pass fold_qdq).
+ *   backward: no quantized grad_output / weight (see quantized()), transposed False, groups 1,
+ *   dilation [1, 1], no grad_weight element that is read
  *   (PyTorch 1.13 traces one even for output_mask [*, False, True], docs/graph-format.md; when
  *   nothing reads it, it is simply not computed on the NPU), the derived output_padding in
  *   [0, stride). The forward `input` (argument 1) is not read: its
  *   shape comes from the IR, it gets no NPU tensor and never becomes a partition input here.
- * The conv bias may be a runtime value (a trainable bias): a rank-1 tensor needs no layout. */
+ * The conv bias may be a runtime value (a trainable bias): a rank-1 tensor needs no layout.
+ * Layout: x / grad_output and the rank-4 results are NHWC (eg_value.axes, set by pass
+ * layout_nhwc; lowering fails on a value in traced order); the forward `input` of the backward
+ * has no layout requirement, since it is not read. */
 #include <stdio.h>
 #include <string.h>
 
@@ -104,16 +109,16 @@ static bool operand_ok(const eg_graph *g, int32_t id, const char *what, int rank
   return true;
 }
 
-/* Quantization guard: the one place where a quantized operand is declined. Both lowerings are
- * float ones: with a quantized grad_output or weight, TransposeConv2d would need encodings for
+/* Quantization guard of the backward: the one place where a quantized operand is declined, on
+ * the values' metadata (eg_value.quant, pass annotate_quant), never on the graph's shape. The
+ * forward takes quantized operands (fold_qdq); the backward lowering is a float one: with a
+ * quantized grad_output or weight, TransposeConv2d would need encodings for
  * the transposed filter, and the STATIC filter shared with the forward Conv2d would carry the
- * forward's. eg_value has no quantization attributes yet (ir/graph.h: kind, dtype, shape,
- * role): when it gains them, test them here. Until then no value is quantized — every operand
- * reaching this check is float32 (operand_ok, and ops/conv.c), which carries no encoding. */
-static bool quantized(const eg_value *v) {
-  (void)v;
-  return false;
-}
+ * forward's (a QDQ model's frozen weight is annotated even where the backward reads the raw
+ * parameter, and a dequantize output carries them too; so will a value a future q/dq
+ * folding leaves quantized): a quantized shared weight must never reach a float
+ * TransposeConv2d. */
+static bool quantized(const eg_value *v) { return v->quant != NULL; }
 
 /* stride, padding and dilation each list one value per spatial dim. */
 static bool lists_ok(const conv_args *a, char *reason, size_t size) {
@@ -182,10 +187,8 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
       !operand_ok(g, a->w, "weight", 4, reason, size) ||
       (a->b >= 0 && !operand_ok(g, a->b, "bias", 1, reason, size)))
     return false;
-  if (quantized(&g->values[a->x]) || quantized(&g->values[a->w])) {
-    snprintf(reason, size, "quantized input/weight");
-    return false;
-  }
+  /* quantized x / W (pass fold_qdq): the lowering gives them fixed-point tensors with their
+   * encodings and the executor dequantizes them (executor.h), so the forward accepts them */
   if (!lists_ok(a, reason, size) || !frozen_weight(g, a, reason, size)) return false;
   const int64_t cin = g->values[a->x].shape[1];
   if (a->transposed) {
@@ -218,6 +221,8 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   static const eg_qnn_op op[3] = {EG_QNN_OP_CONV_2D, EG_QNN_OP_DEPTH_WISE_CONV_2D,
                                   EG_QNN_OP_TRANSPOSE_CONV_2D};
   int32_t in[3], out;
+  EG_TRY(eg_htp_want_axes(L, a.x, EG_AXES_NHWC, "input"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, a.x, &in[0]));
   EG_TRY(eg_htp_filter(L, a.w, layout[kind], &in[1]));
   if (a.b >= 0) EG_TRY(eg_htp_input(L, a.b, &in[2]));
@@ -351,6 +356,8 @@ static eg_status conv_bwd_lower(eg_htp_lower *L, const eg_graph *g, const eg_nod
   if (!bwd_plan(g, n, &pl, why, sizeof why))
     return eg_node_error(n, EG_ERR_INVALID, "convolution_backward lowering: %s", why);
   int32_t gy;
+  EG_TRY(eg_htp_want_axes(L, pl.gy, EG_AXES_NHWC, "grad_output"));
+  if (pl.grad_input >= 0) EG_TRY(eg_htp_want_axes(L, pl.grad_input, EG_AXES_NHWC, "grad_input"));
   EG_TRY(eg_htp_input(L, pl.gy, &gy)); /* the forward input (pl.a.x) is never asked for */
   if (pl.grad_input >= 0) EG_TRY(lower_grad_input(L, g, &pl, gy));
   if (pl.grad_bias >= 0) EG_TRY(lower_grad_bias(L, &pl, gy));

@@ -30,11 +30,13 @@
  * The one value with no neighbour on that side declines: threshold or min_val +inf, max_val
  * -inf.
  *
- * Broadcasting. QNN's binary ops broadcast NumPy-style over QNN dims, and under the layout rule
- * (lower.h) a rank-4 value is NHWC while other ranks keep ATen's order. Operands of one rank
- * broadcast alike in both orders. A lower-rank operand of a rank-4 result is right-aligned by
- * ATen against [N, C, H, W] (a [C, 1, 1] bias, a [W] row), so it is brought to the NHWC
- * position of those dims: its padded shape [n, c, h, w] becomes [n, h, w, c] — a STATIC
+ * Broadcasting. QNN's binary ops broadcast NumPy-style over QNN dims, and a rank-4 value may be
+ * held NHWC (eg_value.axes, pass layout_nhwc) while other ranks keep ATen's order. A rank-4
+ * operand of a rank-4 result is held in the result's order (the pass converts it; lowering fails
+ * otherwise), and operands of one order broadcast alike in both orders. A lower-rank operand of
+ * a traced-order result broadcasts as ATen's. One of an NHWC result is right-aligned by ATen
+ * against [N, C, H, W] (a [C, 1, 1] bias, a [W] row), so it is brought to the NHWC position of
+ * those dims: its padded shape [n, c, h, w] becomes [n, h, w, c] — a STATIC
  * operand as a permuted constant; a runtime one by a Reshape when that keeps the memory order
  * (c == 1 or h == w == 1), else (rank 3, [c, h, w]) by Transpose(perm [1, 2, 0]). A rank-4
  * operand of a higher-rank result would have to be NCHW again: declined. */
@@ -168,14 +170,15 @@ static void nchw_to_nhwc(const float *src, const int64_t s[4], float *dst) {
           *dst++ = src[((a * s[1] + c) * s[2] + y) * s[3] + x];
 }
 
-/* The tensor of IR value `value` laid out to broadcast against a result of rank `out_rank`
- * (file comment). `what` names the constant or temporary this may need. */
+/* The tensor of IR value `value` laid out to broadcast against the node's result `res` (file
+ * comment). `what` names the constant or temporary this may need. */
 static eg_status value_tensor(eg_htp_lower *L, const eg_graph *g, int32_t value,
-                              int32_t out_rank, const char *what, ew_tensor *t) {
+                              const eg_value *res, const char *what, ew_tensor *t) {
   const eg_value *v = &g->values[value];
   bool all_ones = true;
   for (int d = 0; d < v->rank; d++) all_ones = all_ones && v->shape[d] == 1;
-  if (out_rank != 4 || v->rank == 4 || v->rank == 0 || all_ones) {
+  if (v->rank == 4 && res->rank == 4) EG_TRY(eg_htp_want_axes(L, value, eg_htp_axes(res), what));
+  if (!eg_htp_is_nhwc(res) || v->rank == 4 || v->rank == 0 || all_ones) {
     t->rank = v->rank;
     eg_htp_dims(v, t->dims);
     return eg_htp_input(L, value, &t->id);
@@ -209,9 +212,9 @@ static eg_status value_tensor(eg_htp_lower *L, const eg_graph *g, int32_t value,
 }
 
 static eg_status operand_tensor(eg_htp_lower *L, const eg_graph *g, const operand *o,
-                                int32_t out_rank, const char *what, ew_tensor *t) {
-  if (o->value < 0) return scalar_tensor(L, what, out_rank, o->number, t);
-  return value_tensor(L, g, o->value, out_rank, what, t);
+                                const eg_value *res, const char *what, ew_tensor *t) {
+  if (o->value < 0) return scalar_tensor(L, what, res->rank, o->number, t);
+  return value_tensor(L, g, o->value, res, what, t);
 }
 
 /* Appends `op` over 1..3 inputs. Its output is the node's result when `what` is NULL, else a
@@ -312,7 +315,8 @@ static bool arith_supports(const eg_graph *g, const eg_node *n, const eg_target 
 
 static eg_status arith_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const arith_spec *s = arith_spec_of(n->op);
-  const int32_t r = g->values[n->output].rank;
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
   operand a, b;
   char why[8];
   read_operand(g, n, &s->a, &a, why, sizeof why);
@@ -321,8 +325,8 @@ static eg_status arith_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
   if (s->alpha_kw) opt_number_f32(n, s->alpha_pos, s->alpha_kw, &alpha);
   if (alpha != 1.0f && b.value < 0) b.number = alpha * b.number; /* ATen: alpha * b in float */
   ew_tensor ta, tb, y;
-  EG_TRY(operand_tensor(L, g, &a, r, "a", &ta));
-  EG_TRY(operand_tensor(L, g, &b, r, "b", &tb));
+  EG_TRY(operand_tensor(L, g, &a, res, "a", &ta));
+  EG_TRY(operand_tensor(L, g, &b, res, "b", &tb));
   if (alpha != 1.0f && b.value >= 0) {
     ew_tensor c;
     EG_TRY(scalar_tensor(L, "alpha", r, alpha, &c));
@@ -344,14 +348,14 @@ static bool unary_supports(const eg_graph *g, const eg_node *n, const eg_target 
 
 static eg_status neg_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   ew_tensor x, y;
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "self"), g->values[n->output].rank, "x", &x));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "self"), &g->values[n->output], "x", &x));
   const ew_tensor *in[1] = {&x};
   return emit(L, n, EG_QNN_OP_ELEMENT_WISE_NEG, in, 1, NULL, &y);
 }
 
 static eg_status silu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   ew_tensor x, s, y;
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "self"), g->values[n->output].rank, "x", &x));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "self"), &g->values[n->output], "x", &x));
   const ew_tensor *in[1] = {&x};
   EG_TRY(emit(L, n, EG_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
   return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &s, NULL, &y);
@@ -393,11 +397,12 @@ static bool threshold_backward_supports(const eg_graph *g, const eg_node *n, con
 
 /* threshold_backward(g, x, t) = x <= t ? 0 : g  =  Select(nextafter(t, +inf) > x, 0, g). */
 static eg_status threshold_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  const int32_t r = g->values[n->output].rank;
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
   const float thr = number_arg(n, 2, "threshold", 0.0f);
   ew_tensor gy, x, t, zero, mask, y;
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), r, "grad", &gy));
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), r, "x", &x));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
   EG_TRY(scalar_tensor(L, "threshold_up", r, nextafterf(thr, INFINITY), &t));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
   EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &t, &x, "le_mask", &mask));
@@ -421,11 +426,12 @@ static bool hardtanh_backward_supports(const eg_graph *g, const eg_node *n, cons
 /* hardtanh_backward(g, x, lo, hi) = (x <= lo || x >= hi) ? 0 : g
  *   = Select(nextafter(lo, +inf) > x, 0, Select(x > nextafter(hi, -inf), 0, g)). */
 static eg_status hardtanh_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  const int32_t r = g->values[n->output].rank;
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
   const float lo = number_arg(n, 2, "min_val", -1.0f), hi = number_arg(n, 3, "max_val", 1.0f);
   ew_tensor gy, x, tlo, thi, zero, m_lo, m_hi, inner, y;
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), r, "grad", &gy));
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), r, "x", &x));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
   EG_TRY(scalar_tensor(L, "min_up", r, nextafterf(lo, INFINITY), &tlo));
   EG_TRY(scalar_tensor(L, "max_down", r, nextafterf(hi, -INFINITY), &thi));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
@@ -444,10 +450,11 @@ static bool output_backward_supports(const eg_graph *g, const eg_node *n, const 
 
 /* sigmoid_backward(g, y) = g * (1 - y) * y, in ATen's order. */
 static eg_status sigmoid_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  const int32_t r = g->values[n->output].rank;
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
   ew_tensor gy, yv, one, t1, t2, out;
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), r, "grad", &gy));
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "output"), r, "y", &yv));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "output"), res, "y", &yv));
   EG_TRY(scalar_tensor(L, "one", r, 1.0f, &one));
   EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &yv, "one_minus_y", &t1));
   EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &t1, "grad_one_minus_y", &t2));
@@ -456,10 +463,11 @@ static eg_status sigmoid_backward_lower(eg_htp_lower *L, const eg_graph *g, cons
 
 /* tanh_backward(g, y) = g * (1 - y * y), in ATen's order. */
 static eg_status tanh_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  const int32_t r = g->values[n->output].rank;
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
   ew_tensor gy, yv, one, t1, t2, out;
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), r, "grad", &gy));
-  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "output"), r, "y", &yv));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "output"), res, "y", &yv));
   EG_TRY(scalar_tensor(L, "one", r, 1.0f, &one));
   EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &yv, &yv, "y_squared", &t1));
   EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &t1, "one_minus_y2", &t2));

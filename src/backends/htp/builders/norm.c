@@ -13,8 +13,9 @@
  *       w / b may be runtime inputs; the mean / rstd elements (1, 2) must be unread — a
  *       training step's native_group_norm_backward reads them, so a training group norm stays
  *       on the CPU.
- * Constraints: x float32, non-empty, rank 4 (NHWC on the NPU: channels last, as QNN's ops want)
- * or rank 2 ([N, C], channels last already); other ranks keep ATen's [N, C, ...] order on the
+ * Constraints: x float32, non-empty, rank 4 (held NHWC: channels last, as QNN's ops want;
+ * eg_value.axes, pass layout_nhwc — lowering fails on a traced-order value) or rank 2 ([N, C],
+ * channels last already); other ranks keep ATen's [N, C, ...] order on the
  * NPU, with channels not last: declined.
  * InstanceNorm (in qnn_ops.def) has no ATen op to lower: PyTorch 1.13 traces instance norm as a
  * training-mode native_batch_norm over [1, N*C, H, W]. The backward ops have no QNN op. */
@@ -102,12 +103,15 @@ static eg_status batch_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
   }
   const uint32_t dims[1] = {(uint32_t)c};
   int32_t in[3], out;
-  eg_status s = eg_htp_input(L, xv, &in[0]);
+  eg_status s = eg_htp_want_axes(L, xv, EG_AXES_NHWC, "input");
+  const int32_t y = g->values[n->output].elems[0];
+  if (s == EG_OK) s = eg_htp_want_axes(L, y, EG_AXES_NHWC, "result");
+  if (s == EG_OK) s = eg_htp_input(L, xv, &in[0]);
   if (s == EG_OK) s = eg_htp_const_f32(L, "scale", 1, dims, scale, &in[1]);
   if (s == EG_OK) s = eg_htp_const_f32(L, "bias", 1, dims, bias, &in[2]);
   free(scale);
   EG_TRY(s);
-  EG_TRY(eg_htp_define(L, g->values[n->output].elems[0], &out));
+  EG_TRY(eg_htp_define(L, y, &out));
   return eg_htp_op(L, EG_QNN_OP_BATCHNORM, in, 3, &out, 1, NULL, 0);
 }
 
@@ -127,6 +131,8 @@ static eg_status group_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
   eg_arg_opt_scalar(n, 7, "eps", &eps);
   const int32_t w = eg_htp_arg(n, 1, "weight"), b = eg_htp_arg(n, 2, "bias");
   int32_t in[3] = {-1, -1, -1}, out;
+  EG_TRY(eg_htp_want_axes(L, eg_htp_arg(n, 0, "input"), EG_AXES_NHWC, "input"));
+  EG_TRY(eg_htp_want_axes(L, g->values[n->output].elems[0], EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, eg_htp_arg(n, 0, "input"), &in[0]));
   if (w >= 0) EG_TRY(eg_htp_input(L, w, &in[1]));
   if (b >= 0) EG_TRY(eg_htp_input(L, b, &in[2]));

@@ -9,8 +9,10 @@
  *   aten._adaptive_avg_pool2d(x, [oh, ow])                 -> ReduceMean(axes [1, 2], keep_dims)
  *       for a 1x1 output; PoolAvg2d(filter = stride = [H/oh, W/ow]) when oh divides H and ow
  *       divides W (ATen's adaptive windows are then exactly those); else declined
- * Constraints: x float32 [N, C, H, W], non-empty (an unbatched [C, H, W] input is not NHWC on the
- * NPU: declined). padding becomes pad_amount [[p0, p0], [p1, p1]]. ceil_mode -> rounding_mode:
+ * Constraints: x float32 [N, C, H, W], non-empty (an unbatched [C, H, W] input has no NHWC
+ * form: declined); x and the pooled result held NHWC (eg_value.axes, pass layout_nhwc:
+ * lowering fails on a traced-order value). padding becomes pad_amount [[p0, p0], [p1, p1]].
+ * ceil_mode -> rounding_mode:
  * ATen's ceil-mode size drops a last window that would start in the bottom/right padding, and
  * then equals the FLOOR count with the same windows, so rounding_mode is CEIL only where ATen's
  * size exceeds the floor size; a node whose two dims would need different modes is declined.
@@ -181,6 +183,8 @@ static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
     p[n_params++] = eg_qnn_param_bool("count_pad_for_edges",
                                       bool_arg(n, 5, "count_include_pad", true));
   int32_t in, out;
+  EG_TRY(eg_htp_want_axes(L, x, EG_AXES_NHWC, "input"));
+  EG_TRY(eg_htp_want_axes(L, y, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, x, &in));
   EG_TRY(eg_htp_define(L, y, &out));
   return eg_htp_op(L, is_max ? EG_QNN_OP_POOL_MAX_2D : EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p,
@@ -216,6 +220,8 @@ static eg_status adaptive_avg_pool_lower(eg_htp_lower *L, const eg_graph *g, con
   const uint32_t h = (uint32_t)x->shape[2], w = (uint32_t)x->shape[3];
   const uint32_t oh = (uint32_t)y->shape[2], ow = (uint32_t)y->shape[3];
   int32_t in, out;
+  EG_TRY(eg_htp_want_axes(L, xv, EG_AXES_NHWC, "input"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, xv, &in));
   EG_TRY(eg_htp_define(L, n->output, &out));
   static const uint32_t two[1] = {2}, two_by_two[2] = {2, 2};

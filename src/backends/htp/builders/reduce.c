@@ -8,15 +8,18 @@
  *       is its own sum and mean (no op).
  *   aten._log_softmax(x, dim, half_to_float=False)
  *                                     -> LogSoftmax(axis, beta 1.0), only when dim is the last
- *                                        QNN axis (the class dim of [N, C], C of NCHW)
+ *                                        QNN axis: the class dim of [N, C] (the last dim of
+ *                                        ranks other than 4), C of a rank-4 x (pass
+ *                                        layout_nhwc holds a rank-4 x NHWC for this op)
  * Constraints: float32 in and out (dtype= None or float32), no empty tensors.
  *
- * Layout: without keepdim, ReduceSum drops the reduced axes of the QNN input and keeps the
- * others in the input's QNN order. For a rank-4 (NHWC) input that is not ATen's order when C
- * survives together with H or W (e.g. dim [0] gives [H,W,C], ATen wants [C,H,W]); and a
- * rank-5+ input reduced to rank 4 gives ATen's NCHW where the layout rule wants NHWC. The
- * builder then reduces into a temporary and permutes it into the result's QNN order (a Reshape
- * when that moves no byte). With keepdim the rank and so the layout are unchanged.
+ * Layout (eg_value.axes, pass layout_nhwc): axes and dims follow each value's own order.
+ * Without keepdim, ReduceSum drops the reduced axes of the QNN input and keeps the others in the
+ * input's QNN order. For an NHWC input that is not ATen's order when C survives together with H
+ * or W (e.g. dim [0] gives [H,W,C], ATen wants [C,H,W]); and a result held in an order other
+ * than the one the input leaves (e.g. a rank-5 input reduced to an NHWC rank 4) needs a
+ * permute too. The builder then reduces into a temporary and permutes it into the result's QNN
+ * order (a Reshape when that moves no byte). With keepdim the result has the input's order.
  *
  * LogSoftmax: the HTP runs it along the last axis only (ExecuTorch's QNN builder declines
  * every other axis too), so other dims stay on the CPU rather than growing a Transpose pair. */
@@ -45,13 +48,6 @@ static bool reduce_supports(const eg_graph *g, const eg_node *n, const eg_target
   return eg_htp_self_and_result_ok(g, n, reason, size);
 }
 
-/* The ATen dim stored at QNN axis `axis` of a rank-`rank` tensor (inverse of eg_htp_axis). */
-static int aten_dim(int32_t rank, int axis) {
-  for (int d = 0; d < rank; d++)
-    if (eg_htp_axis(rank, d) == axis) return d;
-  return axis;
-}
-
 static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
                               eg_qnn_op op) {
   const int32_t x_id = eg_htp_arg(n, 0, "self");
@@ -67,12 +63,14 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   bool keepdim = false;
   if (n->op == EG_OP_sum_dim_IntList || n->op == EG_OP_mean_dim)
     EG_TRY(eg_arg_opt_bool(n, 2, "keepdim", &keepdim));
+  /* with keepdim the QNN result keeps x's axes, so y must be held in x's order */
+  if (keepdim) EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(x), "result"));
   const uint32_t mask = reduced_mask(n, rank);
   /* axes, ascending; raw[] lists the ATen output dim at each axis ReduceSum's output keeps */
   uint32_t axes[EG_MAX_RANK], raw_dims[EG_MAX_RANK];
   int n_axes = 0, n_raw = 0, raw_out_dim[EG_MAX_RANK];
   for (int a = 0; a < rank; a++) {
-    const int d = aten_dim(rank, a);
+    const int d = eg_htp_aten_dim(x, a);
     if (mask >> d & 1u) {
       axes[n_axes++] = (uint32_t)a;
       continue;
@@ -89,7 +87,7 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   uint32_t perm[EG_MAX_RANK];
   bool identity = true;
   for (int b = 0; !keepdim && b < y->rank; b++) {
-    const int want = aten_dim(y->rank, b);
+    const int want = eg_htp_aten_dim(y, b);
     int k = 0;
     while (raw_out_dim[k] != want) k++;
     perm[b] = (uint32_t)k;
@@ -142,7 +140,10 @@ static bool log_softmax_supports(const eg_graph *g, const eg_node *n, const eg_t
     snprintf(reason, size, "argument dim is not an int");
     return false;
   }
-  const int d = eg_wrap_dim(dim, x->rank), axis = eg_htp_axis(x->rank, d);
+  /* the QNN axis of dim d with a rank-4 x held NHWC, as pass layout_nhwc holds it for this
+   * node — not read from the value, so the placement does not depend on the pass having run */
+  static const int nhwc_axis[4] = {0, 3, 1, 2};
+  const int d = eg_wrap_dim(dim, x->rank), axis = x->rank == 4 ? nhwc_axis[d] : d;
   if (axis != x->rank - 1) {
     snprintf(reason, size, "dim %d of a rank-%d input is QNN axis %d: LogSoftmax on the HTP "
              "runs along the last axis (%d) only", d, x->rank, axis, x->rank - 1);
@@ -153,6 +154,17 @@ static bool log_softmax_supports(const eg_graph *g, const eg_node *n, const eg_t
 
 static eg_status log_softmax_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const int32_t x_id = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[x_id];
+  int64_t dim = 0;
+  EG_TRY(eg_arg_int(n, 1, "dim", &dim));
+  const int axis = eg_htp_axis(x, eg_wrap_dim(dim, x->rank));
+  if (axis != x->rank - 1)
+    return eg_node_error(n, EG_ERR_INVALID, "dim %lld of %s is QNN axis %d in its %s axis order: "
+                         "LogSoftmax runs along the last axis (%d) only (pass layout_nhwc holds "
+                         "a rank-4 input NHWC)", (long long)dim,
+                         eg_value_label(g, x_id), axis, eg_htp_is_nhwc(x) ? "NHWC" : "traced",
+                         x->rank - 1);
+  EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(x), "result"));
   int32_t in, out;
   EG_TRY(eg_htp_input(L, x_id, &in));
   EG_TRY(eg_htp_define(L, n->output, &out));

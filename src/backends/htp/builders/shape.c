@@ -1,27 +1,32 @@
 /* shape.c — NPU builders for views, copies, permutes and concatenation.
  *
  *   aten.view / _unsafe_view / reshape / _reshape_alias(x, size)
- *                                     -> [Transpose perm [0,3,1,2]] + Reshape
- *                                        + [Transpose perm [0,2,3,1]]
+ *                                     -> Reshape (no op when the QNN dims stay)
  *   aten.expand(x, size), only when it adds no element (every expanded dim is 1 -> 1, new
  *       leading dims are 1): a view as above; a real broadcast is declined
  *   aten.t(x)                         -> Transpose perm [1,0] (rank < 2: a copy)
  *   aten.permute(x, dims)             -> Transpose (ATen's perm composed with the layouts)
+ *   aten.clone(x, memory_format=...)  -> Transpose perm [0,2,3,1] (traced -> NHWC) or
+ *                                        [0,3,1,2] (NHWC -> traced) when x and the result are
+ *                                        held in different axis orders: the conversions pass
+ *                                        layout_nhwc inserts; else as the copies below
  *   aten.detach / clone / lift_fresh_copy / _to_copy (same dtype)
  *                                     -> no op: the result names x's tensor (eg_htp_alias);
  *                                        a same-dims Reshape when it leaves the partition
- *   aten.cat(tensors, dim)            -> Concat(axis = eg_htp_axis(rank, dim))
+ *   aten.cat(tensors, dim)            -> Concat(axis = eg_htp_axis(result, dim))
  *
- * Layout: ATen's views are defined on NCHW element order, but rank-4 tensors are NHWC inside
- * an NPU graph (lower.h). So a view of a rank-4 value first permutes it to NCHW order, and a
- * rank-4 result is permuted back to NHWC after the Reshape (the flatten of a conv output, the
- * classic trap, needs the first; its backward, the unflatten, the second). A Transpose that
- * moves no byte (its non-1 dims keep their order, e.g. [N,1,1,C] -> [N,C,1,1]) is folded into
- * the Reshape, and a Reshape that keeps the QNN dims becomes no op at all, so `flatten` after a
- * global pool is a single Reshape. permute computes one QNN perm: output axis b holds ATen
- * output dim D(b), which is input dim dims[D(b)], found at input axis eg_htp_axis of it.
+ * Layout (eg_value.axes, set by pass layout_nhwc; lower.h): ATen's views are defined on the
+ * traced (NCHW) element order, so a view takes a rank-4 x and gives a rank-4 result in traced
+ * order only — the pass converts an NHWC value before it (a clone, above) — and lowering fails
+ * on an NHWC one rather than reshaping channels-last bytes. A Transpose that moves no byte (its
+ * non-1 dims keep their order, e.g. [N,1,1,C] -> [N,C,1,1]) is emitted as a Reshape.
+ * permute reads x in either order and computes one QNN perm: output axis b holds ATen output dim
+ * D(b) (eg_htp_aten_dim of the result), which is input dim dims[D(b)], found at input axis
+ * eg_htp_axis of it. cat's inputs are held in the result's order.
  *
- * Constraints: float32 tensors (the executor's dtype), no empty tensors (QNN dims are >= 1),
+ * Constraints: float32 tensors (the executor's dtype) or int64 ones, held as INT_32 (pass
+ * i64_to_i32; these ops only move elements, builders/common.c), one dtype per node (no
+ * conversions), no empty tensors (QNN dims are >= 1),
  * cat: inputs of one rank, at most 64 of them (QNN Concat's limit here). */
 #include <stdio.h>
 #include <string.h>
@@ -29,13 +34,6 @@
 #include "backends/htp/builders/builders.h"
 
 /* ---- layout helpers ---- */
-
-/* The ATen dim stored at QNN axis `axis` of a rank-`rank` tensor (inverse of eg_htp_axis). */
-static int aten_dim(int32_t rank, int axis) {
-  for (int d = 0; d < rank; d++)
-    if (eg_htp_axis(rank, d) == axis) return d;
-  return axis;
-}
 
 /* True when transposing `dims` by `perm` moves no byte: the non-1 dims keep their order. */
 static bool perm_is_reshape(int rank, const uint32_t *dims, const uint32_t *perm) {
@@ -52,10 +50,6 @@ static bool same_dims(int rank, const uint32_t *a, const uint32_t *b) {
   for (int d = 0; d < rank; d++)
     if (a[d] != b[d]) return false;
   return true;
-}
-
-static void aten_dims(const eg_value *v, uint32_t *dims) {
-  for (int d = 0; d < v->rank; d++) dims[d] = (uint32_t)v->shape[d];
 }
 
 /* IR value `value` (the node's result) is `tensor`, which already has its QNN dims: an alias,
@@ -80,49 +74,21 @@ static eg_status emit_permute(eg_htp_lower *L, int32_t in, int rank, const uint3
 
 /* ---- views: view, _unsafe_view, reshape, _reshape_alias, expand ---- */
 
-/* The ATen reshape of x into the node's result y, under the layout rule (see the file
- * comment). cur/cur_dims track the tensor holding x's elements in the order the next step
- * needs. */
+/* The ATen reshape of x into the node's result y: both in traced order (file comment), so a
+ * Reshape into y's dims, or nothing when they are x's. */
 static eg_status lower_view_of(eg_htp_lower *L, const eg_node *n, int32_t x_id) {
   const eg_graph *g = eg_htp_ir(L);
   const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
-  static const uint32_t to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
-  int32_t cur;
-  EG_TRY(eg_htp_input(L, x_id, &cur));
-  uint32_t cur_dims[EG_MAX_RANK], y_aten[EG_MAX_RANK], y_qnn[EG_MAX_RANK];
-  int cur_rank = x->rank;
-  eg_htp_dims(x, cur_dims);
-  aten_dims(y, y_aten);
-  eg_htp_dims(y, y_qnn);
-  /* 1. a rank-4 x to NCHW order, unless that moves no byte (then the Reshape does it) */
-  if (x->rank == 4 && !perm_is_reshape(4, cur_dims, to_nchw)) {
-    uint32_t nchw[4];
-    aten_dims(x, nchw);
-    int32_t t;
-    EG_TRY(eg_htp_temp(L, "nchw", EG_QNN_DTYPE_FLOAT_32, 4, nchw, &t));
-    EG_TRY(emit_permute(L, cur, 4, cur_dims, to_nchw, t));
-    cur = t;
-    memcpy(cur_dims, nchw, sizeof nchw);
-  }
-  /* 2. a rank-4 y: Reshape to its NCHW dims, then to NHWC — unless that moves no byte */
-  const bool post = y->rank == 4 && !perm_is_reshape(4, y_aten, to_nhwc);
-  if (post) {
-    if (cur_rank != 4 || !same_dims(4, cur_dims, y_aten)) {
-      int32_t t;
-      EG_TRY(eg_htp_temp(L, "view", EG_QNN_DTYPE_FLOAT_32, 4, y_aten, &t));
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &t, 1, NULL, 0));
-      cur = t;
-    }
-    int32_t out;
-    EG_TRY(eg_htp_define(L, n->output, &out));
-    return emit_permute(L, cur, 4, y_aten, to_nhwc, out);
-  }
-  /* 3. the Reshape into y's QNN dims, or nothing when they are already x's */
-  if (cur_rank == y->rank && same_dims(cur_rank, cur_dims, y_qnn))
-    return define_as(L, n->output, cur);
-  int32_t out;
+  EG_TRY(eg_htp_want_axes(L, x_id, EG_AXES_TRACED, "self"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_TRACED, "result"));
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, x_id, &in));
+  uint32_t x_dims[EG_MAX_RANK], y_dims[EG_MAX_RANK];
+  eg_htp_dims(x, x_dims);
+  eg_htp_dims(y, y_dims);
+  if (x->rank == y->rank && same_dims(x->rank, x_dims, y_dims)) return define_as(L, n->output, in);
   EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
 }
 
 static eg_status view_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -133,13 +99,13 @@ static eg_status view_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
 static bool view_supports(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
                           size_t size) {
   (void)t;
-  return eg_htp_self_and_result_ok(g, n, reason, size);
+  return eg_htp_self_and_result_move_ok(g, n, reason, size);
 }
 
 static bool expand_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                             char *reason, size_t size) {
   (void)t;
-  if (!eg_htp_self_and_result_ok(g, n, reason, size)) return false;
+  if (!eg_htp_self_and_result_move_ok(g, n, reason, size)) return false;
   const eg_value *x = &g->values[eg_htp_arg(n, 0, "self")], *y = &g->values[n->output];
   if (eg_value_numel(x) != eg_value_numel(y)) {
     char a[160], b[160];
@@ -157,12 +123,12 @@ static bool expand_supports(const eg_graph *g, const eg_node *n, const eg_target
 static eg_status lower_permute(eg_htp_lower *L, const eg_node *n, const int *perm) {
   const eg_graph *g = eg_htp_ir(L);
   const int32_t x_id = eg_htp_arg(n, 0, "self");
-  const eg_value *x = &g->values[x_id];
+  const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
   const int rank = x->rank;
   uint32_t q[EG_MAX_RANK], dims[EG_MAX_RANK];
   bool identity = true;
   for (int b = 0; b < rank; b++) {
-    q[b] = (uint32_t)eg_htp_axis(rank, perm[aten_dim(rank, b)]);
+    q[b] = (uint32_t)eg_htp_axis(x, perm[eg_htp_aten_dim(y, b)]);
     identity = identity && q[b] == (uint32_t)b;
   }
   int32_t in, out;
@@ -191,11 +157,20 @@ static eg_status permute_lower(eg_htp_lower *L, const eg_graph *g, const eg_node
 
 /* ---- detach, clone, lift_fresh_copy, _to_copy ---- */
 
+/* A copy: an alias of x's tensor, or the Transpose between the two axis orders when x and the
+ * result are held in different ones (pass layout_nhwc's conversions). */
 static eg_status copy_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  (void)g;
-  int32_t in;
-  EG_TRY(eg_htp_input(L, eg_htp_arg(n, 0, "self"), &in));
-  return define_as(L, n->output, in);
+  static const uint32_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  const int32_t x_id = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[x_id];
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, x_id, &in));
+  const bool x_nhwc = eg_htp_is_nhwc(x), y_nhwc = eg_htp_is_nhwc(&g->values[n->output]);
+  if (x_nhwc == y_nhwc) return define_as(L, n->output, in);
+  uint32_t dims[EG_MAX_RANK];
+  eg_htp_dims(x, dims);
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return emit_permute(L, in, 4, dims, x_nhwc ? to_nchw : to_nhwc, out);
 }
 
 static bool to_copy_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -208,7 +183,7 @@ static bool to_copy_supports(const eg_graph *g, const eg_node *n, const eg_targe
              eg_dtype_name(g->values[n->output].dtype));
     return false;
   }
-  return eg_htp_self_and_result_ok(g, n, reason, size);
+  return eg_htp_self_and_result_move_ok(g, n, reason, size);
 }
 
 /* ---- cat ---- */
@@ -232,14 +207,20 @@ static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t
       snprintf(reason, size, "tensors[%d] is not a tensor", (int)i);
       return false;
     }
-    if (!eg_htp_float_tensor_ok(g, a->value, reason, size)) return false;
+    if (!eg_htp_move_tensor_ok(g, a->value, reason, size)) return false;
+    if (g->values[a->value].dtype != g->values[n->output].dtype) {
+      snprintf(reason, size, "tensors[%d] is %s, the result %s: the NPU Concat joins tensors "
+               "of one dtype", (int)i, eg_dtype_name(g->values[a->value].dtype),
+               eg_dtype_name(g->values[n->output].dtype));
+      return false;
+    }
     if (g->values[a->value].rank != rank) {
       snprintf(reason, size, "tensors[%d] has rank %d, the result %d: the NPU Concat joins "
                "tensors of one rank", (int)i, g->values[a->value].rank, rank);
       return false;
     }
   }
-  return eg_htp_float_tensor_ok(g, n->output, reason, size);
+  return eg_htp_move_tensor_ok(g, n->output, reason, size);
 }
 
 static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -247,11 +228,14 @@ static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n)
   const int rank = g->values[n->output].rank;
   int64_t dim = 0;
   EG_TRY(eg_arg_opt_int(n, 1, "dim", &dim));
+  const eg_value *y = &g->values[n->output];
   int32_t in[64], out;
-  for (int32_t i = 0; i < list->list.n; i++)
+  for (int32_t i = 0; i < list->list.n; i++) {
+    EG_TRY(eg_htp_want_axes(L, list->list.items[i].value, eg_htp_axes(y), "input"));
     EG_TRY(eg_htp_input(L, list->list.items[i].value, &in[i]));
+  }
   EG_TRY(eg_htp_define(L, n->output, &out));
-  eg_qnn_param p = eg_qnn_param_u32("axis", (uint32_t)eg_htp_axis(rank, eg_wrap_dim(dim, rank)));
+  eg_qnn_param p = eg_qnn_param_u32("axis", (uint32_t)eg_htp_axis(y, eg_wrap_dim(dim, rank)));
   return eg_htp_op(L, EG_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
 }
 
@@ -267,7 +251,7 @@ VIEW_BUILDER(_unsafe_view, "aten._unsafe_view -> [Transpose] + Reshape + [Transp
 VIEW_BUILDER(reshape, "aten.reshape -> [Transpose] + Reshape + [Transpose]")
 VIEW_BUILDER(_reshape_alias, "aten._reshape_alias -> [Transpose] + Reshape + [Transpose]")
 COPY_BUILDER(detach, "aten.detach -> (alias)")
-COPY_BUILDER(clone, "aten.clone -> (alias)")
+COPY_BUILDER(clone, "aten.clone -> (alias), or Transpose between axis orders")
 COPY_BUILDER(lift_fresh_copy, "aten.lift_fresh_copy -> (alias)")
 
 const eg_npu_builder eg_npu_builder_expand = {"aten.expand (no broadcast) -> Reshape", 0,

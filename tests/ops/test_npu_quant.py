@@ -1,0 +1,330 @@
+"""Quantized (QDQ) models against PyTorch: the quantize / dequantize ops
+(src/ops/quant.c, src/kernels/quant_f32.c), the exporter's QDQ form and its helper
+(python/edgegrad/quantize.py), pass annotate_quant and the conv builders' quantization guard
+(src/backends/htp/builders/conv.c quantized()).
+
+  ops:   quantize_per_tensor (quint8 / qint8 / qint32, ties to even, clamping, a scale with no
+         exact float reciprocal), quantize_per_channel (axis 1, non-zero zero points, traced
+         constant scales), dequantize of each: the integers must equal PyTorch's int_repr()
+         and the floats PyTorch's dequantize() bit for bit, on the CPU path and compiled for
+         SM8650 and SM8350.
+  models (compiled with --report for SM8650 and SM8350, run, compared at the project tolerance):
+    qdq_net         qdq(conv -> relu -> conv -> relu -> linear) inference: pass fold_qdq folds
+                    the per-channel weight pairs (no quantize_per_channel left in the compiled
+                    graph), every convolution is on the NPU of SM8650 reading its int8
+                    per-channel weight (AXIS_SCALE_OFFSET, axis 3 of the HWIO filter) and
+                    quantized activations; `inspect --json` shows those tensors and encodings;
+                    also run from the .egp. Compared with the float output of PyTorch's QDQ
+                    model at the project tolerance: values re-quantized after a float
+                    accumulation in another order (NHWC kernels) may land one step apart on the
+                    grid, so exact integer agreement is not expected
+    qdq_step        the frozen-backbone training step of a qdq model (per-channel quantized
+                    frozen weights, trainable conv bias and head): the first convolution's
+                    weight pair is folded and that conv is on the NPU; the convolution_backward
+                    still declined with "quantized grad_output/weight" (grad_output / weight
+                    carry quantization attributes; the weight it reads is not folded, so the
+                    second forward conv reads a dequantized, non-frozen weight) and the step
+                    equal to PyTorch's eager one
+    raw_weight_step forward conv on dequantize(quantize_per_channel(W)), backward
+                    aten.convolution_backward reading the raw parameter W: declined with
+                    "quantized grad_output/weight" (W carries the per-channel attributes), never
+                    handed to a float TransposeConv2d
+  On SM8350 every float node is on the CPU with the arch reason.
+
+    PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_quant.py \\
+        --edgegrad build/edgegrad --workdir /tmp/ops-npu-quant
+"""
+import argparse
+import os
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+from optest import allclose_report  # noqa: E402
+from test_npu_conv import (ARCH_REASON, CONV_TARGETS, V68, compare_outputs,  # noqa: E402
+                           compile_report, run_edgegrad)
+from edgegrad.export import export_function, export_training_step  # noqa: E402
+from edgegrad.quantize import qdq  # noqa: E402
+import zoo  # noqa: E402
+
+aten = torch.ops.aten
+SOCS = ("SM8650", V68)
+Q_REASON = "quantized grad_output/weight"
+
+
+def _np(t):
+    return (t.int_repr() if t.is_quantized else t).detach().contiguous().numpy()
+
+
+def save_inputs(d, names, args):
+    inputs = []
+    for nm, a in zip(names, args):
+        path = os.path.join(d, nm + ".npy")
+        np.save(path, a.detach().numpy())
+        inputs.append((nm, path))
+    return inputs
+
+
+def check_report(rep, soc, expect):
+    """expect: target (or node name, which wins) -> reason every such node has on SM8650
+    (None: NPU)."""
+    bad, seen = [], set()
+    for n in rep["nodes"]:
+        if soc == V68:
+            if n["placement"] != "cpu":
+                bad.append(f"{soc} {n['name']}: on the NPU")
+            elif n["target"] in CONV_TARGETS and n["reason"] != ARCH_REASON:
+                bad.append(f"{soc} {n['name']}: {n['reason']!r}, want {ARCH_REASON!r}")
+            continue
+        key = n["name"] if n["name"] in expect else n["target"]
+        if key not in expect:
+            continue
+        seen.add(key)
+        got = None if n["placement"] == "npu" else n["reason"]
+        if got != expect[key]:
+            bad.append(f"{soc} {n['name']}: {got or 'npu'!r}, want {expect[key]!r}")
+    if soc != V68 and set(expect) - seen:
+        bad.append(f"{soc}: no node of {sorted(set(expect) - seen)}")
+    return bad
+
+
+def exact(out_dir, refs, soc):
+    """Outputs equal to PyTorch's bit for bit (the quantize ops have one right answer)."""
+    bad = []
+    for name, ref in refs.items():
+        got = np.load(os.path.join(out_dir, name + ".npy"))
+        if got.dtype != ref.dtype or got.shape != ref.shape or \
+                not np.array_equal(got.view(np.uint8), ref.view(np.uint8)):
+            why = allclose_report(got, ref) or "not bit-identical"
+            bad.append(f"{soc} {name}: {got.dtype}{got.shape} vs {ref.dtype}{ref.shape}: {why}")
+    return bad
+
+
+def compile_and_run(exe, d, stem, inputs, refs, expect):
+    """For each SoC: the report (check_report with `expect`), then a run compared with refs."""
+    bad = []
+    for soc in SOCS:
+        rep = compile_report(exe, stem + ".json", soc, os.path.join(d, f"report_{soc}.json"))
+        bad += check_report(rep, soc, expect)
+        out = os.path.join(d, "out_" + soc)
+        run_edgegrad(exe, stem + ".json", inputs, soc, out)
+        bad += compare_outputs(out, refs, soc)
+    return bad
+
+
+# ---- the ops ------------------------------------------------------------------------------
+
+def per_tensor(dtype, scale, zp):
+    def fn(x):
+        q = torch.quantize_per_tensor(x, scale, zp, dtype)
+        return q, q.dequantize()
+    return fn
+
+
+def per_channel(dtype, scales, zps, axis):
+    s = torch.tensor(scales, dtype=torch.double)
+    z = torch.tensor(zps, dtype=torch.long)
+
+    def fn(x):
+        q = torch.quantize_per_channel(x, s, z, axis, dtype)
+        return q, q.dequantize()
+    return fn
+
+
+def op_cases():
+    torch.manual_seed(11)
+    ties = torch.arange(-41, 42, dtype=torch.float32) * 0.25  # x / 0.5: every k + 1/2 a tie
+    wide = torch.randn(3, 50) * 40                             # clamps at both ends
+    return [
+        ("q_ties_quint8", per_tensor(torch.quint8, 0.5, 10), ties),
+        ("q_ties_qint8", per_tensor(torch.qint8, 0.5, -3), ties),
+        ("q_clamp_quint8", per_tensor(torch.quint8, 0.1, 128), wide),
+        ("q_recip_qint32", per_tensor(torch.qint32, 0.0123, 7), torch.randn(4, 257) * 50),
+        ("q_recip_qint8", per_tensor(torch.qint8, 0.0371, 0), torch.randn(2, 3, 5, 5)),
+        ("qc_axis1_quint8", per_channel(torch.quint8, [0.02, 0.05, 0.013], [3, 128, 250], 1),
+         torch.randn(2, 3, 4, 5)),
+        ("qc_axis0_qint8", per_channel(torch.qint8, [0.011, 0.3], [0, -5], 0),
+         torch.randn(2, 7) * 3),
+    ]
+
+
+def run_op_case(exe, workdir, name, fn, x):
+    d = os.path.join(workdir, name)
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    export_function(fn, [x], stem, arg_names=["x"], output_names=["q", "dq"])
+    q, dq = fn(x)
+    refs = {"q": _np(q), "dq": _np(dq)}
+    inputs = save_inputs(d, ["x"], [x])
+    bad = []
+    for soc in (None,) + SOCS:
+        out = os.path.join(d, f"out_{soc or 'cpu'}")
+        cmd = [exe, "run", stem + ".json", "--output-dir", out, "-q"]
+        cmd += ["--soc", soc] if soc else []
+        for nm, path in inputs:
+            cmd += ["--input", f"{nm}={path}"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            return [f"{soc or 'cpu'}: exit {p.returncode}: {p.stderr.strip()}"]
+        bad += exact(out, refs, soc or "cpu")
+    return bad
+
+
+# ---- models -------------------------------------------------------------------------------
+
+def backbone():
+    return nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(),
+                         nn.Conv2d(6, 5, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(5 * 5 * 5, 4))
+
+
+def run_qdq_net(exe, workdir):
+    d = os.path.join(workdir, "qdq_net")
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    torch.manual_seed(12)
+    x = torch.randn(2, 3, 9, 9)
+    net = qdq(backbone().eval(), torch.randn(4, 3, 9, 9))
+    res = export_function(lambda x: net(x), [x], stem, arg_names=["x"], output_names=["y"])
+    if not any(n["target"] == "aten.quantize_per_channel.default" for n in res.graph["nodes"]):
+        return ["no quantize_per_channel traced"]
+    with torch.no_grad():
+        refs = {"y": net(x).numpy()}
+    inputs = save_inputs(d, ["x"], [x])
+    bad = compile_and_run(exe, d, stem, inputs, refs, {"aten.convolution.default": None})
+    rep = compile_report(exe, stem + ".json", "SM8650", os.path.join(d, "report_fold.json"))
+    left = [n["name"] for n in rep["nodes"] if n["target"] == "aten.quantize_per_channel.default"]
+    if left:
+        bad.append(f"SM8650: weight pairs not folded: {left}")
+    # the compiled program file: written, loaded, run
+    egp = os.path.join(d, "model.egp")
+    p = subprocess.run([exe, "compile", stem + ".json", "--soc", "SM8650", "-o", egp, "-q"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return bad + [f"compile -o: exit {p.returncode}: {p.stderr.strip()}"]
+    out = os.path.join(d, "out_egp")
+    cmd = [exe, "run", egp, "--output-dir", out, "-q"] + ["--input", f"x={inputs[0][1]}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return bad + [f"run .egp: exit {p.returncode}: {p.stderr.strip()}"]
+    bad += check_inspect(exe, egp)
+    return bad + compare_outputs(out, refs, "egp")
+
+
+def check_inspect(exe, egp):
+    """`inspect --json` of the .egp lists the quantized NPU tensors with their encodings."""
+    import json
+    p = subprocess.run([exe, "inspect", egp, "--json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"inspect --json: exit {p.returncode}: {p.stderr.strip()}"]
+    text = p.stdout
+    bad = []
+    for want in ("sfixed_point_8", "AXIS_SCALE_OFFSET", "ufixed_point_8", "SCALE_OFFSET"):
+        if want not in text:
+            bad.append(f"inspect --json: no {want!r} in its output")
+    try:
+        json.loads(text)
+    except ValueError as e:
+        bad.append(f"inspect --json: not JSON: {e}")
+    return bad
+
+
+def run_qdq_step(exe, workdir):
+    d = os.path.join(workdir, "qdq_step")
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    torch.manual_seed(13)
+    x, target = torch.randn(2, 3, 9, 9), torch.tensor([1, 3])
+    # activations of the convolutions only (a gradient never flows through a quantize): the
+    # second conv's bias gradient passes no quantized activation; the head stays float
+    model = qdq(backbone().train(), x, types=(nn.Conv2d,))
+    trainable = ["2.bias", "5.weight", "5.bias"]
+    res = export_training_step(model, F.cross_entropy, (x, target), stem, trainable=trainable)
+    graph = res.graph
+    if not any(n["target"] == "aten.convolution_backward.default" for n in graph["nodes"]):
+        return ["no convolution_backward traced"]
+    refs, _, _ = zoo.eager(model, F.cross_entropy, x, target, trainable)
+    inputs = []
+    for nm, a in zoo.runtime_inputs(graph, model, x, target).items():
+        path = os.path.join(d, nm + ".npy")
+        np.save(path, a)
+        inputs.append((nm, path))
+    return compile_and_run(exe, d, stem, inputs, refs,
+                           {"aten.convolution_backward.default": Q_REASON,
+                            "convolution": None,
+                            "convolution_1": "weight is not a frozen parameter"})
+
+
+def run_raw_weight_step(exe, workdir):
+    """The backward reads the raw parameter while the forward reads its QDQ form."""
+    d = os.path.join(workdir, "raw_weight_step")
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    torch.manual_seed(14)
+    x, w = torch.randn(2, 3, 7, 7), torch.randn(4, 3, 3, 3)
+    scales = (w.reshape(4, -1).abs().amax(1) / 127).double()
+    zps = torch.zeros(4, dtype=torch.long)
+    gy = torch.randn(2, 4, 4, 4)
+
+    def step(x, gy, w, scales, zps):
+        wq = torch.quantize_per_channel(w, scales, zps, 0, torch.qint8).dequantize()
+        y = F.conv2d(x, wq, None, stride=2, padding=1)
+        gx = aten.convolution_backward(gy, x, w, [0], [2, 2], [1, 1], [1, 1], False, [0, 0], 1,
+                                       [True, False, False])[0]
+        return y, gx
+
+    args, names = [x, gy, w, scales, zps], ["x", "gy", "w", "scales", "zps"]
+    export_function(step, args, stem, arg_names=names, output_names=["y", "gx"],
+                    static_args=["w", "scales", "zps"])
+    with torch.no_grad():
+        y, gx = step(*args)
+    refs = {"y": y.numpy(), "gx": gx.numpy()}
+    inputs = save_inputs(d, names[:2], args[:2])
+    return compile_and_run(exe, d, stem, inputs, refs,
+                           {"aten.convolution_backward.default": Q_REASON,
+                            "aten.convolution.default": "weight is not a frozen parameter"})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--edgegrad", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--filter", default="")
+    opts = ap.parse_args()
+    passed = failed = 0
+
+    def record(name, thunk):
+        nonlocal passed, failed
+        if opts.filter not in name:
+            return
+        try:
+            bad = thunk()
+        except Exception:  # a harness or export failure is a failed case, never a skip
+            bad = [traceback.format_exc().strip().splitlines()[-1]]
+        if bad:
+            failed += 1
+            for b in bad:
+                print(f"FAIL npu_quant/{name}: {b}")
+        else:
+            passed += 1
+
+    for name, fn, x in op_cases():
+        record(name, lambda a=(name, fn, x): run_op_case(opts.edgegrad, opts.workdir, *a))
+    record("qdq_net", lambda: run_qdq_net(opts.edgegrad, opts.workdir))
+    record("qdq_step", lambda: run_qdq_step(opts.edgegrad, opts.workdir))
+    record("raw_weight_step", lambda: run_raw_weight_step(opts.edgegrad, opts.workdir))
+    print(f"npu_quant: {passed} passed, {failed} failed")
+    sys.exit(1 if failed or passed == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()
