@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/edit.h"
 #include "ops/op.h"
 #include "passes/pipeline.h"
 #include "util/error.h"
@@ -52,25 +53,18 @@ typedef struct rule {
 
 /* ---- graph editing ---- */
 
-/* A name not used by any node (but `except`, which is being replaced) or static of the graph,
- * or by the new node list: base+suffix, else base+suffix_2, _3, ... */
-static bool name_taken(const rewriter *w, const char *name, const eg_node *except) {
-  const eg_graph *g = w->g;
-  for (int32_t i = 0; i < g->n_nodes; i++)
-    if (&g->nodes[i] != except && strcmp(g->nodes[i].name, name) == 0) return true;
+/* A name taken by the new node list (the graph's own nodes, statics and inputs are checked by
+ * eg_graph_fresh_name). */
+static bool new_node_named(const void *ctx, const char *name) {
+  const rewriter *w = ctx;
   for (int32_t i = 0; i < w->n_nodes; i++)
     if (strcmp(w->nodes[i].name, name) == 0) return true;
-  for (int32_t i = 0; i < g->n_statics; i++)
-    if (strcmp(g->statics[i].name, name) == 0) return true;
   return false;
 }
 
+/* n's name + suffix, made unique (ir/edit.h); n itself, being replaced, does not count. */
 static const char *fresh_name(rewriter *w, const eg_node *n, const char *suffix) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s%s", n->name, suffix);
-  for (int k = 2; name_taken(w, buf, n) && k < 1000000; k++)
-    snprintf(buf, sizeof buf, "%s%s_%d", n->name, suffix, k);
-  return eg_arena_strdup(w->g->arena, buf);
+  return eg_graph_fresh_name(w->g, n->name, suffix, n, new_node_named, w);
 }
 
 static eg_status nomem(const eg_node *n) {

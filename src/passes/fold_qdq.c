@@ -11,6 +11,7 @@
  *      input;
  *   3. Q is x's only user, D is the only user of Q's output, and neither x, Q's output nor D's
  *      output is a graph output (a CPU consumer of x would see x, not dq(q(x)): see below);
+ *      pass prune runs first, so dead readers (make_fx's detach nodes) no longer count;
  *   4. x carries quantization attributes (pass annotate_quant put Q's on it) equal to those of
  *      D's output, and x has D's output's dtype and shape;
  *   5. in the placement of the folded graph (eg_partition_graph with the compile options, every
@@ -30,12 +31,13 @@
  * rounding of a per-channel scale), as in the traced model. The CPU holds x's float value; since
  * condition 3 leaves no CPU reader of x, the only CPU copy of x is what crosses a boundary.
  *
- * The pass renumbers values after removing them (arguments, tuple elements, inputs, statics,
- * outputs), and re-verifies the graph. On a target whose NPU runs nothing (SM8350) no pair
- * folds. */
+ * The pass removes the folded nodes with ir/edit.h's eg_graph_remove (which renumbers the
+ * remaining values everywhere they are held), and re-verifies the graph. On a target whose NPU
+ * runs nothing (SM8350) no pair folds. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/edit.h"
 #include "passes/pipeline.h"
 #include "util/error.h"
 
@@ -46,40 +48,6 @@ typedef struct qdq_pair {
 } qdq_pair;
 
 static eg_status nomem(void) { return eg_error(EG_ERR_NOMEM, "fold_qdq: out of memory"); }
-
-static void count_arg(const eg_arg *a, int32_t *uses) {
-  if (a->kind == EG_ARG_VALUE && a->value >= 0) uses[a->value]++;
-  if (a->kind == EG_ARG_LIST)
-    for (int32_t i = 0; i < a->list.n; i++) count_arg(&a->list.items[i], uses);
-}
-
-/* Rewrites every reference to `from` in `a` to `to`. */
-static void replace_arg(eg_arg *a, int32_t from, int32_t to) {
-  if (a->kind == EG_ARG_VALUE && a->value == from) a->value = to;
-  if (a->kind == EG_ARG_LIST)
-    for (int32_t i = 0; i < a->list.n; i++) replace_arg(&a->list.items[i], from, to);
-}
-
-static void replace_in_node(eg_node *n, int32_t from, int32_t to) {
-  for (int32_t a = 0; a < n->n_args; a++) replace_arg(&n->args[a], from, to);
-  for (int32_t a = 0; a < n->n_kwargs; a++) replace_arg(&n->kwargs[a], from, to);
-}
-
-static bool arg_reads(const eg_arg *a, int32_t value) {
-  if (a->kind == EG_ARG_VALUE) return a->value == value;
-  if (a->kind != EG_ARG_LIST) return false;
-  for (int32_t i = 0; i < a->list.n; i++)
-    if (arg_reads(&a->list.items[i], value)) return true;
-  return false;
-}
-
-static bool node_reads(const eg_node *n, int32_t value) {
-  for (int32_t a = 0; a < n->n_args; a++)
-    if (arg_reads(&n->args[a], value)) return true;
-  for (int32_t a = 0; a < n->n_kwargs; a++)
-    if (arg_reads(&n->kwargs[a], value)) return true;
-  return false;
-}
 
 static bool same_type(const eg_value *a, const eg_value *b) {
   if (a->kind != EG_VALUE_TENSOR || b->kind != EG_VALUE_TENSOR || a->dtype != b->dtype ||
@@ -121,7 +89,7 @@ static bool placed_ok(const eg_graph *g, const eg_partitioning *parts, const qdq
   const eg_value *xv = &g->values[p->x];
   if (xv->role == EG_ROLE_NODE && !parts->nodes[xv->def].npu) return false;
   for (int32_t i = 0; i < g->n_nodes; i++)
-    if (i != p->q && node_reads(&g->nodes[i], p->x) && !parts->nodes[i].npu) return false;
+    if (i != p->q && eg_node_reads(&g->nodes[i], p->x) && !parts->nodes[i].npu) return false;
   return true;
 }
 
@@ -136,7 +104,7 @@ static eg_status settle(eg_graph *g, const eg_partition_options *opt, qdq_pair *
       qdq_pair *p = &pairs[k];
       if (!p->on || placed_ok(g, &parts, p)) continue;
       for (int32_t i = 0; i < g->n_nodes; i++)
-        if (i != p->q) replace_in_node(&g->nodes[i], p->x, p->dv);
+        if (i != p->q) eg_node_replace_value(&g->nodes[i], p->x, p->dv);
       p->on = false;
       changed = true;
     }
@@ -145,54 +113,15 @@ static eg_status settle(eg_graph *g, const eg_partition_options *opt, qdq_pair *
   return EG_OK;
 }
 
-static void renumber_arg(eg_arg *a, const int32_t *map) {
-  if (a->kind == EG_ARG_VALUE && a->value >= 0) a->value = map[a->value];
-  if (a->kind == EG_ARG_LIST)
-    for (int32_t i = 0; i < a->list.n; i++) renumber_arg(&a->list.items[i], map);
-}
-
-/* Drops the folded pairs' nodes and their two values, renumbering the rest. */
+/* Drops the folded pairs' nodes and, with them, their two values (ir/edit.h renumbers). */
 static eg_status remove_pairs(eg_graph *g, const qdq_pair *pairs, int32_t n) {
-  bool *drop_node = calloc((size_t)g->n_nodes + 1, sizeof(bool));
-  int32_t *map = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
-  if (!drop_node || !map) {
-    free(drop_node);
-    free(map);
-    return nomem();
-  }
-  for (int32_t v = 0; v < g->n_values; v++) map[v] = 0;
+  bool *drop = calloc((size_t)g->n_nodes + 1, sizeof(bool));
+  if (!drop) return nomem();
   for (int32_t k = 0; k < n; k++)
-    if (pairs[k].on) {
-      drop_node[pairs[k].q] = drop_node[pairs[k].d] = true;
-      map[pairs[k].qv] = map[pairs[k].dv] = -1;
-    }
-  int32_t nv = 0;
-  for (int32_t v = 0; v < g->n_values; v++)
-    if (map[v] >= 0) {
-      g->values[nv] = g->values[v];
-      map[v] = nv++;
-    }
-  g->n_values = nv;
-  for (int32_t v = 0; v < nv; v++)
-    for (int32_t e = 0; g->values[v].kind == EG_VALUE_TUPLE && e < g->values[v].n_elems; e++)
-      if (g->values[v].elems[e] >= 0) g->values[v].elems[e] = map[g->values[v].elems[e]];
-  int32_t nn = 0;
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    if (drop_node[i]) continue;
-    eg_node *node = &g->nodes[nn];
-    *node = g->nodes[i];
-    nn++;
-    if (node->output >= 0) node->output = map[node->output];
-    for (int32_t a = 0; a < node->n_args; a++) renumber_arg(&node->args[a], map);
-    for (int32_t a = 0; a < node->n_kwargs; a++) renumber_arg(&node->kwargs[a], map);
-  }
-  g->n_nodes = nn;
-  for (int32_t i = 0; i < g->n_inputs; i++) g->inputs[i].value = map[g->inputs[i].value];
-  for (int32_t i = 0; i < g->n_statics; i++) g->statics[i].value = map[g->statics[i].value];
-  for (int32_t i = 0; i < g->n_outputs; i++) g->outputs[i].value = map[g->outputs[i].value];
-  free(drop_node);
-  free(map);
-  return EG_OK;
+    if (pairs[k].on) drop[pairs[k].q] = drop[pairs[k].d] = true;
+  eg_status s = eg_graph_remove(g, drop, NULL);
+  free(drop);
+  return s;
 }
 
 eg_status eg_pass_fold_qdq(eg_graph *g, const eg_partition_options *opt) {
@@ -202,11 +131,7 @@ eg_status eg_pass_fold_qdq(eg_graph *g, const eg_partition_options *opt) {
   eg_status s = uses && is_output && pairs ? EG_OK : nomem();
   int32_t n = 0;
   if (s == EG_OK) {
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-      const eg_node *node = &g->nodes[i];
-      for (int32_t a = 0; a < node->n_args; a++) count_arg(&node->args[a], uses);
-      for (int32_t a = 0; a < node->n_kwargs; a++) count_arg(&node->kwargs[a], uses);
-    }
+    for (int32_t i = 0; i < g->n_nodes; i++) eg_node_count_uses(&g->nodes[i], uses);
     for (int32_t i = 0; i < g->n_outputs; i++)
       if (g->outputs[i].value >= 0) is_output[g->outputs[i].value] = true;
     for (int32_t i = 0; i < g->n_nodes; i++)
@@ -214,7 +139,7 @@ eg_status eg_pass_fold_qdq(eg_graph *g, const eg_partition_options *opt) {
     /* fold every candidate, then withdraw the ones the placement does not carry */
     for (int32_t k = 0; k < n; k++)
       for (int32_t i = 0; i < g->n_nodes; i++)
-        if (i != pairs[k].q) replace_in_node(&g->nodes[i], pairs[k].dv, pairs[k].x);
+        if (i != pairs[k].q) eg_node_replace_value(&g->nodes[i], pairs[k].dv, pairs[k].x);
     if (n > 0) s = settle(g, opt, pairs, n);
   }
   bool any = false;

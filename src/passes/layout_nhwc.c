@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/edit.h"
 #include "partition/npu_ops.h"
 #include "passes/pipeline.h"
 #include "util/error.h"
@@ -169,25 +170,16 @@ static int32_t getitem_elem(const eg_graph *g, const eg_node *n) {
 
 /* ---- conversions ---- */
 
-static bool name_taken(const layout *s, const char *name) {
-  const eg_graph *g = s->g;
-  for (int32_t i = 0; i < g->n_nodes; i++)
-    if (strcmp(g->nodes[i].name, name) == 0) return true;
+/* A name taken by a conversion made so far (not yet in g->nodes). */
+static bool extra_named(const void *ctx, const char *name) {
+  const layout *s = ctx;
   for (int32_t i = 0; i < s->n_extras; i++)
     if (strcmp(s->extras[i].node.name, name) == 0) return true;
-  for (int32_t i = 0; i < g->n_statics; i++)
-    if (strcmp(g->statics[i].name, name) == 0) return true;
-  for (int32_t i = 0; i < g->n_inputs; i++)
-    if (strcmp(g->inputs[i].name, name) == 0) return true;
   return false;
 }
 
 static const char *fresh_name(layout *s, const char *base, const char *suffix) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s%s", base, suffix);
-  for (int k = 2; name_taken(s, buf) && k < 1000000; k++)
-    snprintf(buf, sizeof buf, "%s%s_%d", base, suffix, k);
-  return eg_arena_strdup(s->g->arena, buf);
+  return eg_graph_fresh_name(s->g, base, suffix, NULL, extra_named, s);
 }
 
 /* The quantization attributes a conversion of `id` carries: the value's own, or for a getitem's

@@ -14,17 +14,20 @@ typedef struct eg_pass {
 } eg_pass;
 
 static const eg_pass passes[] = {
-    /* 1. ops the NPU lacks -> ops it has (leaves whole the ops the NPU lowers whole) */
+    /* 1. dead nodes (no result read, e.g. make_fx's detach chains) and unread statics removed:
+     *    first, so no later pass sees a use that computes nothing */
+    {"prune", eg_pass_prune},
+    /* 2. ops the NPU lacks -> ops it has (leaves whole the ops the NPU lowers whole) */
     {"decompose", eg_pass_decompose},
-    /* 2. quantization attributes of a QDQ model's values, from its quantize nodes */
+    /* 3. quantization attributes of a QDQ model's values, from its quantize nodes */
     {"annotate_quant", eg_pass_annotate_quant},
-    /* 3. quantize -> dequantize pairs inside NPU partitions removed: NPU nodes read the quantized
+    /* 4. quantize -> dequantize pairs inside NPU partitions removed: NPU nodes read the quantized
      *    value itself (placement-aware, before the layout and dtype passes) */
     {"fold_qdq", eg_pass_fold_qdq},
-    /* 4. the axis order of rank-4 values inside NPU partitions (NHWC for conv / pool / norm)
+    /* 5. the axis order of rank-4 values inside NPU partitions (NHWC for conv / pool / norm)
      *    + conversions where an NCHW-only op meets an NHWC value (placement-aware) */
     {"layout_nhwc", eg_pass_layout_nhwc},
-    /* 5. int64 values NPU partitions hold -> marked npu_int32 (placement-aware: last, once the
+    /* 6. int64 values NPU partitions hold -> marked npu_int32 (placement-aware: last, once the
      *    graph's nodes are final) */
     {"i64_to_i32", eg_pass_i64_to_i32},
 };

@@ -27,6 +27,9 @@
 #include "ir/graph.h"
 #include "partition/partition.h"
 
+/* Removes nodes none of whose results is read (outputs kept), and statics nothing reads; nodes
+ * a skip list selects stay (prune.c, which states the rule). */
+eg_status eg_pass_prune(eg_graph *g, const eg_partition_options *opt);
 /* Rewrites ops the target's NPU has no lowering for into ops it has (decompose.c). */
 eg_status eg_pass_decompose(eg_graph *g, const eg_partition_options *opt);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ir/clone.h"
+#include "ir/edit.h"
 #include "passes/pipeline.h"
 #include "util/error.h"
 
@@ -148,25 +149,12 @@ eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, e
   return s;
 }
 
-static bool arg_reads(const eg_arg *a, int32_t value) {
-  if (a->kind == EG_ARG_VALUE) return a->value == value;
-  for (int32_t k = 0; a->kind == EG_ARG_LIST && k < a->list.n; k++)
-    if (arg_reads(&a->list.items[k], value)) return true;
-  return false;
-}
-
 bool eg_program_cpu_reads(const eg_program *p, int32_t value) {
   const eg_graph *g = p->graph;
   for (int32_t i = 0; i < g->n_outputs; i++)
     if (g->outputs[i].value == value) return true;
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[i];
-    if (p->parts.nodes[i].npu) continue;
-    for (int32_t a = 0; a < n->n_args; a++)
-      if (arg_reads(&n->args[a], value)) return true;
-    for (int32_t a = 0; a < n->n_kwargs; a++)
-      if (arg_reads(&n->kwargs[a], value)) return true;
-  }
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (!p->parts.nodes[i].npu && eg_node_reads(&g->nodes[i], value)) return true;
   return false;
 }
 

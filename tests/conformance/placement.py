@@ -15,10 +15,11 @@ What is checked:
      entry without "source" is a node of the graph as traced (same name and target); an entry
      with "source" is a node a pass made, and its source names a node of the graph; every node
      of the graph is listed as traced, or is the source of an entry, or was folded into a
-     constant (its op is one of decompose's fills, FOLDED_FILLS); the traced entries keep the
-     graph's order. Entries made by a pass are checked below only as far as the report alone
-     allows (their arguments are not in the exported graph): format, reasons that name their
-     own op / SoC, partitions.
+     constant (its op is one of decompose's fills, FOLDED_FILLS), or was pruned as dead (none
+     of its results is read in the exported graph, ``dead_nodes``: pass prune); the traced
+     entries keep the graph's order. Entries made by a pass are checked below only as far as
+     the report alone allows (their arguments are not in the exported graph): format, reasons
+     that name their own op / SoC, partitions.
   1. Format: format/version/soc/htp_arch/fp16 as in SOCS below; the entry keys of
      docs/report-format.md; "npu" <=> an integer partition and no reason, "cpu" <=> no
      partition and a one-line reason; a getitem has its producer's placement and partition
@@ -227,6 +228,34 @@ def _defined_by(graph):
     return defined_by
 
 
+def _values_in(a, out):
+    """Adds the value ids argument ``a`` (lists included) reads to the set ``out``."""
+    if isinstance(a, list):
+        for x in a:
+            _values_in(x, out)
+    elif isinstance(a, dict) and set(a) == {"value"}:
+        out.add(a["value"])
+
+
+def dead_nodes(graph):
+    """Names of the graph's dead nodes, the ones pass prune removes (src/passes/prune.c): none
+    of whose results (its output; a tuple's elements) is a graph output or read by a live node.
+    One sweep from the last node back decides it (nodes are in topological order), so a chain
+    dies whole and a tuple lives while one of its getitems does. (prune keeps a dead node a
+    skip list selects; such a node is simply listed.)"""
+    read, dead = {o["value"] for o in graph["outputs"]}, set()
+    for n in reversed(graph["nodes"]):
+        out = n["output"]
+        results = set() if out is None else \
+            {out, *[e for e in graph["values"][out].get("elements") or [] if e is not None]}
+        if results & read:
+            for a in [*n["args"], *n["kwargs"].values()]:
+                _values_in(a, read)
+        else:
+            dead.add(n["name"])
+    return dead
+
+
 def match_nodes(graph, rnodes):
     """Failures of check 0 (the report's entries against the graph's nodes) and, per entry,
     the graph node it is as traced (None for an entry a pass made)."""
@@ -255,12 +284,13 @@ def match_nodes(graph, rnodes):
                     if name in index else "no node of the graph has this name")
             f.append(f"report node {name} ({target}) has no source and is not as traced: {what}")
     listed = {n["name"] for n in traced if n is not None}
+    dead = dead_nodes(graph)
     for n in nodes:
         if n["name"] not in listed and n["name"] not in sources and \
-                n["target"] not in FOLDED_FILLS:
+                n["target"] not in FOLDED_FILLS and n["name"] not in dead:
             f.append(f"graph node {n['name']} ({n['target']}): the report does not list it, no "
-                     "entry names it as its source, and its op is not a fill folded to a "
-                     "constant")
+                     "entry names it as its source, its op is not a fill folded to a "
+                     "constant, and it is not dead (some result is read)")
     order = [index[n["name"]] for n in traced if n is not None]
     if order != sorted(order):
         f.append("report entries of traced nodes are not in the graph's order")

@@ -150,6 +150,52 @@ def compiled_graph_cases(t):
     r = copy.deepcopy(good)
     r["nodes"] = [e for e in r["nodes"] if e["target"] != "aten.relu.default"]
     t.expect("a relu absent", check(tiny, r, "SM8350")[0], "the report does not list it")
+    dead_node_cases(t)
+
+
+def dead_node_cases(t):
+    """Nodes pass prune removes (dead: no result read) may be absent from the report; a live
+    node may not. dead_nodes against hand-worked answers: a detach chain dies whole, a tuple
+    lives while one getitem is read, an output's definer lives."""
+    check = placement.check_report
+    qnet = fixture("quant_net")  # make_fx's detach chains on both relus, nobody reads them
+    detaches = {n["name"] for n in qnet["nodes"] if n["target"] == "aten.detach.default"}
+    t.expect("quant_net holds 6 detach nodes", [] if len(detaches) == 6 else [str(detaches)])
+    t.expect("quant_net's dead nodes are its detaches",
+             [] if placement.dead_nodes(qnet) == detaches else
+             [f"dead_nodes {sorted(placement.dead_nodes(qnet))}, want {sorted(detaches)}"])
+    good = make_report(qnet, "SM8350", {n["name"]: V68 for n in qnet["nodes"]})
+    t.expect("quant_net as traced", check(qnet, good, "SM8350")[0])
+    r = copy.deepcopy(good)
+    r["nodes"] = [e for e in r["nodes"] if e["name"] not in detaches]
+    t.expect("dead detaches absent", check(qnet, r, "SM8350")[0])
+    r = copy.deepcopy(good)
+    r["nodes"] = [e for e in r["nodes"] if e["name"] != "relu_1"]
+    t.expect("a live relu (the output's) absent", check(qnet, r, "SM8350")[0],
+             "it is not dead")
+
+    def tensor(i):
+        return {"id": i, "kind": "tensor", "dtype": "float32", "shape": [2, 2]}
+
+    def node(name, target, args, out):
+        return {"name": name, "target": target, "args": args, "kwargs": {}, "output": out}
+
+    values = [tensor(0), {"id": 1, "kind": "tuple", "elements": [2, 3]}, tensor(2), tensor(3),
+              tensor(4), tensor(5), tensor(6), {"id": 7, "kind": "tuple", "elements": [8, 9]},
+              tensor(8), tensor(9), tensor(10), tensor(11)]
+    split = "aten.split_with_sizes.default"
+    graph = {"values": values, "outputs": [{"name": "y", "value": 11}], "nodes": [
+        node("split", split, [{"value": 0}, [1, 1], 1], 1),
+        node("getitem", "getitem", [{"value": 1}, 0], 4),
+        node("getitem_1", "getitem", [{"value": 1}, 1], 5),
+        node("detach", "aten.detach.default", [{"value": 5}], 6),
+        node("split_1", split, [{"value": 0}, [1, 1], 1], 7),
+        node("getitem_2", "getitem", [{"value": 7}, 0], 10),
+        node("cat", "aten.cat.default", [[{"value": 4}, {"value": 0}], 1], 11)]}
+    want = {"getitem_1", "detach", "split_1", "getitem_2"}
+    got = placement.dead_nodes(graph)
+    t.expect("dead_nodes: tuples and chains",
+             [] if got == want else [f"dead_nodes {sorted(got)}, want {sorted(want)}"])
 
 
 class Checker:
@@ -262,7 +308,8 @@ def main():
     # format
     good = make_report(g_in, "SM8650", {cb: None})
     r = copy.deepcopy(good)
-    del r["nodes"][-1]
+    # getitem reads grad_input, the output (the last getitems pick None elements: dead)
+    r["nodes"] = [e for e in r["nodes"] if e["name"] != "getitem"]
     t.expect("a node missing", check(g_in, r, "SM8650")[0], "the report does not list it")
 
     # the report lists the compiled graph: entries a pass made carry "source"

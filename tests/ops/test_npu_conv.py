@@ -176,8 +176,8 @@ bwd("runtime_weight", r(2, 3, 7, 6), r(4, 3, 3, 3), (T, F_, T), stride=(2, 2), p
 
 # ---- running a case ----------------------------------------------------------------------
 
-def run_edgegrad(exe, model, inputs, soc, out_dir):
-    cmd = [exe, "run", model, "--soc", soc, "--output-dir", out_dir, "-q"]
+def run_edgegrad(exe, model, inputs, soc, out_dir, extra=()):
+    cmd = [exe, "run", model, "--soc", soc, "--output-dir", out_dir, "-q", *extra]
     for name, path in inputs:
         cmd += ["--input", f"{name}={path}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -185,8 +185,10 @@ def run_edgegrad(exe, model, inputs, soc, out_dir):
         raise RuntimeError(f"run --soc {soc}: exit {p.returncode}: {p.stderr.strip()}")
 
 
-def compile_report(exe, model, soc, path):
-    p = subprocess.run([exe, "compile", model, "--soc", soc, "--report", path, "-q"],
+def compile_report(exe, model, soc, path, extra=()):
+    """The placement report of `model` compiled for `soc` (extra: more compile options, e.g. a
+    skip list)."""
+    p = subprocess.run([exe, "compile", model, "--soc", soc, "--report", path, "-q", *extra],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"compile --soc {soc}: exit {p.returncode}: {p.stderr.strip()}")

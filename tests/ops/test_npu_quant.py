@@ -1,7 +1,8 @@
 """Quantized (QDQ) models against PyTorch: the quantize / dequantize ops
 (src/ops/quant.c, src/kernels/quant_f32.c), the exporter's QDQ form and its helper
-(python/edgegrad/quantize.py), pass annotate_quant and the conv builders' quantization guard
-(src/backends/htp/builders/conv.c quantized()).
+(python/edgegrad/quantize.py), passes prune, annotate_quant and fold_qdq, the conv builders'
+quantization guard (src/backends/htp/builders/conv.c quantized()) and the quantized tensors of
+the executor and of partition boundaries.
 
   ops:   quantize_per_tensor (quint8 / qint8 / qint32, ties to even, clamping, a scale with no
          exact float reciprocal), quantize_per_channel (axis 1, non-zero zero points, traced
@@ -29,12 +30,28 @@
                     aten.convolution_backward reading the raw parameter W: declined with
                     "quantized grad_output/weight" (W carries the per-channel attributes), never
                     handed to a float TransposeConv2d
+    act_fold_net    qdq(conv -> relu -> conv): make_fx's detach nodes on relu's output are
+                    removed by pass prune, so the activation pair (relu -> quantize ->
+                    dequantize -> conv) folds on SM8650: no quantize / dequantize left but the
+                    graph input's, both convs and relu in one NPU partition, relu writing its
+                    output quantized (the executor quantizes on write); `inspect --json` shows
+                    relu's NATIVE tensor as ufixed_point_8 with the pair's scale / zero point;
+                    also run from the .egp
+    act_cross_partition
+                    a folded activation leaving its NPU partition: dq(q(relu(conv x))) +
+                    (conv x) * 0.5 with the mul kept on the CPU (--skip-node), so the add
+                    reading relu's output is a second NPU partition; relu's output crosses as
+                    APP_READ / APP_WRITE ufixed_point_8 tensors (read out dequantized by
+                    runtime/npu_step.c, staged in quantized). fold_qdq leaves a folded value no
+                    CPU reader (rules 3 and 5), so crossing towards another NPU partition is
+                    the only way one leaves a partition
   On SM8350 every float node is on the CPU with the arch reason.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_quant.py \\
         --edgegrad build/edgegrad --workdir /tmp/ops-npu-quant
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -109,16 +126,19 @@ def exact(out_dir, refs, soc):
     return bad
 
 
-def compile_and_run(exe, d, stem, inputs, refs, expect):
-    """For each SoC: the report (check_report with `expect`), then a run compared with refs."""
-    bad = []
+def compile_and_run(exe, d, stem, inputs, refs, expect, extra=()):
+    """For each SoC: the report (check_report with `expect`), then a run compared with refs.
+    extra: more compile / run options (a skip list). Returns (failures, SM8650's report)."""
+    bad, reps = [], {}
     for soc in SOCS:
-        rep = compile_report(exe, stem + ".json", soc, os.path.join(d, f"report_{soc}.json"))
+        rep = compile_report(exe, stem + ".json", soc, os.path.join(d, f"report_{soc}.json"),
+                             extra)
+        reps[soc] = rep
         bad += check_report(rep, soc, expect)
         out = os.path.join(d, "out_" + soc)
-        run_edgegrad(exe, stem + ".json", inputs, soc, out)
+        run_edgegrad(exe, stem + ".json", inputs, soc, out, extra)
         bad += compare_outputs(out, refs, soc)
-    return bad
+    return bad, reps["SM8650"]
 
 
 # ---- the ops ------------------------------------------------------------------------------
@@ -200,41 +220,179 @@ def run_qdq_net(exe, workdir):
     with torch.no_grad():
         refs = {"y": net(x).numpy()}
     inputs = save_inputs(d, ["x"], [x])
-    bad = compile_and_run(exe, d, stem, inputs, refs, {"aten.convolution.default": None})
-    rep = compile_report(exe, stem + ".json", "SM8650", os.path.join(d, "report_fold.json"))
+    bad, rep = compile_and_run(exe, d, stem, inputs, refs, {"aten.convolution.default": None})
     left = [n["name"] for n in rep["nodes"] if n["target"] == "aten.quantize_per_channel.default"]
     if left:
         bad.append(f"SM8650: weight pairs not folded: {left}")
     # the compiled program file: written, loaded, run
+    egp_bad, inspected = run_egp(exe, d, stem, inputs, refs)
+    if inspected is not None:
+        egp_bad += check_inspect(inspected)
+    return bad + egp_bad
+
+
+def run_egp(exe, d, stem, inputs, refs, extra=()):
+    """Compiles stem.json for SM8650 into model.egp (extra: compile options), runs the file and
+    compares its outputs with refs. Returns (failures, `inspect --json` of it or None)."""
     egp = os.path.join(d, "model.egp")
-    p = subprocess.run([exe, "compile", stem + ".json", "--soc", "SM8650", "-o", egp, "-q"],
-                       capture_output=True, text=True)
+    p = subprocess.run([exe, "compile", stem + ".json", "--soc", "SM8650", "-o", egp, "-q",
+                        *extra], capture_output=True, text=True)
     if p.returncode != 0:
-        return bad + [f"compile -o: exit {p.returncode}: {p.stderr.strip()}"]
+        return [f"compile -o: exit {p.returncode}: {p.stderr.strip()}"], None
     out = os.path.join(d, "out_egp")
-    cmd = [exe, "run", egp, "--output-dir", out, "-q"] + ["--input", f"x={inputs[0][1]}"]
+    cmd = [exe, "run", egp, "--output-dir", out, "-q"]
+    for nm, path in inputs:
+        cmd += ["--input", f"{nm}={path}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        return bad + [f"run .egp: exit {p.returncode}: {p.stderr.strip()}"]
-    bad += check_inspect(exe, egp)
-    return bad + compare_outputs(out, refs, "egp")
-
-
-def check_inspect(exe, egp):
-    """`inspect --json` of the .egp lists the quantized NPU tensors with their encodings."""
-    import json
+        return [f"run .egp: exit {p.returncode}: {p.stderr.strip()}"], None
+    bad = compare_outputs(out, refs, "egp")
     p = subprocess.run([exe, "inspect", egp, "--json"], capture_output=True, text=True)
     if p.returncode != 0:
-        return [f"inspect --json: exit {p.returncode}: {p.stderr.strip()}"]
-    text = p.stdout
-    bad = []
-    for want in ("sfixed_point_8", "AXIS_SCALE_OFFSET", "ufixed_point_8", "SCALE_OFFSET"):
-        if want not in text:
-            bad.append(f"inspect --json: no {want!r} in its output")
+        return bad + [f"inspect --json: exit {p.returncode}: {p.stderr.strip()}"], None
     try:
-        json.loads(text)
+        return bad, json.loads(p.stdout)
     except ValueError as e:
-        bad.append(f"inspect --json: not JSON: {e}")
+        return bad + [f"inspect --json: not JSON: {e}"], None
+
+
+def check_inspect(inspected):
+    """`inspect --json` of the .egp lists the quantized NPU tensors with their encodings."""
+    text = json.dumps(inspected)
+    return [f"inspect --json: no {want!r} in its output"
+            for want in ("sfixed_point_8", "AXIS_SCALE_OFFSET", "ufixed_point_8", "SCALE_OFFSET")
+            if want not in text]
+
+
+def npu_tensor(inspected, partition, name):
+    """The tensor `name` of NPU partition `partition` in `inspect --json`'s output, or None."""
+    parts = inspected.get("partitions", [])
+    if partition >= len(parts):
+        return None
+    return next((t for t in parts[partition]["tensors"] if t["name"] == name), None)
+
+
+def check_act_tensor(t, where, type_, scale, zero_point):
+    """Tensor t is a uint8 per-tensor fixed-point tensor of this type with this encoding (QNN
+    offsets are minus the zero point; the scale is stored as float32)."""
+    if t is None:
+        return [f"{where}: no such tensor in inspect --json"]
+    q = t.get("quant") or {}
+    ok = (t["type"], t["dtype"], q.get("encoding"), q.get("offsets")) == \
+        (type_, "ufixed_point_8", "SCALE_OFFSET", [-zero_point]) and \
+        len(q.get("scales", [])) == 1 and abs(q["scales"][0] - scale) <= 1e-7 * scale
+    return [] if ok else [f"{where}: {t}, want {type_} ufixed_point_8 SCALE_OFFSET scale "
+                          f"{scale} offset {-zero_point}"]
+
+
+def targets(rep, target):
+    return [n for n in rep["nodes"] if n["target"] == target]
+
+
+def run_act_fold_net(exe, workdir):
+    """An activation pair folds: qdq(conv -> relu -> conv), the second conv's input pair on
+    relu's output. make_fx traces detach nodes reading relu's output (autograd's saved
+    tensors); pass prune removes them, so relu's output has the quantize as its only user and
+    fold_qdq folds the pair on SM8650: relu (on the NPU) writes its output as a quantized
+    tensor (the executor quantizes on write) and the second conv reads it."""
+    d = os.path.join(workdir, "act_fold_net")
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    torch.manual_seed(15)
+    x = torch.randn(2, 3, 8, 8)
+    net = qdq(nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(),
+                            nn.Conv2d(6, 4, 3, padding=1)).eval(), torch.randn(4, 3, 8, 8),
+              types=(nn.Conv2d,))
+    res = export_function(lambda x: net(x), [x], stem, arg_names=["x"], output_names=["y"])
+    traced = res.graph["nodes"]
+    relu = next(n for n in traced if n["target"] == "aten.relu.default")
+    if not any(n["target"] == "aten.detach.default" and n["args"][0] == {"value": relu["output"]}
+               for n in traced):
+        return ["no detach of relu's output traced: the case no longer tests pass prune"]
+    with torch.no_grad():
+        refs = {"y": net(x).numpy()}
+    inputs = save_inputs(d, ["x"], [x])
+    bad, rep = compile_and_run(exe, d, stem, inputs, refs,
+                               {"aten.convolution.default": None, "aten.relu.default": None})
+    # left: the graph input's pair (an input is never folded) and the weights' are folded
+    for target, want in (("aten.detach.default", 0), ("aten.quantize_per_tensor.default", 1),
+                         ("aten.dequantize.self", 1), ("aten.quantize_per_channel.default", 0)):
+        got = [n["name"] for n in targets(rep, target)]
+        if len(got) != want:
+            bad.append(f"SM8650: {target}: {got}, want {want} node(s)")
+    npu = [n for n in rep["nodes"] if n["target"] in ("aten.convolution.default",
+                                                      "aten.relu.default")]
+    if len(npu) != 3 or {n["partition"] for n in npu} != {0}:
+        bad.append(f"SM8650: convs and relu not in one NPU partition: {npu}")
+    egp_bad, inspected = run_egp(exe, d, stem, inputs, refs)
+    bad += egp_bad
+    if inspected is not None:
+        bad += check_act_tensor(npu_tensor(inspected, 0, relu["name"]), "relu's output",
+                                "NATIVE", net[2].act_scale, net[2].act_zero_point)
+    return bad
+
+
+class CrossNet(nn.Module):
+    """y = dq(q(relu(conv(x)))) + conv(x) * 0.5: relu's output pair folds, and its only reader,
+    the add, sits in another NPU partition than relu when the mul is kept on the CPU."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.scale = scale
+
+    def forward(self, x):
+        c = self.conv(x)
+        r = torch.quantize_per_tensor(F.relu(c), self.scale, 0, torch.quint8).dequantize()
+        return r + c * 0.5
+
+
+def run_act_cross_partition(exe, workdir):
+    """A folded (quantized) value leaving an NPU partition. fold_qdq's rules 3 and 5 leave a
+    folded x no CPU reader and make it no graph output, so the CPU never consumes it; x leaves
+    its partition only towards an NPU reader in another partition, through the CPU's memory:
+    the producing partition reads it out dequantized (runtime/npu_step.c) and the reading one
+    stages it in quantized. Here the add reading relu's output also reads conv * 0.5, which
+    --skip-node keeps on the CPU: partition {conv, relu} -> mul (CPU) -> {add}, so the add
+    cannot join relu's partition (a cycle), and relu's output crosses."""
+    d = os.path.join(workdir, "act_cross_partition")
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "model")
+    torch.manual_seed(16)
+    x = torch.randn(2, 3, 7, 7)
+    probe = CrossNet(1.0).eval()
+    with torch.no_grad():
+        scale = float(F.relu(probe.conv(x)).max()) / 255
+    net = CrossNet(scale)
+    net.load_state_dict(probe.state_dict())
+    net.eval()
+    res = export_function(lambda x: net(x), [x], stem, arg_names=["x"], output_names=["y"])
+    traced = res.graph["nodes"]
+    relu = next(n["name"] for n in traced if n["target"] == "aten.relu.default")
+    mul = next(n["name"] for n in traced if n["target"].startswith("aten.mul."))
+    add = next(n["name"] for n in traced if n["target"] == "aten.add.Tensor")
+    with torch.no_grad():
+        refs = {"y": net(x).numpy()}
+    inputs = save_inputs(d, ["x"], [x])
+    skip = ("--skip-node", mul)
+    bad, rep = compile_and_run(exe, d, stem, inputs, refs,
+                               {"aten.convolution.default": None, relu: None, add: None,
+                                mul: f"skipped by --skip-node {mul}"}, skip)
+    left = targets(rep, "aten.quantize_per_tensor.default") + targets(rep, "aten.dequantize.self")
+    if left:
+        bad.append(f"SM8650: relu's pair not folded: {[n['name'] for n in left]}")
+    part = {n["name"]: n["partition"] for n in rep["nodes"]}
+    if part.get(relu) is None or part.get(add) is None or part[relu] == part[add]:
+        bad.append(f"SM8650: relu in partition {part.get(relu)}, add in {part.get(add)}: want "
+                   "two NPU partitions")
+        return bad
+    egp_bad, inspected = run_egp(exe, d, stem, inputs, refs, skip)
+    bad += egp_bad
+    if inspected is not None:
+        bad += check_act_tensor(npu_tensor(inspected, part[relu], relu), "relu's partition",
+                                "APP_READ", scale, 0)
+        bad += check_act_tensor(npu_tensor(inspected, part[add], relu), "add's partition",
+                                "APP_WRITE", scale, 0)
     return bad
 
 
@@ -261,7 +419,7 @@ def run_qdq_step(exe, workdir):
     return compile_and_run(exe, d, stem, inputs, refs,
                            {"aten.convolution_backward.default": Q_REASON,
                             "convolution": None,
-                            "convolution_1": "weight is not a frozen parameter"})
+                            "convolution_1": "weight is not a frozen parameter"})[0]
 
 
 def run_raw_weight_step(exe, workdir):
@@ -291,7 +449,7 @@ def run_raw_weight_step(exe, workdir):
     inputs = save_inputs(d, names[:2], args[:2])
     return compile_and_run(exe, d, stem, inputs, refs,
                            {"aten.convolution_backward.default": Q_REASON,
-                            "aten.convolution.default": "weight is not a frozen parameter"})
+                            "aten.convolution.default": "weight is not a frozen parameter"})[0]
 
 
 def main():
@@ -322,6 +480,9 @@ def main():
     record("qdq_net", lambda: run_qdq_net(opts.edgegrad, opts.workdir))
     record("qdq_step", lambda: run_qdq_step(opts.edgegrad, opts.workdir))
     record("raw_weight_step", lambda: run_raw_weight_step(opts.edgegrad, opts.workdir))
+    record("act_fold_net", lambda: run_act_fold_net(opts.edgegrad, opts.workdir))
+    record("act_cross_partition",
+           lambda: run_act_cross_partition(opts.edgegrad, opts.workdir))
     print(f"npu_quant: {passed} passed, {failed} failed")
     sys.exit(1 if failed or passed == 0 else 0)
 

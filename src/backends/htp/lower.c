@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/edit.h"
 #include "ops/quant.h"
 #include "util/error.h"
 
@@ -369,23 +370,12 @@ bool eg_htp_is_needed_outside(const eg_htp_lower *L, int32_t value) {
   return L->needed_outside[value];
 }
 
-static bool arg_reads(const eg_arg *a, int32_t value) {
-  if (a->kind == EG_ARG_VALUE) return a->value == value;
-  if (a->kind != EG_ARG_LIST) return false;
-  for (int32_t e = 0; e < a->list.n; e++)
-    if (arg_reads(&a->list.items[e], value)) return true;
-  return false;
-}
-
 /* Value `value` is a graph output or an argument of some node. */
 static bool value_read(const eg_graph *g, int32_t value) {
   for (int32_t o = 0; o < g->n_outputs; o++)
     if (g->outputs[o].value == value) return true;
-  for (int32_t k = 0; k < g->n_nodes; k++) {
-    const eg_node *m = &g->nodes[k];
-    for (int32_t a = 0; a < m->n_args + m->n_kwargs; a++)
-      if (arg_reads(a < m->n_args ? &m->args[a] : &m->kwargs[a - m->n_args], value)) return true;
-  }
+  for (int32_t k = 0; k < g->n_nodes; k++)
+    if (eg_node_reads(&g->nodes[k], value)) return true;
   return false;
 }
 
@@ -404,8 +394,7 @@ bool eg_htp_elem_used(const eg_graph *g, const eg_node *n, int i) {
         return true;
       continue;
     }
-    for (int32_t a = 0; a < m->n_args + m->n_kwargs; a++)
-      if (arg_reads(a < m->n_args ? &m->args[a] : &m->kwargs[a - m->n_args], elem)) return true;
+    if (eg_node_reads(m, elem)) return true;
   }
   return false;
 }
