@@ -15,10 +15,10 @@
  * graph again after the last pass, and every node such a pass inserts is an op the NPU lowers,
  * so the placement they saw is the placement that is lowered.
  *
- * Builds that define EG_VERIFY_PASSES (Debug builds; the sanitizer build the tests run under)
- * re-run eg_graph_verify after every pass and name the pass when it fails. Every build verifies
- * once after the last pass, which also refreshes what passes leave stale (value roles and defs,
- * node attrs and scratch sizes). */
+ * eg_graph_verify runs after every pass, in every build (a failure names the pass): it checks
+ * what the pass left and refreshes what a rewrite leaves stale (value roles and defining nodes,
+ * node attrs and scratch sizes), so each pass starts from a verified graph — the partitioner
+ * and the next pass read those fields. (It costs one op check per node per pass.) */
 #ifndef EG_PASSES_PIPELINE_H
 #define EG_PASSES_PIPELINE_H
 
