@@ -15,6 +15,10 @@ Usage in a test file:
 static=(names...) freezes arguments (by position name arg0, arg1, ...) as weights; expect_error
 makes a case that must be rejected by `edgegrad run` with exit status 2 and a one-line message
 containing the given text.
+
+Runner is the command line and case runner (FAIL lines, the "<family>: N passed, M failed"
+summary, the exit status) of Suite and of the tests/ops/test_npu_*.py files with harnesses of
+their own.
 """
 import argparse
 import json
@@ -54,6 +58,55 @@ def allclose_report(got, ref):
         return None
     i = np.unravel_index(int(np.argmax(np.where(bad, err - tol, -np.inf))), b.shape)
     return f"{int(bad.sum())} elements out of tolerance; worst at {i}: {a[i]!r} vs {b[i]!r}"
+
+
+def parse_args():
+    """The command line of every tests/ops file: --edgegrad EXE --workdir DIR [--filter TEXT]."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--edgegrad", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--filter", default="")
+    return ap.parse_args()
+
+
+class Runner:
+    """The case runner of every tests/ops file: parses the command line (parse_args), counts
+    cases, prints "FAIL <family>/<case>: <reason>" for each reason of a failed case and, from
+    finish(), the summary line "<family>: N passed, M failed" that scripts/test-summary.sh
+    picks up; the exit status is non-zero on any failure or when no case ran."""
+
+    def __init__(self, family):
+        self.family = family
+        self.opts = parse_args()
+        self.exe, self.workdir, self.filter = self.opts.edgegrad, self.opts.workdir, \
+            self.opts.filter
+        self.passed = self.failed = 0
+
+    def record(self, name, thunk):
+        """Runs case `name` (unless --filter leaves it out): thunk() returns None, "" or []
+        when it passed, else a reason or a list of reasons. An exception (a harness, export or
+        CLI failure) is a failed case, never a skip."""
+        if self.filter not in name:
+            return
+        try:
+            why = thunk()
+        except Exception:
+            why = traceback.format_exc().strip().splitlines()[-1]
+        self.report(name, why)
+
+    def report(self, name, why):
+        """Counts the result `why` (as record's thunk returns) of case `name`, run elsewhere."""
+        bad = ([why] if why else []) if isinstance(why, str) else list(why or [])
+        if bad:
+            self.failed += 1
+            for b in bad:
+                print(f"FAIL {self.family}/{name}: {b}")
+        else:
+            self.passed += 1
+
+    def finish(self):
+        print(f"{self.family}: {self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed or self.passed == 0 else 0)
 
 
 class Suite:
@@ -101,27 +154,11 @@ class Suite:
         return export_function(fn, args, path, **kwargs)
 
     def main(self):
-        ap = argparse.ArgumentParser()
-        ap.add_argument("--edgegrad", required=True)
-        ap.add_argument("--workdir", required=True)
-        ap.add_argument("--filter", default="")
-        opts = ap.parse_args()
-        passed = failed = 0
+        run = Runner(self.family)
         for name, fn, args, static, expect_error in self.cases:
-            if opts.filter not in name:
-                continue
-            try:
-                why = self._run_case(opts.edgegrad, opts.workdir, name, fn, args, static,
-                                     expect_error)
-            except Exception:  # a harness or export failure is a failed case, never a skip
-                why = traceback.format_exc().strip().splitlines()[-1]
-            if why:
-                failed += 1
-                print(f"FAIL {self.family}/{name}: {why}")
-            else:
-                passed += 1
-        print(f"{self.family}: {passed} passed, {failed} failed")
-        sys.exit(1 if failed or passed == 0 else 0)
+            run.record(name, lambda c=(name, fn, args, static, expect_error):
+                       self._run_case(run.exe, run.workdir, *c))
+        run.finish()
 
 
 class EditSuite(Suite):

@@ -24,12 +24,10 @@ the portable kernel.
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_conv.py \\
         --edgegrad build/edgegrad --workdir /tmp/ops-npu-conv
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import traceback
 
 import numpy as np
 import torch
@@ -41,6 +39,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "data"))
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+import optest  # noqa: E402
 from optest import allclose_report  # noqa: E402
 from make_npu_fixtures import drop_grad_weight  # noqa: E402
 from edgegrad.export import export_function, export_training_step  # noqa: E402
@@ -339,6 +338,17 @@ def grad_weight_read(graph, node):
     return False
 
 
+def save_step_inputs(d, graph, model, x, target):
+    """Saves the runtime inputs of training-step graph `graph` (zoo.runtime_inputs) as
+    D/NAME.npy; returns [(name, path)]."""
+    inputs = []
+    for nm, a in zoo.runtime_inputs(graph, model, x, target).items():
+        path = os.path.join(d, nm + ".npy")
+        np.save(path, a)
+        inputs.append((nm, path))
+    return inputs
+
+
 def run_step_case(exe, workdir, name, model, x, target, trainable, edit):
     d = os.path.join(workdir, name)
     os.makedirs(d, exist_ok=True)
@@ -350,11 +360,7 @@ def run_step_case(exe, workdir, name, model, x, target, trainable, edit):
         with open(stem + ".json", "w") as f:
             json.dump(graph, f)
     refs, _, _ = zoo.eager(model, F.cross_entropy, x, target, trainable)
-    inputs = []
-    for nm, a in zoo.runtime_inputs(graph, model, x, target).items():
-        path = os.path.join(d, nm + ".npy")
-        np.save(path, a)
-        inputs.append((nm, path))
+    inputs = save_step_inputs(d, graph, model, x, target)
     values = {v["id"]: v for v in graph["values"]}
     expect, n_bwd_npu = {}, 0
     for n in graph["nodes"]:
@@ -380,35 +386,13 @@ def run_step_case(exe, workdir, name, model, x, target, trainable, edit):
 # ---- main ----------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--edgegrad", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--filter", default="")
-    opts = ap.parse_args()
-    passed = failed = 0
-
-    def record(name, thunk):
-        nonlocal passed, failed
-        if opts.filter not in name:
-            return
-        try:
-            bad = thunk()
-        except Exception:  # a harness or export failure is a failed case, never a skip
-            bad = [traceback.format_exc().strip().splitlines()[-1]]
-        if bad:
-            failed += 1
-            for b in bad:
-                print(f"FAIL npu_conv/{name}: {b}")
-        else:
-            passed += 1
-
+    run = optest.Runner("npu_conv")
     for case in CASES:
-        record(case.name, lambda c=case: run_function_case(opts.edgegrad, opts.workdir, c))
+        run.record(case.name, lambda c=case: run_function_case(run.exe, run.workdir, c))
     for name, model, x, target, trainable, edit in step_cases():
-        record(name, lambda a=(name, model, x, target, trainable, edit):
-               run_step_case(opts.edgegrad, opts.workdir, *a))
-    print(f"npu_conv: {passed} passed, {failed} failed")
-    sys.exit(1 if failed or passed == 0 else 0)
+        run.record(name, lambda a=(name, model, x, target, trainable, edit):
+                   run_step_case(run.exe, run.workdir, *a))
+    run.finish()
 
 
 if __name__ == "__main__":

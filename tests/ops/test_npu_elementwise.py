@@ -15,12 +15,10 @@ The harness (NpuSuite) is shared with test_npu_pool_norm.py.
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_elementwise.py \
         --edgegrad build/edgegrad --workdir /tmp/npu-elementwise
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import traceback
 
 import numpy as np
 import torch
@@ -134,28 +132,12 @@ class NpuSuite:
         return check_model(exe, stem + ".json", inputs, refs, workdir, socs, npu, cpu)
 
     def main(self):
-        ap = argparse.ArgumentParser()
-        ap.add_argument("--edgegrad", required=True)
-        ap.add_argument("--workdir", required=True)
-        ap.add_argument("--filter", default="")
-        opts = ap.parse_args()
-        passed = failed = 0
+        run = optest.Runner(self.family)
         for name, spec in self.cases:
-            if opts.filter not in name:
-                continue
-            d = os.path.join(opts.workdir, name)
-            try:
-                why = spec(opts.edgegrad, d) if callable(spec) else \
-                    self._run_case(opts.edgegrad, d, *spec)
-            except Exception:  # a harness, export or CLI failure is a failed case
-                why = traceback.format_exc().strip().splitlines()[-1]
-            if why:
-                failed += 1
-                print(f"FAIL {self.family}/{name}: {why}")
-            else:
-                passed += 1
-        print(f"{self.family}: {passed} passed, {failed} failed")
-        sys.exit(1 if failed or passed == 0 else 0)
+            d = os.path.join(run.workdir, name)
+            run.record(name, lambda spec=spec, d=d: spec(run.exe, d) if callable(spec) else
+                       self._run_case(run.exe, d, *spec))
+        run.finish()
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,12 +15,10 @@ int32 at run time must fail with a one-line error naming the input (in memory an
 
     /usr/bin/python3 tests/ops/test_npu_int64.py --edgegrad build/edgegrad --workdir /tmp/w
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import traceback
 
 import numpy as np
 import torch
@@ -28,9 +26,8 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-from edgegrad.export import export_function  # noqa: E402
-from optest import allclose_report  # noqa: E402
+import optest  # noqa: E402
+from optest import allclose_report, export_function  # noqa: E402
 
 FLOAT_SOCS = ("SM8450", "SM8650", "SM8850")
 V68_SOC = "SM8350"
@@ -222,26 +219,12 @@ def out_of_range(exe, workdir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--edgegrad", required=True)
-    ap.add_argument("--workdir", required=True)
-    opts = ap.parse_args()
+    run = optest.Runner("int64")
     torch.manual_seed(0)
-    passed = failed = 0
-    checks = [(c["name"], lambda c=c: run_case(opts.edgegrad, opts.workdir, c)) for c in CASES]
-    checks.append(("out_of_range", lambda: out_of_range(opts.edgegrad, opts.workdir)))
-    for name, fn in checks:
-        try:
-            why = fn()
-        except Exception:  # a harness or export failure is a failure, never a skip
-            why = traceback.format_exc().strip().splitlines()[-1]
-        if why:
-            failed += 1
-            print(f"FAIL int64/{name}: {why}")
-        else:
-            passed += 1
-    print(f"int64: {passed} passed, {failed} failed")
-    sys.exit(1 if failed or passed == 0 else 0)
+    for c in CASES:
+        run.record(c["name"], lambda c=c: run_case(run.exe, run.workdir, c))
+    run.record("out_of_range", lambda: out_of_range(run.exe, run.workdir))
+    run.finish()
 
 
 if __name__ == "__main__":

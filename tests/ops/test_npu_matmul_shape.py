@@ -12,7 +12,6 @@ NpuSuite is also the harness of test_npu_reduce.py.
 
     /usr/bin/python3 tests/ops/test_npu_matmul_shape.py --edgegrad build/edgegrad --workdir /tmp/w
 """
-import argparse
 import glob
 import json
 import os
@@ -26,9 +25,8 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-from edgegrad.export import export_function  # noqa: E402
-from optest import allclose_report  # noqa: E402
+import optest  # noqa: E402
+from optest import allclose_report, export_function  # noqa: E402
 
 NPU_SOCS = ("SM8450", "SM8650", "SM8850")
 V68_SOC = "SM8350"
@@ -127,39 +125,19 @@ class NpuSuite:
     # ---- the suite ----
 
     def main(self, extra=()):
-        """Runs the cases, then each extra(exe, workdir) -> list of (name, reason or None)."""
-        ap = argparse.ArgumentParser()
-        ap.add_argument("--edgegrad", required=True)
-        ap.add_argument("--workdir", required=True)
-        ap.add_argument("--filter", default="")
-        opts = ap.parse_args()
-        passed = failed = 0
-
-        def record(name, why):
-            nonlocal passed, failed
-            if why:
-                failed += 1
-                print(f"FAIL {self.family}/{name}: {why}")
-            else:
-                passed += 1
-
+        """Runs the cases, then each extra(exe, workdir, filter) -> list of (name, reason or
+        None)."""
+        run = optest.Runner(self.family)
         for c in self.cases:
-            if opts.filter not in c["name"]:
-                continue
-            try:
-                why = self.run_case(opts.edgegrad, opts.workdir, c)
-            except Exception:  # a harness or export failure is a failed case, never a skip
-                why = traceback.format_exc().strip().splitlines()[-1]
-            record(c["name"], why)
+            run.record(c["name"], lambda c=c: self.run_case(run.exe, run.workdir, c))
         for fn in extra:
             try:
-                results = fn(opts.edgegrad, opts.workdir, opts.filter)
-            except Exception:
+                results = fn(run.exe, run.workdir, run.filter)
+            except Exception:  # a harness or export failure is a failed case, never a skip
                 results = [(fn.__name__, traceback.format_exc().strip().splitlines()[-1])]
             for name, why in results:
-                record(name, why)
-        print(f"{self.family}: {passed} passed, {failed} failed")
-        sys.exit(1 if failed or passed == 0 else 0)
+                run.report(name, why)
+        run.finish()
 
 
 # ---- the whole training step ----

@@ -50,12 +50,10 @@ the executor and of partition boundaries.
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_quant.py \\
         --edgegrad build/edgegrad --workdir /tmp/ops-npu-quant
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import traceback
 
 import numpy as np
 import torch
@@ -66,9 +64,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+import optest  # noqa: E402
 from optest import allclose_report  # noqa: E402
 from test_npu_conv import (ARCH_REASON, CONV_TARGETS, V68, compare_outputs,  # noqa: E402
-                           compile_report, run_edgegrad)
+                           compile_report, run_edgegrad, save_step_inputs)
 from edgegrad.export import export_function, export_training_step  # noqa: E402
 from edgegrad.quantize import qdq  # noqa: E402
 import zoo  # noqa: E402
@@ -411,11 +410,7 @@ def run_qdq_step(exe, workdir):
     if not any(n["target"] == "aten.convolution_backward.default" for n in graph["nodes"]):
         return ["no convolution_backward traced"]
     refs, _, _ = zoo.eager(model, F.cross_entropy, x, target, trainable)
-    inputs = []
-    for nm, a in zoo.runtime_inputs(graph, model, x, target).items():
-        path = os.path.join(d, nm + ".npy")
-        np.save(path, a)
-        inputs.append((nm, path))
+    inputs = save_step_inputs(d, graph, model, x, target)
     return compile_and_run(exe, d, stem, inputs, refs,
                            {"aten.convolution_backward.default": Q_REASON,
                             "convolution": None,
@@ -453,38 +448,16 @@ def run_raw_weight_step(exe, workdir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--edgegrad", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--filter", default="")
-    opts = ap.parse_args()
-    passed = failed = 0
-
-    def record(name, thunk):
-        nonlocal passed, failed
-        if opts.filter not in name:
-            return
-        try:
-            bad = thunk()
-        except Exception:  # a harness or export failure is a failed case, never a skip
-            bad = [traceback.format_exc().strip().splitlines()[-1]]
-        if bad:
-            failed += 1
-            for b in bad:
-                print(f"FAIL npu_quant/{name}: {b}")
-        else:
-            passed += 1
-
+    run = optest.Runner("npu_quant")
+    exe, workdir = run.exe, run.workdir
     for name, fn, x in op_cases():
-        record(name, lambda a=(name, fn, x): run_op_case(opts.edgegrad, opts.workdir, *a))
-    record("qdq_net", lambda: run_qdq_net(opts.edgegrad, opts.workdir))
-    record("qdq_step", lambda: run_qdq_step(opts.edgegrad, opts.workdir))
-    record("raw_weight_step", lambda: run_raw_weight_step(opts.edgegrad, opts.workdir))
-    record("act_fold_net", lambda: run_act_fold_net(opts.edgegrad, opts.workdir))
-    record("act_cross_partition",
-           lambda: run_act_cross_partition(opts.edgegrad, opts.workdir))
-    print(f"npu_quant: {passed} passed, {failed} failed")
-    sys.exit(1 if failed or passed == 0 else 0)
+        run.record(name, lambda a=(name, fn, x): run_op_case(exe, workdir, *a))
+    run.record("qdq_net", lambda: run_qdq_net(exe, workdir))
+    run.record("qdq_step", lambda: run_qdq_step(exe, workdir))
+    run.record("raw_weight_step", lambda: run_raw_weight_step(exe, workdir))
+    run.record("act_fold_net", lambda: run_act_fold_net(exe, workdir))
+    run.record("act_cross_partition", lambda: run_act_cross_partition(exe, workdir))
+    run.finish()
 
 
 if __name__ == "__main__":

@@ -73,4 +73,18 @@ static inline void eg_test_fill(float *p, long n, unsigned seed) {
   }
 }
 
+/* A malloc'd buffer of n floats (at least one) filled by eg_test_fill(seed). */
+static inline float *eg_test_rand_buf(long n, unsigned seed) {
+  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  eg_test_fill(p, n, seed);
+  return p;
+}
+
+/* A malloc'd buffer of n floats (at least one), all NaN: a kernel must overwrite it. */
+static inline float *eg_test_nan_buf(long n) {
+  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  for (long i = 0; i < n; i++) p[i] = NAN;
+  return p;
+}
+
 #endif

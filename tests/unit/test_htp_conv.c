@@ -16,34 +16,13 @@
 
 #include "backends/htp/lower.h"
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/npu_ops.h"
 #include "program/program.h"
 #include "util/error.h"
 
 /* ---- helpers ---- */
-
-static eg_graph *load(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.json", EG_TEST_DATA, name);
-  eg_graph *g = NULL;
-  EG_CHECK_MSG(eg_graph_load_json(path, &g) == EG_OK, "%s", eg_last_error());
-  return g;
-}
-
-static bool build(const eg_graph *g, const char *soc, eg_program *p) {
-  eg_partition_options opt = {.target = eg_target_find(soc)};
-  eg_status s = eg_program_build(g, &opt, p);
-  EG_CHECK_MSG(s == EG_OK, "%s: %s", soc, eg_last_error());
-  return s == EG_OK;
-}
-
-static int32_t node_named(const eg_graph *g, const char *name) {
-  for (int32_t i = 0; i < g->n_nodes; i++)
-    if (strcmp(g->nodes[i].name, name) == 0) return i;
-  EG_CHECK_MSG(false, "no node %s", name);
-  return -1;
-}
 
 static int count_ops(const eg_qnn_graph *qg, eg_qnn_op type) {
   int k = 0;
@@ -129,7 +108,7 @@ static bool read_by_other(const eg_graph *g, const eg_partitioning *parts, int32
 
 /* The value a getitem of node `name`'s element `index` defines (-1 if none). */
 static int32_t getitem_value(const eg_graph *g, const char *name, int64_t index) {
-  const int32_t tuple = g->nodes[node_named(g, name)].output;
+  const int32_t tuple = g->nodes[eg_test_node_named(g, name)].output;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
     if (n->op == EG_OP_getitem && eg_node_arg(n, 0, NULL)->value == tuple &&
@@ -168,9 +147,9 @@ static int32_t check_composite(const eg_qnn_graph *qg, int32_t gx, const uint32_
 /* ---- one partition: forward Conv2d + backward composite share the filter ---- */
 
 static void test_pair_shares_the_filter(void) {
-  eg_graph *g = load("npu_conv_pair");
+  eg_graph *g = eg_test_fixture("npu_conv_pair");
   eg_program p;
-  if (!g || !build(g, "SM8650", &p)) goto done;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
   const eg_graph *cg = p.graph; /* placement and lowering index the compiled graph */
   EG_CHECK(p.parts.n_partitions == 1);
   for (int32_t i = 0; i < cg->n_nodes; i++)
@@ -224,10 +203,10 @@ done:
 
 /* "One weight, one copy": the backward adds no STATIC byte to the forward's. */
 static void test_backward_adds_no_static_bytes(void) {
-  eg_graph *fwd = load("npu_conv_fwd"), *pair = load("npu_conv_pair");
+  eg_graph *fwd = eg_test_fixture("npu_conv_fwd"), *pair = eg_test_fixture("npu_conv_pair");
   eg_program pf, pp;
-  if (fwd && pair && build(fwd, "SM8650", &pf)) {
-    if (build(pair, "SM8650", &pp)) {
+  if (fwd && pair && eg_test_build(fwd, "SM8650", &pf)) {
+    if (eg_test_build(pair, "SM8650", &pp)) {
       const size_t a = program_static_bytes(&pf), b = program_static_bytes(&pp);
       EG_CHECK_MSG(a == b, "forward only %zu STATIC bytes, with the backward %zu", a, b);
       EG_CHECK(a == (5 * 3 * 3 * 3 + 5) * sizeof(float));
@@ -241,13 +220,13 @@ static void test_backward_adds_no_static_bytes(void) {
 
 /* The forward input (argument 1) is not read: no tensor, not a boundary input. */
 static void test_backward_does_not_read_input(void) {
-  eg_graph *g = load("npu_conv_bwd");
+  eg_graph *g = eg_test_fixture("npu_conv_bwd");
   eg_program p;
-  if (!g || !build(g, "SM8650", &p)) goto done;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
   EG_CHECK(p.parts.n_partitions == 1);
   const eg_graph *cg = p.graph; /* boundary value ids are the compiled graph's */
   const eg_htp_partition *hp = &p.lowered[0];
-  const eg_node *n = &cg->nodes[node_named(cg, "convolution_backward")];
+  const eg_node *n = &cg->nodes[eg_test_node_named(cg, "convolution_backward")];
   const int32_t gy = eg_node_arg(n, 0, NULL)->value, x = eg_node_arg(n, 1, NULL)->value;
   EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].value == gy && hp->inputs[0].nhwc);
   EG_CHECK(!is_boundary_input(hp, x));
@@ -272,7 +251,7 @@ done:
  * weight's one STATIC tensor of that partition (the forward Conv2d's when they share it), and
  * its forward input is a boundary input only if another node of the partition reads it. */
 static void check_step_backward(const eg_graph *g, const eg_program *p, const char *name) {
-  const int32_t i = node_named(g, name);
+  const int32_t i = eg_test_node_named(g, name);
   const eg_node *n = &g->nodes[i];
   const int32_t part = p->parts.nodes[i].partition;
   const eg_htp_partition *hp = &p->lowered[part];
@@ -312,22 +291,22 @@ static void check_step_backward(const eg_graph *g, const eg_program *p, const ch
 }
 
 static void test_training_step(void) {
-  eg_graph *g = load("npu_conv_step");
+  eg_graph *g = eg_test_fixture("npu_conv_step");
   if (!g) return;
   const char *npu_socs[] = {"SM8450", "SM8650", "SM8850"};
   for (int s = 0; s < 3; s++) {
     eg_program p;
-    if (!build(g, npu_socs[s], &p)) continue;
+    if (!eg_test_build(g, npu_socs[s], &p)) continue;
     const eg_graph *cg = p.graph; /* placement indexes the compiled graph */
     const char *fwd[] = {"convolution", "convolution_1", "convolution_2"};
     for (int k = 0; k < 3; k++)
-      EG_CHECK_MSG(p.parts.nodes[node_named(cg, fwd[k])].npu, "%s %s: %s", npu_socs[s], fwd[k],
-                   p.parts.nodes[node_named(cg, fwd[k])].reason);
+      EG_CHECK_MSG(p.parts.nodes[eg_test_node_named(cg, fwd[k])].npu, "%s %s: %s", npu_socs[s], fwd[k],
+                   p.parts.nodes[eg_test_node_named(cg, fwd[k])].reason);
     /* [T,F,F] lowers; the traced [T,F,T] / [F,F,T] carry a grad_weight element nothing reads
      * (the weights are frozen), which the NPU lowering skips: they lower too */
-    const eg_node_placement *b0 = &p.parts.nodes[node_named(cg, "convolution_backward")];
-    const eg_node_placement *b1 = &p.parts.nodes[node_named(cg, "convolution_backward_1")];
-    const eg_node_placement *b2 = &p.parts.nodes[node_named(cg, "convolution_backward_2")];
+    const eg_node_placement *b0 = &p.parts.nodes[eg_test_node_named(cg, "convolution_backward")];
+    const eg_node_placement *b1 = &p.parts.nodes[eg_test_node_named(cg, "convolution_backward_1")];
+    const eg_node_placement *b2 = &p.parts.nodes[eg_test_node_named(cg, "convolution_backward_2")];
     EG_CHECK(b1->npu);
     EG_CHECK_MSG(b0->npu, "convolution_backward: %s", b0->reason);
     EG_CHECK_MSG(b2->npu, "convolution_backward_2: %s", b2->reason);
@@ -336,7 +315,7 @@ static void test_training_step(void) {
   }
   /* V68: the partitioner's float gate, before the builders are asked */
   eg_program p;
-  if (build(g, "SM8350", &p)) {
+  if (eg_test_build(g, "SM8350", &p)) {
     const eg_graph *cg = p.graph;
     int convs = 0;
     for (int32_t i = 0; i < cg->n_nodes; i++) {
@@ -354,15 +333,15 @@ static void test_training_step(void) {
 
 /* Without the grad_weight elements every backward lowers; grad_bias is a ReduceSum. */
 static void test_training_step_without_grad_weight(void) {
-  eg_graph *g = load("npu_conv_step_nogw");
+  eg_graph *g = eg_test_fixture("npu_conv_step_nogw");
   eg_program p;
-  if (!g || !build(g, "SM8650", &p)) goto done;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
   const eg_graph *cg = p.graph; /* placement indexes the compiled graph */
   const char *bwd[] = {"convolution_backward", "convolution_backward_1",
                        "convolution_backward_2"};
   int reduce_sums = 0;
   for (int k = 0; k < 3; k++) {
-    const int32_t i = node_named(cg, bwd[k]);
+    const int32_t i = eg_test_node_named(cg, bwd[k]);
     EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", bwd[k], p.parts.nodes[i].reason);
     if (!p.parts.nodes[i].npu) continue;
     check_step_backward(cg, &p, bwd[k]);
@@ -390,9 +369,9 @@ done:
  * Sharing across graphs is the program's business (lower.c keys statics per graph); this
  * prints what it costs today and checks each graph holds a weight at most once. */
 static void test_step_static_copies(void) {
-  eg_graph *g = load("npu_conv_step_nogw");
+  eg_graph *g = eg_test_fixture("npu_conv_step_nogw");
   eg_program p;
-  if (!g || !build(g, "SM8650", &p)) goto done;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
   const eg_graph *cg = p.graph; /* tensor keys name the compiled graph's value ids */
   size_t once = 0, held = 0;
   for (int32_t s = 0; s < cg->n_statics; s++) {
@@ -434,9 +413,9 @@ static void check_reason(const eg_graph *g, const eg_node *n, const char *want) 
 }
 
 static void test_backward_reasons(void) {
-  eg_graph *g = load("npu_conv_bwd");
+  eg_graph *g = eg_test_fixture("npu_conv_bwd");
   if (!g) return;
-  eg_node *n = &g->nodes[node_named(g, "convolution_backward")];
+  eg_node *n = &g->nodes[eg_test_node_named(g, "convolution_backward")];
   check_reason(g, n, NULL);
   /* the verified graph is edited in place, one attribute at a time, and restored */
   eg_arg *dil = &n->args[6], *groups = &n->args[9], *transposed = &n->args[7],
@@ -490,9 +469,9 @@ static void test_backward_reasons(void) {
 
 /* Forward: the kind of QNN op by groups and transposed, and its declines. */
 static void test_forward_kinds(void) {
-  eg_graph *g = load("npu_conv_fwd");
+  eg_graph *g = eg_test_fixture("npu_conv_fwd");
   if (!g) return;
-  eg_node *n = &g->nodes[node_named(g, "convolution")];
+  eg_node *n = &g->nodes[eg_test_node_named(g, "convolution")];
   const eg_target *t = eg_target_find("SM8650");
   char reason[512] = "";
   EG_CHECK(eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason));
@@ -514,7 +493,7 @@ static void test_forward_kinds(void) {
   EG_CHECK(eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason));
 
   eg_program p;
-  if (build(g, "SM8650", &p)) {
+  if (eg_test_build(g, "SM8650", &p)) {
     const eg_qnn_graph *qg = p.lowered[0].graph;
     EG_CHECK(eg_qnn_graph_num_ops(qg) == 1 && count_ops(qg, EG_QNN_OP_CONV_2D) == 1);
     EG_CHECK(p.lowered[0].n_inputs == 1 && p.lowered[0].inputs[0].nhwc);

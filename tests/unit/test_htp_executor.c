@@ -19,18 +19,6 @@
 
 #define DIMS(...) ((const uint32_t[]){__VA_ARGS__})
 
-static float *rand_buf(long n, unsigned seed) {
-  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  eg_test_fill(p, n, seed);
-  return p;
-}
-
-static float *nan_buf(long n) {
-  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  for (long i = 0; i < n; i++) p[i] = NAN;
-  return p;
-}
-
 static void nhwc_to_nchw(const float *x, long n, long h, long w, long c, float *y) {
   for (long b = 0; b < n; b++)
     for (long i = 0; i < h * w; i++)
@@ -89,7 +77,7 @@ static void run_dgrad(const dgrad_case *c, unsigned seed) {
   const uint32_t opw = (uint32_t)((c->w + 2 * c->p - c->k) % c->s);
   const long nx = c->n * c->h * c->w * c->cin, nw = c->k * c->k * c->cin * c->cout;
   const long ny = c->n * ho * wo * c->cout;
-  float *x = rand_buf(nx, seed), *w = rand_buf(nw, seed + 1), *gy = rand_buf(ny, seed + 2);
+  float *x = eg_test_rand_buf(nx, seed), *w = eg_test_rand_buf(nw, seed + 1), *gy = eg_test_rand_buf(ny, seed + 2);
   eg_qnn_graph *g;
   EG_CHECK(eg_qnn_graph_create("dgrad", &g) == EG_OK);
   const uint32_t u[8] = {(uint32_t)c->n, (uint32_t)c->h, (uint32_t)c->w, (uint32_t)c->cin,
@@ -120,7 +108,7 @@ static void run_dgrad(const dgrad_case *c, unsigned seed) {
   /* run */
   eg_qnn_executor *ex = NULL;
   EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
-  float *y = nan_buf(ny), *gx = nan_buf(nx), *gb = nan_buf(c->cout);
+  float *y = eg_test_nan_buf(ny), *gx = eg_test_nan_buf(nx), *gb = eg_test_nan_buf(c->cout);
   const eg_qnn_binding in[2] = {{tx, x, sizeof(float) * (size_t)nx},
                                 {tgy, gy, sizeof(float) * (size_t)ny}};
   const eg_qnn_binding out[3] = {{ty, y, sizeof(float) * (size_t)ny},
@@ -129,8 +117,8 @@ static void run_dgrad(const dgrad_case *c, unsigned seed) {
   for (int rep = 0; rep < 2; rep++) /* a second run must give the same answer */
     EG_CHECK_MSG(ex && eg_qnn_executor_execute(ex, in, 2, out, 3) == EG_OK, "%s", eg_last_error());
   /* reference: NCHW kernels on the same data */
-  float *xc = nan_buf(nx), *wc = nan_buf(nw), *gyc = nan_buf(ny), *yc = nan_buf(ny);
-  float *gxc = nan_buf(nx), *gbc = nan_buf(c->cout), *ref = nan_buf(nx > ny ? nx : ny);
+  float *xc = eg_test_nan_buf(nx), *wc = eg_test_nan_buf(nw), *gyc = eg_test_nan_buf(ny), *yc = eg_test_nan_buf(ny);
+  float *gxc = eg_test_nan_buf(nx), *gbc = eg_test_nan_buf(c->cout), *ref = eg_test_nan_buf(nx > ny ? nx : ny);
   nhwc_to_nchw(x, c->n, c->h, c->w, c->cin, xc);
   nhwc_to_nchw(gy, c->n, ho, wo, c->cout, gyc);
   for (long t = 0; t < c->k * c->k; t++) /* HWIO -> OIHW */
@@ -197,7 +185,7 @@ static void test_native_memory_reuse(void) {
   eg_qnn_executor_get_stats(ex, &st);
   EG_CHECK_MSG(st.native_sum_bytes == 4 * 16000 && st.native_bytes == 2 * 16000,
                "native %zu of %zu", st.native_bytes, st.native_sum_bytes);
-  float *x = rand_buf(4000, 5), *y = nan_buf(4000);
+  float *x = eg_test_rand_buf(4000, 5), *y = eg_test_nan_buf(4000);
   const eg_qnn_binding in = {t[0], x, 16000}, out = {t[5], y, 16000};
   EG_CHECK(eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
   bool ok = true;
@@ -217,8 +205,8 @@ static void test_native_memory_reuse(void) {
  * FullyConnected 10 -> LogSoftmax, against NCHW kernels and plain loops. */
 static void test_small_classifier(void) {
   const long n = 2, h = 8, cin = 3, cout = 5, classes = 10, feat = 4 * 4 * cout;
-  float *x = rand_buf(n * h * h * cin, 71), *w = rand_buf(9 * cin * cout, 72);
-  float *bias = rand_buf(cout, 73), *fw = rand_buf(classes * feat, 74), *fb = rand_buf(classes, 75);
+  float *x = eg_test_rand_buf(n * h * h * cin, 71), *w = eg_test_rand_buf(9 * cin * cout, 72);
+  float *bias = eg_test_rand_buf(cout, 73), *fw = eg_test_rand_buf(classes * feat, 74), *fb = eg_test_rand_buf(classes, 75);
   eg_qnn_graph *g;
   EG_CHECK(eg_qnn_graph_create("cls", &g) == EG_OK);
   const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(2, 8, 8, 3));
@@ -298,7 +286,7 @@ static void test_threshold_backward(void) {
   op(g, "sel", EG_QNN_OP_ELEMENT_WISE_SELECT, 3, (const int32_t[]){tm, tgy, tz}, tgx, 0, NULL);
   eg_qnn_executor *ex = NULL;
   EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
-  float *x = rand_buf(72, 81), *gy = rand_buf(72, 82), *gx = nan_buf(72);
+  float *x = eg_test_rand_buf(72, 81), *gy = eg_test_rand_buf(72, 82), *gx = eg_test_nan_buf(72);
   const eg_qnn_binding in[2] = {{tgy, gy, 288}, {tx, x, 288}}, out = {tgx, gx, 288};
   EG_CHECK(ex && eg_qnn_executor_execute(ex, in, 2, &out, 1) == EG_OK);
   bool ok = true;

@@ -33,18 +33,6 @@
 
 /* ---- buffers ---- */
 
-static float *nan_buf(long n) {
-  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  for (long i = 0; i < n; i++) p[i] = NAN;
-  return p;
-}
-
-static float *rand_buf(long n, unsigned seed) {
-  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  eg_test_fill(p, n, seed);
-  return p;
-}
-
 /* Exactly `bytes` (at least 1), NaN-filled. */
 static void *scratch_buf(size_t bytes) {
   unsigned char *p = malloc(bytes ? bytes : 1);
@@ -127,8 +115,8 @@ static void run_conv_case(const conv_case *c, bool flip, unsigned seed) {
   const long wo = conv_out(c->w, c->kw, c->sw, c->dw, c->pl, c->pr);
   const long nx = c->n * c->h * c->w * c->cin, nf = c->kh * c->kw * (c->cin / c->groups) * c->cout;
   const long ny = c->n * ho * wo * c->cout;
-  float *x = rand_buf(nx, seed), *f = rand_buf(nf, seed + 1), *bias = rand_buf(c->cout, seed + 2);
-  float *y = nan_buf(ny), *ref = nan_buf(ny);
+  float *x = eg_test_rand_buf(nx, seed), *f = eg_test_rand_buf(nf, seed + 1), *bias = eg_test_rand_buf(c->cout, seed + 2);
+  float *y = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
   /* chunk_bytes 0 (the default) and 64 KiB, which splits the larger cases into many chunks or
    * bands, or turns bands off */
   for (int small = 0; small < 2; small++)
@@ -186,9 +174,9 @@ static void test_conv2d_vs_nchw(void) {
     const long wo = conv_out(c->w, c->kw, c->sw, c->dw, c->pl, c->pr);
     const long cig = c->cin / c->groups, nx = c->n * c->h * c->w * c->cin;
     const long nf = c->kh * c->kw * cig * c->cout, ny = c->n * ho * wo * c->cout;
-    float *x = rand_buf(nx, 50 + k), *f = rand_buf(nf, 60 + k), *bias = rand_buf(c->cout, 70 + k);
-    float *xc = nan_buf(nx), *fc = nan_buf(nf), *yc = nan_buf(ny), *ref = nan_buf(ny);
-    float *y = nan_buf(ny);
+    float *x = eg_test_rand_buf(nx, 50 + k), *f = eg_test_rand_buf(nf, 60 + k), *bias = eg_test_rand_buf(c->cout, 70 + k);
+    float *xc = eg_test_nan_buf(nx), *fc = eg_test_nan_buf(nf), *yc = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
+    float *y = eg_test_nan_buf(ny);
     nhwc_to_nchw(x, c->n, c->h, c->w, c->cin, xc);
     hw_last2_to_first2(f, c->kh, c->kw, cig, c->cout, true, fc); /* HWIO -> OIHW */
     const eg_conv2d_params q = {.n = c->n, .c_in = c->cin, .h_in = c->h, .w_in = c->w,
@@ -221,8 +209,8 @@ static void test_depthwise_conv2d(void) {
     const long n = v[0], c = v[1], h = v[2], w = v[3], m = v[4], ks = v[5], s = v[6], pd = v[7];
     const long d = v[8], co = c * m, ho = conv_out(h, ks, s, d, pd, pd);
     const long wo = conv_out(w, ks, s, d, pd, pd), ny = n * ho * wo * co;
-    float *x = rand_buf(n * h * w * c, 80 + k), *f = rand_buf(ks * ks * co, 90 + k);
-    float *bias = rand_buf(co, 100 + k), *y = nan_buf(ny), *ref = nan_buf(ny);
+    float *x = eg_test_rand_buf(n * h * w * c, 80 + k), *f = eg_test_rand_buf(ks * ks * co, 90 + k);
+    float *bias = eg_test_rand_buf(co, 100 + k), *y = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
     const eg_dwconv2d_nhwc_params p = {.n = n, .h_in = h, .w_in = w, .c_in = c, .h_out = ho,
                                        .w_out = wo, .mult = m, .k_h = ks, .k_w = ks,
                                        .stride = {s, s}, .dilation = {d, d}, .pad = {pd, pd}};
@@ -232,7 +220,7 @@ static void test_depthwise_conv2d(void) {
     ref_conv2d(&cc, false, ho, wo, x, f, bias, ref);
     check_close("depthwise vs naive grouped conv", y, ref, ny);
     /* And against the NCHW kernel with groups = c (weight [co, 1, k, k]). */
-    float *xc = nan_buf(n * h * w * c), *fc = nan_buf(ks * ks * co), *yc = nan_buf(ny);
+    float *xc = eg_test_nan_buf(n * h * w * c), *fc = eg_test_nan_buf(ks * ks * co), *yc = eg_test_nan_buf(ny);
     nhwc_to_nchw(x, n, h, w, c, xc);
     hw_last2_to_first2(f, ks, ks, 1, co, true, fc);
     const eg_conv2d_params q = {.n = n, .c_in = c, .h_in = h, .w_in = w, .c_out = co,
@@ -291,8 +279,8 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
   const long nx = c->n * c->h * c->w * c->cin, nf = c->kh * c->kw * c->cin * (c->cout / c->groups);
   const long ny = c->n * ho * wo * c->cout;
   EG_CHECK_MSG(ho >= 1 && wo >= 1, "test case with an empty output (%ld x %ld)", ho, wo);
-  float *x = rand_buf(nx, seed), *f = rand_buf(nf, seed + 1), *bias = rand_buf(c->cout, seed + 2);
-  float *ref = nan_buf(ny), *y = NULL;
+  float *x = eg_test_rand_buf(nx, seed), *f = eg_test_rand_buf(nf, seed + 1), *bias = eg_test_rand_buf(c->cout, seed + 2);
+  float *ref = eg_test_nan_buf(ny), *y = NULL;
   for (int algo = EG_TCONV2D_AUTO; algo <= EG_TCONV2D_COL2IM; algo++)
     for (int variant = 0; variant < 3; variant++) { /* no bias; bias; bias with 64 KiB chunks */
       const int with_bias = variant > 0;
@@ -303,7 +291,7 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
           .chunk_bytes = variant == 2 ? 65536 : 0};
       void *scratch = scratch_buf(eg_transpose_conv2d_nhwc_f32_scratch(&p));
       free(y);
-      y = nan_buf(ny);
+      y = eg_test_nan_buf(ny);
       eg_transpose_conv2d_nhwc_f32(&p, x, f, with_bias ? bias : NULL, y, scratch);
       ref_tconv2d(c, ho, wo, x, f, with_bias ? bias : NULL, ref);
       char what[200];
@@ -365,9 +353,9 @@ static void test_tconv2d_vs_nchw(void) {
           const unsigned seed = 300 + (unsigned)(k * 100 + s * 10 + oph * 3 + opw);
           const long cog = c.cout / c.groups, nx = c.n * c.h * c.w * c.cin;
           const long nf = c.kh * c.kw * c.cin * cog, ny = c.n * ho * wo * c.cout;
-          float *x = rand_buf(nx, seed), *f = rand_buf(nf, seed + 1);
-          float *bias = rand_buf(c.cout, seed + 2), *xc = nan_buf(nx), *fc = nan_buf(nf);
-          float *yc = nan_buf(ny), *ref = nan_buf(ny);
+          float *x = eg_test_rand_buf(nx, seed), *f = eg_test_rand_buf(nf, seed + 1);
+          float *bias = eg_test_rand_buf(c.cout, seed + 2), *xc = eg_test_nan_buf(nx), *fc = eg_test_nan_buf(nf);
+          float *yc = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
           nhwc_to_nchw(x, c.n, c.h, c.w, c.cin, xc);
           hw_last2_to_first2(f, c.kh, c.kw, c.cin, cog, false, fc); /* -> [Cin, Cout/g, k, k] */
           const eg_conv2d_params q = {.n = c.n, .c_in = c.cin, .h_in = c.h, .w_in = c.w,
@@ -449,7 +437,7 @@ static void test_transpose(void) {
   for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     int64_t n = 1;
     for (int i = 0; i < cases[k].rank; i++) n *= cases[k].dims[i];
-    float *x = rand_buf(n, 400 + k), *y = nan_buf(n), *ref = nan_buf(n);
+    float *x = eg_test_rand_buf(n, 400 + k), *y = eg_test_nan_buf(n), *ref = eg_test_nan_buf(n);
     eg_transpose_f32(cases[k].rank, cases[k].dims, cases[k].perm, x, y);
     ref_transpose(cases[k].rank, cases[k].dims, cases[k].perm, x, ref);
     EG_CHECK_MSG(memcmp(y, ref, sizeof(float) * (size_t)n) == 0, "transpose case %u", k);
@@ -500,7 +488,7 @@ static void test_pools(void) {
       if (d) p.w_out = o; else p.h_out = o;
     }
     const long nx = p.n * p.h_in * p.w_in * p.c, ny = p.n * p.h_out * p.w_out * p.c;
-    float *x = rand_buf(nx, 500 + k), *y = nan_buf(ny), *ref = nan_buf(ny);
+    float *x = eg_test_rand_buf(nx, 500 + k), *y = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
     eg_pool_max2d_nhwc_f32(&p, x, y);
     ref_pool(&p, true, x, ref);
     check_close("max pool", y, ref, ny);
@@ -508,7 +496,7 @@ static void test_pools(void) {
     ref_pool(&p, false, x, ref);
     check_close("avg pool", y, ref, ny);
     if (v[6] == v[7]) { /* symmetric: ATen's NCHW kernels agree */
-      float *xc = nan_buf(nx), *yc = nan_buf(ny);
+      float *xc = eg_test_nan_buf(nx), *yc = eg_test_nan_buf(ny);
       int64_t *idx = malloc(sizeof(int64_t) * (size_t)ny);
       nhwc_to_nchw(x, p.n, p.h_in, p.w_in, p.c, xc);
       const eg_max_pool2d_params mp = {.planes = p.n * p.c, .h_in = p.h_in, .w_in = p.w_in,
@@ -553,7 +541,7 @@ static void test_reduce(void) {
         od[i] = (p.mask >> i & 1u) ? 1 : p.dims[i];
         n_out *= od[i];
       }
-      float *x = rand_buf(n, 600 + k), *y = nan_buf(n_out), *ref = nan_buf(n_out);
+      float *x = eg_test_rand_buf(n, 600 + k), *y = eg_test_nan_buf(n_out), *ref = eg_test_nan_buf(n_out);
       double *acc = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof(double));
       for (int64_t e = 0; e < n; e++) { /* map input index to the kept-dims output index */
         int64_t r = e, o = 0, mul = 1;
@@ -606,7 +594,7 @@ static void test_elementwise_broadcast(void) {
     for (int i = 0; i < cases[k].ra; i++) na *= cases[k].a[i];
     for (int i = 0; i < cases[k].rb; i++) nb *= cases[k].b[i];
     for (int i = 0; i < s.rank; i++) n *= s.out[i];
-    float *a = rand_buf(na, 700 + k), *b = rand_buf(nb, 710 + k), *y = nan_buf(n), *ref = nan_buf(n);
+    float *a = eg_test_rand_buf(na, 700 + k), *b = eg_test_rand_buf(nb, 710 + k), *y = eg_test_nan_buf(n), *ref = eg_test_nan_buf(n);
     for (int64_t e = 0; e < nb; e++) b[e] += b[e] >= 0 ? 0.5f : -0.5f; /* keep divisors away from 0 */
     for (int op = EG_EW_ADD; op <= EG_EW_DIV; op++) {
       const void *in[2] = {a, b};
@@ -645,7 +633,7 @@ static void test_elementwise_broadcast(void) {
 
 static void test_unary_and_cast(void) {
   enum { N = 1000 };
-  float *x = rand_buf(N, 800), *y = nan_buf(N);
+  float *x = eg_test_rand_buf(N, 800), *y = eg_test_nan_buf(N);
   for (int i = 0; i < N; i++) x[i] *= 6.0f;
   x[0] = NAN;
   for (int op = EG_UNARY_NEG; op <= EG_UNARY_TANH; op++) {
@@ -680,8 +668,8 @@ static void test_unary_and_cast(void) {
 
 static void test_fully_connected_and_matmul(void) {
   const long m = 7, k = 13, units = 5;
-  float *x = rand_buf(m * k, 900), *w = rand_buf(units * k, 901), *bias = rand_buf(units, 902);
-  float *y = nan_buf(m * units), *ref = nan_buf(m * units);
+  float *x = eg_test_rand_buf(m * k, 900), *w = eg_test_rand_buf(units * k, 901), *bias = eg_test_rand_buf(units, 902);
+  float *y = eg_test_nan_buf(m * units), *ref = eg_test_nan_buf(m * units);
   eg_fully_connected_nhwc_f32(m, k, units, x, w, bias, y);
   for (long i = 0; i < m; i++)
     for (long u = 0; u < units; u++) {
@@ -695,8 +683,8 @@ static void test_fully_connected_and_matmul(void) {
   const long mm = 4, kk = 6, p = 5;
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) {
-      float *a = rand_buf(2 * mm * kk, 910), *b = rand_buf(3 * kk * p, 911);
-      float *bi = rand_buf(p, 912), *o = nan_buf(6 * mm * p), *r = nan_buf(6 * mm * p);
+      float *a = eg_test_rand_buf(2 * mm * kk, 910), *b = eg_test_rand_buf(3 * kk * p, 911);
+      float *bi = eg_test_rand_buf(p, 912), *o = eg_test_nan_buf(6 * mm * p), *r = eg_test_nan_buf(6 * mm * p);
       const eg_matmul_nhwc_params q = {.batch_rank = 2, .batch_a = {2, 1}, .batch_b = {1, 3},
                                        .batch_out = {2, 3}, .m = mm, .k = kk, .p = p,
                                        .trans_a = ta, .trans_b = tb};
@@ -724,7 +712,7 @@ static void test_log_softmax(void) {
   static const long cases[][3] = {{6, 10, 1}, {3, 7, 5}, {1, 1000, 1}, {4, 1, 3}};
   for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const long outer = cases[k][0], axis = cases[k][1], inner = cases[k][2], n = outer * axis * inner;
-    float *x = rand_buf(n, 1000 + k), *y = nan_buf(n), *ref = nan_buf(n), *xs = nan_buf(n);
+    float *x = eg_test_rand_buf(n, 1000 + k), *y = eg_test_nan_buf(n), *ref = eg_test_nan_buf(n), *xs = eg_test_nan_buf(n);
     for (long i = 0; i < n; i++) x[i] *= 20.0f;
     eg_log_softmax_nhwc_f32(outer, axis, inner, 1.0f, x, y);
     eg_log_softmax_f32(x, ref, outer, axis, inner);
@@ -740,7 +728,7 @@ static void test_log_softmax(void) {
 static void test_concat(void) {
   /* [2, a_k, 3] for a = 1, 4, 2 along axis 1. */
   const int64_t sizes[3] = {1, 4, 2};
-  float *a = rand_buf(2 * 1 * 3, 1100), *b = rand_buf(2 * 4 * 3, 1101), *c = rand_buf(2 * 2 * 3, 1102);
+  float *a = eg_test_rand_buf(2 * 1 * 3, 1100), *b = eg_test_rand_buf(2 * 4 * 3, 1101), *c = eg_test_rand_buf(2 * 2 * 3, 1102);
   const float *xs[3] = {a, b, c};
   float y[2 * 7 * 3], ref[2 * 7 * 3];
   eg_concat_nhwc_f32(3, xs, sizes, 2, 3, y);
@@ -758,8 +746,8 @@ static void test_concat(void) {
 
 static void test_batchnorm(void) {
   const long rows = 30, c = 7;
-  float *x = rand_buf(rows * c, 1200), *w = rand_buf(c, 1201), *b = rand_buf(c, 1202);
-  float *y = nan_buf(rows * c), *ref = nan_buf(rows * c);
+  float *x = eg_test_rand_buf(rows * c, 1200), *w = eg_test_rand_buf(c, 1201), *b = eg_test_rand_buf(c, 1202);
+  float *y = eg_test_nan_buf(rows * c), *ref = eg_test_nan_buf(rows * c);
   eg_batchnorm_nhwc_f32(rows, c, x, w, b, y);
   for (long i = 0; i < rows * c; i++) ref[i] = x[i] * w[i % c] + b[i % c];
   check_close("batchnorm", y, ref, rows * c);
@@ -769,9 +757,9 @@ static void test_batchnorm(void) {
 /* GroupNorm and InstanceNorm ACROSS_SPATIAL / ACROSS_ALL against the NCHW group-norm kernel. */
 static void test_group_and_instance_norm(void) {
   const long n = 3, h = 5, w = 4, c = 12, hw = h * w, total = n * hw * c;
-  float *x = rand_buf(total, 1300), *g = rand_buf(c, 1301), *b = rand_buf(c, 1302);
+  float *x = eg_test_rand_buf(total, 1300), *g = eg_test_rand_buf(c, 1301), *b = eg_test_rand_buf(c, 1302);
   for (long i = 0; i < total; i++) x[i] = 3.0f * x[i] + 1.0f;
-  float *xc = nan_buf(total), *yc = nan_buf(total), *ref = nan_buf(total), *y = nan_buf(total);
+  float *xc = eg_test_nan_buf(total), *yc = eg_test_nan_buf(total), *ref = eg_test_nan_buf(total), *y = eg_test_nan_buf(total);
   float mean[3 * 12], rstd[3 * 12];
   nhwc_to_nchw(x, n, h, w, c, xc);
   static const long groups[] = {1, 3, 12};

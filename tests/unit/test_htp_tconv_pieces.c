@@ -23,18 +23,6 @@
 
 #define DIMS(...) ((const uint32_t[]){__VA_ARGS__})
 
-static float *rand_buf(long n, unsigned seed) {
-  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  eg_test_fill(p, n, seed);
-  return p;
-}
-
-static float *nan_buf(long n) {
-  float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  for (long i = 0; i < n; i++) p[i] = NAN;
-  return p;
-}
-
 static void *scratch_buf(size_t bytes) {
   void *p = aligned_alloc(64, (bytes + 127) / 64 * 64);
   memset(p, 0xff, (bytes + 127) / 64 * 64); /* NaN patterns: the kernel must overwrite */
@@ -74,8 +62,8 @@ static const char *const algo_names[] = {"auto", "flip", "phase", "col2im", "win
 static void check_case(const tcase *c, unsigned seed) {
   const long nx = c->n * c->h * c->w * c->cin, ny = c->n * c->ho * c->wo * c->cout;
   const long nf = c->kh * c->kw * c->cin * (c->cout / c->groups);
-  float *x = rand_buf(nx, seed), *f = rand_buf(nf, seed + 1), *bias = rand_buf(c->cout, seed + 2);
-  float *ref = nan_buf(ny), *ref_nb = nan_buf(ny), *y = nan_buf(ny);
+  float *x = eg_test_rand_buf(nx, seed), *f = eg_test_rand_buf(nf, seed + 1), *bias = eg_test_rand_buf(c->cout, seed + 2);
+  float *ref = eg_test_nan_buf(ny), *ref_nb = eg_test_nan_buf(ny), *y = eg_test_nan_buf(ny);
   ref_tconv(c, x, f, bias, ref);
   ref_tconv(c, x, f, NULL, ref_nb);
   for (int64_t parts = 1; parts <= 4; parts++)
@@ -174,8 +162,8 @@ static void run_dgrad_graph(long n, long cin, long h, long cout, long k, long s,
                             unsigned seed) {
   const long ho = (h + 2 * pad - k) / s + 1, op = (h + 2 * pad - k) % s;
   const long nw = k * k * cin * cout, ngy = n * ho * ho * cout, ngx = n * h * h * cin;
-  float *w = rand_buf(nw, seed), *gy = rand_buf(ngy, seed + 1), *wt = nan_buf(nw);
-  float *gx = nan_buf(ngx), *ref = nan_buf(ngx);
+  float *w = eg_test_rand_buf(nw, seed), *gy = eg_test_rand_buf(ngy, seed + 1), *wt = eg_test_nan_buf(nw);
+  float *gx = eg_test_nan_buf(ngx), *ref = eg_test_nan_buf(ngx);
   const uint32_t un = (uint32_t)n, uc = (uint32_t)cin, uh = (uint32_t)h, uo = (uint32_t)cout;
   const uint32_t uk = (uint32_t)k, uho = (uint32_t)ho, us = (uint32_t)s, up = (uint32_t)pad;
   eg_qnn_graph *g = NULL;

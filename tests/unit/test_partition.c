@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
 #include "program/program.h"
@@ -72,22 +73,11 @@ static int32_t tg_tensor(eg_graph *g, int32_t node) {
   return id;
 }
 
-static eg_node *tg_node(eg_graph *g, const char *name, eg_op op, int n_args) {
-  eg_node *n = &g->nodes[g->n_nodes++];
-  n->name = eg_arena_strdup(g->arena, name);
-  n->op = op;
-  n->n_args = n_args;
-  n->args = eg_arena_array(g->arena, (size_t)n_args + 1, sizeof(eg_arg));
-  return n;
-}
-
 /* A node of `op` on `n_in` tensor values; returns its output value. */
 static int32_t op(eg_graph *g, const char *name, eg_op o, int n_in, ...) {
-  eg_node *n = tg_node(g, name, o, n_in);
   va_list ap;
   va_start(ap, n_in);
-  for (int i = 0; i < n_in; i++)
-    n->args[i] = (eg_arg){.kind = EG_ARG_VALUE, .value = va_arg(ap, int32_t)};
+  eg_node *n = eg_test_graph_vnode(g, name, o, n_in, ap);
   va_end(ap);
   n->output = tg_tensor(g, g->n_nodes - 1);
   return n->output;
@@ -96,7 +86,7 @@ static int32_t op(eg_graph *g, const char *name, eg_op o, int n_in, ...) {
 /* A tuple-producing node on one input: elements present per `present` (n_elems of them). */
 static int32_t tuple_op(eg_graph *g, const char *name, eg_op o, int32_t in, int n_elems,
                         const bool *present) {
-  eg_node *n = tg_node(g, name, o, 1);
+  eg_node *n = eg_test_graph_node(g, name, o, 1);
   int32_t node = g->n_nodes - 1;
   n->args[0] = (eg_arg){.kind = EG_ARG_VALUE, .value = in};
   int32_t t = g->n_values++;
@@ -109,7 +99,7 @@ static int32_t tuple_op(eg_graph *g, const char *name, eg_op o, int32_t in, int 
 }
 
 static int32_t getitem(eg_graph *g, const char *name, int32_t tuple, int index) {
-  eg_node *n = tg_node(g, name, EG_OP_getitem, 2);
+  eg_node *n = eg_test_graph_node(g, name, EG_OP_getitem, 2);
   n->args[0] = (eg_arg){.kind = EG_ARG_VALUE, .value = tuple};
   n->args[1] = (eg_arg){.kind = EG_ARG_INT, .i = index};
   n->output = g->values[tuple].elems[index] >= 0 ? tg_tensor(g, g->n_nodes - 1) : -1;

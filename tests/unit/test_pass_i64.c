@@ -22,6 +22,7 @@
 
 #include "backends/htp/lower.h"
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
@@ -63,22 +64,11 @@ static void tg_output(eg_graph *g, const char *name, int32_t id) {
   g->outputs[g->n_outputs++] = (eg_named){eg_arena_strdup(g->arena, name), id};
 }
 
-static eg_node *tg_node(eg_graph *g, const char *name, eg_op op, int n_args) {
-  eg_node *n = &g->nodes[g->n_nodes++];
-  n->name = eg_arena_strdup(g->arena, name);
-  n->op = op;
-  n->n_args = n_args;
-  n->args = eg_arena_array(g->arena, (size_t)n_args + 1, sizeof(eg_arg));
-  return n;
-}
-
 /* A node of `op` on `n_in` tensor values, with one output of dtype dt, shape [4]. */
 static int32_t tg_op(eg_graph *g, const char *name, eg_op o, eg_dtype dt, int n_in, ...) {
-  eg_node *n = tg_node(g, name, o, n_in);
   va_list ap;
   va_start(ap, n_in);
-  for (int i = 0; i < n_in; i++)
-    n->args[i] = (eg_arg){.kind = EG_ARG_VALUE, .value = va_arg(ap, int32_t)};
+  eg_node *n = eg_test_graph_vnode(g, name, o, n_in, ap);
   va_end(ap);
   static const int64_t four[1] = {4};
   n->output = tg_value(g, dt, 1, four, EG_ROLE_NODE, g->n_nodes - 1);
@@ -86,7 +76,7 @@ static int32_t tg_op(eg_graph *g, const char *name, eg_op o, eg_dtype dt, int n_
 }
 
 static int32_t tg_getitem(eg_graph *g, const char *name, int32_t tuple, int index) {
-  eg_node *n = tg_node(g, name, EG_OP_getitem, 2);
+  eg_node *n = eg_test_graph_node(g, name, EG_OP_getitem, 2);
   n->args[0] = (eg_arg){.kind = EG_ARG_VALUE, .value = tuple};
   n->args[1] = (eg_arg){.kind = EG_ARG_INT, .i = index};
   const int32_t e = g->values[tuple].elems[index];
@@ -125,7 +115,7 @@ static void test_tuple_none_cpu_only_and_skip(void) {
   const int32_t x = tg_input(g, "x", EG_DTYPE_FLOAT32, 1, four);
   const int32_t idx = tg_input(g, "idx", EG_DTYPE_INT64, 1, four);
   const int32_t labels = tg_input(g, "labels", EG_DTYPE_INT64, 1, four);
-  eg_node *bn = tg_node(g, "tup", EG_OP_native_batch_norm, 1);
+  eg_node *bn = eg_test_graph_node(g, "tup", EG_OP_native_batch_norm, 1);
   bn->args[0] = (eg_arg){.kind = EG_ARG_VALUE, .value = x};
   const int32_t tup = g->n_values++;
   g->values[tup] = (eg_value){.kind = EG_VALUE_TUPLE, .n_elems = 3, .role = EG_ROLE_NODE,
@@ -200,7 +190,7 @@ static void test_float_step_unmarked(void) {
 /* ---- real builders: labels [2,3] int64 -> permute [3,2] -> view [6], both outputs ---- */
 
 static eg_node *view_node(eg_graph *g, const char *name, int32_t x, int64_t n) {
-  eg_node *v = tg_node(g, name, EG_OP_view, 2);
+  eg_node *v = eg_test_graph_node(g, name, EG_OP_view, 2);
   v->args[0] = (eg_arg){.kind = EG_ARG_VALUE, .value = x};
   eg_arg *items = eg_arena_array(g->arena, 1, sizeof(eg_arg));
   items[0] = (eg_arg){.kind = EG_ARG_INT, .i = n};
@@ -214,7 +204,7 @@ static eg_graph *labels_graph(void) {
   eg_graph *g = tg_create();
   static const int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
   const int32_t labels = tg_input(g, "labels", EG_DTYPE_INT64, 2, s23);
-  eg_node *p = tg_node(g, "permute", EG_OP_permute, 2);
+  eg_node *p = eg_test_graph_node(g, "permute", EG_OP_permute, 2);
   p->args[0] = (eg_arg){.kind = EG_ARG_VALUE, .value = labels};
   eg_arg *items = eg_arena_array(g->arena, 2, sizeof(eg_arg));
   items[0] = (eg_arg){.kind = EG_ARG_INT, .i = 1};

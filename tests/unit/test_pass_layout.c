@@ -18,6 +18,7 @@
 
 #include "backends/htp/lower.h"
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
@@ -54,25 +55,8 @@ static eg_graph *load(const char *name, const char *values, const char *inputs,
     fwrite(&v, 4, 1, f);
   }
   fclose(f);
-  snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-  f = fopen(path, "w");
-  EG_CHECK(f != NULL);
-  if (!f) return NULL;
-  fprintf(f, "{\"format\": \"edgegrad.graph\", \"version\": 1, \"producer\": {\"name\": \"test\"},"
-          " \"weights\": \"%s.safetensors\", \"values\": [%s], \"inputs\": [%s], \"statics\": [%s],"
-          " \"nodes\": [%s], \"outputs\": [%s]}\n", name, values, inputs, statics, nodes, outputs);
-  fclose(f);
-  eg_graph *g = NULL;
-  EG_CHECK_MSG(eg_graph_load_json(path, &g) == EG_OK, "%s: %s", name, eg_last_error());
-  return g;
-}
-
-static eg_graph *fixture(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.json", EG_TEST_DATA, name);
-  eg_graph *g = NULL;
-  EG_CHECK_MSG(eg_graph_load_json(path, &g) == EG_OK, "%s", eg_last_error());
-  return g;
+  snprintf(path, sizeof path, "%s.safetensors", name);
+  return eg_test_graph_json(tmpdir, name, path, values, inputs, statics, nodes, outputs);
 }
 
 static eg_status run_pass(eg_graph *g, const char *soc) {
@@ -90,19 +74,6 @@ static eg_status run_pass(eg_graph *g, const char *soc) {
                                       "\"args\": " args ", \"kwargs\": {}, \"output\": " #out "}"
 
 /* ---- inspecting ---- */
-
-static int32_t node_named(const eg_graph *g, const char *name) {
-  for (int32_t i = 0; g && i < g->n_nodes; i++)
-    if (strcmp(g->nodes[i].name, name) == 0) return i;
-  EG_CHECK_MSG(false, "no node %s", name);
-  return -1;
-}
-
-static int count_op(const eg_graph *g, eg_op op) {
-  int k = 0;
-  for (int32_t i = 0; g && i < g->n_nodes; i++) k += g->nodes[i].op == op;
-  return k;
-}
 
 static bool is_nhwc(const eg_graph *g, int32_t v) { return g->values[v].axes == EG_AXES_NHWC; }
 
@@ -146,14 +117,14 @@ static void test_batch_norm_shared_conversion(void) {
   const int32_t n0 = g->n_nodes;
   eg_status s = run_pass(g, "SM8650");
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
-  EG_CHECK(g->n_nodes == n0 + 1 && count_op(g, EG_OP_clone) == 1);
+  EG_CHECK(g->n_nodes == n0 + 1 && eg_test_count_op(g, EG_OP_clone) == 1);
   EG_CHECK(is_nhwc(g, 0) && is_nhwc(g, 6) && is_nhwc(g, 9));
   EG_CHECK(!is_nhwc(g, 7) && !is_nhwc(g, 8));   /* rank-1 statistics */
-  const int32_t gi = node_named(g, "getitem");
+  const int32_t gi = eg_test_node_named(g, "getitem");
   EG_CHECK(is_conversion(g, gi + 1, 9, EG_AXES_TRACED, "view"));
   const int32_t c = gi + 1 < g->n_nodes ? g->nodes[gi + 1].output : -1;
   EG_CHECK(c >= 0 && strcmp(g->nodes[gi + 1].name, "getitem_nchw") == 0);
-  const int32_t v = node_named(g, "view"), v1 = node_named(g, "view_1");
+  const int32_t v = eg_test_node_named(g, "view"), v1 = eg_test_node_named(g, "view_1");
   EG_CHECK(v >= 0 && g->nodes[v].args[0].value == c);
   EG_CHECK(v1 >= 0 && g->nodes[v1].args[0].value == c);
   EG_CHECK(!is_nhwc(g, 10) && !is_nhwc(g, 11));
@@ -176,7 +147,7 @@ static void test_conversion_quant_from_element(void) {
     g->values[7].quant = &q_other;  /* another element */
     if (with_item) g->values[9].quant = &q_item;
     EG_CHECK_MSG(run_pass(g, "SM8650") == EG_OK, "%s", eg_last_error());
-    const int32_t gi = node_named(g, "getitem");
+    const int32_t gi = eg_test_node_named(g, "getitem");
     const int32_t c = gi >= 0 && gi + 1 < g->n_nodes ? g->nodes[gi + 1].output : -1;
     EG_CHECK(c >= 0 && g->nodes[gi + 1].op == EG_OP_clone);
     if (c >= 0)
@@ -211,7 +182,7 @@ static void test_group_norm_and_max_pool_elements(void) {
   EG_CHECK_MSG(run_pass(g, "SM8650") == EG_OK, "%s", eg_last_error());
   /* getitem_1 (mean) is a graph output: group norm's builder declines, so it is a CPU node;
    * the max pool reads its element 0 on the NPU */
-  const int32_t gn = node_named(g, "native_group_norm");
+  const int32_t gn = eg_test_node_named(g, "native_group_norm");
   eg_partition_options opt = {.target = eg_target_find("SM8650")};
   eg_partitioning parts;
   EG_CHECK(eg_partition_graph(g, &opt, &parts) == EG_OK);
@@ -266,8 +237,8 @@ static void test_conv_backward_none_and_unread_input(void) {
   EG_CHECK_MSG(run_pass(g, "SM8450") == EG_OK, "%s", eg_last_error());
   EG_CHECK(is_nhwc(g, 0) && is_nhwc(g, 4) && is_nhwc(g, 5));
   EG_CHECK(!is_nhwc(g, 1));                      /* the unread forward input */
-  EG_CHECK(g->n_nodes == n0 + 1 && count_op(g, EG_OP_clone) == 1);
-  const int32_t gi = node_named(g, "getitem");   /* after getitem, before getitem_1 */
+  EG_CHECK(g->n_nodes == n0 + 1 && eg_test_count_op(g, EG_OP_clone) == 1);
+  const int32_t gi = eg_test_node_named(g, "getitem");   /* after getitem, before getitem_1 */
   EG_CHECK(is_conversion(g, gi + 1, 5, EG_AXES_TRACED, "view"));
   for (int32_t i = 0; i < g->n_nodes; i++)
     if (g->nodes[i].op == EG_OP_clone) EG_CHECK(g->nodes[i].args[0].value != 1);
@@ -292,19 +263,19 @@ static void test_conv_backward_none_and_unread_input(void) {
 static void test_getitem_index_out_of_range(void) {
   eg_graph *g = bn_graph("bn_bad_index");
   if (!g) return;
-  const int32_t gi = node_named(g, "getitem");
+  const int32_t gi = eg_test_node_named(g, "getitem");
   if (gi >= 0) g->nodes[gi].args[1].i = 3; /* after verification: the pass checks by itself */
   EG_CHECK(run_pass(g, "SM8650") == EG_ERR_INVALID);
   EG_CHECK_MSG(strcmp(eg_last_error(), "node getitem: index 3 out of range [0, 3) of tuple "
                       "native_batch_norm") == 0, "%s", eg_last_error());
-  EG_CHECK(count_op(g, EG_OP_clone) == 0);
+  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 0);
   eg_graph_destroy(g);
 }
 
 static void test_tuple_read_by_non_getitem(void) {
   eg_graph *g = bn_graph("bn_bad_user");
   if (!g) return;
-  const int32_t v = node_named(g, "view");
+  const int32_t v = eg_test_node_named(g, "view");
   if (v >= 0) g->nodes[v].args[0].value = 5; /* the tuple itself */
   EG_CHECK(run_pass(g, "SM8650") == EG_ERR_INVALID);
   EG_CHECK_MSG(strcmp(eg_last_error(), "node view: reads tuple native_batch_norm but is "
@@ -333,14 +304,14 @@ static void test_mixed_follow(void) {
       IN("y", 6));
   if (!g) return;
   EG_CHECK_MSG(run_pass(g, "SM8650") == EG_OK, "%s", eg_last_error());
-  EG_CHECK(count_op(g, EG_OP_clone) == 2);
+  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 2);
   EG_CHECK(is_nhwc(g, 2) && is_nhwc(g, 3) && !is_nhwc(g, 5) && is_nhwc(g, 6));
-  EG_CHECK(is_conversion(g, node_named(g, "relu") + 1, 3, EG_AXES_TRACED, "view"));
-  EG_CHECK(is_conversion(g, node_named(g, "view_1") + 1, 5, EG_AXES_NHWC, "add"));
-  const int32_t add = node_named(g, "add");
+  EG_CHECK(is_conversion(g, eg_test_node_named(g, "relu") + 1, 3, EG_AXES_TRACED, "view"));
+  EG_CHECK(is_conversion(g, eg_test_node_named(g, "view_1") + 1, 5, EG_AXES_NHWC, "add"));
+  const int32_t add = eg_test_node_named(g, "add");
   EG_CHECK(add >= 0 && g->nodes[add].args[0].value == 3 &&
-           g->nodes[add].args[1].value == g->nodes[node_named(g, "view_1") + 1].output);
-  EG_CHECK(strcmp(g->nodes[node_named(g, "view_1") + 1].name, "view_1_nhwc") == 0);
+           g->nodes[add].args[1].value == g->nodes[eg_test_node_named(g, "view_1") + 1].output);
+  EG_CHECK(strcmp(g->nodes[eg_test_node_named(g, "view_1") + 1].name, "view_1_nhwc") == 0);
   eg_graph_destroy(g);
 }
 
@@ -348,12 +319,12 @@ static void test_mixed_follow(void) {
  * after relu_2; the unflatten _reshape_alias_1 meets NHWC in threshold_backward and is
  * converted right after it; every inserted node is placed on the NPU. */
 static void test_conv_step_fixture(void) {
-  eg_graph *g = fixture("npu_conv_step");
+  eg_graph *g = eg_test_fixture("npu_conv_step");
   if (!g) return;
   EG_CHECK_MSG(run_pass(g, "SM8450") == EG_OK, "%s", eg_last_error());
-  EG_CHECK(count_op(g, EG_OP_clone) == 2);
-  EG_CHECK(is_conversion(g, node_named(g, "relu_2") + 1, 18, EG_AXES_TRACED, "_reshape_alias"));
-  EG_CHECK(is_conversion(g, node_named(g, "_reshape_alias_1") + 1, 45, EG_AXES_NHWC,
+  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 2);
+  EG_CHECK(is_conversion(g, eg_test_node_named(g, "relu_2") + 1, 18, EG_AXES_TRACED, "_reshape_alias"));
+  EG_CHECK(is_conversion(g, eg_test_node_named(g, "_reshape_alias_1") + 1, 45, EG_AXES_NHWC,
                          "threshold_backward"));
   EG_CHECK(is_nhwc(g, 50) && !is_nhwc(g, 51) && !is_nhwc(g, 52) && is_nhwc(g, 53));
   EG_CHECK(is_nhwc(g, 60) && is_nhwc(g, 61));
@@ -369,11 +340,11 @@ static void test_conv_step_fixture(void) {
 
 /* SM8350 (V68, no float path): every node is a CPU node; nothing is laid out or inserted. */
 static void test_cpu_only_target(void) {
-  eg_graph *g = fixture("npu_conv_step");
+  eg_graph *g = eg_test_fixture("npu_conv_step");
   if (!g) return;
   const int32_t n0 = g->n_nodes, v0 = g->n_values;
   EG_CHECK_MSG(run_pass(g, "SM8350") == EG_OK, "%s", eg_last_error());
-  EG_CHECK(g->n_nodes == n0 && g->n_values == v0 && count_op(g, EG_OP_clone) == 0);
+  EG_CHECK(g->n_nodes == n0 && g->n_values == v0 && eg_test_count_op(g, EG_OP_clone) == 0);
   for (int32_t v = 0; v < g->n_values; v++) EG_CHECK(!is_nhwc(g, v));
   eg_graph_destroy(g);
 }

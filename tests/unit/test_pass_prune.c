@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "frontend/safetensors.h"
 #include "ir/edit.h"
@@ -40,19 +41,8 @@ static char tmpdir[64];
  * and loads it (the loader verifies). */
 static eg_graph *load(const char *name, const char *values, const char *inputs,
                       const char *statics, const char *nodes, const char *outputs) {
-  char path[256];
-  snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-  FILE *f = fopen(path, "w");
-  EG_CHECK(f != NULL);
-  if (!f) return NULL;
-  fprintf(f, "{\"format\": \"edgegrad.graph\", \"version\": 1, \"producer\": {\"name\": \"test\"},"
-          " \"weights\": \"prune.safetensors\", \"values\": [%s], \"inputs\": [%s],"
-          " \"statics\": [%s], \"nodes\": [%s], \"outputs\": [%s]}\n", values, inputs, statics,
-          nodes, outputs);
-  fclose(f);
-  eg_graph *g = NULL;
-  EG_CHECK_MSG(eg_graph_load_json(path, &g) == EG_OK, "%s: %s", name, eg_last_error());
-  return g;
+  return eg_test_graph_json(tmpdir, name, "prune.safetensors", values, inputs, statics, nodes,
+                            outputs);
 }
 
 static eg_status prune(eg_graph *g, const eg_partition_options *opt) {
@@ -60,12 +50,6 @@ static eg_status prune(eg_graph *g, const eg_partition_options *opt) {
   if (s == EG_OK) s = eg_graph_verify(g);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
   return s;
-}
-
-static const eg_partition_options *sm8650(void) {
-  static eg_partition_options opt;
-  opt.target = eg_target_find("SM8650");
-  return &opt;
 }
 
 #define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
@@ -80,12 +64,6 @@ static const eg_partition_options *sm8650(void) {
 
 /* ---- inspecting ---- */
 
-static int32_t node_named(const eg_graph *g, const char *name) {
-  for (int32_t i = 0; g && i < g->n_nodes; i++)
-    if (strcmp(g->nodes[i].name, name) == 0) return i;
-  return -1;
-}
-
 /* The node names of g in order, joined by spaces. */
 static const char *names(const eg_graph *g) {
   static char buf[512];
@@ -97,14 +75,8 @@ static const char *names(const eg_graph *g) {
   return buf;
 }
 
-static int count_op(const eg_graph *g, eg_op op) {
-  int k = 0;
-  for (int32_t i = 0; g && i < g->n_nodes; i++) k += g->nodes[i].op == op;
-  return k;
-}
-
 static int32_t out_of(const eg_graph *g, const char *node) {
-  const int32_t i = node_named(g, node);
+  const int32_t i = eg_test_find_node(g, node);
   return i < 0 ? -2 : g->nodes[i].output;
 }
 
@@ -129,7 +101,7 @@ static void test_dead_chain_removed(void) {
     EG_CHECK(g->n_values == 3);
     /* neg's output renumbered 4 -> 2, and the graph output follows it */
     EG_CHECK(out_of(g, "neg") == 2 && g->outputs[0].value == 2);
-    EG_CHECK(g->nodes[node_named(g, "neg")].args[0].value == out_of(g, "relu"));
+    EG_CHECK(g->nodes[eg_test_find_node(g, "neg")].args[0].value == out_of(g, "relu"));
   }
   eg_graph_destroy(g);
 }
@@ -180,7 +152,7 @@ static void test_tuples(void) {
     const eg_value *tup = &g->values[out_of(g, "split")];
     EG_CHECK(tup->kind == EG_VALUE_TUPLE && tup->n_elems == 2);
     EG_CHECK(g->n_values == 13 - 1 /* getitem_1 */ - 3 /* split_1 */ - 1 - 1);
-    const eg_node *cat = &g->nodes[node_named(g, "cat")];
+    const eg_node *cat = &g->nodes[eg_test_find_node(g, "cat")];
     EG_CHECK(cat->args[0].kind == EG_ARG_LIST && cat->args[0].list.items[1].value ==
                                                      out_of(g, "neg"));
     EG_CHECK(g->outputs[0].value == out_of(g, "cat"));
@@ -230,7 +202,7 @@ static void check_skip_keeps_chain(const eg_partition_options *opt) {
 
 static void test_skip_lists_keep_dead_nodes(void) {
   const char *node[] = {"detach_1"}, *op[] = {"aten.detach"};
-  eg_partition_options by_name = *sm8650(), by_op = *sm8650();
+  eg_partition_options by_name = *eg_test_sm8650(), by_op = *eg_test_sm8650();
   by_name.skip_nodes = node;
   by_name.n_skip_nodes = 1;
   check_skip_keeps_chain(&by_name);
@@ -246,12 +218,12 @@ static void test_quant_net(void) {
   EG_CHECK_MSG(eg_graph_load_json(EG_TEST_DATA "/quant_net.json", &g) == EG_OK, "%s",
                eg_last_error());
   if (!g) return;
-  EG_CHECK(count_op(g, EG_OP_detach) == 6 && count_op(g, EG_OP_quantize_per_tensor) == 2);
-  EG_CHECK_MSG(eg_passes_run(g, sm8650(), NULL, NULL) == EG_OK, "%s", eg_last_error());
-  EG_CHECK(count_op(g, EG_OP_detach) == 0);
+  EG_CHECK(eg_test_count_op(g, EG_OP_detach) == 6 && eg_test_count_op(g, EG_OP_quantize_per_tensor) == 2);
+  EG_CHECK_MSG(eg_passes_run(g, eg_test_sm8650(), NULL, NULL) == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_test_count_op(g, EG_OP_detach) == 0);
   /* the input's pair stays (x is a graph input: rule 2); relu's pair is folded */
-  EG_CHECK(count_op(g, EG_OP_quantize_per_tensor) == 1 && count_op(g, EG_OP_dequantize_self) == 1);
-  const int32_t relu = node_named(g, "relu"), conv1 = node_named(g, "convolution_1");
+  EG_CHECK(eg_test_count_op(g, EG_OP_quantize_per_tensor) == 1 && eg_test_count_op(g, EG_OP_dequantize_self) == 1);
+  const int32_t relu = eg_test_find_node(g, "relu"), conv1 = eg_test_find_node(g, "convolution_1");
   EG_CHECK(relu >= 0 && conv1 >= 0);
   if (relu >= 0 && conv1 >= 0) {
     const eg_value *x = &g->values[g->nodes[relu].output];

@@ -28,17 +28,12 @@
 
 #include "edgegrad.h"
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "ir/clone.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
 #include "runtime/model.h"
 #include "target/targets.h"
-
-static const eg_partition_options *sm8650(void) {
-  static eg_partition_options opt;
-  opt.target = eg_target_find("SM8650");
-  return &opt;
-}
 
 /* The model's graph cloned and run through decompose + annotate_quant. */
 static eg_graph *annotated(const char *path, eg_model **model) {
@@ -48,8 +43,8 @@ static eg_graph *annotated(const char *path, eg_model **model) {
   if (!*model) return NULL;
   EG_CHECK(eg_graph_clone((*model)->graph, &c) == EG_OK);
   if (!c) return NULL;
-  EG_CHECK(eg_pass_decompose(c, sm8650()) == EG_OK);
-  EG_CHECK_MSG(eg_pass_annotate_quant(c, sm8650()) == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_pass_decompose(c, eg_test_sm8650()) == EG_OK);
+  EG_CHECK_MSG(eg_pass_annotate_quant(c, eg_test_sm8650()) == EG_OK, "%s", eg_last_error());
   EG_CHECK(eg_graph_verify(c) == EG_OK);
   return c;
 }
@@ -145,7 +140,7 @@ static void test_dump_after_annotate_quant(void) {
   char *text = NULL;
   size_t size = 0;
   FILE *f = open_memstream(&text, &size);
-  if (c && f) EG_CHECK_MSG(eg_passes_run(c, sm8650(), "annotate_quant", f) == EG_OK, "%s",
+  if (c && f) EG_CHECK_MSG(eg_passes_run(c, eg_test_sm8650(), "annotate_quant", f) == EG_OK, "%s",
                            eg_last_error());
   if (f) fclose(f);
   EG_CHECK(text && strstr(text, "# after annotate_quant\n"));
@@ -213,7 +208,7 @@ static void test_guard_reads_metadata(void) {
     backward++;
   }
   eg_partitioning parts = {0};
-  if (c) EG_CHECK(eg_partition_graph(c, sm8650(), &parts) == EG_OK);
+  if (c) EG_CHECK(eg_partition_graph(c, eg_test_sm8650(), &parts) == EG_OK);
   for (int32_t i = 0; c && i < c->n_nodes; i++) {
     if (c->nodes[i].op != EG_OP_convolution_backward) continue;
     const eg_node_placement *p = &parts.nodes[i];
@@ -226,12 +221,6 @@ static void test_guard_reads_metadata(void) {
   eg_model_destroy(m);
 }
 
-static int count_op(const eg_graph *g, eg_op op) {
-  int k = 0;
-  for (int32_t i = 0; i < g->n_nodes; i++) k += g->nodes[i].op == op;
-  return k;
-}
-
 /* quant_net after decompose + annotate_quant + fold_qdq with `opt`; NULL on failure. */
 static eg_graph *folded(eg_model **m, const eg_partition_options *opt) {
   eg_graph *g = annotated(EG_TEST_DATA "/quant_net.json", m);
@@ -242,7 +231,7 @@ static eg_graph *folded(eg_model **m, const eg_partition_options *opt) {
 
 static void test_fold_weights_sm8650(void) {
   eg_model *m;
-  eg_graph *g = folded(&m, sm8650());
+  eg_graph *g = folded(&m, eg_test_sm8650());
   int convs = 0;
   for (int32_t i = 0; g && i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
@@ -256,9 +245,9 @@ static void test_fold_weights_sm8650(void) {
     convs++;
   }
   EG_CHECK(convs == 2);
-  if (g) EG_CHECK(count_op(g, EG_OP_quantize_per_channel) == 0);
-  if (g) EG_CHECK(count_op(g, EG_OP_quantize_per_tensor) == 2);
-  if (g) EG_CHECK(count_op(g, EG_OP_dequantize_self) == 2);
+  if (g) EG_CHECK(eg_test_count_op(g, EG_OP_quantize_per_channel) == 0);
+  if (g) EG_CHECK(eg_test_count_op(g, EG_OP_quantize_per_tensor) == 2);
+  if (g) EG_CHECK(eg_test_count_op(g, EG_OP_dequantize_self) == 2);
   eg_graph_destroy(g);
   eg_model_destroy(m);
 }
@@ -267,8 +256,8 @@ static void test_fold_nothing_on_sm8350(void) {
   eg_partition_options opt = {.target = eg_target_find("SM8350")};
   eg_model *m;
   eg_graph *g = folded(&m, &opt);
-  if (g) EG_CHECK(count_op(g, EG_OP_quantize_per_channel) == 2);
-  if (g) EG_CHECK(count_op(g, EG_OP_dequantize_self) == 4);
+  if (g) EG_CHECK(eg_test_count_op(g, EG_OP_quantize_per_channel) == 2);
+  if (g) EG_CHECK(eg_test_count_op(g, EG_OP_dequantize_self) == 4);
   eg_graph_destroy(g);
   eg_model_destroy(m);
 }
@@ -280,8 +269,8 @@ static void check_fold_skipping(const char *skip, int want_qpc, int want_dq) {
                               .n_skip_nodes = 1};
   eg_model *m;
   eg_graph *g = folded(&m, &opt);
-  if (g) EG_CHECK_MSG(count_op(g, EG_OP_quantize_per_channel) == want_qpc, "skip %s", skip);
-  if (g) EG_CHECK_MSG(count_op(g, EG_OP_dequantize_self) == want_dq, "skip %s", skip);
+  if (g) EG_CHECK_MSG(eg_test_count_op(g, EG_OP_quantize_per_channel) == want_qpc, "skip %s", skip);
+  if (g) EG_CHECK_MSG(eg_test_count_op(g, EG_OP_dequantize_self) == want_dq, "skip %s", skip);
   for (int32_t i = 0; g && i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
     if (n->op != EG_OP_convolution || strcmp(n->name, "convolution_1") != 0) continue;

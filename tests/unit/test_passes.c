@@ -21,6 +21,7 @@
 
 #include "edgegrad.h"
 #include "eg_test.h"
+#include "eg_test_graph.h"
 #include "ir/clone.h"
 #include "ir/print.h"
 #include "passes/pipeline.h"
@@ -28,12 +29,6 @@
 #include "target/targets.h"
 
 #define DIGITS EG_TEST_DATA "/../../examples/digits_step.json"
-
-static int count_op(const eg_graph *g, eg_op op) {
-  int k = 0;
-  for (int32_t i = 0; i < g->n_nodes; i++) k += g->nodes[i].op == op;
-  return k;
-}
 
 static char *print_to_string(const eg_graph *g) {
   char *text = NULL;
@@ -54,12 +49,6 @@ static eg_graph *load_clone(const char *path, eg_model **model) {
 }
 
 /* Compile options for SM8650 with no skip lists. */
-static const eg_partition_options *sm8650(void) {
-  static eg_partition_options opt;
-  opt.target = eg_target_find("SM8650");
-  return &opt;
-}
-
 static void test_clone_prints_the_same(void) {
   eg_model *m;
   eg_graph *c = load_clone(EG_TEST_DATA "/tiny_step.json", &m);
@@ -86,12 +75,12 @@ static void test_convolution_backward_survives(void) {
     eg_model *m;
     eg_graph *c = load_clone(paths[k], &m);
     if (!c) continue;
-    int before = count_op(c, EG_OP_convolution_backward);
+    int before = eg_test_count_op(c, EG_OP_convolution_backward);
     EG_CHECK_MSG(before > 0, "%s has no convolution_backward", paths[k]);
-    EG_CHECK_MSG(eg_passes_run(c, sm8650(), NULL, NULL) == EG_OK, "%s: %s", paths[k],
+    EG_CHECK_MSG(eg_passes_run(c, eg_test_sm8650(), NULL, NULL) == EG_OK, "%s: %s", paths[k],
                  eg_last_error());
-    EG_CHECK_MSG(count_op(c, EG_OP_convolution_backward) == before, "%s: %d -> %d", paths[k],
-                 before, count_op(c, EG_OP_convolution_backward));
+    EG_CHECK_MSG(eg_test_count_op(c, EG_OP_convolution_backward) == before, "%s: %d -> %d", paths[k],
+                 before, eg_test_count_op(c, EG_OP_convolution_backward));
     eg_graph_destroy(c);
     eg_model_destroy(m);
   }
@@ -155,11 +144,11 @@ static void check_decompose(const char *path, int *fired) {
   eg_graph *c = load_clone(path, &m);
   if (!c) return;
   int before[N_DECOMPOSED];
-  for (int k = 0; k < N_DECOMPOSED; k++) before[k] = count_op(c, decomposed_ops[k]);
-  EG_CHECK_MSG(eg_passes_run(c, sm8650(), NULL, NULL) == EG_OK, "%s: %s", path, eg_last_error());
+  for (int k = 0; k < N_DECOMPOSED; k++) before[k] = eg_test_count_op(c, decomposed_ops[k]);
+  EG_CHECK_MSG(eg_passes_run(c, eg_test_sm8650(), NULL, NULL) == EG_OK, "%s: %s", path, eg_last_error());
   EG_CHECK(eg_graph_verify(c) == EG_OK);
   for (int k = 0; k < N_DECOMPOSED; k++) {
-    EG_CHECK_MSG(count_op(c, decomposed_ops[k]) == 0, "%s: %s still there", path,
+    EG_CHECK_MSG(eg_test_count_op(c, decomposed_ops[k]) == 0, "%s: %s still there", path,
                  eg_op_target(decomposed_ops[k]));
     fired[k] += before[k] > 0;
   }
@@ -190,7 +179,7 @@ static void test_fills_become_statics(void) {
   eg_graph *c = load_clone(EG_TEST_DATA "/pass_fills.json", &m);
   if (!c) return;
   int32_t n_nodes = c->n_nodes, n_statics = c->n_statics;
-  EG_CHECK(eg_passes_run(c, sm8650(), NULL, NULL) == EG_OK);
+  EG_CHECK(eg_passes_run(c, eg_test_sm8650(), NULL, NULL) == EG_OK);
   EG_CHECK(c->n_statics == n_statics + 6);   /* ones_like zeros_like full new_zeros fill zeros */
   EG_CHECK(c->n_nodes == n_nodes - 6);
   bool found = false;
@@ -296,7 +285,7 @@ static void test_dump_after(void) {
   char *text = NULL;
   size_t size = 0;
   FILE *f = open_memstream(&text, &size);
-  EG_CHECK(eg_passes_run(c, sm8650(), "decompose", f) == EG_OK);
+  EG_CHECK(eg_passes_run(c, eg_test_sm8650(), "decompose", f) == EG_OK);
   fclose(f);
   EG_CHECK(text && strncmp(text, "# after decompose\ngraph: ", 25) == 0);
   EG_CHECK(text && strstr(text, "\nstatic full: ") && !strstr(text, "aten.full.default"));
@@ -308,7 +297,7 @@ static void test_dump_after(void) {
   EG_CHECK(eg_graph_clone(m->graph, &c) == EG_OK);
   text = NULL;
   f = open_memstream(&text, &size);
-  EG_CHECK(eg_passes_run(c, sm8650(), "all", f) == EG_OK);
+  EG_CHECK(eg_passes_run(c, eg_test_sm8650(), "all", f) == EG_OK);
   fclose(f);
   int dumps = 0;
   for (const char *p = text; p && (p = strstr(p, "# after ")); p++) dumps++;
@@ -319,7 +308,7 @@ static void test_dump_after(void) {
   /* unknown: fails before any pass, naming the valid ones */
   EG_CHECK(eg_graph_clone(m->graph, &c) == EG_OK);
   int32_t n_nodes = c->n_nodes;
-  EG_CHECK(eg_passes_run(c, sm8650(), "decompse", stdout) == EG_ERR_ARGUMENT);
+  EG_CHECK(eg_passes_run(c, eg_test_sm8650(), "decompse", stdout) == EG_ERR_ARGUMENT);
   EG_CHECK(strstr(eg_last_error(), "decompse") && strstr(eg_last_error(), "decompose") &&
            strstr(eg_last_error(), "all"));
   EG_CHECK(c->n_nodes == n_nodes);
