@@ -145,10 +145,15 @@ typedef struct state {
   int32_t warnings_cap, notes_cap;
 } state;
 
-/* Appends a formatted line to a growing arena list (warnings or notes). */
-static eg_status add_line(state *st, const char ***list, int32_t *n, int32_t *cap,
-                          const char *msg) {
+typedef enum line_kind { LINE_WARNING, LINE_NOTE } line_kind;
+
+/* Appends a formatted line to the result's warnings or notes (growing arena lists). */
+static eg_status add_line(state *st, line_kind kind, const char *fmt, ...) EG_PRINTF(3, 4);
+static eg_status add_line(state *st, line_kind kind, const char *fmt, ...) {
   eg_partitioning *p = st->out;
+  const char ***list = kind == LINE_NOTE ? &p->notes : &p->warnings;
+  int32_t *n = kind == LINE_NOTE ? &p->n_notes : &p->n_warnings;
+  int32_t *cap = kind == LINE_NOTE ? &st->notes_cap : &st->warnings_cap;
   if (*n == *cap) {
     int32_t c = *cap ? 2 * *cap : 8;
     const char **w = eg_arena_array(p->arena, (size_t)c, sizeof *w);
@@ -157,30 +162,15 @@ static eg_status add_line(state *st, const char ***list, int32_t *n, int32_t *ca
     *list = w;
     *cap = c;
   }
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
   const char *copy = eg_arena_strdup(p->arena, msg);
   if (!copy) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
   (*list)[(*n)++] = copy;
   return EG_OK;
-}
-
-static eg_status add_warning(state *st, const char *fmt, ...) EG_PRINTF(2, 3);
-static eg_status add_warning(state *st, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return add_line(st, &st->out->warnings, &st->out->n_warnings, &st->warnings_cap, msg);
-}
-
-static eg_status add_note(state *st, const char *fmt, ...) EG_PRINTF(2, 3);
-static eg_status add_note(state *st, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return add_line(st, &st->out->notes, &st->out->n_notes, &st->notes_cap, msg);
 }
 
 /* Marks skip_*_of for each node; warns about names selecting no node or only getitems. */
@@ -199,10 +189,10 @@ static eg_status step1_skip_lists(state *st) {
       if (st->skip_op_of[i] < 0) st->skip_op_of[i] = k;
     }
     if (getitems)
-      EG_TRY(add_warning(st, "--skip-op %s: a getitem takes its producer's placement: skip the "
+      EG_TRY(add_line(st, LINE_WARNING, "--skip-op %s: a getitem takes its producer's placement: skip the "
                          "producer instead", opt->skip_ops[k]));
     else if (!hits)
-      EG_TRY(add_warning(st, "--skip-op %s: no node has this op (give a target like "
+      EG_TRY(add_line(st, LINE_WARNING, "--skip-op %s: no node has this op (give a target like "
                          "aten.convolution_backward; `edgegrad info` lists them)",
                          opt->skip_ops[k]));
   }
@@ -210,9 +200,9 @@ static eg_status step1_skip_lists(state *st) {
     int32_t i = 0;
     while (i < g->n_nodes && strcmp(g->nodes[i].name, opt->skip_nodes[k]) != 0) i++;
     if (i == g->n_nodes)
-      EG_TRY(add_warning(st, "--skip-node %s: no node has this name", opt->skip_nodes[k]));
+      EG_TRY(add_line(st, LINE_WARNING, "--skip-node %s: no node has this name", opt->skip_nodes[k]));
     else if (g->nodes[i].op == EG_OP_getitem)
-      EG_TRY(add_warning(st, "--skip-node %s: a getitem takes its producer's placement: skip "
+      EG_TRY(add_line(st, LINE_WARNING, "--skip-node %s: a getitem takes its producer's placement: skip "
                          "the producer instead", opt->skip_nodes[k]));
     else if (st->skip_node_of[i] < 0)
       st->skip_node_of[i] = k;
@@ -467,7 +457,7 @@ static eg_status step6_shared_statics(state *st) {
   }
   for (int32_t v = 0; s == EG_OK && v < g->n_values; v++)
     if (shared[v])
-      s = add_note(st, "weight %s is read on the NPU by several partitions: each partition's "
+      s = add_line(st, LINE_NOTE, "weight %s is read on the NPU by several partitions: each partition's "
                       "graph holds its own copy at run time, because CPU nodes between them "
                       "(e.g. the loss between a forward and its backward) split the graph; "
                       "the compiled program stores its bytes once", eg_value_label(g, v));

@@ -12,10 +12,9 @@ typedef struct staged {
   void *stage;        /* the bound buffer (NHWC when nhwc) */
   bool nhwc;
   bool narrow;        /* int64 held as int32 by the NPU graph (eg_value.npu_int32) */
-  void *wide;         /* narrow and nhwc: the int64 value in NHWC order */
   const char *label;  /* the value's name, for run-time errors */
   eg_qnn_qview *q;    /* held quantized (lower.h eg_htp_held_quantized): its tensor's encoding */
-  float *real;        /* q and nhwc: the float value in NHWC order */
+  void *nhwc_ir;      /* converted (narrow or q) and nhwc: the value in NHWC order, IR dtype */
 } staged;
 
 /* Bytes of the bound buffer: int32 elements for a narrowed int64 value. */
@@ -46,6 +45,14 @@ static void permute_nc(const unsigned char *src, unsigned char *dst, const int64
       }
 }
 
+/* The permute buffer of a value converted as it is staged (narrowed or quantized): the value in
+ * NHWC order and its IR dtype. Only NHWC values need one. */
+static eg_status alloc_nhwc_ir(staged *st) {
+  if (!st->nhwc || st->nhwc_ir) return EG_OK;
+  st->nhwc_ir = aligned_alloc(64, (eg_value_nbytes(st->v) + 64) & ~(size_t)63);
+  return st->nhwc_ir ? EG_OK : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+}
+
 static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t n,
                            void *const *data, staged *st) {
   for (int32_t k = 0; k < n; k++) {
@@ -60,10 +67,7 @@ static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t 
                      .label = eg_value_label(g, b[k].value)};
     st[k].stage = aligned_alloc(64, (eg_value_nbytes(v) + 64) & ~(size_t)63);
     if (!st[k].stage) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-    if (st[k].narrow && st[k].nhwc) {
-      st[k].wide = aligned_alloc(64, (eg_value_nbytes(v) + 64) & ~(size_t)63);
-      if (!st[k].wide) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-    }
+    if (st[k].narrow) EG_TRY(alloc_nhwc_ir(&st[k]));
   }
   return EG_OK;
 }
@@ -81,10 +85,7 @@ static eg_status stage_quant_list(const eg_htp_boundary *b, int32_t n, const eg_
     st[k].q = calloc(1, sizeof *st[k].q);
     if (!st[k].q) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
     EG_TRY(eg_qnn_qview_make(t, st[k].q));
-    if (st[k].nhwc) {
-      st[k].real = aligned_alloc(64, (eg_value_nbytes(st[k].v) + 64) & ~(size_t)63);
-      if (!st[k].real) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-    }
+    EG_TRY(alloc_nhwc_ir(&st[k]));
   }
   return EG_OK;
 }
@@ -100,7 +101,6 @@ static void unstage_quant(eg_npu_step *s) {
     if (!st->q) continue;
     eg_qnn_qview_free(st->q);
     free(st->q);
-    free(st->real);
   }
 }
 
@@ -108,15 +108,14 @@ static void copy_quantized(const staged *st, bool into_stage, const void *from_s
   if (into_stage) {
     const float *src = st->ir;
     if (st->nhwc) {
-      permute_nc(st->ir, (unsigned char *)st->real, st->v->shape, sizeof(float), true);
-      src = st->real;
+      permute_nc(st->ir, st->nhwc_ir, st->v->shape, sizeof(float), true);
+      src = st->nhwc_ir;
     }
     eg_quantize_f32(&st->q->v, src, st->stage);
   } else {
-    float *dst = st->nhwc ? st->real : st->ir;
+    float *dst = st->nhwc ? st->nhwc_ir : st->ir;
     eg_dequantize_f32(&st->q->v, from_stage, dst);
-    if (st->nhwc)
-      permute_nc((const unsigned char *)st->real, st->ir, st->v->shape, sizeof(float), false);
+    if (st->nhwc) permute_nc(st->nhwc_ir, st->ir, st->v->shape, sizeof(float), false);
   }
 }
 
@@ -167,11 +166,11 @@ void eg_npu_step_destroy(eg_npu_step *s) {
   eg_qnn_executor_destroy(s->ex);
   for (int32_t k = 0; s->in && k < s->n_in; k++) {
     free(s->in[k].stage);
-    free(s->in[k].wide);
+    free(s->in[k].nhwc_ir);
   }
   for (int32_t k = 0; s->out && k < s->n_out; k++) {
     free(s->out[k].stage);
-    free(s->out[k].wide);
+    free(s->out[k].nhwc_ir);
   }
   unstage_quant(s);
   free(s->in);
@@ -184,7 +183,7 @@ void eg_npu_step_destroy(eg_npu_step *s) {
 
 /* A narrowed int64 value (pass i64_to_i32): each element checked and narrowed to int32 when
  * staged in — a value outside int32 is a run-time error naming the value, never a silent
- * truncation — and widened back to int64 when read out. Rank 4 is permuted as int64 (`wide`). */
+ * truncation — and widened back to int64 when read out. Rank 4 is permuted as int64 (`nhwc_ir`). */
 static eg_status copy_narrowed(const staged *st, bool into_stage, const void *from_stage) {
   const int64_t n = eg_value_numel(st->v);
   if (into_stage) {
@@ -196,16 +195,16 @@ static eg_status copy_narrowed(const staged *st, bool into_stage, const void *fr
                         "i64_to_i32)", st->label, (long long)i, (long long)ir[i]);
     const int64_t *src = ir;
     if (st->nhwc) {
-      permute_nc(st->ir, st->wide, st->v->shape, sizeof(int64_t), true);
-      src = st->wide;
+      permute_nc(st->ir, st->nhwc_ir, st->v->shape, sizeof(int64_t), true);
+      src = st->nhwc_ir;
     }
     int32_t *dst = st->stage;
     for (int64_t i = 0; i < n; i++) dst[i] = (int32_t)src[i];
   } else {
     const int32_t *src = from_stage;
-    int64_t *dst = st->nhwc ? st->wide : st->ir;
+    int64_t *dst = st->nhwc ? st->nhwc_ir : st->ir;
     for (int64_t i = 0; i < n; i++) dst[i] = src[i];
-    if (st->nhwc) permute_nc(st->wide, st->ir, st->v->shape, sizeof(int64_t), false);
+    if (st->nhwc) permute_nc(st->nhwc_ir, st->ir, st->v->shape, sizeof(int64_t), false);
   }
   return EG_OK;
 }
