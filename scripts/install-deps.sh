@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# install-deps.sh — installs the Debian packages edgegrad needs, if any are missing.
+# install-deps.sh — installs what edgegrad needs, if anything is missing.
 #
 #   scripts/install-deps.sh build   compiler, CMake, jansson (JSON), OpenBLAS built for OpenMP
 #                                   (CBLAS sgemm sharing the OpenMP thread pool)
-#   scripts/install-deps.sh test    the above plus Debian's python3-torch and numpy (the oracle)
+#   scripts/install-deps.sh test    the above, plus both PyTorch versions the tests compare with:
+#                                   Debian's python3-torch 1.13 with numpy and torchvision 0.14
+#                                   (/usr/bin/python3), and PyTorch 2.13.0 (CPU build) with
+#                                   numpy from PyPI in the virtual environment .venv
 #
-# Idempotent and silent when everything is present. Installing needs root (apt-get); run as
-# another user with everything missing, it says what to install and fails.
+# Idempotent and silent when everything is present. Installing Debian packages needs root
+# (apt-get); run as another user with packages missing, it says what to install and fails.
+# The .venv is made with the first Python 3.11 found (python3.11, python3 on PATH, then
+# /usr/bin/python3, for which python3-venv is installed); `pip install torch==2.13.0` takes the
+# CPU build (README, "PyTorch versions").
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev)
-test_pkgs=(python3 python3-torch python3-numpy)
+test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip)
+TORCH2=2.13.0
+VENV=.venv
 
 case "${1:-build}" in
   build) want=("${build_pkgs[@]}") ;;
@@ -23,13 +32,32 @@ for p in "${want[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
-
-if [[ $(id -u) -ne 0 ]]; then
-  echo "install-deps: missing Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})" >&2
-  exit 1
+if [[ ${#missing[@]} -gt 0 ]]; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: missing Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq "${missing[@]}" >/dev/null
+[[ "${1:-build}" == test ]] || exit 0
+
+# PyTorch 2.x in .venv: present and importable with the pinned version, else (re)made.
+if "$VENV/bin/python" -c "import torch, numpy, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH2')" 2>/dev/null; then
+  exit 0
+fi
+base=""
+for py in python3.11 python3 /usr/bin/python3; do
+  if command -v "$py" >/dev/null && "$py" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+    base=$(command -v "$py"); break
+  fi
+done
+[[ -n "$base" ]] || { echo "install-deps: no Python 3.11 with venv found (PyTorch $TORCH2's CPU build is for 3.11)" >&2; exit 1; }
+echo "install-deps: making $VENV with $base and installing torch==$TORCH2 (CPU) and numpy"
+rm -rf "$VENV"
+"$base" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH2" numpy
+"$VENV/bin/python" -c "import torch, sys; v = torch.__version__; print('install-deps: torch', v, 'in $VENV'); sys.exit(not v.startswith('$TORCH2') or torch.version.cuda is not None)" || {
+  echo "install-deps: $VENV has torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') — want the $TORCH2 CPU build" >&2; exit 1; }

@@ -20,6 +20,23 @@ Contract:
   ``new_running_var = (1 - momentum) * running_var + momentum * unbiased_var`` with the unbiased
   batch variance computed from batch norm's input, and every later reader (and the state
   output) sees the new value.
+- Random draws become inputs. Each Bernoulli draw of the trace (``bernoulli_``/``bernoulli``:
+  what ``nn.Dropout``, ``Dropout2d`` and torchvision's StochasticDepth trace to in train mode)
+  is replaced by a new graph input, ``bernoulli_<k>`` in trace order, holding the drawn 0/1
+  mask (the dtype and shape of the draw); its example value is drawn once, at export, with
+  torch's generator seeded 0 (the caller's generator state is kept). A runtime supplies a fresh
+  draw per step; a reference run replays the recorded masks (``replay_draws``). The draws are
+  ``Trace.draws``: (name, p, mask) with ``p`` the float probability of a one, or None where
+  it is a tensor. Any other random op is refused (its numbers could not be reproduced).
+- Shape queries that make_fx records as nodes with a Python bool result and no user
+  (``aten.is_same_size``, from ``torch.autograd.grad``'s check of its ``grad_outputs``) are
+  dropped: the check ran at trace time.
+- The functional forms PyTorch 2.x's functionalization writes for a copy into a fresh tensor
+  or a view are made plain: ``aten.copy(dst, src)`` (dst's shape and dtype, src's data)
+  becomes ``src`` itself, or its ``expand``/``_to_copy``; an ``as_strided`` whose strides are
+  a plain reshape's becomes ``view``; an ``as_strided_scatter`` that overwrites the whole of
+  its destination becomes a ``view`` of the source. Anything else is left for export.py to
+  refuse.
 - ``record(gm, args, arg_names=None)`` runs a GraphModule under these pure semantics and
   returns every node's result; given ``arg_names`` it refuses a graph that changes one of its
   arguments anyway (a write nothing in the trace declares).
@@ -41,8 +58,9 @@ class Trace:
     one run on the example arguments) and ``mutated`` (state argument names, in ``state``
     order, whose new values are the graph's last outputs)."""
 
-    def __init__(self, gm, results, mutated):
+    def __init__(self, gm, results, mutated, draws=()):
         self.gm, self.results, self.mutated = gm, results, mutated
+        self.draws = list(draws)
 
 
 def functional_trace(fn, args, arg_names, state=()):
@@ -50,6 +68,11 @@ def functional_trace(fn, args, arg_names, state=()):
     from functorch.experimental import functionalize
 
     gm0 = make_fx(fn, tracing_mode="real")(*_clones(args, keep_grad=True))
+    _drop_queries(gm0)
+    draws = _RandomDraws(gm0, args).run()
+    if draws:
+        args = list(args) + [mask for _, _, mask in draws]
+        arg_names = list(arg_names) + [name for name, _, _ in draws]
     try:
         gm = make_fx(functionalize(gm0), tracing_mode="real")(*_clones(args, keep_grad=False))
     except RuntimeError as e:
@@ -58,13 +81,191 @@ def functional_trace(fn, args, arg_names, state=()):
                          "format holds only functional ops") from e
     results = record(gm, _clones(args, keep_grad=False))
     mutated = _StateThreading(gm, results, arg_names, state).run()
+    _plain_copies(gm, results)
     gm.recompile()
     results = record(gm, _clones(args, keep_grad=False), arg_names)
-    return Trace(gm, results, mutated)
+    return Trace(gm, results, mutated, draws)
 
 
 def _clones(args, keep_grad):
     return [a.detach().clone().requires_grad_(keep_grad and a.requires_grad) for a in args]
+
+
+# --------------------------------------------------------------------------------------------
+# random draws and shape queries
+
+# Schema names of the Bernoulli draws that become inputs, and of every other random op (refused).
+_BERNOULLI = ("aten::bernoulli", "aten::bernoulli_")
+_RANDOM = ("aten::rand", "aten::rand_like", "aten::randn", "aten::randn_like", "aten::randint",
+           "aten::randint_like", "aten::randperm", "aten::normal", "aten::normal_",
+           "aten::uniform", "aten::uniform_", "aten::exponential_", "aten::geometric_",
+           "aten::cauchy_", "aten::log_normal_", "aten::random_", "aten::multinomial",
+           "aten::native_dropout", "aten::rrelu_with_noise", "aten::poisson")
+# Creation ops whose result a Bernoulli draw overwrites whole: dead once the draw is an input.
+_BLANKS = ("aten::empty_like", "aten::empty", "aten::new_empty", "aten::zeros_like")
+_QUERIES = ("aten::is_same_size",)
+
+
+def _schema_name(n):
+    schema = getattr(n.target, "_schema", None) if n.op == "call_function" else None
+    return schema.name if schema is not None else None
+
+
+def _plain_copies(gm, results):
+    """Rewrite copy / as_strided / as_strided_scatter into plain ops (see the module doc)."""
+    graph = gm.graph
+    for n in list(graph.nodes):
+        name = _schema_name(n)
+        if name not in ("aten::copy", "aten::as_strided", "aten::as_strided_scatter"):
+            continue
+        out = results.get(n)
+        if not isinstance(out, torch.Tensor):
+            continue
+        with graph.inserting_before(n):
+            if name == "aten::copy":
+                src, value = n.args[1], results.get(n.args[1])
+                if not isinstance(value, torch.Tensor):
+                    continue
+                if list(value.shape) != list(out.shape):
+                    src = graph.call_function(_aten.expand.default, (src, list(out.shape)))
+                if value.dtype != out.dtype:
+                    src = graph.call_function(_aten._to_copy.default, (src,),
+                                              {"dtype": out.dtype})
+                new = src
+            elif name == "aten::as_strided":
+                size, stride = list(n.args[1]), list(n.args[2])
+                offset = n.args[3] if len(n.args) > 3 else n.kwargs.get("storage_offset")
+                if not _plain_strides(results[n.args[0]], size, stride, offset):
+                    continue
+                new = graph.call_function(_aten.view.default, (n.args[0], size))
+            else:
+                dst, src = results[n.args[0]], results.get(n.args[1])
+                size, stride = list(n.args[2]), list(n.args[3])
+                offset = n.args[4] if len(n.args) > 4 else n.kwargs.get("storage_offset")
+                if not isinstance(src, torch.Tensor) or src.numel() != dst.numel() or \
+                        not _plain_strides(dst, size, stride, offset):
+                    continue
+                new = graph.call_function(_aten.view.default, (n.args[1], list(dst.shape)))
+        n.replace_all_uses_with(new)
+        graph.erase_node(n)
+    graph.lint()
+
+
+def _plain_strides(source, size, stride, offset):
+    """Strides ``stride`` of ``size`` are those of ``source.view(size)`` (size-1 dims free) on
+    ``source``'s own storage, from its own offset: the op reads it as a plain reshape."""
+    try:
+        expected = source.view(size).stride()
+    except RuntimeError:
+        return False
+    return all(s == e for s, e, d in zip(stride, expected, size) if d > 1) and \
+        offset in (None, source.storage_offset())
+
+
+def _drop_queries(gm):
+    for n in list(gm.graph.nodes):
+        if _schema_name(n) in _QUERIES and not n.users:
+            gm.graph.erase_node(n)
+    gm.recompile()
+
+
+class _RandomDraws:
+    """Replaces each Bernoulli draw of ``gm`` (traced, not yet functionalized) by a new input
+    holding the mask drawn at export; returns [(name, p, mask)] in trace order."""
+
+    def __init__(self, gm, args):
+        self.gm, self.graph, self.args = gm, gm.graph, args
+
+    def run(self):
+        nodes = list(self.graph.nodes)
+        for n in nodes:
+            if _schema_name(n) in _RANDOM:
+                raise ValueError(f"node {n.name} ({n.target}) draws random numbers: only "
+                                 "Bernoulli draws (Dropout, StochasticDepth) can become graph "
+                                 "inputs; other random ops cannot be reproduced")
+        found = [n for n in nodes if _schema_name(n) in _BERNOULLI]
+        if not found:
+            return []
+        masks = self._draw(found)
+        last = [n for n in nodes if n.op == "placeholder"][-1]
+        position = {n: i for i, n in enumerate(nodes)}
+        draws = []
+        for k, n in enumerate(found):
+            name = f"bernoulli_{k}"
+            with self.graph.inserting_after(last):
+                last = self.graph.placeholder(name)
+            inplace = _schema_name(n).endswith("_")
+            blank = n.args[0]
+            # readers get a copy: the trace goes on writing the mask in place (Dropout's div_)
+            with self.graph.inserting_before(n):
+                mask = self.graph.call_function(_aten.clone.default, (last,))
+            n.replace_all_uses_with(mask)
+            if inplace:  # later readers of the overwritten tensor read the mask
+                for user in list(blank.users):
+                    if position.get(user, -1) > position[n]:
+                        user.replace_input_with(blank, mask)
+            self.graph.erase_node(n)
+            if isinstance(blank, torch.fx.Node) and not blank.users and \
+                    _schema_name(blank) in _BLANKS:
+                self.graph.erase_node(blank)
+            p = n.args[1] if len(n.args) > 1 else n.kwargs.get("p")
+            p = float(p) if isinstance(p, (int, float)) and not isinstance(p, bool) else None
+            draws.append((name, p, masks[n]))
+        self.graph.lint()
+        self.gm.recompile()
+        return draws
+
+    def _draw(self, found):
+        """One run of the trace with the generator seeded 0; the draws' results, cloned."""
+        wanted, masks = set(found), {}
+
+        class Draw(torch.fx.Interpreter):
+            def run_node(self, n):
+                result = super().run_node(n)
+                if n in wanted:
+                    masks[n] = result.detach().clone()
+                return result
+
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            with torch.no_grad():
+                Draw(self.gm).run(*_clones(self.args, keep_grad=False))
+        return masks
+
+
+def replay_draws(fn, masks):
+    """``fn`` whose Bernoulli draws return ``masks`` in order (a reference run of a step whose
+    draws are graph inputs); a draw more or fewer than ``masks`` is an error."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Replay(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.k = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func._schema.name not in _BERNOULLI:
+                return func(*args, **kwargs)
+            if self.k >= len(masks):
+                raise ValueError(f"reference run draws more than the {len(masks)} recorded "
+                                 "Bernoulli masks")
+            mask = masks[self.k]
+            self.k += 1
+            if func._schema.name.endswith("_"):
+                return args[0].copy_(mask)
+            return mask.clone()
+
+    def replayed(*args):
+        mode = Replay()
+        with mode:
+            result = fn(*args)
+        if mode.k != len(masks):
+            raise ValueError(f"reference run drew {mode.k} Bernoulli masks, the trace "
+                             f"{len(masks)}")
+        return result
+
+    return replayed
 
 
 # --------------------------------------------------------------------------------------------
@@ -136,6 +337,8 @@ def _same(a, b):
 def storage_key(t):
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return None
+    if hasattr(t, "untyped_storage"):  # PyTorch 2.x (TypedStorage is deprecated there)
+        return t.untyped_storage().data_ptr()
     return t.storage().data_ptr()
 
 

@@ -43,7 +43,7 @@ import torch.fx
 
 from . import safetensors
 from ._files import write_atomic
-from ._functional import functional_trace
+from ._functional import functional_trace, replay_draws
 
 FORMAT_VERSION = 1
 MAX_RANK = 8
@@ -62,10 +62,13 @@ _STRIDED_VIEWS = ("aten._reshape_alias.default", "aten.as_strided.default")
 
 
 class ExportResult:
-    """What an export wrote: ``json_path``, ``weights_path`` and the ``graph`` dict itself."""
+    """What an export wrote: ``json_path``, ``weights_path`` and the ``graph`` dict itself;
+    ``draws``: the example value of each random input (``bernoulli_<k>``: a Dropout or
+    StochasticDepth mask), by input name."""
 
-    def __init__(self, json_path, weights_path, graph):
+    def __init__(self, json_path, weights_path, graph, draws=None):
         self.json_path, self.weights_path, self.graph = json_path, weights_path, graph
+        self.draws = dict(draws or {})
 
     def __repr__(self):
         return f"ExportResult({self.json_path!r}, {self.weights_path!r})"
@@ -148,14 +151,29 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
 
 
 def _export(trace, fn, args, names, static, output_names, path):
-    """Check and encode a functional trace, compute the reference, write the files."""
+    """Check and encode a functional trace, compute the reference, write the files. The
+    trace's random draws become inputs after ``names``; the reference replays them."""
+    if trace.draws:
+        fn = _drop_draw_args(replay_draws(fn, [mask for _, _, mask in trace.draws]), len(args))
+        args = list(args) + [mask for _, _, mask in trace.draws]
+        names = list(names) + [name for name, _, _ in trace.draws]
     _check_unique(names, "argument")
     _check_functional(trace.gm)
     _check_strided_views(trace.gm, trace.results)
     graph, weights = _Encoder(trace.gm, trace.results, names, static).encode()
     _name_outputs(graph, output_names)
     graph["reference"] = _reference(fn, args, graph, names, trace.mutated)
-    return _write(path, graph, weights)
+    if trace.draws:
+        graph["random_inputs"] = [{"input": name, "distribution": "bernoulli", "p": p}
+                                  for name, p, _ in trace.draws]
+    result = _write(path, graph, weights)
+    result.draws = {name: mask for name, _, mask in trace.draws}
+    return result
+
+
+def _drop_draw_args(fn, n):
+    """``fn`` called with its first ``n`` arguments only (the rest are the replayed masks)."""
+    return lambda *args: fn(*args[:n])
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,7 +200,10 @@ def _make_step(model, loss_fn, n_inputs, param_names, n_train, buffer_names, inp
     """The traced step: inputs, parameters (trainable first), buffers -> (loss, *grads).
     The buffers are passed to the model by functional_call, so what the model writes into them
     (BatchNorm's running statistics) is written into the step's arguments: state."""
-    from torch.nn.utils.stateless import functional_call
+    try:  # PyTorch 2.x; torch.nn.utils.stateless's is deprecated there
+        from torch.func import functional_call
+    except ImportError:  # PyTorch 1.13
+        from torch.nn.utils.stateless import functional_call
 
     n_params = len(param_names)
 
@@ -304,6 +325,7 @@ class _Encoder:
         self.gm, self.results = gm, results
         self.arg_names, self.static = arg_names, static
         self.values, self.ids = [], {}  # ids: fx.Node -> value id (None: a None element)
+        self.attrs = {}  # get_attr target -> value id: a constant read twice is one static
         self.graph = {"format": "edgegrad.graph", "version": FORMAT_VERSION,
                       "producer": {"name": "edgegrad.export", "torch": torch.__version__},
                       "weights": None, "values": self.values, "inputs": [], "statics": [],
@@ -319,8 +341,11 @@ class _Encoder:
         for n, name in zip(placeholders, self.arg_names):
             self._placeholder(n, name)
         for n in self.gm.graph.nodes:
-            if n.op == "get_attr":
+            if n.op == "get_attr" and n.target in self.attrs:  # the same constant again
+                self.ids[n] = self.attrs[n.target]
+            elif n.op == "get_attr":
                 self._static(n, n.target, self.results[n])
+                self.attrs[n.target] = self.ids[n]
             elif n.op == "call_function":
                 self._call(n)
             elif n.op == "output":

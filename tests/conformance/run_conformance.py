@@ -3,7 +3,7 @@
 CLI, compare every output with PyTorch's eager result.
 
     /usr/bin/python3 tests/conformance/run_conformance.py --edgegrad build/edgegrad \
-        [--soc SOC[,SOC...]] [--workdir DIR] [--filter SUBSTR] [-j N]
+        [--soc SOC[,SOC...]] [--workdir DIR] [--filter SUBSTR] [--filter-not PREFIX] [-j N]
 
 For each case the CLI is called as
     EDGEGRAD run MODEL.json --input NAME=FILE.npy ... --output-dir DIR
@@ -66,6 +66,9 @@ def parse_args(argv):
     p.add_argument("--workdir", help="keep case files here (default: a temporary folder, "
                    "removed when every case passes)")
     p.add_argument("--filter", default="", help="run only cases whose name contains SUBSTR")
+    p.add_argument("--filter-not", default=None, metavar="PREFIX",
+                   help="leave out cases whose name starts with PREFIX (e.g. conv_: the "
+                   "convolution_backward sweep)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="parallel worker processes")
     args = p.parse_args(argv)
     import placement
@@ -256,7 +259,8 @@ def main(argv):
         return 2
     command[0] = os.path.abspath(command[0]) if os.path.exists(command[0]) else command[0]
     import cases
-    selected = [c for c in cases.all_cases() if args.filter in c.name]
+    selected = [c for c in cases.all_cases() if args.filter in c.name and
+                not (args.filter_not and c.name.startswith(args.filter_not))]
     workdir = args.workdir or tempfile.mkdtemp(prefix="edgegrad-conformance-")
     tasks = [(c, os.path.join(workdir, c.name), command, args.paths) for c in selected]
     start = time.monotonic()

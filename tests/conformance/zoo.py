@@ -23,6 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from edgegrad import export_function, export_training_step
+from edgegrad._functional import replay_draws
 
 T, F_ = True, False
 
@@ -282,6 +283,35 @@ class EmaBufferNet(nn.Module):
 # eager reference
 
 
+class DropoutNet(nn.Module):
+    """conv-BN-ReLU, Dropout2d(0.2), conv-ReLU, global average pool, Dropout(0.3), linear: in
+    train mode both dropouts draw masks, which the export makes graph inputs (bernoulli_<k>)."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.drop2d, self.conv2 = nn.Dropout2d(0.2), nn.Conv2d(8, 8, 3, padding=1)
+        self.drop, self.fc = nn.Dropout(0.3), nn.Linear(8, classes)
+
+    def forward(self, x):
+        y = self.drop2d(F.relu(self.bn1(self.conv1(x))))
+        y = F.adaptive_avg_pool2d(F.relu(self.conv2(y)), 1)
+        return self.fc(self.drop(torch.flatten(y, 1)))
+
+
+class FrozenConvNet(nn.Module):
+    """conv-ReLU-conv, every weight frozen: the step of an input-gradient query."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(3, 6, 3, padding=1), nn.Conv2d(6, 4, 3)
+        for p in self.parameters():
+            p.requires_grad_(False)
+
+    def forward(self, x):
+        return self.conv2(F.relu(self.conv1(x)))
+
+
 def _flat(name):
     return name.replace(".", "_")
 
@@ -290,15 +320,17 @@ def _numpy(tensors):
     return {name: t.detach().contiguous().numpy() for name, t in tensors.items()}
 
 
-def eager(model, loss_fn, x, target, trainable, input_grad=False, steps=1, lr=0.0):
+def eager(model, loss_fn, x, target, trainable, input_grad=False, steps=1, lr=0.0, draws=None):
     """PyTorch's training of a deep copy of ``model``: ``steps`` steps of loss.backward() and
     plain SGD (``p -= lr * grad``) on the ``trainable`` parameters, the same inputs each step.
 
     Returns (last-step outputs, losses, final tensors): the outputs are named as the exported
     graph names them (``loss``, ``grad_<p>``, ``grad_input``, ``new_<b>`` for each buffer the
     step changed); the final tensors are every trainable parameter and every buffer after the
-    last step, by input name (dots -> '_')."""
+    last step, by input name (dots -> '_'). ``draws``: the export's random masks
+    (ExportResult.draws), which the forward's Bernoulli draws return, in order, every step."""
     model = copy.deepcopy(model)
+    forward = replay_draws(model, list(draws.values())) if draws else model
     for name, p in model.named_parameters():
         p.requires_grad_(name in trainable)
     losses, outputs = [], {}
@@ -306,7 +338,7 @@ def eager(model, loss_fn, x, target, trainable, input_grad=False, steps=1, lr=0.
         before = {n: b.clone() for n, b in model.named_buffers()}
         model.zero_grad(set_to_none=True)
         xx = x.clone().requires_grad_(input_grad)
-        loss = loss_fn(model(xx), target)
+        loss = loss_fn(forward(xx), target)
         loss.backward()
         losses.append(loss.item())
         outputs = {"loss": loss}
@@ -325,10 +357,10 @@ def eager(model, loss_fn, x, target, trainable, input_grad=False, steps=1, lr=0.
     return _numpy(outputs), np.array(losses, dtype=np.float32), _numpy(final)
 
 
-def runtime_inputs(graph, model, x, target):
+def runtime_inputs(graph, model, x, target, draws=None):
     """The value of each graph input, by the export's naming: input, target, parameters and
-    buffers with dots replaced by '_'."""
-    known = {"input": x, "target": target}
+    buffers with dots replaced by '_', the random masks ``draws`` by their names."""
+    known = {"input": x, "target": target, **(draws or {})}
     known.update({_flat(n): p for n, p in model.named_parameters()})
     known.update({_flat(n): b for n, b in model.named_buffers()})
     missing = [e["name"] for e in graph["inputs"] if e["name"] not in known]
@@ -370,9 +402,9 @@ def build_zoo(model, loss_fn, x, target, stem, trainable=None, input_grad=False,
     result = export_training_step(model, loss_fn, (x, target), stem, trainable=trainable,
                                   input_grad=input_grad)
     graph = result.graph
-    inputs = runtime_inputs(graph, model, x, target)
+    inputs = runtime_inputs(graph, model, x, target, result.draws)
     reference, losses, final = eager(model, loss_fn, x, target, trainable, input_grad,
-                                     steps, lr or 0.0)
+                                     steps, lr or 0.0, result.draws)
     check_outputs(graph, reference)
     got = [e["name"] for e in graph["statics"]]
     if statics is not None and got != list(statics):
@@ -390,7 +422,8 @@ def build_zoo(model, loss_fn, x, target, stem, trainable=None, input_grad=False,
         built.steps, built.lr = steps, lr
         built.losses = losses
         built.final = {k: v for k, v in final.items() if k in inputs}
-        if set(built.final) != {k for k in inputs if k not in ("input", "target")}:
+        if set(built.final) != {k for k in inputs if k not in ("input", "target")
+                                and k not in result.draws}:
             raise ValueError(f"final values {sorted(built.final)} do not cover the parameter "
                              f"and buffer inputs {sorted(inputs)}")
     return built
@@ -529,7 +562,38 @@ def _finetune_frozen_bn_stats(stem, seed):
                               "bn2.running_mean", "bn2.running_var", "bn2.num_batches_tracked"])
 
 
+def _dropout(stem, seed):
+    """train-mode Dropout and Dropout2d: the masks are inputs, PyTorch's step replays them."""
+    torch.manual_seed(seed)
+    return build_zoo(DropoutNet(), F.cross_entropy, torch.randn(2, 3, 10, 10), _cls(2, 5), stem,
+                     note=" (Dropout2d, Dropout: masks as inputs)")
+
+
+def _autograd_grad_input(stem, seed):
+    """The input gradient of a frozen net, asked for as users write it:
+    ``torch.autograd.grad(out, x, grad_outputs=v)`` (make_fx records an is_same_size check of
+    v, which the export drops)."""
+    import cases
+
+    torch.manual_seed(seed)
+    model = FrozenConvNet()
+    x, v = torch.randn(2, 3, 8, 8), torch.randn(2, 4, 6, 6)
+
+    def step(x, v):
+        (g,) = torch.autograd.grad(model(x), x, grad_outputs=v)
+        return g
+
+    result = export_function(step, (x.clone().requires_grad_(), v), stem, arg_names=["x", "v"],
+                             output_names=["grad_x"])
+    xx = x.clone().requires_grad_()
+    model(xx).backward(v)
+    return cases.Built(result.json_path, _numpy({"x": x, "v": v}), _numpy({"grad_x": xx.grad}),
+                       "FrozenConvNet; torch.autograd.grad(out, x, grad_outputs=v)", info=True)
+
+
 ZOO = {
+    "zoo_dropout": _dropout,
+    "zoo_autograd_grad_input": _autograd_grad_input,
     "zoo_lenet5": _lenet5,
     "zoo_resnet_block": _resnet_block,
     "zoo_resnet_block_eval": _resnet_block_eval,
