@@ -105,7 +105,7 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_hardsigmoid_backward] = NO_LOWERING,
     [EG_OP_gelu] = NO_LOWERING,
     [EG_OP_gelu_backward] = NO_LOWERING,
-    [EG_OP_clamp] = NO_LOWERING,
+    [EG_OP_clamp] = &eg_npu_builder_clamp,
     [EG_OP_clamp_min] = NO_LOWERING,
     [EG_OP_clamp_max] = NO_LOWERING,
 
