@@ -4,7 +4,9 @@
  * libm's expf/tanhf are scalar calls that stop the vectoriser (and glibc's vector versions need
  * -ffast-math), so exp and tanh are computed here by the Cephes single-precision algorithms,
  * written branch-free so they vectorise: a few ulp from the correctly rounded result, with
- * IEEE behaviour at the edges (overflow to inf, gradual underflow to 0, NaN propagated). */
+ * IEEE behaviour at the edges (overflow to inf, gradual underflow to 0, NaN propagated).
+ * gelu's erf is libm's erff (correctly rounded to about an ulp; a scalar call, so gelu and its
+ * backward do not vectorise). */
 #include "kernels/activation_f32.h"
 
 #include <math.h>
@@ -130,5 +132,57 @@ void eg_silu_backward_f32(int64_t n, const float *gy, const float *x, float *gx)
   for (int64_t i = 0; i < n; i++) {
     const float s = sigmoid_f32(x[i]);
     gx[i] = gy[i] * s * (1.0f + x[i] * (1.0f - s));
+  }
+}
+
+/* min(max(x + 3, 0), 6), NaN propagated (both comparisons are false for NaN). */
+static inline float relu6_shift3(float x) {
+  float c = x + 3.0f;
+  c = c < 0.0f ? 0.0f : c;
+  return c > 6.0f ? 6.0f : c;
+}
+
+void eg_hardswish_f32(int64_t n, const float *x, float *y) {
+#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) y[i] = x[i] * relu6_shift3(x[i]) / 6.0f;
+}
+
+/* PyTorch 2.x's vector loop: NaN x gives gy * NaN. */
+void eg_hardswish_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
+#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) {
+    const float inner = gy[i] * (x[i] / 3.0f + 0.5f);
+    gx[i] = x[i] <= -3.0f ? 0.0f : x[i] >= 3.0f ? gy[i] : inner;
+  }
+}
+
+void eg_hardsigmoid_f32(int64_t n, const float *x, float *y) {
+#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) y[i] = relu6_shift3(x[i]) / 6.0f;
+}
+
+void eg_hardsigmoid_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
+  const float sixth = 1.0f / 6.0f; /* ATen multiplies by one_sixth, rounded to float */
+#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) gx[i] = x[i] > -3.0f && x[i] < 3.0f ? gy[i] * sixth : 0.0f;
+}
+
+/* 0.5 * (1 + erf(x / sqrt 2)), the standard normal CDF. */
+static inline float normal_cdf(float x) {
+  return 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+void eg_gelu_f32(int64_t n, const float *x, float *y) {
+#pragma omp parallel for schedule(static) if (n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] * 0.5f * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+void eg_gelu_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
+  const float beta = 0.39894228040143268f; /* 1 / sqrt(2 pi) */
+#pragma omp parallel for schedule(static) if (n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) {
+    const float pdf = beta * exp_f32(x[i] * x[i] * -0.5f);
+    gx[i] = gy[i] * (normal_cdf(x[i]) + x[i] * pdf);
   }
 }

@@ -18,7 +18,7 @@
 
 #include "edgegrad.h"
 
-#define EG_ITER_MAX_IN 2
+#define EG_ITER_MAX_IN 3 /* where's condition, self and other */
 
 typedef struct eg_iter {
   int rank;

@@ -129,6 +129,48 @@ void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const v
   }
 }
 
+/* ---- where ---- */
+
+/* Output elements [begin, end) of where's walk, row by row; dense rows vectorised. */
+static void where_range(const eg_iter *it, const uint8_t *c, const float *a, const float *b,
+                        float *out, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  const int last = it->rank - 1;
+  const int64_t inner = it->shape[last], sc = it->stride[0][last], sa = it->stride[1][last],
+                sb = it->stride[2][last];
+  int64_t idx[EG_MAX_RANK], off[EG_ITER_MAX_IN];
+  int64_t col = begin % inner;
+  eg_iter_row(it, begin / inner, idx, off);
+  for (int64_t pos = begin; pos < end;) {
+    const int64_t len = inner - col < end - pos ? inner - col : end - pos;
+    const uint8_t *restrict cr = c + off[0] + col * sc;
+    const float *restrict ar = a + off[1] + col * sa;
+    const float *restrict br = b + off[2] + col * sb;
+    float *restrict o = out + pos;
+    if (sc == 1 && sa == 1 && sb == 1) {
+#pragma omp simd
+      for (int64_t i = 0; i < len; i++) o[i] = cr[i] ? ar[i] : br[i];
+    } else {
+      for (int64_t i = 0; i < len; i++) o[i] = cr[i * sc] ? ar[i * sa] : br[i * sb];
+    }
+    pos += len;
+    col = 0;
+    if (pos < end) eg_iter_next_row(it, idx, off);
+  }
+}
+
+void eg_where_dense_f32(const eg_iter *it, const uint8_t *cond, const float *a, const float *b,
+                        float *out) {
+  const int64_t total = it->numel;
+  if (total == 0) return;
+#pragma omp parallel if (total >= EG_ELEMENTWISE_OMP_MIN)
+  {
+    int64_t begin, end;
+    eg_iter_thread_span(total, &begin, &end);
+    where_range(it, cond, a, b, out, begin, end);
+  }
+}
+
 /* ---- unary ---- */
 
 #define F_RELU(T, U, x) ((x) < 0 ? (T)0 : (x))

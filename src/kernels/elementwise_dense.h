@@ -1,6 +1,6 @@
 /* elementwise_dense — portable CPU kernels for ATen's pointwise arithmetic on dense C-ordered
  * buffers: binary ops with NumPy broadcasting (add, sub via a negated alpha, mul, div,
- * threshold_backward) and unary ops (relu, neg).
+ * threshold_backward), unary ops (relu, neg) and where's select.
  *
  * Every operand and the output have one dtype, the op's computation dtype (the caller converts
  * inputs of another dtype first, as ATen's TensorIterator does). Computation dtypes are float32,
@@ -50,6 +50,11 @@ bool eg_elementwise_dtype_ok(eg_dtype dtype);
  * `alpha` is used by ADD_ALPHA and THRESHOLD_BACKWARD. `out` must not overlap a or b. */
 void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const void *a,
                      const void *b, eg_scalar alpha, void *out);
+
+/* out[k] = cond[off_0(k)] ? a[off_1(k)] : b[off_2(k)] (aten.where.self), `it` having three
+ * inputs; cond holds one byte per bool (nonzero is true). `out` must not overlap the inputs. */
+void eg_where_dense_f32(const eg_iter *it, const uint8_t *cond, const float *a, const float *b,
+                        float *out);
 
 /* out[k] = op(x[k]) for k in [0, n). */
 void eg_unary_dense(eg_unary_op op, eg_dtype dtype, const void *x, void *out, int64_t n);

@@ -3,22 +3,32 @@
  *
  *   hardtanh(self, min_val=-1, max_val=1)                  (ReLU6 is hardtanh(x, 0, 6))
  *   hardtanh_backward(grad_output, self, min_val, max_val)
+ *   clamp(self, min=None, max=None)    clamp_min(self, min)    clamp_max(self, max)
  *   sigmoid(self)        sigmoid_backward(grad_output, output)
  *   tanh(self)           tanh_backward(grad_output, output)
  *   silu(self)           silu_backward(grad_output, self)
+ *   hardswish(self)      hardswish_backward(grad_output, self)
+ *   hardsigmoid(self)    hardsigmoid_backward(grad_output, self)
+ *   gelu(self, *, approximate='none')    gelu_backward(grad_output, self, *, approximate='none')
  *
  * Rules (ATen's): the forwards keep self's shape; the backwards are binary TensorIterator ops,
  * so their two tensors broadcast (NumPy rules) and the result has the broadcast shape. Only
  * float32 is supported (an integer or other float dtype is EG_ERR_UNSUPPORTED at check time);
- * min_val/max_val are rounded to float as ATen's Scalar-to-float conversion does. A backward
+ * min_val/max_val and clamp's bounds are rounded to float as ATen's Scalar-to-float conversion
+ * does; clamp needs at least one bound, and a missing one is -inf / +inf (the same result:
+ * NaN stays NaN, min > max gives max everywhere). gelu takes only approximate='none' (the erf
+ * form): the graph format holds no strings, so a traced approximate='tanh' never reaches a
+ * file, and any approximate argument that does is rejected. A backward
  * operand that is smaller than the result is first expanded into scratch (eg_strided_copy with
  * stride 0), so the kernels only ever see dense, equal-length arrays. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/activation_f32.h"
 #include "kernels/strided_copy.h"
 #include "ops/op.h"
 
+/* hardtanh's and clamp's bounds. */
 typedef struct eg_hardtanh_attrs {
   float lo, hi;
 } eg_hardtanh_attrs;
@@ -159,19 +169,72 @@ eg_status eg_run_hardtanh_backward(const eg_exec *ex, const eg_node *n) {
   return EG_OK;
 }
 
-/* ---- sigmoid, tanh, silu ---- */
+/* ---- clamp, clamp_min, clamp_max: hardtanh's kernel with -inf / +inf for a missing bound ---- */
+
+static const char *const clamp_kw[] = {"self", "min", "max", NULL};
+static const char *const clamp_min_kw[] = {"self", "min", NULL};
+static const char *const clamp_max_kw[] = {"self", "max", NULL};
+
+/* Bound `kw` (position pos) into *out: required, or optional (None/missing keeps *out).
+ * *given says whether a bound was there. */
+static eg_status clamp_bound(eg_node *n, int pos, const char *kw, bool required, float *out,
+                             bool *given) {
+  const eg_arg *a = eg_node_arg(n, pos, kw);
+  double v = *out;
+  *given = a && a->kind != EG_ARG_NONE;
+  EG_TRY(required ? eg_arg_scalar(n, pos, kw, &v) : eg_arg_opt_scalar(n, pos, kw, &v));
+  *out = (float)v;
+  return EG_OK;
+}
+
+/* self, then min at position lo_pos and max at hi_pos (-1: the op has no such bound), both
+ * required or both optional (clamp: at least one given). */
+static eg_status check_clamp_op(eg_graph *g, eg_node *n, const char *const *kw, int lo_pos,
+                                int hi_pos, bool required) {
+  EG_TRY(check_unary(g, n, (lo_pos > hi_pos ? lo_pos : hi_pos) + 1, kw));
+  eg_hardtanh_attrs *at = EG_ATTRS(n, eg_hardtanh_attrs);
+  at->lo = -INFINITY;
+  at->hi = INFINITY;
+  bool has_lo = false, has_hi = false;
+  if (lo_pos >= 0) EG_TRY(clamp_bound(n, lo_pos, "min", required, &at->lo, &has_lo));
+  if (hi_pos >= 0) EG_TRY(clamp_bound(n, hi_pos, "max", required, &at->hi, &has_hi));
+  if (!has_lo && !has_hi)
+    return eg_node_error(n, EG_ERR_INVALID, "min and max are both None: at least one of 'min' "
+                         "or 'max' must not be None");
+  return EG_OK;
+}
+
+eg_status eg_check_clamp(eg_graph *g, eg_node *n) {
+  return check_clamp_op(g, n, clamp_kw, 1, 2, false);
+}
+
+eg_status eg_check_clamp_min(eg_graph *g, eg_node *n) {
+  return check_clamp_op(g, n, clamp_min_kw, 1, -1, true);
+}
+
+eg_status eg_check_clamp_max(eg_graph *g, eg_node *n) {
+  return check_clamp_op(g, n, clamp_max_kw, -1, 1, true);
+}
+
+eg_status eg_run_clamp(const eg_exec *ex, const eg_node *n) { return eg_run_hardtanh(ex, n); }
+eg_status eg_run_clamp_min(const eg_exec *ex, const eg_node *n) { return eg_run_hardtanh(ex, n); }
+eg_status eg_run_clamp_max(const eg_exec *ex, const eg_node *n) { return eg_run_hardtanh(ex, n); }
+
+/* ---- sigmoid, tanh, silu, hardswish, hardsigmoid ---- */
 
 static const char *const self_kw[] = {"self", NULL};
 static const char *const grad_output_kw[] = {"grad_output", "output", NULL};
 static const char *const grad_self_kw[] = {"grad_output", "self", NULL};
 
-/* X(name, keywords of name_backward): a unary forward on eg_<name>_f32 and a binary backward on
- * eg_<name>_backward_f32, whose second operand is the forward's output or its input. Defines
- * eg_check_<name>, eg_run_<name>, eg_check_<name>_backward and eg_run_<name>_backward. */
-#define EG_SMOOTH_ACTIVATIONS(X) \
-  X(sigmoid, grad_output_kw) X(tanh, grad_output_kw) X(silu, grad_self_kw)
+/* X(name, keywords of name_backward): an activation without arguments besides its tensors, a
+ * unary forward on eg_<name>_f32 and a binary backward on eg_<name>_backward_f32, whose second
+ * operand is the forward's output or its input. Defines eg_check_<name>, eg_run_<name>,
+ * eg_check_<name>_backward and eg_run_<name>_backward. */
+#define EG_PLAIN_ACTIVATIONS(X)                                                \
+  X(sigmoid, grad_output_kw) X(tanh, grad_output_kw) X(silu, grad_self_kw)     \
+  X(hardswish, grad_self_kw) X(hardsigmoid, grad_self_kw)
 
-#define EG_DEFINE_SMOOTH_ACTIVATION(name, bwd_kw)                           \
+#define EG_DEFINE_PLAIN_ACTIVATION(name, bwd_kw)                           \
   eg_status eg_check_##name(eg_graph *g, eg_node *n) {                      \
     return check_unary(g, n, 1, self_kw);                                   \
   }                                                                         \
@@ -187,4 +250,38 @@ static const char *const grad_self_kw[] = {"grad_output", "self", NULL};
     return EG_OK;                                                           \
   }
 
-EG_SMOOTH_ACTIVATIONS(EG_DEFINE_SMOOTH_ACTIVATION)
+EG_PLAIN_ACTIVATIONS(EG_DEFINE_PLAIN_ACTIVATION)
+
+/* ---- gelu ---- */
+
+static const char *const gelu_kw[] = {"self", "approximate", NULL};
+static const char *const gelu_bwd_kw[] = {"grad_output", "self", "approximate", NULL};
+
+/* approximate must be absent (the default 'none'): a string cannot be in the file, so anything
+ * there is not 'none'. */
+static eg_status gelu_approximate(const eg_node *n) {
+  const eg_arg *a = eg_node_arg(n, -1, "approximate");
+  if (!a) return EG_OK;
+  return eg_node_error(n, EG_ERR_UNSUPPORTED, "argument approximate is given: only the default "
+                       "'none' (the erf form) is supported");
+}
+
+eg_status eg_check_gelu(eg_graph *g, eg_node *n) {
+  EG_TRY(check_unary(g, n, 1, gelu_kw));
+  return gelu_approximate(n);
+}
+
+eg_status eg_run_gelu(const eg_exec *ex, const eg_node *n) {
+  run_unary(ex, n, eg_gelu_f32);
+  return EG_OK;
+}
+
+eg_status eg_check_gelu_backward(eg_graph *g, eg_node *n) {
+  EG_TRY(check_binary(g, n, 2, gelu_bwd_kw));
+  return gelu_approximate(n);
+}
+
+eg_status eg_run_gelu_backward(const eg_exec *ex, const eg_node *n) {
+  run_binary(ex, n, gelu_bwd_kw, eg_gelu_backward_f32);
+  return EG_OK;
+}

@@ -1,5 +1,7 @@
 /* elementwise.c — ATen's pointwise arithmetic: relu, neg, threshold_backward, add/sub (Tensor
- * and Scalar overloads, with alpha), rsub.Scalar, mul and div (Tensor and Scalar overloads).
+ * and Scalar overloads, with alpha), rsub.Scalar, mul and div (Tensor and Scalar overloads),
+ * and where.self(condition, self, other) (a bool condition choosing between two float32
+ * tensors, all three broadcast together; no dtype promotion: other dtypes are unsupported).
  *
  * Every binary op is one row of a spec table: where its two operands come from (a tensor
  * argument, a Python number, or either), which kernel op it is, and where its alpha (or
@@ -12,7 +14,8 @@
  *   - an input whose dtype is not the computation dtype is converted into scratch first (as
  *     TensorIterator casts to the common dtype); Python numbers are converted at check time and
  *     kept in the attrs.
- * Kernels: kernels/elementwise_dense.h (computation dtypes float32, float64, int64, int32). */
+ * Kernels: kernels/elementwise_dense.h (computation dtypes float32, float64, int64, int32; where
+ * float32). */
 #include <stdio.h>
 #include <string.h>
 
@@ -461,4 +464,53 @@ eg_status eg_run_relu(const eg_exec *ex, const eg_node *n) {
 eg_status eg_check_neg(eg_graph *g, eg_node *n) { return check_unary(g, n, "neg"); }
 eg_status eg_run_neg(const eg_exec *ex, const eg_node *n) {
   return run_unary(ex, n, EG_UNARY_NEG);
+}
+
+/* ---- where ---- */
+
+static const char *const kw_where[] = {"condition", "self", "other", NULL};
+
+eg_status eg_check_where_self(eg_graph *g, eg_node *n) {
+  EG_TRY(eg_node_check_arity(n, 3, 3, kw_where));
+  const eg_value *v[3];
+  for (int i = 0; i < 3; i++) EG_TRY(eg_arg_tensor(g, n, i, kw_where[i], &v[i]));
+  if (v[0]->dtype != EG_DTYPE_BOOL)
+    return eg_node_error(n, EG_ERR_INVALID, "condition dtype %s: where expects a bool "
+                         "condition", eg_dtype_name(v[0]->dtype));
+  for (int i = 1; i < 3; i++)
+    if (v[i]->dtype != EG_DTYPE_FLOAT32)
+      return eg_node_error(n, EG_ERR_UNSUPPORTED, "%s dtype %s: where runs on float32 self "
+                           "and other only", kw_where[i], eg_dtype_name(v[i]->dtype));
+  int64_t shape[EG_MAX_RANK];
+  int rank = v[0]->rank;
+  memcpy(shape, v[0]->shape, sizeof(int64_t) * (size_t)rank);
+  for (int i = 1; i < 3; i++) {
+    int64_t next[EG_MAX_RANK]; /* eg_broadcast_shapes' output must not alias an input */
+    if (eg_broadcast_shapes(shape, rank, v[i]->shape, v[i]->rank, next, &rank)) {
+      memcpy(shape, next, sizeof(int64_t) * (size_t)rank);
+      continue;
+    }
+    char s0[160], s1[160], s2[160];
+    return eg_node_error(n, EG_ERR_INVALID, "condition shape %s, self shape %s and other shape "
+                         "%s: they do not broadcast (trailing dims must be equal or 1)",
+                         eg_fmt_ints(s0, sizeof s0, v[0]->shape, v[0]->rank),
+                         eg_fmt_ints(s1, sizeof s1, v[1]->shape, v[1]->rank),
+                         eg_fmt_ints(s2, sizeof s2, v[2]->shape, v[2]->rank));
+  }
+  return eg_out_tensor(g, n, EG_DTYPE_FLOAT32, rank, shape);
+}
+
+eg_status eg_run_where_self(const eg_exec *ex, const eg_node *n) {
+  const eg_value *out = eg_exec_outv(ex, n);
+  int64_t stride[3][EG_MAX_RANK];
+  const int64_t *strides[3] = {stride[0], stride[1], stride[2]};
+  for (int i = 0; i < 3; i++) {
+    const eg_value *v = eg_exec_argv(ex, n, i, kw_where[i]);
+    eg_broadcast_strides(v->shape, v->rank, out->shape, out->rank, stride[i]);
+  }
+  eg_iter it;
+  eg_iter_init(&it, out->shape, out->rank, 3, strides);
+  eg_where_dense_f32(&it, eg_exec_arg(ex, n, 0, "condition"), eg_exec_arg(ex, n, 1, "self"),
+                     eg_exec_arg(ex, n, 2, "other"), eg_exec_out(ex, n));
+  return EG_OK;
 }

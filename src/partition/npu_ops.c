@@ -58,6 +58,7 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_div_Tensor_mode] = &eg_npu_builder_div_Tensor_mode,
     [EG_OP_div_Scalar] = &eg_npu_builder_div_Scalar,
     [EG_OP_neg] = &eg_npu_builder_neg,
+    [EG_OP_where_self] = NO_LOWERING,
 
     /* reductions (src/ops/reduce.c) */
     [EG_OP_sum_default] = &eg_npu_builder_sum_default,
@@ -98,6 +99,15 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_tanh_backward] = &eg_npu_builder_tanh_backward,
     [EG_OP_silu] = &eg_npu_builder_silu,
     [EG_OP_silu_backward] = NO_LOWERING,
+    [EG_OP_hardswish] = NO_LOWERING,
+    [EG_OP_hardswish_backward] = NO_LOWERING,
+    [EG_OP_hardsigmoid] = NO_LOWERING,
+    [EG_OP_hardsigmoid_backward] = NO_LOWERING,
+    [EG_OP_gelu] = NO_LOWERING,
+    [EG_OP_gelu_backward] = NO_LOWERING,
+    [EG_OP_clamp] = &eg_npu_builder_clamp,
+    [EG_OP_clamp_min] = NO_LOWERING,
+    [EG_OP_clamp_max] = NO_LOWERING,
 
     /* joining, slicing and creation (src/ops/tensor.c) */
     [EG_OP_cat] = &eg_npu_builder_cat,

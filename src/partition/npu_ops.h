@@ -57,6 +57,7 @@ extern const eg_npu_builder eg_npu_builder_relu;
 extern const eg_npu_builder eg_npu_builder_hardtanh;
 extern const eg_npu_builder eg_npu_builder_sigmoid;
 extern const eg_npu_builder eg_npu_builder_tanh;
+extern const eg_npu_builder eg_npu_builder_clamp;
 /* elementwise.c, pool.c, norm.c */
 extern const eg_npu_builder eg_npu_builder_add_Tensor;
 extern const eg_npu_builder eg_npu_builder_sub_Tensor;

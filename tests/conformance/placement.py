@@ -43,12 +43,17 @@ What is checked:
      reason: the float reason where there is no fp16, else the builder's own sentence naming
      exactly one of the violated conditions (keywords below). "no NPU lowering for aten.convolution_backward"
      is a failure on an fp16 SoC (the op must have a builder).
+  4. aten.hardtanh and aten.clamp lower to QNN's ReluMinMax, which needs min_value <= max_value
+     (src/backends/htp/builders/activation.c): such a node on the NPU must have both bounds
+     (hardtanh's default to -1 and 1; clamp has no defaults) and, as floats, min <= max. With
+     min > max ATen gives max everywhere, which the CPU computes; the node must stay there.
 The cross-case rule "an op's reason is 'no NPU lowering' on every SoC or on none" needs every
 report of a run; ``builder_consistency`` checks it over the collected (soc, target, reason)
 triples.
 """
 import collections
 import re
+import struct
 
 # soc -> (HTP arch, fp16, note): docs/report-format.md and `edgegrad targets`.
 SOCS = {
@@ -415,6 +420,8 @@ def _check_entry(graph, n, r, rnodes, links, soc, conv_scopes):
         elif reason not in (no_lowering, float_reason(soc)):
             f.append(f"reason {reason!r}, want {float_reason(soc)!r} (or {no_lowering!r} "
                      "if the op has no builder)")
+    if n is not None and target in MIN_MAX_OPS and placement == "npu":
+        f += _check_min_max(n)
     if target == CONV_BWD:
         if n is None:
             f.append("a convolution_backward made by a pass: the NPU lowers the traced node "
@@ -422,6 +429,35 @@ def _check_entry(graph, n, r, rnodes, links, soc, conv_scopes):
         else:
             f += _check_conv_backward(graph, n, placement, reason, soc, conv_scopes)
     return f
+
+
+# ReluMinMax lowerings: target -> (positional index, keyword, default) of min and of max.
+MIN_MAX_OPS = {
+    "aten.hardtanh.default": ((1, "min_val", -1.0), (2, "max_val", 1.0)),
+    "aten.clamp.default": ((1, "min", None), (2, "max", None)),
+}
+
+
+def _number_arg(node, pos, kw, default):
+    """A number argument rounded to float32 (as the builder reads it); None when absent or
+    None."""
+    a = node["args"][pos] if pos < len(node["args"]) else node["kwargs"].get(kw, default)
+    if isinstance(a, dict) and set(a) == {"float"}:
+        a = a["float"]
+    if a is None or isinstance(a, dict):
+        return None
+    return struct.unpack("f", struct.pack("f", float(a)))[0] if abs(float(a)) < 3.4e38 \
+        else float(a)
+
+
+def _check_min_max(n):
+    """Check 4: a ReluMinMax-lowered node on the NPU has both bounds and min <= max."""
+    lo, hi = (_number_arg(n, *spec) for spec in MIN_MAX_OPS[n["target"]])
+    if lo is None or hi is None:
+        return [f"on the NPU with a bound missing (min {lo}, max {hi}): ReluMinMax needs both"]
+    if not lo <= hi:
+        return [f"on the NPU with min {lo} > max {hi}: ReluMinMax needs min_value <= max_value"]
+    return []
 
 
 def _check_conv_backward(graph, n, placement, reason, soc, conv_scopes):

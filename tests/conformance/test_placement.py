@@ -151,6 +151,39 @@ def compiled_graph_cases(t):
     r["nodes"] = [e for e in r["nodes"] if e["target"] != "aten.relu.default"]
     t.expect("a relu absent", check(tiny, r, "SM8350")[0], "the report does not list it")
     dead_node_cases(t)
+    min_max_cases(t)
+
+
+def min_max_graph(target, bounds):
+    """A one-node graph: `target` (hardtanh / clamp) of a float32 input with args `bounds`."""
+    return {"values": [{"id": 0, "kind": "tensor", "dtype": "float32", "shape": [2, 3]},
+                       {"id": 1, "kind": "tensor", "dtype": "float32", "shape": [2, 3]}],
+            "inputs": [{"name": "x", "value": 0}], "statics": [],
+            "nodes": [{"name": "act", "target": target, "args": [{"value": 0}, *bounds],
+                       "kwargs": {}, "output": 1}],
+            "outputs": [{"name": "y", "value": 1}]}
+
+
+def min_max_cases(t):
+    """Check 4: hardtanh / clamp (ReluMinMax) on the NPU only with both bounds, min <= max."""
+    check = placement.check_report
+    ht, cl = "aten.hardtanh.default", "aten.clamp.default"
+    decline = "min_val 1 > max_val -1: ReluMinMax needs min_value <= max_value"
+    for name, target, bounds, want in [
+            ("hardtanh defaults", ht, [], None),
+            ("relu6", ht, [0.0, 6.0], None),
+            ("hardtanh equal bounds", ht, [{"float": 0.5}, {"float": 0.5}], None),
+            ("hardtanh min > max", ht, [{"float": 1.0}, {"float": -1.0}], "min_value <= max"),
+            ("hardtanh default max below min", ht, [{"float": 2.0}], "min_value <= max"),
+            ("clamp both bounds", cl, [{"float": -1.0}, {"float": 1.0}], None),
+            ("clamp min only", cl, [{"float": -1.0}], "bound missing"),
+            ("clamp max None", cl, [{"float": 1.0}, None], "bound missing"),
+            ("clamp min > max", cl, [3, 2], "min_value <= max")]:
+        g = min_max_graph(target, bounds)
+        t.expect(f"{name} on the NPU", check(g, make_report(g, "SM8650", {"act": None}),
+                                             "SM8650")[0], want)
+        t.expect(f"{name} on the CPU", check(g, make_report(g, "SM8650", {"act": decline}),
+                                             "SM8650")[0])
 
 
 def dead_node_cases(t):

@@ -1,5 +1,7 @@
 """PyTorch comparison tests for the activation family (src/ops/activation.c): hardtanh,
-hardtanh_backward, sigmoid, sigmoid_backward, tanh, tanh_backward, silu, silu_backward.
+hardtanh_backward, clamp, clamp_min, clamp_max, sigmoid, sigmoid_backward, tanh, tanh_backward,
+silu, silu_backward, hardswish, hardswish_backward, hardsigmoid, hardsigmoid_backward, gelu,
+gelu_backward.
 
 The backward ops are called directly (torch.ops.aten.*, including broadcast operands) and
 through autograd chains. Chains use `vjp`, the autograd engine call behind torch.autograd.grad
@@ -7,7 +9,11 @@ without its Python-level grad_outputs check: that check traces an aten.is_same_s
 bool result the graph format cannot hold. aten.silu_backward never appears in a make_fx trace
 (see silu_backward below): silu's autograd formula traces as sigmoid, empty_like, fill, sub,
 mul and add (elementwise family), so the silu chain tests those. The sigmoid/tanh chains also
-trace aten.detach (shape family).
+trace aten.detach (shape family). clamp has no chain: its autograd formula traces ge.Scalar,
+le.Scalar, logical_and and scalar_tensor, which edgegrad does not have. gelu's
+approximate='tanh' cannot be exported (the graph format holds no strings), so only the erf form
+is tested. hardswish_backward at exactly x = +-3 differs between PyTorch versions (see
+kernels/activation_f32.h); edgegrad follows 2.x, and that case says it is skipped under 1.x.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_activation.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-activation
@@ -105,6 +111,14 @@ def ieee():
     return torch.tensor([[inf, -inf, 1.0, -0.0], [0.0, 88.8, -88.8, -104.0]])
 
 
+def hard_boundaries():
+    """hardswish / hardsigmoid's kinks at +-3 and their neighbours, signed zeros, far values."""
+    return torch.tensor([[-1e30, -100.0, -3.0001, -3.0, -2.9999, -1.5, -0.0, 0.0],
+                         [0.0001, 1.5, 2.9999, 3.0, 3.0001, 6.0, 100.0, 1e30]])
+
+
+TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
+
 suite = optest.Suite("activation")
 
 # ---- forwards ----
@@ -128,6 +142,33 @@ suite.case("hardtanh_ieee", lambda x: F.hardtanh(x, -2.0, 3.0), [ieee()])
 suite.case("sigmoid_ieee", lambda x: torch.sigmoid(x), [ieee()])
 suite.case("tanh_ieee", lambda x: torch.tanh(x), [ieee()])
 suite.case("silu_ieee", lambda x: F.silu(x), [ieee()])
+
+for i, s_ in enumerate(shapes):
+    x = torch.randn(s_) * 4
+    suite.case(f"hardswish_{i}", lambda x: F.hardswish(x), [x])
+    suite.case(f"hardsigmoid_{i}", lambda x: F.hardsigmoid(x), [x])
+    suite.case(f"gelu_{i}", lambda x: F.gelu(x), [x])
+    suite.case(f"clamp_{i}", lambda x: torch.clamp(x, -1.5, 2.0), [x])
+suite.case("hardswish_boundaries", lambda x: F.hardswish(x), [hard_boundaries()])
+suite.case("hardsigmoid_boundaries", lambda x: F.hardsigmoid(x), [hard_boundaries()])
+suite.case("gelu_extremes", lambda x: F.gelu(x), [special()])
+suite.case("hardswish_ieee", lambda x: F.hardswish(x), [ieee()])
+suite.case("hardsigmoid_ieee", lambda x: F.hardsigmoid(x), [ieee()])
+# gelu(+inf) is inf under 1.13 and NaN under 2.13; -inf gives NaN under both
+suite.case("gelu_ieee", lambda x: F.gelu(x),
+           [torch.tensor([-float("inf"), -0.0, 0.0, 88.8, -88.8, -104.0, 1e-30, -1e-30])])
+suite.case("clamp_min_only", lambda x: torch.clamp(x, min=-0.5), [torch.randn(3, 4)])
+suite.case("clamp_max_only", lambda x: torch.clamp(x, max=0.25), [torch.randn(3, 4)])
+suite.case("clamp_int_bounds", lambda x: torch.clamp(x, -2, 3), [torch.randn(5, 5) * 4])
+suite.case("clamp_min_above_max", lambda x: torch.clamp(x, 1.0, -1.0), [torch.randn(4, 4)])
+suite.case("clamp_boundaries", lambda x: torch.clamp(x, 0.0, 6.0), [special()])
+suite.case("clamp_ieee", lambda x: torch.clamp(x, -2.0, 3.0), [ieee()])
+suite.case("clamp_inf_bounds", lambda x: torch.clamp(x, -float("inf"), float("inf")),
+           [ieee()])
+suite.case("clamp_min_op", lambda x: torch.clamp_min(x, 0.5), [torch.randn(3, 5)])
+suite.case("clamp_max_op", lambda x: torch.clamp_max(x, -0.5), [torch.randn(3, 5)])
+suite.case("clamp_min_op_ieee", lambda x: torch.clamp_min(x, 0.0), [ieee()])
+suite.case("clamp_large", lambda x: torch.clamp(x, -0.5, 0.5), [torch.randn(4, 128, 160)])
 
 # ---- backwards called directly ----
 g, x = torch.randn(3, 5), torch.randn(3, 5) * 4
@@ -163,6 +204,51 @@ suite.case("silu_backward_bcast", silu_backward(),
 suite.case("silu_backward_empty", silu_backward(),
            [torch.randn(0, 4), torch.randn(0, 4)])
 
+suite.case("hardswish_backward", lambda g, x: aten.hardswish_backward(g, x), [g, x])
+suite.case("hardswish_backward_bcast", lambda g, x: aten.hardswish_backward(g, x),
+           [torch.randn(2, 1, 5), torch.randn(3, 1) * 4])
+suite.case("hardswish_backward_ieee", lambda g, x: aten.hardswish_backward(g, x),
+           [torch.randn(2, 4), ieee()])
+if TORCH_2:
+    suite.case("hardswish_backward_boundaries", lambda g, x: aten.hardswish_backward(g, x),
+               [torch.randn(2, 8), hard_boundaries()])
+else:
+    print("skip activation/hardswish_backward_boundaries: PyTorch 1.x gives -0.5 * grad at "
+          "x = -3 and 1.5 * grad or grad at x = 3 (by vector position); edgegrad follows 2.x")
+suite.case("hardswish_backward_near_boundaries", lambda g, x: aten.hardswish_backward(g, x),
+           [torch.randn(2, 6), torch.tensor([[-3.0001, -2.9999, -1.5, -0.0, 0.0, 1e30],
+                                             [-1e30, 1.5, 2.9999, 3.0001, 6.0, 100.0]])])
+suite.case("hardsigmoid_backward", lambda g, x: aten.hardsigmoid_backward(g, x), [g, x])
+suite.case("hardsigmoid_backward_boundaries", lambda g, x: aten.hardsigmoid_backward(g, x),
+           [torch.randn(2, 8), hard_boundaries()])
+suite.case("hardsigmoid_backward_bcast", lambda g, x: aten.hardsigmoid_backward(g, x),
+           [torch.randn(5), x])
+suite.case("gelu_backward", lambda g, x: aten.gelu_backward(g, x), [g, x])
+suite.case("gelu_backward_extremes", lambda g, x: aten.gelu_backward(g, x),
+           [torch.randn(2, 8), special()])
+suite.case("gelu_backward_ieee", lambda g, x: aten.gelu_backward(g, x),
+           [torch.randn(2, 4), ieee()])
+
+
+def _gelu_bwd_bcast_ref(g, x):
+    shape = torch.broadcast_shapes(g.shape, x.shape)
+    return aten.gelu_backward(g.expand(shape).contiguous(), x.expand(shape).contiguous())
+
+
+def _to_gelu_backward(graph):
+    node(graph, "aten.hardswish_backward.default")["target"] = "aten.gelu_backward.default"
+
+
+# PyTorch's gelu_backward refuses broadcast operands (its oneDNN path fails), so the case traces
+# hardswish_backward (same signature), renames the node, and compares with gelu_backward on
+# expanded copies.
+suite.case("gelu_backward_bcast",
+           _Edited(_gelu_bwd_bcast_ref, _to_gelu_backward,
+                   trace=lambda g, x: aten.hardswish_backward(g, x)),
+           [torch.randn(2, 3, 4), torch.randn(3, 1) * 2])
+suite.case("gelu_backward_large", lambda g, x: aten.gelu_backward(g, x),
+           [torch.randn(4, 128, 160), torch.randn(4, 128, 160) * 3])
+
 # ---- autograd chains ----
 suite.case("grad_relu6", chain(lambda x, g: vjp([F.relu6(x)], [x], [g])),
            [leaf(4, 6), torch.randn(4, 6)])
@@ -179,6 +265,16 @@ suite.case("grad_silu_extremes", chain(lambda x, g: vjp([F.silu(x)], [x], [g])),
 suite.case("grad_sigmoid_tanh",
            chain(lambda x, g: vjp([torch.tanh(torch.sigmoid(x))], [x], [g])),
            [leaf(2, 4, 3), torch.randn(2, 4, 3)])
+
+suite.case("grad_hardswish", chain(lambda x, g: vjp([F.hardswish(x)], [x], [g])),
+           [leaf(2, 3, 4, 5), torch.randn(2, 3, 4, 5)])
+suite.case("grad_hardsigmoid", chain(lambda x, g: vjp([F.hardsigmoid(x)], [x], [g])),
+           [leaf(3, 7), torch.randn(3, 7)])
+suite.case("grad_gelu", chain(lambda x, g: vjp([F.gelu(x)], [x], [g])),
+           [leaf(2, 3, 4, 5), torch.randn(2, 3, 4, 5)])
+suite.case("grad_hardswish_gelu",
+           chain(lambda x, g: vjp([F.gelu(F.hardsigmoid(x) * F.hardswish(x))], [x], [g])),
+           [leaf(4, 6), torch.randn(4, 6)])
 
 # ---- graphs the checks must reject ----
 suite.case("sigmoid_int64", lambda x: torch.sigmoid(x),
@@ -215,6 +311,49 @@ def _sigmoid_wrong_out(graph):
 suite.case("sigmoid_wrong_output_shape",
            _Edited(lambda x: torch.sigmoid(x), _sigmoid_wrong_out), [torch.randn(3, 5)],
            expect_error="contradicts")
+
+suite.case("clamp_int64", lambda x: torch.clamp(x, -1, 1), [torch.tensor([1, -2, 3])],
+           expect_error="runs in float32 only")
+suite.case("gelu_backward_float64", lambda g, x: aten.gelu_backward(g, x),
+           [torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64)],
+           expect_error="grad_output dtype float64")
+
+
+def _clamp_no_bounds(graph):
+    node(graph, "aten.clamp.default")["args"][1:] = [None, None]
+
+
+suite.case("clamp_no_bounds",
+           _Edited(lambda x: torch.clamp(x, -1.0, 1.0), _clamp_no_bounds), [torch.randn(3)],
+           expect_error="at least one of 'min' or 'max' must not be None")
+
+
+def _clamp_min_missing(graph):
+    node(graph, "aten.clamp_min.default")["args"].pop()
+
+
+suite.case("clamp_min_missing",
+           _Edited(lambda x: torch.clamp_min(x, 0.0), _clamp_min_missing), [torch.randn(3)],
+           expect_error="argument min")
+
+
+def _gelu_approximate(graph):
+    node(graph, "aten.gelu.default")["kwargs"]["approximate"] = 1
+
+
+suite.case("gelu_approximate_given",
+           _Edited(lambda x: F.gelu(x), _gelu_approximate), [torch.randn(3)],
+           expect_error="argument approximate is given")
+
+
+def _hardswish_bwd_bad_shape(graph):
+    n = node(graph, "aten.hardswish_backward.default")
+    graph["values"][n["args"][1]["value"]]["shape"] = [3, 4]
+
+
+suite.case("hardswish_backward_not_broadcastable",
+           _Edited(lambda g, x: aten.hardswish_backward(g, x), _hardswish_bwd_bad_shape), [g, x],
+           expect_error="not broadcastable")
 
 if __name__ == "__main__":
     suite.main()

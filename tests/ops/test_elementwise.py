@@ -1,5 +1,6 @@
 """PyTorch comparison tests for the elementwise family (src/ops/elementwise.c): relu, neg,
-threshold_backward, add/sub (Tensor, Scalar, alpha), rsub.Scalar, mul and div (Tensor, Scalar).
+threshold_backward, add/sub (Tensor, Scalar, alpha), rsub.Scalar, mul and div (Tensor, Scalar),
+where.self (a bool condition input: edgegrad has no comparison ops to make one).
 
 Covers same-shape, scalar, 0-d, per-channel and two-sided broadcasting, dtype promotion (Python
 numbers, 0-d tensors, int/float mixes, true division of integers), sizes large enough for the
@@ -145,6 +146,29 @@ suite.case("int64_wraps", lambda x: x * 3, [torch.tensor([2 ** 62, -(2 ** 62), 5
 suite.case("f64_ops", lambda x, y: (x + y, x - y, x * y, x / y),
            [rand(3, 4, dtype=torch.float64), rand(4, dtype=torch.float64) + 3])
 
+# ---- where.self -------------------------------------------------------------------------------
+
+
+def cond(*shape):
+    return torch.rand(*shape) > 0.5
+
+
+suite.case("where", lambda c, x, y: torch.where(c, x, y), [cond(3, 4), rand(3, 4), rand(3, 4)])
+suite.case("where_bcast_cond", lambda c, x, y: torch.where(c, x, y),
+           [cond(4, 1), rand(2, 4, 5), rand(2, 4, 5)])
+suite.case("where_bcast_all", lambda c, x, y: torch.where(c, x, y),
+           [cond(3, 1, 5), rand(4, 1), rand(2, 1, 1, 1)])
+suite.case("where_0d", lambda c, x, y: torch.where(c, x, y),
+           [torch.tensor(True), rand(()), rand(2, 3)])
+suite.case("where_empty", lambda c, x, y: torch.where(c, x, y),
+           [cond(0, 3), rand(0, 3), rand(3)])
+suite.case("where_large", lambda c, x, y: torch.where(c, x, y),
+           [cond(4, 128, 160), rand(4, 128, 160), rand(128, 1)])
+suite.case("where_special", lambda c, x, y: torch.where(c, x, y),
+           [torch.tensor([True, False, True, False]),
+            torch.tensor([float("inf"), 1.0, -0.0, 2.0]),
+            torch.tensor([0.0, -float("inf"), 3.0, -0.0])])
+
 # ---- graphs that must be rejected --------------------------------------------------------------
 
 
@@ -210,6 +234,18 @@ def uint8_int8(g):
     set_input(g, 1, dtype="int8")
 
 
+def where_float_cond(g):
+    set_input(g, 0, dtype="float32")
+
+
+def where_f64(g):
+    set_input(g, 2, dtype="float64")
+
+
+def where_bad_shape(g):
+    set_input(g, 1, shape=[2, 4])
+
+
 def E(name, fn, args, edit, expect):
     suite.case(name, fn, args, expect_error=expect, edit=edit)
 
@@ -235,6 +271,10 @@ E("err_threshold_missing", lambda g, x: aten.threshold_backward(g, x, 0), [rand(
 E("err_alpha_tensor", lambda x, y: torch.add(x, y, alpha=2), [rand(3), rand(3)], alpha_tensor,
   "argument alpha is not a number")
 E("err_uint8_int8", lambda x, y: x + y, [ints(3), ints(3)], uint8_int8, "int16")
+W = (lambda c, x, y: torch.where(c, x, y), [cond(2, 3), rand(2, 3), rand(2, 3)])
+E("err_where_float_cond", *W, where_float_cond, "condition dtype float32: where expects a bool")
+E("err_where_f64", *W, where_f64, "other dtype float64: where runs on float32")
+E("err_where_no_broadcast", *W, where_bad_shape, "do not broadcast")
 
 # div with rounding_mode=None traces to aten.div.Tensor_mode
 suite.case("div_Tensor_mode_none", lambda x, y: torch.div(x, y, rounding_mode=None),

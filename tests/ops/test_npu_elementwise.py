@@ -1,5 +1,6 @@
-"""NPU builders for pointwise ops (src/backends/htp/builders/elementwise.c) against PyTorch,
-through the CLI, on every HTP generation.
+"""NPU builders for pointwise ops (src/backends/htp/builders/elementwise.c) and the ReluMinMax
+activations (builders/activation.c: hardtanh, clamp) against PyTorch, through the CLI, on every
+HTP generation.
 
 Each case is a small function of tensors, exported once. For every SoC of SOCS it runs
 `edgegrad compile --soc SOC --report R.json` and asserts the placement from the report, then
@@ -258,6 +259,11 @@ def build_suite():
     s.case("hardtanh_backward_inf_bound",
            lambda g, x: aten.hardtanh_backward(g, x, -1.0, float("-inf")),
            [r(2, 8), boundary_x()], cpu={"hardtanh_backward": "infinite bound"})
+    # min > max: ATen gives max (forward) / 0 (backward) everywhere; ReluMinMax cannot express
+    # the forward, so it declines; the backward's Greater/Select composite is exact as it is
+    s.case("hardtanh_backward_min_above_max",
+           lambda g, x: aten.hardtanh_backward(g, x, 1.0, -1.0), [r(2, 8), boundary_x()],
+           npu=["hardtanh_backward"])
     y4 = torch.sigmoid(r(2, 3, 4, 5, scale=3))
     s.case("sigmoid_backward", lambda g, y: aten.sigmoid_backward(g, y), [g4, y4],
            npu=["sigmoid_backward"])
@@ -269,6 +275,25 @@ def build_suite():
            [r(3, 4), torch.rand(3, 4) * 2 - 1], npu=["tanh_backward"])
     s.case("sigmoid_chain", lambda x, g: vjp([torch.sigmoid(x)], [x], [g])[0],
            [r(2, 3, 4, 5).requires_grad_(True), g4], npu=["sigmoid", "sigmoid_backward"])
+
+    # hardtanh / clamp -> ReluMinMax
+    s.case("hardtanh", lambda x: F.hardtanh(x, -0.5, 2.0), [x4 * 2], npu=["hardtanh"])
+    s.case("relu6_boundaries", lambda x: F.relu6(x), [boundary_x()], npu=["hardtanh"])
+    s.case("hardtanh_min_above_max", lambda x: aten.hardtanh(x, 1.0, -1.0), [x4],
+           cpu={"hardtanh": "min_val 1 > max_val -1: ReluMinMax needs min_value <= max_value"})
+    s.case("hardtanh_equal_bounds", lambda x: aten.hardtanh(x, 0.5, 0.5), [x4], npu=["hardtanh"])
+    s.case("clamp", lambda x: torch.clamp(x, -1.0, 0.5), [x4], npu=["clamp"])
+    s.case("clamp_boundaries", lambda x: torch.clamp(x, 0, 6), [boundary_x()], npu=["clamp"])
+    s.case("clamp_rank2", lambda x: torch.clamp(x, -3.0, 3.0), [r(3, 9, scale=4)],
+           npu=["clamp"])
+    s.case("clamp_min_above_max", lambda x: torch.clamp(x, 2.0, -2.0), [x4],
+           cpu={"clamp": "min 2 > max -2: ReluMinMax needs min_value <= max_value"})
+    s.case("clamp_min_only", lambda x: torch.clamp(x, min=0.25), [x4],
+           cpu={"clamp": "a bound is None"})
+    s.case("clamp_max_only", lambda x: torch.clamp(x, max=0.25), [x4],
+           cpu={"clamp": "a bound is None"})
+    s.case("clamp_chain", lambda x: torch.clamp(x * 2.0, -1.0, 1.0) + 1.0, [x4],
+           npu=["mul.Tensor", "clamp", "add.Tensor"])
 
     # several multi-op nodes of one kind in one partition (op and tensor names stay unique)
     s.case("two_thresholds", lambda g, x: aten.threshold_backward(

@@ -155,6 +155,50 @@ static void test_hardtanh(void) {
   for (int i = 0; i < n - 1; i++) EG_CHECK(y[i] == -1.0f);
 }
 
+/* hardswish, hardsigmoid, gelu and their backwards against double references (kinks at +-3
+ * exactly, as PyTorch 2.x), and NaN, which the op tests cannot feed: it propagates. */
+static void test_hard_and_gelu(void) {
+  float x[N_ACT], gy[N_ACT], y[N_ACT], gx[N_ACT];
+  double want[N_ACT];
+  act_inputs(x, 4);
+  x[0] = -3.0f;
+  x[1] = 3.0f;
+  eg_test_fill(gy, N_ACT, 5);
+  eg_hardswish_f32(N_ACT, x, y);
+  for (int i = 0; i < N_ACT; i++) want[i] = x[i] * fmin(fmax(x[i] + 3.0, 0.0), 6.0) / 6.0;
+  check_close(y, want, N_ACT, "hardswish");
+  eg_hardsigmoid_f32(N_ACT, x, y);
+  for (int i = 0; i < N_ACT; i++) want[i] = fmin(fmax(x[i] + 3.0, 0.0), 6.0) / 6.0;
+  check_close(y, want, N_ACT, "hardsigmoid");
+  eg_hardswish_backward_f32(N_ACT, gy, x, gx);
+  for (int i = 0; i < N_ACT; i++)
+    want[i] = x[i] <= -3 ? 0 : x[i] >= 3 ? gy[i] : gy[i] * (x[i] / 3.0 + 0.5);
+  check_close(gx, want, N_ACT, "hardswish_backward");
+  eg_hardsigmoid_backward_f32(N_ACT, gy, x, gx);
+  for (int i = 0; i < N_ACT; i++) want[i] = x[i] > -3 && x[i] < 3 ? gy[i] / 6.0 : 0;
+  check_close(gx, want, N_ACT, "hardsigmoid_backward");
+  eg_gelu_f32(N_ACT, x, y);
+  for (int i = 0; i < N_ACT; i++) want[i] = x[i] * 0.5 * erfc(-x[i] / sqrt(2.0));
+  check_close(y, want, N_ACT, "gelu");
+  eg_gelu_backward_f32(N_ACT, gy, x, gx);
+  for (int i = 0; i < N_ACT; i++) {
+    const double xd = x[i], pdf = exp(-xd * xd / 2) * 0.39894228040143268;
+    want[i] = gy[i] * (0.5 * erfc(-xd / sqrt(2.0)) + xd * pdf);
+  }
+  check_close(gx, want, N_ACT, "gelu_backward");
+  const float nan_x[] = {NAN}, one[] = {1.0f};
+  eg_hardswish_f32(1, nan_x, y);
+  EG_CHECK(isnan(y[0]));
+  eg_hardsigmoid_f32(1, nan_x, y);
+  EG_CHECK(isnan(y[0]));
+  eg_gelu_f32(1, nan_x, y);
+  EG_CHECK(isnan(y[0]));
+  eg_hardswish_backward_f32(1, one, nan_x, gx);
+  EG_CHECK(isnan(gx[0]));
+  eg_hardsigmoid_backward_f32(1, one, nan_x, gx);
+  EG_CHECK(gx[0] == 0.0f);
+}
+
 /* ---- strided copy ---- */
 
 static int64_t lcg(uint64_t *s) {
@@ -269,6 +313,7 @@ int main(void) {
   EG_RUN(test_special_values);
   EG_RUN(test_backwards);
   EG_RUN(test_hardtanh);
+  EG_RUN(test_hard_and_gelu);
   EG_RUN(test_strided_copy_random);
   EG_RUN(test_strided_copy_large_and_repeat);
   EG_RUN(test_strided_copy_empty_and_scalar);

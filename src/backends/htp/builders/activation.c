@@ -2,10 +2,14 @@
  *
  *   aten.relu(x)                      -> Relu
  *   aten.hardtanh(x, min, max)        -> ReluMinMax(min_value, max_value)
+ *   aten.clamp(x, min, max)           -> ReluMinMax(min_value, max_value)   [both bounds given]
  *   aten.sigmoid(x)                   -> Sigmoid
  *   aten.tanh(x)                      -> Tanh
  * Constraints: float32 tensors (the float gate in the partitioner already requires an
- * fp16-capable HTP V69+). Layout: the result is held in x's axis order (pass layout_nhwc). */
+ * fp16-capable HTP V69+). ReluMinMax needs min_value <= max_value: a node whose bounds (as
+ * floats) are not so ordered (min > max, where ATen gives max everywhere, or a NaN bound) is
+ * declined and stays on the CPU. Layout: the result is held in x's axis order (pass
+ * layout_nhwc). */
 #include <stdio.h>
 
 #include "backends/htp/builders/builders.h"
@@ -50,13 +54,45 @@ static eg_status tanh_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   return lower_unary(L, n, EG_QNN_OP_TANH, NULL, 0);
 }
 
-static eg_status hardtanh_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+/* The float bounds of a hardtanh (min_val, max_val; defaults -1, 1) or clamp (min, max; no
+ * defaults: *given is false unless both are there) node. */
+static void min_max_bounds(const eg_node *n, float *lo, float *hi, bool *given) {
+  const bool clamp = n->op == EG_OP_clamp;
+  const char *kw_lo = clamp ? "min" : "min_val", *kw_hi = clamp ? "max" : "max_val";
+  const eg_arg *a = eg_node_arg(n, 1, kw_lo), *b = eg_node_arg(n, 2, kw_hi);
+  double dlo = -1.0, dhi = 1.0;
+  eg_arg_opt_scalar(n, 1, kw_lo, &dlo);
+  eg_arg_opt_scalar(n, 2, kw_hi, &dhi);
+  *lo = (float)dlo;
+  *hi = (float)dhi;
+  *given = !clamp || (a && a->kind != EG_ARG_NONE && b && b->kind != EG_ARG_NONE);
+}
+
+static bool min_max_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                             char *reason, size_t size) {
+  if (!float_unary_supports(g, n, t, reason, size)) return false;
+  float lo, hi;
+  bool given;
+  min_max_bounds(n, &lo, &hi, &given);
+  if (!given) {
+    snprintf(reason, size, "a bound is None: the ReluMinMax lowering needs both min and max");
+    return false;
+  }
+  if (!(lo <= hi)) {
+    const bool clamp = n->op == EG_OP_clamp;
+    snprintf(reason, size, "%s %g > %s %g: ReluMinMax needs min_value <= max_value",
+             clamp ? "min" : "min_val", (double)lo, clamp ? "max" : "max_val", (double)hi);
+    return false;
+  }
+  return true;
+}
+
+static eg_status min_max_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  double lo = -1.0, hi = 1.0;
-  EG_TRY(eg_arg_opt_scalar(n, 1, "min_val", &lo));
-  EG_TRY(eg_arg_opt_scalar(n, 2, "max_val", &hi));
-  eg_qnn_param p[2] = {eg_qnn_param_f32("min_value", (float)lo),
-                       eg_qnn_param_f32("max_value", (float)hi)};
+  float lo, hi;
+  bool given;
+  min_max_bounds(n, &lo, &hi, &given);
+  eg_qnn_param p[2] = {eg_qnn_param_f32("min_value", lo), eg_qnn_param_f32("max_value", hi)};
   return lower_unary(L, n, EG_QNN_OP_RELU_MIN_MAX, p, 2);
 }
 
@@ -67,4 +103,6 @@ const eg_npu_builder eg_npu_builder_sigmoid = {"aten.sigmoid -> Sigmoid", 0,
 const eg_npu_builder eg_npu_builder_tanh = {"aten.tanh -> Tanh", 0, float_unary_supports,
                                             tanh_lower};
 const eg_npu_builder eg_npu_builder_hardtanh = {"aten.hardtanh -> ReluMinMax", 0,
-                                                float_unary_supports, hardtanh_lower};
+                                                min_max_supports, min_max_lower};
+const eg_npu_builder eg_npu_builder_clamp = {"aten.clamp -> ReluMinMax", 0, min_max_supports,
+                                             min_max_lower};
