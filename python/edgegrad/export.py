@@ -150,9 +150,11 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     return _export(trace, step, args, arg_names, static, outputs, path)
 
 
-def _export(trace, fn, args, names, static, output_names, path):
+def _export(trace, fn, args, names, static, output_names, path, reference=None):
     """Check and encode a functional trace, compute the reference, write the files. The
-    trace's random draws become inputs after ``names``; the reference replays them."""
+    trace's random draws become inputs after ``names``; the reference replays them.
+    ``reference``: PyTorch's eager outputs, one tensor per graph output in order, computed by
+    the caller (joint.py); None: run ``fn(*args)`` for them."""
     if trace.draws:
         fn = _drop_draw_args(replay_draws(fn, [mask for _, _, mask in trace.draws]), len(args))
         args = list(args) + [mask for _, _, mask in trace.draws]
@@ -162,7 +164,10 @@ def _export(trace, fn, args, names, static, output_names, path):
     _check_strided_views(trace.gm, trace.results)
     graph, weights = _Encoder(trace.gm, trace.results, names, static).encode()
     _name_outputs(graph, output_names)
-    graph["reference"] = _reference(fn, args, graph, names, trace.mutated)
+    if reference is None:
+        graph["reference"] = _reference(fn, args, graph, names, trace.mutated)
+    else:
+        graph["reference"] = _summary(graph, reference)
     if trace.draws:
         graph["random_inputs"] = [{"input": name, "distribution": "bernoulli", "p": p}
                                   for name, p, _ in trace.draws]
@@ -496,6 +501,11 @@ def _reference(fn, args, graph, names, mutated):
     result = fn(*copies)
     result = list(result) if isinstance(result, (tuple, list)) else [result]
     result += [copies[names.index(name)] for name in mutated]
+    return _summary(graph, result)
+
+
+def _summary(graph, result):
+    """The reference block for PyTorch's output tensors ``result`` (graph output order)."""
     summary = {}
     for entry, t in zip(graph["outputs"], result):
         t = (t.int_repr() if t.is_quantized else t).detach().double()
