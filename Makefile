@@ -8,7 +8,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test-deps configure demo check check-asan bench clean
+.PHONY: all deps test-deps configure demo check check-asan models bench clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -29,15 +29,22 @@ check: test-deps all
 	@$(MAKE) --no-print-directory check-asan
 
 # Unit, CLI and op tests again under AddressSanitizer + UndefinedBehaviorSanitizer (the
-# hostile-input tests must pass with no sanitizer report). The long conformance sweep runs
-# in the release build only.
+# hostile-input tests must pass with no sanitizer report). The long conformance sweep and
+# the PyTorch 2.13 runs (@torch2: the same C code, another exporter) run in the release build
+# only.
 check-asan: test-deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DEG_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS) -E '^conformance$$'
+	  ctest --output-on-failure -j $(JOBS) -E '^conformance$$|@torch2$$'
 	@scripts/test-summary.sh $(ASAN_BUILD)
+
+# The torchvision model zoo alone (also part of make check): 12 families x full/head/bias x
+# cpu/SM8650/SM8350 under PyTorch 2.13, against a float64 reference (README, "Testing").
+models: test-deps all
+	@PYTHONPATH=python .venv/bin/python tests/models/run_models.py --edgegrad $(BUILD)/edgegrad \
+	  --workdir $(BUILD)/models -j $(JOBS)
 
 # The conv input-gradient benchmark: edgegrad's NPU path (Transpose + TransposeConv2d on the
 # executor) and PyTorch's convolution_backward side by side, 1 and 2 threads, with ratios.
