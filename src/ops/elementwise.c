@@ -1,7 +1,8 @@
 /* elementwise.c — ATen's pointwise arithmetic: relu, neg, threshold_backward, add/sub (Tensor
- * and Scalar overloads, with alpha), rsub.Scalar, mul and div (Tensor and Scalar overloads),
- * and where.self(condition, self, other) (a bool condition choosing between two float32
- * tensors, all three broadcast together; no dtype promotion: other dtypes are unsupported).
+ * and Scalar overloads, with alpha), rsub (Scalar and Tensor), mul and div (Tensor and Scalar
+ * overloads), and where.self(condition, self, other) (a bool condition choosing between two
+ * float32 tensors, all three broadcast together; no dtype promotion: other dtypes are
+ * unsupported).
  *
  * Every binary op is one row of a spec table: where its two operands come from (a tensor
  * argument, a Python number, or either), which kernel op it is, and where its alpha (or
@@ -433,6 +434,15 @@ BINARY_OP(div_Tensor)
 BINARY_OP(div_Tensor_mode)
 BINARY_OP(div_Scalar)
 BINARY_OP(threshold_backward)
+
+/* ---- rsub.Tensor ---- */
+
+/* rsub.Tensor(self, other, *, alpha=1) = other - alpha * self, broadcasting both ways: the
+ * kernel computes other + (-alpha) * self, as for rsub.Scalar but with a tensor (or a number,
+ * as sub.Tensor takes one) for other. */
+static const binary_spec spec_rsub_Tensor = {"rsub", EG_BINARY_ADD, OTHER_TN, SELF_T, -1,
+                                             "alpha", true, true, false, 2, kw_tensor_alpha};
+BINARY_OP(rsub_Tensor)
 
 /* ---- unary ops ---- */
 

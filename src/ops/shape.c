@@ -1,12 +1,15 @@
 /* shape.c — shape ops, copies and creation: t, view, _unsafe_view, _reshape_alias, reshape,
- * permute, expand, detach, clone, _to_copy, ones_like, zeros_like, full.
+ * permute, transpose.int, expand, detach, alias, clone, _to_copy, ones_like, zeros_like, full.
  *
  * ATen's views alias their input; edgegrad's values are dense C-ordered buffers, one per node,
  * so every op here writes a dense copy of what the view would show:
- *   - view, _unsafe_view, reshape, _reshape_alias, detach, clone: the same bytes (memcpy);
- *     _reshape_alias is accepted only with the contiguous stride of its size (a plain reshape,
- *     as traced graphs have it) and rejected otherwise, never computed wrongly.
- *   - t, permute, expand: a strided gather (kernels/copy_dense.h), 0 strides for expand.
+ *   - view, _unsafe_view, reshape, _reshape_alias, detach, alias, clone: the same bytes
+ *     (memcpy); _reshape_alias is accepted only with the contiguous stride of its size (a plain
+ *     reshape, as traced graphs have it) and rejected otherwise, never computed wrongly. An
+ *     empty result's strides are arbitrary (ATen computes them from self's), so they are not
+ *     checked.
+ *   - t, permute, transpose.int, expand: a strided gather (kernels/copy_dense.h), 0 strides
+ *     for expand.
  *   - _to_copy: a dtype conversion; ones_like, zeros_like, full: fills.
  * Tensor options are checked, not ignored: layout must be strided, device cpu; memory_format
  * only changes strides, which dense values do not have, so it is accepted (with ATen's rank
@@ -177,6 +180,38 @@ eg_status eg_run_permute(const eg_exec *ex, const eg_node *n) {
   return EG_OK;
 }
 
+/* transpose.int(self, dim0, dim1): the permute swapping two dims (a 0-d self takes -1 and 0
+ * and is copied, as ATen's maybe_wrap_dim allows). */
+eg_status eg_check_transpose_int(eg_graph *g, eg_node *n) {
+  static const char *const known[] = {"self", "dim0", "dim1", NULL};
+  EG_TRY(eg_node_check_arity(n, 3, 3, known));
+  const eg_value *x;
+  EG_TRY(eg_arg_tensor(g, n, 0, "self", &x));
+  static const char *const names[2] = {"dim0", "dim1"};
+  int w[2];
+  for (int i = 0; i < 2; i++) {
+    int64_t dim;
+    EG_TRY(eg_arg_int(n, 1 + i, names[i], &dim));
+    w[i] = eg_wrap_dim(dim, x->rank);
+    if (w[i] < 0) {
+      const int r = x->rank > 0 ? x->rank : 1;
+      return eg_node_error(n, EG_ERR_INVALID, "%s is %lld: out of range [%d, %d] for rank %d",
+                           names[i], (long long)dim, -r, r - 1, x->rank);
+    }
+  }
+  eg_permute_attrs *at = EG_ATTRS(n, eg_permute_attrs);
+  int64_t shape[EG_MAX_RANK];
+  for (int d = 0; d < x->rank; d++) {
+    at->perm[d] = (int8_t)(d == w[0] ? w[1] : d == w[1] ? w[0] : d);
+    shape[d] = x->shape[at->perm[d]];
+  }
+  return eg_out_tensor(g, n, x->dtype, x->rank, shape);
+}
+
+eg_status eg_run_transpose_int(const eg_exec *ex, const eg_node *n) {
+  return eg_run_permute(ex, n);
+}
+
 eg_status eg_check_expand(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"self", "size", "implicit", NULL};
   EG_TRY(eg_node_check_arity(n, 2, 2, known));
@@ -292,7 +327,8 @@ eg_status eg_check_reshape(eg_graph *g, eg_node *n) { return check_view(g, n, "s
 eg_status eg_run_reshape(const eg_exec *ex, const eg_node *n) { return run_copy(ex, n); }
 
 /* _reshape_alias(self, size, stride): make_fx records reshape this way, with the contiguous
- * stride of `size`. Strides of size-1 dims never matter. Other strides describe a view no dense
+ * stride of `size`. Strides of size-1 dims never matter, nor any stride of an empty result
+ * (ATen derives them from self's, e.g. [1, 1] for size [3, 0]). Other strides describe a view no dense
  * copy of self's bytes can give: refused. */
 eg_status eg_check__reshape_alias(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"self", "size", "stride", NULL};
@@ -315,7 +351,8 @@ eg_status eg_check__reshape_alias(eg_graph *g, eg_node *n) {
                            "explicit sizes >= 0", sbuf, d, (long long)size[d]);
   EG_TRY(infer_size(n, x, "size", size, k, shape));
   contiguous_strides(shape, k, want);
-  for (int d = 0; d < k; d++)
+  const bool empty = numel_capped(shape, k) == 0; /* no element: any stride addresses them */
+  for (int d = 0; d < k && !empty; d++)
     if (shape[d] > 1 && stride[d] != want[d])
       return eg_node_error(n, EG_ERR_UNSUPPORTED, "stride %s for size %s is not the contiguous "
                            "stride %s: values are dense, so _reshape_alias must be a plain "
@@ -335,6 +372,10 @@ eg_status eg_check_detach(eg_graph *g, eg_node *n) {
 }
 
 eg_status eg_run_detach(const eg_exec *ex, const eg_node *n) { return run_copy(ex, n); }
+
+/* alias: a view of all of self, the same bytes here. */
+eg_status eg_check_alias(eg_graph *g, eg_node *n) { return eg_check_detach(g, n); }
+eg_status eg_run_alias(const eg_exec *ex, const eg_node *n) { return run_copy(ex, n); }
 
 /* lift_fresh_copy: how a traced torch.tensor(...) constant enters the graph — a copy. */
 eg_status eg_check_lift_fresh_copy(eg_graph *g, eg_node *n) { return eg_check_detach(g, n); }

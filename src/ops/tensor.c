@@ -1,6 +1,7 @@
 /* tensor.c — joining, splitting, slicing and creating tensors.
  *
- *   cat(tensors[], dim=0)                     split.Tensor(self, split_size, dim=0) -> tuple
+ *   cat(tensors[], dim=0)     stack(tensors[], dim=0)
+ *   split.Tensor(self, split_size, dim=0) -> tuple
  *   split_with_sizes(self, split_sizes, dim=0) -> tuple
  *   slice.Tensor(self, dim=0, start=None, end=None, step=1)
  *   slice_backward(grad_output, input_sizes, dim, start, end, step)
@@ -8,12 +9,15 @@
  *   squeeze.dim(self, dim)   squeeze(self)    unsqueeze(self, dim)    repeat(self, repeats)
  *   empty.memory_format(size, *, dtype, layout, device, pin_memory, memory_format)
  *   empty_like(self, *, ...)   new_zeros(self, size, *, ...)   fill.Scalar(self, value)
+ *   constant_pad_nd(self, pad, value=0)
  *
  * Rules are ATen 1.13's (messages quote its conditions): negative dims wrap; slice clamps
  * start/end into [0, size] (so end = INT64_MAX means "to the end") and needs step > 0; cat
  * skips 1-D empty tensors ([0]) for every shape rule (the legacy rule) and its result dtype is
- * the promotion of all inputs; the backwards are zeros(input_sizes) with grad_output copied
- * (broadcast, as copy_ does) into the sliced/selected part; repeat may add leading dims.
+ * the promotion of all inputs (stack's too: tensors of one shape joined along a new dim);
+ * constant_pad_nd pads (negative: crops) the last len(pad)/2 dims; the backwards are
+ * zeros(input_sizes) with grad_output copied (broadcast, as copy_ does) into the
+ * sliced/selected part; repeat may add leading dims.
  *
  * Every output is a dense copy. The ATen views (slice, select, split, squeeze, unsqueeze) are
  * views of the input here too, but read through strides into a new buffer: each op is one or
@@ -162,33 +166,56 @@ static bool promote(eg_dtype a, eg_dtype b, eg_dtype *out) {
 
 static const char *const cat_kw[] = {"tensors", "dim", NULL};
 
-eg_status eg_check_cat(eg_graph *g, eg_node *n) {
+/* The arguments (tensors, dim=0) of cat and stack (`what` in messages): a non-empty list of
+ * tensors, their promoted dtype into *dtype — every non-empty one must already have it (no
+ * conversion) — and the unwrapped dim. */
+static eg_status joined_args(const eg_graph *g, const eg_node *n, const char *what,
+                             const eg_arg **list, eg_dtype *dtype, int64_t *dim) {
   EG_TRY(eg_node_check_arity(n, 1, 2, cat_kw));
-  const eg_arg *list = eg_node_arg(n, 0, "tensors");
-  if (!list || list->kind != EG_ARG_LIST)
+  *dim = 0;
+  EG_TRY(eg_arg_opt_int(n, 1, "dim", dim));
+  *dtype = EG_DTYPE_COUNT;
+  *list = eg_node_arg(n, 0, "tensors");
+  const eg_arg *l = *list;
+  if (!l || l->kind != EG_ARG_LIST)
     return eg_node_error(n, EG_ERR_INVALID, "argument tensors (#0) is %s: expected a list of "
-                         "tensors", list ? "not a list" : "missing");
-  if (list->list.n == 0)
-    return eg_node_error(n, EG_ERR_INVALID, "argument tensors (#0) is empty: cat expects a "
-                         "non-empty list of tensors");
-  int64_t dim = 0;
-  EG_TRY(eg_arg_opt_int(n, 1, "dim", &dim));
-  const eg_value *valid = NULL;
-  eg_dtype dtype = EG_DTYPE_COUNT;
-  for (int i = 0; i < list->list.n; i++) {
-    const eg_arg *a = &list->list.items[i];
+                         "tensors", l ? "not a list" : "missing");
+  if (l->list.n == 0)
+    return eg_node_error(n, EG_ERR_INVALID, "argument tensors (#0) is empty: %s expects a "
+                         "non-empty list of tensors", what);
+  for (int i = 0; i < l->list.n; i++) {
+    const eg_arg *a = &l->list.items[i];
     if (a->kind != EG_ARG_VALUE || g->values[a->value].kind != EG_VALUE_TENSOR)
       return eg_node_error(n, EG_ERR_INVALID, "argument tensors (#0) element %d is not a "
                            "tensor", i);
     const eg_value *v = &g->values[a->value];
+    if (i == 0) *dtype = v->dtype;
+    else if (!promote(*dtype, v->dtype, dtype))
+      return eg_node_error(n, EG_ERR_UNSUPPORTED, "tensors element %d dtype %s with %s: the "
+                           "promoted dtype is not one edgegrad knows", i,
+                           eg_dtype_name(v->dtype), eg_dtype_name(*dtype));
+  }
+  for (int i = 0; i < l->list.n; i++) {
+    const eg_value *v = &g->values[l->list.items[i].value];
+    if (v->dtype != *dtype && eg_value_numel(v) > 0)
+      return eg_node_error(n, EG_ERR_UNSUPPORTED, "tensors element %d dtype %s differs from the "
+                           "result dtype %s: %s with dtype conversion is not supported", i,
+                           eg_dtype_name(v->dtype), eg_dtype_name(*dtype), what);
+  }
+  return EG_OK;
+}
+
+eg_status eg_check_cat(eg_graph *g, eg_node *n) {
+  const eg_arg *list;
+  eg_dtype dtype;
+  int64_t dim;
+  EG_TRY(joined_args(g, n, "cat", &list, &dtype, &dim));
+  const eg_value *valid = NULL;
+  for (int i = 0; i < list->list.n; i++) {
+    const eg_value *v = &g->values[list->list.items[i].value];
     if (v->rank == 0)
       return eg_node_error(n, EG_ERR_INVALID, "tensors element %d is zero-dimensional: it "
                            "cannot be concatenated", i);
-    if (i == 0) dtype = v->dtype;
-    else if (!promote(dtype, v->dtype, &dtype))
-      return eg_node_error(n, EG_ERR_UNSUPPORTED, "tensors element %d dtype %s with %s: the "
-                           "promoted dtype is not one edgegrad knows", i,
-                           eg_dtype_name(v->dtype), eg_dtype_name(dtype));
     if (!valid && !cat_skipped(v)) valid = v;
   }
   if (!valid) { /* every tensor is [0]: the result is [0] whatever dim says */
@@ -213,37 +240,67 @@ eg_status eg_check_cat(eg_graph *g, eg_node *n) {
         return eg_node_error(n, EG_ERR_INVALID, "tensors element %d has size %lld at dimension "
                              "%d, expected %lld: sizes must match except in dimension %d", i,
                              (long long)v->shape[k], k, (long long)valid->shape[k], d);
-    if (v->dtype != dtype && eg_value_numel(v) > 0)
-      return eg_node_error(n, EG_ERR_UNSUPPORTED, "tensors element %d dtype %s differs from the "
-                           "result dtype %s: cat with dtype conversion is not supported", i,
-                           eg_dtype_name(v->dtype), eg_dtype_name(dtype));
     shape[d] += v->shape[d];
   }
   EG_ATTRS(n, eg_dim_attrs)->dim = d;
   return eg_out_tensor(g, n, dtype, r, shape);
 }
 
+/* cat and stack: the result is `outer` rows (the product of its dims before dim); row j is
+ * every input's row j in list order, input i's row being its numel / outer elements. */
 eg_status eg_run_cat(const eg_exec *ex, const eg_node *n) {
   const eg_value *out = eg_exec_outv(ex, n);
   if (eg_value_numel(out) == 0) return EG_OK;
   const int d = EG_ATTRS(n, const eg_dim_attrs)->dim;
   const eg_arg *list = eg_node_arg(n, 0, "tensors");
   const size_t es = eg_dtype_size(out->dtype);
-  const int64_t outer = prod(out->shape, 0, d), inner = prod(out->shape, d + 1, out->rank);
+  const int64_t outer = prod(out->shape, 0, d), row = eg_value_numel(out) / outer;
   char *dst = eg_exec_out(ex, n);
   for (int i = 0; i < list->list.n; i++) {
     const int32_t id = list->list.items[i].value;
     const eg_value *v = &ex->g->values[id];
     if (eg_value_numel(v) == 0) continue; /* skipped [0], or an empty block */
-    const int64_t run = v->shape[d] * inner;
+    const int64_t run = eg_value_numel(v) / outer;
     eg_strided_copy_params p = {.rank = 2, .elsize = es, .shape = {outer, run},
-                                .dst_stride = {out->shape[d] * inner, 1},
-                                .src_stride = {run, 1}};
+                                .dst_stride = {row, 1}, .src_stride = {run, 1}};
     eg_strided_copy(dst, ex->data[id], &p);
     dst += (size_t)run * es;
   }
   return EG_OK;
 }
+
+/* ---- stack ---- */
+
+/* stack(tensors, dim=0): tensors of one shape joined along a new dim (in [-(r+1), r]). */
+eg_status eg_check_stack(eg_graph *g, eg_node *n) {
+  const eg_arg *list;
+  eg_dtype dtype;
+  int64_t dim;
+  EG_TRY(joined_args(g, n, "stack", &list, &dtype, &dim));
+  const eg_value *v0 = &g->values[list->list.items[0].value];
+  char a[160], b[160];
+  for (int i = 1; i < list->list.n; i++) {
+    const eg_value *v = &g->values[list->list.items[i].value];
+    bool same = v->rank == v0->rank;
+    for (int k = 0; same && k < v->rank; k++) same = v->shape[k] == v0->shape[k];
+    if (!same)
+      return eg_node_error(n, EG_ERR_INVALID, "stack expects each tensor to be equal size, but "
+                           "got %s at entry 0 and %s at entry %d",
+                           eg_fmt_ints(a, sizeof a, v0->shape, v0->rank),
+                           eg_fmt_ints(b, sizeof b, v->shape, v->rank), i);
+  }
+  if (v0->rank >= EG_MAX_RANK)
+    return eg_node_error(n, EG_ERR_UNSUPPORTED, "tensors have rank %d: the result would exceed "
+                         "edgegrad's maximum rank %d", v0->rank, EG_MAX_RANK);
+  int d;
+  EG_TRY(wrap_dim(n, dim, v0->rank + 1, &d));
+  int64_t shape[EG_MAX_RANK];
+  for (int k = 0, j = 0; k <= v0->rank; k++) shape[k] = k == d ? list->list.n : v0->shape[j++];
+  EG_ATTRS(n, eg_dim_attrs)->dim = d;
+  return eg_out_tensor(g, n, dtype, v0->rank + 1, shape);
+}
+
+eg_status eg_run_stack(const eg_exec *ex, const eg_node *n) { return eg_run_cat(ex, n); }
 
 /* ---- split ---- */
 
@@ -875,14 +932,111 @@ eg_status eg_check_fill_Scalar(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, x->dtype, x->rank, x->shape);
 }
 
-/* Writes one element, then doubles the filled prefix with memcpy: O(n), any element size. */
-eg_status eg_run_fill_Scalar(const eg_exec *ex, const eg_node *n) {
+/* Fills the node's output with `elem`: writes one element, then doubles the filled prefix with
+ * memcpy: O(n), any element size. */
+static void run_fill(const eg_exec *ex, const eg_node *n, const unsigned char *elem) {
   const eg_value *out = eg_exec_outv(ex, n);
   const size_t es = eg_dtype_size(out->dtype), total = eg_value_nbytes(out);
   char *dst = eg_exec_out(ex, n);
-  if (total == 0) return EG_OK;
-  memcpy(dst, EG_ATTRS(n, const eg_fill_attrs)->elem, es);
+  if (total == 0) return;
+  memcpy(dst, elem, es);
   for (size_t done = es; done < total; done *= 2)
     memcpy(dst + done, dst, done < total - done ? done : total - done);
+}
+
+eg_status eg_run_fill_Scalar(const eg_exec *ex, const eg_node *n) {
+  run_fill(ex, n, EG_ATTRS(n, const eg_fill_attrs)->elem);
+  return EG_OK;
+}
+
+/* ---- constant_pad_nd ---- */
+
+/* Pads per dim (before, after; negative crops) and the fill element. */
+typedef struct eg_pad_attrs {
+  _Alignas(8) unsigned char elem[8]; /* value in the output's dtype */
+  int64_t before[EG_MAX_RANK], after[EG_MAX_RANK];
+  bool fills;                        /* some pad is positive: the output has fill elements */
+} eg_pad_attrs;
+EG_ATTRS_FIT(eg_pad_attrs);
+
+/* Pads beyond this are refused before any sum can overflow (sizes are below 2^40). */
+#define EG_PAD_MAX ((int64_t)1 << 40)
+
+static const char *const pad_kw[] = {"self", "pad", "value", NULL};
+
+/* constant_pad_nd(self, pad, value=0): pad[2i], pad[2i+1] pad the i-th dim from the last, before
+ * and after; a negative pad crops (at most the dim's size, as ATen's narrow). */
+eg_status eg_check_constant_pad_nd(eg_graph *g, eg_node *n) {
+  const eg_value *x;
+  int64_t pad[2 * EG_MAX_RANK], shape[EG_MAX_RANK];
+  int k;
+  char buf[320];
+  EG_TRY(eg_node_check_arity(n, 2, 3, pad_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "self", &x));
+  EG_TRY(eg_arg_int_list(n, 1, "pad", pad, 0, 2 * EG_MAX_RANK, &k));
+  eg_fmt_ints(buf, sizeof buf, pad, k);
+  if (k % 2)
+    return eg_node_error(n, EG_ERR_INVALID, "pad %s has %d entries: its length must be even",
+                         buf, k);
+  if (k > 2 * x->rank)
+    return eg_node_error(n, EG_ERR_INVALID, "pad %s has %d entries for self of rank %d: at most "
+                         "two per dimension", buf, k, x->rank);
+  eg_pad_attrs *at = EG_ATTRS(n, eg_pad_attrs);
+  memset(at, 0, sizeof *at);
+  double numel = 1;
+  for (int d = 0; d < x->rank; d++) {
+    const int i = 2 * (x->rank - 1 - d); /* pad index of dim d's "before" */
+    const int64_t lo = i < k ? pad[i] : 0, hi = i < k ? pad[i + 1] : 0;
+    if (lo < -EG_PAD_MAX || lo > EG_PAD_MAX || hi < -EG_PAD_MAX || hi > EG_PAD_MAX)
+      return eg_node_error(n, EG_ERR_UNSUPPORTED, "pad %s: entries beyond 2^40", buf);
+    const int64_t size = x->shape[d];
+    if (size + (lo < 0 ? lo : 0) < 0 || size + (hi < 0 ? hi : 0) < 0 ||
+        size + (lo < 0 ? lo : 0) + (hi < 0 ? hi : 0) < 0)
+      return eg_node_error(n, EG_ERR_INVALID, "pad %s crops dimension %d of size %lld by %lld "
+                           "and %lld: at most its size can be cropped", buf, d, (long long)size,
+                           (long long)lo, (long long)hi);
+    at->before[d] = lo;
+    at->after[d] = hi;
+    at->fills = at->fills || lo > 0 || hi > 0;
+    shape[d] = size + lo + hi;
+    numel *= (double)shape[d];
+  }
+  if (numel > (double)((int64_t)1 << 40))
+    return eg_node_error(n, EG_ERR_UNSUPPORTED, "pad %s: the result has more than 2^40 "
+                         "elements", buf);
+  const eg_arg *v = eg_node_arg(n, 2, "value");
+  if (v && v->kind != EG_ARG_NONE) {
+    double unused;
+    EG_TRY(eg_arg_scalar(n, 2, "value", &unused)); /* a number: int, float or bool */
+    EG_TRY(fill_value(n, v, x->dtype, at->elem));
+  } else {
+    const eg_arg zero = {.kind = EG_ARG_INT, .i = 0};
+    EG_TRY(fill_value(n, &zero, x->dtype, at->elem));
+  }
+  return eg_out_tensor(g, n, x->dtype, x->rank, shape);
+}
+
+/* The fill value everywhere (when some pad is positive), then the kept box of self copied into
+ * place: per dim, self from max(0, -before) and the output from max(0, before). */
+eg_status eg_run_constant_pad_nd(const eg_exec *ex, const eg_node *n) {
+  const eg_pad_attrs *at = EG_ATTRS(n, const eg_pad_attrs);
+  const eg_value *x = eg_exec_argv(ex, n, 0, "self"), *out = eg_exec_outv(ex, n);
+  if (at->fills) run_fill(ex, n, at->elem);
+  const size_t es = eg_dtype_size(x->dtype);
+  eg_strided_copy_params p = {.rank = x->rank, .elsize = es};
+  int64_t src_dense[EG_MAX_RANK], dst_dense[EG_MAX_RANK], src_off = 0, dst_off = 0;
+  eg_dense_strides(x->shape, x->rank, src_dense);
+  eg_dense_strides(out->shape, out->rank, dst_dense);
+  for (int d = 0; d < x->rank; d++) {
+    const int64_t lo = at->before[d], hi = at->after[d];
+    p.shape[d] = x->shape[d] + (lo < 0 ? lo : 0) + (hi < 0 ? hi : 0);
+    if (p.shape[d] == 0) return EG_OK; /* nothing of self is kept */
+    p.src_stride[d] = src_dense[d];
+    p.dst_stride[d] = dst_dense[d];
+    src_off += (lo < 0 ? -lo : 0) * src_dense[d];
+    dst_off += (lo > 0 ? lo : 0) * dst_dense[d];
+  }
+  eg_strided_copy((char *)eg_exec_out(ex, n) + (size_t)dst_off * es,
+                  (const char *)eg_exec_arg(ex, n, 0, "self") + (size_t)src_off * es, &p);
   return EG_OK;
 }

@@ -25,6 +25,9 @@ const eg_npu_builder *const eg_npu_builders[] = {
     /* matrix products (src/ops/matmul.c) */
     [EG_OP_mm] = &eg_npu_builder_mm,
     [EG_OP_addmm] = &eg_npu_builder_addmm,
+    [EG_OP_bmm] = &eg_npu_builder_bmm,
+    [EG_OP_mv] = NO_LOWERING,
+    [EG_OP_dot] = NO_LOWERING,
 
     /* shape and copies (src/ops/shape.c) */
     [EG_OP_t] = &eg_npu_builder_t,
@@ -33,8 +36,10 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP__reshape_alias] = &eg_npu_builder__reshape_alias,
     [EG_OP_reshape] = &eg_npu_builder_reshape,
     [EG_OP_permute] = &eg_npu_builder_permute,
+    [EG_OP_transpose_int] = &eg_npu_builder_transpose_int,
     [EG_OP_expand] = &eg_npu_builder_expand,
     [EG_OP_detach] = &eg_npu_builder_detach,
+    [EG_OP_alias] = &eg_npu_builder_alias,
     [EG_OP_lift_fresh_copy] = &eg_npu_builder_lift_fresh_copy,
     [EG_OP_clone] = &eg_npu_builder_clone,
     [EG_OP__to_copy] = &eg_npu_builder__to_copy,
@@ -52,6 +57,7 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_sub_Tensor] = &eg_npu_builder_sub_Tensor,
     [EG_OP_sub_Scalar] = &eg_npu_builder_sub_Scalar,
     [EG_OP_rsub_Scalar] = &eg_npu_builder_rsub_Scalar,
+    [EG_OP_rsub_Tensor] = NO_LOWERING,
     [EG_OP_mul_Tensor] = &eg_npu_builder_mul_Tensor,
     [EG_OP_mul_Scalar] = &eg_npu_builder_mul_Scalar,
     [EG_OP_div_Tensor] = &eg_npu_builder_div_Tensor,
@@ -111,10 +117,12 @@ const eg_npu_builder *const eg_npu_builders[] = {
 
     /* joining, slicing and creation (src/ops/tensor.c) */
     [EG_OP_cat] = &eg_npu_builder_cat,
+    [EG_OP_stack] = &eg_npu_builder_stack,
     [EG_OP_split_Tensor] = NO_LOWERING,
     [EG_OP_split_with_sizes] = NO_LOWERING,
     [EG_OP_slice_Tensor] = NO_LOWERING,
     [EG_OP_slice_backward] = NO_LOWERING,
+    [EG_OP_constant_pad_nd] = NO_LOWERING,
     [EG_OP_select_int] = NO_LOWERING,
     [EG_OP_select_backward] = NO_LOWERING,
     [EG_OP_squeeze_dim] = NO_LOWERING,

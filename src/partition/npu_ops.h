@@ -86,14 +86,17 @@ extern const eg_npu_builder eg_npu_builder_convolution_backward;
 /* matmul.c, shape.c, reduce.c */
 extern const eg_npu_builder eg_npu_builder_mm;
 extern const eg_npu_builder eg_npu_builder_addmm;
+extern const eg_npu_builder eg_npu_builder_bmm;
 extern const eg_npu_builder eg_npu_builder_t;
 extern const eg_npu_builder eg_npu_builder_view;
 extern const eg_npu_builder eg_npu_builder__unsafe_view;
 extern const eg_npu_builder eg_npu_builder__reshape_alias;
 extern const eg_npu_builder eg_npu_builder_reshape;
 extern const eg_npu_builder eg_npu_builder_permute;
+extern const eg_npu_builder eg_npu_builder_transpose_int;
 extern const eg_npu_builder eg_npu_builder_expand;
 extern const eg_npu_builder eg_npu_builder_detach;
+extern const eg_npu_builder eg_npu_builder_alias;
 extern const eg_npu_builder eg_npu_builder_lift_fresh_copy;
 extern const eg_npu_builder eg_npu_builder_clone;
 extern const eg_npu_builder eg_npu_builder__to_copy;
@@ -103,5 +106,6 @@ extern const eg_npu_builder eg_npu_builder_mean_default;
 extern const eg_npu_builder eg_npu_builder_mean_dim;
 extern const eg_npu_builder eg_npu_builder__log_softmax;
 extern const eg_npu_builder eg_npu_builder_cat;
+extern const eg_npu_builder eg_npu_builder_stack;
 
 #endif

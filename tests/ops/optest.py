@@ -16,6 +16,11 @@ static=(names...) freezes arguments (by position name arg0, arg1, ...) as weight
 makes a case that must be rejected by `edgegrad run` with exit status 2 and a one-line message
 containing the given text.
 
+Backward cases: `chain(lambda x, g: vjp([f(x)], [x], [g]))` with x a leaf that requires grad;
+vjp is the autograd engine call behind torch.autograd.grad without its grad_outputs check
+(that check traces aten.is_same_size, whose bool result the graph format cannot hold), and
+chain lets the case also run eagerly under the harness's no_grad.
+
 Runner is the command line and case runner (FAIL lines, the "<family>: N passed, M failed"
 summary, the exit status) of Suite and of the tests/ops/test_npu_*.py files with harnesses of
 their own.
@@ -58,6 +63,20 @@ def allclose_report(got, ref):
         return None
     i = np.unravel_index(int(np.argmax(np.where(bad, err - tol, -np.inf))), b.shape)
     return f"{int(bad.sum())} elements out of tolerance; worst at {i}: {a[i]!r} vs {b[i]!r}"
+
+
+def vjp(outputs, inputs, grads):
+    """torch.autograd.grad(outputs, inputs, grads) without the is_same_size check."""
+    return torch.autograd.Variable._execution_engine.run_backward(
+        tuple(outputs), tuple(grads), False, False, tuple(inputs), True)
+
+
+def chain(f):
+    """A case function that calls vjp and also runs eagerly under optest's no_grad."""
+    def run(*args):
+        with torch.enable_grad():
+            return f(*args)
+    return run
 
 
 def parse_args():

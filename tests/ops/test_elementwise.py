@@ -1,6 +1,6 @@
 """PyTorch comparison tests for the elementwise family (src/ops/elementwise.c): relu, neg,
-threshold_backward, add/sub (Tensor, Scalar, alpha), rsub.Scalar, mul and div (Tensor, Scalar),
-where.self (a bool condition input: edgegrad has no comparison ops to make one).
+threshold_backward, add/sub (Tensor, Scalar, alpha), rsub (Scalar, Tensor), mul and div (Tensor,
+Scalar), where.self (a bool condition input: edgegrad has no comparison ops to make one).
 
 Covers same-shape, scalar, 0-d, per-channel and two-sided broadcasting, dtype promotion (Python
 numbers, 0-d tensors, int/float mixes, true division of integers), sizes large enough for the
@@ -107,6 +107,32 @@ suite.case("sub_Scalar_alpha", lambda x: aten.sub.Scalar(x, 1.5, 2), [rand(3, 4)
 suite.case("rsub", lambda x: 1 - x, [rand(3, 4)])
 suite.case("rsub_alpha", lambda x: torch.rsub(x, 2, alpha=3), [rand(3, 4)])
 suite.case("rsub_float", lambda x: 0.5 - x, [rand(2, 2, 2)])
+
+# ---- rsub.Tensor: other - alpha * self, broadcasting both ways ----
+suite.case("rsub_tensor", lambda x, y: torch.rsub(x, y), [rand(3, 4), rand(3, 4)])
+suite.case("rsub_tensor_alpha", lambda x, y: torch.rsub(x, y, alpha=2.5), [rand(3, 4), rand(4)])
+suite.case("rsub_tensor_bcast_both", lambda x, y: torch.rsub(x, y, alpha=-1),
+           [rand(3, 1), rand(1, 5)])
+suite.case("rsub_tensor_0d_other", lambda x, y: torch.rsub(x, y), [rand(2, 3), torch.tensor(1.5)])
+suite.case("rsub_tensor_int64", lambda x, y: torch.rsub(x, y, alpha=3), [ints(3, 4), ints(4)])
+suite.case("rsub_tensor_int_float", lambda x, y: torch.rsub(x, y), [ints(3, 4), rand(3, 4)])
+suite.case("rsub_tensor_f64", lambda x, y: torch.rsub(x, y, alpha=0.5),
+           [rand(5, dtype=torch.float64), rand(5, dtype=torch.float64)])
+suite.case("rsub_tensor_empty", lambda x, y: torch.rsub(x, y), [rand(0, 3), rand(3)])
+suite.case("rsub_tensor_big", lambda x, y: torch.rsub(x, y, alpha=2),
+           [rand(64, 64, 32), rand(64, 1, 32)])
+suite.case("grad_rsub_tensor",
+           optest.chain(lambda x, y, g: optest.vjp([torch.rsub(x, y, alpha=2)], [x, y], [g])),
+           [rand(2, 3).requires_grad_(True), rand(3).requires_grad_(True), rand(2, 3)])
+suite.case("err_rsub_tensor_bool", lambda x, y: torch.rsub(x, y), [rand(3), rand(3)],
+           expect_error="subtraction is not defined on bool",
+           edit=lambda g: set_input(g, 1, dtype="bool"))
+suite.case("err_rsub_tensor_shapes", lambda x, y: torch.rsub(x, y), [rand(3), rand(3)],
+           expect_error="operand shapes [4] and [3]: they do not broadcast",
+           edit=lambda g: set_input(g, 1, shape=[4]))
+suite.case("err_rsub_tensor_float_alpha_int", lambda x, y: torch.rsub(x, y, alpha=2),
+           [ints(3), ints(3)], expect_error="alpha (2.5) is a float",
+           edit=lambda g: node(g, "aten.rsub.Tensor")["kwargs"].update(alpha={"float": 2.5}))
 
 # ---- mul / div -------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import optest  # noqa: E402
-from optest import allclose_report, export_function  # noqa: E402
+from optest import allclose_report, chain, export_function, vjp  # noqa: E402
 
 NPU_SOCS = ("SM8450", "SM8650", "SM8850")
 V68_SOC = "SM8350"
@@ -38,15 +38,17 @@ class NpuSuite:
     """Cases: fn(*args) exported with export_function. `cpu` maps a traced target (e.g.
     "aten.expand.default") to a substring its nodes' CPU reason must contain on the NPU SoCs;
     every other node (but getitem, which follows its producer) must be on the NPU there.
-    `partitions`: the expected partition count on the NPU SoCs (None: not checked)."""
+    `partitions`: the expected partition count on the NPU SoCs (None: not checked). `edit`,
+    when given, edits the exported graph dict before it runs (for ops make_fx never traces,
+    e.g. aten.alias)."""
 
     def __init__(self, family):
         self.family = family
         self.cases = []
 
-    def case(self, name, fn, args, static=(), cpu=None, partitions=None):
+    def case(self, name, fn, args, static=(), cpu=None, partitions=None, edit=None):
         self.cases.append(dict(name=name, fn=fn, args=args, static=tuple(static), cpu=cpu or {},
-                               partitions=partitions))
+                               partitions=partitions, edit=edit))
 
     # ---- one case ----
 
@@ -87,6 +89,12 @@ class NpuSuite:
         names = [f"arg{i}" for i in range(len(args))]
         model = os.path.join(d, "model")
         export_function(c["fn"], args, model, arg_names=names, static_args=c["static"])
+        if c.get("edit"):
+            with open(model + ".json") as f:
+                graph = json.load(f)
+            c["edit"](graph)
+            with open(model + ".json", "w") as f:
+                json.dump(graph, f)
         inputs = []
         for nm, a in zip(names, args):
             if nm in c["static"]:
@@ -95,7 +103,8 @@ class NpuSuite:
             np.save(f, a.detach().numpy())
             inputs += ["--input", f"{nm}={f}"]
         with torch.no_grad():
-            ref = c["fn"](*[a.clone() for a in args])
+            # fresh leaves: a backward case (optest.chain) differentiates with respect to them
+            ref = c["fn"](*[a.detach().clone().requires_grad_(a.requires_grad) for a in args])
         refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
         for soc in SOCS:
             out = os.path.join(d, soc)
@@ -248,12 +257,31 @@ def build():
     s.case("permute_3d", lambda x: torch.relu(x).permute(2, 0, 1), [r(2, 3, 4)])
     s.case("permute_unit_dims", lambda x: torch.relu(x).permute(0, 2, 3, 1), [r(2, 1, 1, 6)])
 
+    # transpose.int, and ShuffleNetV2's channel shuffle (view -> transpose -> clone -> view)
+    def shuffle(x, groups=2):
+        n, c, h, w = x.shape
+        return x.view(n, groups, c // groups, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+
+    s.case("transpose_2d", lambda x: torch.relu(x).transpose(0, 1), [r(3, 5)])
+    s.case("transpose_3d_neg", lambda x: torch.relu(x.transpose(-1, 0)), [r(2, 3, 4)])
+    s.case("transpose_4d", lambda x: torch.relu(torch.relu(x).transpose(1, 3)), [r(2, 4, 3, 5)])
+    s.case("transpose_same", lambda x: torch.relu(x).transpose(1, 1), [r(2, 3)])
+    s.case("channel_shuffle", lambda x: torch.relu(shuffle(torch.relu(x))), [r(2, 6, 4, 4)],
+           partitions=1)
+    s.case("channel_shuffle_g3", lambda x: shuffle(x, 3) * 2.0, [r(1, 9, 3, 5)])
+    s.case("channel_shuffle_grad",
+           chain(lambda x, g: vjp([torch.relu(shuffle(x))], [x], [g])),
+           [r(2, 8, 3, 3).requires_grad_(True), r(2, 8, 3, 3)])
+
     # copies
     s.case("detach_output", lambda x: torch.relu(x).detach(), [r(3, 4)])
     s.case("clone_input", lambda x: torch.relu(x.clone()), [r(2, 4, 3, 5)])
     s.case("clone_between", lambda x: torch.relu(torch.relu(x).clone()), [r(2, 4, 3, 5)],
            partitions=1)
     s.case("clone_only", lambda x: x.clone(), [r(2, 4, 3, 5)])
+    s.case("alias", lambda x: torch.relu(torch.relu(x).detach()), [r(3, 4)], partitions=1,
+           edit=lambda g: next(n for n in g["nodes"] if n["target"] == "aten.detach.default")
+           .update(target="aten.alias.default"))
     s.case("detach_two_uses", lambda x: (torch.relu(x).detach(), torch.relu(x).detach().t()),
            [r(3, 4)])
     s.case("to_copy_float64", lambda x: torch.relu(x).to(torch.float64), [r(3, 4)],
@@ -280,6 +308,31 @@ def build():
     s.case("cat_same_twice", lambda a: torch.cat([a, a], 1), [r(2, 3, 2, 2)])
     s.case("cat_static", lambda a, w: torch.cat([a, w], 1), [r(2, 3, 2, 2), r(2, 1, 2, 2)],
            static=("arg1",))
+
+    # stack: Reshape each input + Concat
+    s.case("stack_dim0", lambda a, b: torch.stack([torch.relu(a), b]), [r(2, 3), r(2, 3)])
+    s.case("stack_last", lambda a, b, c: torch.relu(torch.stack([a, b, c], -1)),
+           [r(2, 3, 4), r(2, 3, 4), r(2, 3, 4)])
+    s.case("stack_4d_inputs", lambda a, b: torch.stack([torch.relu(a), torch.relu(b)], 1),
+           [r(2, 3, 4, 5), r(2, 3, 4, 5)])
+    s.case("stack_to_4d", lambda a, b: torch.relu(torch.stack([a, b], 2)) * 1.0,
+           [r(2, 3, 5), r(2, 3, 5)])
+    s.case("stack_empty", lambda a, b: torch.stack([a, b]), [r(0, 3), r(0, 3)],
+           cpu={"aten.stack.default": "empty tensor"})
+
+    # bmm -> MatMul with batch dims; mv, dot and constant_pad_nd have no NPU lowering
+    s.case("bmm", lambda a, b: torch.relu(torch.bmm(a, b)), [r(3, 4, 5), r(3, 5, 2)],
+           partitions=1)
+    s.case("bmm_grad", chain(lambda a, b, g: vjp([torch.bmm(a, b)], [a, b], [g])),
+           [r(2, 3, 4).requires_grad_(True), r(2, 4, 5).requires_grad_(True), r(2, 3, 5)])
+    s.case("bmm_empty", lambda a, b: torch.bmm(a, b), [r(2, 3, 0), r(2, 0, 4)],
+           cpu={"aten.bmm.default": "empty"})
+    s.case("mv", lambda a, v: torch.mv(torch.relu(a), v), [r(3, 4), r(4)],
+           cpu={"aten.mv.default": "no NPU lowering for aten.mv"})
+    s.case("dot", lambda a, b: torch.dot(torch.relu(a), b), [r(5), r(5)],
+           cpu={"aten.dot.default": "no NPU lowering for aten.dot"})
+    s.case("constant_pad", lambda x: F.pad(torch.relu(x), (1, 1, 2, 0)), [r(2, 3, 4, 4)],
+           cpu={"aten.constant_pad_nd.default": "no NPU lowering for aten.constant_pad_nd"})
     return s
 
 

@@ -1,9 +1,14 @@
 """PyTorch comparison tests for the shape family (src/ops/shape.c): t, view, _unsafe_view,
-_reshape_alias, reshape, permute, expand, detach, clone, _to_copy, ones_like, zeros_like, full.
+_reshape_alias, reshape, permute, transpose.int, expand, detach, alias, clone, _to_copy,
+ones_like, zeros_like, full.
 
 aten.reshape.default never appears in a make_fx trace (it decomposes into _reshape_alias or
-clone + _unsafe_view), so its cases rename a traced view. Graphs the checks must reject are made
-by editing an exported graph, since PyTorch will not trace them.
+clone + _unsafe_view), so its cases rename a traced view; torch 2.x traces x.reshape as a view
+where torch 1.13 writes _reshape_alias, so the _reshape_alias cases that need the node build
+it from whichever of the two was traced (as_reshape_alias); aten.alias is never traced either
+(make_fx drops it), so its cases rename a traced detach. Graphs the checks must reject are made
+by editing an exported graph, since PyTorch will not trace them. Backward cases use
+optest.vjp / optest.chain.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_shape.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-shape
@@ -67,6 +72,44 @@ suite.case("permute_f64", lambda x: x.permute(1, 0), [rand(3, 4, dtype=torch.flo
 suite.case("permute_0d", lambda x: x.permute([]), [torch.tensor(2.0)])
 suite.case("permute_empty", lambda x: x.permute(1, 0), [rand(0, 4)])
 
+# ---- transpose.int, and ShuffleNetV2's channel shuffle built on it ------------------------
+
+vjp, chain = optest.vjp, optest.chain
+
+
+def leaf(*shape):
+    return torch.randn(*shape).requires_grad_(True)
+
+
+def shuffle(x, groups=2):
+    """ShuffleNetV2's channel_shuffle: view -> transpose(1, 2) -> contiguous -> view."""
+    n, c, h, w = x.shape
+    return x.view(n, groups, c // groups, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+
+
+suite.case("transpose_2d", lambda x: x.transpose(0, 1), [rand(3, 5)])
+suite.case("transpose_negative", lambda x: x.transpose(-1, 1), [rand(2, 3, 4, 5)])
+suite.case("transpose_same_dim", lambda x: x.transpose(2, -2), [rand(2, 3, 4)])
+suite.case("transpose_0d", lambda x: aten.transpose.int(x, 0, -1), [torch.tensor(2.0)])
+suite.case("transpose_1d", lambda x: x.transpose(0, -1), [rand(6)])
+suite.case("transpose_empty", lambda x: x.transpose(0, 2), [rand(0, 3, 2)])
+suite.case("transpose_int64", lambda x: x.transpose(0, 1), [torch.arange(12).view(3, 4)])
+suite.case("transpose_bool", lambda x: x.transpose(1, 0), [torch.rand(3, 4) > 0.5])
+suite.case("transpose_big", lambda x: x.transpose(1, 2).contiguous(), [rand(8, 64, 56, 56)])
+suite.case("channel_shuffle", lambda x: shuffle(x), [rand(2, 6, 4, 4)])
+suite.case("channel_shuffle_g4", lambda x: shuffle(x, 4), [rand(1, 16, 3, 5)])
+suite.case("channel_shuffle_contiguous_kw",
+           lambda x: aten.clone(x.view(2, 2, 3, 4).transpose(1, 2),
+                                memory_format=torch.contiguous_format).view(2, 6, 4),
+           [rand(2, 6, 4)])
+suite.case("grad_transpose", chain(lambda x, g: vjp([x.transpose(0, 2)], [x], [g])),
+           [leaf(2, 3, 4), torch.randn(4, 3, 2)])
+suite.case("grad_channel_shuffle", chain(lambda x, g: vjp([shuffle(x)], [x], [g])),
+           [leaf(2, 6, 4, 4), torch.randn(2, 6, 4, 4)])
+suite.case("grad_channel_shuffle_relu",
+           chain(lambda x, g: vjp([torch.relu(shuffle(x * 2.0))], [x], [g])),
+           [leaf(2, 8, 3, 3), torch.randn(2, 8, 3, 3)])
+
 # ---- view family ----------------------------------------------------------------------------
 
 suite.case("view_flat", lambda x: x.view(-1), [rand(2, 3, 4)])
@@ -80,6 +123,28 @@ suite.case("reshape_alias", lambda x: x.reshape(3, 2), [rand(2, 3)])
 suite.case("reshape_alias_ones", lambda x: x.reshape(1, 6, 1), [rand(2, 3)])
 suite.case("reshape_of_permute", lambda x: x.permute(1, 0).reshape(-1), [rand(2, 3)])
 suite.case("flatten", lambda x: x.flatten(1), [rand(2, 3, 4, 5)])
+
+
+def as_reshape_alias(size, stride):
+    """An edit making x.reshape's node (_reshape_alias under torch 1.13, view under 2.x) the
+    aten._reshape_alias(self, size, stride) node the case needs."""
+    def edit(g):
+        n = next(n for n in g["nodes"]
+                 if n["target"] in ("aten._reshape_alias.default", "aten.view.default"))
+        n["target"] = "aten._reshape_alias.default"
+        n["args"] = [n["args"][0], size, stride]
+    return edit
+
+
+# empty tensors: their strides are arbitrary (ATen writes [1, 1] for [3, 0])
+E("reshape_alias_empty_stride", lambda x: x.reshape(3, 0), [rand(0, 3)],
+  as_reshape_alias([3, 0], [1, 1]))
+E("reshape_alias_empty_3d", lambda x: x.reshape(2, 0, 3), [rand(0, 6)],
+  as_reshape_alias([2, 0, 3], [3, 3, 1]))
+E("reshape_alias_built", lambda x: x.reshape(3, 2), [rand(2, 3)], as_reshape_alias([3, 2], [2, 1]))
+suite.case("grad_matmul_empty", chain(lambda x, y, g: vjp([x @ y], [x, y], [g])),
+           [leaf(2, 0, 3), leaf(3, 4), torch.randn(2, 0, 4)])
+suite.case("view_empty_to_empty", lambda x: x.view(0, 2, 3), [rand(3, 0, 2)])
 
 
 def to_reshape(g):
@@ -110,6 +175,20 @@ E("expand_implicit_kw", lambda x: x.expand(2, 3), [rand(1, 3)],
 
 suite.case("detach", lambda x: x.detach(), [rand(3, 4)])
 suite.case("detach_int64", lambda x: x.detach(), [torch.arange(7)])
+suite.case("detach_empty", lambda x: x.detach(), [rand(0, 3)])
+
+
+def to_alias(g):
+    node(g, "aten.detach.default")["target"] = "aten.alias.default"
+
+
+E("alias", lambda x: x.detach(), [rand(3, 4)], to_alias)
+E("alias_0d", lambda x: x.detach(), [torch.tensor(1.5)], to_alias)
+E("alias_int64", lambda x: x.detach(), [torch.arange(5)], to_alias)
+E("alias_empty", lambda x: x.detach(), [rand(2, 0)], to_alias)
+E("err_alias_extra_arg", lambda x: x.detach(), [rand(3)],
+  lambda g: (to_alias(g), node(g, "aten.alias.default")["args"].append(1)),
+  "2 positional arguments: aten.alias.default takes at most 1")
 suite.case("view_bool", lambda x: x.view(2, 2), [torch.rand(4) > 0.5])
 suite.case("clone", lambda x: x.clone(), [rand(3, 4)])
 suite.case("clone_contiguous", lambda x: x.t().contiguous(), [rand(3, 4)])
@@ -189,11 +268,19 @@ E("err_view_out_shape", lambda x: x.view(6), [rand(2, 3)],
 E("err_view_huge", lambda x: x.view(6), [rand(2, 3)],
   edit_args("aten.view.default", 1, [2 ** 40, 2 ** 40]), "over 2^40")
 E("err_reshape_alias_stride", lambda x: x.reshape(3, 2), [rand(2, 3)],
-  edit_args("aten._reshape_alias.default", 2, [1, 3]), "plain reshape")
+  as_reshape_alias([3, 2], [1, 3]), "plain reshape")
 E("err_reshape_alias_count", lambda x: x.reshape(3, 2), [rand(2, 3)],
-  edit_args("aten._reshape_alias.default", 1, [3, 3]), "does not match")
+  as_reshape_alias([3, 3], [3, 1]), "does not match")
 E("err_reshape_alias_stride_len", lambda x: x.reshape(3, 2), [rand(2, 3)],
-  edit_args("aten._reshape_alias.default", 2, [1]), "one per dim")
+  as_reshape_alias([3, 2], [1]), "one per dim")
+E("err_reshape_alias_empty_count", lambda x: x.reshape(3, 0), [rand(0, 3)],
+  as_reshape_alias([3, 1], [1, 1]), "does not match")
+E("err_transpose_range", lambda x: x.transpose(0, 1), [rand(2, 3)],
+  edit_args("aten.transpose.int", 2, 2), "dim1 is 2: out of range [-2, 1] for rank 2")
+E("err_transpose_range_0d", lambda x: aten.transpose.int(x, 0, 0), [torch.tensor(1.0)],
+  edit_args("aten.transpose.int", 1, 1), "dim0 is 1: out of range [-1, 0] for rank 0")
+E("err_transpose_out_shape", lambda x: x.transpose(0, 1), [rand(2, 3)],
+  edit_out("aten.transpose.int", shape=[2, 3]), "contradicts")
 E("err_permute_repeat", lambda x: x.permute(1, 0), [rand(2, 3)],
   edit_args("aten.permute.default", 1, [1, -1]), "dim 1 repeats")
 E("err_permute_range", lambda x: x.permute(1, 0), [rand(2, 3)],

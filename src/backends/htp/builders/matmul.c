@@ -1,6 +1,7 @@
 /* matmul.c — NPU builders for matrix products.
  *
  *   aten.mm(a [n,k], b [k,m])          -> MatMul(a, b)
+ *   aten.bmm(a [b,n,k], b [b,k,m])     -> MatMul(a, b) (QNN MatMul's batch dims)
  *   aten.addmm(self, a, b, beta, alpha)
  *       beta 1, alpha 1, self [m]      -> MatMul(a, b, bias = self)
  *       otherwise                      -> MatMul(a, b)
@@ -8,8 +9,8 @@
  *                                         [+ ElementWiseMultiply(self, STATIC rank-0 beta)]
  *                                         + ElementWiseAdd(product, scaled self) (broadcast);
  *                                         beta 0: no Add, self is not read, as in ATen
- * Constraints: float32, no empty matrices (QNN dims are >= 1). Operands are rank 2, so the
- * layout rule keeps ATen's order and no Transpose is needed.
+ * Constraints: float32, no empty matrices (QNN dims are >= 1). Operands are rank 2 (bmm: 3), so
+ * the layout rule keeps ATen's order and no Transpose is needed.
  *
  * Why not FullyConnected: it computes x W^T + b with W [out, in], which is what nn.Linear's
  * addmm(b, x, t(W)) means — but make_fx traces the t as a node of its own (lowered to a
@@ -129,6 +130,7 @@ static eg_status addmm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
 }
 
 const eg_npu_builder eg_npu_builder_mm = {"aten.mm -> MatMul", 0, mm_supports, mm_lower};
+const eg_npu_builder eg_npu_builder_bmm = {"aten.bmm -> MatMul", 0, mm_supports, mm_lower};
 const eg_npu_builder eg_npu_builder_addmm = {
     "aten.addmm -> MatMul (+ bias) [+ ElementWiseMultiply] [+ ElementWiseAdd]", 0,
     addmm_supports, addmm_lower};

@@ -6,14 +6,17 @@
  *       leading dims are 1): a view as above; a real broadcast is declined
  *   aten.t(x)                         -> Transpose perm [1,0] (rank < 2: a copy)
  *   aten.permute(x, dims)             -> Transpose (ATen's perm composed with the layouts)
+ *   aten.transpose.int(x, d0, d1)     -> Transpose, as permute with d0 and d1 swapped
  *   aten.clone(x, memory_format=...)  -> Transpose perm [0,2,3,1] (traced -> NHWC) or
  *                                        [0,3,1,2] (NHWC -> traced) when x and the result are
  *                                        held in different axis orders: the conversions pass
  *                                        layout_nhwc inserts; else as the copies below
- *   aten.detach / clone / lift_fresh_copy / _to_copy (same dtype)
+ *   aten.detach / alias / clone / lift_fresh_copy / _to_copy (same dtype)
  *                                     -> no op: the result names x's tensor (eg_htp_alias);
  *                                        a same-dims Reshape when it leaves the partition
  *   aten.cat(tensors, dim)            -> Concat(axis = eg_htp_axis(result, dim))
+ *   aten.stack(tensors, dim)          -> Reshape of each input to the result's rank (a 1 at
+ *                                        dim) + Concat(axis dim); traced order only
  *
  * Layout (eg_value.axes, set by pass layout_nhwc; lower.h): ATen's views are defined on the
  * traced (NCHW) element order, so a view takes a rank-4 x and gives a rank-4 result in traced
@@ -27,7 +30,7 @@
  * Constraints: float32 tensors (the executor's dtype) or int64 ones, held as INT_32 (pass
  * i64_to_i32; these ops only move elements, builders/common.c), one dtype per node (no
  * conversions), no empty tensors (QNN dims are >= 1),
- * cat: inputs of one rank, at most 64 of them (QNN Concat's limit here). */
+ * cat, stack: inputs of one rank, at most 64 of them (QNN Concat's limit here). */
 #include <stdio.h>
 #include <string.h>
 
@@ -155,6 +158,17 @@ static eg_status permute_lower(eg_htp_lower *L, const eg_graph *g, const eg_node
   return lower_permute(L, n, perm);
 }
 
+static eg_status transpose_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int rank = g->values[eg_htp_arg(n, 0, "self")].rank;
+  int64_t d0, d1;
+  EG_TRY(eg_arg_int(n, 1, "dim0", &d0));
+  EG_TRY(eg_arg_int(n, 2, "dim1", &d1));
+  const int w0 = eg_wrap_dim(d0, rank), w1 = eg_wrap_dim(d1, rank);
+  int perm[EG_MAX_RANK];
+  for (int d = 0; d < rank; d++) perm[d] = d == w0 ? w1 : d == w1 ? w0 : d;
+  return lower_permute(L, n, perm);
+}
+
 /* ---- detach, clone, lift_fresh_copy, _to_copy ---- */
 
 /* A copy: an alias of x's tensor, or the Transpose between the two axis orders when x and the
@@ -188,9 +202,11 @@ static bool to_copy_supports(const eg_graph *g, const eg_node *n, const eg_targe
 
 /* ---- cat ---- */
 
-static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
-                         size_t size) {
-  (void)t;
+/* The tensors list of cat (inputs of the result's rank) and stack (`lost` = 1: one rank
+ * less): QNN Concat's input count, one dtype, one rank; stack also takes no quantized input
+ * (its Reshape temporaries are plain tensors). */
+static bool joined_supports(const eg_graph *g, const eg_node *n, int lost, char *reason,
+                            size_t size) {
   const eg_arg *list = eg_node_arg(n, 0, "tensors");
   if (!list || list->kind != EG_ARG_LIST || list->list.n < 1) {
     snprintf(reason, size, "argument tensors is not a list of tensors");
@@ -200,7 +216,7 @@ static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t
     snprintf(reason, size, "%d inputs: the NPU Concat takes at most 64", (int)list->list.n);
     return false;
   }
-  const int rank = g->values[n->output].rank;
+  const int rank = g->values[n->output].rank - lost;
   for (int32_t i = 0; i < list->list.n; i++) {
     const eg_arg *a = &list->list.items[i];
     if (a->kind != EG_ARG_VALUE || g->values[a->value].kind != EG_VALUE_TENSOR) {
@@ -216,11 +232,28 @@ static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t
     }
     if (g->values[a->value].rank != rank) {
       snprintf(reason, size, "tensors[%d] has rank %d, the result %d: the NPU Concat joins "
-               "tensors of one rank", (int)i, g->values[a->value].rank, rank);
+               "tensors of one rank", (int)i, g->values[a->value].rank, rank + lost);
+      return false;
+    }
+    if (lost && eg_htp_held_quantized(g, a->value)) {
+      snprintf(reason, size, "tensors[%d] is quantized: the NPU stack lowering reshapes float "
+               "tensors only", (int)i);
       return false;
     }
   }
   return eg_htp_move_tensor_ok(g, n->output, reason, size);
+}
+
+static bool cat_supports(const eg_graph *g, const eg_node *n, const eg_target *t, char *reason,
+                         size_t size) {
+  (void)t;
+  return joined_supports(g, n, 0, reason, size);
+}
+
+static bool stack_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                           char *reason, size_t size) {
+  (void)t;
+  return joined_supports(g, n, 1, reason, size);
 }
 
 static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -239,6 +272,34 @@ static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n)
   return eg_htp_op(L, EG_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
 }
 
+/* stack: every input (traced order, as the result) reshaped to the result's dims with 1 at
+ * dim, then one Concat along dim. */
+static eg_status stack_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const eg_arg *list = eg_node_arg(n, 0, "tensors");
+  const eg_value *y = &g->values[n->output];
+  int64_t dim = 0;
+  EG_TRY(eg_arg_opt_int(n, 1, "dim", &dim));
+  const int d = eg_wrap_dim(dim, y->rank);
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_TRACED, "result"));
+  uint32_t dims[EG_MAX_RANK];
+  eg_htp_dims(y, dims);
+  dims[d] = 1;
+  int32_t in[64], out;
+  for (int32_t i = 0; i < list->list.n; i++) {
+    const int32_t x = list->list.items[i].value;
+    int32_t t;
+    char what[32];
+    snprintf(what, sizeof what, "in%d", (int)i);
+    EG_TRY(eg_htp_want_axes(L, x, EG_AXES_TRACED, "input"));
+    EG_TRY(eg_htp_input(L, x, &t));
+    EG_TRY(eg_htp_temp(L, what, eg_htp_value_dtype(&g->values[x]), y->rank, dims, &in[i]));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &t, 1, &in[i], 1, NULL, 0));
+  }
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  eg_qnn_param p = eg_qnn_param_u32("axis", (uint32_t)d);
+  return eg_htp_op(L, EG_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
+}
+
 /* ---- the builders ---- */
 
 #define VIEW_BUILDER(id, mapping)                                                              \
@@ -251,6 +312,7 @@ VIEW_BUILDER(_unsafe_view, "aten._unsafe_view -> [Transpose] + Reshape + [Transp
 VIEW_BUILDER(reshape, "aten.reshape -> [Transpose] + Reshape + [Transpose]")
 VIEW_BUILDER(_reshape_alias, "aten._reshape_alias -> [Transpose] + Reshape + [Transpose]")
 COPY_BUILDER(detach, "aten.detach -> (alias)")
+COPY_BUILDER(alias, "aten.alias -> (alias)")
 COPY_BUILDER(clone, "aten.clone -> (alias), or Transpose between axis orders")
 COPY_BUILDER(lift_fresh_copy, "aten.lift_fresh_copy -> (alias)")
 
@@ -261,4 +323,8 @@ const eg_npu_builder eg_npu_builder__to_copy = {"aten._to_copy (same dtype) -> (
 const eg_npu_builder eg_npu_builder_t = {"aten.t -> Transpose", 0, view_supports, t_lower};
 const eg_npu_builder eg_npu_builder_permute = {"aten.permute -> Transpose", 0, view_supports,
                                                permute_lower};
+const eg_npu_builder eg_npu_builder_transpose_int = {"aten.transpose.int -> Transpose", 0,
+                                                     view_supports, transpose_lower};
 const eg_npu_builder eg_npu_builder_cat = {"aten.cat -> Concat", 0, cat_supports, cat_lower};
+const eg_npu_builder eg_npu_builder_stack = {"aten.stack -> Reshape + Concat", 0, stack_supports,
+                                             stack_lower};
