@@ -1,5 +1,5 @@
-/* norm.c — batch and group normalisation, fp32, on the portable CPU kernels
- * (src/kernels/batch_norm_nchw_f32.h, src/kernels/group_norm_nchw_f32.h).
+/* norm.c — batch, group and layer normalisation, fp32, on the portable CPU kernels
+ * (src/kernels/batch_norm_nchw_f32.h, group_norm_nchw_f32.h, layer_norm_f32.h).
  *
  *   native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum,
  *                     eps) -> (out, save_mean, save_invstd)
@@ -8,6 +8,9 @@
  *                     -> (grad_input | None, grad_weight | None, grad_bias | None)
  *   native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd)
  *   native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group,
+ *                     output_mask[3]) -> (grad_input | None, grad_weight | None, grad_bias | None)
+ *   native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd)
+ *   native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?,
  *                     output_mask[3]) -> (grad_input | None, grad_weight | None, grad_bias | None)
  *
  * Rules (ATen 1.13's, made strict where ATen reads out of bounds or crashes instead of checking):
@@ -19,7 +22,10 @@
  * shape. Group norm sees its input as [N, C, HxW]: only the element count must agree; weight and
  * bias are [C]; C divisible by group; mean/rstd [N, group] (the backward accepts any shape of
  * N*group elements, as ATen does). grad_weight/grad_bias of group norm need weight (ATen takes
- * their shape from it and fails without it).
+ * their shape from it and fails without it). Layer norm: normalized_shape (k >= 1 dims) is the
+ * input's last k dims; weight and bias are shaped like it; mean/rstd are the input's shape with
+ * those k dims set to 1 (the backward accepts any shape with one element per normalised row);
+ * grad_weight needs weight and grad_bias needs bias (ATen allocates each like its parameter).
  *
  * These ops are pure: native_batch_norm in training does NOT update running_mean/running_var
  * (ATen 1.13 does, in place, and its schema declares no write, so make_fx and functionalize do
@@ -30,6 +36,7 @@
 
 #include "kernels/batch_norm_nchw_f32.h"
 #include "kernels/group_norm_nchw_f32.h"
+#include "kernels/layer_norm_f32.h"
 #include "ops/op.h"
 
 typedef struct eg_bn_attrs {
@@ -74,6 +81,17 @@ static eg_status out_norm_tuple(eg_graph *g, eg_node *n, const eg_value *x, cons
 
 /* A forward's mask: all three outputs present. */
 static const bool all_outputs[3] = {true, true, true};
+
+/* grad_out of a backward: float32, shaped exactly like the input. */
+static eg_status grad_like_input(const eg_node *n, const eg_value *gy, const eg_value *x) {
+  EG_TRY(need_f32(n, "grad_out", gy));
+  if (gy->rank == x->rank && memcmp(gy->shape, x->shape, sizeof(int64_t) * x->rank) == 0)
+    return EG_OK;
+  char a[96], b[96];
+  return eg_node_error(n, EG_ERR_INVALID, "grad_out shape %s differs from input shape %s: they "
+                       "must be equal", eg_fmt_ints(a, sizeof a, gy->shape, gy->rank),
+                       eg_fmt_ints(b, sizeof b, x->shape, x->rank));
+}
 
 /* Fills p->n, c, hw from a batch-norm input [N, C, *]. */
 static eg_status bn_geometry(const eg_node *n, const eg_value *x, eg_batch_norm_params *p) {
@@ -175,13 +193,7 @@ eg_status eg_check_native_batch_norm_backward(eg_graph *g, eg_node *n) {
   EG_TRY(eg_arg_scalar(n, 8, "eps", &p->eps));
   EG_TRY(eg_arg_bool_list(n, 9, "output_mask", at->mask, 3));
   EG_TRY(bn_geometry(n, x, p));
-  EG_TRY(need_f32(n, "grad_out", gy));
-  if (gy->rank != x->rank || memcmp(gy->shape, x->shape, sizeof(int64_t) * x->rank) != 0) {
-    char a[96], b[96];
-    return eg_node_error(n, EG_ERR_INVALID, "grad_out shape %s differs from input shape %s: "
-                         "they must be equal", eg_fmt_ints(a, sizeof a, gy->shape, gy->rank),
-                         eg_fmt_ints(b, sizeof b, x->shape, x->rank));
-  }
+  EG_TRY(grad_like_input(n, gy, x));
   EG_TRY(opt_channel_vec(n, "weight", w, p->c));
   EG_TRY(opt_channel_vec(n, "running_mean", rm, p->c));
   EG_TRY(opt_channel_vec(n, "running_var", rv, p->c));
@@ -359,5 +371,154 @@ eg_status eg_run_native_group_norm_backward(const eg_exec *ex, const eg_node *n)
       .gb = at->mask[2] ? eg_exec_elem(ex, n, 2) : NULL,
   };
   eg_group_norm_backward_nchw_f32(&at->p, &io, ex->scratch);
+  return EG_OK;
+}
+
+/* ---- layer norm: shared argument rules ---- */
+
+typedef struct eg_ln_attrs {
+  eg_layer_norm_params p;
+  bool mask[3]; /* backward only */
+  int axis;     /* the first normalised dim */
+} eg_ln_attrs;
+EG_ATTRS_FIT(eg_ln_attrs);
+
+/* Reads normalized_shape (position pos) and checks it against the input's last dims; fills
+ * at->axis and the [rows, cols] view. */
+static eg_status ln_geometry(const eg_node *n, const eg_value *x, int pos, eg_ln_attrs *at) {
+  int64_t ns[EG_MAX_RANK];
+  int k;
+  EG_TRY(need_f32(n, "input", x));
+  EG_TRY(eg_arg_int_list(n, pos, "normalized_shape", ns, 1, EG_MAX_RANK, &k));
+  char a[96], b[96];
+  at->axis = x->rank - k;
+  if (at->axis < 0 || memcmp(ns, x->shape + at->axis, sizeof(int64_t) * (size_t)k) != 0)
+    return eg_node_error(n, EG_ERR_INVALID, "normalized_shape %s with input %s: it must be the "
+                         "input's last dims", eg_fmt_ints(a, sizeof a, ns, k),
+                         eg_fmt_ints(b, sizeof b, x->shape, x->rank));
+  at->p.rows = at->p.cols = 1;
+  for (int i = 0; i < x->rank; i++) {
+    if (i < at->axis) at->p.rows *= x->shape[i];
+    else at->p.cols *= x->shape[i];
+  }
+  return EG_OK;
+}
+
+/* weight or bias of a layer norm: absent, or float32 shaped like normalized_shape. */
+static eg_status ln_param(const eg_node *n, const char *what, const eg_value *v,
+                          const eg_value *x, int axis) {
+  if (!v) return EG_OK;
+  EG_TRY(need_f32(n, what, v));
+  const int k = x->rank - axis;
+  if (v->rank != k || memcmp(v->shape, x->shape + axis, sizeof(int64_t) * (size_t)k) != 0) {
+    char a[96], b[96];
+    return eg_node_error(n, EG_ERR_INVALID, "%s shape %s: expected normalized_shape %s", what,
+                         eg_fmt_ints(a, sizeof a, v->shape, v->rank),
+                         eg_fmt_ints(b, sizeof b, x->shape + axis, k));
+  }
+  return EG_OK;
+}
+
+/* ATen's shape of mean and rstd: the input's leading dims, then a 1 per normalised dim. */
+static void ln_stat_shape(const eg_value *x, int axis, int64_t *stat) {
+  for (int i = 0; i < x->rank; i++) stat[i] = i < axis ? x->shape[i] : 1;
+}
+
+/* ---- native_layer_norm ---- */
+
+static const char *const ln_kw[] = {"input", "normalized_shape", "weight", "bias", "eps", NULL};
+
+eg_status eg_check_native_layer_norm(eg_graph *g, eg_node *n) {
+  const eg_value *x, *w, *b;
+  eg_ln_attrs *at = EG_ATTRS(n, eg_ln_attrs);
+  memset(at, 0, sizeof *at);
+  EG_TRY(eg_node_check_arity(n, 5, 5, ln_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "input", &x));
+  EG_TRY(eg_arg_opt_tensor(g, n, 2, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 3, "bias", &b));
+  EG_TRY(eg_arg_scalar(n, 4, "eps", &at->p.eps));
+  EG_TRY(ln_geometry(n, x, 1, at));
+  EG_TRY(ln_param(n, "weight", w, x, at->axis));
+  EG_TRY(ln_param(n, "bias", b, x, at->axis));
+  int64_t stat[EG_MAX_RANK];
+  ln_stat_shape(x, at->axis, stat);
+  return out_norm_tuple(g, n, x, all_outputs, x->rank, stat);
+}
+
+eg_status eg_run_native_layer_norm(const eg_exec *ex, const eg_node *n) {
+  eg_layer_norm_io io = {
+      .x = eg_exec_arg(ex, n, 0, "input"),
+      .weight = eg_exec_arg(ex, n, 2, "weight"),
+      .bias = eg_exec_arg(ex, n, 3, "bias"),
+      .y = eg_exec_elem(ex, n, 0),
+      .mean = eg_exec_elem(ex, n, 1),
+      .rstd = eg_exec_elem(ex, n, 2),
+  };
+  eg_layer_norm_f32(&EG_ATTRS(n, const eg_ln_attrs)->p, &io);
+  return EG_OK;
+}
+
+/* ---- native_layer_norm_backward ---- */
+
+static const char *const ln_bwd_kw[] = {"grad_out", "input", "normalized_shape", "mean", "rstd",
+                                        "weight", "bias", "output_mask", NULL};
+
+/* mean or rstd of the forward: float32 with one element per row. */
+static eg_status ln_stat(const eg_node *n, const char *what, const eg_value *v, int64_t rows) {
+  EG_TRY(need_f32(n, what, v));
+  if (eg_value_numel(v) != rows) {
+    char s[96];
+    return eg_node_error(n, EG_ERR_INVALID, "%s %s has %lld elements: expected one per "
+                         "normalised row (%lld)", what, eg_fmt_ints(s, sizeof s, v->shape,
+                         v->rank), (long long)eg_value_numel(v), (long long)rows);
+  }
+  return EG_OK;
+}
+
+eg_status eg_check_native_layer_norm_backward(eg_graph *g, eg_node *n) {
+  const eg_value *gy, *x, *mean, *rstd, *w, *b;
+  eg_ln_attrs *at = EG_ATTRS(n, eg_ln_attrs);
+  memset(at, 0, sizeof *at);
+  EG_TRY(eg_node_check_arity(n, 8, 8, ln_bwd_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "grad_out", &gy));
+  EG_TRY(eg_arg_tensor(g, n, 1, "input", &x));
+  EG_TRY(eg_arg_tensor(g, n, 3, "mean", &mean));
+  EG_TRY(eg_arg_tensor(g, n, 4, "rstd", &rstd));
+  EG_TRY(eg_arg_opt_tensor(g, n, 5, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 6, "bias", &b));
+  EG_TRY(eg_arg_bool_list(n, 7, "output_mask", at->mask, 3));
+  EG_TRY(ln_geometry(n, x, 2, at));
+  EG_TRY(grad_like_input(n, gy, x));
+  EG_TRY(ln_stat(n, "mean", mean, at->p.rows));
+  EG_TRY(ln_stat(n, "rstd", rstd, at->p.rows));
+  EG_TRY(ln_param(n, "weight", w, x, at->axis));
+  EG_TRY(ln_param(n, "bias", b, x, at->axis));
+  /* ATen allocates grad_weight like weight and grad_bias like bias */
+  if ((at->mask[1] && !w) || (at->mask[2] && !b))
+    return eg_node_error(n, EG_ERR_INVALID, "output_mask [%d, %d, %d] asks for grad_%s without "
+                         "%s: ATen shapes grad_weight like weight and grad_bias like bias",
+                         at->mask[0], at->mask[1], at->mask[2],
+                         at->mask[1] && !w ? "weight" : "bias",
+                         at->mask[1] && !w ? "weight" : "bias");
+  const int k = x->rank - at->axis;
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, k, x->shape + at->axis));
+  return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, k, x->shape + at->axis);
+}
+
+eg_status eg_run_native_layer_norm_backward(const eg_exec *ex, const eg_node *n) {
+  const eg_ln_attrs *at = EG_ATTRS(n, const eg_ln_attrs);
+  eg_layer_norm_backward_io io = {
+      .gy = eg_exec_arg(ex, n, 0, "grad_out"),
+      .x = eg_exec_arg(ex, n, 1, "input"),
+      .mean = eg_exec_arg(ex, n, 3, "mean"),
+      .rstd = eg_exec_arg(ex, n, 4, "rstd"),
+      .weight = eg_exec_arg(ex, n, 5, "weight"),
+      .gx = at->mask[0] ? eg_exec_elem(ex, n, 0) : NULL,
+      .gw = at->mask[1] ? eg_exec_elem(ex, n, 1) : NULL,
+      .gb = at->mask[2] ? eg_exec_elem(ex, n, 2) : NULL,
+  };
+  eg_layer_norm_backward_f32(&at->p, &io);
   return EG_OK;
 }

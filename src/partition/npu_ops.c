@@ -78,6 +78,8 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_native_batch_norm_backward] = NO_LOWERING,
     [EG_OP_native_group_norm] = &eg_npu_builder_native_group_norm,
     [EG_OP_native_group_norm_backward] = NO_LOWERING,
+    [EG_OP_native_layer_norm] = NO_LOWERING,
+    [EG_OP_native_layer_norm_backward] = NO_LOWERING,
 
     /* pooling (src/ops/pool.c) */
     [EG_OP_max_pool2d_with_indices] = &eg_npu_builder_max_pool2d_with_indices,
