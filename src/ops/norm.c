@@ -6,6 +6,15 @@
  *   native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?,
  *                     save_mean?, save_invstd?, train, eps, output_mask[3])
  *                     -> (grad_input | None, grad_weight | None, grad_bias | None)
+ *   _native_batch_norm_legit_functional(input, weight?, bias?, running_mean, running_var,
+ *                     training, momentum, eps)
+ *                     -> (out, save_mean, save_invstd, new_running_mean, new_running_var)
+ *   _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var,
+ *                     momentum, eps) -> (out, save_mean, save_invstd)
+ *   _native_batch_norm_legit(input, weight?, bias?, running_mean, running_var, training,
+ *                     momentum, eps) -> (out, save_mean, save_invstd)
+ *   _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps)
+ *                     -> (out, save_mean, save_invstd)
  *   native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd)
  *   native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group,
  *                     output_mask[3]) -> (grad_input | None, grad_weight | None, grad_bias | None)
@@ -27,10 +36,19 @@
  * those k dims set to 1 (the backward accepts any shape with one element per normalised row);
  * grad_weight needs weight and grad_bias needs bias (ATen allocates each like its parameter).
  *
+ * torch 2's _native_batch_norm_legit* forms are native_batch_norm with other argument lists
+ * and the same rules and results (checked against ATen 2.x): running statistics are required
+ * where the schema has them; no_training is eval; no_stats has none, so it is training only
+ * (ATen 2.x segfaults in eval). _legit_functional also returns the updated running statistics:
+ * (1 - momentum) * running + momentum * batch statistic, with the unbiased variance, in
+ * training; unchanged copies in eval.
+ *
  * These ops are pure: native_batch_norm in training does NOT update running_mean/running_var
  * (ATen 1.13 does, in place, and its schema declares no write, so make_fx and functionalize do
  * not see it). A graph that carries the running statistics computes the new values with
- * explicit nodes after the batch norm (the exporter inserts them). */
+ * explicit nodes after the batch norm (the exporter inserts them). Nor does
+ * _native_batch_norm_legit, whose schema does declare the write: functionalize turns it into
+ * _legit_functional, so a traced graph never relies on it. */
 #include <stdint.h>
 #include <string.h>
 
@@ -41,6 +59,8 @@
 
 typedef struct eg_bn_attrs {
   eg_batch_norm_params p;
+  int8_t running;  /* position of running_mean (running_var follows), -1: none */
+  bool functional; /* results 3, 4: the new running statistics */
 } eg_bn_attrs;
 EG_ATTRS_FIT(eg_bn_attrs);
 
@@ -108,24 +128,53 @@ static eg_status bn_geometry(const eg_node *n, const eg_value *x, eg_batch_norm_
   return EG_OK;
 }
 
-/* ---- native_batch_norm ---- */
+/* ---- native_batch_norm and torch 2's _native_batch_norm_legit* forms ---- */
+
+/* Where a batch-norm forward keeps its arguments: input, weight, bias are always 0, 1, 2;
+ * momentum and eps are always the last two. */
+typedef struct bn_form {
+  const char *const *kw; /* keywords, NULL-terminated; their count is the arity */
+  int arity;
+  int running;       /* position of running_mean (running_var follows), -1: the op has none */
+  int training;      /* position of training, -1: the op is always eval (no_training) */
+  bool need_running; /* the schema's running statistics are not optional */
+  bool functional;   /* 5 results: also the new running_mean and running_var */
+} bn_form;
 
 static const char *const bn_kw[] = {"input", "weight", "bias", "running_mean", "running_var",
                                     "training", "momentum", "eps", NULL};
+static const char *const bn_no_training_kw[] = {"input", "weight", "bias", "running_mean",
+                                                "running_var", "momentum", "eps", NULL};
+static const char *const bn_no_stats_kw[] = {"input", "weight", "bias", "training", "momentum",
+                                             "eps", NULL};
 
-eg_status eg_check_native_batch_norm(eg_graph *g, eg_node *n) {
-  const eg_value *x, *w, *b, *rm, *rv;
-  eg_batch_norm_params *p = &EG_ATTRS(n, eg_bn_attrs)->p;
-  memset(p, 0, sizeof *p);
-  EG_TRY(eg_node_check_arity(n, 8, 8, bn_kw));
+static const bn_form bn_native = {bn_kw, 8, 3, 5, false, false};
+static const bn_form bn_legit = {bn_kw, 8, 3, 5, true, false};
+static const bn_form bn_legit_functional = {bn_kw, 8, 3, 5, true, true};
+static const bn_form bn_legit_no_training = {bn_no_training_kw, 7, 3, -1, true, false};
+static const bn_form bn_legit_no_stats = {bn_no_stats_kw, 6, -1, 3, false, false};
+
+static eg_status check_bn_forward(eg_graph *g, eg_node *n, const bn_form *f) {
+  const eg_value *x, *w, *b, *rm = NULL, *rv = NULL;
+  eg_bn_attrs *at = EG_ATTRS(n, eg_bn_attrs);
+  eg_batch_norm_params *p = &at->p;
+  memset(at, 0, sizeof *at);
+  at->running = (int8_t)f->running;
+  at->functional = f->functional;
+  EG_TRY(eg_node_check_arity(n, f->arity, f->arity, f->kw));
   EG_TRY(eg_arg_tensor(g, n, 0, "input", &x));
   EG_TRY(eg_arg_opt_tensor(g, n, 1, "weight", &w));
   EG_TRY(eg_arg_opt_tensor(g, n, 2, "bias", &b));
-  EG_TRY(eg_arg_opt_tensor(g, n, 3, "running_mean", &rm));
-  EG_TRY(eg_arg_opt_tensor(g, n, 4, "running_var", &rv));
-  EG_TRY(eg_arg_bool(n, 5, "training", &p->training));
-  EG_TRY(eg_arg_scalar(n, 6, "momentum", &p->momentum));
-  EG_TRY(eg_arg_scalar(n, 7, "eps", &p->eps));
+  if (f->running >= 0 && f->need_running) {
+    EG_TRY(eg_arg_tensor(g, n, f->running, "running_mean", &rm));
+    EG_TRY(eg_arg_tensor(g, n, f->running + 1, "running_var", &rv));
+  } else if (f->running >= 0) {
+    EG_TRY(eg_arg_opt_tensor(g, n, f->running, "running_mean", &rm));
+    EG_TRY(eg_arg_opt_tensor(g, n, f->running + 1, "running_var", &rv));
+  }
+  if (f->training >= 0) EG_TRY(eg_arg_bool(n, f->training, "training", &p->training));
+  EG_TRY(eg_arg_scalar(n, f->arity - 2, "momentum", &p->momentum));
+  EG_TRY(eg_arg_scalar(n, f->arity - 1, "eps", &p->eps));
   EG_TRY(bn_geometry(n, x, p));
   EG_TRY(opt_channel_vec(n, "weight", w, p->c));
   EG_TRY(opt_channel_vec(n, "bias", b, p->c));
@@ -142,27 +191,54 @@ eg_status eg_check_native_batch_norm(eg_graph *g, eg_node *n) {
                          eg_fmt_ints(s, sizeof s, x->shape, x->rank));
   }
   /* ATen returns the saved statistics only in training; in eval they are empty tensors. */
-  int64_t stat[1] = {p->training ? p->c : 0};
-  return out_norm_tuple(g, n, x, all_outputs, 1, stat);
+  int64_t stat[1] = {p->training ? p->c : 0}, c[1] = {p->c};
+  if (!f->functional) return out_norm_tuple(g, n, x, all_outputs, 1, stat);
+  EG_TRY(eg_out_tuple(g, n, 5));
+  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, x->shape));
+  for (int i = 1; i < 5; i++)
+    EG_TRY(eg_out_elem(g, n, i, true, EG_DTYPE_FLOAT32, 1, i < 3 ? stat : c));
+  return EG_OK;
 }
 
-eg_status eg_run_native_batch_norm(const eg_exec *ex, const eg_node *n) {
-  const eg_batch_norm_params *p = &EG_ATTRS(n, const eg_bn_attrs)->p;
+static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
+  const eg_bn_attrs *at = EG_ATTRS(n, const eg_bn_attrs);
+  const eg_batch_norm_params *p = &at->p;
   eg_batch_norm_io io = {
       .x = eg_exec_arg(ex, n, 0, "input"),
       .weight = eg_exec_arg(ex, n, 1, "weight"),
       .bias = eg_exec_arg(ex, n, 2, "bias"),
-      .running_mean = eg_exec_arg(ex, n, 3, "running_mean"),
-      .running_var = eg_exec_arg(ex, n, 4, "running_var"),
       .y = eg_exec_elem(ex, n, 0),
   };
+  if (at->running >= 0) {
+    io.running_mean = eg_exec_arg(ex, n, at->running, "running_mean");
+    io.running_var = eg_exec_arg(ex, n, at->running + 1, "running_var");
+  }
   if (p->training) {
     io.save_mean = eg_exec_elem(ex, n, 1);
     io.save_invstd = eg_exec_elem(ex, n, 2);
   }
+  if (at->functional && p->training) {
+    io.new_running_mean = eg_exec_elem(ex, n, 3);
+    io.new_running_var = eg_exec_elem(ex, n, 4);
+  }
   eg_batch_norm_nchw_f32(p, &io);
+  if (at->functional && !p->training && p->c > 0) { /* eval keeps the running statistics */
+    memcpy(eg_exec_elem(ex, n, 3), io.running_mean, sizeof(float) * (size_t)p->c);
+    memcpy(eg_exec_elem(ex, n, 4), io.running_var, sizeof(float) * (size_t)p->c);
+  }
   return EG_OK;
 }
+
+/* The check and run of each forward form. */
+#define EG_BN_FORWARD_OP(id, form)                                                    \
+  eg_status eg_check_##id(eg_graph *g, eg_node *n) { return check_bn_forward(g, n, &form); } \
+  eg_status eg_run_##id(const eg_exec *ex, const eg_node *n) { return run_bn_forward(ex, n); }
+EG_BN_FORWARD_OP(native_batch_norm, bn_native)
+EG_BN_FORWARD_OP(_native_batch_norm_legit_functional, bn_legit_functional)
+EG_BN_FORWARD_OP(_native_batch_norm_legit_no_training, bn_legit_no_training)
+EG_BN_FORWARD_OP(_native_batch_norm_legit, bn_legit)
+EG_BN_FORWARD_OP(_native_batch_norm_legit_no_stats, bn_legit_no_stats)
+#undef EG_BN_FORWARD_OP
 
 /* ---- native_batch_norm_backward ---- */
 

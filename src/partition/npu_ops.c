@@ -76,6 +76,11 @@ const eg_npu_builder *const eg_npu_builders[] = {
     /* normalisation (src/ops/norm.c) */
     [EG_OP_native_batch_norm] = &eg_npu_builder_native_batch_norm,
     [EG_OP_native_batch_norm_backward] = NO_LOWERING,
+    [EG_OP__native_batch_norm_legit_functional] = NO_LOWERING,
+    [EG_OP__native_batch_norm_legit_no_training] =
+        &eg_npu_builder__native_batch_norm_legit_no_training,
+    [EG_OP__native_batch_norm_legit] = &eg_npu_builder__native_batch_norm_legit,
+    [EG_OP__native_batch_norm_legit_no_stats] = NO_LOWERING,
     [EG_OP_native_group_norm] = &eg_npu_builder_native_group_norm,
     [EG_OP_native_group_norm_backward] = NO_LOWERING,
     [EG_OP_native_layer_norm] = NO_LOWERING,

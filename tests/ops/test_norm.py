@@ -204,6 +204,127 @@ suite.case("bn_bwd_eval_nosave", bn_bwd_eval_nosave,
            [rand(4, 3, 5, 5), rand(4, 3, 5, 5), rand(3), rand(3), positive(3)])
 
 
+
+# ---- torch 2's batch-norm forms: _native_batch_norm_legit* ----------------------------------
+# torch.export traces these instead of native_batch_norm. make_fx + functionalize (the exporter)
+# never keeps _native_batch_norm_legit.default (its schema writes the running statistics: it
+# becomes _legit_functional), so its cases export another form and retarget the node by editing.
+
+class _Retargeted(_Edited):
+    """A case whose reference is `ref` while the graph is exported from `traced`, then edited."""
+
+    def __init__(self, ref, traced, edit):
+        super().__init__(traced, edit)
+        self.ref = ref
+
+    def __call__(self, *args):
+        return self.ref(*args)
+
+
+LEGIT = "aten._native_batch_norm_legit.default"
+LEGIT_FN = "aten._native_batch_norm_legit_functional.default"
+LEGIT_NT = "aten._native_batch_norm_legit_no_training.default"
+LEGIT_NS = "aten._native_batch_norm_legit.no_stats"
+
+
+def legit_functional(training, momentum=0.1, weighted=True):
+    def fn(x, w, b, rm, rv):
+        wt, bt = (w, b) if weighted else (None, None)
+        return tuple(aten._native_batch_norm_legit_functional(x, wt, bt, rm, rv, training,
+                                                              momentum, 1e-5))
+    return fn
+
+
+def legit_no_training(weighted=True, eps=1e-5):
+    def fn(x, w, b, rm, rv):
+        wt, bt = (w, b) if weighted else (None, None)
+        return tuple(aten._native_batch_norm_legit_no_training(x, wt, bt, rm, rv, 0.1, eps))
+    return fn
+
+
+def legit_no_stats(x, w, b):
+    return tuple(aten._native_batch_norm_legit.no_stats(x, w, b, True, 0.1, 1e-5))
+
+
+def legit(training):
+    def fn(x, w, b, rm, rv):  # clones: ATen writes the running statistics in training
+        return tuple(aten._native_batch_norm_legit(x, w, b, rm.clone(), rv.clone(), training,
+                                                   0.1, 1e-5))
+    return fn
+
+
+def retarget_no_training(graph):
+    """_legit_no_training(x, w, b, rm, rv, momentum, eps) -> _legit(..., training=False, ...)."""
+    nd = node(graph, LEGIT_NT)
+    nd["target"] = LEGIT
+    nd["args"].insert(5, False)
+
+
+def retarget_no_stats(graph):
+    """_legit.no_stats(x, w, b, True, momentum, eps) -> _legit(x, w, b, rm, rv, True, ...) with
+    the graph's inputs 3 and 4 as the running statistics."""
+    nd = node(graph, LEGIT_NS)
+    nd["target"] = LEGIT
+    nd["args"][3:3] = [{"value": graph["inputs"][i]["value"]} for i in (3, 4)]
+
+
+def legit_bwd(mask, weighted=True):
+    # torch.export's joint graphs: _legit_functional forward, native_batch_norm_backward
+    def fn(gy, x, w, b, rm, rv):
+        wt, bt = (w, b) if weighted else (None, None)
+        out, sm, si, nrm, nrv = aten._native_batch_norm_legit_functional(x, wt, bt, rm, rv, True,
+                                                                         0.1, 1e-5)
+        grads = aten.native_batch_norm_backward(gy, x, wt, rm, rv, sm, si, True, 1e-5, mask)
+        return (out, nrm, nrv, *present(*grads))
+    return fn
+
+
+def bn_args(shape, grad=False):
+    c = shape[1]
+    return ([rand(*shape)] if grad else []) + [rand(*shape), rand(c), rand(c), rand(c),
+                                               positive(c)]
+
+
+if hasattr(aten, "_native_batch_norm_legit_functional"):
+    for shape in [(4, 3, 5, 5), (8, 6), (2, 3, 7), (1, 5, 3, 3), (8, 32, 16, 16)]:
+        tag = "x".join(map(str, shape))
+        suite.case(f"bn_legit_functional_train_{tag}", legit_functional(True), bn_args(shape))
+        suite.case(f"bn_legit_functional_eval_{tag}", legit_functional(False), bn_args(shape))
+        suite.case(f"bn_legit_no_training_{tag}", legit_no_training(), bn_args(shape))
+        suite.case(f"bn_legit_no_stats_{tag}", legit_no_stats, bn_args(shape)[:3])
+        suite.case(f"bn_legit_eval_{tag}",
+                   _Retargeted(legit(False), legit_no_training(), retarget_no_training),
+                   bn_args(shape))
+        suite.case(f"bn_legit_train_{tag}",
+                   _Retargeted(legit(True), lambda x, w, b, rm, rv: legit_no_stats(x, w, b),
+                               retarget_no_stats), bn_args(shape))
+    suite.case("bn_legit_functional_train_momentum0.7_noaffine",
+               legit_functional(True, 0.7, weighted=False), bn_args((6, 4, 3, 3)))
+    suite.case("bn_legit_functional_train_one_value", legit_functional(True), bn_args((1, 4)))
+    suite.case("bn_legit_no_training_noaffine_eps1e-1", legit_no_training(False, 0.1),
+               bn_args((2, 4, 3, 3)))
+    for mask in MASKS:
+        suite.case(f"bn_legit_bwd_{mask_name(mask)}", legit_bwd(mask),
+                   bn_args((4, 3, 5, 5), grad=True))
+    suite.case("bn_legit_bwd_now", legit_bwd([True, False, False], weighted=False),
+               bn_args((4, 3, 5, 5), grad=True))
+    suite.case("err_bn_legit_no_stats_eval",
+               _Edited(legit_no_stats, set_arg(LEGIT_NS, 3, False)), bn_args((2, 3, 4))[:3],
+               expect_error="training=False without running_mean")
+    suite.case("err_bn_legit_functional_no_running_var",
+               _Edited(legit_functional(True), set_arg(LEGIT_FN, 4, None)), bn_args((2, 3, 4)),
+               expect_error="argument running_var (#4) is a None: expected a tensor")
+
+    def input_as_running_var(graph):
+        node(graph, LEGIT_NT)["args"][4] = {"value": graph["inputs"][0]["value"]}
+
+    suite.case("err_bn_legit_no_training_var_shape",
+               _Edited(legit_no_training(), input_as_running_var), bn_args((2, 3, 4)),
+               expect_error="running_var shape [2, 3, 4]: expected [3] (one per channel)")
+else:
+    print(f"skip norm/bn_legit_*: torch {torch.__version__} has no _native_batch_norm_legit ops "
+          "(torch.export's batch-norm forms, torch 2.x); run this file with torch 2 for them")
+
 # ---- native_group_norm forward and backward -------------------------------------------------
 
 def gn_fwd(N, C, HxW, group, weighted=True, eps=1e-5):
