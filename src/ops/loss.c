@@ -1,7 +1,9 @@
-/* loss.c — log-softmax and the losses, ATen's (PyTorch 1.13) CPU semantics, fp32.
+/* loss.c — softmax, log-softmax and the losses, ATen's (PyTorch 1.13) CPU semantics, fp32.
  *
  *   _log_softmax(self, dim, half_to_float)                    -> self's shape
  *   _log_softmax_backward_data(grad_output, output, dim, input_dtype) -> grad_output's shape
+ *   _softmax(self, dim, half_to_float)                        -> self's shape
+ *   _softmax_backward_data(grad_output, output, dim, input_dtype) -> grad_output's shape
  *   nll_loss_forward(self, target, weight?, reduction, ignore_index) -> (output, total_weight)
  *       self [N, C] or [C]; target int64 [N] or [] ([C]-shaped input with a 0-d target is
  *       the unbatched form); weight [C] or None; output [N] for reduction none on a 2-D input,
@@ -79,7 +81,8 @@ static eg_status softmax_split(eg_node *n, const eg_value *v, int pos) {
   return EG_OK;
 }
 
-eg_status eg_check__log_softmax(eg_graph *g, eg_node *n) {
+/* _log_softmax and _softmax: (self, dim, half_to_float). */
+static eg_status check_softmax(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"self", "dim", "half_to_float", NULL};
   EG_TRY(eg_node_check_arity(n, 3, 3, known));
   const eg_value *self;
@@ -93,14 +96,8 @@ eg_status eg_check__log_softmax(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, self->dtype, self->rank, self->shape);
 }
 
-eg_status eg_run__log_softmax(const eg_exec *ex, const eg_node *n) {
-  const eg_log_softmax_attrs *at = EG_ATTRS(n, eg_log_softmax_attrs);
-  eg_log_softmax_f32(eg_exec_arg(ex, n, 0, "self"), eg_exec_out(ex, n), at->outer, at->dim,
-                     at->inner);
-  return EG_OK;
-}
-
-eg_status eg_check__log_softmax_backward_data(eg_graph *g, eg_node *n) {
+/* Their _backward_data ops: (grad_output, output, dim, input_dtype). */
+static eg_status check_softmax_backward(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"grad_output", "output", "dim", "input_dtype", NULL};
   EG_TRY(eg_node_check_arity(n, 4, 4, known));
   const eg_value *gy, *y;
@@ -119,13 +116,39 @@ eg_status eg_check__log_softmax_backward_data(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, a->dtype, gy->rank, gy->shape);
 }
 
-eg_status eg_run__log_softmax_backward_data(const eg_exec *ex, const eg_node *n) {
+typedef void (*softmax_fn)(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner);
+typedef void (*softmax_backward_fn)(const float *gy, const float *y, float *gx, int64_t outer,
+                                    int64_t dim, int64_t inner);
+
+static void run_softmax(const eg_exec *ex, const eg_node *n, softmax_fn kernel) {
   const eg_log_softmax_attrs *at = EG_ATTRS(n, eg_log_softmax_attrs);
-  eg_log_softmax_backward_f32(eg_exec_arg(ex, n, 0, "grad_output"),
-                              eg_exec_arg(ex, n, 1, "output"), eg_exec_out(ex, n), at->outer,
-                              at->dim, at->inner);
-  return EG_OK;
+  kernel(eg_exec_arg(ex, n, 0, "self"), eg_exec_out(ex, n), at->outer, at->dim, at->inner);
 }
+
+static void run_softmax_backward(const eg_exec *ex, const eg_node *n,
+                                 softmax_backward_fn kernel) {
+  const eg_log_softmax_attrs *at = EG_ATTRS(n, eg_log_softmax_attrs);
+  kernel(eg_exec_arg(ex, n, 0, "grad_output"), eg_exec_arg(ex, n, 1, "output"),
+         eg_exec_out(ex, n), at->outer, at->dim, at->inner);
+}
+
+/* The check and run of a softmax op and of its backward. */
+#define EG_SOFTMAX_OPS(id, kernel)                                                          \
+  eg_status eg_check_##id(eg_graph *g, eg_node *n) { return check_softmax(g, n); }          \
+  eg_status eg_run_##id(const eg_exec *ex, const eg_node *n) {                              \
+    run_softmax(ex, n, kernel##_f32);                                                       \
+    return EG_OK;                                                                           \
+  }                                                                                         \
+  eg_status eg_check_##id##_backward_data(eg_graph *g, eg_node *n) {                        \
+    return check_softmax_backward(g, n);                                                    \
+  }                                                                                         \
+  eg_status eg_run_##id##_backward_data(const eg_exec *ex, const eg_node *n) {              \
+    run_softmax_backward(ex, n, kernel##_backward_f32);                                     \
+    return EG_OK;                                                                           \
+  }
+EG_SOFTMAX_OPS(_log_softmax, eg_log_softmax)
+EG_SOFTMAX_OPS(_softmax, eg_softmax)
+#undef EG_SOFTMAX_OPS
 
 /* ---- nll_loss ---- */
 

@@ -68,6 +68,8 @@ const eg_npu_builder *const eg_npu_builders[] = {
     /* softmax and losses (src/ops/loss.c) */
     [EG_OP__log_softmax] = &eg_npu_builder__log_softmax,
     [EG_OP__log_softmax_backward_data] = NO_LOWERING,
+    [EG_OP__softmax] = NO_LOWERING,
+    [EG_OP__softmax_backward_data] = NO_LOWERING,
     [EG_OP_nll_loss_forward] = NO_LOWERING,
     [EG_OP_nll_loss_backward] = NO_LOWERING,
     [EG_OP_mse_loss] = NO_LOWERING,

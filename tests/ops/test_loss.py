@@ -1,5 +1,5 @@
 """PyTorch comparison for the loss family: aten._log_softmax, aten._log_softmax_backward_data,
-aten.nll_loss_forward, aten.nll_loss_backward, aten.mse_loss, aten.mse_loss_backward
+aten._softmax, aten._softmax_backward_data, aten.nll_loss_forward, aten.nll_loss_backward, aten.mse_loss, aten.mse_loss_backward
 (src/ops/loss.c).
 
 Each op is called directly (every argument combination: dims, 1-D/2-D inputs, weights,
@@ -120,6 +120,7 @@ def leaf(*shape):
 torch.manual_seed(0)
 suite = LossSuite("loss")
 r = torch.randn
+inf = float("inf")
 REDUCTIONS = ("none", "mean", "sum")
 
 # ---- _log_softmax / _log_softmax_backward_data
@@ -144,6 +145,38 @@ for dim, shape in ((1, (6, 9)), (0, (6, 9)), (1, (2, 5, 3, 3)), (-1, (3, 4, 17))
     log_softmax_backward_case(dim, shape)
 suite.case("log_softmax_grad", grads(lambda x, w: (torch.log_softmax(x, 1) * w).sum()),
            [leaf(5, 7), r(5, 7)])
+
+# ---- _softmax / _softmax_backward_data
+def softmax_cases(dim, shape):
+    tag = f"{dim}_{'x'.join(map(str, shape))}"
+    suite.case(f"softmax_{tag}", lambda x: torch.softmax(x, dim), [r(*shape) * 5])
+    suite.case(f"softmax_backward_{tag}",
+               lambda g, y: A._softmax_backward_data(g, y, dim, torch.float32),
+               [r(*shape), torch.softmax(r(*shape), dim)])
+
+
+for dim, shape in ((-1, (4, 10)), (0, (4, 10)), (1, (2, 3, 4, 5)), (3, (2, 3, 4, 5)),
+                   (1, (8, 1000)), (0, (1000, 40)), (0, (7,)), (2, (2, 37, 20))):
+    softmax_cases(dim, shape)
+suite.case("softmax_0d", lambda x: A._softmax(x, 0, False), [r(())])
+suite.case("softmax_large_logits", lambda x: torch.softmax(x, 1),
+           [torch.tensor([[1000.0, 1001.0, 999.0], [-500.0, 0.0, 20.0], [-inf, 0.0, 1.0]])])
+suite.case("softmax_empty", lambda x: torch.softmax(x, 1), [r(0, 4)])
+suite.case("softmax_grad", grads(lambda x, w: (torch.softmax(x, 1) * w).sum()),
+           [leaf(5, 7), r(5, 7)])
+suite.case("softmax_grad_nchw", grads(lambda x, w: (torch.softmax(x, 1) * w).sum()),
+           [leaf(2, 6, 3, 4), r(2, 6, 3, 4)])
+
+
+def attention_step(q, k, v, t):  # softmax(q k^T / sqrt(d)) v, the common use
+    with torch.enable_grad():
+        a = torch.softmax(q @ k.t() / 4.0, -1)
+        loss = F.mse_loss(a @ v, t)
+        return (loss, *torch.autograd.grad(loss, [q, k, v]))
+
+
+suite.case("softmax_attention_step", attention_step, [leaf(6, 16), leaf(5, 16), leaf(5, 8),
+                                                      r(6, 8)])
 
 # ---- nll_loss_forward / nll_loss_backward, called directly
 scores = torch.log_softmax(r(6, 5), 1)
@@ -259,7 +292,6 @@ for red in range(3):
 suite.case("mse_default_reduction", lambda x, t: A.mse_loss(x, t), [r(3, 4), r(3, 4)])
 suite.case("mse_empty_sum", lambda x, t: A.mse_loss(x, t, 2), [r(0, 4), r(0, 4)])
 suite.case("mse_empty_mean", lambda x, t: A.mse_loss(x, t, 1), [r(0, 4), r(0, 4)])
-inf = float("inf")
 suite.case("mse_inf", lambda x, t: A.mse_loss(x, t, 0),  # inf - inf: NaN
            [torch.tensor([1.0, inf, inf]), torch.tensor([2.0, 0.0, inf])])
 suite.case("mse_grad_both", grads(lambda x, t: F.mse_loss(x, t), n_wrt=2),
@@ -278,6 +310,15 @@ suite.case("err_log_softmax_dim", lambda x: torch.log_softmax(x, 1), [r(2, 3)],
            edit=set_arg(LSM, 1, 2), expect_error="argument dim (#1) is 2: out of range")
 suite.case("err_half_to_float", lambda x: torch.log_softmax(x, 1), [r(2, 3)],
            edit=set_arg(LSM, 2, True), expect_error="half_to_float")
+SM, SMB = "aten._softmax.default", "aten._softmax_backward_data.default"
+suite.case("err_softmax_dim", lambda x: torch.softmax(x, 1), [r(2, 3)],
+           edit=set_arg(SM, 1, -3), expect_error="argument dim (#1) is -3: out of range")
+suite.case("err_softmax_f64", lambda x: torch.softmax(x, 1), [r(2, 3, dtype=torch.float64)],
+           expect_error="supports float32 only")
+suite.case("err_softmax_backward_shapes",
+           lambda g, y: A._softmax_backward_data(g, y, 1, torch.float32), [r(2, 3), r(2, 3)],
+           edit=set_input(1, shape=[3, 2]),
+           expect_error="grad_output [2, 3] and output [3, 2]: the shapes must be equal")
 suite.case("err_nll_reduction", lambda x, t: A.nll_loss_forward(x, t, None, 1, -100),
            [scores, targets], edit=set_arg(NLL, 3, 3),
            expect_error="reduction (#3) is 3: expected 0 (none), 1 (mean) or 2 (sum)")
