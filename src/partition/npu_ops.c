@@ -72,6 +72,8 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP__softmax_backward_data] = NO_LOWERING,
     [EG_OP_nll_loss_forward] = NO_LOWERING,
     [EG_OP_nll_loss_backward] = NO_LOWERING,
+    [EG_OP_nll_loss2d_forward] = NO_LOWERING,
+    [EG_OP_nll_loss2d_backward] = NO_LOWERING,
     [EG_OP_mse_loss] = NO_LOWERING,
     [EG_OP_mse_loss_backward] = NO_LOWERING,
 
