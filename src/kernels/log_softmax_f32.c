@@ -1,4 +1,5 @@
-/* log_softmax_f32.c — see log_softmax_f32.h.
+/* log_softmax_f32.c — see log_softmax_f32.h. Softmax and log-softmax share every pass but the
+ * last (the forward's write, the backward's sum and write), chosen by a flag.
  *
  * inner == 1 (softmax over the last dim, the classifier case): each row is contiguous and
  * handled by row_forward / row_backward. inner > 1: the [dim, inner] block of one outer index is
@@ -57,7 +58,7 @@ static inline float exp_f32(float x) {
   return y;
 }
 
-static void row_forward(const float *x, float *y, int64_t n) {
+static void row_forward(const float *x, float *y, int64_t n, bool soft) {
   float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
   for (int64_t d = 0; d < n; d++) mx = x[d] > mx ? x[d] : mx;
@@ -69,13 +70,28 @@ static void row_forward(const float *x, float *y, int64_t n) {
     for (int64_t d = d0; d < d1; d++) part += exp_f32(x[d] - mx);
     s += part;
   }
+  if (soft) {
+    const float inv = (float)(1.0 / s);
+#pragma omp simd
+    for (int64_t d = 0; d < n; d++) y[d] = exp_f32(x[d] - mx) * inv;
+    return;
+  }
   const float lse = (float)log(s);
 #pragma omp simd
   for (int64_t d = 0; d < n; d++) y[d] = (x[d] - mx) - lse;
 }
 
-static void row_backward(const float *gy, const float *y, float *gx, int64_t n) {
+/* log-softmax: gx = gy - exp(y) * sum(gy); softmax: gx = y * (gy - sum(gy * y)). */
+static void row_backward(const float *gy, const float *y, float *gx, int64_t n, bool soft) {
   double s = 0;
+  if (soft) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t d = 0; d < n; d++) s += (double)gy[d] * y[d];
+    const float sf = (float)s;
+#pragma omp simd
+    for (int64_t d = 0; d < n; d++) gx[d] = y[d] * (gy[d] - sf);
+    return;
+  }
 #pragma omp simd reduction(+ : s)
   for (int64_t d = 0; d < n; d++) s += gy[d];
   const float sf = (float)s;
@@ -85,7 +101,7 @@ static void row_backward(const float *gy, const float *y, float *gx, int64_t n) 
 
 /* Columns [c0, c0 + w) of the block [dim, inner] starting at x / y. */
 static void tile_forward(const float *x, float *y, int64_t dim, int64_t inner, int64_t c0,
-                         int w) {
+                         int w, bool soft) {
   float mx[EG_LSM_TILE];
   double s[EG_LSM_TILE];
   float lse[EG_LSM_TILE];
@@ -100,6 +116,16 @@ static void tile_forward(const float *x, float *y, int64_t dim, int64_t inner, i
 #pragma omp simd
     for (int c = 0; c < w; c++) s[c] += exp_f32(r[c] - mx[c]);
   }
+  if (soft) {
+    for (int c = 0; c < w; c++) lse[c] = (float)(1.0 / s[c]); /* the reciprocal, here */
+    for (int64_t d = 0; d < dim; d++) {
+      const float *r = x + d * inner + c0;
+      float *o = y + d * inner + c0;
+#pragma omp simd
+      for (int c = 0; c < w; c++) o[c] = exp_f32(r[c] - mx[c]) * lse[c];
+    }
+    return;
+  }
   for (int c = 0; c < w; c++) lse[c] = (float)log(s[c]);
   for (int64_t d = 0; d < dim; d++) {
     const float *r = x + d * inner + c0;
@@ -110,16 +136,29 @@ static void tile_forward(const float *x, float *y, int64_t dim, int64_t inner, i
 }
 
 static void tile_backward(const float *gy, const float *y, float *gx, int64_t dim,
-                          int64_t inner, int64_t c0, int w) {
+                          int64_t inner, int64_t c0, int w, bool soft) {
   double s[EG_LSM_TILE];
   float sf[EG_LSM_TILE];
   for (int c = 0; c < w; c++) s[c] = 0;
   for (int64_t d = 0; d < dim; d++) {
-    const float *r = gy + d * inner + c0;
+    const float *r = gy + d * inner + c0, *q = y + d * inner + c0;
+    if (soft) {
 #pragma omp simd
-    for (int c = 0; c < w; c++) s[c] += r[c];
+      for (int c = 0; c < w; c++) s[c] += (double)r[c] * q[c];
+    } else {
+#pragma omp simd
+      for (int c = 0; c < w; c++) s[c] += r[c];
+    }
   }
   for (int c = 0; c < w; c++) sf[c] = (float)s[c];
+  if (soft) {
+    for (int64_t d = 0; d < dim; d++) {
+      int64_t at = d * inner + c0;
+#pragma omp simd
+      for (int c = 0; c < w; c++) gx[at + c] = y[at + c] * (gy[at + c] - sf[c]);
+    }
+    return;
+  }
   for (int64_t d = 0; d < dim; d++) {
     int64_t at = d * inner + c0;
 #pragma omp simd
@@ -133,6 +172,7 @@ typedef struct lsm_call {
   const float *in, *y;
   float *out;
   bool backward;
+  bool softmax; /* softmax rather than log-softmax */
 } lsm_call;
 
 /* Rows (inner == 1) or (outer, tile) pairs of [outer, dim, inner], in parallel when big. */
@@ -142,8 +182,10 @@ static void lsm_run(const lsm_call *k, int64_t outer, int64_t dim, int64_t inner
   if (inner == 1) {
 #pragma omp parallel for schedule(static) if (total >= EG_LSM_OMP_MIN)
     for (int64_t o = 0; o < outer; o++) {
-      if (k->backward) row_backward(k->in + o * dim, k->y + o * dim, k->out + o * dim, dim);
-      else row_forward(k->in + o * dim, k->out + o * dim, dim);
+      if (k->backward)
+        row_backward(k->in + o * dim, k->y + o * dim, k->out + o * dim, dim, k->softmax);
+      else
+        row_forward(k->in + o * dim, k->out + o * dim, dim, k->softmax);
     }
     return;
   }
@@ -153,8 +195,10 @@ static void lsm_run(const lsm_call *k, int64_t outer, int64_t dim, int64_t inner
     int64_t o = t / tiles, c0 = (t % tiles) * EG_LSM_TILE;
     int w = inner - c0 < EG_LSM_TILE ? (int)(inner - c0) : EG_LSM_TILE;
     const float *in = k->in + o * block;
-    if (k->backward) tile_backward(in, k->y + o * block, k->out + o * block, dim, inner, c0, w);
-    else tile_forward(in, k->out + o * block, dim, inner, c0, w);
+    if (k->backward)
+      tile_backward(in, k->y + o * block, k->out + o * block, dim, inner, c0, w, k->softmax);
+    else
+      tile_forward(in, k->out + o * block, dim, inner, c0, w, k->softmax);
   }
 }
 
@@ -166,5 +210,16 @@ void eg_log_softmax_f32(const float *x, float *y, int64_t outer, int64_t dim, in
 void eg_log_softmax_backward_f32(const float *gy, const float *y, float *gx, int64_t outer,
                                  int64_t dim, int64_t inner) {
   const lsm_call k = {.in = gy, .y = y, .out = gx, .backward = true};
+  lsm_run(&k, outer, dim, inner);
+}
+
+void eg_softmax_f32(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner) {
+  const lsm_call k = {.in = x, .out = y, .backward = false, .softmax = true};
+  lsm_run(&k, outer, dim, inner);
+}
+
+void eg_softmax_backward_f32(const float *gy, const float *y, float *gx, int64_t outer,
+                             int64_t dim, int64_t inner) {
+  const lsm_call k = {.in = gy, .y = y, .out = gx, .backward = true, .softmax = true};
   lsm_run(&k, outer, dim, inner);
 }

@@ -1,7 +1,9 @@
-/* loss.c — log-softmax and the losses, ATen's (PyTorch 1.13) CPU semantics, fp32.
+/* loss.c — softmax, log-softmax and the losses, ATen's (PyTorch 1.13) CPU semantics, fp32.
  *
  *   _log_softmax(self, dim, half_to_float)                    -> self's shape
  *   _log_softmax_backward_data(grad_output, output, dim, input_dtype) -> grad_output's shape
+ *   _softmax(self, dim, half_to_float)                        -> self's shape
+ *   _softmax_backward_data(grad_output, output, dim, input_dtype) -> grad_output's shape
  *   nll_loss_forward(self, target, weight?, reduction, ignore_index) -> (output, total_weight)
  *       self [N, C] or [C]; target int64 [N] or [] ([C]-shaped input with a 0-d target is
  *       the unbatched form); weight [C] or None; output [N] for reduction none on a 2-D input,
@@ -10,8 +12,13 @@
  *                     total_weight)                            -> self's shape
  *   mse_loss(self, target, reduction=mean)                     -> broadcast shape (none) or []
  *   mse_loss_backward(grad_output, self, target, reduction)    -> broadcast shape of all three
+ *   nll_loss2d_forward(self, target, weight?, reduction, ignore_index) -> (output, total_weight)
+ *       self [N, C, H, W]; target int64 [N, H, W]; output [N, H, W] for reduction none, else [].
+ *   nll_loss2d_backward(grad_output, self, target, weight?, reduction, ignore_index,
+ *                       total_weight)                          -> self's shape
  * reduction is ATen's enum: 0 none, 1 mean, 2 sum. A target outside [0, C) that is not
- * ignore_index is found while running: EG_ERR_RUNTIME naming the row, the class and C.
+ * ignore_index is found while running: EG_ERR_RUNTIME naming the sample (flat over the
+ * target), the class and C.
  * The arithmetic is in kernels/log_softmax_f32, nll_loss_f32 and mse_loss_f32. */
 #include <stdio.h>
 
@@ -79,7 +86,8 @@ static eg_status softmax_split(eg_node *n, const eg_value *v, int pos) {
   return EG_OK;
 }
 
-eg_status eg_check__log_softmax(eg_graph *g, eg_node *n) {
+/* _log_softmax and _softmax: (self, dim, half_to_float). */
+static eg_status check_softmax(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"self", "dim", "half_to_float", NULL};
   EG_TRY(eg_node_check_arity(n, 3, 3, known));
   const eg_value *self;
@@ -93,14 +101,8 @@ eg_status eg_check__log_softmax(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, self->dtype, self->rank, self->shape);
 }
 
-eg_status eg_run__log_softmax(const eg_exec *ex, const eg_node *n) {
-  const eg_log_softmax_attrs *at = EG_ATTRS(n, eg_log_softmax_attrs);
-  eg_log_softmax_f32(eg_exec_arg(ex, n, 0, "self"), eg_exec_out(ex, n), at->outer, at->dim,
-                     at->inner);
-  return EG_OK;
-}
-
-eg_status eg_check__log_softmax_backward_data(eg_graph *g, eg_node *n) {
+/* Their _backward_data ops: (grad_output, output, dim, input_dtype). */
+static eg_status check_softmax_backward(eg_graph *g, eg_node *n) {
   static const char *const known[] = {"grad_output", "output", "dim", "input_dtype", NULL};
   EG_TRY(eg_node_check_arity(n, 4, 4, known));
   const eg_value *gy, *y;
@@ -119,13 +121,39 @@ eg_status eg_check__log_softmax_backward_data(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, a->dtype, gy->rank, gy->shape);
 }
 
-eg_status eg_run__log_softmax_backward_data(const eg_exec *ex, const eg_node *n) {
+typedef void (*softmax_fn)(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner);
+typedef void (*softmax_backward_fn)(const float *gy, const float *y, float *gx, int64_t outer,
+                                    int64_t dim, int64_t inner);
+
+static void run_softmax(const eg_exec *ex, const eg_node *n, softmax_fn kernel) {
   const eg_log_softmax_attrs *at = EG_ATTRS(n, eg_log_softmax_attrs);
-  eg_log_softmax_backward_f32(eg_exec_arg(ex, n, 0, "grad_output"),
-                              eg_exec_arg(ex, n, 1, "output"), eg_exec_out(ex, n), at->outer,
-                              at->dim, at->inner);
-  return EG_OK;
+  kernel(eg_exec_arg(ex, n, 0, "self"), eg_exec_out(ex, n), at->outer, at->dim, at->inner);
 }
+
+static void run_softmax_backward(const eg_exec *ex, const eg_node *n,
+                                 softmax_backward_fn kernel) {
+  const eg_log_softmax_attrs *at = EG_ATTRS(n, eg_log_softmax_attrs);
+  kernel(eg_exec_arg(ex, n, 0, "grad_output"), eg_exec_arg(ex, n, 1, "output"),
+         eg_exec_out(ex, n), at->outer, at->dim, at->inner);
+}
+
+/* The check and run of a softmax op and of its backward. */
+#define EG_SOFTMAX_OPS(id, kernel)                                                          \
+  eg_status eg_check_##id(eg_graph *g, eg_node *n) { return check_softmax(g, n); }          \
+  eg_status eg_run_##id(const eg_exec *ex, const eg_node *n) {                              \
+    run_softmax(ex, n, kernel##_f32);                                                       \
+    return EG_OK;                                                                           \
+  }                                                                                         \
+  eg_status eg_check_##id##_backward_data(eg_graph *g, eg_node *n) {                        \
+    return check_softmax_backward(g, n);                                                    \
+  }                                                                                         \
+  eg_status eg_run_##id##_backward_data(const eg_exec *ex, const eg_node *n) {              \
+    run_softmax_backward(ex, n, kernel##_backward_f32);                                     \
+    return EG_OK;                                                                           \
+  }
+EG_SOFTMAX_OPS(_log_softmax, eg_log_softmax)
+EG_SOFTMAX_OPS(_softmax, eg_softmax)
+#undef EG_SOFTMAX_OPS
 
 /* ---- nll_loss ---- */
 
@@ -134,31 +162,39 @@ typedef struct eg_nll_attrs {
 } eg_nll_attrs;
 EG_ATTRS_FIT(eg_nll_attrs);
 
-/* The rules both nll ops share for self (#pos_self), target, weight, reduction and
- * ignore_index, as in ATen's meta functions; fills the kernel parameters. */
-static eg_status check_nll_args(const eg_graph *g, eg_node *n, int pos_self,
-                                const eg_value **self_out) {
+/* The rules the nll ops share for self (#pos_self), target, weight, reduction and
+ * ignore_index, as in ATen's meta functions; fills the kernel parameters. nll_loss2d (`two_d`)
+ * takes [N, C, H, W] scores and an [N, H, W] target, nll_loss [N, C] and [N] or [C] and 0-d. */
+static eg_status check_nll_args(const eg_graph *g, eg_node *n, int pos_self, bool two_d,
+                                const eg_value **self_out, const eg_value **target_out) {
   const eg_value *self, *target, *weight;
   EG_TRY(arg_f32(g, n, pos_self, "self", false, &self));
   EG_TRY(eg_arg_tensor(g, n, pos_self + 1, "target", &target));
   EG_TRY(arg_f32(g, n, pos_self + 2, "weight", true, &weight));
   char s1[160], s2[160];
-  if (self->rank < 1 || self->rank > 2)
-    return eg_node_error(n, EG_ERR_INVALID, "argument self (#%d) has shape %s: nll_loss takes "
-                         "[N, C] or [C] scores", pos_self,
-                         eg_fmt_ints(s1, sizeof s1, self->shape, self->rank));
+  if (two_d ? self->rank != 4 : self->rank < 1 || self->rank > 2)
+    return eg_node_error(n, EG_ERR_INVALID, "argument self (#%d) has shape %s: %s", pos_self,
+                         eg_fmt_ints(s1, sizeof s1, self->shape, self->rank),
+                         two_d ? "nll_loss2d takes [N, C, H, W] scores"
+                               : "nll_loss takes [N, C] or [C] scores");
   if (target->dtype != EG_DTYPE_INT64)
     return eg_node_error(n, target->dtype == EG_DTYPE_UINT8 ? EG_ERR_UNSUPPORTED
                                                             : EG_ERR_INVALID,
                          "argument target (#%d) dtype %s: class indices must be int64",
                          pos_self + 1, eg_dtype_name(target->dtype));
+  if (two_d && (target->rank != 3 || target->shape[0] != self->shape[0] ||
+                target->shape[1] != self->shape[2] || target->shape[2] != self->shape[3]))
+    return eg_node_error(n, EG_ERR_INVALID, "self %s and target %s: the target must be "
+                         "[N, H, W] for [N, C, H, W] scores",
+                         eg_fmt_ints(s1, sizeof s1, self->shape, self->rank),
+                         eg_fmt_ints(s2, sizeof s2, target->shape, target->rank));
   bool no_batch = self->rank == 1 && target->rank == 0;
-  if (!no_batch && (target->rank != 1 || target->shape[0] != self->shape[0]))
+  if (!two_d && !no_batch && (target->rank != 1 || target->shape[0] != self->shape[0]))
     return eg_node_error(n, EG_ERR_INVALID, "self %s and target %s: the target must be [N] for "
                          "[N, C] scores (or 0-d for [C])",
                          eg_fmt_ints(s1, sizeof s1, self->shape, self->rank),
                          eg_fmt_ints(s2, sizeof s2, target->shape, target->rank));
-  const int64_t classes = self->shape[self->rank - 1];
+  const int64_t classes = self->shape[self->rank == 1 ? 0 : 1];
   if (weight && (weight->rank != 1 || weight->shape[0] != classes))
     return eg_node_error(n, EG_ERR_INVALID, "weight %s for %lld classes: the weight must be "
                          "[C]", eg_fmt_ints(s1, sizeof s1, weight->shape, weight->rank),
@@ -166,10 +202,12 @@ static eg_status check_nll_args(const eg_graph *g, eg_node *n, int pos_self,
   eg_nll_params *p = &EG_ATTRS(n, eg_nll_attrs)->p;
   EG_TRY(arg_reduction(n, pos_self + 3, false, &p->reduction));
   EG_TRY(eg_arg_int(n, pos_self + 4, "ignore_index", &p->ignore_index));
-  p->batched = self->rank == 2;
+  p->batched = self->rank >= 2;
   p->batch = p->batched ? self->shape[0] : 1;
   p->classes = classes;
+  p->inner = two_d ? self->shape[2] * self->shape[3] : 1;
   *self_out = self;
+  *target_out = target;
   return EG_OK;
 }
 
@@ -181,20 +219,21 @@ static eg_status bad_target(const eg_exec *ex, const eg_node *n, int target_pos,
                        (long long)p->classes, (long long)p->ignore_index);
 }
 
-eg_status eg_check_nll_loss_forward(eg_graph *g, eg_node *n) {
+/* nll_loss(2d)_forward: (output, total_weight), output shaped like target when per-sample. */
+static eg_status check_nll_forward(eg_graph *g, eg_node *n, bool two_d) {
   static const char *const known[] = {"self", "target", "weight", "reduction", "ignore_index",
                                       NULL};
   EG_TRY(eg_node_check_arity(n, 5, 5, known));
-  const eg_value *self;
-  EG_TRY(check_nll_args(g, n, 0, &self));
+  const eg_value *self, *target;
+  EG_TRY(check_nll_args(g, n, 0, two_d, &self, &target));
   const eg_nll_params *p = &EG_ATTRS(n, eg_nll_attrs)->p;
   const bool each = p->reduction == EG_REDUCTION_NONE && p->batched;
   EG_TRY(eg_out_tuple(g, n, 2));
-  EG_TRY(eg_out_elem(g, n, 0, true, self->dtype, each ? 1 : 0, self->shape));
+  EG_TRY(eg_out_elem(g, n, 0, true, self->dtype, each ? target->rank : 0, target->shape));
   return eg_out_elem(g, n, 1, true, self->dtype, 0, NULL);
 }
 
-eg_status eg_run_nll_loss_forward(const eg_exec *ex, const eg_node *n) {
+static eg_status run_nll_forward(const eg_exec *ex, const eg_node *n) {
   const eg_nll_params *p = &EG_ATTRS(n, eg_nll_attrs)->p;
   int64_t bad = eg_nll_loss_f32(p, eg_exec_arg(ex, n, 0, "self"), eg_exec_arg(ex, n, 1, "target"),
                                 eg_exec_arg(ex, n, 2, "weight"), eg_exec_elem(ex, n, 0),
@@ -202,24 +241,28 @@ eg_status eg_run_nll_loss_forward(const eg_exec *ex, const eg_node *n) {
   return bad < 0 ? EG_OK : bad_target(ex, n, 1, bad);
 }
 
-eg_status eg_check_nll_loss_backward(eg_graph *g, eg_node *n) {
+/* nll_loss(2d)_backward: grad_output shaped like target when per-sample, else one element. */
+static eg_status check_nll_backward(eg_graph *g, eg_node *n, bool two_d) {
   static const char *const known[] = {"grad_output", "self", "target", "weight", "reduction",
                                       "ignore_index", "total_weight", NULL};
   EG_TRY(eg_node_check_arity(n, 7, 7, known));
-  const eg_value *self, *gy, *tw;
-  EG_TRY(check_nll_args(g, n, 1, &self));
+  const eg_value *self, *target, *gy, *tw;
+  EG_TRY(check_nll_args(g, n, 1, two_d, &self, &target));
   EG_TRY(arg_f32(g, n, 0, "grad_output", false, &gy));
   EG_TRY(arg_f32(g, n, 6, "total_weight", false, &tw));
   const eg_nll_params *p = &EG_ATTRS(n, eg_nll_attrs)->p;
-  char s[160];
+  char s[160], s2[160];
   if (eg_value_numel(tw) != 1)
     return eg_node_error(n, EG_ERR_INVALID, "total_weight %s: expected one element",
                          eg_fmt_ints(s, sizeof s, tw->shape, tw->rank));
   if (p->reduction == EG_REDUCTION_NONE && p->batched) {
-    if (gy->rank != 1 || gy->shape[0] != p->batch)
+    bool same = gy->rank == target->rank;
+    for (int d = 0; same && d < gy->rank; d++) same = gy->shape[d] == target->shape[d];
+    if (!same)
       return eg_node_error(n, EG_ERR_INVALID, "grad_output %s: reduction none on %lld rows "
-                           "needs [%lld]", eg_fmt_ints(s, sizeof s, gy->shape, gy->rank),
-                           (long long)p->batch, (long long)p->batch);
+                           "needs %s", eg_fmt_ints(s, sizeof s, gy->shape, gy->rank),
+                           (long long)p->batch,
+                           eg_fmt_ints(s2, sizeof s2, target->shape, target->rank));
   } else if (gy->rank > 1 || eg_value_numel(gy) != 1) {
     return eg_node_error(n, EG_ERR_INVALID, "grad_output %s: a reduced loss needs a single "
                          "element", eg_fmt_ints(s, sizeof s, gy->shape, gy->rank));
@@ -227,7 +270,7 @@ eg_status eg_check_nll_loss_backward(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, self->dtype, self->rank, self->shape);
 }
 
-eg_status eg_run_nll_loss_backward(const eg_exec *ex, const eg_node *n) {
+static eg_status run_nll_backward(const eg_exec *ex, const eg_node *n) {
   const eg_nll_params *p = &EG_ATTRS(n, eg_nll_attrs)->p;
   int64_t bad = eg_nll_loss_backward_f32(
       p, eg_exec_arg(ex, n, 0, "grad_output"), eg_exec_arg(ex, n, 2, "target"),
@@ -235,6 +278,24 @@ eg_status eg_run_nll_loss_backward(const eg_exec *ex, const eg_node *n) {
       eg_exec_out(ex, n));
   return bad < 0 ? EG_OK : bad_target(ex, n, 2, bad);
 }
+
+/* The checks and runs of nll_loss (two_d false) and nll_loss2d. */
+#define EG_NLL_OPS(id, two_d)                                                               \
+  eg_status eg_check_##id##_forward(eg_graph *g, eg_node *n) {                              \
+    return check_nll_forward(g, n, two_d);                                                  \
+  }                                                                                         \
+  eg_status eg_run_##id##_forward(const eg_exec *ex, const eg_node *n) {                    \
+    return run_nll_forward(ex, n);                                                          \
+  }                                                                                         \
+  eg_status eg_check_##id##_backward(eg_graph *g, eg_node *n) {                             \
+    return check_nll_backward(g, n, two_d);                                                 \
+  }                                                                                         \
+  eg_status eg_run_##id##_backward(const eg_exec *ex, const eg_node *n) {                   \
+    return run_nll_backward(ex, n);                                                         \
+  }
+EG_NLL_OPS(nll_loss, false)
+EG_NLL_OPS(nll_loss2d, true)
+#undef EG_NLL_OPS
 
 /* ---- mse_loss ---- */
 

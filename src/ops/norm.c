@@ -1,13 +1,25 @@
-/* norm.c — batch and group normalisation, fp32, on the portable CPU kernels
- * (src/kernels/batch_norm_nchw_f32.h, src/kernels/group_norm_nchw_f32.h).
+/* norm.c — batch, group and layer normalisation, fp32, on the portable CPU kernels
+ * (src/kernels/batch_norm_nchw_f32.h, group_norm_nchw_f32.h, layer_norm_f32.h).
  *
  *   native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum,
  *                     eps) -> (out, save_mean, save_invstd)
  *   native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?,
  *                     save_mean?, save_invstd?, train, eps, output_mask[3])
  *                     -> (grad_input | None, grad_weight | None, grad_bias | None)
+ *   _native_batch_norm_legit_functional(input, weight?, bias?, running_mean, running_var,
+ *                     training, momentum, eps)
+ *                     -> (out, save_mean, save_invstd, new_running_mean, new_running_var)
+ *   _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var,
+ *                     momentum, eps) -> (out, save_mean, save_invstd)
+ *   _native_batch_norm_legit(input, weight?, bias?, running_mean, running_var, training,
+ *                     momentum, eps) -> (out, save_mean, save_invstd)
+ *   _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps)
+ *                     -> (out, save_mean, save_invstd)
  *   native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd)
  *   native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group,
+ *                     output_mask[3]) -> (grad_input | None, grad_weight | None, grad_bias | None)
+ *   native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd)
+ *   native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?,
  *                     output_mask[3]) -> (grad_input | None, grad_weight | None, grad_bias | None)
  *
  * Rules (ATen 1.13's, made strict where ATen reads out of bounds or crashes instead of checking):
@@ -19,21 +31,36 @@
  * shape. Group norm sees its input as [N, C, HxW]: only the element count must agree; weight and
  * bias are [C]; C divisible by group; mean/rstd [N, group] (the backward accepts any shape of
  * N*group elements, as ATen does). grad_weight/grad_bias of group norm need weight (ATen takes
- * their shape from it and fails without it).
+ * their shape from it and fails without it). Layer norm: normalized_shape (k >= 1 dims) is the
+ * input's last k dims; weight and bias are shaped like it; mean/rstd are the input's shape with
+ * those k dims set to 1 (the backward accepts any shape with one element per normalised row);
+ * grad_weight needs weight and grad_bias needs bias (ATen allocates each like its parameter).
+ *
+ * torch 2's _native_batch_norm_legit* forms are native_batch_norm with other argument lists
+ * and the same rules and results (checked against ATen 2.x): running statistics are required
+ * where the schema has them; no_training is eval; no_stats has none, so it is training only
+ * (ATen 2.x segfaults in eval). _legit_functional also returns the updated running statistics:
+ * (1 - momentum) * running + momentum * batch statistic, with the unbiased variance, in
+ * training; unchanged copies in eval.
  *
  * These ops are pure: native_batch_norm in training does NOT update running_mean/running_var
  * (ATen 1.13 does, in place, and its schema declares no write, so make_fx and functionalize do
  * not see it). A graph that carries the running statistics computes the new values with
- * explicit nodes after the batch norm (the exporter inserts them). */
+ * explicit nodes after the batch norm (the exporter inserts them). Nor does
+ * _native_batch_norm_legit, whose schema does declare the write: functionalize turns it into
+ * _legit_functional, so a traced graph never relies on it. */
 #include <stdint.h>
 #include <string.h>
 
 #include "kernels/batch_norm_nchw_f32.h"
 #include "kernels/group_norm_nchw_f32.h"
+#include "kernels/layer_norm_f32.h"
 #include "ops/op.h"
 
 typedef struct eg_bn_attrs {
   eg_batch_norm_params p;
+  int8_t running;  /* position of running_mean (running_var follows), -1: none */
+  bool functional; /* results 3, 4: the new running statistics */
 } eg_bn_attrs;
 EG_ATTRS_FIT(eg_bn_attrs);
 
@@ -75,6 +102,17 @@ static eg_status out_norm_tuple(eg_graph *g, eg_node *n, const eg_value *x, cons
 /* A forward's mask: all three outputs present. */
 static const bool all_outputs[3] = {true, true, true};
 
+/* grad_out of a backward: float32, shaped exactly like the input. */
+static eg_status grad_like_input(const eg_node *n, const eg_value *gy, const eg_value *x) {
+  EG_TRY(need_f32(n, "grad_out", gy));
+  if (gy->rank == x->rank && memcmp(gy->shape, x->shape, sizeof(int64_t) * x->rank) == 0)
+    return EG_OK;
+  char a[96], b[96];
+  return eg_node_error(n, EG_ERR_INVALID, "grad_out shape %s differs from input shape %s: they "
+                       "must be equal", eg_fmt_ints(a, sizeof a, gy->shape, gy->rank),
+                       eg_fmt_ints(b, sizeof b, x->shape, x->rank));
+}
+
 /* Fills p->n, c, hw from a batch-norm input [N, C, *]. */
 static eg_status bn_geometry(const eg_node *n, const eg_value *x, eg_batch_norm_params *p) {
   EG_TRY(need_f32(n, "input", x));
@@ -90,24 +128,53 @@ static eg_status bn_geometry(const eg_node *n, const eg_value *x, eg_batch_norm_
   return EG_OK;
 }
 
-/* ---- native_batch_norm ---- */
+/* ---- native_batch_norm and torch 2's _native_batch_norm_legit* forms ---- */
+
+/* Where a batch-norm forward keeps its arguments: input, weight, bias are always 0, 1, 2;
+ * momentum and eps are always the last two. */
+typedef struct bn_form {
+  const char *const *kw; /* keywords, NULL-terminated; their count is the arity */
+  int arity;
+  int running;       /* position of running_mean (running_var follows), -1: the op has none */
+  int training;      /* position of training, -1: the op is always eval (no_training) */
+  bool need_running; /* the schema's running statistics are not optional */
+  bool functional;   /* 5 results: also the new running_mean and running_var */
+} bn_form;
 
 static const char *const bn_kw[] = {"input", "weight", "bias", "running_mean", "running_var",
                                     "training", "momentum", "eps", NULL};
+static const char *const bn_no_training_kw[] = {"input", "weight", "bias", "running_mean",
+                                                "running_var", "momentum", "eps", NULL};
+static const char *const bn_no_stats_kw[] = {"input", "weight", "bias", "training", "momentum",
+                                             "eps", NULL};
 
-eg_status eg_check_native_batch_norm(eg_graph *g, eg_node *n) {
-  const eg_value *x, *w, *b, *rm, *rv;
-  eg_batch_norm_params *p = &EG_ATTRS(n, eg_bn_attrs)->p;
-  memset(p, 0, sizeof *p);
-  EG_TRY(eg_node_check_arity(n, 8, 8, bn_kw));
+static const bn_form bn_native = {bn_kw, 8, 3, 5, false, false};
+static const bn_form bn_legit = {bn_kw, 8, 3, 5, true, false};
+static const bn_form bn_legit_functional = {bn_kw, 8, 3, 5, true, true};
+static const bn_form bn_legit_no_training = {bn_no_training_kw, 7, 3, -1, true, false};
+static const bn_form bn_legit_no_stats = {bn_no_stats_kw, 6, -1, 3, false, false};
+
+static eg_status check_bn_forward(eg_graph *g, eg_node *n, const bn_form *f) {
+  const eg_value *x, *w, *b, *rm = NULL, *rv = NULL;
+  eg_bn_attrs *at = EG_ATTRS(n, eg_bn_attrs);
+  eg_batch_norm_params *p = &at->p;
+  memset(at, 0, sizeof *at);
+  at->running = (int8_t)f->running;
+  at->functional = f->functional;
+  EG_TRY(eg_node_check_arity(n, f->arity, f->arity, f->kw));
   EG_TRY(eg_arg_tensor(g, n, 0, "input", &x));
   EG_TRY(eg_arg_opt_tensor(g, n, 1, "weight", &w));
   EG_TRY(eg_arg_opt_tensor(g, n, 2, "bias", &b));
-  EG_TRY(eg_arg_opt_tensor(g, n, 3, "running_mean", &rm));
-  EG_TRY(eg_arg_opt_tensor(g, n, 4, "running_var", &rv));
-  EG_TRY(eg_arg_bool(n, 5, "training", &p->training));
-  EG_TRY(eg_arg_scalar(n, 6, "momentum", &p->momentum));
-  EG_TRY(eg_arg_scalar(n, 7, "eps", &p->eps));
+  if (f->running >= 0 && f->need_running) {
+    EG_TRY(eg_arg_tensor(g, n, f->running, "running_mean", &rm));
+    EG_TRY(eg_arg_tensor(g, n, f->running + 1, "running_var", &rv));
+  } else if (f->running >= 0) {
+    EG_TRY(eg_arg_opt_tensor(g, n, f->running, "running_mean", &rm));
+    EG_TRY(eg_arg_opt_tensor(g, n, f->running + 1, "running_var", &rv));
+  }
+  if (f->training >= 0) EG_TRY(eg_arg_bool(n, f->training, "training", &p->training));
+  EG_TRY(eg_arg_scalar(n, f->arity - 2, "momentum", &p->momentum));
+  EG_TRY(eg_arg_scalar(n, f->arity - 1, "eps", &p->eps));
   EG_TRY(bn_geometry(n, x, p));
   EG_TRY(opt_channel_vec(n, "weight", w, p->c));
   EG_TRY(opt_channel_vec(n, "bias", b, p->c));
@@ -124,27 +191,54 @@ eg_status eg_check_native_batch_norm(eg_graph *g, eg_node *n) {
                          eg_fmt_ints(s, sizeof s, x->shape, x->rank));
   }
   /* ATen returns the saved statistics only in training; in eval they are empty tensors. */
-  int64_t stat[1] = {p->training ? p->c : 0};
-  return out_norm_tuple(g, n, x, all_outputs, 1, stat);
+  int64_t stat[1] = {p->training ? p->c : 0}, c[1] = {p->c};
+  if (!f->functional) return out_norm_tuple(g, n, x, all_outputs, 1, stat);
+  EG_TRY(eg_out_tuple(g, n, 5));
+  EG_TRY(eg_out_elem(g, n, 0, true, EG_DTYPE_FLOAT32, x->rank, x->shape));
+  for (int i = 1; i < 5; i++)
+    EG_TRY(eg_out_elem(g, n, i, true, EG_DTYPE_FLOAT32, 1, i < 3 ? stat : c));
+  return EG_OK;
 }
 
-eg_status eg_run_native_batch_norm(const eg_exec *ex, const eg_node *n) {
-  const eg_batch_norm_params *p = &EG_ATTRS(n, const eg_bn_attrs)->p;
+static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
+  const eg_bn_attrs *at = EG_ATTRS(n, const eg_bn_attrs);
+  const eg_batch_norm_params *p = &at->p;
   eg_batch_norm_io io = {
       .x = eg_exec_arg(ex, n, 0, "input"),
       .weight = eg_exec_arg(ex, n, 1, "weight"),
       .bias = eg_exec_arg(ex, n, 2, "bias"),
-      .running_mean = eg_exec_arg(ex, n, 3, "running_mean"),
-      .running_var = eg_exec_arg(ex, n, 4, "running_var"),
       .y = eg_exec_elem(ex, n, 0),
   };
+  if (at->running >= 0) {
+    io.running_mean = eg_exec_arg(ex, n, at->running, "running_mean");
+    io.running_var = eg_exec_arg(ex, n, at->running + 1, "running_var");
+  }
   if (p->training) {
     io.save_mean = eg_exec_elem(ex, n, 1);
     io.save_invstd = eg_exec_elem(ex, n, 2);
   }
+  if (at->functional && p->training) {
+    io.new_running_mean = eg_exec_elem(ex, n, 3);
+    io.new_running_var = eg_exec_elem(ex, n, 4);
+  }
   eg_batch_norm_nchw_f32(p, &io);
+  if (at->functional && !p->training && p->c > 0) { /* eval keeps the running statistics */
+    memcpy(eg_exec_elem(ex, n, 3), io.running_mean, sizeof(float) * (size_t)p->c);
+    memcpy(eg_exec_elem(ex, n, 4), io.running_var, sizeof(float) * (size_t)p->c);
+  }
   return EG_OK;
 }
+
+/* The check and run of each forward form. */
+#define EG_BN_FORWARD_OP(id, form)                                                    \
+  eg_status eg_check_##id(eg_graph *g, eg_node *n) { return check_bn_forward(g, n, &form); } \
+  eg_status eg_run_##id(const eg_exec *ex, const eg_node *n) { return run_bn_forward(ex, n); }
+EG_BN_FORWARD_OP(native_batch_norm, bn_native)
+EG_BN_FORWARD_OP(_native_batch_norm_legit_functional, bn_legit_functional)
+EG_BN_FORWARD_OP(_native_batch_norm_legit_no_training, bn_legit_no_training)
+EG_BN_FORWARD_OP(_native_batch_norm_legit, bn_legit)
+EG_BN_FORWARD_OP(_native_batch_norm_legit_no_stats, bn_legit_no_stats)
+#undef EG_BN_FORWARD_OP
 
 /* ---- native_batch_norm_backward ---- */
 
@@ -175,13 +269,7 @@ eg_status eg_check_native_batch_norm_backward(eg_graph *g, eg_node *n) {
   EG_TRY(eg_arg_scalar(n, 8, "eps", &p->eps));
   EG_TRY(eg_arg_bool_list(n, 9, "output_mask", at->mask, 3));
   EG_TRY(bn_geometry(n, x, p));
-  EG_TRY(need_f32(n, "grad_out", gy));
-  if (gy->rank != x->rank || memcmp(gy->shape, x->shape, sizeof(int64_t) * x->rank) != 0) {
-    char a[96], b[96];
-    return eg_node_error(n, EG_ERR_INVALID, "grad_out shape %s differs from input shape %s: "
-                         "they must be equal", eg_fmt_ints(a, sizeof a, gy->shape, gy->rank),
-                         eg_fmt_ints(b, sizeof b, x->shape, x->rank));
-  }
+  EG_TRY(grad_like_input(n, gy, x));
   EG_TRY(opt_channel_vec(n, "weight", w, p->c));
   EG_TRY(opt_channel_vec(n, "running_mean", rm, p->c));
   EG_TRY(opt_channel_vec(n, "running_var", rv, p->c));
@@ -359,5 +447,154 @@ eg_status eg_run_native_group_norm_backward(const eg_exec *ex, const eg_node *n)
       .gb = at->mask[2] ? eg_exec_elem(ex, n, 2) : NULL,
   };
   eg_group_norm_backward_nchw_f32(&at->p, &io, ex->scratch);
+  return EG_OK;
+}
+
+/* ---- layer norm: shared argument rules ---- */
+
+typedef struct eg_ln_attrs {
+  eg_layer_norm_params p;
+  bool mask[3]; /* backward only */
+  int axis;     /* the first normalised dim */
+} eg_ln_attrs;
+EG_ATTRS_FIT(eg_ln_attrs);
+
+/* Reads normalized_shape (position pos) and checks it against the input's last dims; fills
+ * at->axis and the [rows, cols] view. */
+static eg_status ln_geometry(const eg_node *n, const eg_value *x, int pos, eg_ln_attrs *at) {
+  int64_t ns[EG_MAX_RANK];
+  int k;
+  EG_TRY(need_f32(n, "input", x));
+  EG_TRY(eg_arg_int_list(n, pos, "normalized_shape", ns, 1, EG_MAX_RANK, &k));
+  char a[96], b[96];
+  at->axis = x->rank - k;
+  if (at->axis < 0 || memcmp(ns, x->shape + at->axis, sizeof(int64_t) * (size_t)k) != 0)
+    return eg_node_error(n, EG_ERR_INVALID, "normalized_shape %s with input %s: it must be the "
+                         "input's last dims", eg_fmt_ints(a, sizeof a, ns, k),
+                         eg_fmt_ints(b, sizeof b, x->shape, x->rank));
+  at->p.rows = at->p.cols = 1;
+  for (int i = 0; i < x->rank; i++) {
+    if (i < at->axis) at->p.rows *= x->shape[i];
+    else at->p.cols *= x->shape[i];
+  }
+  return EG_OK;
+}
+
+/* weight or bias of a layer norm: absent, or float32 shaped like normalized_shape. */
+static eg_status ln_param(const eg_node *n, const char *what, const eg_value *v,
+                          const eg_value *x, int axis) {
+  if (!v) return EG_OK;
+  EG_TRY(need_f32(n, what, v));
+  const int k = x->rank - axis;
+  if (v->rank != k || memcmp(v->shape, x->shape + axis, sizeof(int64_t) * (size_t)k) != 0) {
+    char a[96], b[96];
+    return eg_node_error(n, EG_ERR_INVALID, "%s shape %s: expected normalized_shape %s", what,
+                         eg_fmt_ints(a, sizeof a, v->shape, v->rank),
+                         eg_fmt_ints(b, sizeof b, x->shape + axis, k));
+  }
+  return EG_OK;
+}
+
+/* ATen's shape of mean and rstd: the input's leading dims, then a 1 per normalised dim. */
+static void ln_stat_shape(const eg_value *x, int axis, int64_t *stat) {
+  for (int i = 0; i < x->rank; i++) stat[i] = i < axis ? x->shape[i] : 1;
+}
+
+/* ---- native_layer_norm ---- */
+
+static const char *const ln_kw[] = {"input", "normalized_shape", "weight", "bias", "eps", NULL};
+
+eg_status eg_check_native_layer_norm(eg_graph *g, eg_node *n) {
+  const eg_value *x, *w, *b;
+  eg_ln_attrs *at = EG_ATTRS(n, eg_ln_attrs);
+  memset(at, 0, sizeof *at);
+  EG_TRY(eg_node_check_arity(n, 5, 5, ln_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "input", &x));
+  EG_TRY(eg_arg_opt_tensor(g, n, 2, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 3, "bias", &b));
+  EG_TRY(eg_arg_scalar(n, 4, "eps", &at->p.eps));
+  EG_TRY(ln_geometry(n, x, 1, at));
+  EG_TRY(ln_param(n, "weight", w, x, at->axis));
+  EG_TRY(ln_param(n, "bias", b, x, at->axis));
+  int64_t stat[EG_MAX_RANK];
+  ln_stat_shape(x, at->axis, stat);
+  return out_norm_tuple(g, n, x, all_outputs, x->rank, stat);
+}
+
+eg_status eg_run_native_layer_norm(const eg_exec *ex, const eg_node *n) {
+  eg_layer_norm_io io = {
+      .x = eg_exec_arg(ex, n, 0, "input"),
+      .weight = eg_exec_arg(ex, n, 2, "weight"),
+      .bias = eg_exec_arg(ex, n, 3, "bias"),
+      .y = eg_exec_elem(ex, n, 0),
+      .mean = eg_exec_elem(ex, n, 1),
+      .rstd = eg_exec_elem(ex, n, 2),
+  };
+  eg_layer_norm_f32(&EG_ATTRS(n, const eg_ln_attrs)->p, &io);
+  return EG_OK;
+}
+
+/* ---- native_layer_norm_backward ---- */
+
+static const char *const ln_bwd_kw[] = {"grad_out", "input", "normalized_shape", "mean", "rstd",
+                                        "weight", "bias", "output_mask", NULL};
+
+/* mean or rstd of the forward: float32 with one element per row. */
+static eg_status ln_stat(const eg_node *n, const char *what, const eg_value *v, int64_t rows) {
+  EG_TRY(need_f32(n, what, v));
+  if (eg_value_numel(v) != rows) {
+    char s[96];
+    return eg_node_error(n, EG_ERR_INVALID, "%s %s has %lld elements: expected one per "
+                         "normalised row (%lld)", what, eg_fmt_ints(s, sizeof s, v->shape,
+                         v->rank), (long long)eg_value_numel(v), (long long)rows);
+  }
+  return EG_OK;
+}
+
+eg_status eg_check_native_layer_norm_backward(eg_graph *g, eg_node *n) {
+  const eg_value *gy, *x, *mean, *rstd, *w, *b;
+  eg_ln_attrs *at = EG_ATTRS(n, eg_ln_attrs);
+  memset(at, 0, sizeof *at);
+  EG_TRY(eg_node_check_arity(n, 8, 8, ln_bwd_kw));
+  EG_TRY(eg_arg_tensor(g, n, 0, "grad_out", &gy));
+  EG_TRY(eg_arg_tensor(g, n, 1, "input", &x));
+  EG_TRY(eg_arg_tensor(g, n, 3, "mean", &mean));
+  EG_TRY(eg_arg_tensor(g, n, 4, "rstd", &rstd));
+  EG_TRY(eg_arg_opt_tensor(g, n, 5, "weight", &w));
+  EG_TRY(eg_arg_opt_tensor(g, n, 6, "bias", &b));
+  EG_TRY(eg_arg_bool_list(n, 7, "output_mask", at->mask, 3));
+  EG_TRY(ln_geometry(n, x, 2, at));
+  EG_TRY(grad_like_input(n, gy, x));
+  EG_TRY(ln_stat(n, "mean", mean, at->p.rows));
+  EG_TRY(ln_stat(n, "rstd", rstd, at->p.rows));
+  EG_TRY(ln_param(n, "weight", w, x, at->axis));
+  EG_TRY(ln_param(n, "bias", b, x, at->axis));
+  /* ATen allocates grad_weight like weight and grad_bias like bias */
+  if ((at->mask[1] && !w) || (at->mask[2] && !b))
+    return eg_node_error(n, EG_ERR_INVALID, "output_mask [%d, %d, %d] asks for grad_%s without "
+                         "%s: ATen shapes grad_weight like weight and grad_bias like bias",
+                         at->mask[0], at->mask[1], at->mask[2],
+                         at->mask[1] && !w ? "weight" : "bias",
+                         at->mask[1] && !w ? "weight" : "bias");
+  const int k = x->rank - at->axis;
+  EG_TRY(eg_out_tuple(g, n, 3));
+  EG_TRY(eg_out_elem(g, n, 0, at->mask[0], EG_DTYPE_FLOAT32, x->rank, x->shape));
+  EG_TRY(eg_out_elem(g, n, 1, at->mask[1], EG_DTYPE_FLOAT32, k, x->shape + at->axis));
+  return eg_out_elem(g, n, 2, at->mask[2], EG_DTYPE_FLOAT32, k, x->shape + at->axis);
+}
+
+eg_status eg_run_native_layer_norm_backward(const eg_exec *ex, const eg_node *n) {
+  const eg_ln_attrs *at = EG_ATTRS(n, const eg_ln_attrs);
+  eg_layer_norm_backward_io io = {
+      .gy = eg_exec_arg(ex, n, 0, "grad_out"),
+      .x = eg_exec_arg(ex, n, 1, "input"),
+      .mean = eg_exec_arg(ex, n, 3, "mean"),
+      .rstd = eg_exec_arg(ex, n, 4, "rstd"),
+      .weight = eg_exec_arg(ex, n, 5, "weight"),
+      .gx = at->mask[0] ? eg_exec_elem(ex, n, 0) : NULL,
+      .gw = at->mask[1] ? eg_exec_elem(ex, n, 1) : NULL,
+      .gb = at->mask[2] ? eg_exec_elem(ex, n, 2) : NULL,
+  };
+  eg_layer_norm_backward_f32(&at->p, &io);
   return EG_OK;
 }

@@ -75,16 +75,27 @@ const eg_npu_builder *const eg_npu_builders[] = {
     /* softmax and losses (src/ops/loss.c) */
     [EG_OP__log_softmax] = &eg_npu_builder__log_softmax,
     [EG_OP__log_softmax_backward_data] = NO_LOWERING,
+    [EG_OP__softmax] = NO_LOWERING,
+    [EG_OP__softmax_backward_data] = NO_LOWERING,
     [EG_OP_nll_loss_forward] = NO_LOWERING,
     [EG_OP_nll_loss_backward] = NO_LOWERING,
+    [EG_OP_nll_loss2d_forward] = NO_LOWERING,
+    [EG_OP_nll_loss2d_backward] = NO_LOWERING,
     [EG_OP_mse_loss] = NO_LOWERING,
     [EG_OP_mse_loss_backward] = NO_LOWERING,
 
     /* normalisation (src/ops/norm.c) */
     [EG_OP_native_batch_norm] = &eg_npu_builder_native_batch_norm,
     [EG_OP_native_batch_norm_backward] = NO_LOWERING,
+    [EG_OP__native_batch_norm_legit_functional] = NO_LOWERING,
+    [EG_OP__native_batch_norm_legit_no_training] =
+        &eg_npu_builder__native_batch_norm_legit_no_training,
+    [EG_OP__native_batch_norm_legit] = &eg_npu_builder__native_batch_norm_legit,
+    [EG_OP__native_batch_norm_legit_no_stats] = NO_LOWERING,
     [EG_OP_native_group_norm] = &eg_npu_builder_native_group_norm,
     [EG_OP_native_group_norm_backward] = NO_LOWERING,
+    [EG_OP_native_layer_norm] = NO_LOWERING,
+    [EG_OP_native_layer_norm_backward] = NO_LOWERING,
 
     /* pooling (src/ops/pool.c) */
     [EG_OP_max_pool2d_with_indices] = &eg_npu_builder_max_pool2d_with_indices,

@@ -79,6 +79,8 @@ extern const eg_npu_builder eg_npu_builder_max_pool2d_with_indices;
 extern const eg_npu_builder eg_npu_builder_avg_pool2d;
 extern const eg_npu_builder eg_npu_builder__adaptive_avg_pool2d;
 extern const eg_npu_builder eg_npu_builder_native_batch_norm;
+extern const eg_npu_builder eg_npu_builder__native_batch_norm_legit_no_training;
+extern const eg_npu_builder eg_npu_builder__native_batch_norm_legit;
 extern const eg_npu_builder eg_npu_builder_native_group_norm;
 /* conv.c */
 extern const eg_npu_builder eg_npu_builder_convolution;

@@ -76,6 +76,8 @@ static const lrule rules[] = {
     {EG_OP_avg_pool2d, LC_NHWC, 0, "self", 0},
     {EG_OP__adaptive_avg_pool2d, LC_NHWC, 0, "self", 0},
     {EG_OP_native_batch_norm, LC_NHWC, 0, "input", 1u << 0},
+    {EG_OP__native_batch_norm_legit_no_training, LC_NHWC, 0, "input", 1u << 0},
+    {EG_OP__native_batch_norm_legit, LC_NHWC, 0, "input", 1u << 0},
     {EG_OP_native_group_norm, LC_NHWC, 0, "input", 1u << 0},
     {EG_OP__log_softmax, LC_NHWC, 0, "self", 0},
     /* layout-agnostic */

@@ -1,5 +1,6 @@
 """PyTorch comparison for the loss family: aten._log_softmax, aten._log_softmax_backward_data,
-aten.nll_loss_forward, aten.nll_loss_backward, aten.mse_loss, aten.mse_loss_backward
+aten._softmax, aten._softmax_backward_data, aten.nll_loss_forward, aten.nll_loss_backward,
+aten.nll_loss2d_forward, aten.nll_loss2d_backward, aten.mse_loss, aten.mse_loss_backward
 (src/ops/loss.c).
 
 Each op is called directly (every argument combination: dims, 1-D/2-D inputs, weights,
@@ -120,6 +121,7 @@ def leaf(*shape):
 torch.manual_seed(0)
 suite = LossSuite("loss")
 r = torch.randn
+inf = float("inf")
 REDUCTIONS = ("none", "mean", "sum")
 
 # ---- _log_softmax / _log_softmax_backward_data
@@ -144,6 +146,38 @@ for dim, shape in ((1, (6, 9)), (0, (6, 9)), (1, (2, 5, 3, 3)), (-1, (3, 4, 17))
     log_softmax_backward_case(dim, shape)
 suite.case("log_softmax_grad", grads(lambda x, w: (torch.log_softmax(x, 1) * w).sum()),
            [leaf(5, 7), r(5, 7)])
+
+# ---- _softmax / _softmax_backward_data
+def softmax_cases(dim, shape):
+    tag = f"{dim}_{'x'.join(map(str, shape))}"
+    suite.case(f"softmax_{tag}", lambda x: torch.softmax(x, dim), [r(*shape) * 5])
+    suite.case(f"softmax_backward_{tag}",
+               lambda g, y: A._softmax_backward_data(g, y, dim, torch.float32),
+               [r(*shape), torch.softmax(r(*shape), dim)])
+
+
+for dim, shape in ((-1, (4, 10)), (0, (4, 10)), (1, (2, 3, 4, 5)), (3, (2, 3, 4, 5)),
+                   (1, (8, 1000)), (0, (1000, 40)), (0, (7,)), (2, (2, 37, 20))):
+    softmax_cases(dim, shape)
+suite.case("softmax_0d", lambda x: A._softmax(x, 0, False), [r(())])
+suite.case("softmax_large_logits", lambda x: torch.softmax(x, 1),
+           [torch.tensor([[1000.0, 1001.0, 999.0], [-500.0, 0.0, 20.0], [-inf, 0.0, 1.0]])])
+suite.case("softmax_empty", lambda x: torch.softmax(x, 1), [r(0, 4)])
+suite.case("softmax_grad", grads(lambda x, w: (torch.softmax(x, 1) * w).sum()),
+           [leaf(5, 7), r(5, 7)])
+suite.case("softmax_grad_nchw", grads(lambda x, w: (torch.softmax(x, 1) * w).sum()),
+           [leaf(2, 6, 3, 4), r(2, 6, 3, 4)])
+
+
+def attention_step(q, k, v, t):  # softmax(q k^T / sqrt(d)) v, the common use
+    with torch.enable_grad():
+        a = torch.softmax(q @ k.t() / 4.0, -1)
+        loss = F.mse_loss(a @ v, t)
+        return (loss, *torch.autograd.grad(loss, [q, k, v]))
+
+
+suite.case("softmax_attention_step", attention_step, [leaf(6, 16), leaf(5, 16), leaf(5, 8),
+                                                      r(6, 8)])
 
 # ---- nll_loss_forward / nll_loss_backward, called directly
 scores = torch.log_softmax(r(6, 5), 1)
@@ -202,6 +236,59 @@ suite.case("cross_entropy_all_ignored", grads(lambda x, t: F.cross_entropy(x, t,
 suite.case("nll_forward_big", lambda x, t, w: A.nll_loss_forward(x, t, w, 1, -100),
            [r(4096, 100), torch.randint(0, 100, (4096,)), torch.rand(100)])
 
+# ---- nll_loss2d_forward / nll_loss2d_backward (segmentation: [N, C, H, W] scores)
+seg = torch.log_softmax(r(2, 4, 5, 6), 1)
+seg_t = torch.randint(0, 4, (2, 5, 6))
+seg_w = torch.rand(4) + 0.5
+
+
+def nll2d_cases(red):
+    name = REDUCTIONS[red]
+    suite.case(f"nll2d_forward_{name}", lambda x, t: A.nll_loss2d_forward(x, t, None, red, -100),
+               [seg, seg_t])
+    suite.case(f"nll2d_forward_{name}_weight_ignore",
+               lambda x, t, w: A.nll_loss2d_forward(x, t, w, red, 1), [seg, seg_t, seg_w])
+    suite.case(f"nll2d_forward_{name}_all_ignored",
+               lambda x, t: A.nll_loss2d_forward(x, t, None, red, 2),
+               [seg, torch.full((2, 5, 6), 2)])
+    gy = r(2, 5, 6) if red == 0 else r(())
+    tw = torch.tensor(float(seg_w[seg_t[seg_t != 1]].sum()))
+    suite.case(f"nll2d_backward_{name}",
+               lambda g, x, t, w, tw: A.nll_loss2d_backward(g, x, t, w, red, 1, tw),
+               [gy, seg, seg_t, seg_w, tw])
+    suite.case(f"nll2d_backward_{name}_noweight",
+               lambda g, x, t, tw: A.nll_loss2d_backward(g, x, t, None, red, -100, tw),
+               [gy, seg, seg_t, torch.tensor(60.0)])
+
+
+for red in range(3):
+    nll2d_cases(red)
+suite.case("nll2d_forward_empty_mean", lambda x, t: A.nll_loss2d_forward(x, t, None, 1, -100),
+           [r(2, 3, 0, 4), torch.zeros(2, 0, 4, dtype=torch.int64)])
+suite.case("nll2d_forward_big", lambda x, t, w: A.nll_loss2d_forward(x, t, w, 1, 255),
+           [r(2, 21, 32, 32), torch.randint(0, 21, (2, 32, 32)).masked_fill(
+               torch.rand(2, 32, 32) < 0.1, 255), torch.rand(21)])
+def segmentation_case(red):
+    suite.case(f"segmentation_cross_entropy_{red}",
+               grads(lambda x, t, w: F.cross_entropy(x, t, weight=w, ignore_index=255,
+                                                     reduction=red).sum()),
+               [leaf(2, 5, 6, 7), torch.randint(0, 5, (2, 6, 7)).masked_fill(
+                   torch.rand(2, 6, 7) < 0.2, 255), torch.rand(5) + 0.5])
+
+
+for red in REDUCTIONS:
+    segmentation_case(red)
+
+
+def seg_step(x, t, w):  # a 1x1 conv head, then per-pixel cross entropy
+    with torch.enable_grad():
+        loss = F.cross_entropy(F.conv2d(x, w), t)
+        return (loss, *torch.autograd.grad(loss, [x, w]))
+
+
+suite.case("segmentation_step", seg_step, [leaf(2, 3, 8, 8), torch.randint(0, 6, (2, 8, 8)),
+                                           leaf(6, 3, 1, 1)])
+
 # ---- the chains make_fx traces for a classifier's training step
 def cross_entropy_cases(red):
     suite.case(f"cross_entropy_{red}",
@@ -259,7 +346,6 @@ for red in range(3):
 suite.case("mse_default_reduction", lambda x, t: A.mse_loss(x, t), [r(3, 4), r(3, 4)])
 suite.case("mse_empty_sum", lambda x, t: A.mse_loss(x, t, 2), [r(0, 4), r(0, 4)])
 suite.case("mse_empty_mean", lambda x, t: A.mse_loss(x, t, 1), [r(0, 4), r(0, 4)])
-inf = float("inf")
 suite.case("mse_inf", lambda x, t: A.mse_loss(x, t, 0),  # inf - inf: NaN
            [torch.tensor([1.0, inf, inf]), torch.tensor([2.0, 0.0, inf])])
 suite.case("mse_grad_both", grads(lambda x, t: F.mse_loss(x, t), n_wrt=2),
@@ -278,6 +364,15 @@ suite.case("err_log_softmax_dim", lambda x: torch.log_softmax(x, 1), [r(2, 3)],
            edit=set_arg(LSM, 1, 2), expect_error="argument dim (#1) is 2: out of range")
 suite.case("err_half_to_float", lambda x: torch.log_softmax(x, 1), [r(2, 3)],
            edit=set_arg(LSM, 2, True), expect_error="half_to_float")
+SM, SMB = "aten._softmax.default", "aten._softmax_backward_data.default"
+suite.case("err_softmax_dim", lambda x: torch.softmax(x, 1), [r(2, 3)],
+           edit=set_arg(SM, 1, -3), expect_error="argument dim (#1) is -3: out of range")
+suite.case("err_softmax_f64", lambda x: torch.softmax(x, 1), [r(2, 3, dtype=torch.float64)],
+           expect_error="supports float32 only")
+suite.case("err_softmax_backward_shapes",
+           lambda g, y: A._softmax_backward_data(g, y, 1, torch.float32), [r(2, 3), r(2, 3)],
+           edit=set_input(1, shape=[3, 2]),
+           expect_error="grad_output [2, 3] and output [3, 2]: the shapes must be equal")
 suite.case("err_nll_reduction", lambda x, t: A.nll_loss_forward(x, t, None, 1, -100),
            [scores, targets], edit=set_arg(NLL, 3, 3),
            expect_error="reduction (#3) is 3: expected 0 (none), 1 (mean) or 2 (sum)")
@@ -303,6 +398,20 @@ suite.case("err_mse_shapes", lambda x, t: A.mse_loss(x, t, 0), [r(3, 4), r(3, 4)
 suite.case("err_mse_reduction", lambda x, t: A.mse_loss(x, t, 2), [r(3, 4), r(3, 4)],
            edit=set_arg(MSE, 2, -1), expect_error="reduction (#2) is -1")
 
+suite.case("err_nll2d_target_shape", lambda x, t: A.nll_loss2d_forward(x, t, None, 1, -100),
+           [seg, seg_t], edit=set_input(1, shape=[2, 6, 5]),
+           expect_error="self [2, 4, 5, 6] and target [2, 6, 5]: the target must be [N, H, W]")
+suite.case("err_nll2d_3d", lambda x, t: A.nll_loss2d_forward(x, t, None, 1, -100),
+           [seg, seg_t], edit=set_input(0, shape=[2, 4, 30]),
+           expect_error="[2, 4, 30]: nll_loss2d takes [N, C, H, W] scores")
+suite.case("err_nll2d_weight_shape", lambda x, t, w: A.nll_loss2d_forward(x, t, w, 1, -100),
+           [seg, seg_t, seg_w], edit=set_input(2, shape=[5]),
+           expect_error="weight [5] for 4 classes")
+suite.case("err_nll2d_backward_grad_shape",
+           lambda g, x, t, tw: A.nll_loss2d_backward(g, x, t, None, 0, -100, tw),
+           [r(2, 5, 6), seg, seg_t, torch.tensor(0.0)], edit=set_input(0, shape=[2, 30]),
+           expect_error="grad_output [2, 30]: reduction none on 2 rows needs [2, 5, 6]")
+
 # ---- a target class out of range is found while running
 def bad_target_case(red):
     suite.case(f"runtime_nll_bad_target_{REDUCTIONS[red]}",
@@ -319,6 +428,11 @@ suite.case("runtime_nll_backward_bad_target",
            [r(()), scores, targets, torch.tensor(6.0)],
            bad_inputs=[r(()), scores, torch.tensor([0, -3, 2, 2, 1, 3]), torch.tensor(6.0)],
            runtime_error="target[1] is class -3: out of range [0, C=5)")
+bad_seg_t = seg_t.clone()
+bad_seg_t[1, 2, 3] = 4
+suite.case("runtime_nll2d_bad_target", lambda x, t: A.nll_loss2d_forward(x, t, None, 1, -100),
+           [seg, seg_t], bad_inputs=[seg, bad_seg_t],
+           runtime_error="target[45] is class 4: out of range [0, C=4)")
 suite.case("runtime_cross_entropy_bad_target", grads(lambda x, t: F.cross_entropy(x, t)),
            [leaf(4, 3), torch.tensor([0, 1, 2, 1])],
            bad_inputs=[r(4, 3), torch.tensor([0, 1, 3, 1])],

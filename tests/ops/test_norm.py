@@ -204,6 +204,127 @@ suite.case("bn_bwd_eval_nosave", bn_bwd_eval_nosave,
            [rand(4, 3, 5, 5), rand(4, 3, 5, 5), rand(3), rand(3), positive(3)])
 
 
+
+# ---- torch 2's batch-norm forms: _native_batch_norm_legit* ----------------------------------
+# torch.export traces these instead of native_batch_norm. make_fx + functionalize (the exporter)
+# never keeps _native_batch_norm_legit.default (its schema writes the running statistics: it
+# becomes _legit_functional), so its cases export another form and retarget the node by editing.
+
+class _Retargeted(_Edited):
+    """A case whose reference is `ref` while the graph is exported from `traced`, then edited."""
+
+    def __init__(self, ref, traced, edit):
+        super().__init__(traced, edit)
+        self.ref = ref
+
+    def __call__(self, *args):
+        return self.ref(*args)
+
+
+LEGIT = "aten._native_batch_norm_legit.default"
+LEGIT_FN = "aten._native_batch_norm_legit_functional.default"
+LEGIT_NT = "aten._native_batch_norm_legit_no_training.default"
+LEGIT_NS = "aten._native_batch_norm_legit.no_stats"
+
+
+def legit_functional(training, momentum=0.1, weighted=True):
+    def fn(x, w, b, rm, rv):
+        wt, bt = (w, b) if weighted else (None, None)
+        return tuple(aten._native_batch_norm_legit_functional(x, wt, bt, rm, rv, training,
+                                                              momentum, 1e-5))
+    return fn
+
+
+def legit_no_training(weighted=True, eps=1e-5):
+    def fn(x, w, b, rm, rv):
+        wt, bt = (w, b) if weighted else (None, None)
+        return tuple(aten._native_batch_norm_legit_no_training(x, wt, bt, rm, rv, 0.1, eps))
+    return fn
+
+
+def legit_no_stats(x, w, b):
+    return tuple(aten._native_batch_norm_legit.no_stats(x, w, b, True, 0.1, 1e-5))
+
+
+def legit(training):
+    def fn(x, w, b, rm, rv):  # clones: ATen writes the running statistics in training
+        return tuple(aten._native_batch_norm_legit(x, w, b, rm.clone(), rv.clone(), training,
+                                                   0.1, 1e-5))
+    return fn
+
+
+def retarget_no_training(graph):
+    """_legit_no_training(x, w, b, rm, rv, momentum, eps) -> _legit(..., training=False, ...)."""
+    nd = node(graph, LEGIT_NT)
+    nd["target"] = LEGIT
+    nd["args"].insert(5, False)
+
+
+def retarget_no_stats(graph):
+    """_legit.no_stats(x, w, b, True, momentum, eps) -> _legit(x, w, b, rm, rv, True, ...) with
+    the graph's inputs 3 and 4 as the running statistics."""
+    nd = node(graph, LEGIT_NS)
+    nd["target"] = LEGIT
+    nd["args"][3:3] = [{"value": graph["inputs"][i]["value"]} for i in (3, 4)]
+
+
+def legit_bwd(mask, weighted=True):
+    # torch.export's joint graphs: _legit_functional forward, native_batch_norm_backward
+    def fn(gy, x, w, b, rm, rv):
+        wt, bt = (w, b) if weighted else (None, None)
+        out, sm, si, nrm, nrv = aten._native_batch_norm_legit_functional(x, wt, bt, rm, rv, True,
+                                                                         0.1, 1e-5)
+        grads = aten.native_batch_norm_backward(gy, x, wt, rm, rv, sm, si, True, 1e-5, mask)
+        return (out, nrm, nrv, *present(*grads))
+    return fn
+
+
+def bn_args(shape, grad=False):
+    c = shape[1]
+    return ([rand(*shape)] if grad else []) + [rand(*shape), rand(c), rand(c), rand(c),
+                                               positive(c)]
+
+
+if hasattr(aten, "_native_batch_norm_legit_functional"):
+    for shape in [(4, 3, 5, 5), (8, 6), (2, 3, 7), (1, 5, 3, 3), (8, 32, 16, 16)]:
+        tag = "x".join(map(str, shape))
+        suite.case(f"bn_legit_functional_train_{tag}", legit_functional(True), bn_args(shape))
+        suite.case(f"bn_legit_functional_eval_{tag}", legit_functional(False), bn_args(shape))
+        suite.case(f"bn_legit_no_training_{tag}", legit_no_training(), bn_args(shape))
+        suite.case(f"bn_legit_no_stats_{tag}", legit_no_stats, bn_args(shape)[:3])
+        suite.case(f"bn_legit_eval_{tag}",
+                   _Retargeted(legit(False), legit_no_training(), retarget_no_training),
+                   bn_args(shape))
+        suite.case(f"bn_legit_train_{tag}",
+                   _Retargeted(legit(True), lambda x, w, b, rm, rv: legit_no_stats(x, w, b),
+                               retarget_no_stats), bn_args(shape))
+    suite.case("bn_legit_functional_train_momentum0.7_noaffine",
+               legit_functional(True, 0.7, weighted=False), bn_args((6, 4, 3, 3)))
+    suite.case("bn_legit_functional_train_one_value", legit_functional(True), bn_args((1, 4)))
+    suite.case("bn_legit_no_training_noaffine_eps1e-1", legit_no_training(False, 0.1),
+               bn_args((2, 4, 3, 3)))
+    for mask in MASKS:
+        suite.case(f"bn_legit_bwd_{mask_name(mask)}", legit_bwd(mask),
+                   bn_args((4, 3, 5, 5), grad=True))
+    suite.case("bn_legit_bwd_now", legit_bwd([True, False, False], weighted=False),
+               bn_args((4, 3, 5, 5), grad=True))
+    suite.case("err_bn_legit_no_stats_eval",
+               _Edited(legit_no_stats, set_arg(LEGIT_NS, 3, False)), bn_args((2, 3, 4))[:3],
+               expect_error="training=False without running_mean")
+    suite.case("err_bn_legit_functional_no_running_var",
+               _Edited(legit_functional(True), set_arg(LEGIT_FN, 4, None)), bn_args((2, 3, 4)),
+               expect_error="argument running_var (#4) is a None: expected a tensor")
+
+    def input_as_running_var(graph):
+        node(graph, LEGIT_NT)["args"][4] = {"value": graph["inputs"][0]["value"]}
+
+    suite.case("err_bn_legit_no_training_var_shape",
+               _Edited(legit_no_training(), input_as_running_var), bn_args((2, 3, 4)),
+               expect_error="running_var shape [2, 3, 4]: expected [3] (one per channel)")
+else:
+    print(f"skip norm/bn_legit_*: torch {torch.__version__} has no _native_batch_norm_legit ops "
+          "(torch.export's batch-norm forms, torch 2.x); run this file with torch 2 for them")
+
 # ---- native_group_norm forward and backward -------------------------------------------------
 
 def gn_fwd(N, C, HxW, group, weighted=True, eps=1e-5):
@@ -251,6 +372,58 @@ suite.case("gn_bwd_large_mean", gn_bwd(2, 6, 16, 2, [True, True, True]),
            [rand(2, 6, 4, 4), rand(2, 6, 4, 4, offset=50.0), rand(6), rand(6)])
 
 
+
+# ---- native_layer_norm forward and backward -------------------------------------------------
+
+def ln_fwd(normalized_shape, weighted=True, biased=True, eps=1e-5):
+    def fn(x, w, b):
+        return tuple(aten.native_layer_norm(x, normalized_shape, w if weighted else None,
+                                            b if biased else None, eps))
+    return fn
+
+
+def ln_bwd(normalized_shape, mask, weighted=True, biased=True):
+    def fn(gy, x, w, b):
+        wt, bt = w if weighted else None, b if biased else None
+        out, mean, rstd = aten.native_layer_norm(x, normalized_shape, wt, bt, 1e-5)
+        grads = aten.native_layer_norm_backward(gy, x, normalized_shape, mean, rstd, wt, bt,
+                                                mask)
+        return (out, mean, rstd, *present(*grads))
+    return fn
+
+
+def ln_args(shape, k, backward=False):
+    ns = shape[len(shape) - k:]
+    return ([rand(*shape)] if backward else []) + [rand(*shape), rand(*ns), rand(*ns)]
+
+
+# every k for a rank-4 input; ConvNeXt's channels-last LayerNorm ([N, H, W, C] over C) and its
+# classifier's [N, C] one
+for shape, ks in [((2, 3, 4, 5), (1, 2, 3, 4)), ((2, 7, 7, 96), (1,)), ((4, 768), (1,)),
+                  ((3, 10), (1, 2)), ((5, 1), (1,)), ((4, 14, 14, 96), (1,))]:
+    tag = "x".join(map(str, shape))
+    for k in ks:
+        ns = list(shape[len(shape) - k:])
+        suite.case(f"ln_{tag}_k{k}", ln_fwd(ns), ln_args(shape, k))
+        if shape[-1] > 1:  # one value per row: grad_input is exactly 0, ATen's rounding noise
+            suite.case(f"ln_bwd_{tag}_k{k}", ln_bwd(ns, [True, True, True]),
+                       ln_args(shape, k, backward=True))
+suite.case("ln_noweight", ln_fwd([6], weighted=False), ln_args((3, 4, 6), 1))
+suite.case("ln_nobias", ln_fwd([6], biased=False), ln_args((3, 4, 6), 1))
+suite.case("ln_noaffine", ln_fwd([4, 6], weighted=False, biased=False), ln_args((3, 4, 6), 2))
+suite.case("ln_eps1e-1", ln_fwd([6], eps=0.1), ln_args((3, 4, 6), 1))
+suite.case("ln_large_mean", ln_fwd([32]), [rand(4, 5, 32, offset=100.0), rand(32), rand(32)])
+suite.case("ln_empty_rows", ln_fwd([6]), [rand(0, 6), rand(6), rand(6)])
+for mask in MASKS:
+    suite.case(f"ln_bwd_{mask_name(mask)}", ln_bwd([5, 6], mask), ln_args((3, 4, 5, 6), 2, True))
+for mask in ([False, False, False], [True, False, False]):
+    suite.case(f"ln_bwd_{mask_name(mask)}_noaffine",
+               ln_bwd([6], mask, weighted=False, biased=False), ln_args((3, 4, 6), 1, True))
+suite.case("ln_bwd_TTF_nobias", ln_bwd([6], [True, True, False], biased=False),
+           ln_args((3, 4, 6), 1, True))
+suite.case("ln_bwd_large_mean", ln_bwd([16], [True, True, True]),
+           [rand(4, 16), rand(4, 16, offset=50.0), rand(16), rand(16)])
+
 # ---- invalid graphs -------------------------------------------------------------------------
 
 BN, BN_BWD = "aten.native_batch_norm.default", "aten.native_batch_norm_backward.default"
@@ -286,6 +459,27 @@ suite.case("err_gn_bwd_grad_weight_without_weight",
            _Edited(gn_bwd(2, 6, 4, 3, [True, True, True]), set_arg(GN_BWD, 4, None)),
            [rand(2, 6, 4), rand(2, 6, 4), rand(6), rand(6)],
            expect_error="asks for grad_weight without weight")
+
+LN, LN_BWD = "aten.native_layer_norm.default", "aten.native_layer_norm_backward.default"
+suite.case("err_ln_normalized_shape", _Edited(ln_fwd([5]), set_arg(LN, 1, [4])),
+           ln_args((2, 3, 5), 1), expect_error="normalized_shape [4] with input [2, 3, 5]")
+suite.case("err_ln_weight_shape", _Edited(ln_fwd([5]), bad_weight_shape),
+           ln_args((2, 3, 5), 1), expect_error="weight shape [4]: expected normalized_shape [5]")
+suite.case("err_ln_float64", ln_fwd([5]), [t.double() for t in ln_args((2, 3, 5), 1)],
+           expect_error="input dtype float64: normalisation runs in float32")
+suite.case("err_ln_bwd_grad_bias_without_bias",
+           _Edited(ln_bwd([5], [True, True, True]), set_arg(LN_BWD, 6, None)),
+           ln_args((2, 3, 5), 1, True), expect_error="asks for grad_bias without bias")
+
+
+def ln_bwd_bad_rstd(graph):
+    bwd = node(graph, LN_BWD)
+    bwd["args"][4] = bwd["args"][0]  # grad_out [2, 3, 5] as rstd
+
+
+suite.case("err_ln_bwd_rstd_numel", _Edited(ln_bwd([5], [True, True, True]), ln_bwd_bad_rstd),
+           ln_args((2, 3, 5), 1, True), expect_error="has 30 elements: expected one per "
+           "normalised row (6)")
 
 
 # ---- training steps through torch.nn.functional and autograd --------------------------------
@@ -358,6 +552,37 @@ with torch.no_grad():
     _inorm.bias.copy_(rand(4))
 suite.case("instance_norm2d_module", lambda x: _inorm(x), [rand(3, 4, 6, 5)])
 suite.case("instance_norm2d_plain", lambda x: F.instance_norm(x), [rand(2, 4, 6, 5)])
+
+
+# ConvNeXt (torchvision): its block's LayerNorm runs channels-last after a permute, and its
+# downsampling LayerNorm2d is permute -> layer_norm -> permute back
+def convnext_block_step(x, target, dw, dwb, lw, lb, pw, pb, g2w, g2b):
+    y = F.conv2d(x, dw, dwb, padding=3, groups=x.shape[1])
+    y = y.permute(0, 2, 3, 1)
+    y = F.layer_norm(y, [y.shape[-1]], lw, lb, eps=1e-6)
+    y = F.relu(F.linear(y, pw, pb))  # (ConvNeXt has GELU: another family's op)
+    y = y.permute(0, 3, 1, 2)
+    # LayerNorm2d
+    y = F.layer_norm(y.permute(0, 2, 3, 1), [y.shape[1]], g2w, g2b, 1e-6).permute(0, 3, 1, 2)
+    loss = F.mse_loss(y + x, target)
+    return (loss, *torch.autograd.grad(loss, [x, dw, dwb, lw, lb, pw, pb, g2w, g2b]))
+
+
+suite.case("step_convnext_block_layer_norm", with_grad(convnext_block_step),
+           [t.requires_grad_() if i != 1 else t for i, t in enumerate(
+               [rand(2, 8, 7, 7), rand(2, 8, 7, 7), rand(8, 1, 7, 7) * 0.2, rand(8),
+                positive(8), rand(8), rand(8, 8) * 0.3, rand(8), positive(8), rand(8)])])
+
+
+def layer_norm_step(x, target, w, b):
+    y = F.layer_norm(x, x.shape[2:], w, b, eps=1e-5)
+    loss = F.mse_loss(y, target)
+    return (loss, *torch.autograd.grad(loss, [x, w, b]))
+
+
+suite.case("step_layer_norm_2dims", with_grad(layer_norm_step),
+           [rand(2, 3, 4, 5).requires_grad_(), rand(2, 3, 4, 5), positive(4, 5).requires_grad_(),
+            rand(4, 5).requires_grad_()])
 
 if __name__ == "__main__":
     suite.main()

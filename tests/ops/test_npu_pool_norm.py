@@ -190,6 +190,34 @@ def build_suite():
     s.case("batch_norm_train", lambda x, w, b: F.batch_norm(x, None, None, w, b, True),
            [r(2, 4, 5, 6), r(4), r(4)], cpu={bn: "training=True"})
 
+    # ---- torch 2's _native_batch_norm_legit_no_training (torch.export's eval batch norm) ----
+    if hasattr(aten, "_native_batch_norm_legit_no_training"):
+        nt = "_native_batch_norm_legit_no_training"
+
+        def bn_nt(weight=True):
+            def f(x, w, b, m, v):
+                return aten._native_batch_norm_legit_no_training(
+                    x, w if weight else None, b if weight else None, m, v, 0.1, 1e-3)[0]
+            return f
+
+        s.case("batch_norm_legit_no_training", bn_nt(), bn_args(4, 2, 4, 5, 6), static=stats,
+               npu=[nt])
+        s.case("batch_norm_legit_no_training_noaffine", bn_nt(False), bn_args(4, 2, 4, 5, 6),
+               static=stats, npu=[nt])
+        s.case("batch_norm_legit_no_training_rank2", bn_nt(), bn_args(6, 5, 6), static=stats,
+               npu=[nt])
+        s.case("batch_norm_legit_no_training_runtime_stats", bn_nt(), bn_args(4, 2, 4, 5, 6),
+               static=["arg1", "arg2"], cpu={nt: "running_mean is a runtime input"})
+        s.case("batch_norm_legit_no_training_rank3", bn_nt(), bn_args(4, 2, 4, 7), static=stats,
+               cpu={nt: "rank-3 input"})
+        s.case("batch_norm_legit_functional_train",
+               lambda x, w, b, m, v: aten._native_batch_norm_legit_functional(
+                   x, w, b, m, v, True, 0.1, 1e-3)[0], bn_args(4, 2, 4, 5, 6),
+               cpu={"_native_batch_norm_legit_functional": "no NPU lowering"})
+    else:
+        print(f"skip npu_pool_norm/batch_norm_legit_*: torch {torch.__version__} has no "
+              "_native_batch_norm_legit ops (torch 2.x only)")
+
     # ---- native_group_norm ----
     gn = "native_group_norm"
     s.case("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [r(2, 6, 5, 4), r(6), r(6)],

@@ -129,7 +129,7 @@ static void test_nll_loss(void) {
     if (!k->batched) t[0] = 3;
     const float *wp = k->weighted ? w : NULL;
     for (int red = 0; red <= 2; red++) {
-      eg_nll_params p = {.batch = k->batch, .classes = k->classes,
+      eg_nll_params p = {.batch = k->batch, .classes = k->classes, .inner = 1,
                          .ignore_index = k->ignore_index, .reduction = (eg_loss_reduction)red,
                          .batched = k->batched};
       bool each = red == 0 && k->batched;
@@ -179,7 +179,7 @@ static void test_nll_loss(void) {
 static void test_nll_all_ignored(void) {
   const float x[6] = {1, 2, 3, 4, 5, 6};
   const int64_t t[2] = {-1, -1};
-  eg_nll_params p = {.batch = 2, .classes = 3, .ignore_index = -1,
+  eg_nll_params p = {.batch = 2, .classes = 3, .inner = 1, .ignore_index = -1,
                      .reduction = EG_REDUCTION_MEAN, .batched = true};
   float out, tw;
   EG_CHECK(eg_nll_loss_f32(&p, x, t, NULL, &out, &tw) == -1);
@@ -196,7 +196,7 @@ static void test_nll_bad_target(void) {
   const long want[2] = {1, 0};
   for (int k = 0; k < 2; k++)
     for (int red = 0; red <= 2; red++) {
-      eg_nll_params p = {.batch = 2, .classes = 3, .ignore_index = -100,
+      eg_nll_params p = {.batch = 2, .classes = 3, .inner = 1, .ignore_index = -100,
                          .reduction = (eg_loss_reduction)red, .batched = true};
       float out[2], tw = 1, gy[2] = {1, 1}, gx[6];
       EG_CHECK(eg_nll_loss_f32(&p, x, t[k], NULL, out, &tw) == want[k]);

@@ -8,6 +8,11 @@
  *       training=True (batch statistics) is declined; so are runtime (non-static) statistics,
  *       weight or bias — the folded constants need their values — and a read save_mean /
  *       save_invstd (elements 1, 2; [0]-shaped in eval, nothing a QNN tensor can hold).
+ *   aten._native_batch_norm_legit_no_training(x, w, b, mean, var, momentum, eps) and
+ *   aten._native_batch_norm_legit(x, w, b, mean, var, training=False, momentum, eps)
+ *       (torch 2's forms; the same eval semantics and outputs) -> the same Batchnorm, same gate.
+ *       _native_batch_norm_legit_functional and .no_stats have no lowering: the first returns
+ *       the running statistics as well, the second is training-only.
  *   aten.native_group_norm(x, w, b, N, C, HxW, group, eps)
  *       -> GroupNorm(x, gamma = w, beta = b; group, epsilon = (float)eps)
  *       w / b may be runtime inputs; the mean / rstd elements (1, 2) must be unread — a
@@ -58,12 +63,18 @@ static bool stats_unread(const eg_graph *g, const eg_node *n, const char *what, 
 
 static const char *const bn_args[4] = {"weight", "bias", "running_mean", "running_var"};
 
+/* Position of eps: _native_batch_norm_legit_no_training has no training argument before it. */
+static int bn_eps_pos(const eg_node *n) {
+  return n->op == EG_OP__native_batch_norm_legit_no_training ? 6 : 7;
+}
+
 static bool batch_norm_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                                 char *reason, size_t size) {
   (void)t;
   if (!norm_input_ok(eg_htp_arg_value(g, n, 0, "input"), reason, size)) return false;
   const eg_arg *training = eg_node_arg(n, 5, "training");
-  if (!training || training->kind != EG_ARG_BOOL || training->b) {
+  if (n->op != EG_OP__native_batch_norm_legit_no_training &&
+      (!training || training->kind != EG_ARG_BOOL || training->b)) {
     snprintf(reason, size, "training=True: Batchnorm is the inference form (batch statistics "
              "stay on the CPU)");
     return false;
@@ -90,7 +101,7 @@ static eg_status batch_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
   const eg_value *x = &g->values[xv];
   const int64_t c = x->shape[1];
   double eps = 1e-5;
-  eg_arg_opt_scalar(n, 7, "eps", &eps);
+  eg_arg_opt_scalar(n, bn_eps_pos(n), "eps", &eps);
   const float *w = bn_static(g, n, 0), *b = bn_static(g, n, 1);
   const float *mean = bn_static(g, n, 2), *var = bn_static(g, n, 3);
   float *scale = malloc(2 * (size_t)c * sizeof(float));
@@ -147,6 +158,12 @@ static eg_status group_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
 const eg_npu_builder eg_npu_builder_native_batch_norm = {
     "aten.native_batch_norm (eval, static statistics) -> Batchnorm", 0, batch_norm_supports,
     batch_norm_lower};
+const eg_npu_builder eg_npu_builder__native_batch_norm_legit_no_training = {
+    "aten._native_batch_norm_legit_no_training (static statistics) -> Batchnorm", 0,
+    batch_norm_supports, batch_norm_lower};
+const eg_npu_builder eg_npu_builder__native_batch_norm_legit = {
+    "aten._native_batch_norm_legit (eval, static statistics) -> Batchnorm", 0,
+    batch_norm_supports, batch_norm_lower};
 const eg_npu_builder eg_npu_builder_native_group_norm = {
     "aten.native_group_norm (mean/rstd unread) -> GroupNorm", 0, group_norm_supports,
     group_norm_lower};
