@@ -36,7 +36,7 @@ Contract:
   becomes ``src`` itself, or its ``expand``/``_to_copy``; an ``as_strided`` whose strides are
   a plain reshape's becomes ``view``; an ``as_strided_scatter`` that overwrites the whole of
   its destination becomes a ``view`` of the source. Anything else is left for export.py to
-  refuse.
+  refuse. Uninitialised allocations nothing reads are dropped.
 - ``record(gm, args, arg_names=None)`` runs a GraphModule under these pure semantics and
   returns every node's result; given ``arg_names`` it refuses a graph that changes one of its
   arguments anyway (a write nothing in the trace declares).
@@ -82,6 +82,7 @@ def functional_trace(fn, args, arg_names, state=()):
     results = record(gm, _clones(args, keep_grad=False))
     mutated = _StateThreading(gm, results, arg_names, state).run()
     _plain_copies(gm, results)
+    _drop_dead_blanks(gm)
     gm.recompile()
     results = record(gm, _clones(args, keep_grad=False), arg_names)
     return Trace(gm, results, mutated, draws)
@@ -128,6 +129,7 @@ def _plain_copies(gm, results):
                     continue
                 if list(value.shape) != list(out.shape):
                     src = graph.call_function(_aten.expand.default, (src, list(out.shape)))
+                    results[src] = value.expand(list(out.shape))
                 if value.dtype != out.dtype:
                     src = graph.call_function(_aten._to_copy.default, (src,),
                                               {"dtype": out.dtype})
@@ -146,9 +148,19 @@ def _plain_copies(gm, results):
                         not _plain_strides(dst, size, stride, offset):
                     continue
                 new = graph.call_function(_aten.view.default, (n.args[1], list(dst.shape)))
+        results[new] = out  # the same values: later rewrites read them
         n.replace_all_uses_with(new)
         graph.erase_node(n)
     graph.lint()
+
+
+def _drop_dead_blanks(gm):
+    """Uninitialised allocations nothing reads (PyTorch 2.x's functionalization leaves a
+    ``new_empty_strided`` behind when it replaces a write into it) are dropped."""
+    for n in reversed(list(gm.graph.nodes)):
+        if not n.users and _schema_name(n) in _BLANKS + ("aten::new_empty_strided",
+                                                         "aten::empty_strided"):
+            gm.graph.erase_node(n)
 
 
 def _plain_strides(source, size, stride, offset):

@@ -3,7 +3,7 @@
  * One channel is n contiguous runs of hw floats, `c * hw` apart. Per channel the work is a fixed
  * number of linear passes: forward training 3 (sum, centred squares, write), eval 1, backward
  * 2 (sums, write). Reductions accumulate in double; per-channel constants are computed in
- * double; the elementwise write passes run in float (see affine_f32).
+ * double; the elementwise write passes evaluate in double and round once (see affine_f32).
  *
  * Two loop orders, sharing the per-channel constants (forward_affine, backward_consts):
  *   hw > 1   one channel at a time, over its n runs (parallel over channels);
@@ -115,24 +115,23 @@ static void sums_centred_f32(const float *gy, const float *x, int64_t len, doubl
   *sgx += b0 + b1;
 }
 
-/* The write passes run in float (twice the SIMD width of double): the mean is rounded to float
- * and the rounding folded into the constant term (computed in double), so x - mean_f is exact
- * (Sterbenz) for x near the mean and a large mean costs no precision. */
+/* The write passes evaluate each element in double and round once. Rounding the per-channel
+ * constants to float instead (the mean folded into the shift) would bias a whole channel:
+ * x - mean_f drops a mean far below x's ulp (a normalised conv output's mean is ~1e-8 of its
+ * spread) the same way for every element, an offset the reductions downstream then sum
+ * coherently (seen as 3x PyTorch's gradient error on MobileNetV2's BN weights). */
 
 /* y = (x - mean) * scale + shift over len floats. */
 static void affine_f32(const float *x, float *y, int64_t len, bn_affine a) {
-  const float mf = (float)a.mean, sf = (float)a.scale;
-  const float bf = (float)(a.shift - (a.mean - (double)mf) * a.scale);
 #pragma omp simd
-  for (int64_t i = 0; i < len; i++) y[i] = (x[i] - mf) * sf + bf;
+  for (int64_t i = 0; i < len; i++) y[i] = (float)(((double)x[i] - a.mean) * a.scale + a.shift);
 }
 
 /* gx = gy * k + (x - mean) * kx + k0 over len floats. */
 static void grad_f32(const float *gy, const float *x, float *gx, int64_t len, bn_grad k) {
-  const float mf = (float)k.mean, kf = (float)k.k, kxf = (float)k.kx;
-  const float k0f = (float)(k.k0 - (k.mean - (double)mf) * k.kx);
 #pragma omp simd
-  for (int64_t i = 0; i < len; i++) gx[i] = gy[i] * kf + (x[i] - mf) * kxf + k0f;
+  for (int64_t i = 0; i < len; i++)
+    gx[i] = (float)((double)gy[i] * k.k + ((double)x[i] - k.mean) * k.kx + k.k0);
 }
 
 static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
