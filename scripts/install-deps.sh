@@ -6,7 +6,8 @@
 #   scripts/install-deps.sh test    the above, plus both PyTorch versions the tests compare with:
 #                                   Debian's python3-torch 1.13 with numpy and torchvision 0.14
 #                                   (/usr/bin/python3), and PyTorch 2.13.0 (CPU build) with
-#                                   numpy from PyPI in the virtual environment .venv
+#                                   numpy and Pillow (torchvision's model files import it) from
+#                                   PyPI in the virtual environment .venv
 #
 # Idempotent and silent when everything is present. Installing Debian packages needs root
 # (apt-get); run as another user with packages missing, it says what to install and fails.
@@ -45,7 +46,7 @@ fi
 [[ "${1:-build}" == test ]] || exit 0
 
 # PyTorch 2.x in .venv: present and importable with the pinned version, else (re)made.
-if "$VENV/bin/python" -c "import torch, numpy, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH2')" 2>/dev/null; then
+if "$VENV/bin/python" -c "import torch, numpy, PIL, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH2')" 2>/dev/null; then
   exit 0
 fi
 base=""
@@ -55,9 +56,9 @@ for py in python3.11 python3 /usr/bin/python3; do
   fi
 done
 [[ -n "$base" ]] || { echo "install-deps: no Python 3.11 with venv found (PyTorch $TORCH2's CPU build is for 3.11)" >&2; exit 1; }
-echo "install-deps: making $VENV with $base and installing torch==$TORCH2 (CPU) and numpy"
+echo "install-deps: making $VENV with $base and installing torch==$TORCH2 (CPU), numpy, pillow"
 rm -rf "$VENV"
 "$base" -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH2" numpy
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH2" numpy pillow
 "$VENV/bin/python" -c "import torch, sys; v = torch.__version__; print('install-deps: torch', v, 'in $VENV'); sys.exit(not v.startswith('$TORCH2') or torch.version.cuda is not None)" || {
   echo "install-deps: $VENV has torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') — want the $TORCH2 CPU build" >&2; exit 1; }
