@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "edgegrad.h"
+#include "util/checked.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -42,10 +43,12 @@ static eg_status parse_descr(const char *path, const char *h, eg_dtype *dtype) {
   const char *p = npy_field(h, "descr");
   if (!p || *p != '\'') return eg_error(EG_ERR_FORMAT, "%s: header has no 'descr' string", path);
   p++;
-  char order = *p++;
+  /* Find the closing quote first: the header may end right after the opening one. */
   const char *end = strchr(p, '\'');
-  if (!end || end - p > 8)
-    return eg_error(EG_ERR_FORMAT, "%s: header 'descr' is malformed", path);
+  if (!end || end - p < 2 || end - p > 9)
+    return eg_error(EG_ERR_FORMAT, "%s: header 'descr' is malformed: it is a quoted "
+                    "byte-order mark and type code such as '<f4'", path);
+  char order = *p++;
   char code[9] = {0};
   memcpy(code, p, (size_t)(end - p));
   if (order == '>' && strcmp(code, "i1") != 0 && strcmp(code, "u1") != 0 &&
@@ -77,7 +80,9 @@ static eg_status parse_shape(const char *path, const char *h, eg_tensor *t) {
       return eg_error(EG_ERR_UNSUPPORTED, "%s: rank exceeds %d", path, EG_MAX_RANK);
     char *end;
     unsigned long long d = strtoull(p, &end, 10);
-    if (d > (1ull << 40)) return eg_error(EG_ERR_FORMAT, "%s: dimension %llu too large", path, d);
+    if (d > (unsigned long long)EG_MAX_NUMEL)
+      return eg_error(EG_ERR_FORMAT, "%s: shape[%d] = %llu too large: dimensions are in [0, 2^40]",
+                      path, t->rank, d);
     t->shape[t->rank++] = (int64_t)d;
     p = end;
     while (*p == ' ') p++;
@@ -133,11 +138,15 @@ eg_status eg_npy_load(const char *path, eg_tensor *out) {
   size_t off = 0;
   eg_status s = parse_header(path, data, size, &t, &off);
   if (s == EG_OK) {
-    unsigned long long numel = 1;
-    for (int i = 0; i < t.rank && numel <= (1ull << 40); i++) numel *= (unsigned long long)t.shape[i];
-    unsigned long long need = numel * eg_dtype_size(t.dtype);
-    if (numel > (1ull << 40) || need != size - off)
-      s = eg_error(EG_ERR_FORMAT, "%s: %zu data bytes but shape and dtype need %llu", path,
+    int64_t numel = eg_shape_numel(t.shape, t.rank, EG_MAX_NUMEL);
+    size_t need = 0;
+    char dims[160];
+    if (numel < 0 || !eg_count_bytes(numel, eg_dtype_size(t.dtype), &need))
+      s = eg_error(EG_ERR_FORMAT, "%s: shape %s too large: the product of the non-zero "
+                   "dimensions is at most 2^40", path, eg_fmt_ints(dims, sizeof dims, t.shape,
+                                                                  t.rank));
+    else if (need != size - off)
+      s = eg_error(EG_ERR_FORMAT, "%s: %zu data bytes but shape and dtype need %zu", path,
                    size - off, need);
     else if (!(t.data = malloc(need ? need : 1)))
       s = eg_error(EG_ERR_NOMEM, "%s: out of memory", path);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
 #include "util/error.h"
 #include "util/file.h"
 
@@ -44,18 +45,22 @@ static eg_status parse_entry(const char *path, const char *name, json_t *obj, si
     return eg_error(EG_ERR_UNSUPPORTED, "%s: tensor '%s': rank %zu exceeds %d", path, name,
                     json_array_size(shape), EG_MAX_RANK);
   e->rank = (int32_t)json_array_size(shape);
-  uint64_t numel = 1;
   for (int i = 0; i < e->rank; i++) {
     json_t *d = json_array_get(shape, (size_t)i);
     if (!json_is_integer(d) || json_integer_value(d) < 0 ||
-        json_integer_value(d) > ((int64_t)1 << 40))
+        json_integer_value(d) > EG_MAX_NUMEL)
       return eg_error(EG_ERR_FORMAT, "%s: tensor '%s': shape[%d] is not a size in [0, 2^40]",
                       path, name, i);
     e->shape[i] = json_integer_value(d);
-    numel *= (uint64_t)e->shape[i];
-    if (numel > ((uint64_t)1 << 40))
-      return eg_error(EG_ERR_FORMAT, "%s: tensor '%s': more than 2^40 elements", path, name);
   }
+  /* Zero dimensions do not excuse the others: [2^40, 2^40, 0] is refused like [2^40, 2^40]. */
+  int64_t numel = eg_shape_numel(e->shape, e->rank, EG_MAX_NUMEL);
+  size_t need = 0;
+  char dims[160];
+  if (numel < 0 || !eg_count_bytes(numel, eg_dtype_size(e->dtype), &need))
+    return eg_error(EG_ERR_FORMAT, "%s: tensor '%s': shape %s too large: the product of the "
+                    "non-zero dimensions is at most 2^40", path, name,
+                    eg_fmt_ints(dims, sizeof dims, e->shape, e->rank));
   json_t *b = json_array_get(offs, 0), *en = json_array_get(offs, 1);
   if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
       json_integer_value(en) < json_integer_value(b) ||
@@ -64,10 +69,9 @@ static eg_status parse_entry(const char *path, const char *name, json_t *obj, si
                     path, name, bufsize);
   e->begin = (size_t)json_integer_value(b);
   e->nbytes = (size_t)(json_integer_value(en) - json_integer_value(b));
-  if (e->nbytes != numel * eg_dtype_size(e->dtype))
+  if (e->nbytes != need)
     return eg_error(EG_ERR_FORMAT, "%s: tensor '%s': %zu data bytes but shape and dtype need "
-                    "%llu", path, name, e->nbytes,
-                    (unsigned long long)(numel * eg_dtype_size(e->dtype)));
+                    "%zu", path, name, e->nbytes, need);
   e->name = strdup(name);
   return e->name ? EG_OK : eg_error(EG_ERR_NOMEM, "%s: out of memory", path);
 }
@@ -92,16 +96,18 @@ eg_status eg_safetensors_open(const char *path, eg_safetensors *st) {
   void *data;
   EG_TRY(eg_file_read(path, EG_ST_MAX_FILE, &data, &st->file_size));
   st->file = data;
-  if (st->file_size < 8) {
+  /* Read before any eg_safetensors_close, which zeroes *st. */
+  size_t size = st->file_size;
+  if (size < 8) {
     eg_safetensors_close(st);
     return eg_error(EG_ERR_FORMAT, "%s: %zu bytes: a safetensors file starts with an 8-byte "
-                    "header length", path, st->file_size);
+                    "header length", path, size);
   }
   uint64_t hlen = read_u64le(st->file);
-  if (hlen > st->file_size - 8 || hlen > EG_ST_MAX_HEADER) {
+  if (hlen > size - 8 || hlen > EG_ST_MAX_HEADER) {
     eg_safetensors_close(st);
     return eg_error(EG_ERR_FORMAT, "%s: header length %llu exceeds the file (%zu bytes)", path,
-                    (unsigned long long)hlen, st->file_size);
+                    (unsigned long long)hlen, size);
   }
   st->buffer = st->file + 8 + hlen;
   st->buffer_size = st->file_size - 8 - (size_t)hlen;
