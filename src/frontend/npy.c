@@ -4,7 +4,9 @@
  * 2.x/3.x), then an ASCII Python dict literal
  *   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
  * padded with spaces and a '\n', then the raw data. We accept little-endian (or byte-order-free)
- * descrs of the dtypes edgegrad knows, C order only, and exactly numel*itemsize data bytes. */
+ * descrs of the dtypes edgegrad knows, C order only, shapes within util/checked.h's rule (each
+ * dimension in [0, 2^40], the non-zero ones multiplying to at most 2^40), and exactly
+ * numel*itemsize data bytes. The header is copied and NUL-terminated before it is parsed. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>

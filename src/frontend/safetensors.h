@@ -7,7 +7,8 @@
  *                          "shape": [d0, ...], "data_offsets": [begin, end]}
  *                       and optionally "__metadata__": {string: string}
  *   bytes [8+N, EOF)    the byte buffer; a tensor's bytes are buffer[begin, end), C order.
- * The reader checks every field: known dtype, non-negative shape, begin <= end <= buffer size,
+ * The reader checks every field: known dtype, a shape whose dimensions are in [0, 2^40] and whose
+ * non-zero dimensions multiply to at most 2^40 (util/checked.h), begin <= end <= buffer size,
  * end - begin == numel * dtype size. Data is not guaranteed aligned; eg_safetensors_copy copies
  * a tensor out. */
 #ifndef EG_FRONTEND_SAFETENSORS_H
