@@ -324,8 +324,8 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   const eg_value *w = &g->values[pl->a.w];
   /* ATen [Cout, Cin, kH, kW] -> the forward's HWIO [kH, kW, Cin, Cout] -> HWOI [kH, kW, Cout,
    * Cin], which is TransposeConv2d's [kH, kW, its Cin (= Cout), its Cout (= Cin)] */
-  const uint32_t hwoi[4] = {(uint32_t)w->shape[2], (uint32_t)w->shape[3],
-                            (uint32_t)w->shape[0], (uint32_t)w->shape[1]};
+  const uint32_t hwoi[4] = {eg_htp_qnn_dim(w->shape[2]), eg_htp_qnn_dim(w->shape[3]),
+                            eg_htp_qnn_dim(w->shape[0]), eg_htp_qnn_dim(w->shape[1])};
   const uint32_t perm_dims[1] = {4}, perm[4] = {0, 1, 3, 2};
   int32_t w_hwio, w_hwoi, in[2], gx;
   EG_TRY(eg_htp_filter(L, pl->a.w, EG_HTP_FILTER_HWIO, &w_hwio));
