@@ -724,17 +724,20 @@ static eg_status read_param(loader *L, rd *c, const char *w, eg_qnn_param *p) {
   if (rank < 1 || rank > EG_QNN_PARAM_MAX_RANK)
     return bad(c, EG_ERR_FORMAT, "%s: param %s: rank (%u): must be 1 or 2", w, p->name, rank);
   p->rank = rank;
-  uint64_t n = 1;
+  int64_t shape[EG_QNN_PARAM_MAX_RANK];
   for (int i = 0; i < rank; i++) {
     EG_TRY(rd_u32(c, w, &p->dims[i]));
-    n *= p->dims[i];
+    shape[i] = p->dims[i];
   }
+  const int64_t n = eg_shape_numel(shape, rank, EG_QNN_PARAM_MAX_VALUES); /* -1: over the cap */
   uint32_t n_values;
   EG_TRY(rd_u32(c, w, &n_values));
-  if (n_values != n || n > EG_QNN_PARAM_MAX_VALUES)
-    return bad(c, EG_ERR_FORMAT, "%s: param %s: n_values (%u): must equal the product of its dims "
-               "(%llu), at most %d", w, p->name, n_values, (unsigned long long)n,
-               EG_QNN_PARAM_MAX_VALUES);
+  if (n < 0 || n_values != n) {
+    char dims[64];
+    return bad(c, EG_ERR_FORMAT, "%s: param %s: n_values (%u) for dims %s: must equal the "
+               "product of its dims, at most %d", w, p->name, n_values,
+               eg_fmt_ints(dims, sizeof dims, shape, rank), EG_QNN_PARAM_MAX_VALUES);
+  }
   p->n_values = (int32_t)n_values;
   for (uint32_t i = 0; i < n_values; i++) EG_TRY(rd_u32(c, w, &p->values.u32[i]));
   return EG_OK;

@@ -6,8 +6,10 @@
 #     [1e-30, 1e30]; 1e30 and 1e-30 compile, and inspect reads the program;
 #   - a dim above QNN's uint32 dims (2^32 + 1, 2^33, 2^40): compile keeps the node on the CPU
 #     with the reason in the report, the program passes inspect;
-#   - a program whose value shape multiplies past 2^64 ([2^40, 2^40, ...] wrapping to 0) is
-#     refused by inspect with the shape and the 2^40 rule.
+#   - a graph value [2^40, 2^40, 0] (a zero dim hiding a huge product) is refused by compile,
+#     not written into a program inspect refuses;
+#   - a program whose value shape multiplies past 2^64 ([2^40, 2^40] wrapping to 0) is refused
+#     by inspect with the shape and the 2^40 rule.
 set -u
 exe=$1
 work=$2
@@ -106,6 +108,12 @@ import json, sys
 (n,) = [n for n in json.load(open(sys.argv[1]))["nodes"] if n["name"] == "relu"]
 assert n["placement"] == "npu", n' "$work/relu_u32max.rep.json"; then ok
 else bad "relu [2^32-1] left the NPU: $(cat "$work/relu_u32max.rep.json")"; fi
+
+# a zero dim hides [2^40, 2^40] from a plain product: the shape breaks the 2^40 rule, so compile
+# refuses it (one line naming the shape, no file) instead of writing what inspect refuses
+relu_graph relu_zero_hides "1099511627776, 1099511627776, 0"
+expect_fail 2 "1099511627776, 1099511627776, 0" -- $exe compile "$work/relu_zero_hides.json" --soc SM8650 -o "$work/relu_zero_hides.egp"
+if [[ -e $work/relu_zero_hides.egp ]]; then bad "a refused compile wrote relu_zero_hides.egp"; else ok; fi
 
 # a value shape that multiplies past 2^64: relu over [1024, 1024] compiled, then the GRAPH
 # section's first value (kind u8, dtype u8, rank u8, rank x i64 dim) patched to [2^40, 2^40],

@@ -3,6 +3,7 @@
  *   - .egp value shapes whose element count wraps past 2^64 ([2^40, 2^40, 1, 1] multiplied to 0
  *     in a uint64) and QNN STATIC tensors whose dims wrap the same way are refused by the
  *     reader, naming the shape and the 2^40 rule (util/checked.h), never accepted or read on;
+ *     the graph verifier refuses a zero dim hiding a huge product ([2^40, 2^40, 0, 1]);
  *   - one quantization rule (ir/quant_rule.h): a scale outside [1e-30, 1e30] (1e31, 1e-300 that
  *     would round to 0 as float32) is refused by the graph verifier when loading and by the .egp
  *     reader, with the same rule in both messages; a scale inside it loads, compiles, and the
@@ -90,6 +91,22 @@ static void test_value_shape_overflow_rejected(void) {
     eg_program_free(&p);
     eg_graph_destroy(g);
   }
+}
+
+/* The verifier (run by every reader: graph JSON, .egp, and after passes) holds the same rule,
+ * so eg_value_numel's invariant does not depend on each loader's own check. */
+static void test_verify_refuses_hidden_huge_shape(void) {
+  eg_graph *g = eg_test_fixture("tiny_step");
+  if (!g) return;
+  eg_value *v = &g->values[g->inputs[0].value];
+  EG_CHECK(v->kind == EG_VALUE_TENSOR && v->rank == 4);
+  const int64_t shape[4] = {(int64_t)1 << 40, (int64_t)1 << 40, 0, 1}; /* 0 elements */
+  memcpy(v->shape, shape, sizeof shape);
+  EG_CHECK(eg_graph_verify(g) != EG_OK);
+  EG_CHECK_MSG(strstr(eg_last_error(), "shape [1099511627776, 1099511627776, 0, 1]: every dim "
+                                       "must be >= 0 and the product of the non-zero dims at "
+                                       "most 2^40"), "'%s'", eg_last_error());
+  eg_graph_destroy(g);
 }
 
 static void test_qnn_static_dims_overflow_rejected(void) {
@@ -266,6 +283,7 @@ int main(void) {
     return 1;
   }
   EG_RUN(test_value_shape_overflow_rejected);
+  EG_RUN(test_verify_refuses_hidden_huge_shape);
   EG_RUN(test_qnn_static_dims_overflow_rejected);
   EG_RUN(test_quant_scale_compile_reader_agree);
   EG_RUN(test_quant_scale_reader_rule);
