@@ -122,6 +122,10 @@ static bool window_supports(const eg_graph *g, const eg_node *n, window *w, char
   const eg_value *x = eg_htp_arg_value(g, n, 0, "self");
   if (!pool_input_ok(x, reason, size)) return false;
   parse_window(n, w);
+  if (!eg_htp_u32_params_ok("kernel_size", w->k, 2, reason, size) ||
+      !eg_htp_u32_params_ok("stride", w->s, 2, reason, size) ||
+      !eg_htp_u32_params_ok("padding", w->p, 2, reason, size))
+    return false;
   if (w->d[0] != 1 || w->d[1] != 1) {
     snprintf(reason, size, "dilation [%lld, %lld] unsupported: PoolMax2d has no dilation",
              (long long)w->d[0], (long long)w->d[1]);
