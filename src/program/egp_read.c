@@ -15,9 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ir/quant_rule.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
-#include "ir/quant_rule.h"
 #include "target/targets.h"
 #include "util/checked.h"
 #include "util/error.h"
