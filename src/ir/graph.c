@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/checked.h"
 #include "util/error.h"
 
 eg_graph *eg_graph_create(void) {
@@ -27,14 +28,20 @@ void eg_graph_destroy(eg_graph *g) {
   free(g);
 }
 
+/* Every reader checks a value's shape with eg_shape_numel before the value exists (graph.h),
+ * so these counts cannot fail: a failure is edgegrad's own bug. */
 int64_t eg_value_numel(const eg_value *v) {
-  int64_t n = 1;
-  for (int i = 0; i < v->rank; i++) n *= v->shape[i];
-  return n;
+  const int64_t n = eg_shape_numel(v->shape, v->rank, EG_MAX_NUMEL);
+  EG_ASSERT(n >= 0);
+  return n < 0 ? 0 : n;
 }
 
 size_t eg_value_nbytes(const eg_value *v) {
-  return (size_t)eg_value_numel(v) * eg_dtype_size(v->dtype);
+  size_t nbytes = 0;
+  const bool ok = eg_count_bytes(eg_value_numel(v), eg_dtype_size(v->dtype), &nbytes);
+  EG_ASSERT(ok);
+  (void)ok;
+  return nbytes;
 }
 
 eg_quant *eg_quant_copy(eg_arena *a, const eg_quant *q) {

@@ -1,5 +1,6 @@
 /* verify.c — the graph verifier: single definition, ids in range, topological order (so no
- * cycles), tuples only under getitem, and every node checked by its op's rules.
+ * cycles), tuples only under getitem, every tensor shape within util/checked.h's element limit,
+ * and every node checked by its op's rules.
  *
  * It recomputes each value's role/def from the graph's lists, so it can run after the loader
  * and after every pass. Messages name the node or list entry at fault. */
@@ -8,6 +9,7 @@
 
 #include "ir/graph.h"
 #include "ops/op.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 static eg_status define(eg_graph *g, int32_t id, eg_value_role role, int32_t def,
@@ -90,8 +92,28 @@ static eg_status check_outputs(const eg_graph *g) {
   return EG_OK;
 }
 
+/* Every tensor shape passes util/checked.h's rule, so eg_value_numel / eg_value_nbytes hold for
+ * whatever reader built the graph. */
+static eg_status check_shapes(const eg_graph *g) {
+  for (int32_t i = 0; i < g->n_values; i++) {
+    const eg_value *v = &g->values[i];
+    if (v->kind != EG_VALUE_TENSOR) continue;
+    if (v->rank < 0 || v->rank > EG_MAX_RANK)
+      return eg_error(EG_ERR_INVALID, "value %d (%s): rank %d: must be in [0, %d]", i,
+                      eg_value_label(g, i), (int)v->rank, EG_MAX_RANK);
+    if (eg_shape_numel(v->shape, v->rank, EG_MAX_NUMEL) < 0) {
+      char dims[200];
+      return eg_error(EG_ERR_UNSUPPORTED, "value %d (%s): shape %s: every dim must be >= 0 and "
+                      "the product of the non-zero dims at most 2^40", i, eg_value_label(g, i),
+                      eg_fmt_ints(dims, sizeof dims, v->shape, v->rank));
+    }
+  }
+  return EG_OK;
+}
+
 eg_status eg_graph_verify(eg_graph *g) {
   EG_TRY(define_all(g));
+  EG_TRY(check_shapes(g));
   for (int32_t i = 0; i < g->n_nodes; i++) {
     eg_node *n = &g->nodes[i];
     for (int32_t a = 0; a < n->n_args; a++) EG_TRY(check_uses(g, n, i, &n->args[a]));

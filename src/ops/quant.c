@@ -11,17 +11,17 @@
  * dequantize reads them from the node that produced its argument, which must be a quantize
  * node (a graph input or other producer of integers carries no parameters: rejected).
  *
- * Rules: self float32; scale finite and > 0; zero points in the storage range ([0, 255],
- * [-128, 127], int32); per channel: axis a dim of self, scales float64 and zero_points int64,
- * both rank 1 with self.shape[axis] entries and STATIC (traced constants or frozen buffers: the
+ * Rules: self float32; scale and zero points as ir/quant_rule.h says (scale finite, in
+ * [1e-30, 1e30]; zero points in the storage range); per channel: axis a dim of self, scales
+ * float64 and zero_points int64, both rank 1 with self.shape[axis] entries and STATIC (traced constants or frozen buffers: the
  * parameters are needed when compiling, and dequantize reads them later through the quantize
  * node, which keeps them alive). Output: the storage dtype, self's shape. */
 #include "ops/quant.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/quant_rule.h"
 #include "ops/op.h"
 
 typedef struct eg_quant_attrs {
@@ -33,16 +33,6 @@ typedef struct eg_quant_attrs {
 } eg_quant_attrs;
 EG_ATTRS_FIT(eg_quant_attrs);
 
-/* The storage range of a quantized dtype argument; false for any other dtype. */
-static bool storage_range(eg_dtype d, int64_t *qmin, int64_t *qmax) {
-  switch (d) {
-    case EG_DTYPE_UINT8: *qmin = 0; *qmax = 255; return true;
-    case EG_DTYPE_INT8: *qmin = -128; *qmax = 127; return true;
-    case EG_DTYPE_INT32: *qmin = INT32_MIN; *qmax = INT32_MAX; return true;
-    default: return false;
-  }
-}
-
 /* self (float32) and the dtype argument at `pos`; fills storage and range in *a. */
 static eg_status check_common(eg_graph *g, eg_node *n, int dtype_pos, const eg_value **x,
                               eg_quant_attrs *a) {
@@ -52,7 +42,7 @@ static eg_status check_common(eg_graph *g, eg_node *n, int dtype_pos, const eg_v
                          eg_dtype_name((*x)->dtype), eg_op_target(n->op));
   eg_dtype d = EG_DTYPE_COUNT;
   EG_TRY(eg_arg_opt_dtype(n, dtype_pos, "dtype", &d));
-  if (!storage_range(d, &a->qmin, &a->qmax))
+  if (!eg_quant_storage_range(d, &a->qmin, &a->qmax))
     return eg_node_error(n, EG_ERR_UNSUPPORTED, "dtype %s: must be uint8, int8 or int32 (the "
                          "storage of quint8, qint8, qint32)",
                          d == EG_DTYPE_COUNT ? "missing" : eg_dtype_name(d));
@@ -61,8 +51,8 @@ static eg_status check_common(eg_graph *g, eg_node *n, int dtype_pos, const eg_v
 }
 
 static eg_status check_scale(const eg_node *n, const char *what, double scale) {
-  if (!(isfinite(scale) && scale > 0.0))
-    return eg_node_error(n, EG_ERR_INVALID, "%s (%g): must be finite and > 0", what, scale);
+  if (!eg_quant_scale_ok(scale))
+    return eg_node_error(n, EG_ERR_INVALID, "%s (%g): " EG_QUANT_SCALE_RULE, what, scale);
   return EG_OK;
 }
 

@@ -21,23 +21,7 @@
 
 #include "kernels/copy_dense.h"
 #include "ops/op.h"
-
-/* Element counts above this are refused before any product can overflow (values hold at most
- * 2^40 elements; the loader enforces it). */
-#define EG_SHAPE_MAX_NUMEL ((int64_t)1 << 40)
-
-/* Product of shape, or -1 when it exceeds EG_SHAPE_MAX_NUMEL (no overflow on the way). */
-static int64_t numel_capped(const int64_t *shape, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; d++) {
-    if (shape[d] == 0) return 0;
-  }
-  for (int d = 0; d < rank; d++) {
-    if (shape[d] > EG_SHAPE_MAX_NUMEL / n) return -1;
-    n *= shape[d];
-  }
-  return n;
-}
+#include "util/checked.h"
 
 static void contiguous_strides(const int64_t *shape, int rank, int64_t *stride) {
   int64_t step = 1;
@@ -248,7 +232,7 @@ eg_status eg_check_expand(eg_graph *g, eg_node *n) {
                            "be expanded from 1", sbuf, xbuf, d, (long long)have);
     else shape[d] = size[d];
   }
-  if (numel_capped(shape, k) < 0)
+  if (eg_shape_numel(shape, k, EG_MAX_NUMEL) < 0)
     return eg_node_error(n, EG_ERR_UNSUPPORTED, "size %s: more than 2^40 elements", sbuf);
   return eg_out_tensor(g, n, x->dtype, k, shape);
 }
@@ -285,7 +269,8 @@ static eg_status infer_size(const eg_node *n, const eg_value *x, const char *wha
     infer = d;
   }
   if (infer >= 0) shape[infer] = 1;
-  const int64_t known = numel_capped(shape, k); /* product of the sizes besides the -1 */
+  /* product of the sizes besides the -1 (checked.h: a zero hides no huge product) */
+  const int64_t known = eg_shape_numel(shape, k, EG_MAX_NUMEL);
   if (known < 0)
     return eg_node_error(n, EG_ERR_INVALID, "%s %s (over 2^40 elements) does not match self %s "
                          "(%lld elements): the element count must be kept", what, sbuf, xbuf,
@@ -351,7 +336,8 @@ eg_status eg_check__reshape_alias(eg_graph *g, eg_node *n) {
                            "explicit sizes >= 0", sbuf, d, (long long)size[d]);
   EG_TRY(infer_size(n, x, "size", size, k, shape));
   contiguous_strides(shape, k, want);
-  const bool empty = numel_capped(shape, k) == 0; /* no element: any stride addresses them */
+  /* no element: any stride addresses them */
+  const bool empty = eg_shape_numel(shape, k, EG_MAX_NUMEL) == 0;
   for (int d = 0; d < k && !empty; d++)
     if (shape[d] > 1 && stride[d] != want[d])
       return eg_node_error(n, EG_ERR_UNSUPPORTED, "stride %s for size %s is not the contiguous "
@@ -521,7 +507,7 @@ eg_status eg_check_full(eg_graph *g, eg_node *n) {
     if (size[d] < 0)
       return eg_node_error(n, EG_ERR_INVALID, "size %s: entry %d is %lld: sizes are >= 0",
                            eg_fmt_ints(sbuf, sizeof sbuf, size, k), d, (long long)size[d]);
-  if (numel_capped(size, k) < 0)
+  if (eg_shape_numel(size, k, EG_MAX_NUMEL) < 0)
     return eg_node_error(n, EG_ERR_UNSUPPORTED, "size %s: more than 2^40 elements",
                          eg_fmt_ints(sbuf, sizeof sbuf, size, k));
   const eg_arg *fv = eg_node_arg(n, 1, "fill_value");

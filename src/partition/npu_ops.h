@@ -10,11 +10,13 @@
  *   2. float tensors on a target without the FLOAT feature
  *                                       -> CPU, "float ops need HTP V69+ with fp16; ..."
  *   3. target HTP arch < min_htp_arch   -> CPU, "aten.X needs HTP V73+; SM8450 is V69"
- *   4. user skip lists (--skip-op, --skip-node)
- *   5. builder->supports() says no      -> CPU, the builder's reason
+ *   4. a tensor dim above UINT32_MAX    -> CPU, "dimension 8589934592 of x exceeds QNN's 32-bit
+ *                                          dims (at most 4294967295)"
+ *   5. user skip lists (--skip-op, --skip-node)
+ *   6. builder->supports() says no      -> CPU, the builder's reason
  * So a builder is only ever offered nodes that already pass the generic gates: supports() never
- * sees a float node on V68 or on a part whose QNN rejects fp16, and needs no arch checks of its
- * own beyond what min_htp_arch expresses.
+ * sees a float node on V68 or on a part whose QNN rejects fp16, needs no arch checks of its
+ * own beyond what min_htp_arch expresses, and every dim of the node's tensors fits a uint32.
  *
  * Registering a builder: define a `const eg_npu_builder eg_npu_builder_<id>` in its file under
  * src/backends/htp/builders/ (one per ATen op family), declare it below, and replace the op's

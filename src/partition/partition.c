@@ -9,8 +9,11 @@
  *                                        else "float ops need HTP V69+ with fp16; SM8350 is V68"
  *        c. the target's HTP arch >= the builder's min_htp_arch
  *                                        else "aten.X needs HTP V73+; SM8450 is V69"
- *        d. the user's skip lists        else "skipped by --skip-op aten.X" / "--skip-node N"
- *        e. the builder's own supports() else the builder's reason
+ *        d. every dim of every tensor the node reads or defines fits QNN's uint32 dims
+ *                                        else "dimension 8589934592 of x exceeds QNN's 32-bit
+ *                                        dims" (so lowering never truncates a dim)
+ *        e. the user's skip lists        else "skipped by --skip-op aten.X" / "--skip-node N"
+ *        f. the builder's own supports() else the builder's reason
  *      The generic gates come first so a builder is never offered a node its target cannot run.
  *   3. A getitem takes its producer's placement (it is only a name for one of the producer's
  *      outputs; on the NPU that is an output tensor of the producer's QNN op).
@@ -240,7 +243,42 @@ static bool node_has_float(const eg_graph *g, const eg_node *n) {
   return false;
 }
 
-/* Runs gates a-e on node i. Returns true for the NPU; otherwise writes the reason. */
+/* A dim of tensor value `id` beyond QNN's uint32 dims: writes the reason and returns false. */
+static bool value_dims_fit(const eg_graph *g, int32_t id, char *reason, size_t size) {
+  const eg_value *v = &g->values[id];
+  if (v->kind != EG_VALUE_TENSOR) return true;
+  for (int d = 0; d < v->rank; d++)
+    if (v->shape[d] > (int64_t)UINT32_MAX) {
+      snprintf(reason, size, "dimension %lld of %s exceeds QNN's 32-bit dims (at most %u)",
+               (long long)v->shape[d], eg_value_label(g, id), UINT32_MAX);
+      return false;
+    }
+  return true;
+}
+
+static bool arg_dims_fit(const eg_graph *g, const eg_arg *a, char *reason, size_t size) {
+  if (a->kind == EG_ARG_LIST) {
+    for (int32_t i = 0; i < a->list.n; i++)
+      if (!arg_dims_fit(g, &a->list.items[i], reason, size)) return false;
+    return true;
+  }
+  return a->kind != EG_ARG_VALUE || value_dims_fit(g, a->value, reason, size);
+}
+
+bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
+  for (int32_t a = 0; a < n->n_args; a++)
+    if (!arg_dims_fit(g, &n->args[a], reason, size)) return false;
+  for (int32_t a = 0; a < n->n_kwargs; a++)
+    if (!arg_dims_fit(g, &n->kwargs[a], reason, size)) return false;
+  if (n->output < 0) return true;
+  const eg_value *v = &g->values[n->output];
+  if (v->kind == EG_VALUE_TENSOR) return value_dims_fit(g, n->output, reason, size);
+  for (int32_t e = 0; e < v->n_elems; e++)
+    if (v->elems[e] >= 0 && !value_dims_fit(g, v->elems[e], reason, size)) return false;
+  return true;
+}
+
+/* Runs gates a-f on node i. Returns true for the NPU; otherwise writes the reason. */
 static bool gate_node(const state *st, int32_t i, char *reason, size_t size) {
   const eg_node *n = &st->g->nodes[i];
   const eg_target *t = st->opt->target;
@@ -264,7 +302,8 @@ static bool gate_node(const state *st, int32_t i, char *reason, size_t size) {
              t->htp_arch);
     return false;
   }
-  if (st->skip_op_of[i] >= 0) { /* d */
+  if (!eg_npu_dims_fit(st->g, n, reason, size)) return false; /* d */
+  if (st->skip_op_of[i] >= 0) { /* e */
     snprintf(reason, size, "skipped by --skip-op %s", st->opt->skip_ops[st->skip_op_of[i]]);
     return false;
   }
@@ -273,7 +312,7 @@ static bool gate_node(const state *st, int32_t i, char *reason, size_t size) {
     return false;
   }
   reason[0] = '\0';
-  if (b->supports(st->g, n, t, reason, size)) return true; /* e */
+  if (b->supports(st->g, n, t, reason, size)) return true; /* f */
   if (!reason[0]) snprintf(reason, size, "the NPU lowering of %s declined this node", op);
   return false;
 }

@@ -79,4 +79,10 @@ bool eg_partition_skips(const eg_partition_options *opt, const eg_node *n);
  * ("aten.convolution_backward", "aten.add.Tensor", "getitem"). */
 const char *eg_op_display_name(eg_op op, char *buf, size_t size);
 
+/* Gate d: whether every dim of every tensor node `n` reads or defines fits QNN's uint32 dims.
+ * On false writes the reason into reason[size] ("dimension 8589934592 of x exceeds QNN's 32-bit
+ * dims (at most 4294967295)"). The NPU lowering asks it again for every node it lowers, so no
+ * dim is ever truncated into a QNN tensor. */
+bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size);
+
 #endif

@@ -48,13 +48,15 @@
  *   u32 n_values;   n_values x Value
  *     Value  := u8 kind (0 tensor, 1 tuple)
  *               tensor: u8 dtype (eg_dtype code, < EG_DTYPE_COUNT); u8 rank (<= 8);
- *                       rank x i64 dim (>= 0; product <= 2^40);
+ *                       rank x i64 dim (>= 0; the product of the non-zero dims
+ *                       <= 2^40, computed without overflow: util/checked.h);
  *                       u8 nhwc (0/1: eg_value.axes); u8 npu_int32 (0/1; 1 only on int64);
  *                       Quant
  *     Quant  := u8 present (0/1); if 1: u8 dtype (int8, uint8 or int32 code); i32 axis (-1
  *               per tensor, else < rank); u32 n (1 for axis -1, else shape[axis]); i64 qmin;
  *               i64 qmax (within the dtype's range, qmin <= qmax); n x f64 scale (finite,
- *               > 0); n x i64 zero_point (in [qmin, qmax])
+ *               in [1e-30, 1e30]: ir/quant_rule.h, the graph verifier's rule too);
+ *               n x i64 zero_point (in [qmin, qmax])
  *               tuple:  u32 n_elems; n_elems x i32 (a tensor value id, or -1 for None)
  *   u32 n_inputs;   n_inputs  x { str name; i32 value }
  *   u32 n_outputs;  n_outputs x { str name; i32 value }
@@ -92,10 +94,13 @@
  *                  u32 n_inputs;  n_inputs  x Boundary;  u32 n_outputs; n_outputs x Boundary
  *     Tensor := str name; u8 type (0 APP_WRITE, 1 APP_READ, 2 NATIVE, 3 STATIC);
  *               u8 dtype (eg_qnn_dtype code, < EG_QNN_DTYPE_COUNT); u8 rank (<= 8);
- *               u8 quant (0 NONE, 1 SCALE_OFFSET, 2 AXIS_SCALE_OFFSET); rank x u32 dim;
+ *               u8 quant (0 NONE, 1 SCALE_OFFSET, 2 AXIS_SCALE_OFFSET); rank x u32 dim
+ *               (>= 1, product <= 2^40; an IR value with a dim above UINT32_MAX never
+ *               reaches an NPU graph: the partitioner keeps its nodes on the CPU);
  *               i64 key (-1 or >= 0; unique per graph);
  *               quant 1: f32 scale; i32 offset
  *               quant 2: i32 axis; u32 n_axis; n_axis x f32 scale; n_axis x i32 offset
+ *               (every scale a positive normal float32)
  *               type STATIC: u64 offset; u64 nbytes (a range of the STATIC section as above)
  *               Tensor i gets id i (ops refer to tensors by id).
  *     Op     := str name; str type (QNN op name, "Conv2d"); u32 n_inputs (<= 64);

@@ -15,9 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ir/quant_rule.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "target/targets.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 static const char *const section_names[EG_EGP_N_SECTIONS + 1] = {
@@ -293,11 +295,10 @@ static eg_status read_value_quant(loader *L, rd *c, const char *w, eg_value *v) 
   EG_TRY(rd_count(c, w, 16, INT32_MAX - 1, &n));
   EG_TRY(rd_i64(c, w, &q.qmin));
   EG_TRY(rd_i64(c, w, &q.qmax));
-  if (dtype != EG_DTYPE_INT8 && dtype != EG_DTYPE_UINT8 && dtype != EG_DTYPE_INT32)
+  int64_t lo, hi; /* the rules are ir/quant_rule.h's, the verifier's on quantize nodes */
+  if (dtype >= EG_DTYPE_COUNT || !eg_quant_storage_range((eg_dtype)dtype, &lo, &hi))
     return bad(c, EG_ERR_FORMAT, "%s: quant dtype (%u): must be int8, uint8 or int32", w, dtype);
   q.dtype = (eg_dtype)dtype;
-  const int64_t lo = q.dtype == EG_DTYPE_INT8 ? -128 : q.dtype == EG_DTYPE_UINT8 ? 0 : INT32_MIN;
-  const int64_t hi = q.dtype == EG_DTYPE_INT8 ? 127 : q.dtype == EG_DTYPE_UINT8 ? 255 : INT32_MAX;
   if (q.qmin < lo || q.qmax > hi || q.qmin > q.qmax)
     return bad(c, EG_ERR_FORMAT, "%s: quant range [%lld, %lld]: must lie in [%lld, %lld], min <= "
                "max", w, (long long)q.qmin, (long long)q.qmax, (long long)lo, (long long)hi);
@@ -315,8 +316,8 @@ static eg_status read_value_quant(loader *L, rd *c, const char *w, eg_value *v) 
     uint64_t bits;
     EG_TRY(rd_u64(c, w, &bits));
     memcpy(&scale[k], &bits, 8);
-    if (!(scale[k] > 0) || scale[k] > 1e30)
-      return bad(c, EG_ERR_FORMAT, "%s: quant scale[%d] (%g): must be finite and > 0", w, k,
+    if (!eg_quant_scale_ok(scale[k]))
+      return bad(c, EG_ERR_FORMAT, "%s: quant scale[%d] (%g): " EG_QUANT_SCALE_RULE, w, k,
                  scale[k]);
   }
   for (int32_t k = 0; k < n; k++) {
@@ -357,15 +358,11 @@ static eg_status read_value(loader *L, rd *c, int32_t i) {
                "%d", w, dtype, rank, EG_DTYPE_COUNT, EG_MAX_RANK);
   v->dtype = (eg_dtype)dtype;
   v->rank = rank;
-  uint64_t numel = 1;
-  for (int d = 0; d < rank; d++) {
-    EG_TRY(rd_i64(c, w, &v->shape[d]));
-    if (v->shape[d] < 0 || v->shape[d] > ((int64_t)1 << 40))
-      return bad(c, EG_ERR_FORMAT, "%s: shape[%d] (%lld): must be in [0, 2^40]", w, d,
-                 (long long)v->shape[d]);
-    numel = numel * (uint64_t)v->shape[d];
-    if (numel > ((uint64_t)1 << 40))
-      return bad(c, EG_ERR_FORMAT, "%s: more than 2^40 elements", w);
+  for (int d = 0; d < rank; d++) EG_TRY(rd_i64(c, w, &v->shape[d]));
+  if (eg_shape_numel(v->shape, rank, EG_MAX_NUMEL) < 0) {
+    char dims[200];
+    return bad(c, EG_ERR_FORMAT, "%s: shape %s: every dim must be >= 0 and the product of the "
+               "non-zero dims at most 2^40", w, eg_fmt_ints(dims, sizeof dims, v->shape, rank));
   }
   bool nhwc;
   EG_TRY(rd_bool(c, w, &nhwc));
@@ -678,11 +675,14 @@ static eg_status read_tensor(loader *L, rd *c, int32_t k, int32_t i, eg_qnn_grap
   int32_t *offsets = NULL;
   eg_status s = read_quant(c, w, enc, &d.quant, &scales, &offsets);
   if (s == EG_OK && d.type == EG_QNN_TENSOR_STATIC) {
-    uint64_t numel = 1;
-    for (int j = 0; j < rank && numel <= ((uint64_t)1 << 40); j++) numel *= dims[j];
-    if (numel > ((uint64_t)1 << 40))
-      s = bad(c, EG_ERR_FORMAT, "%s (%s): more than 2^40 elements", w, d.name);
-    d.nbytes = (size_t)numel * eg_qnn_dtype_size(d.dtype);
+    int64_t shape[EG_QNN_MAX_RANK];
+    for (int j = 0; j < rank; j++) shape[j] = dims[j];
+    const int64_t numel = eg_shape_numel(shape, rank, EG_MAX_NUMEL);
+    if (numel < 0 || !eg_count_bytes(numel, eg_qnn_dtype_size(d.dtype), &d.nbytes)) {
+      char buf[200];
+      s = bad(c, EG_ERR_FORMAT, "%s (%s): STATIC dims %s: the product of the non-zero dims must "
+              "be at most 2^40", w, d.name, eg_fmt_ints(buf, sizeof buf, shape, rank));
+    }
     if (s == EG_OK) s = rd_static(L, c, w, d.nbytes, &d.data);
   }
   int32_t id = -1;
@@ -724,17 +724,20 @@ static eg_status read_param(loader *L, rd *c, const char *w, eg_qnn_param *p) {
   if (rank < 1 || rank > EG_QNN_PARAM_MAX_RANK)
     return bad(c, EG_ERR_FORMAT, "%s: param %s: rank (%u): must be 1 or 2", w, p->name, rank);
   p->rank = rank;
-  uint64_t n = 1;
+  int64_t shape[EG_QNN_PARAM_MAX_RANK];
   for (int i = 0; i < rank; i++) {
     EG_TRY(rd_u32(c, w, &p->dims[i]));
-    n *= p->dims[i];
+    shape[i] = p->dims[i];
   }
+  const int64_t n = eg_shape_numel(shape, rank, EG_QNN_PARAM_MAX_VALUES); /* -1: over the cap */
   uint32_t n_values;
   EG_TRY(rd_u32(c, w, &n_values));
-  if (n_values != n || n > EG_QNN_PARAM_MAX_VALUES)
-    return bad(c, EG_ERR_FORMAT, "%s: param %s: n_values (%u): must equal the product of its dims "
-               "(%llu), at most %d", w, p->name, n_values, (unsigned long long)n,
-               EG_QNN_PARAM_MAX_VALUES);
+  if (n < 0 || n_values != n) {
+    char dims[64];
+    return bad(c, EG_ERR_FORMAT, "%s: param %s: n_values (%u) for dims %s: must equal the "
+               "product of its dims, at most %d", w, p->name, n_values,
+               eg_fmt_ints(dims, sizeof dims, shape, rank), EG_QNN_PARAM_MAX_VALUES);
+  }
   p->n_values = (int32_t)n_values;
   for (uint32_t i = 0; i < n_values; i++) EG_TRY(rd_u32(c, w, &p->values.u32[i]));
   return EG_OK;

@@ -9,6 +9,7 @@
 
 #include "ir/edit.h"
 #include "ops/quant.h"
+#include "util/checked.h"
 #include "util/error.h"
 
 struct eg_htp_lower {
@@ -57,8 +58,20 @@ eg_status eg_htp_want_axes(eg_htp_lower *L, int32_t value, eg_axis_order axes, c
                        axes == EG_AXES_NHWC ? "NHWC" : "in traced (NCHW) order");
 }
 
+uint32_t eg_htp_qnn_dim(int64_t dim) {
+  EG_ASSERT(dim >= 0 && dim <= (int64_t)UINT32_MAX); /* lower_nodes checked eg_npu_dims_fit */
+  return (uint32_t)dim;
+}
+
 void eg_htp_dims(const eg_value *v, uint32_t *dims) {
-  for (int d = 0; d < v->rank; d++) dims[eg_htp_axis(v, d)] = (uint32_t)v->shape[d];
+  for (int d = 0; d < v->rank; d++) dims[eg_htp_axis(v, d)] = eg_htp_qnn_dim(v->shape[d]);
+}
+
+/* The bytes of `v`'s elements at `es` bytes each (util/checked.h), or an error. */
+static eg_status value_bytes(const eg_htp_lower *L, const eg_value *v, size_t es, size_t *out) {
+  if (eg_count_bytes(eg_value_numel(v), es, out)) return EG_OK;
+  return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "%lld elements of %zu bytes: more bytes "
+                       "than this machine can address", (long long)eg_value_numel(v), es);
 }
 
 eg_qnn_dtype eg_htp_dtype(eg_dtype dtype) {
@@ -142,6 +155,11 @@ static eg_status quant_encoding(const eg_htp_lower *L, int32_t value, int axis, 
   *owned = NULL;
   if (!eg_htp_held_quantized(L->g, value)) return EG_OK;
   const eg_quant *q = L->g->values[value].quant;
+  for (int32_t k = 0; k < q->n; k++) /* QNN's offset is -zero_point, an int32 */
+    if (-q->zero_point[k] > INT32_MAX)
+      return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "value %s: zero point %lld: QNN's "
+                           "offset (-zero point) must fit int32", eg_value_label(L->g, value),
+                           (long long)q->zero_point[k]);
   if (q->axis < 0) {
     *out = (eg_qnn_quant){.encoding = EG_QNN_QUANT_SCALE_OFFSET, .scale = (float)q->scale[0],
                           .offset = (int32_t)-q->zero_point[0]};
@@ -167,7 +185,9 @@ static eg_status quantize_static(const eg_htp_lower *L, int32_t value, const voi
   const eg_value *v = &L->g->values[value];
   const eg_quant *q = v->quant;
   const eg_quant_view view = eg_quant_view_of(q, v->shape, v->rank, q->axis);
-  *out = malloc((size_t)eg_value_numel(v) * eg_dtype_size(q->dtype) + 1);
+  size_t nbytes;
+  EG_TRY(value_bytes(L, v, eg_dtype_size(q->dtype), &nbytes));
+  *out = malloc(nbytes + 1);
   if (!*out) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
   eg_quantize_f32(&view, data, *out);
   return EG_OK;
@@ -193,7 +213,9 @@ static eg_status narrow_static(const eg_htp_lower *L, int32_t value, void **out)
   const eg_value *v = &L->g->values[value];
   const eg_static *st = &L->g->statics[v->def];
   const int64_t n = eg_value_numel(v);
-  int32_t *dst = malloc((size_t)n * sizeof(int32_t) + 1);
+  size_t nbytes;
+  EG_TRY(value_bytes(L, v, sizeof(int32_t), &nbytes));
+  int32_t *dst = malloc(nbytes + 1);
   if (!dst) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
   for (int64_t i = 0; i < n; i++) {
     int64_t x;
@@ -230,13 +252,19 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
     EG_TRY(narrow_static(L, value, &narrow));
     data = narrow;
     es = sizeof(int32_t);
-    nbytes = (size_t)eg_value_numel(v) * es;
+    if (value_bytes(L, v, es, &nbytes) != EG_OK) { /* narrow_static counted the same */
+      free(narrow);
+      return EG_ERR_UNSUPPORTED;
+    }
   }
   if (eg_qnn_dtype_is_fixed_point(dt)) { /* held quantized: its integers (lower.h) */
     EG_TRY(quantize_static(L, value, data, &narrow));
     data = narrow;
     es = eg_dtype_size(v->quant->dtype);
-    nbytes = (size_t)eg_value_numel(v) * es;
+    if (value_bytes(L, v, es, &nbytes) != EG_OK) { /* quantize_static counted the same */
+      free(narrow);
+      return EG_ERR_UNSUPPORTED;
+    }
   }
   if (perm) {
     tmp = malloc(nbytes ? nbytes : 1);
@@ -245,10 +273,10 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
       return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
     }
     permute4(data, v->shape, perm, es, tmp);
-    for (int k = 0; k < 4; k++) dims[k] = (uint32_t)v->shape[perm[k]];
+    for (int k = 0; k < 4; k++) dims[k] = eg_htp_qnn_dim(v->shape[perm[k]]);
     data = tmp;
   } else {
-    for (int d = 0; d < v->rank; d++) dims[d] = (uint32_t)v->shape[d];
+    for (int d = 0; d < v->rank; d++) dims[d] = eg_htp_qnn_dim(v->shape[d]);
   }
   char name[256];
   snprintf(name, sizeof name, "%s%s", st->name, suffix);
@@ -357,11 +385,16 @@ eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, cons
                            const float *data, int32_t *tensor) {
   char name[256];
   snprintf(name, sizeof name, "%s_%s", L->node->name, what);
-  size_t n = 1;
-  for (int32_t d = 0; d < rank; d++) n *= dims[d];
+  int64_t shape[EG_QNN_MAX_RANK];
+  for (int32_t k = 0; k < rank && k < EG_QNN_MAX_RANK; k++) shape[k] = dims[k];
+  size_t nbytes;
+  if (rank < 0 || rank > EG_QNN_MAX_RANK ||
+      !eg_count_bytes(eg_shape_numel(shape, rank, EG_MAX_NUMEL), sizeof(float), &nbytes))
+    return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "constant %s (rank %d): more than 2^40 "
+                         "elements, or a rank above %d", name, (int)rank, EG_QNN_MAX_RANK);
   eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_STATIC,
                           .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = rank, .dims = dims,
-                          .data = data, .nbytes = n * sizeof(float), .copy_data = true,
+                          .data = data, .nbytes = nbytes, .copy_data = true,
                           .key = EG_QNN_KEY_NONE};
   return eg_qnn_graph_add_tensor(L->qg, &d, tensor);
 }
@@ -472,6 +505,11 @@ static eg_status lower_nodes(eg_htp_lower *L) {
     if (!b || !b->lower)
       return eg_node_error(n, EG_ERR_INVALID, "placed on the NPU but %s has no lowering",
                            eg_op_target(n->op));
+    char reason[256]; /* the partitioner's gate d, again: a dim is never truncated */
+    if (!eg_npu_dims_fit(L->g, n, reason, sizeof reason))
+      return eg_error_prefix(eg_node_error(n, EG_ERR_UNSUPPORTED, "placed on the NPU but %s: "
+                                           "such nodes run on the CPU", reason),
+                             "lowering partition %d", L->p);
     eg_status s = b->lower(L, L->g, n);
     if (s != EG_OK) return eg_error_prefix(s, "lowering partition %d", L->p);
   }

@@ -10,6 +10,7 @@
 #include "backends/htp/qnn_graph.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -250,14 +251,20 @@ static eg_status check_tensor_desc(const eg_qnn_graph *g, const eg_qnn_tensor_de
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: quantization encoding (%d) for dtype %s: "
                     "fixed-point dtypes need an encoding, others must have none", nm,
                     (int)q->encoding, eg_qnn_dtype_name(d->dtype));
-  if (q->encoding == EG_QNN_QUANT_SCALE_OFFSET && !(q->scale > 0.0f))
-    return eg_error(EG_ERR_ARGUMENT, "tensor %s: scale (%g): must be > 0", nm, (double)q->scale);
+  /* a scale is a positive normal float32: what the IR's rule (ir/quant_rule.h) lowers to */
+  if (q->encoding == EG_QNN_QUANT_SCALE_OFFSET && !(isnormal(q->scale) && q->scale > 0.0f))
+    return eg_error(EG_ERR_ARGUMENT, "tensor %s: scale (%g): must be a positive normal float32",
+                    nm, (double)q->scale);
   if (q->encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET &&
       (q->axis < 0 || q->axis >= d->rank || q->n_axis != (int32_t)d->dims[q->axis] ||
        !q->scales || !q->offsets))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: per-axis quantization (axis %d, %d scales): "
                     "axis must be a dim and give one scale and offset per index", nm,
                     (int)q->axis, (int)q->n_axis);
+  for (int32_t i = 0; q->encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET && i < q->n_axis; i++)
+    if (!(isnormal(q->scales[i]) && q->scales[i] > 0.0f))
+      return eg_error(EG_ERR_ARGUMENT, "tensor %s: scales[%d] (%g): must be a positive normal "
+                      "float32", nm, (int)i, (double)q->scales[i]);
   const size_t nbytes = (size_t)numel * eg_qnn_dtype_size(d->dtype);
   if (d->type == EG_QNN_TENSOR_STATIC && (!d->data || d->nbytes != nbytes))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: STATIC data (%zu bytes, %s): must hold "

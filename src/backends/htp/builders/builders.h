@@ -38,5 +38,9 @@ bool eg_htp_move_tensor_ok(const eg_graph *g, int32_t id, char *reason, size_t s
 /* Argument `self` and the node's output pass eg_htp_move_tensor_ok and have one dtype. */
 bool eg_htp_self_and_result_move_ok(const eg_graph *g, const eg_node *n, char *reason,
                                     size_t size);
+/* The n values of attribute `what` (a stride, padding, dilation or kernel size list) fit the
+ * UINT_32 params QNN takes them as, so the lowering never truncates one. On false, one sentence
+ * in reason ("stride 4294967297 exceeds QNN's 32-bit params (at most 4294967295)"). */
+bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reason, size_t size);
 
 #endif

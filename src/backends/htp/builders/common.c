@@ -89,3 +89,13 @@ bool eg_htp_self_and_result_move_ok(const eg_graph *g, const eg_node *n, char *r
   }
   return true;
 }
+
+bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reason, size_t size) {
+  for (int i = 0; i < n; i++)
+    if (v[i] < 0 || v[i] > (int64_t)UINT32_MAX) {
+      snprintf(reason, size, "%s %lld exceeds QNN's 32-bit params (at most %u)", what,
+               (long long)v[i], UINT32_MAX);
+      return false;
+    }
+  return true;
+}

@@ -120,7 +120,8 @@ static bool operand_ok(const eg_graph *g, int32_t id, const char *what, int rank
  * TransposeConv2d. */
 static bool quantized(const eg_value *v) { return v->quant != NULL; }
 
-/* stride, padding and dilation each list one value per spatial dim. */
+/* stride, padding and dilation each list one value per spatial dim, each fitting QNN's UINT_32
+ * params. */
 static bool lists_ok(const conv_args *a, char *reason, size_t size) {
   static const char *const names[3] = {"stride", "padding", "dilation"};
   const int counts[3] = {a->n_stride, a->n_pad, a->n_dil};
@@ -131,7 +132,9 @@ static bool lists_ok(const conv_args *a, char *reason, size_t size) {
                "spatial dim", names[i], (long long)vals[i][0]);
       return false;
     }
-  return true;
+  for (int i = 0; i < 3; i++)
+    if (!eg_htp_u32_params_ok(names[i], vals[i], 2, reason, size)) return false;
+  return true; /* output_padding, where used, lies in [0, stride) (out_pad_ok) */
 }
 
 static bool dilation_one(const conv_args *a, char *reason, size_t size) {
@@ -324,8 +327,8 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   const eg_value *w = &g->values[pl->a.w];
   /* ATen [Cout, Cin, kH, kW] -> the forward's HWIO [kH, kW, Cin, Cout] -> HWOI [kH, kW, Cout,
    * Cin], which is TransposeConv2d's [kH, kW, its Cin (= Cout), its Cout (= Cin)] */
-  const uint32_t hwoi[4] = {(uint32_t)w->shape[2], (uint32_t)w->shape[3],
-                            (uint32_t)w->shape[0], (uint32_t)w->shape[1]};
+  const uint32_t hwoi[4] = {eg_htp_qnn_dim(w->shape[2]), eg_htp_qnn_dim(w->shape[3]),
+                            eg_htp_qnn_dim(w->shape[0]), eg_htp_qnn_dim(w->shape[1])};
   const uint32_t perm_dims[1] = {4}, perm[4] = {0, 1, 3, 2};
   int32_t w_hwio, w_hwoi, in[2], gx;
   EG_TRY(eg_htp_filter(L, pl->a.w, EG_HTP_FILTER_HWIO, &w_hwio));

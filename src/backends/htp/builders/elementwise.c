@@ -187,7 +187,7 @@ static eg_status value_tensor(eg_htp_lower *L, const eg_graph *g, int32_t value,
   for (int d = 0; d < v->rank; d++) s[4 - v->rank + d] = v->shape[d];
   t->rank = 4;
   const int64_t nhwc[4] = {s[0], s[2], s[3], s[1]};
-  for (int d = 0; d < 4; d++) t->dims[d] = (uint32_t)nhwc[d];
+  for (int d = 0; d < 4; d++) t->dims[d] = eg_htp_qnn_dim(nhwc[d]);
   if (v->role == EG_ROLE_STATIC) {
     float *buf = malloc((size_t)eg_value_numel(v) * sizeof(float));
     if (!buf) return eg_error(EG_ERR_NOMEM, "lowering %s: out of memory", eg_value_label(g, value));
@@ -205,7 +205,7 @@ static eg_status value_tensor(eg_htp_lower *L, const eg_graph *g, int32_t value,
   /* rank 3 [c, h, w] with c > 1 and h * w > 1 (lower ranks have c == 1): to [h, w, c] */
   static const uint32_t perm[3] = {1, 2, 0}, perm_dims[1] = {3};
   t->rank = 3;
-  for (int d = 0; d < 3; d++) t->dims[d] = (uint32_t)nhwc[d + 1];
+  for (int d = 0; d < 3; d++) t->dims[d] = eg_htp_qnn_dim(nhwc[d + 1]);
   const eg_qnn_param p = eg_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
   EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 3, t->dims, &t->id));
   return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &t->id, 1, &p, 1);

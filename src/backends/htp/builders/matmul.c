@@ -89,7 +89,7 @@ static eg_status addmm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
     EG_TRY(eg_htp_define(L, n->output, &out));
     return eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 3, &out, 1, NULL, 0);
   }
-  const uint32_t dims[2] = {(uint32_t)y->shape[0], (uint32_t)y->shape[1]};
+  const uint32_t dims[2] = {eg_htp_qnn_dim(y->shape[0]), eg_htp_qnn_dim(y->shape[1])};
   int32_t prod;
   if (beta == 0 && alpha == 1) { /* ATen ignores self entirely */
     EG_TRY(eg_htp_define(L, n->output, &out));

@@ -122,6 +122,10 @@ static bool window_supports(const eg_graph *g, const eg_node *n, window *w, char
   const eg_value *x = eg_htp_arg_value(g, n, 0, "self");
   if (!pool_input_ok(x, reason, size)) return false;
   parse_window(n, w);
+  if (!eg_htp_u32_params_ok("kernel_size", w->k, 2, reason, size) ||
+      !eg_htp_u32_params_ok("stride", w->s, 2, reason, size) ||
+      !eg_htp_u32_params_ok("padding", w->p, 2, reason, size))
+    return false;
   if (w->d[0] != 1 || w->d[1] != 1) {
     snprintf(reason, size, "dilation [%lld, %lld] unsupported: PoolMax2d has no dilation",
              (long long)w->d[0], (long long)w->d[1]);
@@ -217,8 +221,8 @@ static bool adaptive_avg_pool_supports(const eg_graph *g, const eg_node *n, cons
 static eg_status adaptive_avg_pool_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const int32_t xv = eg_htp_arg(n, 0, "self");
   const eg_value *x = &g->values[xv], *y = &g->values[n->output];
-  const uint32_t h = (uint32_t)x->shape[2], w = (uint32_t)x->shape[3];
-  const uint32_t oh = (uint32_t)y->shape[2], ow = (uint32_t)y->shape[3];
+  const uint32_t h = eg_htp_qnn_dim(x->shape[2]), w = eg_htp_qnn_dim(x->shape[3]);
+  const uint32_t oh = eg_htp_qnn_dim(y->shape[2]), ow = eg_htp_qnn_dim(y->shape[3]);
   int32_t in, out;
   EG_TRY(eg_htp_want_axes(L, xv, EG_AXES_NHWC, "input"));
   EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));

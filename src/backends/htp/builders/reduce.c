@@ -78,7 +78,7 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
     int out_dim = d; /* without keepdim: d minus the reduced dims before it */
     for (int e = 0; e < d && !keepdim; e++) out_dim -= (int)(mask >> e & 1u);
     raw_out_dim[n_raw] = out_dim;
-    raw_dims[n_raw++] = (uint32_t)x->shape[d];
+    raw_dims[n_raw++] = eg_htp_qnn_dim(x->shape[d]);
   }
   const uint32_t ad[1] = {(uint32_t)n_axes};
   const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, axes),
