@@ -135,7 +135,14 @@ eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
 void eg_runtime_destroy(eg_runtime *rt);
 
 /* Limits a device app sets on a runtime. Zero-initialise and set what you need: every field's
- * 0 means "no limit", so new fields keep old callers' behaviour. */
+ * 0 means "no limit", so new fields keep old callers' behaviour.
+ *
+ *     eg_runtime_options opt = {.max_memory_bytes = (size_t)512 << 20};   // 512 MiB
+ *     eg_status s = eg_runtime_create_with_options(model, &opt, &rt);
+ *     if (s == EG_ERR_LIMIT) ...   // eg_last_error(): the bytes needed, by part, and the limit
+ *
+ * Check inputs with eg_model_check_input before creating the runtime to refuse wrong files
+ * before any memory is reserved. */
 typedef struct eg_runtime_options {
   /* The most bytes the runtime may reserve at creation: its activation arena, kernel scratch
    * and input buffers together (the NPU executor's own tensors are not counted). The runtime

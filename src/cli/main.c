@@ -1,6 +1,7 @@
 /* main.c — the edgegrad command-line tool. Written against include/edgegrad.h only.
  *
  *   edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
+ *                [--max-memory SIZE]
  *   edgegrad info MODEL.json [--json]
  *   edgegrad targets
  *   edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json] [--skip-op OP]...
@@ -494,7 +495,8 @@ static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_
     rc = outdir_save(od, NULL, d.name, &t);
   }
   if (rc || !losses) return rc;
-  eg_tensor lt = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {ra->steps}, .data = (void *)losses};
+  eg_tensor lt = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {ra->steps},
+                  .data = (void *)losses};
   rc = outdir_save(od, NULL, "losses", &lt);
   for (int i = 0; i < eg_model_num_inputs(m) && rc == 0; i++) {
     eg_tensor_desc d;
@@ -546,8 +548,8 @@ static int create_runtime(const eg_model *m, const run_args *ra, eg_runtime **rt
 }
 
 /* run, in the order that keeps failures cheap and the disk untouched: arguments, model, names,
- * inputs (read and checked), runtime (memory reserved, under --max-memory), run, then every
- * file staged and moved into DIR together. */
+ * inputs (read and checked), runtime (memory reserved, under --max-memory), the staging folder,
+ * the run, then every file staged and moved into DIR together. */
 static int cmd_run(int argc, char **argv) {
   run_args ra = {0};
   int rc = parse_run_args(argc, argv, &ra);
@@ -567,13 +569,11 @@ static int cmd_run(int argc, char **argv) {
   for (int k = 0; vals && k < ra.n_inputs; k++) eg_tensor_free(&vals[k]);
   if (rc == 0 && trains && !(losses = calloc((size_t)ra.steps, sizeof(float))))
     rc = fail(EXIT_FAIL, "run: out of memory");
+  if (rc == 0 && ra.output_dir) rc = outdir_open(&od, ra.output_dir); /* before a long run */
   if (rc == 0) rc = trains ? train(m, rt, &ra, losses) : run_once(rt);
-  if (rc == 0 && ra.output_dir) {
-    rc = outdir_open(&od, ra.output_dir);
-    if (rc == 0) rc = stage_files(&od, m, rt, &ra, losses);
-    if (rc == 0) rc = outdir_commit(&od);
-    outdir_close(&od, rc == 0);
-  }
+  if (rc == 0 && ra.output_dir) rc = stage_files(&od, m, rt, &ra, losses);
+  if (rc == 0 && ra.output_dir) rc = outdir_commit(&od);
+  outdir_close(&od, rc == 0);
   if (rc == 0) rc = print_outputs(m, rt, &ra);
   free(losses);
   free(vals);

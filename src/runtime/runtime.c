@@ -6,7 +6,8 @@
  * Memory is planned and allocated once at creation (runtime/plan.h, in the program's node order
  * when compiled): one activation arena, one kernel scratch buffer, one buffer per graph input,
  * and the NPU steps' staging buffers. Running allocates nothing. Each value's data pointer is
- * fixed at creation. */
+ * fixed at creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena,
+ * scratch, inputs) before any of them is allocated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,8 @@ static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 static size_t input_bytes(const eg_graph *g) {
   size_t in_bytes = 0;
-  for (int32_t i = 0; i < g->n_inputs; i++) in_bytes += align64(eg_value_nbytes(&g->values[g->inputs[i].value]));
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    in_bytes += align64(eg_value_nbytes(&g->values[g->inputs[i].value]));
   return in_bytes;
 }
 

@@ -97,6 +97,23 @@ rm -rf "$work/kept" && mkdir -p "$work/kept" && echo old >"$work/kept/loss.npy"
 before=$(snapshot "$work/kept")
 expect_fail 2 "File name too long" -- "$exe" run "$long" "${inputs[@]}" --output-dir "$work/kept"
 same_as "$before" "$work/kept" "long name"
+# a run that fails (a class index out of range: exit 1) leaves DIR as it was too
+bad_target=$work/bad_target.npy
+/usr/bin/python3 -c '
+import struct, sys
+raw = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(raw[:-16] + struct.pack("<qq", 0, 99))
+' "$data/tiny_step_inputs/target.npy" "$bad_target"
+badin=()
+for a in "${inputs[@]}"; do [[ $a == target=* ]] && a="target=$bad_target"; badin+=("$a"); done
+rm -rf "$work/fresh"
+expect_fail 1 "out of range" -- "$exe" run "$data/tiny_step.json" "${badin[@]}" --output-dir "$work/fresh"
+[[ -e $work/fresh ]] && bad "failed run: $work/fresh created: $(ls -A "$work/fresh")" || ok
+rm -rf "$work/kept" && mkdir -p "$work/kept" && echo old >"$work/kept/loss.npy"
+before=$(snapshot "$work/kept")
+expect_fail 1 "out of range" -- "$exe" run "$data/tiny_step.json" "${badin[@]}" --output-dir "$work/kept" \
+  --steps 2 --lr 0.1
+same_as "$before" "$work/kept" "failed run"
 # an output folder whose parent is missing
 expect_fail 2 "cannot create" -- "$exe" run "$data/tiny_step.json" "${inputs[@]}" \
   --output-dir "$work/no/such/parent"
