@@ -145,7 +145,8 @@ void eg_runtime_destroy(eg_runtime *rt);
  * before any memory is reserved. */
 typedef struct eg_runtime_options {
   /* The most bytes the runtime may reserve at creation: its activation arena, kernel scratch
-   * and input buffers together (the NPU executor's own tensors are not counted). The runtime
+   * and input buffers together (not counted: a compiled runtime's NPU partitions, their
+   * staging buffers and executor tensors, nor the compiled program itself). The runtime
    * plans first and checks this before allocating any of them; over it, creation fails with
    * EG_ERR_LIMIT and a message giving the bytes needed (and each part) and the limit. 0 = no
    * limit. (Running allocates nothing, so creation is the only place memory is reserved.) */

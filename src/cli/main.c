@@ -357,6 +357,18 @@ static int set_inputs(eg_runtime *rt, const run_args *ra, const eg_tensor *vals)
   return 0;
 }
 
+/* Whether output `prefix` + `name` exists. */
+static bool has_output(const eg_model *m, const char *prefix, const char *name) {
+  size_t lp = strlen(prefix);
+  for (int i = 0; i < eg_model_num_outputs(m); i++) {
+    eg_tensor_desc d;
+    if (eg_model_output(m, i, &d) == EG_OK && strncmp(d.name, prefix, lp) == 0 &&
+        strcmp(d.name + lp, name) == 0)
+      return true;
+  }
+  return false;
+}
+
 /* Every name the run joins into a path (DIR/<output>.npy, --expect DIR/<output>.npy,
  * DIR/final/<input>.npy) must be a file name; checked before anything is read or written. */
 static int check_names(const eg_model *m, const run_args *ra) {
@@ -367,6 +379,7 @@ static int check_names(const eg_model *m, const run_args *ra) {
     for (int i = 0; i < n && (io == 0 || (trains && ra->output_dir)); i++) {
       eg_tensor_desc d;
       if ((io ? eg_model_input(m, i, &d) : eg_model_output(m, i, &d)) != EG_OK) continue;
+      if (io && !has_output(m, "grad_", d.name) && !has_output(m, "new_", d.name)) continue;
       if (!outdir_name_ok(d.name))
         return fail(EXIT_USAGE, "run: %s: %s %d \"%s\": not usable as a file name (%s/<name>.npy): "
                     OUTDIR_NAME_RULE, ra->model, io ? "input" : "output", i, d.name,
@@ -468,18 +481,6 @@ static int output_index(const eg_model *m, const char *name) {
     if (eg_model_output(m, i, &d) == EG_OK && strcmp(d.name, name) == 0) return i;
   }
   return -1;
-}
-
-/* Whether output `prefix` + `name` exists. */
-static bool has_output(const eg_model *m, const char *prefix, const char *name) {
-  size_t lp = strlen(prefix);
-  for (int i = 0; i < eg_model_num_outputs(m); i++) {
-    eg_tensor_desc d;
-    if (eg_model_output(m, i, &d) == EG_OK && strncmp(d.name, prefix, lp) == 0 &&
-        strcmp(d.name + lp, name) == 0)
-      return true;
-  }
-  return false;
 }
 
 /* Stages every file of the run in `od`: DIR/<output>.npy, and after --steps DIR/losses.npy and

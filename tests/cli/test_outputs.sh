@@ -142,6 +142,23 @@ expect_fail 2 "not usable as a file name" -- "$exe" run "$escaped" "${inputs[@]}
   --output-dir "$work/fresh" --steps 2 --lr 0.1
 [[ -e $work/fresh ]] && bad "--steps with ../escaped created $work/fresh" || ok
 
+# an input written to DIR/final/<name>.npy is checked the same way (".." pairs with "grad_..")
+/usr/bin/python3 - "$data/tiny_step.json" "$models/dots_in.json" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+[i for i in g["inputs"] if i["name"] == "2_bias"][0]["name"] = ".."
+[o for o in g["outputs"] if o["name"] == "grad_2_bias"][0]["name"] = "grad_.."
+json.dump(g, open(sys.argv[2], "w"), indent=1)
+EOF
+dots_in=()
+for a in "${inputs[@]}"; do [[ $a == 2_bias=* ]] && a="..=${a#2_bias=}"; dots_in+=("$a"); done
+rm -rf "$work/fresh"
+expect_fail 2 'input 4 "..": not usable as a file name (DIR/final/<name>.npy)' -- \
+  "$exe" run "$models/dots_in.json" "${dots_in[@]}" --output-dir "$work/fresh" --steps 2 --lr 0.1
+[[ -e $work/fresh ]] && bad "input named ..: $work/fresh created" || ok
+"$exe" run "$models/dots_in.json" "${dots_in[@]}" --output-dir "$work/fresh" -q && ok ||
+  bad "input named .. without --steps (nothing of it is written)"
+
 # --- --max-memory ---
 rm -rf "$work/lim"
 expect_fail 2 "run: --max-memory 1K: eg_runtime_create: memory needed (" -- \
@@ -158,6 +175,16 @@ for size in 0 -1 1.5G 12KB G "" " 5" 5T 99999999999999999999 18014398509481984G;
 done
 expect_fail 2 "run: --max-memory needs a size" -- "$exe" run "$data/tiny_step.json" --max-memory
 "$exe" run --help | grep -q -- "--max-memory SIZE" && ok || bad "--max-memory not in run --help"
+
+# the compiled paths honour the limit: --soc, and a compiled program
+expect_fail 2 "exceeds max_memory_bytes (1024 bytes)" -- \
+  "$exe" run "$data/tiny_step.json" "${inputs[@]}" --soc SM8650 --max-memory 1K
+if "$exe" compile "$data/tiny_step.json" --soc SM8650 -o "$work/tiny.egp" -q 2>"$work/err.txt"; then
+  expect_fail 2 "exceeds max_memory_bytes (1024 bytes)" -- \
+    "$exe" run "$work/tiny.egp" "${inputs[@]}" --max-memory 1K --output-dir "$work/lim"
+  [[ -e $work/lim ]] && bad "--max-memory refusal of a program wrote $work/lim" || ok
+  "$exe" run "$work/tiny.egp" "${inputs[@]}" --max-memory 64M -q && ok || bad "program under 64M"
+else bad "compile: $(cat "$work/err.txt")"; fi
 
 # wrong inputs are refused before the runtime reserves memory: the input error comes first
 wrong=()
