@@ -53,7 +53,8 @@ typedef enum eg_status {
   EG_ERR_UNSUPPORTED, /* well-formed but not supported by edgegrad (unknown op, dtype, ...) */
   EG_ERR_ARGUMENT,    /* the caller passed something wrong (name, dtype, shape, NULL) */
   EG_ERR_NOMEM,       /* out of memory */
-  EG_ERR_RUNTIME      /* the data made an op fail while running (e.g. class index out of range) */
+  EG_ERR_RUNTIME,     /* the data made an op fail while running (e.g. class index out of range) */
+  EG_ERR_LIMIT        /* a limit the caller set would be exceeded (eg_runtime_options) */
 } eg_status;
 
 typedef enum eg_dtype {
@@ -129,9 +130,38 @@ eg_status eg_model_op_kind(const eg_model *model, int index, const char **target
 /* ---- running -------------------------------------------------------------------------- */
 
 /* Plans memory for the model once (activations packed by lifetime) and allocates it. The model
- * must outlive the runtime. */
+ * must outlive the runtime. No memory limit (eg_runtime_create_with_options with NULL). */
 eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
 void eg_runtime_destroy(eg_runtime *rt);
+
+/* Limits a device app sets on a runtime. Zero-initialise and set what you need: every field's
+ * 0 means "no limit", so new fields keep old callers' behaviour.
+ *
+ *     eg_runtime_options opt = {.max_memory_bytes = (size_t)512 << 20};   // 512 MiB
+ *     eg_status s = eg_runtime_create_with_options(model, &opt, &rt);
+ *     if (s == EG_ERR_LIMIT) ...   // eg_last_error(): the bytes needed, by part, and the limit
+ *
+ * Check inputs with eg_model_check_input before creating the runtime to refuse wrong files
+ * before any memory is reserved. */
+typedef struct eg_runtime_options {
+  /* The most bytes the runtime may reserve at creation: its activation arena, kernel scratch
+   * and input buffers together (not counted: a compiled runtime's NPU partitions, their
+   * staging buffers and executor tensors, nor the compiled program itself). The runtime
+   * plans first and checks this before allocating any of them; over it, creation fails with
+   * EG_ERR_LIMIT and a message giving the bytes needed (and each part) and the limit. 0 = no
+   * limit. (Running allocates nothing, so creation is the only place memory is reserved.) */
+  size_t max_memory_bytes;
+} eg_runtime_options;
+
+/* eg_runtime_create with limits; `options` NULL means none. For a model loaded from a compiled
+ * program it runs the program, as eg_runtime_create does. */
+eg_status eg_runtime_create_with_options(const eg_model *model, const eg_runtime_options *options,
+                                         eg_runtime **out);
+
+/* Checks `value` against the model input called `name` exactly as eg_runtime_set_input does
+ * (same status and message), without a runtime: lets a caller refuse wrong inputs before it
+ * reserves the runtime's memory. */
+eg_status eg_model_check_input(const eg_model *model, const char *name, const eg_tensor *value);
 
 /* Copies `value` into the input called `name`. Its dtype and shape must equal the model's:
  * otherwise EG_ERR_ARGUMENT naming the input, what was given and what is expected. */
@@ -289,6 +319,11 @@ eg_status eg_compile_report_write_json(const eg_compile_report *report, const ch
  * options->no_fallback is ignored here (use eg_compile_report_create to enforce it). */
 eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
                                      eg_runtime **out);
+/* eg_runtime_create_compiled with limits (eg_runtime_options; NULL means none). */
+eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
+                                                  const eg_compile_options *options,
+                                                  const eg_runtime_options *runtime_options,
+                                                  eg_runtime **out);
 
 /* ---- compiled programs (.egp) ----------------------------------------------------------- *
  * A compiled program file holds a model compiled for one SoC: the graph, every node's

@@ -1,6 +1,7 @@
 /* main.c — the edgegrad command-line tool. Written against include/edgegrad.h only.
  *
  *   edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
+ *                [--max-memory SIZE]
  *   edgegrad info MODEL.json [--json]
  *   edgegrad targets
  *   edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json] [--skip-op OP]...
@@ -21,13 +22,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
+#include "outdir.h"
 #include "edgegrad.h"
 
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
-
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...) {
+int fail(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("edgegrad: ", stderr);
@@ -61,7 +60,7 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: edgegrad run MODEL.json --input NAME=FILE.npy ... [--output-dir DIR] [--expect DIR]\n"
-    "                    [--soc SOC] [--steps N --lr LR]\n"
+    "                    [--soc SOC] [--steps N --lr LR] [--max-memory SIZE]\n"
     "\n"
     "Runs the exported graph MODEL.json once: on the portable CPU kernels, or compiled for a\n"
     "SoC with --soc. MODEL may also be a compiled program (`edgegrad compile -o`, told apart\n"
@@ -69,13 +68,21 @@ static const char usage_run[] =
     "\n"
     "  --input NAME=FILE.npy  value of the model input NAME (every input, once each; dtype and\n"
     "                         shape must match `edgegrad info MODEL.json`)\n"
-    "  --output-dir DIR       write every output to DIR/<output name>.npy (DIR is created)\n"
+    "  --output-dir DIR       write every output to DIR/<output name>.npy (DIR is created).\n"
+    "                         All files appear only when every one was written: a failed\n"
+    "                         run leaves DIR as it was. Output names that are not file\n"
+    "                         names (\"\", \".\", \"..\", '/' or '\\' in them) are refused\n"
+    "  --max-memory SIZE      refuse to run when the runtime would reserve more than SIZE\n"
+    "                         bytes (activation arena, kernel scratch and inputs; checked\n"
+    "                         before any is allocated). SIZE: bytes, or with K, M or G\n"
+    "                         (1024-based), e.g. 512M, 2G\n"
     "  --soc SOC              compile for SoC SOC in memory first (see `edgegrad compile`):\n"
     "                         NPU partitions run on the NPU executor (QNN-modelled ops,\n"
     "                         NHWC), the rest on the CPU kernels\n"
     "  --skip-op OP, --skip-node NAME   keep ops/nodes on the CPU (with --soc)\n"
     "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
     "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b|); exit 1 on a mismatch\n"
+    "                         (the outputs are still written: they are the run's results)\n"
     "  --steps N              run N training steps of plain SGD (default 1): after each\n"
     "                         run, every parameter input P with an output grad_P becomes\n"
     "                         P - LR*grad_P and every buffer input B with an output new_B\n"
@@ -205,6 +212,8 @@ static int cmd_info(int argc, char **argv) {
 
 typedef struct run_args {
   const char *model, *output_dir, *expect_dir;
+  const char *max_memory_arg; /* --max-memory as given; NULL: no limit */
+  eg_runtime_options rt_opt;
   eg_compile_options compile; /* compile.soc set: run compiled for that SoC */
   const char **skip_ops, **skip_nodes;
   long steps;
@@ -214,6 +223,23 @@ typedef struct run_args {
   char **input_specs; /* NAME=FILE */
   bool quiet;
 } run_args;
+
+/* --max-memory SIZE: a positive byte count, optionally with K, M or G (powers of 1024). */
+static int parse_size(const char *v, size_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+  int shift = 0;
+  if (end && end != v && end[0] && !end[1]) {
+    const char *units = "KMG", *u = strchr(units, end[0] & ~0x20);
+    if (u && end[0] != 0x20) shift = 10 * (int)(u - units + 1), end++;
+  }
+  if (!end || end == v || *end || errno || n == 0 || n > (SIZE_MAX >> shift))
+    return fail(EXIT_USAGE, "run: --max-memory %s: expected a positive whole number of bytes, "
+                "optionally with K, M or G (e.g. 512M, 2G)", v);
+  *out = (size_t)(n << shift);
+  return 0;
+}
 
 static int parse_run_args(int argc, char **argv, run_args *ra) {
   ra->input_specs = calloc((size_t)argc + 1, sizeof(char *));
@@ -259,6 +285,10 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
           return fail(EXIT_USAGE, "run: --lr %s: expected a finite number >= 0", v);
         ra->have_lr = true;
       }
+    } else if (strcmp(a, "--max-memory") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a size (e.g. 512M)", a);
+      ra->max_memory_arg = argv[++i];
+      if (parse_size(ra->max_memory_arg, &ra->rt_opt.max_memory_bytes)) return EXIT_USAGE;
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       ra->quiet = true;
     } else if (a[0] == '-') {
@@ -280,8 +310,9 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
   return 0;
 }
 
-/* Sets every --input; checks each model input is given exactly once. */
-static int set_inputs(const eg_model *m, eg_runtime *rt, const run_args *ra) {
+/* Reads every --input and checks it against the model (name, dtype, shape) and that each model
+ * input is given exactly once, all before a runtime reserves memory. vals[k] is spec k's. */
+static int load_inputs(const eg_model *m, const run_args *ra, eg_tensor *vals) {
   int n = eg_model_num_inputs(m);
   for (int k = 0; k < ra->n_inputs; k++) {
     const char *spec = ra->input_specs[k], *eq = strchr(spec, '=');
@@ -292,11 +323,8 @@ static int set_inputs(const eg_model *m, eg_runtime *rt, const run_args *ra) {
         return fail(EXIT_USAGE, "run: --input %.*s given twice", (int)(eq - spec), spec);
     char name[256];
     snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
-    eg_tensor t;
-    eg_status s = eg_npy_load(eq + 1, &t);
-    if (s != EG_OK) return fail_status(s);
-    s = eg_runtime_set_input(rt, name, &t);
-    eg_tensor_free(&t);
+    eg_status s = eg_npy_load(eq + 1, &vals[k]);
+    if (s == EG_OK) s = eg_model_check_input(m, name, &vals[k]);
     if (s != EG_OK) return fail_status(s);
   }
   for (int i = 0; i < n; i++) {
@@ -312,6 +340,50 @@ static int set_inputs(const eg_model *m, eg_runtime *rt, const run_args *ra) {
       format_shape(shape, sizeof shape, &d.tensor);
       return fail(EXIT_USAGE, "run: input %s (%s %s) missing: give --input %s=FILE.npy", d.name,
                   eg_dtype_name(d.tensor.dtype), shape, d.name);
+    }
+  }
+  return 0;
+}
+
+/* Copies the checked inputs into the runtime. */
+static int set_inputs(eg_runtime *rt, const run_args *ra, const eg_tensor *vals) {
+  for (int k = 0; k < ra->n_inputs; k++) {
+    const char *spec = ra->input_specs[k], *eq = strchr(spec, '=');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+    eg_status s = eg_runtime_set_input(rt, name, &vals[k]);
+    if (s != EG_OK) return fail_status(s);
+  }
+  return 0;
+}
+
+/* Whether output `prefix` + `name` exists. */
+static bool has_output(const eg_model *m, const char *prefix, const char *name) {
+  size_t lp = strlen(prefix);
+  for (int i = 0; i < eg_model_num_outputs(m); i++) {
+    eg_tensor_desc d;
+    if (eg_model_output(m, i, &d) == EG_OK && strncmp(d.name, prefix, lp) == 0 &&
+        strcmp(d.name + lp, name) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Every name the run joins into a path (DIR/<output>.npy, --expect DIR/<output>.npy,
+ * DIR/final/<input>.npy) must be a file name; checked before anything is read or written. */
+static int check_names(const eg_model *m, const run_args *ra) {
+  if (!ra->output_dir && !ra->expect_dir) return 0;
+  bool trains = ra->steps > 1 || ra->have_lr;
+  for (int io = 0; io < 2; io++) {
+    int n = io ? eg_model_num_inputs(m) : eg_model_num_outputs(m);
+    for (int i = 0; i < n && (io == 0 || (trains && ra->output_dir)); i++) {
+      eg_tensor_desc d;
+      if ((io ? eg_model_input(m, i, &d) : eg_model_output(m, i, &d)) != EG_OK) continue;
+      if (io && !has_output(m, "grad_", d.name) && !has_output(m, "new_", d.name)) continue;
+      if (!outdir_name_ok(d.name))
+        return fail(EXIT_USAGE, "run: %s: %s %d \"%s\": not usable as a file name (%s/<name>.npy): "
+                    OUTDIR_NAME_RULE, ra->model, io ? "input" : "output", i, d.name,
+                    io ? "DIR/final" : "DIR");
     }
   }
   return 0;
@@ -338,12 +410,17 @@ static double l2norm(const eg_tensor *t) {
 /* Compares `out` with DIR/<name>.npy. Returns 0 match, 1 mismatch, 2 unreadable; -1 absent. */
 static int expect_one(const char *dir, const char *name, const eg_tensor *out, char *note,
                       size_t size) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+  char *path = outdir_join(dir, name, ".npy");
   struct stat st;
-  if (stat(path, &st) != 0) return -1;
+  if (!path || stat(path, &st) != 0) {
+    if (!path) snprintf(note, size, "out of memory");
+    free(path);
+    return path ? -1 : 2;
+  }
   eg_tensor ref;
-  if (eg_npy_load(path, &ref) != EG_OK) {
+  eg_status loaded = eg_npy_load(path, &ref);
+  free(path);
+  if (loaded != EG_OK) {
     snprintf(note, size, "%s", eg_last_error());
     return 2;
   }
@@ -370,22 +447,14 @@ static int expect_one(const char *dir, const char *name, const eg_tensor *out, c
   return rc;
 }
 
-static int write_outputs(const eg_model *m, const eg_runtime *rt, const run_args *ra) {
+/* Prints one line per output, comparing with --expect where a reference exists. */
+static int print_outputs(const eg_model *m, const eg_runtime *rt, const run_args *ra) {
   int rc = 0, checked = 0;
-  if (ra->output_dir && mkdir(ra->output_dir, 0777) != 0 && errno != EEXIST)
-    return fail(EXIT_USAGE, "run: --output-dir %s: cannot create (%s)", ra->output_dir,
-                strerror(errno));
   for (int i = 0; i < eg_model_num_outputs(m); i++) {
     eg_tensor_desc d;
     eg_tensor t;
     eg_model_output(m, i, &d);
     eg_runtime_output(rt, i, &t);
-    if (ra->output_dir) {
-      char path[4096];
-      snprintf(path, sizeof path, "%s/%s.npy", ra->output_dir, d.name);
-      eg_status s = eg_npy_save(path, &t);
-      if (s != EG_OK) return fail_status(s);
-    }
     char shape[256], note[512] = "";
     format_shape(shape, sizeof shape, &t);
     int e = ra->expect_dir ? expect_one(ra->expect_dir, d.name, &t, note, sizeof note) : -1;
@@ -414,39 +483,41 @@ static int output_index(const eg_model *m, const char *name) {
   return -1;
 }
 
-/* Writes DIR/final/<input>.npy for every input the SGD update changes. */
-static int write_final_state(const eg_model *m, eg_runtime *rt, const char *dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/final", dir);
-  if (mkdir(path, 0777) != 0 && errno != EEXIST)
-    return fail(EXIT_USAGE, "run: %s: cannot create (%s)", path, strerror(errno));
-  for (int i = 0; i < eg_model_num_inputs(m); i++) {
+/* Stages every file of the run in `od`: DIR/<output>.npy, and after --steps DIR/losses.npy and
+ * DIR/final/<input>.npy for every input the SGD update changes. */
+static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_args *ra,
+                       const float *losses) {
+  int rc = 0;
+  for (int i = 0; i < eg_model_num_outputs(m) && rc == 0; i++) {
     eg_tensor_desc d;
-    eg_model_input(m, i, &d);
-    char grad[300], next[300];
-    snprintf(grad, sizeof grad, "grad_%s", d.name);
-    snprintf(next, sizeof next, "new_%s", d.name);
-    if (output_index(m, grad) < 0 && output_index(m, next) < 0) continue;
     eg_tensor t;
-    eg_status s = eg_runtime_input(rt, i, &t);
-    if (s == EG_OK) {
-      snprintf(path, sizeof path, "%s/final/%s.npy", dir, d.name);
-      s = eg_npy_save(path, &t);
-    }
-    if (s != EG_OK) return fail_status(s);
+    eg_model_output(m, i, &d);
+    eg_runtime_output(rt, i, &t);
+    rc = outdir_save(od, NULL, d.name, &t);
   }
-  return 0;
+  if (rc || !losses) return rc;
+  eg_tensor lt = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {ra->steps},
+                  .data = (void *)losses};
+  rc = outdir_save(od, NULL, "losses", &lt);
+  for (int i = 0; i < eg_model_num_inputs(m) && rc == 0; i++) {
+    eg_tensor_desc d;
+    eg_tensor t;
+    eg_model_input(m, i, &d);
+    if (!has_output(m, "grad_", d.name) && !has_output(m, "new_", d.name)) continue;
+    eg_status s = eg_runtime_input(rt, i, &t);
+    rc = s == EG_OK ? outdir_save(od, "final", d.name, &t) : fail_status(s);
+  }
+  return rc;
 }
 
-/* --steps N: N runs, each followed by an SGD update; losses printed and saved. */
-static int train(const eg_model *m, eg_runtime *rt, const run_args *ra) {
+/* --steps N: N runs, each followed by an SGD update; the loss of each printed and kept in
+ * `losses` (ra->steps floats) for DIR/losses.npy. */
+static int train(const eg_model *m, eg_runtime *rt, const run_args *ra, float *losses) {
   int n_params, n_buffers, loss_at = output_index(m, "loss");
   eg_model_training_io(m, &n_params, &n_buffers);
   if (n_params == 0 && n_buffers == 0)
     return fail(EXIT_USAGE, "run: --steps: the model has no input P with an output grad_P (or "
                 "B with new_B): nothing to train");
-  float *losses = calloc((size_t)ra->steps, sizeof(float));
-  if (!losses) return fail(EXIT_FAIL, "run: out of memory");
   int rc = 0;
   for (long k = 0; k < ra->steps && rc == 0; k++) {
     eg_status s = eg_runtime_run(rt);
@@ -460,50 +531,59 @@ static int train(const eg_model *m, eg_runtime *rt, const run_args *ra) {
     if (s == EG_OK) s = eg_runtime_sgd_update(rt, (float)ra->lr);
     if (s != EG_OK) rc = fail_status(s);
   }
-  if (rc == 0 && ra->output_dir) {
-    if (mkdir(ra->output_dir, 0777) != 0 && errno != EEXIST)
-      rc = fail(EXIT_USAGE, "run: --output-dir %s: cannot create (%s)", ra->output_dir,
-                strerror(errno));
-    char path[4096];
-    snprintf(path, sizeof path, "%s/losses.npy", ra->output_dir);
-    eg_tensor t = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {ra->steps}, .data = losses};
-    eg_status s = rc == 0 ? eg_npy_save(path, &t) : EG_OK;
-    if (s != EG_OK) rc = fail_status(s);
-    if (rc == 0) rc = write_final_state(m, rt, ra->output_dir);
-  }
-  free(losses);
   return rc;
 }
 
+/* The runtime, under --max-memory: a refusal names the option. */
+static int create_runtime(const eg_model *m, const run_args *ra, eg_runtime **rt) {
+  eg_program_info prog;
+  if (ra->compile.soc && eg_model_program_info(m, &prog) == EG_OK)
+    return fail(EXIT_USAGE, "run: --soc %s with %s: it is a program compiled for %s already: "
+                "give the graph file to compile for a SoC", ra->compile.soc, ra->model, prog.soc);
+  eg_status s = ra->compile.soc
+                    ? eg_runtime_create_compiled_with_options(m, &ra->compile, &ra->rt_opt, rt)
+                    : eg_runtime_create_with_options(m, &ra->rt_opt, rt);
+  if (s == EG_ERR_LIMIT)
+    return fail(EXIT_USAGE, "run: --max-memory %s: %s", ra->max_memory_arg, eg_last_error());
+  return s == EG_OK ? 0 : fail_status(s);
+}
+
+/* run, in the order that keeps failures cheap and the disk untouched: arguments, model, names,
+ * inputs (read and checked), runtime (memory reserved, under --max-memory), the staging folder,
+ * the run, then every file staged and moved into DIR together. */
 static int cmd_run(int argc, char **argv) {
   run_args ra = {0};
   int rc = parse_run_args(argc, argv, &ra);
-  if (rc != 0) {
-    free(ra.input_specs);
-    free(ra.skip_ops);
-    free(ra.skip_nodes);
-    return rc < 0 ? 0 : rc;
-  }
   eg_model *m = NULL;
   eg_runtime *rt = NULL;
-  eg_status s = eg_model_load(ra.model, &m);
-  eg_program_info prog;
-  if (s == EG_OK && ra.compile.soc && eg_model_program_info(m, &prog) == EG_OK)
-    rc = fail(EXIT_USAGE, "run: --soc %s with %s: it is a program compiled for %s already: "
-              "give the graph file to compile for a SoC", ra.compile.soc, ra.model, prog.soc);
-  else if (s == EG_OK)
-    s = ra.compile.soc ? eg_runtime_create_compiled(m, &ra.compile, &rt)
-                       : eg_runtime_create(m, &rt);
+  eg_tensor *vals = rc == 0 ? calloc((size_t)ra.n_inputs + 1, sizeof *vals) : NULL;
+  float *losses = NULL;
+  outdir od = {0};
+  bool trains = ra.steps > 1 || ra.have_lr;
+  if (rc == 0 && !vals) rc = fail(EXIT_FAIL, "run: out of memory");
+  eg_status s = rc == 0 ? eg_model_load(ra.model, &m) : EG_OK;
   if (s != EG_OK) rc = fail_status(s);
-  if (rc == 0) rc = set_inputs(m, rt, &ra);
-  if (rc == 0) rc = ra.steps > 1 || ra.have_lr ? train(m, rt, &ra) : run_once(rt);
-  if (rc == 0) rc = write_outputs(m, rt, &ra);
+  if (rc == 0) rc = check_names(m, &ra);
+  if (rc == 0) rc = load_inputs(m, &ra, vals);
+  if (rc == 0) rc = create_runtime(m, &ra, &rt);
+  if (rc == 0) rc = set_inputs(rt, &ra, vals);
+  for (int k = 0; vals && k < ra.n_inputs; k++) eg_tensor_free(&vals[k]);
+  if (rc == 0 && trains && !(losses = calloc((size_t)ra.steps, sizeof(float))))
+    rc = fail(EXIT_FAIL, "run: out of memory");
+  if (rc == 0 && ra.output_dir) rc = outdir_open(&od, ra.output_dir); /* before a long run */
+  if (rc == 0) rc = trains ? train(m, rt, &ra, losses) : run_once(rt);
+  if (rc == 0 && ra.output_dir) rc = stage_files(&od, m, rt, &ra, losses);
+  if (rc == 0 && ra.output_dir) rc = outdir_commit(&od);
+  outdir_close(&od, rc == 0);
+  if (rc == 0) rc = print_outputs(m, rt, &ra);
+  free(losses);
+  free(vals);
   eg_runtime_destroy(rt);
   eg_model_destroy(m);
   free(ra.input_specs);
   free(ra.skip_ops);
   free(ra.skip_nodes);
-  return rc;
+  return rc < 0 ? 0 : rc;
 }
 
 static const char usage_targets[] =

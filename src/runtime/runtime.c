@@ -6,7 +6,8 @@
  * Memory is planned and allocated once at creation (runtime/plan.h, in the program's node order
  * when compiled): one activation arena, one kernel scratch buffer, one buffer per graph input,
  * and the NPU steps' staging buffers. Running allocates nothing. Each value's data pointer is
- * fixed at creation. */
+ * fixed at creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena,
+ * scratch, inputs) before any of them is allocated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,32 @@ static void *aligned_alloc64(size_t bytes) {
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
+static size_t input_bytes(const eg_graph *g) {
+  size_t in_bytes = 0;
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    in_bytes += align64(eg_value_nbytes(&g->values[g->inputs[i].value]));
+  return in_bytes;
+}
+
+/* The limit of eg_runtime_options, checked on the plan before anything is allocated. */
+static eg_status check_budget(const eg_runtime *rt, const eg_runtime_options *opt) {
+  if (!opt || !opt->max_memory_bytes) return EG_OK;
+  size_t arena = align64(rt->plan.arena_bytes), scratch = align64(rt->plan.scratch_bytes);
+  size_t in = input_bytes(rt->g), total = arena;
+  bool over = arena < rt->plan.arena_bytes || scratch < rt->plan.scratch_bytes; /* wrapped */
+  over = over || __builtin_add_overflow(total, scratch, &total);
+  over = over || __builtin_add_overflow(total, in, &total);
+  if (!over && total <= opt->max_memory_bytes) return EG_OK;
+  return eg_error(EG_ERR_LIMIT, "eg_runtime_create: memory needed (%s%zu bytes: activation arena "
+                  "%zu, kernel scratch %zu, inputs %zu) exceeds max_memory_bytes (%zu bytes): the "
+                  "runtime reserves all of it at creation; raise the limit or use a smaller batch",
+                  over ? "over " : "", total, rt->plan.arena_bytes, rt->plan.scratch_bytes, in,
+                  opt->max_memory_bytes);
+}
+
 static eg_status bind_values(eg_runtime *rt) {
   const eg_graph *g = rt->g;
-  size_t in_bytes = 0;
-  for (int32_t i = 0; i < g->n_inputs; i++) in_bytes += align64(eg_value_nbytes(&g->values[g->inputs[i].value]));
+  size_t in_bytes = input_bytes(g);
   rt->inputs = aligned_alloc64(in_bytes);
   rt->arena = aligned_alloc64(rt->plan.arena_bytes);
   rt->scratch = aligned_alloc64(rt->plan.scratch_bytes);
@@ -71,9 +94,11 @@ static eg_status create_npu_steps(eg_runtime *rt) {
   return EG_OK;
 }
 
-/* Plans, allocates and binds; rt->g (and rt->program, if compiled) are set. */
-static eg_status setup(eg_runtime *rt) {
+/* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
+ * rt->program, if compiled) are set. */
+static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   eg_status s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, &rt->plan);
+  if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
     rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
     rt->input_set = calloc((size_t)rt->g->n_inputs + 1, sizeof(bool));
@@ -85,6 +110,11 @@ static eg_status setup(eg_runtime *rt) {
 }
 
 eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
+  return eg_runtime_create_with_options(model, NULL, out);
+}
+
+eg_status eg_runtime_create_with_options(const eg_model *model, const eg_runtime_options *options,
+                                         eg_runtime **out) {
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: out is NULL");
   *out = NULL;
   if (!model) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: model is NULL");
@@ -92,7 +122,7 @@ eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
   if (!rt) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   rt->g = model->graph;
   if (model->compiled) rt->program = &model->compiled->program; /* a .egp runs as compiled */
-  eg_status s = setup(rt);
+  eg_status s = setup(rt, options);
   if (s != EG_OK) {
     eg_runtime_destroy(rt);
     return s;
@@ -103,6 +133,13 @@ eg_status eg_runtime_create(const eg_model *model, eg_runtime **out) {
 
 eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
                                      eg_runtime **out) {
+  return eg_runtime_create_compiled_with_options(model, options, NULL, out);
+}
+
+eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
+                                                  const eg_compile_options *options,
+                                                  const eg_runtime_options *runtime_options,
+                                                  eg_runtime **out) {
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: out is NULL");
   *out = NULL;
   if (!model || !options)
@@ -125,7 +162,7 @@ eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_opt
   eg_status s = eg_program_build(model->graph, &popt, rt->program);
   if (s == EG_OK) {
     rt->g = rt->program->graph; /* the compiled graph: same inputs and outputs as the model's */
-    s = setup(rt);
+    s = setup(rt, runtime_options);
   }
   if (s != EG_OK) {
     eg_runtime_destroy(rt);
@@ -155,10 +192,9 @@ void eg_runtime_destroy(eg_runtime *rt) {
   free(rt);
 }
 
-eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor *value) {
-  if (!rt || !name || !value)
-    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_set_input: NULL argument");
-  const eg_graph *g = rt->g;
+/* The one check of an input value against graph input `name`; *index is its input index. */
+static eg_status check_input(const eg_graph *g, const char *name, const eg_tensor *value,
+                             int32_t *index) {
   int32_t i = 0;
   while (i < g->n_inputs && strcmp(g->inputs[i].name, name) != 0) i++;
   if (i == g->n_inputs) {
@@ -181,9 +217,27 @@ eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor
                                 value->rank >= 0 && value->rank <= EG_MAX_RANK ? value->rank : 0),
                     eg_dtype_name(v->dtype), eg_fmt_ints(want, sizeof want, v->shape, v->rank));
   }
-  size_t bytes = eg_value_nbytes(v);
-  if (bytes && !value->data)
+  if (eg_value_nbytes(v) && !value->data)
     return eg_error(EG_ERR_ARGUMENT, "input %s: data is NULL", name);
+  *index = i;
+  return EG_OK;
+}
+
+eg_status eg_model_check_input(const eg_model *model, const char *name, const eg_tensor *value) {
+  if (!model || !name || !value)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_check_input: NULL argument");
+  int32_t i;
+  return check_input(model->graph, name, value, &i);
+}
+
+eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor *value) {
+  if (!rt || !name || !value)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_set_input: NULL argument");
+  const eg_graph *g = rt->g;
+  int32_t i;
+  EG_TRY(check_input(g, name, value, &i));
+  const eg_value *v = &g->values[g->inputs[i].value];
+  size_t bytes = eg_value_nbytes(v);
   if (bytes) memcpy(rt->data[v - g->values], value->data, bytes);
   rt->input_set[i] = true;
   return EG_OK;
