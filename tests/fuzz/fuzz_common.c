@@ -69,6 +69,20 @@ const char *eg_fuzz_write_file(const char *name, const void *data, size_t size) 
 
 void eg_fuzz_clear_error(void) { eg_error(EG_OK, "%s", ""); }
 
+const char *eg_fuzz_input(const char *name, const uint8_t *data, size_t size) {
+  eg_fuzz_clear_error();
+  const char *path = eg_fuzz_write_file(name, data, size);
+  if (!path) abort();
+  return path;
+}
+
+void eg_fuzz_read_bytes(const void *data, size_t size) {
+  const unsigned char *p = data;
+  size_t sum = 0;
+  for (size_t i = 0; i < size; i++) sum += p[i];
+  eg_fuzz_sink += sum;
+}
+
 /* Touches every byte of a string the library returned, so a dangling one shows under ASan. */
 static size_t touch(const char *s) { return s ? strlen(s) : 0; }
 
@@ -170,14 +184,10 @@ void eg_fuzz_run(const eg_model *model, eg_runtime *rt) {
     free(t.data);
   }
   if (eg_runtime_run(rt) != EG_OK) return;
-  size_t sink = 0;
   for (int i = 0; i < eg_model_num_outputs(model); i++) {
     eg_tensor out;
-    if (eg_runtime_output(rt, i, &out) != EG_OK) continue;
-    const unsigned char *p = out.data;
-    size_t bytes = (size_t)eg_tensor_numel(&out) * eg_dtype_size(out.dtype);
-    for (size_t b = 0; b < bytes; b++) sink += p[b];
+    if (eg_runtime_output(rt, i, &out) == EG_OK)
+      eg_fuzz_read_bytes(out.data, (size_t)eg_tensor_numel(&out) * eg_dtype_size(out.dtype));
   }
-  eg_fuzz_sink += sink;
   eg_runtime_sgd_update(rt, 0.01f);
 }

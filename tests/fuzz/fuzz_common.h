@@ -29,6 +29,14 @@ const char *eg_fuzz_write_file(const char *name, const void *data, size_t size);
 /* The path of `name` in the temporary folder, without writing it (static, as above). */
 const char *eg_fuzz_path(const char *name);
 
+/* The start of every target: forgets the last error message and writes the input to `name` in
+ * the temporary folder (eg_fuzz_write_file); returns its path, aborting when it cannot be
+ * written. */
+const char *eg_fuzz_input(const char *name, const uint8_t *data, size_t size);
+
+/* Reads every byte of `data` (so ASan sees a bad pointer or length the library returned). */
+void eg_fuzz_read_bytes(const void *data, size_t size);
+
 /* Forgets the last error message, so each input starts from a clean error state. */
 void eg_fuzz_clear_error(void);
 

@@ -3,16 +3,11 @@
  * inspect` and `edgegrad info` do (eg_fuzz_describe) and, when small (EG_FUZZ_RUN_MAX_BYTES),
  * run once with fixed inputs. The libFuzzer build adds a mutator that keeps the file's
  * structure (fuzz_egp_mutator.c), so most mutations reach the section readers. */
-#include <stdlib.h>
-
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  eg_fuzz_clear_error();
-  const char *path = eg_fuzz_write_file("input.egp", data, size);
-  if (!path) abort();
   eg_model *m = NULL;
-  if (eg_model_load(path, &m) != EG_OK) return 0;
+  if (eg_model_load(eg_fuzz_input("input.egp", data, size), &m) != EG_OK) return 0;
   eg_fuzz_describe(m);
   if (eg_fuzz_run_bytes(m) <= EG_FUZZ_RUN_MAX_BYTES) {
     eg_runtime *rt = NULL;

@@ -31,14 +31,11 @@ static void run_model(const eg_model *m) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  eg_fuzz_clear_error();
   const uint8_t *nul = memchr(data, 0, size);
   size_t json_size = nul ? (size_t)(nul - data) : size;
   const uint8_t *weights = nul ? nul + 1 : data + size;
-  if (!eg_fuzz_write_file("weights.safetensors", weights, (size_t)(data + size - weights)))
-    abort();
-  const char *gp = eg_fuzz_write_file("graph.json", data, json_size);
-  if (!gp) abort();
+  eg_fuzz_input("weights.safetensors", weights, (size_t)(data + size - weights));
+  const char *gp = eg_fuzz_input("graph.json", data, json_size);
   char graph_path[1024];
   snprintf(graph_path, sizeof graph_path, "%s", gp);
 
