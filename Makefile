@@ -59,14 +59,15 @@ bench: test-deps all
 # The fuzz targets (tests/fuzz, README "Fuzzing"): built with clang, libFuzzer, ASan and UBSan
 # (asserts on, -O1), the seed corpus made from tests/data, then each target run for FUZZ_TIME
 # seconds (FUZZ_JOBS at a time), printing its executed inputs and coverage. A crash is saved in
-# tests/fuzz/crashes/<target>/ (then replayed by make check) and fails this target.
+# tests/fuzz/crashes/<target>/ (then replayed by make check) and fails this target. FUZZ_FLAGS
+# adds libFuzzer flags (e.g. FUZZ_FLAGS="-fork=1 -ignore_crashes=1" keeps going past a crash).
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
 	  -DEG_FUZZ=ON -DEG_SANITIZE=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_corpus fuzz_graph_json fuzz_safetensors \
 	  fuzz_npy fuzz_egp
-	@tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_JOBS)
+	@FUZZ_FLAGS="$(FUZZ_FLAGS)" tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_JOBS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -10,6 +10,8 @@
 # (libFuzzer's -artifact_prefix), where ctest's fuzz/replay_<t> replays it from then on.
 # Prints per target the executed inputs, the final coverage (cov: edges, ft: features) and any
 # artifact; the log is BUILD_DIR/fuzz-work/<t>.log. Exit status 1 when any target found one.
+# FUZZ_FLAGS (environment) adds libFuzzer flags, e.g. "-fork=1 -ignore_crashes=1" to keep
+# going past a crash.
 set -uo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 BUILD_DIR SECONDS [JOBS]" >&2; exit 2; }
 build=$1
@@ -25,7 +27,7 @@ run_one() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$build/fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=25 \
-    -rss_limit_mb=2048 -artifact_prefix="$crashes/" "$work" "$build/fuzz-corpus/$t" \
+    -rss_limit_mb=2048 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} "$work" "$build/fuzz-corpus/$t" \
     >"$work.log" 2>&1
   echo $? >"$work.rc"
 }
