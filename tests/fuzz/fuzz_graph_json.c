@@ -42,7 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   eg_model *m = NULL;
   if (eg_model_load(graph_path, &m) != EG_OK) return 0;
   eg_fuzz_describe(m);
-  int small = eg_fuzz_run_bytes(m) <= EG_FUZZ_RUN_MAX_BYTES;
 
   eg_compile_options opt = {.soc = pick_soc(data, size)};
   eg_compile_report *rep = NULL;
@@ -64,10 +63,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
     }
     eg_fuzz_describe(prog);
-    if (small) run_model(prog);
+    if (eg_fuzz_run_bytes(prog) <= EG_FUZZ_RUN_MAX_BYTES) run_model(prog);
     eg_model_destroy(prog);
   }
-  if (small) run_model(m);
+  if (eg_fuzz_run_bytes(m) <= EG_FUZZ_RUN_MAX_BYTES) run_model(m);
   eg_model_destroy(m);
   return 0;
 }
