@@ -1,14 +1,18 @@
 # edgegrad — top-level entry points. The two quick-start commands:
 #   make demo    build, then run the bundled training step and compare it with PyTorch's values
 #   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
+#   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
 # `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
 # first (scripts/install-deps.sh; needs root when something is missing).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME  ?= 600
+FUZZ_JOBS  ?= 1
 
-.PHONY: all deps test-deps configure demo check check-asan models bench clean
+.PHONY: all deps test-deps configure demo check check-asan models bench fuzz clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -52,5 +56,18 @@ bench: test-deps all
 	@cmake --build $(BUILD) --target bench_htp_dgrad -j $(JOBS)
 	@/usr/bin/python3 bench/bench_dgrad.py $(BUILD)/bench_htp_dgrad
 
+# The fuzz targets (tests/fuzz, README "Fuzzing"): built with clang, libFuzzer, ASan and UBSan
+# (asserts on, -O1), the seed corpus made from tests/data, then each target run for FUZZ_TIME
+# seconds (FUZZ_JOBS at a time), printing its executed inputs and coverage. A crash is saved in
+# tests/fuzz/crashes/<target>/ (then replayed by make check) and fails this target. FUZZ_FLAGS
+# adds libFuzzer flags (e.g. FUZZ_FLAGS="-fork=1 -ignore_crashes=1" keeps going past a crash).
+fuzz:
+	@scripts/install-deps.sh fuzz
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+	  -DEG_FUZZ=ON -DEG_SANITIZE=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_corpus fuzz_graph_json fuzz_safetensors \
+	  fuzz_npy fuzz_egp
+	@FUZZ_FLAGS="$(FUZZ_FLAGS)" tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_JOBS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -8,6 +8,8 @@
 #                                   (/usr/bin/python3), and PyTorch 2.13.0 (CPU build) with
 #                                   numpy and Pillow (torchvision's model files import it) from
 #                                   PyPI in the virtual environment .venv
+#   scripts/install-deps.sh fuzz    the build packages plus clang with libFuzzer (libclang-rt-dev)
+#                                   and its OpenMP runtime (libomp-dev), for `make fuzz`
 #
 # Idempotent and silent when everything is present. Installing Debian packages needs root
 # (apt-get); run as another user with packages missing, it says what to install and fails.
@@ -18,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev)
+fuzz_pkgs=(clang libclang-rt-dev libomp-dev)
 test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip)
 TORCH2=2.13.0
 VENV=.venv
@@ -25,7 +28,8 @@ VENV=.venv
 case "${1:-build}" in
   build) want=("${build_pkgs[@]}") ;;
   test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+  fuzz) want=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|fuzz]" >&2; exit 2 ;;
 esac
 
 missing=()
