@@ -16,6 +16,7 @@
 #include "util/checked.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/names.h"
 
 #define EG_GRAPH_MAX_FILE ((size_t)1 << 30)
 #define EG_GRAPH_FORMAT "edgegrad.graph"
@@ -281,51 +282,15 @@ static eg_status parse_node(loader *L, json_t *jn, int32_t i) {
   return get_id(L, jn, "output", where, true, &n->output);
 }
 
-/* Duplicate names, found by sorting (name, index) pairs: O(n log n) where comparing every pair
- * took half a minute for 80k nodes. */
-typedef struct name_ref {
-  const char *name;
-  int32_t index;
-} name_ref;
-
-static int name_ref_cmp(const void *a, const void *b) {
-  const name_ref *x = a, *y = b;
-  int c = strcmp(x->name, y->name);
-  return c ? c : (x->index > y->index) - (x->index < y->index);
-}
-
-/* Sorts refs; on a repeat, *later is the lowest index whose name an earlier entry has and
- * *first that earlier entry (what the pairwise scan reported), and it returns true. */
-static bool find_repeat(name_ref *refs, int32_t n, int32_t *later, int32_t *first) {
-  if (n < 2) return false;
-  qsort(refs, (size_t)n, sizeof *refs, name_ref_cmp);
-  bool found = false;
-  for (int32_t k = 1; k < n; k++)
-    if (strcmp(refs[k - 1].name, refs[k].name) == 0 && (!found || refs[k].index < *later)) {
-      found = true;
-      *later = refs[k].index;
-      *first = refs[k - 1].index;
-    }
-  return found;
-}
-
-/* Entry i's name in an array of structs of `stride` bytes whose first `name` is at `names`. */
-static const char *name_at(const char *const *names, size_t stride, int32_t i) {
-  return *(const char *const *)((const char *)names + (size_t)i * stride);
-}
-
 /* `what` names the list in messages ("nodes", "inputs"). */
 static eg_status check_unique(const char *const *names, size_t stride, int32_t n,
                               const char *what) {
-  name_ref *refs = malloc(((size_t)n + 1) * sizeof *refs);
-  if (!refs) return bad(EG_ERR_NOMEM, "%s: out of memory", what);
-  for (int32_t i = 0; i < n; i++) refs[i] = (name_ref){name_at(names, stride, i), i};
   int32_t later = 0, first = 0;
-  bool repeat = find_repeat(refs, n, &later, &first);
-  free(refs);
+  int repeat = eg_names_find_repeat(names, stride, n, &later, &first);
+  if (repeat < 0) return bad(EG_ERR_NOMEM, "%s: out of memory", what);
   if (repeat)
     return bad(EG_ERR_INVALID, "%s[%d]: name '%s' repeats %s[%d]: names in %s are unique", what,
-               later, name_at(names, stride, later), what, first, what);
+               later, eg_names_at(names, stride, later), what, first, what);
   return EG_OK;
 }
 

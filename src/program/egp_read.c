@@ -21,6 +21,7 @@
 #include "target/targets.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/names.h"
 
 static const char *const section_names[EG_EGP_N_SECTIONS + 1] = {
     "?", "STRINGS", "GRAPH", "PLACEMENT", "NPU", "PROGRAM", "STATIC"};
@@ -374,6 +375,18 @@ static eg_status read_value(loader *L, rd *c, int32_t i) {
   return read_value_quant(L, c, w, v);
 }
 
+/* A repeated name in a list of `what` (names are unique): one line naming both entries. */
+static eg_status check_unique(const rd *c, const char *const *names, size_t stride, int32_t n,
+                              const char *what) {
+  int32_t later = 0, first = 0;
+  int repeat = eg_names_find_repeat(names, stride, n, &later, &first);
+  if (repeat < 0) return bad(c, EG_ERR_NOMEM, "%s: out of memory", what);
+  if (repeat)
+    return bad(c, EG_ERR_FORMAT, "%s[%d]: name '%s' repeats %s[%d]: names in %s are unique",
+               what, later, eg_names_at(names, stride, later), what, first, what);
+  return EG_OK;
+}
+
 static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **out,
                             int32_t *n_out) {
   int32_t n;
@@ -385,11 +398,8 @@ static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **
     snprintf(w, sizeof w, "%s[%d]", list_name, i);
     EG_TRY(rd_str(L, c, w, false, &list[i].name));
     EG_TRY(rd_id(c, w, 0, L->g->n_values, &list[i].value));
-    for (int32_t j = 0; j < i; j++)
-      if (strcmp(list[j].name, list[i].name) == 0)
-        return bad(c, EG_ERR_FORMAT, "%s: name '%s' repeats %s[%d]: names are unique", w,
-                   list[i].name, list_name, j);
   }
+  EG_TRY(check_unique(c, &list[0].name, sizeof *list, n, list_name));
   *out = list;
   *n_out = n;
   return EG_OK;
@@ -406,10 +416,6 @@ static eg_status read_statics(loader *L, rd *c) {
     snprintf(w, sizeof w, "statics[%d]", i);
     EG_TRY(rd_str(L, c, w, false, &s->name));
     EG_TRY(rd_id(c, w, 0, g->n_values, &s->value));
-    for (int32_t j = 0; j < i; j++)
-      if (strcmp(g->statics[j].name, s->name) == 0)
-        return bad(c, EG_ERR_FORMAT, "%s: name '%s' repeats statics[%d]: names are unique", w,
-                   s->name, j);
     const eg_value *v = &g->values[s->value];
     if (v->kind != EG_VALUE_TENSOR)
       return bad(c, EG_ERR_FORMAT, "static %s: value %d is a tuple: statics are tensors",
@@ -427,7 +433,7 @@ static eg_status read_statics(loader *L, rd *c) {
     }
     EG_TRY(rd_static(L, c, w, s->nbytes, &s->data));
   }
-  return EG_OK;
+  return check_unique(c, &g->statics[0].name, sizeof *g->statics, g->n_statics, "statics");
 }
 
 static eg_status read_arg(loader *L, rd *c, const char *w, int depth, eg_arg *a) {
@@ -494,10 +500,6 @@ static eg_status read_node(loader *L, rd *c, int32_t i) {
     EG_TRY(rd_str(L, c, w, false, &n->kwarg_names[a]));
     EG_TRY(read_arg(L, c, w, 0, &n->kwargs[a]));
   }
-  for (int32_t j = 0; j < i; j++)
-    if (strcmp(L->g->nodes[j].name, n->name) == 0)
-      return bad(c, EG_ERR_FORMAT, "nodes[%d]: name '%s' repeats nodes[%d]: node names are unique",
-                 i, n->name, j);
   return EG_OK;
 }
 
@@ -522,6 +524,7 @@ static eg_status read_graph(loader *L) {
   g->nodes = eg_arena_array(g->arena, (size_t)g->n_nodes + 1, sizeof(eg_node));
   if (!g->nodes) return bad(&c, EG_ERR_NOMEM, "out of memory for %d nodes", g->n_nodes);
   for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(read_node(L, &c, i));
+  EG_TRY(check_unique(&c, &g->nodes[0].name, sizeof *g->nodes, g->n_nodes, "nodes"));
   EG_TRY(end_of_section(&c));
   eg_status s = eg_graph_verify(g);
   return s == EG_OK ? EG_OK : eg_error_prefix(s, "%s: GRAPH", L->file);

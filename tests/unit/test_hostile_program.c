@@ -276,6 +276,38 @@ static void test_lowering_refuses_huge_dim(void) {
   }
 }
 
+/* ---- repeated names (found by sorting, not by comparing every pair) ---- */
+
+static void test_repeated_names_refused(void) {
+  for (int list = 0; list < 3; list++) {
+    eg_graph *g;
+    eg_program p;
+    if (!build_tiny("SM8650", &g, &p)) return;
+    eg_graph *pg = p.graph;
+    const char *what = list == 0 ? "nodes" : list == 1 ? "inputs" : "statics";
+    int32_t n = list == 0 ? pg->n_nodes : list == 1 ? pg->n_inputs : pg->n_statics;
+    EG_CHECK_MSG(n >= 2, "%s: %d entries", what, n);
+    if (n < 2) {
+      eg_program_free(&p);
+      eg_graph_destroy(g);
+      return;
+    }
+    /* The last entry repeats the one before: the message names both, as a pairwise scan did. */
+    if (list == 0) pg->nodes[n - 1].name = pg->nodes[n - 2].name;
+    if (list == 1) pg->inputs[n - 1].name = pg->inputs[n - 2].name;
+    if (list == 2) pg->statics[n - 1].name = pg->statics[n - 2].name;
+    EG_CHECK(write_read(&p) == EG_ERR_FORMAT);
+    char want[64];
+    snprintf(want, sizeof want, "%s[%d]: name '", what, n - 1);
+    const char *msg = eg_last_error();
+    char also[64];
+    snprintf(also, sizeof also, "repeats %s[%d]", what, n - 2);
+    EG_CHECK_MSG(strstr(msg, want) && strstr(msg, also), "%s: '%s'", what, msg);
+    eg_program_free(&p);
+    eg_graph_destroy(g);
+  }
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_hostile_XXXXXX");
   if (!mkdtemp(tmpdir)) {
@@ -289,6 +321,7 @@ int main(void) {
   EG_RUN(test_quant_scale_reader_rule);
   EG_RUN(test_huge_dim_stays_on_cpu);
   EG_RUN(test_lowering_refuses_huge_dim);
+  EG_RUN(test_repeated_names_refused);
   char path[128];
   snprintf(path, sizeof path, "%s/quant.json", tmpdir);
   unlink(path);
