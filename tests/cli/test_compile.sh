@@ -10,29 +10,11 @@
 set -u
 exe=$1
 work=$2
+source "$(dirname "$0")/harness.sh"
 data=$(cd "$(dirname "$0")/../data" && pwd)
 conformance=$(cd "$(dirname "$0")/../conformance" && pwd)
 rm -rf "$work" && mkdir -p "$work"
-passed=0
-failed=0
 py=/usr/bin/python3
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_fail CODE NEEDLE -- CMD...: exit status CODE, one stderr line containing NEEDLE.
-expect_fail() {
-  local code=$1 needle=$2
-  shift 3
-  "$@" >"$work/out.txt" 2>"$work/err.txt"
-  local rc=$? lines
-  lines=$(wc -l <"$work/err.txt")
-  if [[ $rc -ne $code || $lines -ne 1 ]] || ! grep -qF -- "$needle" "$work/err.txt"; then
-    bad "$* -> exit $rc, stderr: $(cat "$work/err.txt") (wanted exit $code and '$needle')"
-  else
-    ok
-  fi
-}
 
 model=$data/tiny_step.json
 
@@ -166,5 +148,4 @@ expect_fail 2 "a second model" -- $exe compile "$model" "$model" --soc SM8650
 expect_fail 2 "cannot open" -- $exe compile "$work/nope.json" --soc SM8650
 expect_fail 2 "cannot create" -- $exe compile "$model" --soc SM8650 -q --report "$work/no/such/dir/r.json"
 
-echo "compile: $passed passed, $failed failed"
-[[ $failed -eq 0 && $passed -gt 0 ]]
+summary "compile"

@@ -8,30 +8,10 @@
 set -u
 exe=$1
 work=$2
+source "$(dirname "$0")/harness.sh"
 data=$(cd "$(dirname "$0")/../data" && pwd)
 rm -rf "$work" && mkdir -p "$work"
-passed=0
-failed=0
 py=/usr/bin/python3
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_fail CODE NEEDLE -- CMD...: exit status CODE, one stderr line containing NEEDLE.
-expect_fail() {
-  local code=$1 needle=$2
-  shift 3
-  "$@" >"$work/out.txt" 2>"$work/err.txt"
-  local rc=$? lines
-  lines=$(wc -l <"$work/err.txt")
-  if [[ $rc -ne $code || $lines -ne 1 ]] || ! grep -qF -- "$needle" "$work/err.txt"; then
-    bad "$* -> exit $rc, stderr: $(cat "$work/err.txt") (wanted exit $code and '$needle')"
-  elif grep -q "Sanitizer\|runtime error" "$work/err.txt"; then
-    bad "$* -> sanitizer report"
-  else
-    ok
-  fi
-}
 
 inputs=()
 for f in "$data"/tiny_step_inputs/*.npy; do
@@ -179,5 +159,4 @@ printf 'EGP1 but not really' >"$work/short.egp"
 expect_fail 2 "short.egp: header: file (19 bytes)" -- $exe inspect "$work/short.egp"
 expect_fail 2 "short.egp: header" -- $exe info "$work/short.egp"
 
-echo "egp cli: $passed passed, $failed failed"
-[[ $failed -eq 0 && $passed -gt 0 ]]
+summary "egp cli"

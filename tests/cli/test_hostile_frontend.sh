@@ -8,29 +8,9 @@
 set -u
 exe=$1
 work=$2
+source "$(dirname "$0")/harness.sh"
 data=$(cd "$(dirname "$0")/../data" && pwd)
 rm -rf "$work" && mkdir -p "$work"
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_fail CODE NEEDLE -- CMD...: exit status CODE, one stderr line containing NEEDLE.
-expect_fail() {
-  local code=$1 needle=$2
-  shift 3
-  "$@" >"$work/out.txt" 2>"$work/err.txt"
-  local rc=$? lines
-  lines=$(wc -l <"$work/err.txt")
-  if [[ $rc -ne $code || $lines -ne 1 ]] || ! grep -qF -- "$needle" "$work/err.txt"; then
-    bad "$* -> exit $rc, stderr: $(head -c 2000 "$work/err.txt") (wanted exit $code and '$needle')"
-  elif grep -q "Sanitizer" "$work/err.txt"; then
-    bad "$* -> sanitizer report"
-  else
-    ok
-  fi
-}
 
 # npy HEADER FILE: a version 1.0 .npy file with that header dict and no data.
 npy() {
@@ -86,5 +66,4 @@ hdr='{"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0
   >"$work/tiny_step.safetensors"
 expect_fail 2 "tensor 'w': shape [1099511627776, 1099511627776] too large" -- $exe info "$work/m.json"
 
-echo "cli: $passed passed, $failed failed"
-[[ $failed -eq 0 && $passed -gt 0 ]]
+summary "hostile frontend cli"

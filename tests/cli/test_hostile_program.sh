@@ -14,29 +14,8 @@ set -u
 exe=$1
 work=$2
 rm -rf "$work" && mkdir -p "$work"
-passed=0
-failed=0
+source "$(dirname "$0")/harness.sh"
 py=/usr/bin/python3
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-sanitizer() { grep -q "Sanitizer\|runtime error" "$@"; }
-
-# expect_fail CODE NEEDLE -- CMD...: exit status CODE, one stderr line containing NEEDLE.
-expect_fail() {
-  local code=$1 needle=$2
-  shift 3
-  "$@" >"$work/out.txt" 2>"$work/err.txt"
-  local rc=$? lines
-  lines=$(wc -l <"$work/err.txt")
-  if [[ $rc -ne $code || $lines -ne 1 ]] || ! grep -qF -- "$needle" "$work/err.txt"; then
-    bad "$* -> exit $rc, stderr: $(cat "$work/err.txt") (wanted exit $code and '$needle')"
-  elif sanitizer "$work/err.txt"; then
-    bad "$* -> sanitizer report"
-  else
-    ok
-  fi
-}
 
 # compiles_and_inspects NAME: compile NAME.json for SM8650 to NAME.egp (exit 0), inspect it.
 compiles_and_inspects() {
@@ -131,5 +110,4 @@ open(sys.argv[2], "wb").write(b)
 EOF
 expect_fail 2 "wrapped.egp: GRAPH: values[0]: shape [1099511627776, 1099511627776]: every dim must be >= 0 and the product of the non-zero dims at most 2^40" -- $exe inspect "$work/wrapped.egp"
 
-echo "hostile program cli: $passed passed, $failed failed"
-[[ $failed -eq 0 && $passed -gt 0 ]]
+summary "hostile program cli"

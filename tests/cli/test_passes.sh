@@ -6,13 +6,9 @@
 set -u
 exe=$1
 work=$2
+source "$(dirname "$0")/harness.sh"
 data=$(cd "$(dirname "$0")/../data" && pwd)
 rm -rf "$work" && mkdir -p "$work"
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
 # has FILE LINE: FILE contains LINE as a whole line.
 has() { grep -qxF -- "$2" "$1"; }
@@ -59,5 +55,4 @@ if [[ $? -eq 2 ]]; then ok; else bad "--dump-after without a value"; fi
 
 if $exe compile --help | grep -q -- "--dump-after=PASS"; then ok; else bad "--help lacks --dump-after"; fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary "passes cli"
