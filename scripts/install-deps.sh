@@ -10,6 +10,10 @@
 #                                   PyPI in the virtual environment .venv
 #   scripts/install-deps.sh fuzz    the build packages plus clang with libFuzzer (libclang-rt-dev)
 #                                   and its OpenMP runtime (libomp-dev), for `make fuzz`
+#   scripts/install-deps.sh aarch64 the build packages plus the ARM64 cross toolchain
+#                                   (gcc-aarch64-linux-gnu), jansson and OpenBLAS for arm64
+#                                   (Debian multiarch: adds the arm64 architecture to dpkg) and
+#                                   qemu-user, which runs the tests, for `make check-aarch64`
 #
 # Idempotent and silent when everything is present. Installing Debian packages needs root
 # (apt-get); run as another user with packages missing, it says what to install and fails.
@@ -21,6 +25,7 @@ cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev)
 fuzz_pkgs=(clang libclang-rt-dev libomp-dev)
+aarch64_pkgs=(gcc-aarch64-linux-gnu qemu-user libjansson-dev:arm64 libopenblas-openmp-dev:arm64)
 test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip)
 TORCH2=2.13.0
 VENV=.venv
@@ -29,13 +34,22 @@ case "${1:-build}" in
   build) want=("${build_pkgs[@]}") ;;
   test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
   fuzz) want=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|fuzz]" >&2; exit 2 ;;
+  aarch64) want=("${build_pkgs[@]}" "${aarch64_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|fuzz|aarch64]" >&2; exit 2 ;;
 esac
 
+# installed PKG[:ARCH]: PKG is installed for ARCH (default: the host's; "all" packages count).
+# With a foreign architecture added (aarch64), dpkg lists a library once per architecture.
+native=$(dpkg --print-architecture)
+installed() {
+  local name=${1%%:*} arch=$native
+  [[ $1 == *:* ]] && arch=${1#*:}
+  dpkg-query -W -f='${Status} ${Architecture}\n' "$name" 2>/dev/null |
+    grep -Eq "^install ok installed ($arch|all)\$"
+}
 missing=()
 for p in "${want[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
   if [[ $(id -u) -ne 0 ]]; then
@@ -43,6 +57,10 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     exit 1
   fi
   echo "install-deps: installing ${missing[*]}"
+  # arm64 packages (the aarch64 group) come from Debian's multiarch archive.
+  if [[ " ${missing[*]}" == *:arm64* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    dpkg --add-architecture arm64
+  fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq "${missing[@]}" >/dev/null

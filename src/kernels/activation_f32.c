@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "util/simd.h"
 
 /* Arrays at or above this many elements run in parallel. */
 #define EG_ACT_PARALLEL ((int64_t)1 << 16)
@@ -88,6 +89,7 @@ static inline float tanh_f32(float x) {
 
 static inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
 
+EG_SIMD_CLONES
 void eg_hardtanh_f32(int64_t n, const float *x, float lo, float hi, float *y) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
@@ -96,37 +98,44 @@ void eg_hardtanh_f32(int64_t n, const float *x, float lo, float hi, float *y) {
   }
 }
 
+EG_SIMD_CLONES
 void eg_hardtanh_backward_f32(int64_t n, const float *gy, const float *x, float lo, float hi,
                               float *gx) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : gy[i];
 }
 
+EG_SIMD_CLONES
 void eg_sigmoid_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = sigmoid_f32(x[i]);
 }
 
+EG_SIMD_CLONES
 void eg_sigmoid_backward_f32(int64_t n, const float *gy, const float *y, float *gx) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = gy[i] * (1.0f - y[i]) * y[i];
 }
 
+EG_SIMD_CLONES
 void eg_tanh_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = tanh_f32(x[i]);
 }
 
+EG_SIMD_CLONES
 void eg_tanh_backward_f32(int64_t n, const float *gy, const float *y, float *gx) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = gy[i] * (1.0f - y[i] * y[i]);
 }
 
+EG_SIMD_CLONES
 void eg_silu_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + exp_f32(-x[i]));
 }
 
+EG_SIMD_CLONES
 void eg_silu_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
@@ -142,12 +151,14 @@ static inline float relu6_shift3(float x) {
   return c > 6.0f ? 6.0f : c;
 }
 
+EG_SIMD_CLONES
 void eg_hardswish_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = x[i] * relu6_shift3(x[i]) / 6.0f;
 }
 
 /* PyTorch 2.x's vector loop: NaN x gives gy * NaN. */
+EG_SIMD_CLONES
 void eg_hardswish_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
@@ -156,11 +167,13 @@ void eg_hardswish_backward_f32(int64_t n, const float *gy, const float *x, float
   }
 }
 
+EG_SIMD_CLONES
 void eg_hardsigmoid_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = relu6_shift3(x[i]) / 6.0f;
 }
 
+EG_SIMD_CLONES
 void eg_hardsigmoid_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
   const float sixth = 1.0f / 6.0f; /* ATen multiplies by one_sixth, rounded to float */
 #pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
@@ -172,12 +185,14 @@ static inline float normal_cdf(float x) {
   return 0.5f * (1.0f + erff(x * 0.70710678118654752f));
 }
 
+EG_SIMD_CLONES
 void eg_gelu_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for schedule(static) if (n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++)
     y[i] = x[i] * 0.5f * (1.0f + erff(x[i] * 0.70710678118654752f));
 }
 
+EG_SIMD_CLONES
 void eg_gelu_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
   const float beta = 0.39894228040143268f; /* 1 / sqrt(2 pi) */
 #pragma omp parallel for schedule(static) if (n >= EG_ACT_PARALLEL)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/pool_window_f32.h"
+#include "util/simd.h"
 
 /* floor(a * in / out) and ceil((a + 1) * in / out), as ATen's start_index / end_index. */
 static inline int64_t start_index(int64_t a, int64_t out, int64_t in) {
@@ -15,6 +16,7 @@ static inline int64_t end_index(int64_t a, int64_t out, int64_t in) {
   return 1 + ((a + 1) * in - 1) / out;
 }
 
+EG_SIMD_CLONES
 void eg_adaptive_avg_pool2d_nchw_f32(const eg_adaptive_pool2d_params *p, const float *x,
                                      float *y) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
@@ -33,6 +35,7 @@ void eg_adaptive_avg_pool2d_nchw_f32(const eg_adaptive_pool2d_params *p, const f
   }
 }
 
+EG_SIMD_CLONES
 void eg_adaptive_avg_pool2d_backward_nchw_f32(const eg_adaptive_pool2d_params *p,
                                               const float *gy, float *gx) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
@@ -52,6 +55,7 @@ void eg_adaptive_avg_pool2d_backward_nchw_f32(const eg_adaptive_pool2d_params *p
   }
 }
 
+EG_SIMD_CLONES
 void eg_adaptive_max_pool2d_nchw_f32(const eg_adaptive_pool2d_params *p, const float *x,
                                      float *y, int64_t *idx) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;

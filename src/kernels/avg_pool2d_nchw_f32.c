@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/pool_window_f32.h"
+#include "util/simd.h"
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -37,6 +38,7 @@ static avg_window window_at(const eg_avg_pool2d_params *p, int64_t oh, int64_t o
   return r;
 }
 
+EG_SIMD_CLONES
 void eg_avg_pool2d_nchw_f32(const eg_avg_pool2d_params *p, const float *x, float *y) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
 #pragma omp parallel for schedule(static)
@@ -55,6 +57,7 @@ void eg_avg_pool2d_nchw_f32(const eg_avg_pool2d_params *p, const float *x, float
   }
 }
 
+EG_SIMD_CLONES
 void eg_avg_pool2d_backward_nchw_f32(const eg_avg_pool2d_params *p, const float *gy, float *gx) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
 #pragma omp parallel for schedule(static)

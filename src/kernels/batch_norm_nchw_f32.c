@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "kernels/norm_sums_f32.h"
+#include "util/simd.h"
 
 /* Channels per block on the hw == 1 path. */
 enum { EG_BN_BLOCK = 64 };
@@ -254,10 +255,12 @@ static void run_channels(const eg_batch_norm_params *p, const eg_batch_norm_io *
   }
 }
 
+EG_SIMD_CLONES
 void eg_batch_norm_nchw_f32(const eg_batch_norm_params *p, const eg_batch_norm_io *io) {
   run_channels(p, io, NULL);
 }
 
+EG_SIMD_CLONES
 void eg_batch_norm_backward_nchw_f32(const eg_batch_norm_params *p,
                                      const eg_batch_norm_backward_io *io) {
   run_channels(p, NULL, io);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
 
 /* Target size of one chunk's column matrix when the caller passes 0 (see eg_nhwc_chunk_bytes
  * for the measurements behind the per-thread default). */
@@ -78,6 +79,7 @@ static int64_t band_rows(const eg_conv2d_nhwc_params *p) {
 /* Band matrix for output rows [y0, y0 + rows) of image n: row (q, x) for q in [0, rows + halo)
  * holds, for j in [0, k_w), the c_in channels of input row y0 - pad_t + q at column
  * x*sw - pad_l + b*dw, b = j (or k_w-1-j with flip), zeros outside the image. */
+EG_SIMD_CLONES
 static void band_im2col(const eg_conv2d_nhwc_params *p, const float *x, int64_t n, int64_t y0,
                         int64_t rows, float *col) {
   const int64_t kw = p->k_w, ci = p->c_in, width = kw * ci;
@@ -162,6 +164,7 @@ static void im2col_pixel(const eg_conv2d_nhwc_params *p, const float *x, int64_t
 }
 
 /* col [m, K] for output pixels [r0, r0 + m), group q. */
+EG_SIMD_CLONES
 static void im2col(const eg_conv2d_nhwc_params *p, const float *x, int64_t r0, int64_t m,
                    int64_t q, float *col) {
   const int64_t k = taps(p) * (p->c_in / p->groups), hw = p->h_out * p->w_out;
@@ -173,6 +176,7 @@ static void im2col(const eg_conv2d_nhwc_params *p, const float *x, int64_t r0, i
 }
 
 /* y[r, :] += bias for m rows of c floats. */
+EG_SIMD_CLONES
 static void add_bias(float *y, const float *bias, int64_t m, int64_t c) {
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(m * c))
   for (int64_t r = 0; r < m; r++) {
@@ -191,6 +195,7 @@ static void gemm_group(const eg_conv2d_nhwc_params *p, const float *a, int64_t l
               (int)p->c_out);
 }
 
+EG_SIMD_CLONES
 void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
                         const float *bias, float *y, void *scratch) {
   const int64_t m = pixels(p), cig = p->c_in / p->groups, k = taps(p) * cig;

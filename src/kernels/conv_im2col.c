@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 #include <string.h>
+#include "util/simd.h"
 
 /* GEMMs narrower than this many columns run well below sgemm's peak (measured with OpenBLAS
  * 0.3.21: N=196 -> 190 GFLOP/s, N>=1568 -> 238 on two cores); batch images up to it ... */
@@ -125,6 +126,7 @@ static void im2col_row(const eg_conv_geom *g, const float *plane, int64_t a, int
   }
 }
 
+EG_SIMD_CLONES
 void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *col) {
   const int64_t kk = g->kh * g->kw, rows = g->cb * kk, p = g->hs * g->ws;
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * rows * p))
@@ -134,6 +136,7 @@ void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *c
   }
 }
 
+EG_SIMD_CLONES
 void eg_conv_pack_images(const float *src, int64_t m, int64_t c, int64_t p, float *packed) {
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * c * p))
   for (int64_t t = 0; t < m * c; t++)

@@ -20,12 +20,14 @@
 
 #include <cblas.h>
 #include <string.h>
+#include "util/simd.h"
 
 /* Largest channel multiplier for which the direct depthwise weight gradient beats GEMM. */
 enum { EG_CONV_DW_WGRAD_MAX = 4 };
 
 /* sum over in-bounds (i, j) of small_plane[i][j] * big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw]:
  * the gradient of one tap of a single-channel convolution, over one image. */
+EG_SIMD_CLONES
 static double tap_dot(const eg_conv_geom *g, const float *big_plane, const float *small_plane,
                       int64_t a, int64_t b) {
   const eg_conv_tap t = eg_conv_tap_at(g, a, b);
@@ -135,6 +137,7 @@ size_t eg_convolution_backward_nchw_f32_scratch(const eg_conv2d_params *p, const
   return bytes;
 }
 
+EG_SIMD_CLONES
 void eg_convolution_backward_nchw_f32(const eg_conv2d_params *p, const bool mask[3],
                                       const float *gy, const float *x, const float *w,
                                       float *gx, float *gw, float *gb, void *scratch) {

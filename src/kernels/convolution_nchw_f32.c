@@ -28,6 +28,7 @@
 
 #include <cblas.h>
 #include <string.h>
+#include "util/simd.h"
 
 /* ---- planning: which path, and how much scratch ---- */
 
@@ -82,6 +83,7 @@ static int64_t up_scratch_floats(const eg_conv_geom *g) {
 
 /* big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] += wv * small_plane[i][j] for every in-bounds
  * (i, j): tap (a, b) scattered back, the adjoint of im2col_row (times wv). */
+EG_SIMD_CLONES
 static void tap_scatter(const eg_conv_geom *g, const float *small_plane, int64_t a, int64_t b,
                         float wv, float *big_plane) {
   const eg_conv_tap t = eg_conv_tap_at(g, a, b);
@@ -99,6 +101,7 @@ static void tap_scatter(const eg_conv_geom *g, const float *small_plane, int64_t
 
 /* small_plane[i][j] += wv * big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] for every in-bounds
  * (i, j): one tap of a single-channel convolution. */
+EG_SIMD_CLONES
 static void tap_gather(const eg_conv_geom *g, const float *big_plane, int64_t a, int64_t b,
                        float wv, float *small_plane) {
   const eg_conv_tap t = eg_conv_tap_at(g, a, b);
@@ -279,6 +282,7 @@ size_t eg_convolution_nchw_f32_scratch(const eg_conv2d_params *p) {
   return sizeof(float) * (size_t)floats;
 }
 
+EG_SIMD_CLONES
 void eg_convolution_nchw_f32(const eg_conv2d_params *p, const float *x, const float *w,
                              const float *bias, float *y, void *scratch) {
   const eg_conv_geom g = eg_conv_geom_of(p);

@@ -2,6 +2,7 @@
 #include "kernels/depthwise_conv2d_nhwc_f32.h"
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
 
 /* out[co] += x_pixel[co / mult] * w[co] for every output channel. */
 static void tap_accumulate(const float *restrict xp, const float *restrict w, int64_t c_in,
@@ -31,6 +32,7 @@ static void output_pixel(const eg_dwconv2d_nhwc_params *p, const float *img, con
   }
 }
 
+EG_SIMD_CLONES
 void eg_depthwise_conv2d_nhwc_f32(const eg_dwconv2d_nhwc_params *p, const float *x,
                                   const float *filter, const float *bias, float *y) {
   const int64_t rows = p->n * p->h_out, co = p->c_in * p->mult;

@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include "util/simd.h"
 
 /* Loops with fewer elements than this stay on one thread. */
 enum { EG_ELEMENTWISE_OMP_MIN = 1 << 16 };
@@ -113,6 +114,7 @@ static void binary_range(const eg_iter *it, binary_inner f, size_t esize, const 
   }
 }
 
+EG_SIMD_CLONES
 void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const void *a,
                      const void *b, eg_scalar alpha, void *out) {
   const int slot = dtype_slot(dtype);
@@ -159,6 +161,7 @@ static void where_range(const eg_iter *it, const uint8_t *c, const float *a, con
   }
 }
 
+EG_SIMD_CLONES
 void eg_where_dense_f32(const eg_iter *it, const uint8_t *cond, const float *a, const float *b,
                         float *out) {
   const int64_t total = it->numel;
@@ -201,6 +204,7 @@ static const unary_loop unary_table[EG_UNARY_COUNT][SLOT_COUNT] = {
     [EG_UNARY_NEG] = ALL_SLOTS(neg),
 };
 
+EG_SIMD_CLONES
 void eg_unary_dense(eg_unary_op op, eg_dtype dtype, const void *x, void *out, int64_t n) {
   const int slot = dtype_slot(dtype);
   assert(slot >= 0 && (unsigned)op < EG_UNARY_COUNT);

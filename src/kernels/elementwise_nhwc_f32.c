@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
 
 bool eg_ew_shape_init(eg_ew_shape *s, int n_in, const int *ranks, const int64_t *const *dims) {
   memset(s, 0, sizeof *s);
@@ -121,6 +122,7 @@ static void row_offsets(const ew_iter *it, int n_in, int64_t r, int64_t *off) {
   }
 }
 
+EG_SIMD_CLONES
 void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *const *in,
                              void *out) {
   const ew_iter it = iter_of(s);
@@ -145,6 +147,7 @@ void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *cons
   }
 }
 
+EG_SIMD_CLONES
 void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, float lo, float hi) {
   const bool par = eg_nhwc_omp_worth(n);
   switch (op) {
@@ -202,6 +205,7 @@ static void cast_write(eg_cast_type t, void *y, int64_t i, double v) {
   }
 }
 
+EG_SIMD_CLONES
 void eg_cast_nhwc(int64_t n, eg_cast_type from, const void *x, eg_cast_type to, void *y) {
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(n))
   for (int64_t i = 0; i < n; i++) cast_write(to, y, i, cast_read(from, x, i));

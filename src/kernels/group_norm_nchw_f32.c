@@ -11,7 +11,9 @@
 #include <stdbool.h>
 
 #include "kernels/norm_sums_f32.h"
+#include "util/simd.h"
 
+EG_SIMD_CLONES
 void eg_group_norm_nchw_f32(const eg_group_norm_params *p, const eg_group_norm_io *io) {
   const int64_t d = p->c / p->groups, m = d * p->hw, runs = p->n * p->groups;
 #pragma omp parallel for schedule(static) if (runs * m >= EG_NORM_OMP_MIN)
@@ -41,6 +43,7 @@ size_t eg_group_norm_backward_nchw_f32_scratch(const eg_group_norm_params *p) {
   return 2 * (size_t)p->n * (size_t)p->c * sizeof(double);
 }
 
+EG_SIMD_CLONES
 void eg_group_norm_backward_nchw_f32(const eg_group_norm_params *p,
                                      const eg_group_norm_backward_io *io, void *scratch) {
   const int64_t d = p->c / p->groups, m = d * p->hw, nc = p->n * p->c;

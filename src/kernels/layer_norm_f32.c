@@ -14,10 +14,12 @@
 #include <stdbool.h>
 
 #include "kernels/norm_sums_f32.h"
+#include "util/simd.h"
 
 /* Columns per block of the weight/bias gradient sweep. */
 enum { EG_LN_BLOCK = 64 };
 
+EG_SIMD_CLONES
 void eg_layer_norm_f32(const eg_layer_norm_params *p, const eg_layer_norm_io *io) {
   const int64_t m = p->cols;
 #pragma omp parallel for schedule(static) if (p->rows * m >= EG_NORM_OMP_MIN)
@@ -87,6 +89,7 @@ static void param_grad_block(const eg_layer_norm_params *p, const eg_layer_norm_
   }
 }
 
+EG_SIMD_CLONES
 void eg_layer_norm_backward_f32(const eg_layer_norm_params *p,
                                 const eg_layer_norm_backward_io *io) {
   const bool big = p->rows * p->cols >= EG_NORM_OMP_MIN;

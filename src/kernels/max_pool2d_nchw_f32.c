@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "kernels/pool_window_f32.h"
+#include "util/simd.h"
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+EG_SIMD_CLONES
 void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float *y,
                             int64_t *idx) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
@@ -33,6 +35,7 @@ void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float
   }
 }
 
+EG_SIMD_CLONES
 bool eg_max_pool2d_backward_nchw_f32(int64_t planes, int64_t in_plane, int64_t out_plane,
                                      const float *gy, const int64_t *idx, float *gx,
                                      int64_t *bad) {

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
 
+EG_SIMD_CLONES
 void eg_batchnorm_nhwc_f32(int64_t rows, int64_t c, const float *x, const float *weights,
                            const float *bias, float *y) {
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(rows * c))
@@ -106,6 +108,7 @@ static void norm_rows(const eg_norm_nhwc_params *p, const float *x, const float 
   }
 }
 
+EG_SIMD_CLONES
 void eg_norm_nhwc_f32(const eg_norm_nhwc_params *p, const float *x, const float *gamma,
                       const float *beta, float *y, void *scratch) {
   if (p->across_channel) {

@@ -1,7 +1,9 @@
 /* norm_sums_f32.c — the reductions of the normalisation kernels (contracts in
  * norm_sums_f32.h). */
 #include "kernels/norm_sums_f32.h"
+#include "util/simd.h"
 
+EG_SIMD_CLONES
 double eg_norm_sum_f32(const float *x, int64_t len) {
   const int64_t q = len / 4;
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
@@ -16,6 +18,7 @@ double eg_norm_sum_f32(const float *x, int64_t len) {
   return (s0 + s1) + (s2 + s3);
 }
 
+EG_SIMD_CLONES
 double eg_norm_sumsq_centred_f32(const float *x, int64_t len, double mean) {
   const int64_t q = len / 4;
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;

@@ -3,6 +3,7 @@
 #include "kernels/pool2d_nhwc_f32.h"
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
 
 typedef struct window {
   int64_t y0, y1, x0, x1;         /* clipped to the input */
@@ -68,10 +69,12 @@ static void pool(const eg_pool2d_nhwc_params *p, const float *x, float *y, bool 
   }
 }
 
+EG_SIMD_CLONES
 void eg_pool_max2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y) {
   pool(p, x, y, true);
 }
 
+EG_SIMD_CLONES
 void eg_pool_avg2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y) {
   pool(p, x, y, false);
 }

@@ -25,6 +25,7 @@
 
 #include "kernels/conv2d_nhwc_f32.h"
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
 
 /* Target size of COL2IM's column chunk when params.chunk_bytes is 0. */
 #define EG_TCONV2D_COL_BYTES ((int64_t)2 << 20)
@@ -170,6 +171,7 @@ static void pack_subfilter(const tparams *p, const phase1d *ph, const phase1d *p
 }
 
 /* y rows ry + s*u, cols rx + s*v <- img[n, u, v] (or the bias when img is NULL). */
+EG_SIMD_CLONES
 static void scatter_phase(const tparams *p, int64_t ry, int64_t rx, const phase1d *ph,
                           const phase1d *pw, const float *img, const float *bias, float *y) {
   const int64_t c = p->c_out;
@@ -227,6 +229,7 @@ static void pack_fp(const tparams *p, const float *f, float *fp) {
       memcpy(fp + (ci * kk + t) * cog, f + (t * p->c_in + ci) * cog, sizeof(float) * (size_t)cog);
 }
 
+EG_SIMD_CLONES
 static void fill_bias(float *y, const float *bias, int64_t pixels, int64_t c) {
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(pixels * c))
   for (int64_t r = 0; r < pixels; r++)
@@ -238,6 +241,7 @@ static void fill_bias(float *y, const float *bias, int64_t pixels, int64_t c) {
  * pixels, so with one group (cog = c_out) the in-bounds taps of a row are one contiguous run of
  * (b1-b0)*c_out floats in both col and y: one vector add instead of k_w short ones (the 7x7 stem
  * adds 21 floats at a time instead of 3). */
+EG_SIMD_CLONES
 static void col2im_add(const tparams *p, const float *col, int64_t r0, int64_t m, int64_t q,
                        float *y) {
   const int64_t cog = p->c_out / p->groups, kk = taps(p), hw = p->h_in * p->w_in;
@@ -323,6 +327,7 @@ static int64_t wino_scratch(const tparams *p) {
 }
 
 /* U[xi][ci][co] = (G g G^T)[xi] with g[m][n] = f[2 - m][2 - n][ci][co]. */
+EG_SIMD_CLONES
 static void wino_pack(const tparams *p, const float *f, float *u) {
   const int64_t ci_n = p->c_in, co_n = p->c_out, blk = ci_n * co_n;
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(16 * blk))
@@ -385,6 +390,7 @@ static void wino_input_row(int i, const float *const d[4][4], int64_t c, float *
 }
 
 /* V[xi][r - r0][ci] = (B^T d B)[xi] for tiles [r0, r0 + m). */
+EG_SIMD_CLONES
 static void wino_input(const tparams *p, const float *x, const float *zeros, int64_t r0,
                        int64_t m, float *v) {
   const int64_t c = p->c_in, ph = 2 - p->pad[0], pw = 2 - p->pad[1], plane = m * c;
@@ -429,6 +435,7 @@ static void wino_output_tile(const float *src, int64_t plane, const float *bias,
 }
 
 /* y tile pixels (inside y) <- A^T M A + bias, for tiles [r0, r0 + m). */
+EG_SIMD_CLONES
 static void wino_output(const tparams *p, const float *mm, const float *bias, int64_t r0,
                         int64_t m, float *y) {
   const int64_t c = p->c_out, plane = m * c;

@@ -10,11 +10,12 @@
 
 #include <string.h>
 
-#ifdef __AVX2__
+#include "kernels/parallel_nhwc_f32.h"
+#include "util/simd.h"
+
+#if EG_SIMD_X86
 #include <immintrin.h>
 #endif
-
-#include "kernels/parallel_nhwc_f32.h"
 
 enum { EG_TRANSPOSE_TILE = 32 };
 
@@ -55,9 +56,9 @@ static tshape simplify(int rank, const int64_t *dims, const uint32_t *perm) {
   return s;
 }
 
-#ifdef __AVX2__
+#if EG_SIMD_X86
 /* 8x8 block: y[u*ys + v] = x[u + v*xs] for u, v < 8, in registers. */
-static void block8(const float *x, int64_t xs, float *y, int64_t ys) {
+EG_TARGET_AVX2 static inline void block8(const float *x, int64_t xs, float *y, int64_t ys) {
   __m256 r[8], t[8];
   for (int v = 0; v < 8; v++) r[v] = _mm256_loadu_ps(x + v * xs);
   for (int v = 0; v < 8; v += 2) {
@@ -78,14 +79,24 @@ static void block8(const float *x, int64_t xs, float *y, int64_t ys) {
 }
 #endif
 
-/* y <- x tile: y[u*ys + v] = x[u + v*xs] for u < nu, v < nv. */
-static void tile(const float *x, int64_t xs, float *y, int64_t ys, int64_t nu, int64_t nv) {
+#if EG_SIMD_X86
+/* The rows u < *done of the tile below, in 8x8 blocks and the columns right of them. */
+EG_TARGET_AVX2 static void tile_avx2(const float *x, int64_t xs, float *y, int64_t ys, int64_t nu,
+                                     int64_t nv, int64_t *done) {
   int64_t u0 = 0, v0 = 0;
-#ifdef __AVX2__
   for (; u0 + 8 <= nu; u0 += 8)
     for (v0 = 0; v0 + 8 <= nv; v0 += 8) block8(x + u0 + v0 * xs, xs, y + u0 * ys + v0, ys);
   for (int64_t u = 0; u < u0; u++) /* the columns right of the 8x8 blocks */
     for (int64_t v = v0; v < nv; v++) y[u * ys + v] = x[u + v * xs];
+  *done = u0;
+}
+#endif
+
+/* y <- x tile: y[u*ys + v] = x[u + v*xs] for u < nu, v < nv. */
+static void tile(const float *x, int64_t xs, float *y, int64_t ys, int64_t nu, int64_t nv) {
+  int64_t u0 = 0;
+#if EG_SIMD_X86
+  if (eg_simd_avx2()) tile_avx2(x, xs, y, ys, nu, nv, &u0);
 #endif
   for (int64_t u = u0; u < nu; u++) /* the rows below them (everything without AVX2) */
     for (int64_t v = 0; v < nv; v++) y[u * ys + v] = x[u + v * xs];
