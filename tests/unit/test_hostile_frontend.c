@@ -13,30 +13,9 @@
 
 #include "edgegrad.h"
 #include "eg_test.h"
+#include "eg_test_files.h"
 #include "frontend/frontend.h"
 #include "frontend/safetensors.h"
-
-static char dir[256];
-
-static const char *path_in(const char *name) {
-  static char buf[4][512];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-  return buf[k];
-}
-
-static void write_bytes(const char *name, const void *data, size_t n) {
-  FILE *f = fopen(path_in(name), "wb");
-  fwrite(data, 1, n, f);
-  fclose(f);
-}
-
-static void write_text(const char *name, const char *text) {
-  FILE *f = fopen(path_in(name), "wb");
-  fputs(text, f);
-  fclose(f);
-}
 
 /* The message is one line that names the file and contains `needle`. */
 static void check_message(const char *file, const char *needle) {
@@ -324,10 +303,7 @@ static const char *only;
 
 int main(int argc, char **argv) {
   only = argc > 1 ? argv[1] : NULL;
-  snprintf(dir, sizeof dir, "/tmp/eg_test_hostile_frontend_%ld", (long)getpid());
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-  if (system(cmd) != 0) return 1;
+  if (!eg_test_dir_open("hostile_frontend")) return 1;
   RUN(test_npy_header_ends_inside_descr);
   RUN(test_npy_shape_wraps);
   RUN(test_safetensors_shape_wraps);
@@ -337,7 +313,6 @@ int main(int argc, char **argv) {
   RUN(test_graph_empty_names);
   RUN(test_graph_duplicate_names);
   RUN(test_graph_many_nodes);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) return 1;
+  if (!eg_test_dir_close()) return 1;
   return eg_test_summary();
 }

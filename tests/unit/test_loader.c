@@ -10,29 +10,8 @@
 
 #include "edgegrad.h"
 #include "eg_test.h"
+#include "eg_test_files.h"
 #include "frontend/safetensors.h"
-
-static char dir[256];
-
-static const char *path_in(const char *name) {
-  static char buf[4][512];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-  return buf[k];
-}
-
-static void write_text(const char *name, const char *text) {
-  FILE *f = fopen(path_in(name), "wb");
-  fputs(text, f);
-  fclose(f);
-}
-
-static void write_bytes(const char *name, const void *data, size_t n) {
-  FILE *f = fopen(path_in(name), "wb");
-  fwrite(data, 1, n, f);
-  fclose(f);
-}
 
 /* A graph: out = relu(x) * w, x input [2, 3], w static [3] (from w.safetensors). */
 #define GOOD_VALUES                                                                    \
@@ -249,10 +228,7 @@ static void test_npy_roundtrip_and_corruption(void) {
 }
 
 int main(void) {
-  snprintf(dir, sizeof dir, "/tmp/eg_test_loader_%ld", (long)getpid());
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-  if (system(cmd) != 0) return 1;
+  if (!eg_test_dir_open("loader")) return 1;
   EG_RUN(test_good_graph_runs);
   EG_RUN(test_truncated_json);
   EG_RUN(test_structural_errors);
@@ -260,7 +236,6 @@ int main(void) {
   EG_RUN(test_tuple_rules);
   EG_RUN(test_safetensors_corruption);
   EG_RUN(test_npy_roundtrip_and_corruption);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) return 1;
+  if (!eg_test_dir_close()) return 1;
   return eg_test_summary();
 }
