@@ -105,6 +105,11 @@ int64_t eg_tensor_numel(const eg_tensor *t);
  * program file (.egp, told apart by its first bytes; see "compiled programs" below). On success
  * *out owns everything (free with eg_model_destroy); on failure *out is NULL. */
 eg_status eg_model_load(const char *json_path, eg_model **out);
+/* Loads and validates a compiled program file (.egp) only: what an app linked against the
+ * runtime library alone (libedgegrad_rt, which has no graph JSON loader and no compiler) calls.
+ * Same ownership as eg_model_load; a file that is not a compiled program fails with
+ * EG_ERR_FORMAT. eg_model_load hands .egp files to it. */
+eg_status eg_model_load_compiled(const char *path, eg_model **out);
 void eg_model_destroy(eg_model *model);
 
 int eg_model_num_inputs(const eg_model *model);

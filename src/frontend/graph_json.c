@@ -15,6 +15,7 @@
 #include "frontend/safetensors.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "ops/verify.h"
 #include "util/file.h"
 #include "util/names.h"
 

@@ -165,9 +165,7 @@ bool eg_quant_equal(const eg_quant *a, const eg_quant *b);
 /* A short name for a value in messages: the node that defines it, the input or static name. */
 const char *eg_value_label(const eg_graph *g, int32_t id);
 
-/* Runs every node's op check in order (parses attrs, checks dtypes and shapes against the op's
- * rules) plus the structural rules above. */
-eg_status eg_graph_verify(eg_graph *g);
+/* eg_graph_verify (ops/verify.h) checks these invariants; it needs the op rules (src/ops). */
 
 /* ---- argument access for op checks ----
  * Each looks up argument `pos` (positional) or, if absent, keyword `kw`; `kw` may be NULL.

@@ -558,8 +558,3 @@ eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
   return s;
 }
 
-void eg_partitioning_free(eg_partitioning *p) {
-  if (!p) return;
-  eg_arena_destroy(p->arena);
-  memset(p, 0, sizeof *p);
-}

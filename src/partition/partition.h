@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "ir/graph.h"
+#include "ir/placement.h"
 #include "partition/npu_ops.h"
 #include "target/targets.h"
 #include "util/arena.h"
@@ -40,36 +41,12 @@ typedef struct eg_partition_options {
   const eg_npu_builder *const *builders;
 } eg_partition_options;
 
-typedef struct eg_node_placement {
-  bool npu;
-  int32_t partition;   /* NPU: partition id; CPU: -1 */
-  const char *reason;  /* CPU: why, one sentence; NPU: NULL */
-} eg_node_placement;
-
-typedef struct eg_partition {
-  int32_t n_nodes;
-  int32_t *nodes;      /* node indices, ascending */
-} eg_partition;
-
-typedef struct eg_partitioning {
-  eg_arena *arena;             /* owns everything below */
-  int32_t n_nodes;             /* == the graph's */
-  eg_node_placement *nodes;    /* per node index */
-  int32_t n_partitions;
-  eg_partition *partitions;
-  int32_t n_warnings;
-  const char **warnings;       /* e.g. "--skip-node relu_9: no node has this name" */
-  int32_t n_notes;
-  const char **notes;          /* facts about the placement, e.g. a weight held by several
-                                  partitions */
-} eg_partitioning;
 
 /* Places every node of `g` (verified: values' roles and defining nodes set, nodes in topological
  * order). On success *out holds the result (free with eg_partitioning_free); on failure
  * (EG_ERR_ARGUMENT for a NULL argument or target, EG_ERR_NOMEM) *out is zeroed. */
 eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
                              eg_partitioning *out);
-void eg_partitioning_free(eg_partitioning *p);
 
 /* Does one of the user's skip lists select node `n` (by op, as step 1 matches --skip-op, or by
  * name)? The passes use it to leave such nodes exactly as traced. */

@@ -39,6 +39,7 @@
 
 #include "ir/edit.h"
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 #include "util/error.h"
 
 typedef struct qdq_pair {

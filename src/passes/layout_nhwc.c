@@ -54,6 +54,7 @@
 #include "ir/edit.h"
 #include "partition/npu_ops.h"
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 #include "util/error.h"
 
 typedef enum lclass { LC_TRACED = 0, LC_NHWC, LC_FOLLOW, LC_ANY_IN } lclass;

@@ -2,6 +2,7 @@
  * Adding a pass: write src/passes/<name>.c with eg_pass_<name>, declare it in pipeline.h, add one
  * row here. */
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 
 #include <string.h>
 

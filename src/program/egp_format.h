@@ -194,10 +194,6 @@ eg_status eg_egp_read(const char *path, eg_egp **out);
 eg_status eg_egp_read_memory(const char *name, const void *data, size_t size, eg_egp **out);
 void eg_egp_free(eg_egp *e);
 
-/* Writes program `p` (its graph, placement, lowered partitions, steps and target) to `path`
- * atomically (util/file.h). */
-eg_status eg_egp_write(const eg_program *p, const char *path);
-/* The same bytes into a malloc'ed buffer (*data, *size; free with free()). */
-eg_status eg_egp_write_memory(const eg_program *p, void **data, size_t *size);
+/* The writer is the compiler's: compiler/egp_write.h. */
 
 #endif

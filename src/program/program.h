@@ -1,7 +1,8 @@
 /* program.h — a graph compiled for a target: the compiled graph, placement, lowered NPU
  * partitions, and the order in which CPU nodes and NPU partitions run.
  *
- * Built by eg_program_build from a verified model graph, which it never modifies: clone the
+ * Built by eg_program_build (compiler/compile.h) from a verified model graph, which it never
+ * modifies: clone the
  * graph, run the pass pipeline on the clone (passes/pipeline.h), partition the result
  * (partition.h), lower every partition to an htp backend graph (backends/htp/lower.h), then
  * order the units — each CPU node and each partition — topologically (Kahn, smallest first node
@@ -16,8 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "backends/htp/lower.h"
-#include "partition/partition.h"
+#include "backends/htp/values.h"
+#include "ir/placement.h"
+#include "target/targets.h"
 
 typedef struct eg_program_step {
   int32_t node;       /* CPU step: node index; NPU step: -1 */
@@ -35,14 +37,6 @@ typedef struct eg_program {
   int32_t *order;             /* graph->n_nodes node indices */
 } eg_program;
 
-/* The front half of compilation: *compiled gets a clone of `g` after the pass pipeline (with
- * `dump_after` / `dump` as eg_passes_run; NULL dumps nothing) and *parts its placement. On
- * failure both are cleared. Free with eg_graph_destroy and eg_partitioning_free. */
-eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,
-                           const char *dump_after, FILE *dump, eg_graph **compiled,
-                           eg_partitioning *parts);
-/* Compiles `g` (not modified) for opt->target: eg_program_place, lowering and ordering. */
-eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, eg_program *out);
 void eg_program_free(eg_program *p);
 
 /* Does the CPU side of program `p` read value `value` — a CPU node's argument (also inside a

@@ -15,6 +15,7 @@
 #include "ops/op.h"
 #include "program/egp_format.h"
 #include "program/program.h"
+#include "runtime/runtime.h"
 #include "runtime/model.h"
 #include "runtime/npu_step.h"
 #include "runtime/plan.h"
@@ -131,39 +132,19 @@ eg_status eg_runtime_create_with_options(const eg_model *model, const eg_runtime
   return EG_OK;
 }
 
-eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
-                                     eg_runtime **out) {
-  return eg_runtime_create_compiled_with_options(model, options, NULL, out);
-}
-
-eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
-                                                  const eg_compile_options *options,
-                                                  const eg_runtime_options *runtime_options,
-                                                  eg_runtime **out) {
-  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: out is NULL");
+eg_status eg_runtime_create_program(const eg_graph *g, eg_program *program,
+                                    const eg_runtime_options *options, eg_runtime **out) {
   *out = NULL;
-  if (!model || !options)
-    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: model and options are required");
-  const eg_target *target = eg_target_find(options->soc);
-  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
   eg_runtime *rt = calloc(1, sizeof *rt);
-  if (rt) rt->program = calloc(1, sizeof *rt->program);
-  if (!rt || !rt->program) {
-    free(rt);
+  if (!rt) {
+    eg_program_free(program);
+    free(program);
     return eg_error(EG_ERR_NOMEM, "eg_runtime_create_compiled: out of memory");
   }
-  rt->g = model->graph;
+  rt->g = g;
+  rt->program = program;
   rt->owns_program = true;
-  eg_partition_options popt = {.target = target,
-                               .skip_ops = options->skip_ops,
-                               .n_skip_ops = options->num_skip_ops,
-                               .skip_nodes = options->skip_nodes,
-                               .n_skip_nodes = options->num_skip_nodes};
-  eg_status s = eg_program_build(model->graph, &popt, rt->program);
-  if (s == EG_OK) {
-    rt->g = rt->program->graph; /* the compiled graph: same inputs and outputs as the model's */
-    s = setup(rt, runtime_options);
-  }
+  eg_status s = setup(rt, options);
   if (s != EG_OK) {
     eg_runtime_destroy(rt);
     return s;

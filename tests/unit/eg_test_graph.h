@@ -29,7 +29,7 @@
 #include "eg_test.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
-#include "program/program.h"
+#include "compiler/compile.h"
 #include "target/targets.h"
 #include "util/error.h"
 

@@ -21,6 +21,8 @@
 #include "eg_test.h"
 #include "frontend/frontend.h"
 #include "frontend/safetensors.h"
+#include "compiler/compile.h"
+#include "compiler/egp_write.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "target/targets.h"

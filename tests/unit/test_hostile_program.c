@@ -19,9 +19,12 @@
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "ir/quant_rule.h"
+#include "compiler/compile.h"
+#include "compiler/egp_write.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
 #include "util/error.h"
+#include "ops/verify.h"
 
 #define TINY EG_TEST_DATA "/tiny_step.json"
 

@@ -19,6 +19,8 @@
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/npu_ops.h"
+#include "compiler/compile.h"
+#include "compiler/egp_write.h"
 #include "program/program.h"
 #include "util/error.h"
 

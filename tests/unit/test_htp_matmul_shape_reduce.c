@@ -15,6 +15,8 @@
 #include "backends/htp/qnn_graph.h"
 #include "eg_test.h"
 #include "frontend/frontend.h"
+#include "compiler/compile.h"
+#include "compiler/egp_write.h"
 #include "program/program.h"
 #include "target/targets.h"
 #include "util/error.h"

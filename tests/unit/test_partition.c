@@ -15,6 +15,8 @@
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
+#include "compiler/compile.h"
+#include "compiler/egp_write.h"
 #include "program/program.h"
 #include "util/error.h"
 

@@ -26,6 +26,7 @@
 #include "frontend/frontend.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 #include "util/error.h"
 
 /* ---- hand-built graphs ---- */

@@ -30,6 +30,7 @@
 #include "ir/edit.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 #include "target/targets.h"
 #include "util/error.h"
 

@@ -32,6 +32,7 @@
 #include "ir/clone.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 #include "runtime/model.h"
 #include "target/targets.h"
 

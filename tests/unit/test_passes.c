@@ -25,6 +25,7 @@
 #include "ir/clone.h"
 #include "ir/print.h"
 #include "passes/pipeline.h"
+#include "ops/verify.h"
 #include "runtime/model.h"
 #include "target/targets.h"
 

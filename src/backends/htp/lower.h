@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "backends/htp/qnn_graph.h"
+#include "backends/htp/values.h"
 #include "ir/graph.h"
 #include "partition/partition.h"
 
@@ -47,21 +48,6 @@ typedef enum eg_htp_filter_layout {
   EG_HTP_FILTER_DEPTHWISE /* DepthWiseConv2d: [kH, kW, 1, Cout] from ATen [Cout, 1, kH, kW] */
 } eg_htp_filter_layout;
 
-/* A boundary crossing: IR value `value` is QNN tensor `tensor`; `nhwc` when the value is held
- * NHWC (eg_htp_is_nhwc: the runtime permutes NCHW <-> NHWC as it copies). */
-typedef struct eg_htp_boundary {
-  int32_t value;
-  int32_t tensor;
-  bool nhwc;
-} eg_htp_boundary;
-
-/* A lowered partition: its backend graph and its boundary, inputs and outputs in first-use
- * order. Owns the graph. */
-typedef struct eg_htp_partition {
-  eg_qnn_graph *graph;
-  int32_t n_inputs, n_outputs;
-  eg_htp_boundary *inputs, *outputs;
-} eg_htp_partition;
 
 /* Lowers partition `p` of `parts` (a partitioning of verified graph `g`) by calling each node's
  * builder in the partition's order. `needed_outside[v]` is true for values used outside the
@@ -69,10 +55,7 @@ typedef struct eg_htp_partition {
  * names the node whose builder failed. */
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
                                  const bool *needed_outside, eg_htp_partition *out);
-void eg_htp_partition_free(eg_htp_partition *hp);
 
-/* Per value id: used by a node outside partition p, or a graph output. Caller frees. */
-bool *eg_htp_needed_outside(const eg_graph *g, const eg_partitioning *parts, int32_t p);
 
 /* ---- for builders ---- */
 const eg_graph *eg_htp_ir(const eg_htp_lower *L);
@@ -104,49 +87,11 @@ eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor);
 eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int32_t n_inputs,
                     const int32_t *outputs, int32_t n_outputs, const eg_qnn_param *params,
                     int32_t n_params);
-/* Whether IR value `v` is held NHWC inside NPU graphs: a rank-4 tensor whose axes are
- * EG_AXES_NHWC. */
-bool eg_htp_is_nhwc(const eg_value *v);
-/* The order `v` is held in: EG_AXES_NHWC when eg_htp_is_nhwc, else EG_AXES_TRACED. */
-eg_axis_order eg_htp_axes(const eg_value *v);
-/* The QNN axis of ATen dim `dim` (already wrapped, >= 0) of value `v`: NCHW dim 0,1,2,3 ->
- * NHWC axis 0,3,1,2 when v is held NHWC, unchanged otherwise. */
-int eg_htp_axis(const eg_value *v, int dim);
-/* The ATen dim stored at QNN axis `axis` of value `v` (the inverse of eg_htp_axis). */
-int eg_htp_aten_dim(const eg_value *v, int axis);
-/* A dim of a value of a node being lowered as a QNN dim: lowering checks every such node with
- * eg_npu_dims_fit (partition.h) first, so the dim fits; a dim that does not is an assertion
- * failure, never a silent truncation. */
-uint32_t eg_htp_qnn_dim(int64_t dim);
-/* QNN dims of an IR tensor value in its axis order (each through eg_htp_qnn_dim). */
-void eg_htp_dims(const eg_value *v, uint32_t *dims);
+
 /* EG_OK when IR value `value` (called `what` in the message) is in axis order `axes`, or is not
  * a rank-4 tensor (other ranks have one order); else a node error naming the value, its order
  * and the order the node's lowering needs: the builder cannot lower it correctly (pass
  * layout_nhwc sets the orders and inserts the conversions). */
 eg_status eg_htp_want_axes(eg_htp_lower *L, int32_t value, eg_axis_order axes, const char *what);
-/* The QNN dtype of an IR dtype; EG_QNN_DTYPE_COUNT if the NPU has none (e.g. int64). */
-eg_qnn_dtype eg_htp_dtype(eg_dtype dtype);
-/* The QNN dtype IR tensor value `v` is held as inside NPU graphs: eg_htp_dtype(v->dtype), except
- * that an int64 value marked npu_int32 (pass i64_to_i32) is INT_32 — its statics are stored
- * narrowed, and the runtime narrows / widens it at partition boundaries (runtime/npu_step.h).
- * EG_QNN_DTYPE_COUNT if none (an unmarked int64 value). */
-eg_qnn_dtype eg_htp_value_dtype(const eg_value *v);
-/* Quantized values (pass fold_qdq). Value `value` of `g` is held quantized inside NPU graphs
- * when it is a float32 tensor with quantization attributes (eg_value.quant) and no quantize node
- * reads it: a folded pair's x, or a dequantize's output (whose values lie on its grid). A value
- * a quantize node still reads is the float being quantized on the CPU and stays FLOAT_32 (its
- * attributes then only tell the builders' guards that it is quantized elsewhere). Such a value
- * is a fixed-point QNN tensor (eg_htp_quant_dtype of its storage dtype) with encoding
- * SCALE_OFFSET (per tensor) or AXIS_SCALE_OFFSET (per channel, the axis where the lowering put
- * the traced axis), offset = -zero_point; a quantized static is stored as its quantized
- * integers (the CPU quantize kernel, kernels/quant_f32.h). */
-bool eg_htp_held_quantized(const eg_graph *g, int32_t value);
-/* UFIXED_POINT_8 / SFIXED_POINT_8 / SFIXED_POINT_32 for storage uint8 / int8 / int32;
- * EG_QNN_DTYPE_COUNT otherwise. */
-eg_qnn_dtype eg_htp_quant_dtype(eg_dtype storage);
-/* The QNN dtype value `value` of `g` is held as: eg_htp_quant_dtype of its storage when
- * eg_htp_held_quantized, else eg_htp_value_dtype. */
-eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value);
 
 #endif

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/egp_write.h"
 #include "program/egp_format.h"
-#include "runtime/model.h"
 #include "target/targets.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -567,23 +567,3 @@ eg_status eg_egp_write_memory(const eg_program *p, void **data, size_t *size) {
   return write_parts(p, emit_memory, &m);
 }
 
-/* ---- public API ---- */
-
-eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options *options,
-                                 const char *path) {
-  if (!model || !options || !path)
-    return eg_error(EG_ERR_ARGUMENT, "eg_model_save_compiled: model, options and path are "
-                    "required");
-  const eg_target *target = eg_target_find(options->soc);
-  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
-  eg_partition_options popt = {.target = target,
-                               .skip_ops = options->skip_ops,
-                               .n_skip_ops = options->num_skip_ops,
-                               .skip_nodes = options->skip_nodes,
-                               .n_skip_nodes = options->num_skip_nodes};
-  eg_program p;
-  EG_TRY(eg_program_build(model->graph, &popt, &p));
-  eg_status s = eg_egp_write(&p, path);
-  eg_program_free(&p);
-  return s;
-}

@@ -1,29 +1,25 @@
-/* model.c — eg_model_* of the public API: loading, describing inputs/outputs, statistics. */
+/* model.c — eg_model_* of the public API in the runtime library: loading a compiled program,
+ * describing inputs/outputs, statistics. (Loading a graph JSON file is the compiler's:
+ * api/compile.c.) */
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/frontend.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "util/error.h"
 
-eg_status eg_model_load(const char *json_path, eg_model **out) {
-  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_load: out is NULL");
+eg_status eg_model_load_compiled(const char *path, eg_model **out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_load_compiled: out is NULL");
   *out = NULL;
-  if (!json_path) return eg_error(EG_ERR_ARGUMENT, "eg_model_load: path is NULL");
+  if (!path) return eg_error(EG_ERR_ARGUMENT, "eg_model_load_compiled: path is NULL");
   eg_model *m = calloc(1, sizeof *m);
-  if (!m) return eg_error(EG_ERR_NOMEM, "eg_model_load: out of memory");
-  eg_status s;
-  if (eg_egp_file_has_magic(json_path)) { /* a compiled program: by content, not by name */
-    s = eg_egp_read(json_path, &m->compiled);
-    if (s == EG_OK) m->graph = m->compiled->graph;
-  } else {
-    s = eg_graph_load_json(json_path, &m->graph);
-  }
+  if (!m) return eg_error(EG_ERR_NOMEM, "eg_model_load_compiled: out of memory");
+  eg_status s = eg_egp_read(path, &m->compiled);
   if (s != EG_OK) {
     free(m);
     return s;
   }
+  m->graph = m->compiled->graph;
   *out = m;
   return EG_OK;
 }

@@ -1,4 +1,4 @@
-/* api.c — eg_compile_report_* of the public API: the placement for a SoC of the nodes of a
+/* compile_report.c — eg_compile_report_* of the public API: the placement for a SoC of the nodes of a
  * model's compiled graph (the graph after the pass pipeline, program.h; partition.h does the
  * placing) and its JSON form (docs/report-format.md).
  *
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partition/partition.h"
-#include "program/program.h"
+#include "api/compile_options.h"
+#include "compiler/compile.h"
 #include "runtime/model.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -71,11 +71,8 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   eg_compile_report *r = calloc(1, sizeof *r);
   if (!r) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   r->target = target;
-  eg_partition_options popt = {.target = target,
-                               .skip_ops = options->skip_ops,
-                               .n_skip_ops = options->num_skip_ops,
-                               .skip_nodes = options->skip_nodes,
-                               .n_skip_nodes = options->num_skip_nodes};
+  eg_partition_options popt;
+  eg_api_partition_options(options, target, &popt);
   eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
   eg_status s = eg_program_place(model->graph, &popt, options->dump_after, stdout, &compiled,
                                  &r->part);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/graph.h"
+#include "ops/verify.h"
 #include "ops/op.h"
 #include "util/checked.h"
 #include "util/error.h"

@@ -1,0 +1,85 @@
+/* compile.c — the public API of the compiler library (libedgegrad) beyond the compile report:
+ * loading a graph JSON file (or a compiled program, which the runtime library loads), compiling
+ * in memory into a runtime, and writing a compiled program file. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/compile_options.h"
+#include "compiler/compile.h"
+#include "compiler/egp_write.h"
+#include "frontend/frontend.h"
+#include "program/egp_format.h"
+#include "runtime/model.h"
+#include "runtime/runtime.h"
+#include "util/error.h"
+
+void eg_api_partition_options(const eg_compile_options *o, const eg_target *target,
+                            eg_partition_options *out) {
+  *out = (eg_partition_options){.target = target,
+                                .skip_ops = o->skip_ops,
+                                .n_skip_ops = o->num_skip_ops,
+                                .skip_nodes = o->skip_nodes,
+                                .n_skip_nodes = o->num_skip_nodes};
+}
+
+eg_status eg_model_load(const char *json_path, eg_model **out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_load: out is NULL");
+  *out = NULL;
+  if (!json_path) return eg_error(EG_ERR_ARGUMENT, "eg_model_load: path is NULL");
+  /* a compiled program: told apart by content, not by name */
+  if (eg_egp_file_has_magic(json_path)) return eg_model_load_compiled(json_path, out);
+  eg_model *m = calloc(1, sizeof *m);
+  if (!m) return eg_error(EG_ERR_NOMEM, "eg_model_load: out of memory");
+  eg_status s = eg_graph_load_json(json_path, &m->graph);
+  if (s != EG_OK) {
+    free(m);
+    return s;
+  }
+  *out = m;
+  return EG_OK;
+}
+
+
+eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
+                                     eg_runtime **out) {
+  return eg_runtime_create_compiled_with_options(model, options, NULL, out);
+}
+
+eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
+                                                  const eg_compile_options *options,
+                                                  const eg_runtime_options *runtime_options,
+                                                  eg_runtime **out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: out is NULL");
+  *out = NULL;
+  if (!model || !options)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: model and options are required");
+  const eg_target *target = eg_target_find(options->soc);
+  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  eg_program *p = calloc(1, sizeof *p);
+  if (!p) return eg_error(EG_ERR_NOMEM, "eg_runtime_create_compiled: out of memory");
+  eg_partition_options popt;
+  eg_api_partition_options(options, target, &popt);
+  eg_status s = eg_program_build(model->graph, &popt, p);
+  if (s != EG_OK) {
+    free(p);
+    return s;
+  }
+  /* the compiled graph: same inputs and outputs as the model's */
+  return eg_runtime_create_program(p->graph, p, runtime_options, out);
+}
+
+eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options *options,
+                                 const char *path) {
+  if (!model || !options || !path)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_save_compiled: model, options and path are "
+                    "required");
+  const eg_target *target = eg_target_find(options->soc);
+  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  eg_partition_options popt;
+  eg_api_partition_options(options, target, &popt);
+  eg_program p;
+  EG_TRY(eg_program_build(model->graph, &popt, &p));
+  eg_status s = eg_egp_write(&p, path);
+  eg_program_free(&p);
+  return s;
+}

@@ -1,0 +1,152 @@
+/* compile.c — passes, partition, lower, order (see compile.h). */
+#include "compiler/compile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/htp/lower.h"
+#include "ir/clone.h"
+#include "ir/edit.h"
+#include "passes/pipeline.h"
+#include "util/error.h"
+
+/* Unit of node i: partition id for NPU nodes, n_partitions + i for CPU nodes. */
+static int32_t unit_of(const eg_partitioning *pt, int32_t i) {
+  return pt->nodes[i].npu ? pt->nodes[i].partition : pt->n_partitions + i;
+}
+
+static void add_edges_from_arg(const eg_graph *g, const eg_partitioning *pt, const eg_arg *a,
+                               int32_t to, int32_t *indeg, int32_t *edge_from, int32_t *edge_to,
+                               int32_t *n_edges) {
+  if (a->kind == EG_ARG_LIST) {
+    for (int32_t k = 0; k < a->list.n; k++)
+      add_edges_from_arg(g, pt, &a->list.items[k], to, indeg, edge_from, edge_to, n_edges);
+    return;
+  }
+  if (a->kind != EG_ARG_VALUE) return;
+  const eg_value *v = &g->values[a->value];
+  if (v->role != EG_ROLE_NODE) return;
+  int32_t from = unit_of(pt, v->def);
+  if (from == to) return;
+  edge_from[*n_edges] = from;
+  edge_to[*n_edges] = to;
+  (*n_edges)++;
+  indeg[to]++;
+}
+
+static int32_t count_values(const eg_arg *a) {
+  if (a->kind == EG_ARG_VALUE) return 1;
+  int32_t n = 0;
+  for (int32_t k = 0; a->kind == EG_ARG_LIST && k < a->list.n; k++) n += count_values(&a->list.items[k]);
+  return n;
+}
+
+/* Kahn's algorithm over units; ready units are taken smallest-first-node first. */
+static eg_status order_units(eg_program *p) {
+  const eg_graph *g = p->graph;
+  const eg_partitioning *pt = &p->parts;
+  int32_t nu = pt->n_partitions + g->n_nodes, n_edges = 0, max_edges = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    for (int32_t a = 0; a < g->nodes[i].n_args + g->nodes[i].n_kwargs; a++)
+      max_edges += count_values(a < g->nodes[i].n_args ? &g->nodes[i].args[a]
+                                                       : &g->nodes[i].kwargs[a - g->nodes[i].n_args]);
+  int32_t *indeg = calloc((size_t)nu + 1, sizeof(int32_t));
+  int32_t *first = malloc(((size_t)nu + 1) * sizeof(int32_t));
+  int32_t *ef = malloc(((size_t)max_edges + 1) * sizeof(int32_t));
+  int32_t *et = malloc(((size_t)max_edges + 1) * sizeof(int32_t));
+  bool *done = calloc((size_t)nu + 1, sizeof(bool));
+  eg_status s = EG_OK;
+  if (!indeg || !first || !ef || !et || !done) {
+    s = eg_error(EG_ERR_NOMEM, "compile: out of memory ordering %d units", nu);
+    goto out;
+  }
+  for (int32_t u = 0; u < nu; u++) first[u] = INT32_MAX;
+  for (int32_t i = g->n_nodes - 1; i >= 0; i--) first[unit_of(pt, i)] = i;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    for (int32_t a = 0; a < n->n_args + n->n_kwargs; a++)
+      add_edges_from_arg(g, pt, a < n->n_args ? &n->args[a] : &n->kwargs[a - n->n_args],
+                         unit_of(pt, i), indeg, ef, et, &n_edges);
+  }
+  /* Units in use: every partition, and CPU nodes. Repeatedly take the ready unit with the
+   * smallest first node (O(units^2), fine for training-step graphs). */
+  int32_t n_order = 0;
+  for (;;) {
+    int32_t best = -1;
+    for (int32_t u = 0; u < nu; u++)
+      if (!done[u] && first[u] != INT32_MAX && indeg[u] == 0 && (best < 0 || first[u] < first[best]))
+        best = u;
+    if (best < 0) break;
+    done[best] = true;
+    p->steps[p->n_steps++] = best < pt->n_partitions ? (eg_program_step){-1, best}
+                                                     : (eg_program_step){best - pt->n_partitions, -1};
+    if (best < pt->n_partitions)
+      for (int32_t k = 0; k < pt->partitions[best].n_nodes; k++)
+        p->order[n_order++] = pt->partitions[best].nodes[k];
+    else
+      p->order[n_order++] = best - pt->n_partitions;
+    for (int32_t e = 0; e < n_edges; e++)
+      if (ef[e] == best) indeg[et[e]]--;
+  }
+  if (n_order != g->n_nodes)
+    s = eg_error(EG_ERR_INVALID, "compile: partitions form a cycle (%d of %d nodes ordered)",
+                 n_order, g->n_nodes);
+out:
+  free(indeg);
+  free(first);
+  free(ef);
+  free(et);
+  free(done);
+  return s;
+}
+
+static eg_status lower_all(eg_program *p) {
+  p->lowered = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_htp_partition));
+  if (!p->lowered) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  for (int32_t k = 0; k < p->parts.n_partitions; k++) {
+    bool *need = eg_htp_needed_outside(p->graph, &p->parts, k);
+    if (!need) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+    eg_status s = eg_htp_lower_partition(p->graph, &p->parts, k, need, &p->lowered[k]);
+    free(need);
+    EG_TRY(s);
+  }
+  return EG_OK;
+}
+
+eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,
+                           const char *dump_after, FILE *dump, eg_graph **compiled,
+                           eg_partitioning *parts) {
+  *compiled = NULL;
+  memset(parts, 0, sizeof *parts);
+  EG_TRY(eg_passes_check_dump(dump_after));
+  eg_graph *c = NULL;
+  eg_status s = eg_graph_clone(g, &c);
+  if (s == EG_OK) s = eg_passes_run(c, opt, dump_after, dump);
+  if (s == EG_OK) s = eg_partition_graph(c, opt, parts);
+  if (s != EG_OK) {
+    eg_graph_destroy(c);
+    return s;
+  }
+  *compiled = c;
+  return EG_OK;
+}
+
+eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, eg_program *out) {
+  memset(out, 0, sizeof *out);
+  out->target = opt->target;
+  eg_status s = eg_program_place(g, opt, NULL, NULL, &out->graph, &out->parts);
+  out->owns_graph = out->graph != NULL;
+  if (s != EG_OK) return s;
+  g = out->graph;
+  s = lower_all(out);
+  if (s == EG_OK) {
+    size_t nu = (size_t)out->parts.n_partitions + (size_t)g->n_nodes + 1;
+    out->steps = calloc(nu, sizeof(eg_program_step));
+    out->order = calloc((size_t)g->n_nodes + 1, sizeof(int32_t));
+    s = out->steps && out->order ? order_units(out)
+                                 : eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  }
+  if (s != EG_OK) eg_program_free(out);
+  return s;
+}
+
