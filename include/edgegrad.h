@@ -41,7 +41,23 @@
 extern "C" {
 #endif
 
+/* The version of this header: MAJOR.MINOR.PATCH; the library's own is eg_version(). */
+#define EG_VERSION_MAJOR 0
+#define EG_VERSION_MINOR 1
+#define EG_VERSION_PATCH 0
 #define EG_VERSION_STRING "0.1.0"
+/* One number that orders versions: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define EG_VERSION_NUMBER (EG_VERSION_MAJOR * 10000 + EG_VERSION_MINOR * 100 + EG_VERSION_PATCH)
+
+/* EG_API marks the public functions: the only symbols the shared libraries (libedgegrad.so,
+ * libedgegrad_rt.so) export; everything else in them is hidden. */
+#if defined(_WIN32) && defined(EG_BUILDING_LIBRARY)
+#define EG_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define EG_API __attribute__((visibility("default")))
+#else
+#define EG_API
+#endif
 /* The largest tensor rank edgegrad handles (ATen allows more; conv nets never need it). */
 #define EG_MAX_RANK 8
 
@@ -54,7 +70,9 @@ typedef enum eg_status {
   EG_ERR_ARGUMENT,    /* the caller passed something wrong (name, dtype, shape, NULL) */
   EG_ERR_NOMEM,       /* out of memory */
   EG_ERR_RUNTIME,     /* the data made an op fail while running (e.g. class index out of range) */
-  EG_ERR_LIMIT        /* a limit the caller set would be exceeded (eg_runtime_options) */
+  EG_ERR_LIMIT,       /* a limit the caller set would be exceeded (eg_runtime_options) */
+  EG_ERR_STATE        /* the call is not valid in the handle's current state (e.g. reading an
+                         output before any run) */
 } eg_status;
 
 typedef enum eg_dtype {
@@ -88,35 +106,56 @@ typedef struct eg_tensor_desc {
 typedef struct eg_model eg_model;
 typedef struct eg_runtime eg_runtime;
 
-/* ---- errors and dtypes ---------------------------------------------------------------- */
+/* ---- version, errors and dtypes ------------------------------------------------------ */
+
+/* The library's version as EG_VERSION_NUMBER encodes it (the header's may differ when an app
+ * was built against another release: compare the two at start-up). */
+EG_API int eg_version(void);
+/* The library's version string, "0.1.0". */
+EG_API const char *eg_version_string(void);
+
+/* Logging. The library never writes to stdout or stderr: what it has to say beyond a returned
+ * status (today: the compiler's --dump-after text IR, at EG_LOG_DEBUG, one message per dump)
+ * goes to the callback set here, process-wide; with none set (the default) it is dropped. The
+ * callback may be called from any thread that calls into the library; `message` is valid
+ * during the call only. */
+typedef enum eg_log_level {
+  EG_LOG_ERROR = 0,
+  EG_LOG_WARNING,
+  EG_LOG_INFO,
+  EG_LOG_DEBUG
+} eg_log_level;
+typedef void (*eg_log_fn)(eg_log_level level, const char *message, void *user);
+/* Sets (NULL: removes) the callback and the pointer it gets as `user`. */
+EG_API void eg_set_log_callback(eg_log_fn callback, void *user);
 
 /* The message of the last failing call on this thread ("" if none). */
-const char *eg_last_error(void);
+EG_API const char *eg_last_error(void);
 /* "float32", "int64", ... ; "?" for an invalid value. */
-const char *eg_dtype_name(eg_dtype dtype);
+EG_API const char *eg_dtype_name(eg_dtype dtype);
 /* Bytes per element (bool: 1); 0 for an invalid value. */
-size_t eg_dtype_size(eg_dtype dtype);
+EG_API size_t eg_dtype_size(eg_dtype dtype);
 /* Number of elements of a tensor (1 for rank 0). */
-int64_t eg_tensor_numel(const eg_tensor *t);
+EG_API int64_t eg_tensor_numel(const eg_tensor *t);
 
 /* ---- models --------------------------------------------------------------------------- */
 
 /* Loads and verifies a graph file (`json_path`) and the weights file it names — or a compiled
  * program file (.egp, told apart by its first bytes; see "compiled programs" below). On success
  * *out owns everything (free with eg_model_destroy); on failure *out is NULL. */
-eg_status eg_model_load(const char *json_path, eg_model **out);
+EG_API eg_status eg_model_load(const char *json_path, eg_model **out);
 /* Loads and validates a compiled program file (.egp) only: what an app linked against the
  * runtime library alone (libedgegrad_rt, which has no graph JSON loader and no compiler) calls.
  * Same ownership as eg_model_load; a file that is not a compiled program fails with
  * EG_ERR_FORMAT. eg_model_load hands .egp files to it. */
-eg_status eg_model_load_compiled(const char *path, eg_model **out);
-void eg_model_destroy(eg_model *model);
+EG_API eg_status eg_model_load_compiled(const char *path, eg_model **out);
+EG_API void eg_model_destroy(eg_model *model);
 
-int eg_model_num_inputs(const eg_model *model);
-int eg_model_num_outputs(const eg_model *model);
+EG_API int eg_model_num_inputs(const eg_model *model);
+EG_API int eg_model_num_outputs(const eg_model *model);
 /* Describes input/output `index` (0-based). EG_ERR_ARGUMENT if out of range. */
-eg_status eg_model_input(const eg_model *model, int index, eg_tensor_desc *out);
-eg_status eg_model_output(const eg_model *model, int index, eg_tensor_desc *out);
+EG_API eg_status eg_model_input(const eg_model *model, int index, eg_tensor_desc *out);
+EG_API eg_status eg_model_output(const eg_model *model, int index, eg_tensor_desc *out);
 
 /* Graph statistics for `edgegrad info`. */
 typedef struct eg_model_stats {
@@ -125,19 +164,19 @@ typedef struct eg_model_stats {
   int num_statics;        /* frozen weights and constants */
   size_t static_bytes;    /* their total size in bytes */
 } eg_model_stats;
-void eg_model_get_stats(const eg_model *model, eg_model_stats *out);
+EG_API void eg_model_get_stats(const eg_model *model, eg_model_stats *out);
 /* Number of distinct op targets in the graph, and the `index`-th one (in first-use order)
  * with how many nodes use it. `target` is the traced name, e.g.
  * "aten.convolution_backward.default". */
-int eg_model_num_op_kinds(const eg_model *model);
-eg_status eg_model_op_kind(const eg_model *model, int index, const char **target, int *count);
+EG_API int eg_model_num_op_kinds(const eg_model *model);
+EG_API eg_status eg_model_op_kind(const eg_model *model, int index, const char **target, int *count);
 
 /* ---- running -------------------------------------------------------------------------- */
 
 /* Plans memory for the model once (activations packed by lifetime) and allocates it. The model
  * must outlive the runtime. No memory limit (eg_runtime_create_with_options with NULL). */
-eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
-void eg_runtime_destroy(eg_runtime *rt);
+EG_API eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
+EG_API void eg_runtime_destroy(eg_runtime *rt);
 
 /* Limits a device app sets on a runtime. Zero-initialise and set what you need: every field's
  * 0 means "no limit", so new fields keep old callers' behaviour.
@@ -156,30 +195,34 @@ typedef struct eg_runtime_options {
    * EG_ERR_LIMIT and a message giving the bytes needed (and each part) and the limit. 0 = no
    * limit. (Running allocates nothing, so creation is the only place memory is reserved.) */
   size_t max_memory_bytes;
+  /* Threads the runtime's kernels (and OpenBLAS) use while eg_runtime_run runs; the caller's
+   * own setting is restored when the run returns. 0 = the process default (OMP_NUM_THREADS, else
+   * one per core). Must be >= 0 (else EG_ERR_ARGUMENT at creation). */
+  int num_threads;
 } eg_runtime_options;
 
 /* eg_runtime_create with limits; `options` NULL means none. For a model loaded from a compiled
  * program it runs the program, as eg_runtime_create does. */
-eg_status eg_runtime_create_with_options(const eg_model *model, const eg_runtime_options *options,
+EG_API eg_status eg_runtime_create_with_options(const eg_model *model, const eg_runtime_options *options,
                                          eg_runtime **out);
 
 /* Checks `value` against the model input called `name` exactly as eg_runtime_set_input does
  * (same status and message), without a runtime: lets a caller refuse wrong inputs before it
  * reserves the runtime's memory. */
-eg_status eg_model_check_input(const eg_model *model, const char *name, const eg_tensor *value);
+EG_API eg_status eg_model_check_input(const eg_model *model, const char *name, const eg_tensor *value);
 
 /* Copies `value` into the input called `name`. Its dtype and shape must equal the model's:
  * otherwise EG_ERR_ARGUMENT naming the input, what was given and what is expected. */
-eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor *value);
+EG_API eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor *value);
 /* Runs the graph once. Every input must have been set (EG_ERR_ARGUMENT names a missing one).
  * Inputs keep their values across runs. */
-eg_status eg_runtime_run(eg_runtime *rt);
+EG_API eg_status eg_runtime_run(eg_runtime *rt);
 /* The current value of input `index` (as set, or as changed by eg_runtime_sgd_update), as a
  * view into the runtime's memory. EG_ERR_ARGUMENT if out of range or not set. */
-eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out);
+EG_API eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out);
 /* Output `index` of the last run, as a view into the runtime's memory (do not free `data`;
  * valid until the next run or eg_runtime_destroy). EG_ERR_ARGUMENT before the first run. */
-eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out);
+EG_API eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out);
 
 /* ---- training ----------------------------------------------------------------------- *
  * Exported training steps follow a naming contract (docs/export.md): a trainable parameter is
@@ -187,12 +230,12 @@ eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out);
  * input B with an output "new_B". */
 
 /* Counts the model's trainable parameters and state buffers under that contract. */
-void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers);
+EG_API void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers);
 
 /* After a successful run: one step of plain SGD on every trainable parameter input,
  * P <- P - lr * grad_P, and every buffer input takes its new value, B <- new_B, so the next
  * run continues training. EG_ERR_ARGUMENT before the first run. */
-eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
+EG_API eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
 
 /* ---- targets -------------------------------------------------------------------------- */
 
@@ -206,9 +249,9 @@ typedef struct eg_target_info {
   const char *note;     /* why it differs from its generation, or "" */
 } eg_target_info;
 
-int eg_num_targets(void);
+EG_API int eg_num_targets(void);
 /* Target `index` (0-based, table order). EG_ERR_ARGUMENT if out of range. */
-eg_status eg_get_target(int index, eg_target_info *out);
+EG_API eg_status eg_get_target(int index, eg_target_info *out);
 
 /* ---- compiling for the NPU: placement -------------------------------------------------- *
  * The first stage of compiling a model for a SoC decides, node by node, what the NPU (HTP) runs
@@ -262,8 +305,9 @@ typedef struct eg_compile_options {
   /* Debugging (`edgegrad compile --dump-after=PASS`): NULL, a compiler pass's name
    * ("decompose", "layout_nhwc", ...) or "all". Compilation always runs the passes on a copy of
    * the model's graph (the report places the nodes of that compiled graph); with this set,
-   * eg_compile_report_create also prints the copy's text IR to stdout after that pass (after
-   * every pass for "all"), each dump opening with "# after PASS"; a name that is no pass fails
+   * eg_compile_report_create also logs the copy's text IR after that pass (after every pass for
+   * "all") to the log callback (eg_set_log_callback) at EG_LOG_DEBUG, one message per dump
+   * opening with "# after PASS"; a name that is no pass fails
    * with EG_ERR_ARGUMENT listing the valid ones. Ignored by eg_runtime_create_compiled and
    * eg_model_save_compiled. */
   const char *dump_after;
@@ -291,41 +335,41 @@ typedef struct eg_placement_info {
  * names); EG_ERR_NOMEM. With options->no_fallback and a node on the CPU the status is
  * EG_ERR_UNSUPPORTED and *out is STILL set to the full report, so the caller can list the CPU
  * nodes and write the report; it must destroy it. On every other failure *out is NULL. */
-eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
+EG_API eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
                                    eg_compile_report **out);
-void eg_compile_report_destroy(eg_compile_report *report);
+EG_API void eg_compile_report_destroy(eg_compile_report *report);
 
 /* The SoC placed for. */
-void eg_compile_report_target(const eg_compile_report *report, eg_target_info *out);
+EG_API void eg_compile_report_target(const eg_compile_report *report, eg_target_info *out);
 /* Nodes in graph (topological) order; `index` in [0, num_nodes), else EG_ERR_ARGUMENT. */
-int eg_compile_report_num_nodes(const eg_compile_report *report);
-eg_status eg_compile_report_node(const eg_compile_report *report, int index,
+EG_API int eg_compile_report_num_nodes(const eg_compile_report *report);
+EG_API eg_status eg_compile_report_node(const eg_compile_report *report, int index,
                                  eg_placement_info *out);
 /* Partitions, numbered in order of their first node. Partition `index` has *num_nodes nodes,
  * given by node index (as in eg_compile_report_node) ascending in *nodes, which the report owns.
  * EG_ERR_ARGUMENT if `index` is out of range. */
-int eg_compile_report_num_partitions(const eg_compile_report *report);
-eg_status eg_compile_report_partition(const eg_compile_report *report, int index,
+EG_API int eg_compile_report_num_partitions(const eg_compile_report *report);
+EG_API eg_status eg_compile_report_partition(const eg_compile_report *report, int index,
                                       int *num_nodes, const int32_t **nodes);
 /* Warnings about the options, one line each, e.g. "--skip-node relu_9: no node has this name". */
-int eg_compile_report_num_warnings(const eg_compile_report *report);
-const char *eg_compile_report_warning(const eg_compile_report *report, int index);
+EG_API int eg_compile_report_num_warnings(const eg_compile_report *report);
+EG_API const char *eg_compile_report_warning(const eg_compile_report *report, int index);
 /* Notes on the placement, one line each, e.g. that a frozen weight is read by the NPU graphs of
  * several partitions (each holds a copy at run time; the .egp stores its bytes once). */
-int eg_compile_report_num_notes(const eg_compile_report *report);
-const char *eg_compile_report_note(const eg_compile_report *report, int index);
+EG_API int eg_compile_report_num_notes(const eg_compile_report *report);
+EG_API const char *eg_compile_report_note(const eg_compile_report *report, int index);
 /* Writes the report as JSON (docs/report-format.md) to `path`, atomically (a temporary file
  * renamed over `path`). EG_ERR_IO if it cannot be written. */
-eg_status eg_compile_report_write_json(const eg_compile_report *report, const char *path);
+EG_API eg_status eg_compile_report_write_json(const eg_compile_report *report, const char *path);
 
 /* Compiles `model` for options->soc in memory and creates a runtime that runs it: NPU
  * partitions on the NPU executor (QNN-modelled ops, NHWC), every other node on the portable CPU
  * kernels, with layout conversions at partition boundaries. Use it like eg_runtime_create's.
  * options->no_fallback is ignored here (use eg_compile_report_create to enforce it). */
-eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
+EG_API eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
                                      eg_runtime **out);
 /* eg_runtime_create_compiled with limits (eg_runtime_options; NULL means none). */
-eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
+EG_API eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
                                                   const eg_compile_options *options,
                                                   const eg_runtime_options *runtime_options,
                                                   eg_runtime **out);
@@ -352,11 +396,11 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
 /* Compiles `model` for options->soc (skip lists honoured, no_fallback ignored) and writes the
  * program to `path` atomically (a temporary file renamed over it). EG_ERR_ARGUMENT for a NULL
  * argument or an unknown SoC; EG_ERR_IO if it cannot be written. */
-eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options *options,
+EG_API eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options *options,
                                  const char *path);
 
 /* 1 if `model` was loaded from a compiled program file, else 0. */
-int eg_model_is_compiled(const eg_model *model);
+EG_API int eg_model_is_compiled(const eg_model *model);
 
 /* A compiled model's program. Strings belong to the model. */
 typedef struct eg_program_info {
@@ -370,7 +414,7 @@ typedef struct eg_program_info {
   size_t file_bytes;        /* the file's size */
 } eg_program_info;
 /* EG_ERR_ARGUMENT if the model is not compiled. */
-eg_status eg_model_program_info(const eg_model *model, eg_program_info *out);
+EG_API eg_status eg_model_program_info(const eg_model *model, eg_program_info *out);
 
 typedef struct eg_npu_partition_info {
   const char *name;         /* its QNN graph's name, "partition_0" */
@@ -412,26 +456,26 @@ typedef struct eg_npu_op_info {
 
 /* Partition / tensor / op / param accessors of a compiled model; EG_ERR_ARGUMENT when the
  * model is not compiled or an index is out of range. */
-eg_status eg_model_npu_partition(const eg_model *model, int partition,
+EG_API eg_status eg_model_npu_partition(const eg_model *model, int partition,
                                  eg_npu_partition_info *out);
-eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
+EG_API eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
                               eg_npu_tensor_info *out);
-eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out);
+EG_API eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out);
 /* Param `index` of an op: *name, and its value written into `value` (`size` bytes, always
  * NUL-terminated) as JSON text: 3, 0.5, true, [2, 2], [[1, 1], [0, 0]]; a non-finite float as
  * the string "inf", "-inf" or "nan". */
-eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
+EG_API eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
                                 const char **name, char *value, size_t size);
 
 /* ---- .npy files ----------------------------------------------------------------------- */
 
 /* Reads a NumPy .npy file (format 1.0/2.0/3.0, little-endian, C order, a dtype edgegrad
  * knows). On success out->data is malloc'ed: free it with eg_tensor_free. */
-eg_status eg_npy_load(const char *path, eg_tensor *out);
+EG_API eg_status eg_npy_load(const char *path, eg_tensor *out);
 /* Writes `t` as a .npy file, atomically (a temporary file renamed over `path`). */
-eg_status eg_npy_save(const char *path, const eg_tensor *t);
+EG_API eg_status eg_npy_save(const char *path, const eg_tensor *t);
 /* Frees data from eg_npy_load and sets it to NULL. */
-void eg_tensor_free(eg_tensor *t);
+EG_API void eg_tensor_free(eg_tensor *t);
 
 #ifdef __cplusplus
 }

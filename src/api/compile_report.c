@@ -13,6 +13,7 @@
 #include "runtime/model.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/log.h"
 
 #define EG_REPORT_FORMAT "edgegrad.placement"
 #define EG_REPORT_VERSION 1
@@ -41,6 +42,29 @@ static eg_status no_fallback_error(const eg_compile_report *r) {
   return eg_error(EG_ERR_UNSUPPORTED, "compile for %s: %d of %d nodes would run on the CPU (%s): "
                   "--no-fallback requires every node on the NPU", r->target->soc, n_cpu,
                   r->part.n_nodes, listed);
+}
+
+/* eg_program_place with the --dump-after text going to the log callback, one message per dump
+ * (each "# after PASS" line starts a new one). */
+static eg_status place(const eg_graph *g, const eg_partition_options *popt, const char *dump_after,
+                       eg_graph **compiled, eg_partitioning *part) {
+  if (!dump_after || !eg_log_enabled())
+    return eg_program_place(g, popt, dump_after, NULL, compiled, part);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *dump = open_memstream(&text, &size);
+  if (!dump) return eg_error(EG_ERR_NOMEM, "compile: out of memory for the --dump-after text");
+  eg_status s = eg_program_place(g, popt, dump_after, dump, compiled, part);
+  fclose(dump);
+  for (char *at = text; at && *at;) {
+    char *next = strstr(at + 1, "# after ");
+    while (next && next[-1] != '\n') next = strstr(next + 1, "# after ");
+    if (next) next[-1] = '\0';
+    eg_log_text(EG_LOG_DEBUG, at);
+    at = next;
+  }
+  free(text);
+  return s;
 }
 
 static eg_status copy_names(eg_compile_report *r, const eg_graph *g) {
@@ -74,9 +98,7 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   eg_partition_options popt;
   eg_api_partition_options(options, target, &popt);
   eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
-  eg_status s = eg_program_place(model->graph, &popt, options->dump_after, stdout, &compiled,
-                                 &r->part);
-  fflush(stdout);
+  eg_status s = place(model->graph, &popt, options->dump_after, &compiled, &r->part);
   if (s == EG_OK) s = copy_names(r, compiled);
   eg_graph_destroy(compiled);
   if (s != EG_OK) {

@@ -1035,7 +1035,18 @@ static int cmd_inspect(int argc, char **argv) {
   return rc;
 }
 
+/* The library's log messages: the --dump-after text IR (debug) on stdout, where the command's
+ * output goes; anything else on stderr. */
+static void cli_log(eg_log_level level, const char *message, void *user) {
+  (void)user;
+  FILE *to = level == EG_LOG_DEBUG ? stdout : stderr;
+  size_t n = strlen(message);
+  fputs(message, to);
+  if (n == 0 || message[n - 1] != '\n') fputc('\n', to);
+}
+
 int main(int argc, char **argv) {
+  eg_set_log_callback(cli_log, NULL);
   if (argc < 2) {
     fputs(usage_main, stderr);
     return EXIT_USAGE;
@@ -1046,7 +1057,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "--version") == 0) {
-    printf("edgegrad %s\n", EG_VERSION_STRING);
+    printf("edgegrad %s\n", eg_version_string());
     return 0;
   }
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);

@@ -8,6 +8,7 @@
  * and the NPU steps' staging buffers. Running allocates nothing. Each value's data pointer is
  * fixed at creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena,
  * scratch, inputs) before any of them is allocated. */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct eg_runtime {
   void **data;             /* per value id */
   bool *input_set;
   bool ran;
+  int num_threads;         /* eg_runtime_options.num_threads; 0: the caller's */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -98,6 +100,10 @@ static eg_status create_npu_steps(eg_runtime *rt) {
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
  * rt->program, if compiled) are set. */
 static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
+  if (opt && opt->num_threads < 0)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: num_threads (%d): must be >= 0 (0: the "
+                    "process default)", opt->num_threads);
+  rt->num_threads = opt ? opt->num_threads : 0;
   eg_status s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, &rt->plan);
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
@@ -224,6 +230,21 @@ eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor
   return EG_OK;
 }
 
+static eg_status run_steps(const eg_runtime *rt) {
+  const eg_graph *g = rt->g;
+  eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
+  if (!rt->program) {
+    for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(eg_op_run[g->nodes[i].op](&ex, &g->nodes[i]));
+    return EG_OK;
+  }
+  for (int32_t k = 0; k < rt->program->n_steps; k++) {
+    const eg_program_step *st = &rt->program->steps[k];
+    if (st->partition >= 0) EG_TRY(eg_npu_step_run(rt->npu[st->partition]));
+    else EG_TRY(eg_op_run[g->nodes[st->node].op](&ex, &g->nodes[st->node]));
+  }
+  return EG_OK;
+}
+
 eg_status eg_runtime_run(eg_runtime *rt) {
   if (!rt) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_run: runtime is NULL");
   const eg_graph *g = rt->g;
@@ -231,19 +252,14 @@ eg_status eg_runtime_run(eg_runtime *rt) {
     if (!rt->input_set[i])
       return eg_error(EG_ERR_ARGUMENT, "input %s: not set: every input needs a value before "
                       "running", g->inputs[i].name);
-  eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
   rt->ran = false;
-  if (!rt->program) {
-    for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(eg_op_run[g->nodes[i].op](&ex, &g->nodes[i]));
-  } else {
-    for (int32_t k = 0; k < rt->program->n_steps; k++) {
-      const eg_program_step *st = &rt->program->steps[k];
-      if (st->partition >= 0) EG_TRY(eg_npu_step_run(rt->npu[st->partition]));
-      else EG_TRY(eg_op_run[g->nodes[st->node].op](&ex, &g->nodes[st->node]));
-    }
-  }
-  rt->ran = true;
-  return EG_OK;
+  /* the thread count of eg_runtime_options, for this run only: the caller's is restored */
+  const int caller_threads = omp_get_max_threads();
+  if (rt->num_threads > 0) omp_set_num_threads(rt->num_threads);
+  eg_status st = run_steps(rt);
+  if (rt->num_threads > 0) omp_set_num_threads(caller_threads);
+  rt->ran = st == EG_OK;
+  return st;
 }
 
 eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out) {
@@ -253,7 +269,8 @@ eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out) {
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_output: index %d out of range [0, %d)", index,
                     g->n_outputs);
   if (!rt->ran)
-    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_output: no successful run yet");
+    return eg_error(EG_ERR_STATE, "eg_runtime_output: no successful run yet: outputs exist after "
+                    "eg_runtime_run returns EG_OK");
   int32_t id = g->outputs[index].value;
   const eg_value *v = &g->values[id];
   memset(out, 0, sizeof *out);
@@ -296,7 +313,9 @@ void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffe
 
 eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
   if (!rt) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: runtime is NULL");
-  if (!rt->ran) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: no successful run yet");
+  if (!rt->ran)
+    return eg_error(EG_ERR_STATE, "eg_runtime_sgd_update: no successful run yet: the update "
+                    "reads the gradients of the last eg_runtime_run that returned EG_OK");
   const eg_graph *g = rt->g;
   for (int32_t i = 0; i < g->n_inputs; i++) {
     int32_t in = g->inputs[i].value;
