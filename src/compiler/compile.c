@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/htp/lower.h"
 #include "ir/clone.h"
 #include "ir/edit.h"
 #include "passes/pipeline.h"
@@ -100,16 +99,12 @@ out:
   return s;
 }
 
-static eg_status lower_all(eg_program *p) {
+static eg_status lower_all(eg_program *p, const eg_partition_options *opt) {
   p->lowered = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_htp_partition));
   if (!p->lowered) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
-  for (int32_t k = 0; k < p->parts.n_partitions; k++) {
-    bool *need = eg_htp_needed_outside(p->graph, &p->parts, k);
-    if (!need) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
-    eg_status s = eg_htp_lower_partition(p->graph, &p->parts, k, need, &p->lowered[k]);
-    free(need);
-    EG_TRY(s);
-  }
+  const eg_backend *b = opt->backend ? opt->backend : eg_backend_for_target(opt->target);
+  for (int32_t k = 0; k < p->parts.n_partitions; k++)
+    EG_TRY(b->lower(b, p->graph, &p->parts, k, &p->lowered[k]));
   return EG_OK;
 }
 
@@ -138,7 +133,7 @@ eg_status eg_program_build(const eg_graph *g, const eg_partition_options *opt, e
   out->owns_graph = out->graph != NULL;
   if (s != EG_OK) return s;
   g = out->graph;
-  s = lower_all(out);
+  s = lower_all(out, opt);
   if (s == EG_OK) {
     size_t nu = (size_t)out->parts.n_partitions + (size_t)g->n_nodes + 1;
     out->steps = calloc(nu, sizeof(eg_program_step));

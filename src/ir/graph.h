@@ -29,6 +29,9 @@ typedef enum eg_op {
 } eg_op;
 
 const char *eg_op_target(eg_op op);
+/* The op's user-facing name: its traced target without a ".default" overload
+ * ("aten.convolution_backward", "aten.add.Tensor", "getitem"), written into buf. */
+const char *eg_op_display_name(eg_op op, char *buf, size_t size);
 /* The op whose traced target is `target`; EG_OP_COUNT if none. */
 eg_op eg_op_from_target(const char *target);
 

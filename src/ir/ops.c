@@ -1,4 +1,5 @@
 /* ops.c — the op name table, expanded from ops.def. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/graph.h"
@@ -19,4 +20,12 @@ eg_op eg_op_from_target(const char *target) {
   for (int i = 0; i < EG_OP_COUNT; i++)
     if (strcmp(eg_op_targets[i], target) == 0) return (eg_op)i;
   return EG_OP_COUNT;
+}
+
+const char *eg_op_display_name(eg_op op, char *buf, size_t size) {
+  const char *target = eg_op_target(op);
+  size_t len = strlen(target), suffix = sizeof ".default" - 1;
+  if (len > suffix && strcmp(target + len - suffix, ".default") == 0) len -= suffix;
+  snprintf(buf, size, "%.*s", (int)len, target);
+  return buf;
 }

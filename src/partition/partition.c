@@ -140,11 +140,9 @@ bool eg_partition_skips(const eg_partition_options *opt, const eg_node *n) {
 typedef struct state {
   const eg_graph *g;
   const eg_partition_options *opt;
-  const eg_npu_builder *const *builders;
+  const eg_backend *backend;
   eg_partitioning *out;
   edges e;
-  int32_t *skip_op_of;   /* per node: index of the first skip-op selecting it, or -1 */
-  int32_t *skip_node_of; /* per node: index of the first skip-node naming it, or -1 */
   int32_t warnings_cap, notes_cap;
 } state;
 
@@ -176,7 +174,8 @@ static eg_status add_line(state *st, line_kind kind, const char *fmt, ...) {
   return EG_OK;
 }
 
-/* Marks skip_*_of for each node; warns about names selecting no node or only getitems. */
+/* Warns about skip-list names selecting no node or only getitems (the lists themselves are
+ * applied by eg_place_node, step 2). */
 static eg_status step1_skip_lists(state *st) {
   const eg_graph *g = st->g;
   const eg_partition_options *opt = st->opt;
@@ -189,7 +188,6 @@ static eg_status step1_skip_lists(state *st) {
         continue;
       }
       hits++;
-      if (st->skip_op_of[i] < 0) st->skip_op_of[i] = k;
     }
     if (getitems)
       EG_TRY(add_line(st, LINE_WARNING, "--skip-op %s: a getitem takes its producer's placement: skip the "
@@ -207,113 +205,35 @@ static eg_status step1_skip_lists(state *st) {
     else if (g->nodes[i].op == EG_OP_getitem)
       EG_TRY(add_line(st, LINE_WARNING, "--skip-node %s: a getitem takes its producer's placement: skip "
                          "the producer instead", opt->skip_nodes[k]));
-    else if (st->skip_node_of[i] < 0)
-      st->skip_node_of[i] = k;
   }
   return EG_OK;
 }
 
 /* ---- step 2: gates ---- */
 
-static bool is_float(eg_dtype d) {
-  return d == EG_DTYPE_FLOAT32 || d == EG_DTYPE_FLOAT16 || d == EG_DTYPE_FLOAT64;
-}
-
-static bool arg_has_float(const eg_graph *g, const eg_arg *a) {
-  if (a->kind == EG_ARG_LIST) {
-    for (int32_t i = 0; i < a->list.n; i++)
-      if (arg_has_float(g, &a->list.items[i])) return true;
-    return false;
-  }
-  return a->kind == EG_ARG_VALUE && g->values[a->value].kind == EG_VALUE_TENSOR &&
-         is_float(g->values[a->value].dtype);
-}
-
-/* Does node `n` read or write a floating-point tensor? */
-static bool node_has_float(const eg_graph *g, const eg_node *n) {
-  for (int32_t a = 0; a < n->n_args; a++)
-    if (arg_has_float(g, &n->args[a])) return true;
-  for (int32_t a = 0; a < n->n_kwargs; a++)
-    if (arg_has_float(g, &n->kwargs[a])) return true;
-  if (n->output < 0) return false;
-  const eg_value *v = &g->values[n->output];
-  if (v->kind == EG_VALUE_TENSOR) return is_float(v->dtype);
-  for (int32_t e = 0; e < v->n_elems; e++)
-    if (v->elems[e] >= 0 && is_float(g->values[v->elems[e]].dtype)) return true;
-  return false;
-}
-
-/* A dim of tensor value `id` beyond QNN's uint32 dims: writes the reason and returns false. */
-static bool value_dims_fit(const eg_graph *g, int32_t id, char *reason, size_t size) {
-  const eg_value *v = &g->values[id];
-  if (v->kind != EG_VALUE_TENSOR) return true;
-  for (int d = 0; d < v->rank; d++)
-    if (v->shape[d] > (int64_t)UINT32_MAX) {
-      snprintf(reason, size, "dimension %lld of %s exceeds QNN's 32-bit dims (at most %u)",
-               (long long)v->shape[d], eg_value_label(g, id), UINT32_MAX);
+bool eg_place_node(const eg_partition_options *opt, const eg_graph *g, const eg_node *n,
+                   char *reason, size_t size) {
+  const eg_target *t = opt->target;
+  const eg_backend *b = opt->backend ? opt->backend : eg_backend_for_target(t);
+  reason[0] = '\0';
+  if (!b->gate(b, g, n, t, reason, size)) return false; /* a-d */
+  for (int k = 0; k < opt->n_skip_ops; k++) /* e */
+    if (skip_op_matches(opt->skip_ops[k], eg_op_target(n->op))) {
+      snprintf(reason, size, "skipped by --skip-op %s", opt->skip_ops[k]);
       return false;
     }
-  return true;
-}
-
-static bool arg_dims_fit(const eg_graph *g, const eg_arg *a, char *reason, size_t size) {
-  if (a->kind == EG_ARG_LIST) {
-    for (int32_t i = 0; i < a->list.n; i++)
-      if (!arg_dims_fit(g, &a->list.items[i], reason, size)) return false;
-    return true;
-  }
-  return a->kind != EG_ARG_VALUE || value_dims_fit(g, a->value, reason, size);
-}
-
-bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
-  for (int32_t a = 0; a < n->n_args; a++)
-    if (!arg_dims_fit(g, &n->args[a], reason, size)) return false;
-  for (int32_t a = 0; a < n->n_kwargs; a++)
-    if (!arg_dims_fit(g, &n->kwargs[a], reason, size)) return false;
-  if (n->output < 0) return true;
-  const eg_value *v = &g->values[n->output];
-  if (v->kind == EG_VALUE_TENSOR) return value_dims_fit(g, n->output, reason, size);
-  for (int32_t e = 0; e < v->n_elems; e++)
-    if (v->elems[e] >= 0 && !value_dims_fit(g, v->elems[e], reason, size)) return false;
-  return true;
-}
-
-/* Runs gates a-f on node i. Returns true for the NPU; otherwise writes the reason. */
-static bool gate_node(const state *st, int32_t i, char *reason, size_t size) {
-  const eg_node *n = &st->g->nodes[i];
-  const eg_target *t = st->opt->target;
-  const eg_npu_builder *b = st->builders[n->op];
-  char op[160];
-  eg_op_display_name(n->op, op, sizeof op);
-  if (!b) { /* a */
-    snprintf(reason, size, "no NPU lowering for %s", op);
-    return false;
-  }
-  if (node_has_float(st->g, n) && !(t->features & EG_HTP_FEATURE_FLOAT)) { /* b */
-    if (t->htp_arch < 69)
-      snprintf(reason, size, "float ops need HTP V69+ with fp16; %s is V%d", t->soc, t->htp_arch);
-    else
-      snprintf(reason, size, "float ops need HTP V69+ with fp16; %s is V%d without fp16%s%s%s",
-               t->soc, t->htp_arch, t->note[0] ? " (" : "", t->note, t->note[0] ? ")" : "");
-    return false;
-  }
-  if (t->htp_arch < b->min_htp_arch) { /* c */
-    snprintf(reason, size, "%s needs HTP V%d+; %s is V%d", op, b->min_htp_arch, t->soc,
-             t->htp_arch);
-    return false;
-  }
-  if (!eg_npu_dims_fit(st->g, n, reason, size)) return false; /* d */
-  if (st->skip_op_of[i] >= 0) { /* e */
-    snprintf(reason, size, "skipped by --skip-op %s", st->opt->skip_ops[st->skip_op_of[i]]);
-    return false;
-  }
-  if (st->skip_node_of[i] >= 0) {
-    snprintf(reason, size, "skipped by --skip-node %s", n->name);
-    return false;
-  }
+  for (int k = 0; k < opt->n_skip_nodes; k++)
+    if (strcmp(opt->skip_nodes[k], n->name) == 0) {
+      snprintf(reason, size, "skipped by --skip-node %s", n->name);
+      return false;
+    }
   reason[0] = '\0';
-  if (b->supports(st->g, n, t, reason, size)) return true; /* f */
-  if (!reason[0]) snprintf(reason, size, "the NPU lowering of %s declined this node", op);
+  if (b->supports(b, g, n, t, reason, size)) return true; /* f */
+  if (!reason[0]) {
+    char op[160];
+    snprintf(reason, size, "the NPU lowering of %s declined this node",
+             eg_op_display_name(n->op, op, sizeof op));
+  }
   return false;
 }
 
@@ -323,7 +243,7 @@ static eg_status step2_gates(state *st) {
     eg_node_placement *p = &st->out->nodes[i];
     p->partition = -1;
     if (st->g->nodes[i].op == EG_OP_getitem) continue; /* step 3 */
-    p->npu = gate_node(st, i, reason, sizeof reason);
+    p->npu = eg_place_node(st->opt, st->g, &st->g->nodes[i], reason, sizeof reason);
     if (!p->npu && !(p->reason = eg_arena_strdup(st->out->arena, reason)))
       return eg_error(EG_ERR_NOMEM, "partition: out of memory");
   }
@@ -460,13 +380,6 @@ static eg_status step5_number(state *st, groups *gr) {
 
 /* ---- entry point ---- */
 
-const char *eg_op_display_name(eg_op op, char *buf, size_t size) {
-  const char *target = eg_op_target(op);
-  size_t len = strlen(target), suffix = sizeof ".default" - 1;
-  if (len > suffix && strcmp(target + len - suffix, ".default") == 0) len -= suffix;
-  snprintf(buf, size, "%.*s", (int)len, target);
-  return buf;
-}
 
 /* Step 6: a frozen weight read by NPU nodes of several partitions (typically a conv's forward
  * and its backward, split by CPU nodes such as the loss) is held by each partition's NPU graph;
@@ -511,11 +424,8 @@ static eg_status run_steps(state *st) {
   size_t n = (size_t)g->n_nodes + 1;
   p->n_nodes = g->n_nodes;
   p->nodes = eg_arena_array(p->arena, n, sizeof *p->nodes);
-  st->skip_op_of = eg_arena_array(p->arena, n, sizeof(int32_t));
-  st->skip_node_of = eg_arena_array(p->arena, n, sizeof(int32_t));
-  if (!p->nodes || !st->skip_op_of || !st->skip_node_of)
+  if (!p->nodes)
     return eg_error(EG_ERR_NOMEM, "partition: out of memory (%d nodes)", g->n_nodes);
-  for (int32_t i = 0; i < g->n_nodes; i++) st->skip_op_of[i] = st->skip_node_of[i] = -1;
   EG_TRY(build_edges(g, p->arena, &st->e));
   EG_TRY(step1_skip_lists(st));
   EG_TRY(step2_gates(st));
@@ -552,7 +462,7 @@ eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
   out->arena = eg_arena_create();
   if (!out->arena) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
   state st = {.g = g, .opt = opt, .out = out,
-              .builders = opt->builders ? opt->builders : eg_npu_builders};
+              .backend = opt->backend ? opt->backend : eg_backend_for_target(opt->target)};
   eg_status s = run_steps(&st);
   if (s != EG_OK) eg_partitioning_free(out);
   return s;

@@ -21,7 +21,7 @@
 
 #include "ir/graph.h"
 #include "ir/placement.h"
-#include "partition/npu_ops.h"
+#include "backends/backend.h"
 #include "target/targets.h"
 #include "util/arena.h"
 
@@ -37,8 +37,9 @@ typedef struct eg_partition_options {
   /* Nodes to keep on the CPU, by node name. A name matching no node gives a warning. */
   const char *const *skip_nodes;
   int n_skip_nodes;
-  /* The builder table, EG_OP_COUNT entries; NULL means eg_npu_builders. Tests inject theirs. */
-  const eg_npu_builder *const *builders;
+  /* The backend to ask (backends/backend.h); NULL means eg_backend_for_target(target). Tests
+   * inject theirs. */
+  const eg_backend *backend;
 } eg_partition_options;
 
 
@@ -48,18 +49,17 @@ typedef struct eg_partition_options {
 eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
                              eg_partitioning *out);
 
+/* Steps a-f for one node of `g` (not a getitem): the backend's gate, the skip lists, the
+ * backend's supports(). True for the NPU; otherwise writes the reason into reason[size]. The
+ * partitioner runs it on every node; passes that add a node or change a node's arguments
+ * (layout_nhwc's conversions, fold_qdq's readers) ask it for those nodes alone. */
+bool eg_place_node(const eg_partition_options *opt, const eg_graph *g, const eg_node *n,
+                   char *reason, size_t size);
+
 /* Does one of the user's skip lists select node `n` (by op, as step 1 matches --skip-op, or by
  * name)? The passes use it to leave such nodes exactly as traced. */
 bool eg_partition_skips(const eg_partition_options *opt, const eg_node *n);
 
-/* The op's user-facing name: its traced target without a ".default" overload
- * ("aten.convolution_backward", "aten.add.Tensor", "getitem"). */
-const char *eg_op_display_name(eg_op op, char *buf, size_t size);
 
-/* Gate d: whether every dim of every tensor node `n` reads or defines fits QNN's uint32 dims.
- * On false writes the reason into reason[size] ("dimension 8589934592 of x exceeds QNN's 32-bit
- * dims (at most 4294967295)"). The NPU lowering asks it again for every node it lowers, so no
- * dim is ever truncated into a QNN tensor. */
-bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size);
 
 #endif

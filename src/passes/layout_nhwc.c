@@ -52,7 +52,6 @@
 #include <string.h>
 
 #include "ir/edit.h"
-#include "partition/npu_ops.h"
 #include "passes/pipeline.h"
 #include "ops/verify.h"
 #include "util/error.h"
@@ -194,13 +193,10 @@ static const eg_quant *quant_of(const eg_graph *g, int32_t id) {
   return elem >= 0 ? g->values[elem].quant : NULL;
 }
 
-/* The conversion node the NPU must accept: asks the clone builder the partitioner will ask. */
+/* The conversion node the NPU must accept: asks the question the partitioner asks. */
 static eg_status check_lowerable(const layout *s, const eg_node *c, const eg_node *user) {
-  const eg_npu_builder *const *table = s->opt->builders ? s->opt->builders : eg_npu_builders;
-  const eg_npu_builder *b = table[EG_OP_clone];
-  char reason[256] = "no NPU lowering for aten.clone";
-  if (b && b->supports && b->supports(s->g, c, s->opt->target, reason, sizeof reason))
-    return EG_OK;
+  char reason[256];
+  if (eg_place_node(s->opt, s->g, c, reason, sizeof reason)) return EG_OK;
   return eg_node_error(user, EG_ERR_UNSUPPORTED, "needs %s in the other axis order, and the "
                        "NPU cannot convert it: %s", eg_value_label(s->g, c->args[0].value),
                        reason);

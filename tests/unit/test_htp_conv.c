@@ -18,7 +18,7 @@
 #include "eg_test.h"
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
-#include "partition/npu_ops.h"
+#include "backends/htp/npu_ops.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
 #include "program/program.h"

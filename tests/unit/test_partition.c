@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_backend.h"
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
@@ -249,7 +250,7 @@ static int check_invariants(const eg_graph *g, const eg_partitioning *p) {
 /* ---- running the partitioner ---- */
 
 static eg_partition_options fake_options(const char *soc) {
-  return (eg_partition_options){.target = eg_target_find(soc), .builders = fake_table()};
+  return (eg_partition_options){.target = eg_target_find(soc), .backend = eg_test_backend(fake_table())};
 }
 
 static bool place(const eg_graph *g, const eg_partition_options *opt, eg_partitioning *p) {
@@ -672,7 +673,7 @@ static void test_fixture_no_builders(void) {
   static const eg_npu_builder *empty[EG_OP_COUNT];
   const char *socs[] = {"SM8350", "SM8450", "SM8635", "SM8650", "SM8850"};
   for (int k = 0; k < 5; k++) {
-    eg_partition_options opt = {.target = eg_target_find(socs[k]), .builders = empty};
+    eg_partition_options opt = {.target = eg_target_find(socs[k]), .backend = eg_test_backend(empty)};
     eg_partitioning p;
     if (!place(g, &opt, &p)) continue;
     EG_CHECK(p.n_partitions == 0);
@@ -721,7 +722,7 @@ static void test_fixture_with_fake_support(void) {
   static const eg_npu_builder *table[EG_OP_COUNT];
   for (int i = 0; i < EG_OP_COUNT; i++) table[i] = &fake_any;
   table[EG_OP_nll_loss_forward] = table[EG_OP_nll_loss_backward] = NULL;
-  eg_partition_options opt = {.target = eg_target_find("SM8650"), .builders = table};
+  eg_partition_options opt = {.target = eg_target_find("SM8650"), .backend = eg_test_backend(table)};
   eg_partitioning p;
   if (place(g, &opt, &p)) {
     int cpu = 0;

@@ -22,6 +22,7 @@
 
 #include "backends/htp/lower.h"
 #include "eg_test.h"
+#include "eg_test_backend.h"
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
@@ -143,7 +144,7 @@ static void test_tuple_none_cpu_only_and_skip(void) {
   g->values[cpu_only].npu_int32 = true; /* stale: the pass recomputes every flag */
 
   static const char *const skip[] = {"keep"};
-  eg_partition_options opt = {.target = eg_target_find("SM8650"), .builders = fake_table(),
+  eg_partition_options opt = {.target = eg_target_find("SM8650"), .backend = eg_test_backend(fake_table()),
                               .skip_nodes = skip, .n_skip_nodes = 1};
   EG_CHECK_MSG(eg_pass_i64_to_i32(g, &opt) == EG_OK, "%s", eg_last_error());
   const eg_value *v = g->values;
@@ -238,7 +239,7 @@ static void test_real_builders_mark_and_lower_int32(void) {
   if (parts.n_partitions == 1) {
     bool *need = eg_htp_needed_outside(g, &parts, 0);
     eg_htp_partition hp;
-    EG_CHECK_MSG(eg_htp_lower_partition(g, &parts, 0, need, &hp) == EG_OK, "%s",
+    EG_CHECK_MSG(eg_htp_lower_partition(g, &parts, 0, need, eg_npu_builders, &hp) == EG_OK, "%s",
                  eg_last_error());
     if (hp.graph) {
       for (int32_t t = 0; t < eg_qnn_graph_num_tensors(hp.graph); t++)
@@ -266,7 +267,7 @@ static void test_unmarked_int64_lowering_error(void) {
   if (parts.n_partitions == 1) {
     bool *need = eg_htp_needed_outside(g, &parts, 0);
     eg_htp_partition hp;
-    EG_CHECK(eg_htp_lower_partition(g, &parts, 0, need, &hp) == EG_ERR_UNSUPPORTED);
+    EG_CHECK(eg_htp_lower_partition(g, &parts, 0, need, eg_npu_builders, &hp) == EG_ERR_UNSUPPORTED);
     EG_CHECK_MSG(strstr(eg_last_error(), "value labels has dtype int64 and is not marked "
                         "npu_int32: the NPU has no int64") != NULL, "%s", eg_last_error());
     free(need);
@@ -316,13 +317,13 @@ static void test_static_range(void) {
       EG_CHECK(parts.nodes[0].npu);
     eg_partitioning_free(&parts);
 
-    eg_partition_options forced = {.target = eg_target_find("SM8650"), .builders = table};
+    eg_partition_options forced = {.target = eg_target_find("SM8650"), .backend = eg_test_backend(table)};
     EG_CHECK(eg_pass_i64_to_i32(g, &forced) == EG_OK);
     EG_CHECK(g->values[0].npu_int32);
     EG_CHECK(eg_partition_graph(g, &forced, &parts) == EG_OK && parts.n_partitions == 1);
     bool *need = eg_htp_needed_outside(g, &parts, 0);
     eg_htp_partition hp;
-    const eg_status s = eg_htp_lower_partition(g, &parts, 0, need, &hp);
+    const eg_status s = eg_htp_lower_partition(g, &parts, 0, need, eg_npu_builders, &hp);
     if (fits) {
       EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
       const eg_qnn_tensor *t = hp.graph ? find_tensor(hp.graph, EG_QNN_TENSOR_STATIC) : NULL;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/htp/compiler.h"
 #include "ir/edit.h"
 #include "ops/quant.h"
 #include "util/checked.h"
@@ -17,6 +18,7 @@ struct eg_htp_lower {
   const eg_partitioning *parts;
   int32_t p;
   const bool *needed_outside;
+  const eg_npu_builder *const *builders; /* op -> builder (npu_ops.h) */
   eg_qnn_graph *qg;
   int32_t *value_tensor; /* IR value -> tensor id, -1 until known */
   const eg_node *node;   /* the node being lowered */
@@ -440,7 +442,7 @@ static eg_status lower_nodes(eg_htp_lower *L) {
       EG_TRY(lower_getitem(L, n));
       continue;
     }
-    const eg_npu_builder *b = eg_npu_builders[n->op];
+    const eg_npu_builder *b = L->builders[n->op];
     if (!b || !b->lower)
       return eg_node_error(n, EG_ERR_INVALID, "placed on the NPU but %s has no lowering",
                            eg_op_target(n->op));
@@ -457,11 +459,13 @@ static eg_status lower_nodes(eg_htp_lower *L) {
 
 
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
-                                 const bool *needed_outside, eg_htp_partition *out) {
+                                 const bool *needed_outside,
+                                 const eg_npu_builder *const *builders, eg_htp_partition *out) {
   memset(out, 0, sizeof *out);
   char name[64];
   snprintf(name, sizeof name, "partition_%d", p);
-  eg_htp_lower L = {.g = g, .parts = parts, .p = p, .needed_outside = needed_outside, .out = out};
+  eg_htp_lower L = {.g = g, .parts = parts, .p = p, .needed_outside = needed_outside,
+                    .builders = builders, .out = out};
   size_t nv = (size_t)g->n_values + 1;
   L.value_tensor = malloc(nv * sizeof(int32_t));
   out->inputs = calloc(nv, sizeof(eg_htp_boundary));

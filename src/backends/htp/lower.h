@@ -37,7 +37,8 @@
 #include "backends/htp/qnn_graph.h"
 #include "backends/htp/values.h"
 #include "ir/graph.h"
-#include "partition/partition.h"
+#include "backends/htp/npu_ops.h"
+#include "ir/placement.h"
 
 typedef struct eg_htp_lower eg_htp_lower;
 
@@ -50,11 +51,13 @@ typedef enum eg_htp_filter_layout {
 
 
 /* Lowers partition `p` of `parts` (a partitioning of verified graph `g`) by calling each node's
- * builder in the partition's order. `needed_outside[v]` is true for values used outside the
- * partition or as graph outputs (eg_htp_needed_outside computes it). On failure the message
- * names the node whose builder failed. */
+ * builder (from `builders`, indexed by op: npu_ops.h) in the partition's order.
+ * `needed_outside[v]` is true for values used outside the partition or as graph outputs
+ * (eg_htp_needed_outside computes it). On failure the message names the node whose builder
+ * failed. */
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
-                                 const bool *needed_outside, eg_htp_partition *out);
+                                 const bool *needed_outside,
+                                 const eg_npu_builder *const *builders, eg_htp_partition *out);
 
 
 /* ---- for builders ---- */

@@ -1,8 +1,8 @@
-/* builders.h — what every NPU builder file includes: the builder struct (partition/npu_ops.h),
+/* builders.h — what every NPU builder file includes: the builder struct (backends/htp/npu_ops.h),
  * the lowering context (backends/htp/lower.h) and small argument helpers.
  *
  * A builder file opens with its mappings and constraints; each builder is a const
- * eg_npu_builder named eg_npu_builder_<op id>, declared in partition/npu_ops.h and registered
+ * eg_npu_builder named eg_npu_builder_<op id>, declared in backends/htp/npu_ops.h and registered
  * in partition/npu_ops.c. supports() gets nodes that passed the generic gates (float on an
  * fp16-capable V69+ target, arch, skip lists) and only checks what its lowering needs;
  * lower() may assume supports() said yes. */
@@ -10,7 +10,7 @@
 #define EG_BACKENDS_HTP_BUILDERS_H
 
 #include "backends/htp/lower.h"
-#include "partition/npu_ops.h"
+#include "backends/htp/npu_ops.h"
 #include "util/error.h"
 
 /* Value id of tensor argument pos/kw, or -1 when missing or None. */

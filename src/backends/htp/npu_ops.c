@@ -10,7 +10,7 @@
  * of src/backends/htp/builders/ and declared in npu_ops.h. */
 #include <stddef.h>
 
-#include "partition/npu_ops.h"
+#include "backends/htp/npu_ops.h"
 
 #define NO_LOWERING NULL
 

@@ -21,8 +21,8 @@
  * Registering a builder: define a `const eg_npu_builder eg_npu_builder_<id>` in its file under
  * src/backends/htp/builders/ (one per ATen op family), declare it below, and replace the op's
  * NO_LOWERING in npu_ops.c with its address. */
-#ifndef EG_PARTITION_NPU_OPS_H
-#define EG_PARTITION_NPU_OPS_H
+#ifndef EG_BACKENDS_HTP_NPU_OPS_H
+#define EG_BACKENDS_HTP_NPU_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
