@@ -645,7 +645,8 @@ static const char usage_compile[] =
     "  --dump-after=PASS    print the text IR (one line per input, static, node and output)\n"
     "                       after compiler pass PASS (decompose), or after every pass (all),\n"
     "                       run on a copy of the graph; an unknown name is a usage error\n"
-    "                       listing the passes. The placement is of the graph as loaded.\n"
+    "                       listing the passes. Pass `place` decides the placement; the table\n"
+    "                       and --report show it for the graph after the last pass.\n"
     "\n"
     "Exit status: 0 ok, 1 --no-fallback found CPU nodes, 2 bad usage, unknown SoC or pass, or a\n"
     "model edgegrad cannot load.\n";

@@ -117,7 +117,7 @@ eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,
   eg_graph *c = NULL;
   eg_status s = eg_graph_clone(g, &c);
   if (s == EG_OK) s = eg_passes_run(c, opt, dump_after, dump);
-  if (s == EG_OK) s = eg_partition_graph(c, opt, parts);
+  if (s == EG_OK) s = eg_partition_placed(c, opt, parts); /* placed by pass place */
   if (s != EG_OK) {
     eg_graph_destroy(c);
     return s;

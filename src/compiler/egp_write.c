@@ -1,5 +1,5 @@
-/* egp_write.c — writing a compiled program file (format: egp_format.h), and the public
- * eg_model_save_compiled.
+/* egp_write.c — writing a compiled program file (format: program/egp_format.h; the public
+ * eg_model_save_compiled is in api/compile.c).
  *
  * The metadata sections are built in growable buffers while strings and STATIC byte ranges are
  * interned (each distinct string, each distinct byte range once: hash, then compare); the

@@ -42,6 +42,8 @@ static bool clone_node(eg_arena *a, eg_node *dst, const eg_node *src) {
   *dst = *src; /* op, output, scratch_bytes, attrs (plain bytes: no pointers) */
   if (!(dst->name = eg_arena_strdup(a, src->name))) return false;
   if (src->source && !(dst->source = eg_arena_strdup(a, src->source))) return false;
+  if (src->place_reason && !(dst->place_reason = eg_arena_strdup(a, src->place_reason)))
+    return false;
   if (!clone_args(a, &dst->args, src->args, src->n_args)) return false;
   if (!clone_args(a, &dst->kwargs, src->kwargs, src->n_kwargs)) return false;
   dst->kwarg_names = eg_arena_array(a, (size_t)src->n_kwargs + 1, sizeof(char *));

@@ -112,6 +112,13 @@ typedef struct eg_value {
 /* ---- nodes ---- */
 #define EG_ATTRS_SIZE 256
 
+/* A node's placement in a compile (partition/partition.h). */
+typedef enum eg_node_place {
+  EG_PLACE_UNDECIDED = 0, /* not placed yet (a graph as loaded, or before pass `place`) */
+  EG_PLACE_CPU,
+  EG_PLACE_NPU
+} eg_node_place;
+
 typedef struct eg_node {
   const char *name;
   eg_op op;
@@ -122,6 +129,9 @@ typedef struct eg_node {
   eg_arg *kwargs;
   int32_t output;          /* value id, or -1 (a getitem of a None element) */
   const char *source;      /* a node a pass made: the traced node it replaces (NULL: as traced) */
+  eg_node_place place;     /* where it runs: set once per compile by pass `place` (partition.h,
+                              eg_place_graph) and kept up to date by the passes after it */
+  const char *place_reason; /* EG_PLACE_CPU: why, one sentence (graph arena or static) */
   size_t scratch_bytes;    /* CPU kernel scratch, set by the op's check */
   _Alignas(16) unsigned char attrs[EG_ATTRS_SIZE]; /* per-op struct, see EG_ATTRS */
 } eg_node;

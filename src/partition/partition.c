@@ -48,6 +48,9 @@
 
 #include "util/error.h"
 
+/* Whole-graph placements made so far (eg_placement_count): each runs every node's gates. */
+static _Atomic long placements;
+
 /* ---- the graph's node -> node edges, as compressed adjacency lists ---- */
 
 typedef struct edges {
@@ -139,6 +142,7 @@ bool eg_partition_skips(const eg_partition_options *opt, const eg_node *n) {
 
 typedef struct state {
   const eg_graph *g;
+  bool placed;           /* the graph's nodes carry their placement (eg_partition_placed) */
   const eg_partition_options *opt;
   const eg_backend *backend;
   eg_partitioning *out;
@@ -241,12 +245,23 @@ static eg_status step2_gates(state *st) {
   char reason[512];
   for (int32_t i = 0; i < st->g->n_nodes; i++) {
     eg_node_placement *p = &st->out->nodes[i];
+    const eg_node *n = &st->g->nodes[i];
     p->partition = -1;
-    if (st->g->nodes[i].op == EG_OP_getitem) continue; /* step 3 */
-    p->npu = eg_place_node(st->opt, st->g, &st->g->nodes[i], reason, sizeof reason);
+    if (n->op == EG_OP_getitem) continue; /* step 3 */
+    if (st->placed) { /* decided by eg_place_graph: read, never asked again */
+      if (n->place == EG_PLACE_UNDECIDED)
+        return eg_node_error(n, EG_ERR_INVALID, "not placed: pass place decides every node "
+                             "before the graph is partitioned");
+      p->npu = n->place == EG_PLACE_NPU;
+      if (!p->npu && !(p->reason = eg_arena_strdup(st->out->arena, n->place_reason ? n->place_reason : "")))
+        return eg_error(EG_ERR_NOMEM, "partition: out of memory");
+      continue;
+    }
+    p->npu = eg_place_node(st->opt, st->g, n, reason, sizeof reason);
     if (!p->npu && !(p->reason = eg_arena_strdup(st->out->arena, reason)))
       return eg_error(EG_ERR_NOMEM, "partition: out of memory");
   }
+  if (!st->placed) placements++;
   return EG_OK;
 }
 
@@ -259,8 +274,9 @@ static int32_t getitem_producer(const eg_graph *g, const eg_node *n) {
   return g->values[a->value].def;
 }
 
+static const char follows[] = "follows its producer";
+
 static void step3_getitems(state *st) {
-  static const char follows[] = "follows its producer";
   for (int32_t i = 0; i < st->g->n_nodes; i++) {
     if (st->g->nodes[i].op != EG_OP_getitem) continue;
     eg_node_placement *p = &st->out->nodes[i];
@@ -442,29 +458,82 @@ static eg_status run_steps(state *st) {
   return s;
 }
 
-eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
-                             eg_partitioning *out) {
-  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_partition_graph: out is NULL");
-  memset(out, 0, sizeof *out);
+/* The checks both entry points make of their arguments. */
+static eg_status check_args(const eg_graph *g, const eg_partition_options *opt, const char *fn) {
   if (!g || !opt || !opt->target)
-    return eg_error(EG_ERR_ARGUMENT, "eg_partition_graph: graph, options and target are "
-                    "required");
+    return eg_error(EG_ERR_ARGUMENT, "%s: graph, options and target are required", fn);
   if ((opt->n_skip_ops > 0 && !opt->skip_ops) || (opt->n_skip_nodes > 0 && !opt->skip_nodes) ||
       opt->n_skip_ops < 0 || opt->n_skip_nodes < 0)
-    return eg_error(EG_ERR_ARGUMENT, "eg_partition_graph: skip list count (%d ops, %d nodes) "
-                    "without a list", opt->n_skip_ops, opt->n_skip_nodes);
+    return eg_error(EG_ERR_ARGUMENT, "%s: skip list count (%d ops, %d nodes) without a list", fn,
+                    opt->n_skip_ops, opt->n_skip_nodes);
   for (int k = 0; k < opt->n_skip_ops; k++)
-    if (!opt->skip_ops[k])
-      return eg_error(EG_ERR_ARGUMENT, "eg_partition_graph: skip op %d is NULL", k);
+    if (!opt->skip_ops[k]) return eg_error(EG_ERR_ARGUMENT, "%s: skip op %d is NULL", fn, k);
   for (int k = 0; k < opt->n_skip_nodes; k++)
-    if (!opt->skip_nodes[k])
-      return eg_error(EG_ERR_ARGUMENT, "eg_partition_graph: skip node %d is NULL", k);
+    if (!opt->skip_nodes[k]) return eg_error(EG_ERR_ARGUMENT, "%s: skip node %d is NULL", fn, k);
+  return EG_OK;
+}
+
+static eg_status partition(const eg_graph *g, const eg_partition_options *opt, bool placed,
+                           eg_partitioning *out, const char *fn) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "%s: out is NULL", fn);
+  memset(out, 0, sizeof *out);
+  EG_TRY(check_args(g, opt, fn));
   out->arena = eg_arena_create();
   if (!out->arena) return eg_error(EG_ERR_NOMEM, "partition: out of memory");
-  state st = {.g = g, .opt = opt, .out = out,
+  state st = {.g = g, .placed = placed, .opt = opt, .out = out,
               .backend = opt->backend ? opt->backend : eg_backend_for_target(opt->target)};
   eg_status s = run_steps(&st);
   if (s != EG_OK) eg_partitioning_free(out);
   return s;
 }
 
+eg_status eg_partition_graph(const eg_graph *g, const eg_partition_options *opt,
+                             eg_partitioning *out) {
+  return partition(g, opt, false, out, "eg_partition_graph");
+}
+
+eg_status eg_partition_placed(const eg_graph *g, const eg_partition_options *opt,
+                              eg_partitioning *out) {
+  return partition(g, opt, true, out, "eg_partition_placed");
+}
+
+/* ---- the placement on the graph's nodes ---- */
+
+/* Sets node i's fields from one decision; the reason goes into the graph's arena. */
+static eg_status place_one(const eg_partition_options *opt, eg_graph *g, int32_t i) {
+  eg_node *n = &g->nodes[i];
+  char reason[512];
+  const bool npu = eg_place_node(opt, g, n, reason, sizeof reason);
+  n->place = npu ? EG_PLACE_NPU : EG_PLACE_CPU;
+  n->place_reason = npu ? NULL : eg_arena_strdup(g->arena, reason);
+  if (!npu && !n->place_reason) return eg_error(EG_ERR_NOMEM, "place: out of memory");
+  return EG_OK;
+}
+
+/* Every getitem takes its producer's placement (step 3). */
+static void place_getitems(eg_graph *g) {
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_getitem) continue;
+    n->place = g->nodes[getitem_producer(g, n)].place;
+    n->place_reason = n->place == EG_PLACE_NPU ? NULL : follows;
+  }
+}
+
+eg_status eg_place_graph(eg_graph *g, const eg_partition_options *opt) {
+  EG_TRY(check_args(g, opt, "eg_place_graph"));
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].op != EG_OP_getitem) EG_TRY(place_one(opt, g, i));
+  place_getitems(g);
+  placements++;
+  return EG_OK;
+}
+
+eg_status eg_place_again(eg_graph *g, const eg_partition_options *opt, const bool *which) {
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (which[i] && g->nodes[i].op != EG_OP_getitem) EG_TRY(place_one(opt, g, i));
+  place_getitems(g);
+  return EG_OK;
+}
+
+long eg_placement_count(void) { return placements; }

@@ -43,6 +43,25 @@ typedef struct eg_partition_options {
 } eg_partition_options;
 
 
+/* The placement of a compile is made once: pass `place` (passes/pipeline.h) calls
+ * eg_place_graph, which decides every node (steps 1-3 below) and writes the answer on the node
+ * (eg_node.place, eg_node.place_reason); the passes after it read those fields and keep them up
+ * to date for the nodes they add or change (eg_place_node / eg_place_again); then the compiler
+ * groups the final graph's nodes into partitions with eg_partition_placed, which asks no gate
+ * again. eg_partition_graph does both in one go on a graph it does not modify (for tests and
+ * tools). */
+eg_status eg_place_graph(eg_graph *g, const eg_partition_options *opt);
+/* Decides again the non-getitem nodes i with which[i] (a pass changed their arguments), then
+ * refreshes every getitem from its producer. Not counted as a placement. */
+eg_status eg_place_again(eg_graph *g, const eg_partition_options *opt, const bool *which);
+/* Partitions `g` from the placement its nodes carry (every non-getitem node decided); as
+ * eg_partition_graph otherwise (warnings about the skip lists included). */
+eg_status eg_partition_placed(const eg_graph *g, const eg_partition_options *opt,
+                              eg_partitioning *out);
+/* Whole-graph placements made by this process (eg_place_graph and eg_partition_graph calls):
+ * what a test counts to see that a compile places once. */
+long eg_placement_count(void);
+
 /* Places every node of `g` (verified: values' roles and defining nodes set, nodes in topological
  * order). On success *out holds the result (free with eg_partitioning_free); on failure
  * (EG_ERR_ARGUMENT for a NULL argument or target, EG_ERR_NOMEM) *out is zeroed. */

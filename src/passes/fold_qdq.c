@@ -14,11 +14,13 @@
  *      pass prune runs first, so dead readers (make_fx's detach nodes) no longer count;
  *   4. x carries quantization attributes (pass annotate_quant put Q's on it) equal to those of
  *      D's output, and x has D's output's dtype and shape;
- *   5. in the placement of the folded graph (eg_partition_graph with the compile options, every
- *      pair folded that still qualifies), x's producer is an NPU node (a static has none) and
- *      every node reading x (the former users of D) is an NPU node.
- * Condition 5 is decided by a fixpoint: fold every pair meeting 1-4, place, unfold (restore D's
- * users) every pair that fails 5, and place again until nothing changes. Folding a pair can only
+ *   5. in the placement of the folded graph (every pair folded that still qualifies), x's
+ *      producer is an NPU node (a static has none) and every node reading x (the former users
+ *      of D) is an NPU node.
+ * Condition 5 is decided by a fixpoint over the placement the nodes carry (pass place): fold
+ * every pair meeting 1-4 and place again the nodes whose arguments changed (eg_place_again: D's
+ * users and x's producer), unfold (restore D's users) every pair that fails 5 and place its
+ * nodes again, until nothing changes. Folding a pair can only
  * make its users NPU-capable (a conv's weight becomes the static the conv builder needs), and
  * unfolding only withdraws that, so the set shrinks monotonically and the placement the pass
  * last saw is the one of the graph it leaves. A pair whose D feeds any CPU node stays whole.
@@ -85,33 +87,50 @@ static bool candidate(const eg_graph *g, const eg_partition_options *opt, const 
   return true;
 }
 
-/* Condition 5 on the current placement. */
-static bool placed_ok(const eg_graph *g, const eg_partitioning *parts, const qdq_pair *p) {
+/* Condition 5 on the placement the nodes carry. */
+static bool placed_ok(const eg_graph *g, const qdq_pair *p) {
   const eg_value *xv = &g->values[p->x];
-  if (xv->role == EG_ROLE_NODE && !parts->nodes[xv->def].npu) return false;
+  if (xv->role == EG_ROLE_NODE && g->nodes[xv->def].place != EG_PLACE_NPU) return false;
   for (int32_t i = 0; i < g->n_nodes; i++)
-    if (i != p->q && eg_node_reads(&g->nodes[i], p->x) && !parts->nodes[i].npu) return false;
+    if (i != p->q && eg_node_reads(&g->nodes[i], p->x) && g->nodes[i].place != EG_PLACE_NPU)
+      return false;
   return true;
 }
 
-/* Unfolds pairs failing condition 5 until none does. */
+/* Marks the nodes whose placement pair p's folding or unfolding can change: every node but Q
+ * reading x (D's users, now reading x) and x's producer. */
+static void mark_affected(const eg_graph *g, const qdq_pair *p, bool *which) {
+  const eg_value *xv = &g->values[p->x];
+  if (xv->role == EG_ROLE_NODE) which[xv->def] = true;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (i != p->q && eg_node_reads(&g->nodes[i], p->x)) which[i] = true;
+}
+
+/* Places the folded readers again, then unfolds pairs failing condition 5 (placing their
+ * readers again) until none does. */
 static eg_status settle(eg_graph *g, const eg_partition_options *opt, qdq_pair *pairs,
                         int32_t n) {
-  for (bool changed = true; changed;) {
+  bool *which = calloc((size_t)g->n_nodes + 1, sizeof(bool));
+  if (!which) return nomem();
+  for (int32_t k = 0; k < n; k++)
+    if (pairs[k].on) mark_affected(g, &pairs[k], which);
+  eg_status s = eg_place_again(g, opt, which);
+  for (bool changed = s == EG_OK; changed && s == EG_OK;) {
     changed = false;
-    eg_partitioning parts;
-    EG_TRY(eg_partition_graph(g, opt, &parts));
+    memset(which, 0, ((size_t)g->n_nodes + 1) * sizeof(bool));
     for (int32_t k = 0; k < n; k++) {
       qdq_pair *p = &pairs[k];
-      if (!p->on || placed_ok(g, &parts, p)) continue;
+      if (!p->on || placed_ok(g, p)) continue;
+      mark_affected(g, p, which);
       for (int32_t i = 0; i < g->n_nodes; i++)
         if (i != p->q) eg_node_replace_value(&g->nodes[i], p->x, p->dv);
       p->on = false;
       changed = true;
     }
-    eg_partitioning_free(&parts);
+    if (changed) s = eg_place_again(g, opt, which);
   }
-  return EG_OK;
+  free(which);
+  return s;
 }
 
 /* Drops the folded pairs' nodes and, with them, their two values (ir/edit.h renumbers). */

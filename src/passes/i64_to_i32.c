@@ -1,22 +1,21 @@
 /* i64_to_i32.c — pass `i64_to_i32`: the NPU has no int64, so the int64 tensors NPU partitions
  * hold are held there as int32.
  *
- * The pass places the graph as it is (eg_partition_graph with the compile options) and marks
+ * The pass reads the placement on the nodes (pass place, eg_node.place) and marks
  * `npu_int32` on every int64 tensor value an NPU node defines or reads: its outputs (each present
  * element of a tuple output; a None element, id -1, is skipped) and its arguments (partition
  * inputs, statics included, and values in argument lists). Every other value's flag is cleared,
  * so a value only CPU nodes touch is never marked, and running the pass twice marks the same.
  *
  * The IR dtype stays int64: CPU kernels, graph inputs and graph outputs keep int64. The flag
- * means "held as INT_32 inside NPU graphs" (backends/htp/lower.h eg_htp_value_dtype): the
+ * means "held as INT_32 inside NPU graphs" (backends/htp/values.h eg_htp_value_dtype): the
  * lowering stores marked statics narrowed (an element outside int32 is a compile error), the
  * runtime narrows marked values at partition inputs (an element outside int32 is a run-time
  * error) and widens them at partition outputs (runtime/npu_step.h), and the .egp boundary rule
  * follows (program/egp_format.h). Which nodes may hold int64 on the NPU is the builders' call:
  * only ops that move 4-byte elements accept it (backends/htp/builders/common.c).
  *
- * The pass changes no node and no dtype, so it cannot change the placement the partitioner
- * finds again after the last pass. */
+ * The pass changes no node and no dtype, so the placement stays as it found it. */
 #include "passes/pipeline.h"
 
 #include "util/error.h"
@@ -38,16 +37,14 @@ static void mark_arg(eg_graph *g, const eg_arg *a) {
 }
 
 eg_status eg_pass_i64_to_i32(eg_graph *g, const eg_partition_options *opt) {
-  eg_partitioning parts;
-  EG_TRY(eg_partition_graph(g, opt, &parts));
+  (void)opt; /* the placement is on the nodes (pass place) */
   for (int32_t v = 0; v < g->n_values; v++) g->values[v].npu_int32 = false;
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    if (!parts.nodes[i].npu) continue;
+    if (g->nodes[i].place != EG_PLACE_NPU) continue;
     const eg_node *n = &g->nodes[i];
     mark(g, n->output);
     for (int32_t a = 0; a < n->n_args; a++) mark_arg(g, &n->args[a]);
     for (int32_t a = 0; a < n->n_kwargs; a++) mark_arg(g, &n->kwargs[a]);
   }
-  eg_partitioning_free(&parts);
   return EG_OK;
 }

@@ -2,7 +2,7 @@
  * has inside NPU graphs, and inserts the conversions where two orders meet.
  *
  * CPU kernels always see the traced (NCHW) order; QNN's Conv2d, pools and norms want NHWC
- * ("channels last"). The pass asks the partitioner for the placement (pipeline.h) and, walking
+ * ("channels last"). The pass reads the placement on the nodes (pass place) and, walking
  * the nodes in order, classifies each NPU node by the table rules[] (ops not in it are NCHW-only,
  * the safe default):
  *
@@ -40,8 +40,9 @@
  * Its result copies the value's dtype, shape, npu_int32 and quantization attributes (the ones of
  * the value it converts: a tuple element's own, via its getitem), has `source` = the first node
  * it serves and a fresh name "<value>_nhwc" / "<value>_nchw". Its builder (backends/htp builders
- * shape.c: a Transpose) must accept it — the pass asks it and fails otherwise — so the inserted
- * nodes are placed on the NPU and the placement the pass saw is the one that is lowered.
+ * shape.c: a Transpose) must accept it — the pass asks the partitioner's question for it
+ * (eg_place_node) and fails otherwise — so the inserted nodes are placed on the NPU (the pass
+ * sets their eg_node.place) and the placement the pass saw is the one that is lowered.
  *
  * Tuples: before anything else the pass rejects a node other than getitem reading a tuple, and
  * a getitem index out of range, with one-line errors naming the node (the verifier rejects both
@@ -113,7 +114,6 @@ typedef struct extra {
 typedef struct layout {
   eg_graph *g;
   const eg_partition_options *opt;
-  eg_partitioning parts;
   int32_t n_orig;      /* values of the graph before the pass */
   int32_t cap_values;
   bool *decided;       /* per value: its order is fixed */
@@ -238,6 +238,7 @@ static eg_status conversion(layout *s, const eg_node *user, int32_t id, int32_t 
   n->kwargs[0] = (eg_arg){.kind = EG_ARG_MEMORY_FORMAT,
                           .str = to_nhwc ? "channels_last" : "contiguous_format"};
   EG_TRY(check_lowerable(s, n, user));
+  n->place = EG_PLACE_NPU;
   s->n_extras++;
   s->conv[id] = c;
   *out = c;
@@ -378,7 +379,6 @@ static eg_status insert_extras(layout *s) {
 
 static eg_status run(layout *s) {
   eg_graph *g = s->g;
-  EG_TRY(eg_partition_graph(g, s->opt, &s->parts));
   s->n_orig = g->n_values;
   s->cap_values = 2 * g->n_values;
   eg_value *values = eg_arena_array(g->arena, (size_t)s->cap_values + 1, sizeof(eg_value));
@@ -393,7 +393,7 @@ static eg_status run(layout *s) {
     g->values[v].axes = EG_AXES_TRACED; /* this pass alone sets the field */
   }
   for (int32_t i = 0; i < g->n_nodes; i++)
-    if (s->parts.nodes[i].npu) EG_TRY(lay_out(s, &g->nodes[i]));
+    if (g->nodes[i].place == EG_PLACE_NPU) EG_TRY(lay_out(s, &g->nodes[i]));
   return s->n_extras ? insert_extras(s) : EG_OK;
 }
 
@@ -403,7 +403,6 @@ eg_status eg_pass_layout_nhwc(eg_graph *g, const eg_partition_options *opt) {
   EG_TRY(eg_graph_verify(g));
   layout s = {.g = g, .opt = opt};
   eg_status st = run(&s);
-  eg_partitioning_free(&s.parts);
   free(s.decided);
   free(s.conv);
   free(s.extras);

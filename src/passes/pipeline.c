@@ -22,14 +22,17 @@ static const eg_pass passes[] = {
     {"decompose", eg_pass_decompose},
     /* 3. quantization attributes of a QDQ model's values, from its quantize nodes */
     {"annotate_quant", eg_pass_annotate_quant},
-    /* 4. quantize -> dequantize pairs inside NPU partitions removed: NPU nodes read the quantized
-     *    value itself (placement-aware, before the layout and dtype passes) */
+    /* 4. every node placed, once: NPU or CPU with the reason (eg_node.place); the passes below
+     *    read it and keep it up to date for the nodes they add or change */
+    {"place", eg_pass_place},
+    /* 5. quantize -> dequantize pairs inside NPU partitions removed: NPU nodes read the quantized
+     *    value itself (before the layout and dtype passes) */
     {"fold_qdq", eg_pass_fold_qdq},
-    /* 5. the axis order of rank-4 values inside NPU partitions (NHWC for conv / pool / norm)
-     *    + conversions where an NCHW-only op meets an NHWC value (placement-aware) */
+    /* 6. the axis order of rank-4 values inside NPU partitions (NHWC for conv / pool / norm)
+     *    + conversions where an NCHW-only op meets an NHWC value */
     {"layout_nhwc", eg_pass_layout_nhwc},
-    /* 6. int64 values NPU partitions hold -> marked npu_int32 (placement-aware: last, once the
-     *    graph's nodes are final) */
+    /* 7. int64 values NPU partitions hold -> marked npu_int32 (last, once the graph's nodes are
+     *    final) */
     {"i64_to_i32", eg_pass_i64_to_i32},
 };
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };

@@ -1,5 +1,5 @@
 /* pipeline.h — the compiler's passes: a flat list run in order on a graph, between loading and
- * partitioning (program/program.h: clone -> passes -> partition -> lower).
+ * partitioning (compiler/compile.h: clone -> passes -> partition -> lower).
  *
  * Each pass is one file src/passes/<name>.c exporting one function
  *   eg_status eg_pass_<name>(eg_graph *g, const eg_partition_options *opt);
@@ -9,11 +9,13 @@
  * a runtime binds a compiled graph exactly like the model's. A node a skip list selects is left
  * as traced (same op and name), so the partitioner still finds and skips it.
  *
- * Passes that depend on where nodes will run (which values live inside NPU partitions: q/dq
- * folding, NPU layout, NPU dtypes) ask the partitioner for the placement of the graph as it
- * is when they run (eg_partition_graph with the same options); the partitioner places the final
- * graph again after the last pass, and every node such a pass inserts is an op the NPU lowers,
- * so the placement they saw is the placement that is lowered.
+ * Pass `place` decides once where every node runs and writes it on the node (eg_node.place,
+ * partition.h); the passes after it that depend on the placement (which values live inside NPU
+ * partitions: q/dq folding, NPU layout, NPU dtypes) read those fields, and each keeps them true
+ * for the nodes it adds (an NPU conversion: asked with eg_place_node) or whose arguments it
+ * changes (eg_place_again). The compiler then groups the final graph from the fields
+ * (eg_partition_placed): the placement the passes saw is the placement that is lowered, and no
+ * gate is asked twice.
  *
  * eg_graph_verify runs after every pass, in every build (a failure names the pass): it checks
  * what the pass left and refreshes what a rewrite leaves stale (value roles and defining nodes,
@@ -36,6 +38,8 @@ eg_status eg_pass_decompose(eg_graph *g, const eg_partition_options *opt);
 /* Attaches quantization attributes (eg_value.quant) to the quantized, quantizing and
  * dequantized values of a QDQ model (annotate_quant.c). */
 eg_status eg_pass_annotate_quant(eg_graph *g, const eg_partition_options *opt);
+/* Places every node (place.c, partition.h's eg_place_graph). */
+eg_status eg_pass_place(eg_graph *g, const eg_partition_options *opt);
 /* Removes the quantize -> dequantize pairs whose quantized value stays inside NPU partitions;
  * their users read the (quantization-annotated) value itself (fold_qdq.c, which states the rule). */
 eg_status eg_pass_fold_qdq(eg_graph *g, const eg_partition_options *opt);

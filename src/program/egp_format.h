@@ -4,7 +4,7 @@
  * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
  * and every STATIC byte exactly once.
  *
- * Written by eg_egp_write (egp_write.c), read by eg_egp_read (egp_read.c). The reader trusts
+ * Written by eg_egp_write (compiler/egp_write.c), read by eg_egp_read (egp_read.c). The reader trusts
  * nothing: it checks every offset, size, count, id, enum code and string before use, rebuilds
  * the IR through eg_graph_verify and each QNN graph through eg_qnn_graph_add_tensor /
  * eg_qnn_graph_add_op (so every rule those enforce is re-checked), and then checks the program
@@ -78,7 +78,7 @@
  *               LAYOUT, DEVICE, MEMORY_FORMAT str
  *   Names of inputs, of outputs and of statics are unique within each list.
  *
- * PLACEMENT (3) — the partitioning (partition/partition.h):
+ * PLACEMENT (3) — the partitioning (ir/placement.h):
  *   u32 n_nodes (== GRAPH's n_nodes);  n_nodes x { u8 npu (0/1); i32 partition; str reason }
  *       NPU node: partition in [0, n_partitions), reason STR_NONE;
  *       CPU node: partition -1, reason a non-empty string

@@ -2,9 +2,9 @@
  * partitions, and the order in which CPU nodes and NPU partitions run.
  *
  * Built by eg_program_build (compiler/compile.h) from a verified model graph, which it never
- * modifies: clone the
- * graph, run the pass pipeline on the clone (passes/pipeline.h), partition the result
- * (partition.h), lower every partition to an htp backend graph (backends/htp/lower.h), then
+ * modifies: clone the graph, run the pass pipeline on the clone (passes/pipeline.h, which places
+ * every node once), partition the result (partition/partition.h), lower every partition through
+ * its backend (backends/backend.h) to an htp backend graph (backends/htp/values.h), then
  * order the units — each CPU node and each partition — topologically (Kahn, smallest first node
  * first; the partitioner keeps the unit graph acyclic). `order` lists node indices in execution
  * order with each partition's nodes contiguous, a valid topological order of the compiled graph

@@ -13,7 +13,7 @@ typedef struct staged {
   bool nhwc;
   bool narrow;        /* int64 held as int32 by the NPU graph (eg_value.npu_int32) */
   const char *label;  /* the value's name, for run-time errors */
-  eg_qnn_qview *q;    /* held quantized (lower.h eg_htp_held_quantized): its tensor's encoding */
+  eg_qnn_qview *q;    /* held quantized (values.h eg_htp_held_quantized): its tensor's encoding */
   void *nhwc_ir;      /* converted (narrow or q) and nhwc: the value in NHWC order, IR dtype */
 } staged;
 

@@ -10,7 +10,7 @@
 #define EG_RUNTIME_NPU_STEP_H
 
 #include "backends/htp/executor.h"
-#include "backends/htp/lower.h"
+#include "backends/htp/values.h"
 
 typedef struct eg_npu_step eg_npu_step;
 

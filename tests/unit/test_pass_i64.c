@@ -146,6 +146,7 @@ static void test_tuple_none_cpu_only_and_skip(void) {
   static const char *const skip[] = {"keep"};
   eg_partition_options opt = {.target = eg_target_find("SM8650"), .backend = eg_test_backend(fake_table()),
                               .skip_nodes = skip, .n_skip_nodes = 1};
+  EG_CHECK_MSG(eg_place_graph(g, &opt) == EG_OK, "%s", eg_last_error()); /* pass place */
   EG_CHECK_MSG(eg_pass_i64_to_i32(g, &opt) == EG_OK, "%s", eg_last_error());
   const eg_value *v = g->values;
   EG_CHECK(v[g->values[tup].elems[2]].npu_int32); /* the tuple's int64 element */
@@ -318,7 +319,7 @@ static void test_static_range(void) {
     eg_partitioning_free(&parts);
 
     eg_partition_options forced = {.target = eg_target_find("SM8650"), .backend = eg_test_backend(table)};
-    EG_CHECK(eg_pass_i64_to_i32(g, &forced) == EG_OK);
+    EG_CHECK(eg_place_graph(g, &forced) == EG_OK && eg_pass_i64_to_i32(g, &forced) == EG_OK);
     EG_CHECK(g->values[0].npu_int32);
     EG_CHECK(eg_partition_graph(g, &forced, &parts) == EG_OK && parts.n_partitions == 1);
     bool *need = eg_htp_needed_outside(g, &parts, 0);

@@ -64,7 +64,8 @@ static eg_graph *load(const char *name, const char *values, const char *inputs,
 
 static eg_status run_pass(eg_graph *g, const char *soc) {
   eg_partition_options opt = {.target = eg_target_find(soc)};
-  return eg_pass_layout_nhwc(g, &opt);
+  eg_status s = eg_place_graph(g, &opt); /* pass place, which layout_nhwc reads */
+  return s == EG_OK ? eg_pass_layout_nhwc(g, &opt) : s;
 }
 
 #define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \

@@ -222,9 +222,10 @@ static void test_guard_reads_metadata(void) {
   eg_model_destroy(m);
 }
 
-/* quant_net after decompose + annotate_quant + fold_qdq with `opt`; NULL on failure. */
+/* quant_net after decompose + annotate_quant + place + fold_qdq with `opt`; NULL on failure. */
 static eg_graph *folded(eg_model **m, const eg_partition_options *opt) {
   eg_graph *g = annotated(EG_TEST_DATA "/quant_net.json", m);
+  if (g) EG_CHECK_MSG(eg_place_graph(g, opt) == EG_OK, "%s", eg_last_error()); /* pass place */
   if (g) EG_CHECK_MSG(eg_pass_fold_qdq(g, opt) == EG_OK, "%s", eg_last_error());
   if (g) EG_CHECK_MSG(eg_graph_verify(g) == EG_OK, "%s", eg_last_error());
   return g;
