@@ -67,7 +67,7 @@ typedef struct job {
   eg_qnn_executor *ex;
   eg_qnn_binding in[1], out[1];
   /* kernel-level (forced algorithm) */
-  eg_tconv2d_nhwc_params tp;
+  eg_transpose_conv2d_nhwc_params tp;
   int64_t wdims[4];
   const float *w, *gy;
   float *wt, *gx;
@@ -200,11 +200,11 @@ int main(int argc, char **argv) {
     }
     j.in[0] = (eg_qnn_binding){gy_id, gy, sizeof(float) * ngy};
     j.out[0] = (eg_qnn_binding){gx_id, gx, sizeof(float) * ngx};
-    j.tp = (eg_tconv2d_nhwc_params){.n = s->n, .h_in = ho, .w_in = ho, .c_in = s->c_out,
+    j.tp = (eg_transpose_conv2d_nhwc_params){.n = s->n, .h_in = ho, .w_in = ho, .c_in = s->c_out,
                                     .h_out = s->h, .w_out = s->h, .c_out = s->c_in, .k_h = s->k,
                                     .k_w = s->k, .stride = {s->stride, s->stride},
                                     .pad = {s->pad, s->pad}, .groups = 1,
-                                    .algo = algo < 0 ? EG_TCONV2D_AUTO : (eg_tconv2d_algo)algo,
+                                    .algo = algo < 0 ? EG_TRANSPOSE_CONV2D_AUTO : (eg_transpose_conv2d_algo)algo,
                                     .chunk_bytes = eg_nhwc_chunk_bytes()};
     if (algo >= 0) { /* kernel-level, forced algorithm */
       eg_qnn_executor_destroy(j.ex);

@@ -169,7 +169,8 @@ EG_API void eg_model_get_stats(const eg_model *model, eg_model_stats *out);
  * with how many nodes use it. `target` is the traced name, e.g.
  * "aten.convolution_backward.default". */
 EG_API int eg_model_num_op_kinds(const eg_model *model);
-EG_API eg_status eg_model_op_kind(const eg_model *model, int index, const char **target, int *count);
+EG_API eg_status eg_model_op_kind(const eg_model *model, int index, const char **target,
+                                  int *count);
 
 /* ---- running -------------------------------------------------------------------------- */
 
@@ -203,13 +204,15 @@ typedef struct eg_runtime_options {
 
 /* eg_runtime_create with limits; `options` NULL means none. For a model loaded from a compiled
  * program it runs the program, as eg_runtime_create does. */
-EG_API eg_status eg_runtime_create_with_options(const eg_model *model, const eg_runtime_options *options,
-                                         eg_runtime **out);
+EG_API eg_status eg_runtime_create_with_options(const eg_model *model,
+                                                const eg_runtime_options *options,
+                                                eg_runtime **out);
 
 /* Checks `value` against the model input called `name` exactly as eg_runtime_set_input does
  * (same status and message), without a runtime: lets a caller refuse wrong inputs before it
  * reserves the runtime's memory. */
-EG_API eg_status eg_model_check_input(const eg_model *model, const char *name, const eg_tensor *value);
+EG_API eg_status eg_model_check_input(const eg_model *model, const char *name,
+                                      const eg_tensor *value);
 
 /* Copies `value` into the input called `name`. Its dtype and shape must equal the model's:
  * otherwise EG_ERR_ARGUMENT naming the input, what was given and what is expected. */
@@ -336,7 +339,7 @@ typedef struct eg_placement_info {
  * EG_ERR_UNSUPPORTED and *out is STILL set to the full report, so the caller can list the CPU
  * nodes and write the report; it must destroy it. On every other failure *out is NULL. */
 EG_API eg_status eg_compile_report_create(const eg_model *model, const eg_compile_options *options,
-                                   eg_compile_report **out);
+                                          eg_compile_report **out);
 EG_API void eg_compile_report_destroy(eg_compile_report *report);
 
 /* The SoC placed for. */
@@ -344,13 +347,13 @@ EG_API void eg_compile_report_target(const eg_compile_report *report, eg_target_
 /* Nodes in graph (topological) order; `index` in [0, num_nodes), else EG_ERR_ARGUMENT. */
 EG_API int eg_compile_report_num_nodes(const eg_compile_report *report);
 EG_API eg_status eg_compile_report_node(const eg_compile_report *report, int index,
-                                 eg_placement_info *out);
+                                        eg_placement_info *out);
 /* Partitions, numbered in order of their first node. Partition `index` has *num_nodes nodes,
  * given by node index (as in eg_compile_report_node) ascending in *nodes, which the report owns.
  * EG_ERR_ARGUMENT if `index` is out of range. */
 EG_API int eg_compile_report_num_partitions(const eg_compile_report *report);
 EG_API eg_status eg_compile_report_partition(const eg_compile_report *report, int index,
-                                      int *num_nodes, const int32_t **nodes);
+                                             int *num_nodes, const int32_t **nodes);
 /* Warnings about the options, one line each, e.g. "--skip-node relu_9: no node has this name". */
 EG_API int eg_compile_report_num_warnings(const eg_compile_report *report);
 EG_API const char *eg_compile_report_warning(const eg_compile_report *report, int index);
@@ -366,13 +369,13 @@ EG_API eg_status eg_compile_report_write_json(const eg_compile_report *report, c
  * partitions on the NPU executor (QNN-modelled ops, NHWC), every other node on the portable CPU
  * kernels, with layout conversions at partition boundaries. Use it like eg_runtime_create's.
  * options->no_fallback is ignored here (use eg_compile_report_create to enforce it). */
-EG_API eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
-                                     eg_runtime **out);
+EG_API eg_status eg_runtime_create_compiled(const eg_model *model,
+                                            const eg_compile_options *options, eg_runtime **out);
 /* eg_runtime_create_compiled with limits (eg_runtime_options; NULL means none). */
 EG_API eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
-                                                  const eg_compile_options *options,
-                                                  const eg_runtime_options *runtime_options,
-                                                  eg_runtime **out);
+                                                         const eg_compile_options *options,
+                                                         const eg_runtime_options *runtime_options,
+                                                         eg_runtime **out);
 
 /* ---- compiled programs (.egp) ----------------------------------------------------------- *
  * A compiled program file holds a model compiled for one SoC: the graph, every node's
@@ -397,7 +400,7 @@ EG_API eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
  * program to `path` atomically (a temporary file renamed over it). EG_ERR_ARGUMENT for a NULL
  * argument or an unknown SoC; EG_ERR_IO if it cannot be written. */
 EG_API eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options *options,
-                                 const char *path);
+                                        const char *path);
 
 /* 1 if `model` was loaded from a compiled program file, else 0. */
 EG_API int eg_model_is_compiled(const eg_model *model);
@@ -457,15 +460,15 @@ typedef struct eg_npu_op_info {
 /* Partition / tensor / op / param accessors of a compiled model; EG_ERR_ARGUMENT when the
  * model is not compiled or an index is out of range. */
 EG_API eg_status eg_model_npu_partition(const eg_model *model, int partition,
-                                 eg_npu_partition_info *out);
+                                        eg_npu_partition_info *out);
 EG_API eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
-                              eg_npu_tensor_info *out);
+                                     eg_npu_tensor_info *out);
 EG_API eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out);
 /* Param `index` of an op: *name, and its value written into `value` (`size` bytes, always
  * NUL-terminated) as JSON text: 3, 0.5, true, [2, 2], [[1, 1], [0, 0]]; a non-finite float as
  * the string "inf", "-inf" or "nan". */
 EG_API eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
-                                const char **name, char *value, size_t size);
+                                       const char **name, char *value, size_t size);
 
 /* ---- .npy files ----------------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include "util/simd.h"
 
 EG_SIMD_CLONES
-void eg_batchnorm_nhwc_f32(int64_t rows, int64_t c, const float *x, const float *weights,
+void eg_batch_norm_nhwc_f32(int64_t rows, int64_t c, const float *x, const float *weights,
                            const float *bias, float *y) {
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(rows * c))
   for (int64_t r = 0; r < rows; r++)

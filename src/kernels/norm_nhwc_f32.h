@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void eg_batchnorm_nhwc_f32(int64_t rows, int64_t c, const float *x, const float *weights,
+void eg_batch_norm_nhwc_f32(int64_t rows, int64_t c, const float *x, const float *weights,
                            const float *bias, float *y);
 
 typedef struct eg_norm_nhwc_params {

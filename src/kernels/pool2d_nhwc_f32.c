@@ -70,11 +70,11 @@ static void pool(const eg_pool2d_nhwc_params *p, const float *x, float *y, bool 
 }
 
 EG_SIMD_CLONES
-void eg_pool_max2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y) {
+void eg_max_pool2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y) {
   pool(p, x, y, true);
 }
 
 EG_SIMD_CLONES
-void eg_pool_avg2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y) {
+void eg_avg_pool2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y) {
   pool(p, x, y, false);
 }

@@ -21,7 +21,7 @@ typedef struct eg_pool2d_nhwc_params {
   bool count_pad;                 /* avg only: QNN count_pad_for_edges */
 } eg_pool2d_nhwc_params;
 
-void eg_pool_max2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y);
-void eg_pool_avg2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y);
+void eg_max_pool2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y);
+void eg_avg_pool2d_nhwc_f32(const eg_pool2d_nhwc_params *p, const float *x, float *y);
 
 #endif

@@ -28,20 +28,20 @@
 #include "util/simd.h"
 
 /* Target size of COL2IM's column chunk when params.chunk_bytes is 0. */
-#define EG_TCONV2D_COL_BYTES ((int64_t)2 << 20)
-enum { EG_TCONV2D_MIN_ROWS = 256 };
+#define EG_TRANSPOSE_CONV2D_COL_BYTES ((int64_t)2 << 20)
+enum { EG_TRANSPOSE_CONV2D_MIN_ROWS = 256 };
 /* PHASE needs c_out wide enough for sgemm's N; narrower outputs go through COL2IM. */
-enum { EG_TCONV2D_PHASE_MIN_COUT = 16 };
+enum { EG_TRANSPOSE_CONV2D_PHASE_MIN_COUT = 16 };
 /* WINOGRAD's sgemms have K = c_in and N = c_out; AUTO wants both at least this wide. */
-enum { EG_TCONV2D_WINO_MIN_C = 32 };
+enum { EG_TRANSPOSE_CONV2D_WINO_MIN_C = 32 };
 /* WINOGRAD: one chunk's transformed patches and products (16 x tiles x (c_in + c_out) floats)
  * take params.chunk_bytes, or this when it is 0, but at least this many tiles: sgemm's M, and
  * each chunk's 16 sgemms pack their U_xi again (r18-l4, c 512: 128 tiles per chunk ran 2x
  * faster than 32). */
-#define EG_TCONV2D_WINO_CHUNK_BYTES ((int64_t)4 << 20)
-enum { EG_TCONV2D_WINO_MIN_TILES = 256 };
+#define EG_TRANSPOSE_CONV2D_WINO_CHUNK_BYTES ((int64_t)4 << 20)
+enum { EG_TRANSPOSE_CONV2D_WINO_MIN_TILES = 256 };
 
-typedef eg_tconv2d_nhwc_params tparams;
+typedef eg_transpose_conv2d_nhwc_params tparams;
 
 static int64_t taps(const tparams *p) { return p->k_h * p->k_w; }
 
@@ -61,24 +61,24 @@ static bool is_empty(const tparams *p) {
  * vCPUs on a shared host, alternating 0.1 s bursts for 2 minutes per shape, COL2IM/FLIP mean:
  * l1 1.10, l2-ds 1.29, l2 1.06, l3 1.14, l4 1.16; in the quietest bursts FLIP led by at most
  * 5%). */
-eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int threads) {
+eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int threads) {
   const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
   const bool phase_ok = !stride1 && p->groups == 1;
   const bool wino_ok = stride1 && p->k_h == 3 && p->k_w == 3 && p->groups == 1;
-  if (p->algo == EG_TCONV2D_COL2IM) return EG_TCONV2D_COL2IM;
-  if (p->algo == EG_TCONV2D_WINOGRAD && wino_ok) return EG_TCONV2D_WINOGRAD;
-  if (p->algo == EG_TCONV2D_FLIP && stride1) return EG_TCONV2D_FLIP;
-  if (p->algo == EG_TCONV2D_PHASE && phase_ok) return EG_TCONV2D_PHASE;
-  if (threads > 1 && taps(p) > 1) return EG_TCONV2D_COL2IM;
-  if (wino_ok && p->prepacked && p->c_in >= EG_TCONV2D_WINO_MIN_C &&
-      p->c_out >= EG_TCONV2D_WINO_MIN_C)
-    return EG_TCONV2D_WINOGRAD;
-  if (stride1) return EG_TCONV2D_FLIP;
-  if (phase_ok && p->c_out >= EG_TCONV2D_PHASE_MIN_COUT) return EG_TCONV2D_PHASE;
-  return EG_TCONV2D_COL2IM;
+  if (p->algo == EG_TRANSPOSE_CONV2D_COL2IM) return EG_TRANSPOSE_CONV2D_COL2IM;
+  if (p->algo == EG_TRANSPOSE_CONV2D_WINOGRAD && wino_ok) return EG_TRANSPOSE_CONV2D_WINOGRAD;
+  if (p->algo == EG_TRANSPOSE_CONV2D_FLIP && stride1) return EG_TRANSPOSE_CONV2D_FLIP;
+  if (p->algo == EG_TRANSPOSE_CONV2D_PHASE && phase_ok) return EG_TRANSPOSE_CONV2D_PHASE;
+  if (threads > 1 && taps(p) > 1) return EG_TRANSPOSE_CONV2D_COL2IM;
+  if (wino_ok && p->prepacked && p->c_in >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
+      p->c_out >= EG_TRANSPOSE_CONV2D_WINO_MIN_C)
+    return EG_TRANSPOSE_CONV2D_WINOGRAD;
+  if (stride1) return EG_TRANSPOSE_CONV2D_FLIP;
+  if (phase_ok && p->c_out >= EG_TRANSPOSE_CONV2D_PHASE_MIN_COUT) return EG_TRANSPOSE_CONV2D_PHASE;
+  return EG_TRANSPOSE_CONV2D_COL2IM;
 }
 
-eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const tparams *p) {
+eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const tparams *p) {
   return eg_transpose_conv2d_nhwc_f32_pick(p, 1);
 }
 
@@ -213,9 +213,9 @@ static void run_phase(const tparams *p, const float *x, const float *f, const fl
 
 static int64_t col_rows(const tparams *p) {
   const int64_t width = taps(p) * (p->c_out / p->groups), m = p->n * p->h_in * p->w_in;
-  const int64_t bytes = p->chunk_bytes > 0 ? p->chunk_bytes : EG_TCONV2D_COL_BYTES;
+  const int64_t bytes = p->chunk_bytes > 0 ? p->chunk_bytes : EG_TRANSPOSE_CONV2D_COL_BYTES;
   int64_t rows = bytes / ((int64_t)sizeof(float) * (width > 0 ? width : 1));
-  if (rows < EG_TCONV2D_MIN_ROWS) rows = EG_TCONV2D_MIN_ROWS;
+  if (rows < EG_TRANSPOSE_CONV2D_MIN_ROWS) rows = EG_TRANSPOSE_CONV2D_MIN_ROWS;
   if (rows >= m) return m > 0 ? m : 1;
   const int64_t chunks = (m + rows - 1) / rows;
   return (m + chunks - 1) / chunks;
@@ -310,9 +310,9 @@ static int64_t wino_tiles_w(const tparams *p) { return (p->w_out + 1) / 2; }
 
 static int64_t wino_chunk(const tparams *p) {
   const int64_t all = p->n * wino_tiles_h(p) * wino_tiles_w(p);
-  const int64_t bytes = p->chunk_bytes > 0 ? p->chunk_bytes : EG_TCONV2D_WINO_CHUNK_BYTES;
+  const int64_t bytes = p->chunk_bytes > 0 ? p->chunk_bytes : EG_TRANSPOSE_CONV2D_WINO_CHUNK_BYTES;
   int64_t t = bytes / (16 * (int64_t)sizeof(float) * (p->c_in + p->c_out));
-  if (t < EG_TCONV2D_WINO_MIN_TILES) t = EG_TCONV2D_WINO_MIN_TILES;
+  if (t < EG_TRANSPOSE_CONV2D_WINO_MIN_TILES) t = EG_TRANSPOSE_CONV2D_WINO_MIN_TILES;
   if (t >= all) return all > 0 ? all : 1;
   const int64_t chunks = (all + t - 1) / t;
   return (all + chunks - 1) / chunks;
@@ -500,16 +500,16 @@ static void run_winograd(const tparams *p, const float *x, const float *f, const
 static int64_t piece_scratch(const tparams *p) {
   if (is_empty(p) || p->n * p->h_in * p->w_in * p->c_in * taps(p) == 0) return 0;
   switch (eg_transpose_conv2d_nhwc_f32_algo(p)) {
-  case EG_TCONV2D_FLIP: {
+  case EG_TRANSPOSE_CONV2D_FLIP: {
     const eg_conv2d_nhwc_params c = flip_params(p);
     return regroup_floats(p) + (int64_t)(eg_conv2d_nhwc_f32_scratch(&c) / sizeof(float));
   }
-  case EG_TCONV2D_PHASE: {
+  case EG_TRANSPOSE_CONV2D_PHASE: {
     int64_t sub, img, conv;
     phase_sizes(p, &sub, &img, &conv);
     return sub + img + conv;
   }
-  case EG_TCONV2D_WINOGRAD: return wino_scratch(p);
+  case EG_TRANSPOSE_CONV2D_WINOGRAD: return wino_scratch(p);
   default:
     return eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups)) +
            eg_nhwc_round16(col_rows(p) * taps(p) * (p->c_out / p->groups));
@@ -524,9 +524,9 @@ static void run_piece(const tparams *p, const float *x, const float *filter, con
     return;
   }
   switch (eg_transpose_conv2d_nhwc_f32_algo(p)) {
-  case EG_TCONV2D_FLIP: run_flip(p, x, filter, bias, y, scratch); break;
-  case EG_TCONV2D_PHASE: run_phase(p, x, filter, bias, y, scratch); break;
-  case EG_TCONV2D_WINOGRAD: run_winograd(p, x, filter, bias, y, scratch); break;
+  case EG_TRANSPOSE_CONV2D_FLIP: run_flip(p, x, filter, bias, y, scratch); break;
+  case EG_TRANSPOSE_CONV2D_PHASE: run_phase(p, x, filter, bias, y, scratch); break;
+  case EG_TRANSPOSE_CONV2D_WINOGRAD: run_winograd(p, x, filter, bias, y, scratch); break;
   default: run_col2im(p, x, filter, bias, y, scratch); break;
   }
 }
@@ -538,7 +538,7 @@ static void run_piece(const tparams *p, const float *x, const float *filter, con
  * same window, GFLOP/s, FLIP/PHASE/COL2IM: pieces l1 166, l2-ds 151, l2 181, l3 175, l4 174,
  * pw-1x1 119, stem 118 (sgemm 1024^3: 182) where one piece gave 0.55x PyTorch's geomean. Below
  * this many multiply-adds per piece the fork/join is not worth it. */
-#define EG_TCONV2D_PIECE_MIN_MACS ((int64_t)1 << 22)
+#define EG_TRANSPOSE_CONV2D_PIECE_MIN_MACS ((int64_t)1 << 22)
 
 /* One piece: a TransposeConv2d of its own (params.parts 1) on x + x_off writing y + y_off. */
 typedef struct piece {
@@ -628,18 +628,19 @@ static void run_pieces(const tparams *p, const float *x, const float *filter, co
 void eg_transpose_conv2d_nhwc_f32_plan(tparams *p, int threads) {
   const int64_t macs = p->n * p->h_in * p->w_in * p->c_in * taps(p) * (p->c_out / p->groups);
   p->parts = 1;
-  if (threads > 1 && eg_nhwc_blas_nests() && macs / threads >= EG_TCONV2D_PIECE_MIN_MACS)
+  if (threads > 1 && eg_nhwc_blas_nests() && macs / threads >= EG_TRANSPOSE_CONV2D_PIECE_MIN_MACS)
     p->parts = threads;
   p->algo = eg_transpose_conv2d_nhwc_f32_pick(p, p->parts > 1 ? 1 : threads);
 }
 
 size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const tparams *p) {
-  return eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TCONV2D_WINOGRAD ? (size_t)wino_packed(p)
-                                                                     : 0;
+  const bool wino = eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TRANSPOSE_CONV2D_WINOGRAD;
+  return wino ? (size_t)wino_packed(p) : 0;
 }
 
 void eg_transpose_conv2d_nhwc_f32_pack(const tparams *p, const float *filter, float *packed) {
-  if (eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TCONV2D_WINOGRAD) wino_pack(p, filter, packed);
+  if (eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TRANSPOSE_CONV2D_WINOGRAD)
+    wino_pack(p, filter, packed);
 }
 
 size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {

@@ -10,7 +10,8 @@
  *   and the pads before the output (pad_t, pad_l) — pad_b and output_padding only set h_out.
  *
  * This is the input gradient of a Conv2d with the same filter read as HWIO [k_h, k_w, Cout_fwd,
- * Cin_fwd] after the QNN Transpose perm [0,1,3,2] (design.md §1). Algorithms (eg_tconv2d_algo):
+ * Cin_fwd] after the QNN Transpose perm [0,1,3,2] (design.md §1). Algorithms
+ * (eg_transpose_conv2d_algo):
  *   FLIP    (stride 1) a Conv2d with the filter rotated by 180 degrees and pads k-1-pad: im2col
  *           + sgemm with K = k_h*k_w*cig; the TransposeConv2d filter is already that conv's
  *           HWIO filter (groups 1), so nothing is copied but the column matrix.
@@ -44,22 +45,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum eg_tconv2d_algo {
-  EG_TCONV2D_AUTO,
-  EG_TCONV2D_FLIP,   /* stride 1 only; otherwise behaves as AUTO */
-  EG_TCONV2D_PHASE,  /* groups 1 only; otherwise behaves as AUTO */
-  EG_TCONV2D_COL2IM,
-  EG_TCONV2D_WINOGRAD /* stride 1, 3x3, groups 1 only; otherwise behaves as AUTO */
-} eg_tconv2d_algo;
+typedef enum eg_transpose_conv2d_algo {
+  EG_TRANSPOSE_CONV2D_AUTO,
+  EG_TRANSPOSE_CONV2D_FLIP,   /* stride 1 only; otherwise behaves as AUTO */
+  EG_TRANSPOSE_CONV2D_PHASE,  /* groups 1 only; otherwise behaves as AUTO */
+  EG_TRANSPOSE_CONV2D_COL2IM,
+  EG_TRANSPOSE_CONV2D_WINOGRAD /* stride 1, 3x3, groups 1 only; otherwise behaves as AUTO */
+} eg_transpose_conv2d_algo;
 
-typedef struct eg_tconv2d_nhwc_params {
+typedef struct eg_transpose_conv2d_nhwc_params {
   int64_t n, h_in, w_in, c_in;      /* x */
   int64_t h_out, w_out, c_out;      /* y */
   int64_t k_h, k_w;
   int64_t stride[2];                /* [h, w], each >= 1 */
   int64_t pad[2];                   /* QNN pad_amount[.][0]: output rows/cols cut at the start */
   int64_t groups;                   /* divides c_in and c_out */
-  eg_tconv2d_algo algo;
+  eg_transpose_conv2d_algo algo;
   int64_t chunk_bytes;              /* target bytes of one column-matrix chunk (WINOGRAD: of a
                                        chunk's transformed tiles); 0: 2 MiB (WINOGRAD 4 MiB) (as
                                        for eg_conv2d_nhwc_params: same value for _scratch and
@@ -69,35 +70,37 @@ typedef struct eg_tconv2d_nhwc_params {
                                        and the call */
   bool prepacked;                   /* the filter passed to the call is _pack's output for these
                                        params (only read when _packed_floats is not 0) */
-} eg_tconv2d_nhwc_params;
+} eg_transpose_conv2d_nhwc_params;
 
 /* The algorithm for p run as ONE piece while sgemm runs on `threads` threads: AUTO and
  * inapplicable requests resolved (params.parts is not read). */
-eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const eg_tconv2d_nhwc_params *p, int threads);
+eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const eg_transpose_conv2d_nhwc_params *p,
+                                                            int threads);
 /* The algorithm the kernel will run for p (for each piece when parts > 1):
  * eg_transpose_conv2d_nhwc_f32_pick(p, 1). */
-eg_tconv2d_algo eg_transpose_conv2d_nhwc_f32_algo(const eg_tconv2d_nhwc_params *p);
+eg_transpose_conv2d_algo
+eg_transpose_conv2d_nhwc_f32_algo(const eg_transpose_conv2d_nhwc_params *p);
 /* Plans p for `threads` threads: sets p->parts (pieces when the OpenBLAS build runs sgemm
  * single-threaded inside a parallel region and the work is large enough, else 1) and resolves
  * p->algo for that (p->algo may hold a request, as for _pick). Callers that plan once (the
  * executor) do this at create, so _scratch and the call agree even if the thread count changes
  * later. */
-void eg_transpose_conv2d_nhwc_f32_plan(eg_tconv2d_nhwc_params *p, int threads);
+void eg_transpose_conv2d_nhwc_f32_plan(eg_transpose_conv2d_nhwc_params *p, int threads);
 
 /* Floats of the packed filter for p's algorithm (WINOGRAD: 16*c_in*c_out), 0 when the algorithm
  * reads the filter as it is. Set params.prepacked before planning when the filter is constant:
  * AUTO then prefers WINOGRAD where it applies. */
-size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const eg_tconv2d_nhwc_params *p);
+size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const eg_transpose_conv2d_nhwc_params *p);
 /* packed <- the filter in the form p's algorithm reads (_packed_floats floats, 64-byte
  * aligned); then pass `packed` as the filter with params.prepacked set. */
-void eg_transpose_conv2d_nhwc_f32_pack(const eg_tconv2d_nhwc_params *p, const float *filter,
-                                       float *packed);
+void eg_transpose_conv2d_nhwc_f32_pack(const eg_transpose_conv2d_nhwc_params *p,
+                                       const float *filter, float *packed);
 
-size_t eg_transpose_conv2d_nhwc_f32_scratch(const eg_tconv2d_nhwc_params *p);
+size_t eg_transpose_conv2d_nhwc_f32_scratch(const eg_transpose_conv2d_nhwc_params *p);
 
 /* y = transposed conv of x with filter, + bias; y is fully overwritten. With parts > 1 this
  * opens its own parallel region (called inside one, the pieces run one after another). */
-void eg_transpose_conv2d_nhwc_f32(const eg_tconv2d_nhwc_params *p, const float *x,
+void eg_transpose_conv2d_nhwc_f32(const eg_transpose_conv2d_nhwc_params *p, const float *x,
                                   const float *filter, const float *bias, float *y,
                                   void *scratch);
 

@@ -45,7 +45,7 @@ if grep -qE '^src/ops/verify\.c\.o$' <<<"$cmake_objs" && grep -qE '^src/program/
   ok; else bad "libedgegrad_rt lacks the verifier or the .egp reader"; fi
 
 # 2. no compiler symbol, defined or needed
-forbidden='^(json_|eg_pass_|eg_passes_|eg_partition_graph|eg_graph_load_json|eg_safetensors_|eg_npu_builder|eg_htp_lower|eg_htp_input|eg_htp_define|eg_program_build|eg_program_place|eg_egp_write|eg_compile_report_)'
+forbidden='^(json_|eg_pass_|eg_passes_|eg_partition_graph|eg_graph_load_json|eg_safetensors_|eg_htp_builder|eg_htp_lower|eg_htp_input|eg_htp_define|eg_program_build|eg_program_place|eg_egp_write|eg_compile_report_)'
 defined=$($nm --defined-only "$rt_a" 2>/dev/null | awk 'NF == 3 {print $3}')
 undefined=$($nm --undefined-only "$rt_a" 2>/dev/null | awk '{print $NF}')
 hits=$(grep -E "$forbidden" <<<"$defined")

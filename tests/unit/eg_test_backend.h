@@ -7,7 +7,7 @@
 
 /* A backend over `table` that stays valid for the test's run (the last 16 calls' backends are
  * kept; no test holds more at once). */
-static inline const eg_backend *eg_test_backend(const eg_npu_builder *const *table) {
+static inline const eg_backend *eg_test_backend(const eg_htp_builder *const *table) {
   static eg_backend kept[16];
   static int next;
   eg_backend *b = &kept[next++ % 16];

@@ -266,7 +266,7 @@ static void test_lowering_refuses_huge_dim(void) {
     EG_CHECK(g->n_nodes == 1);
     bool *need = eg_htp_needed_outside(g, &pt, 0);
     eg_htp_partition hp;
-    eg_status s = need ? eg_htp_lower_partition(g, &pt, 0, need, eg_npu_builders, &hp) : EG_ERR_NOMEM;
+    eg_status s = need ? eg_htp_lower_partition(g, &pt, 0, need, eg_htp_builders, &hp) : EG_ERR_NOMEM;
     char want[128];
     snprintf(want, sizeof want, "dimension %lld of x exceeds QNN's 32-bit dims",
              (long long)dims[k]);

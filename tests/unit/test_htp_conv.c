@@ -405,7 +405,7 @@ done:
 static void check_reason(const eg_graph *g, const eg_node *n, const char *want) {
   char reason[512] = "";
   const eg_target *t = eg_target_find("SM8650");
-  const bool ok = eg_npu_builder_convolution_backward.supports(g, n, t, reason, sizeof reason);
+  const bool ok = eg_htp_builder_convolution_backward.supports(g, n, t, reason, sizeof reason);
   if (!want) {
     EG_CHECK_MSG(ok, "declined: %s", reason);
   } else {
@@ -476,23 +476,23 @@ static void test_forward_kinds(void) {
   eg_node *n = &g->nodes[eg_test_node_named(g, "convolution")];
   const eg_target *t = eg_target_find("SM8650");
   char reason[512] = "";
-  EG_CHECK(eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
   eg_value *w = &g->values[n->args[1].value];
   w->role = EG_ROLE_INPUT;
-  EG_CHECK(!eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+  EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
            strcmp(reason, "weight is not a frozen parameter") == 0);
   w->role = EG_ROLE_STATIC;
   n->args[6].b = true; /* transposed, dilated */
   n->args[5].list.items[1].i = 3;
-  EG_CHECK(!eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+  EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
            strcmp(reason, "dilation [1, 3] unsupported: TransposeConv2d has no dilation") == 0);
   n->args[5].list.items[1].i = 1;
   n->args[7].list.items[0].i = 2; /* output_padding 2 with stride 2 */
-  EG_CHECK(!eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+  EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
            strcmp(reason, "output_padding 2 not in [0, 2)") == 0);
   n->args[7].list.items[0].i = 0;
   n->args[6].b = false;
-  EG_CHECK(eg_npu_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
 
   eg_program p;
   if (eg_test_build(g, "SM8650", &p)) {

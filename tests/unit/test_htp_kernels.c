@@ -281,13 +281,13 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
   EG_CHECK_MSG(ho >= 1 && wo >= 1, "test case with an empty output (%ld x %ld)", ho, wo);
   float *x = eg_test_rand_buf(nx, seed), *f = eg_test_rand_buf(nf, seed + 1), *bias = eg_test_rand_buf(c->cout, seed + 2);
   float *ref = eg_test_nan_buf(ny), *y = NULL;
-  for (int algo = EG_TCONV2D_AUTO; algo <= EG_TCONV2D_COL2IM; algo++)
+  for (int algo = EG_TRANSPOSE_CONV2D_AUTO; algo <= EG_TRANSPOSE_CONV2D_COL2IM; algo++)
     for (int variant = 0; variant < 3; variant++) { /* no bias; bias; bias with 64 KiB chunks */
       const int with_bias = variant > 0;
-      const eg_tconv2d_nhwc_params p = {
+      const eg_transpose_conv2d_nhwc_params p = {
           .n = c->n, .h_in = c->h, .w_in = c->w, .c_in = c->cin, .h_out = ho, .w_out = wo,
           .c_out = c->cout, .k_h = c->kh, .k_w = c->kw, .stride = {c->sh, c->sw},
-          .pad = {c->pt, c->pl}, .groups = c->groups, .algo = (eg_tconv2d_algo)algo,
+          .pad = {c->pt, c->pl}, .groups = c->groups, .algo = (eg_transpose_conv2d_algo)algo,
           .chunk_bytes = variant == 2 ? 65536 : 0};
       void *scratch = scratch_buf(eg_transpose_conv2d_nhwc_f32_scratch(&p));
       free(y);
@@ -377,25 +377,25 @@ static void test_tconv2d_vs_nchw(void) {
 
 /* AUTO's choices (the benchmark-driven rules in transpose_conv2d_nhwc_f32.c). */
 static void test_tconv2d_pick(void) {
-  eg_tconv2d_nhwc_params p = {.n = 8, .h_in = 56, .w_in = 56, .c_in = 64, .h_out = 56,
+  eg_transpose_conv2d_nhwc_params p = {.n = 8, .h_in = 56, .w_in = 56, .c_in = 64, .h_out = 56,
                               .w_out = 56, .c_out = 64, .k_h = 3, .k_w = 3, .stride = {1, 1},
                               .pad = {1, 1}, .groups = 1};
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 1) == EG_TCONV2D_FLIP);
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TCONV2D_COL2IM);
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 1) == EG_TRANSPOSE_CONV2D_FLIP);
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TRANSPOSE_CONV2D_COL2IM);
   p.stride[0] = p.stride[1] = 2;
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_PHASE);
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TRANSPOSE_CONV2D_PHASE);
   p.c_out = 3; /* too narrow for PHASE's sgemm */
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_COL2IM);
-  p.algo = EG_TCONV2D_FLIP; /* not applicable with stride 2: falls back to AUTO's choice */
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_COL2IM);
-  p = (eg_tconv2d_nhwc_params){.n = 8, .h_in = 112, .w_in = 112, .c_in = 64, .h_out = 112,
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TRANSPOSE_CONV2D_COL2IM);
+  p.algo = EG_TRANSPOSE_CONV2D_FLIP; /* not applicable with stride 2: falls back to AUTO's choice */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TRANSPOSE_CONV2D_COL2IM);
+  p = (eg_transpose_conv2d_nhwc_params){.n = 8, .h_in = 112, .w_in = 112, .c_in = 64, .h_out = 112,
                                .w_out = 112, .c_out = 32, .k_h = 1, .k_w = 1, .stride = {1, 1},
                                .groups = 1};
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TCONV2D_FLIP); /* 1x1: one GEMM */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TRANSPOSE_CONV2D_FLIP); /* 1x1: one GEMM */
   p.groups = 2;
   p.stride[0] = 2;
-  p.algo = EG_TCONV2D_PHASE; /* groups > 1: no PHASE */
-  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TCONV2D_COL2IM);
+  p.algo = EG_TRANSPOSE_CONV2D_PHASE; /* groups > 1: no PHASE */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TRANSPOSE_CONV2D_COL2IM);
 }
 
 /* ---- Transpose ---- */
@@ -489,10 +489,10 @@ static void test_pools(void) {
     }
     const long nx = p.n * p.h_in * p.w_in * p.c, ny = p.n * p.h_out * p.w_out * p.c;
     float *x = eg_test_rand_buf(nx, 500 + k), *y = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
-    eg_pool_max2d_nhwc_f32(&p, x, y);
+    eg_max_pool2d_nhwc_f32(&p, x, y);
     ref_pool(&p, true, x, ref);
     check_close("max pool", y, ref, ny);
-    eg_pool_avg2d_nhwc_f32(&p, x, y);
+    eg_avg_pool2d_nhwc_f32(&p, x, y);
     ref_pool(&p, false, x, ref);
     check_close("avg pool", y, ref, ny);
     if (v[6] == v[7]) { /* symmetric: ATen's NCHW kernels agree */
@@ -505,7 +505,7 @@ static void test_pools(void) {
                                        .dilation = {1, 1}};
       eg_max_pool2d_nchw_f32(&mp, xc, yc, idx);
       nchw_to_nhwc(yc, p.n, p.c, p.h_out, p.w_out, ref);
-      eg_pool_max2d_nhwc_f32(&p, x, y);
+      eg_max_pool2d_nhwc_f32(&p, x, y);
       check_close("max pool vs nchw", y, ref, ny);
       const eg_avg_pool2d_params ap = {.planes = p.n * p.c, .h_in = p.h_in, .w_in = p.w_in,
                                        .h_out = p.h_out, .w_out = p.w_out, .kernel = {v[4], v[4]},
@@ -513,7 +513,7 @@ static void test_pools(void) {
                                        .count_include_pad = v[9]};
       eg_avg_pool2d_nchw_f32(&ap, xc, yc);
       nchw_to_nhwc(yc, p.n, p.c, p.h_out, p.w_out, ref);
-      eg_pool_avg2d_nhwc_f32(&p, x, y);
+      eg_avg_pool2d_nhwc_f32(&p, x, y);
       check_close("avg pool vs nchw", y, ref, ny);
       free(xc), free(yc), free(idx);
     }
@@ -748,7 +748,7 @@ static void test_batchnorm(void) {
   const long rows = 30, c = 7;
   float *x = eg_test_rand_buf(rows * c, 1200), *w = eg_test_rand_buf(c, 1201), *b = eg_test_rand_buf(c, 1202);
   float *y = eg_test_nan_buf(rows * c), *ref = eg_test_nan_buf(rows * c);
-  eg_batchnorm_nhwc_f32(rows, c, x, w, b, y);
+  eg_batch_norm_nhwc_f32(rows, c, x, w, b, y);
   for (long i = 0; i < rows * c; i++) ref[i] = x[i] * w[i % c] + b[i % c];
   check_close("batchnorm", y, ref, rows * c);
   free(x), free(w), free(b), free(y), free(ref);

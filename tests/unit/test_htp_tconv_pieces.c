@@ -67,14 +67,14 @@ static void check_case(const tcase *c, unsigned seed) {
   ref_tconv(c, x, f, bias, ref);
   ref_tconv(c, x, f, NULL, ref_nb);
   for (int64_t parts = 1; parts <= 4; parts++)
-    for (int algo = EG_TCONV2D_AUTO; algo <= EG_TCONV2D_WINOGRAD; algo++)
+    for (int algo = EG_TRANSPOSE_CONV2D_AUTO; algo <= EG_TRANSPOSE_CONV2D_WINOGRAD; algo++)
       for (int variant = 0; variant < 4; variant++) { /* no bias; bias; bias, 64 KiB chunks;
                                                          bias, filter packed beforehand */
-        eg_tconv2d_nhwc_params p = {
+        eg_transpose_conv2d_nhwc_params p = {
             .n = c->n, .h_in = c->h, .w_in = c->w, .c_in = c->cin, .h_out = c->ho,
             .w_out = c->wo, .c_out = c->cout, .k_h = c->kh, .k_w = c->kw,
             .stride = {c->sh, c->sw}, .pad = {c->pt, c->pl}, .groups = c->groups,
-            .algo = (eg_tconv2d_algo)algo, .chunk_bytes = variant == 2 ? 65536 : 0,
+            .algo = (eg_transpose_conv2d_algo)algo, .chunk_bytes = variant == 2 ? 65536 : 0,
             .parts = parts, .prepacked = variant == 3};
         p.algo = eg_transpose_conv2d_nhwc_f32_pick(&p, 1); /* each piece on one thread */
         void *scratch = scratch_buf(eg_transpose_conv2d_nhwc_f32_scratch(&p));
@@ -139,18 +139,18 @@ static void test_pieces_vs_naive(void) {
 /* _plan: pieces only with more than one thread, enough work and an sgemm that runs on its
  * caller's thread inside a parallel region; the algorithm is then the one-thread one. */
 static void test_plan(void) {
-  eg_tconv2d_nhwc_params p = {.n = 8, .h_in = 56, .w_in = 56, .c_in = 64, .h_out = 56,
+  eg_transpose_conv2d_nhwc_params p = {.n = 8, .h_in = 56, .w_in = 56, .c_in = 64, .h_out = 56,
                               .w_out = 56, .c_out = 64, .k_h = 3, .k_w = 3, .stride = {1, 1},
                               .pad = {1, 1}, .groups = 1};
   eg_transpose_conv2d_nhwc_f32_plan(&p, 1);
-  EG_CHECK(p.parts == 1 && p.algo == EG_TCONV2D_FLIP);
-  p.algo = EG_TCONV2D_AUTO;
+  EG_CHECK(p.parts == 1 && p.algo == EG_TRANSPOSE_CONV2D_FLIP);
+  p.algo = EG_TRANSPOSE_CONV2D_AUTO;
   eg_transpose_conv2d_nhwc_f32_plan(&p, 2);
   if (eg_nhwc_blas_nests())
-    EG_CHECK(p.parts == 2 && p.algo == EG_TCONV2D_FLIP);
+    EG_CHECK(p.parts == 2 && p.algo == EG_TRANSPOSE_CONV2D_FLIP);
   else
-    EG_CHECK(p.parts == 1 && p.algo == EG_TCONV2D_COL2IM);
-  p = (eg_tconv2d_nhwc_params){.n = 1, .h_in = 4, .w_in = 4, .c_in = 8, .h_out = 4, .w_out = 4,
+    EG_CHECK(p.parts == 1 && p.algo == EG_TRANSPOSE_CONV2D_COL2IM);
+  p = (eg_transpose_conv2d_nhwc_params){.n = 1, .h_in = 4, .w_in = 4, .c_in = 8, .h_out = 4, .w_out = 4,
                                .c_out = 8, .k_h = 3, .k_w = 3, .stride = {1, 1}, .pad = {1, 1},
                                .groups = 1};
   eg_transpose_conv2d_nhwc_f32_plan(&p, 2); /* too small to be worth a fork */

@@ -38,12 +38,12 @@ static bool fake_supports(const eg_graph *g, const eg_node *n, const eg_target *
   return strncmp(n->name, "mute", 4) != 0;
 }
 
-static const eg_npu_builder fake_any = {"fake", 0, fake_supports, NULL};
-static const eg_npu_builder fake_v75 = {"fake V75+", 75, fake_supports, NULL};
+static const eg_htp_builder fake_any = {"fake", 0, fake_supports, NULL};
+static const eg_htp_builder fake_v75 = {"fake V75+", 75, fake_supports, NULL};
 
 /* relu, add, mul, convolution_backward: NPU-capable (mul needs V75); neg and the rest: none. */
-static const eg_npu_builder *const *fake_table(void) {
-  static const eg_npu_builder *table[EG_OP_COUNT];
+static const eg_htp_builder *const *fake_table(void) {
+  static const eg_htp_builder *table[EG_OP_COUNT];
   table[EG_OP_relu] = &fake_any;
   table[EG_OP_add_Tensor] = &fake_any;
   table[EG_OP_convolution_backward] = &fake_any;
@@ -670,7 +670,7 @@ static void test_fixture_no_builders(void) {
   EG_CHECK_MSG(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK, "%s",
                eg_last_error());
   if (!g) return;
-  static const eg_npu_builder *empty[EG_OP_COUNT];
+  static const eg_htp_builder *empty[EG_OP_COUNT];
   const char *socs[] = {"SM8350", "SM8450", "SM8635", "SM8650", "SM8850"};
   for (int k = 0; k < 5; k++) {
     eg_partition_options opt = {.target = eg_target_find(socs[k]), .backend = eg_test_backend(empty)};
@@ -705,7 +705,7 @@ static void test_fixture_real_table_v68(void) {
     EG_CHECK(p.n_partitions == 0);
     for (int32_t i = 0; i < g->n_nodes; i++) {
       const eg_node *n = &g->nodes[i];
-      if (n->op == EG_OP_getitem || !eg_npu_builders[n->op]) continue;
+      if (n->op == EG_OP_getitem || !eg_htp_builders[n->op]) continue;
       EG_CHECK_MSG(strcmp(p.nodes[i].reason, "float ops need HTP V69+ with fp16; SM8350 is V68") == 0,
                    "%s: %s", n->name, p.nodes[i].reason);
     }
@@ -719,7 +719,7 @@ static void test_fixture_with_fake_support(void) {
   eg_graph *g = NULL;
   EG_CHECK(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK);
   if (!g) return;
-  static const eg_npu_builder *table[EG_OP_COUNT];
+  static const eg_htp_builder *table[EG_OP_COUNT];
   for (int i = 0; i < EG_OP_COUNT; i++) table[i] = &fake_any;
   table[EG_OP_nll_loss_forward] = table[EG_OP_nll_loss_backward] = NULL;
   eg_partition_options opt = {.target = eg_target_find("SM8650"), .backend = eg_test_backend(table)};

@@ -99,10 +99,10 @@ static bool fake_supports(const eg_graph *g, const eg_node *n, const eg_target *
   return true;
 }
 
-static const eg_npu_builder fake = {"fake", 0, fake_supports, NULL};
+static const eg_htp_builder fake = {"fake", 0, fake_supports, NULL};
 
-static const eg_npu_builder *const *fake_table(void) {
-  static const eg_npu_builder *table[EG_OP_COUNT];
+static const eg_htp_builder *const *fake_table(void) {
+  static const eg_htp_builder *table[EG_OP_COUNT];
   table[EG_OP_native_batch_norm] = &fake;
   table[EG_OP_relu] = &fake;
   return table;
@@ -240,7 +240,7 @@ static void test_real_builders_mark_and_lower_int32(void) {
   if (parts.n_partitions == 1) {
     bool *need = eg_htp_needed_outside(g, &parts, 0);
     eg_htp_partition hp;
-    EG_CHECK_MSG(eg_htp_lower_partition(g, &parts, 0, need, eg_npu_builders, &hp) == EG_OK, "%s",
+    EG_CHECK_MSG(eg_htp_lower_partition(g, &parts, 0, need, eg_htp_builders, &hp) == EG_OK, "%s",
                  eg_last_error());
     if (hp.graph) {
       for (int32_t t = 0; t < eg_qnn_graph_num_tensors(hp.graph); t++)
@@ -268,7 +268,7 @@ static void test_unmarked_int64_lowering_error(void) {
   if (parts.n_partitions == 1) {
     bool *need = eg_htp_needed_outside(g, &parts, 0);
     eg_htp_partition hp;
-    EG_CHECK(eg_htp_lower_partition(g, &parts, 0, need, eg_npu_builders, &hp) == EG_ERR_UNSUPPORTED);
+    EG_CHECK(eg_htp_lower_partition(g, &parts, 0, need, eg_htp_builders, &hp) == EG_ERR_UNSUPPORTED);
     EG_CHECK_MSG(strstr(eg_last_error(), "value labels has dtype int64 and is not marked "
                         "npu_int32: the NPU has no int64") != NULL, "%s", eg_last_error());
     free(need);
@@ -299,8 +299,8 @@ static bool view_only(const eg_graph *g, const eg_node *n, const eg_target *t, c
 }
 
 static void test_static_range(void) {
-  static const eg_npu_builder force = {"force", 0, view_only, NULL};
-  static const eg_npu_builder *table[EG_OP_COUNT];
+  static const eg_htp_builder force = {"force", 0, view_only, NULL};
+  static const eg_htp_builder *table[EG_OP_COUNT];
   table[EG_OP_view] = &force;
   for (int fits = 0; fits < 2; fits++) {
     const int64_t big = fits ? INT32_MIN : (int64_t)1 << 40;
@@ -324,7 +324,7 @@ static void test_static_range(void) {
     EG_CHECK(eg_partition_graph(g, &forced, &parts) == EG_OK && parts.n_partitions == 1);
     bool *need = eg_htp_needed_outside(g, &parts, 0);
     eg_htp_partition hp;
-    const eg_status s = eg_htp_lower_partition(g, &parts, 0, need, eg_npu_builders, &hp);
+    const eg_status s = eg_htp_lower_partition(g, &parts, 0, need, eg_htp_builders, &hp);
     if (fits) {
       EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
       const eg_qnn_tensor *t = hp.graph ? find_tensor(hp.graph, EG_QNN_TENSOR_STATIC) : NULL;

@@ -57,7 +57,7 @@ static bool arg_dims_fit(const eg_graph *g, const eg_arg *a, char *reason, size_
   return a->kind != EG_ARG_VALUE || value_dims_fit(g, a->value, reason, size);
 }
 
-bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
+bool eg_htp_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size) {
   for (int32_t a = 0; a < n->n_args; a++)
     if (!arg_dims_fit(g, &n->args[a], reason, size)) return false;
   for (int32_t a = 0; a < n->n_kwargs; a++)
@@ -70,13 +70,13 @@ bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t s
   return true;
 }
 
-static const eg_npu_builder *builder_of(const eg_backend *b, eg_op op) {
-  return ((const eg_npu_builder *const *)b->data)[op];
+static const eg_htp_builder *builder_of(const eg_backend *b, eg_op op) {
+  return ((const eg_htp_builder *const *)b->data)[op];
 }
 
 static bool htp_gate(const eg_backend *b, const eg_graph *g, const eg_node *n, const eg_target *t,
                      char *reason, size_t size) {
-  const eg_npu_builder *nb = builder_of(b, n->op);
+  const eg_htp_builder *nb = builder_of(b, n->op);
   char op[160];
   eg_op_display_name(n->op, op, sizeof op);
   if (!nb) { /* a */
@@ -96,12 +96,12 @@ static bool htp_gate(const eg_backend *b, const eg_graph *g, const eg_node *n, c
              t->htp_arch);
     return false;
   }
-  return eg_npu_dims_fit(g, n, reason, size); /* d */
+  return eg_htp_dims_fit(g, n, reason, size); /* d */
 }
 
 static bool htp_supports(const eg_backend *b, const eg_graph *g, const eg_node *n,
                          const eg_target *t, char *reason, size_t size) {
-  const eg_npu_builder *nb = builder_of(b, n->op);
+  const eg_htp_builder *nb = builder_of(b, n->op);
   return nb && nb->supports && nb->supports(g, n, t, reason, size);
 }
 
@@ -109,16 +109,16 @@ static eg_status htp_lower(const eg_backend *b, const eg_graph *g, const eg_part
                            int32_t p, eg_htp_partition *out) {
   bool *need = eg_htp_needed_outside(g, parts, p);
   if (!need) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
-  eg_status s = eg_htp_lower_partition(g, parts, p, need, (const eg_npu_builder *const *)b->data,
+  eg_status s = eg_htp_lower_partition(g, parts, p, need, (const eg_htp_builder *const *)b->data,
                                        out);
   free(need);
   return s;
 }
 
-eg_backend eg_htp_backend_with_builders(const eg_npu_builder *const *builders) {
+eg_backend eg_htp_backend_with_builders(const eg_htp_builder *const *builders) {
   return (eg_backend){.name = "htp", .gate = htp_gate, .supports = htp_supports,
                       .lower = htp_lower, .data = builders};
 }
 
 const eg_backend eg_htp_backend = {.name = "htp", .gate = htp_gate, .supports = htp_supports,
-                                   .lower = htp_lower, .data = eg_npu_builders};
+                                   .lower = htp_lower, .data = eg_htp_builders};

@@ -17,17 +17,17 @@
 #include "backends/backend.h"
 #include "backends/htp/npu_ops.h"
 
-/* The htp backend over the builder table eg_npu_builders. */
+/* The htp backend over the builder table eg_htp_builders. */
 extern const eg_backend eg_htp_backend;
 
 /* The htp backend over another builder table (EG_OP_COUNT entries): tests pretend ops are
  * NPU-capable, or that none is, with it. */
-eg_backend eg_htp_backend_with_builders(const eg_npu_builder *const *builders);
+eg_backend eg_htp_backend_with_builders(const eg_htp_builder *const *builders);
 
 /* Gate d: whether every dim of every tensor node `n` reads or defines fits QNN's uint32 dims.
  * On false writes the reason into reason[size] ("dimension 8589934592 of x exceeds QNN's 32-bit
  * dims (at most 4294967295)"). The NPU lowering asks it again for every node it lowers, so no
  * dim is ever truncated into a QNN tensor. */
-bool eg_npu_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size);
+bool eg_htp_dims_fit(const eg_graph *g, const eg_node *n, char *reason, size_t size);
 
 #endif

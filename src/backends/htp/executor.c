@@ -41,7 +41,7 @@ typedef struct plan {
   union {
     eg_conv2d_nhwc_params conv;
     eg_dwconv2d_nhwc_params dw;
-    eg_tconv2d_nhwc_params tconv;
+    eg_transpose_conv2d_nhwc_params tconv;
     eg_pool2d_nhwc_params pool;
     struct { int64_t m, k, units; } fc;
     eg_matmul_nhwc_params mm;
@@ -144,11 +144,11 @@ static bool is_constant(const exec_t *ex, const eg_qnn_tensor *t) {
 static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
   const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
   const eg_qnn_conv_attrs *a = &op->attrs.conv;
-  pl->u.tconv = (eg_tconv2d_nhwc_params){
+  pl->u.tconv = (eg_transpose_conv2d_nhwc_params){
       .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
       .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
       .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
-      .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TCONV2D_AUTO,
+      .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TRANSPOSE_CONV2D_AUTO,
       .chunk_bytes = eg_nhwc_chunk_bytes(), .prepacked = is_constant(ex, f)};
   /* pieces and algorithm are fixed now, for the thread count sgemm has now */
   eg_transpose_conv2d_nhwc_f32_plan(&pl->u.tconv, eg_nhwc_blas_threads());
@@ -180,11 +180,11 @@ static eg_status prepare_pool(exec_t *ex, const op_t *op, plan *pl) {
 }
 
 static void run_pool_max(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_pool_max2d_nhwc_f32(&pl->u.pool, in_ptr(ex, op, 0), out_ptr(ex, op));
+  eg_max_pool2d_nhwc_f32(&pl->u.pool, in_ptr(ex, op, 0), out_ptr(ex, op));
 }
 
 static void run_pool_avg(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_pool_avg2d_nhwc_f32(&pl->u.pool, in_ptr(ex, op, 0), out_ptr(ex, op));
+  eg_avg_pool2d_nhwc_f32(&pl->u.pool, in_ptr(ex, op, 0), out_ptr(ex, op));
 }
 
 /* ---- matrix products ---- */
@@ -408,7 +408,7 @@ static eg_status prepare_batchnorm(exec_t *ex, const op_t *op, plan *pl) {
 }
 
 static void run_batchnorm(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_batchnorm_nhwc_f32(pl->u.bn.rows, pl->u.bn.c, in_ptr(ex, op, 0), in_ptr(ex, op, 1),
+  eg_batch_norm_nhwc_f32(pl->u.bn.rows, pl->u.bn.c, in_ptr(ex, op, 0), in_ptr(ex, op, 1),
                         in_ptr(ex, op, 2), out_ptr(ex, op));
 }
 

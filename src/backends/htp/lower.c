@@ -18,7 +18,7 @@ struct eg_htp_lower {
   const eg_partitioning *parts;
   int32_t p;
   const bool *needed_outside;
-  const eg_npu_builder *const *builders; /* op -> builder (npu_ops.h) */
+  const eg_htp_builder *const *builders; /* op -> builder (npu_ops.h) */
   eg_qnn_graph *qg;
   int32_t *value_tensor; /* IR value -> tensor id, -1 until known */
   const eg_node *node;   /* the node being lowered */
@@ -442,12 +442,12 @@ static eg_status lower_nodes(eg_htp_lower *L) {
       EG_TRY(lower_getitem(L, n));
       continue;
     }
-    const eg_npu_builder *b = L->builders[n->op];
+    const eg_htp_builder *b = L->builders[n->op];
     if (!b || !b->lower)
       return eg_node_error(n, EG_ERR_INVALID, "placed on the NPU but %s has no lowering",
                            eg_op_target(n->op));
     char reason[256]; /* the partitioner's gate d, again: a dim is never truncated */
-    if (!eg_npu_dims_fit(L->g, n, reason, sizeof reason))
+    if (!eg_htp_dims_fit(L->g, n, reason, sizeof reason))
       return eg_error_prefix(eg_node_error(n, EG_ERR_UNSUPPORTED, "placed on the NPU but %s: "
                                            "such nodes run on the CPU", reason),
                              "lowering partition %d", L->p);
@@ -460,7 +460,7 @@ static eg_status lower_nodes(eg_htp_lower *L) {
 
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
                                  const bool *needed_outside,
-                                 const eg_npu_builder *const *builders, eg_htp_partition *out) {
+                                 const eg_htp_builder *const *builders, eg_htp_partition *out) {
   memset(out, 0, sizeof *out);
   char name[64];
   snprintf(name, sizeof name, "partition_%d", p);

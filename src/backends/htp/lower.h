@@ -57,7 +57,7 @@ typedef enum eg_htp_filter_layout {
  * failed. */
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
                                  const bool *needed_outside,
-                                 const eg_npu_builder *const *builders, eg_htp_partition *out);
+                                 const eg_htp_builder *const *builders, eg_htp_partition *out);
 
 
 /* ---- for builders ---- */

@@ -6,7 +6,7 @@
  * is the safe answer: "no NPU lowering").
  *
  * A row is NO_LOWERING where no builder exists (the partitioner then places the node on the CPU
- * with the reason "no NPU lowering for aten.X"), else `&eg_npu_builder_<id>` — defined in a file
+ * with the reason "no NPU lowering for aten.X"), else `&eg_htp_builder_<id>` — defined in a file
  * of src/backends/htp/builders/ and declared in npu_ops.h. */
 #include <stddef.h>
 
@@ -14,35 +14,35 @@
 
 #define NO_LOWERING NULL
 
-const eg_npu_builder *const eg_npu_builders[] = {
+const eg_htp_builder *const eg_htp_builders[] = {
     /* tuples: never consulted — a getitem takes its producer's placement (partition.c) */
     [EG_OP_getitem] = NO_LOWERING,
 
     /* convolution (src/ops/conv.c) */
-    [EG_OP_convolution] = &eg_npu_builder_convolution,
-    [EG_OP_convolution_backward] = &eg_npu_builder_convolution_backward,
+    [EG_OP_convolution] = &eg_htp_builder_convolution,
+    [EG_OP_convolution_backward] = &eg_htp_builder_convolution_backward,
 
     /* matrix products (src/ops/matmul.c) */
-    [EG_OP_mm] = &eg_npu_builder_mm,
-    [EG_OP_addmm] = &eg_npu_builder_addmm,
-    [EG_OP_bmm] = &eg_npu_builder_bmm,
+    [EG_OP_mm] = &eg_htp_builder_mm,
+    [EG_OP_addmm] = &eg_htp_builder_addmm,
+    [EG_OP_bmm] = &eg_htp_builder_bmm,
     [EG_OP_mv] = NO_LOWERING,
     [EG_OP_dot] = NO_LOWERING,
 
     /* shape and copies (src/ops/shape.c) */
-    [EG_OP_t] = &eg_npu_builder_t,
-    [EG_OP_view] = &eg_npu_builder_view,
-    [EG_OP__unsafe_view] = &eg_npu_builder__unsafe_view,
-    [EG_OP__reshape_alias] = &eg_npu_builder__reshape_alias,
-    [EG_OP_reshape] = &eg_npu_builder_reshape,
-    [EG_OP_permute] = &eg_npu_builder_permute,
-    [EG_OP_transpose_int] = &eg_npu_builder_transpose_int,
-    [EG_OP_expand] = &eg_npu_builder_expand,
-    [EG_OP_detach] = &eg_npu_builder_detach,
-    [EG_OP_alias] = &eg_npu_builder_alias,
-    [EG_OP_lift_fresh_copy] = &eg_npu_builder_lift_fresh_copy,
-    [EG_OP_clone] = &eg_npu_builder_clone,
-    [EG_OP__to_copy] = &eg_npu_builder__to_copy,
+    [EG_OP_t] = &eg_htp_builder_t,
+    [EG_OP_view] = &eg_htp_builder_view,
+    [EG_OP__unsafe_view] = &eg_htp_builder__unsafe_view,
+    [EG_OP__reshape_alias] = &eg_htp_builder__reshape_alias,
+    [EG_OP_reshape] = &eg_htp_builder_reshape,
+    [EG_OP_permute] = &eg_htp_builder_permute,
+    [EG_OP_transpose_int] = &eg_htp_builder_transpose_int,
+    [EG_OP_expand] = &eg_htp_builder_expand,
+    [EG_OP_detach] = &eg_htp_builder_detach,
+    [EG_OP_alias] = &eg_htp_builder_alias,
+    [EG_OP_lift_fresh_copy] = &eg_htp_builder_lift_fresh_copy,
+    [EG_OP_clone] = &eg_htp_builder_clone,
+    [EG_OP__to_copy] = &eg_htp_builder__to_copy,
 
     /* creation (src/ops/shape.c) */
     [EG_OP_ones_like] = NO_LOWERING,
@@ -50,30 +50,30 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_full] = NO_LOWERING,
 
     /* elementwise (src/ops/elementwise.c) */
-    [EG_OP_relu] = &eg_npu_builder_relu,
-    [EG_OP_threshold_backward] = &eg_npu_builder_threshold_backward,
-    [EG_OP_add_Tensor] = &eg_npu_builder_add_Tensor,
-    [EG_OP_add_Scalar] = &eg_npu_builder_add_Scalar,
-    [EG_OP_sub_Tensor] = &eg_npu_builder_sub_Tensor,
-    [EG_OP_sub_Scalar] = &eg_npu_builder_sub_Scalar,
-    [EG_OP_rsub_Scalar] = &eg_npu_builder_rsub_Scalar,
+    [EG_OP_relu] = &eg_htp_builder_relu,
+    [EG_OP_threshold_backward] = &eg_htp_builder_threshold_backward,
+    [EG_OP_add_Tensor] = &eg_htp_builder_add_Tensor,
+    [EG_OP_add_Scalar] = &eg_htp_builder_add_Scalar,
+    [EG_OP_sub_Tensor] = &eg_htp_builder_sub_Tensor,
+    [EG_OP_sub_Scalar] = &eg_htp_builder_sub_Scalar,
+    [EG_OP_rsub_Scalar] = &eg_htp_builder_rsub_Scalar,
     [EG_OP_rsub_Tensor] = NO_LOWERING,
-    [EG_OP_mul_Tensor] = &eg_npu_builder_mul_Tensor,
-    [EG_OP_mul_Scalar] = &eg_npu_builder_mul_Scalar,
-    [EG_OP_div_Tensor] = &eg_npu_builder_div_Tensor,
-    [EG_OP_div_Tensor_mode] = &eg_npu_builder_div_Tensor_mode,
-    [EG_OP_div_Scalar] = &eg_npu_builder_div_Scalar,
-    [EG_OP_neg] = &eg_npu_builder_neg,
+    [EG_OP_mul_Tensor] = &eg_htp_builder_mul_Tensor,
+    [EG_OP_mul_Scalar] = &eg_htp_builder_mul_Scalar,
+    [EG_OP_div_Tensor] = &eg_htp_builder_div_Tensor,
+    [EG_OP_div_Tensor_mode] = &eg_htp_builder_div_Tensor_mode,
+    [EG_OP_div_Scalar] = &eg_htp_builder_div_Scalar,
+    [EG_OP_neg] = &eg_htp_builder_neg,
     [EG_OP_where_self] = NO_LOWERING,
 
     /* reductions (src/ops/reduce.c) */
-    [EG_OP_sum_default] = &eg_npu_builder_sum_default,
-    [EG_OP_sum_dim_IntList] = &eg_npu_builder_sum_dim_IntList,
-    [EG_OP_mean_default] = &eg_npu_builder_mean_default,
-    [EG_OP_mean_dim] = &eg_npu_builder_mean_dim,
+    [EG_OP_sum_default] = &eg_htp_builder_sum_default,
+    [EG_OP_sum_dim_IntList] = &eg_htp_builder_sum_dim_IntList,
+    [EG_OP_mean_default] = &eg_htp_builder_mean_default,
+    [EG_OP_mean_dim] = &eg_htp_builder_mean_dim,
 
     /* softmax and losses (src/ops/loss.c) */
-    [EG_OP__log_softmax] = &eg_npu_builder__log_softmax,
+    [EG_OP__log_softmax] = &eg_htp_builder__log_softmax,
     [EG_OP__log_softmax_backward_data] = NO_LOWERING,
     [EG_OP__softmax] = NO_LOWERING,
     [EG_OP__softmax_backward_data] = NO_LOWERING,
@@ -85,36 +85,36 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_mse_loss_backward] = NO_LOWERING,
 
     /* normalisation (src/ops/norm.c) */
-    [EG_OP_native_batch_norm] = &eg_npu_builder_native_batch_norm,
+    [EG_OP_native_batch_norm] = &eg_htp_builder_native_batch_norm,
     [EG_OP_native_batch_norm_backward] = NO_LOWERING,
     [EG_OP__native_batch_norm_legit_functional] = NO_LOWERING,
     [EG_OP__native_batch_norm_legit_no_training] =
-        &eg_npu_builder__native_batch_norm_legit_no_training,
-    [EG_OP__native_batch_norm_legit] = &eg_npu_builder__native_batch_norm_legit,
+        &eg_htp_builder__native_batch_norm_legit_no_training,
+    [EG_OP__native_batch_norm_legit] = &eg_htp_builder__native_batch_norm_legit,
     [EG_OP__native_batch_norm_legit_no_stats] = NO_LOWERING,
-    [EG_OP_native_group_norm] = &eg_npu_builder_native_group_norm,
+    [EG_OP_native_group_norm] = &eg_htp_builder_native_group_norm,
     [EG_OP_native_group_norm_backward] = NO_LOWERING,
     [EG_OP_native_layer_norm] = NO_LOWERING,
     [EG_OP_native_layer_norm_backward] = NO_LOWERING,
 
     /* pooling (src/ops/pool.c) */
-    [EG_OP_max_pool2d_with_indices] = &eg_npu_builder_max_pool2d_with_indices,
+    [EG_OP_max_pool2d_with_indices] = &eg_htp_builder_max_pool2d_with_indices,
     [EG_OP_max_pool2d_with_indices_backward] = NO_LOWERING,
-    [EG_OP_avg_pool2d] = &eg_npu_builder_avg_pool2d,
+    [EG_OP_avg_pool2d] = &eg_htp_builder_avg_pool2d,
     [EG_OP_avg_pool2d_backward] = NO_LOWERING,
-    [EG_OP__adaptive_avg_pool2d] = &eg_npu_builder__adaptive_avg_pool2d,
+    [EG_OP__adaptive_avg_pool2d] = &eg_htp_builder__adaptive_avg_pool2d,
     [EG_OP__adaptive_avg_pool2d_backward] = NO_LOWERING,
     [EG_OP_adaptive_max_pool2d] = NO_LOWERING,
     [EG_OP_adaptive_max_pool2d_backward] = NO_LOWERING,
 
     /* activations (src/ops/activation.c) */
-    [EG_OP_hardtanh] = &eg_npu_builder_hardtanh,
-    [EG_OP_hardtanh_backward] = &eg_npu_builder_hardtanh_backward,
-    [EG_OP_sigmoid] = &eg_npu_builder_sigmoid,
-    [EG_OP_sigmoid_backward] = &eg_npu_builder_sigmoid_backward,
-    [EG_OP_tanh] = &eg_npu_builder_tanh,
-    [EG_OP_tanh_backward] = &eg_npu_builder_tanh_backward,
-    [EG_OP_silu] = &eg_npu_builder_silu,
+    [EG_OP_hardtanh] = &eg_htp_builder_hardtanh,
+    [EG_OP_hardtanh_backward] = &eg_htp_builder_hardtanh_backward,
+    [EG_OP_sigmoid] = &eg_htp_builder_sigmoid,
+    [EG_OP_sigmoid_backward] = &eg_htp_builder_sigmoid_backward,
+    [EG_OP_tanh] = &eg_htp_builder_tanh,
+    [EG_OP_tanh_backward] = &eg_htp_builder_tanh_backward,
+    [EG_OP_silu] = &eg_htp_builder_silu,
     [EG_OP_silu_backward] = NO_LOWERING,
     [EG_OP_hardswish] = NO_LOWERING,
     [EG_OP_hardswish_backward] = NO_LOWERING,
@@ -122,13 +122,13 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_hardsigmoid_backward] = NO_LOWERING,
     [EG_OP_gelu] = NO_LOWERING,
     [EG_OP_gelu_backward] = NO_LOWERING,
-    [EG_OP_clamp] = &eg_npu_builder_clamp,
+    [EG_OP_clamp] = &eg_htp_builder_clamp,
     [EG_OP_clamp_min] = NO_LOWERING,
     [EG_OP_clamp_max] = NO_LOWERING,
 
     /* joining, slicing and creation (src/ops/tensor.c) */
-    [EG_OP_cat] = &eg_npu_builder_cat,
-    [EG_OP_stack] = &eg_npu_builder_stack,
+    [EG_OP_cat] = &eg_htp_builder_cat,
+    [EG_OP_stack] = &eg_htp_builder_stack,
     [EG_OP_split_Tensor] = NO_LOWERING,
     [EG_OP_split_with_sizes] = NO_LOWERING,
     [EG_OP_slice_Tensor] = NO_LOWERING,
@@ -145,5 +145,5 @@ const eg_npu_builder *const eg_npu_builders[] = {
     [EG_OP_fill_Scalar] = NO_LOWERING,
     [EG_OP_new_zeros] = NO_LOWERING,
 };
-_Static_assert(sizeof eg_npu_builders / sizeof eg_npu_builders[0] == EG_OP_COUNT,
+_Static_assert(sizeof eg_htp_builders / sizeof eg_htp_builders[0] == EG_OP_COUNT,
                "ops.def and the NPU builder table disagree: give every op a row");

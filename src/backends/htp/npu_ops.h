@@ -1,6 +1,6 @@
 /* npu_ops.h — which graph ops the NPU (HTP) backend can lower, and what each lowering needs.
  *
- * One const table, eg_npu_builders, indexed by eg_op: entry `op` is the builder that lowers
+ * One const table, eg_htp_builders, indexed by eg_op: entry `op` is the builder that lowers
  * nodes of that op into the QNN-modelled NPU graph, or NULL when no lowering exists. A builder
  * states its requirements as data (the lowest HTP generation its QNN ops run on) and may decline
  * an individual node with a reason (e.g. "group 2 > 1: TransposeConv2d lowering needs group 1").
@@ -18,7 +18,7 @@
  * sees a float node on V68 or on a part whose QNN rejects fp16, needs no arch checks of its
  * own beyond what min_htp_arch expresses, and every dim of the node's tensors fits a uint32.
  *
- * Registering a builder: define a `const eg_npu_builder eg_npu_builder_<id>` in its file under
+ * Registering a builder: define a `const eg_htp_builder eg_htp_builder_<id>` in its file under
  * src/backends/htp/builders/ (one per ATen op family), declare it below, and replace the op's
  * NO_LOWERING in npu_ops.c with its address. */
 #ifndef EG_BACKENDS_HTP_NPU_OPS_H
@@ -33,7 +33,7 @@
 /* The lowering context builders emit QNN ops through (src/backends/htp/lower.h). */
 typedef struct eg_htp_lower eg_htp_lower;
 
-typedef struct eg_npu_builder {
+typedef struct eg_htp_builder {
   /* Its mapping, for messages and docs, e.g.
    * "aten.convolution_backward [T,F,F] -> Transpose + TransposeConv2d". */
   const char *mapping;
@@ -49,67 +49,67 @@ typedef struct eg_npu_builder {
    * its arguments (eg_htp_input / eg_htp_filter), the tensors of the values it defines
    * (eg_htp_define), then the ops (eg_htp_op). Returns a status with a message on failure. */
   eg_status (*lower)(eg_htp_lower *L, const eg_graph *g, const eg_node *n);
-} eg_npu_builder;
+} eg_htp_builder;
 
 /* The builder of each op, NULL where no NPU lowering exists (today: every op). */
-extern const eg_npu_builder *const eg_npu_builders[EG_OP_COUNT];
+extern const eg_htp_builder *const eg_htp_builders[EG_OP_COUNT];
 
 /* Builders defined by the backend (src/backends/htp/builders/), by op id. */
-extern const eg_npu_builder eg_npu_builder_relu;
-extern const eg_npu_builder eg_npu_builder_hardtanh;
-extern const eg_npu_builder eg_npu_builder_sigmoid;
-extern const eg_npu_builder eg_npu_builder_tanh;
-extern const eg_npu_builder eg_npu_builder_clamp;
+extern const eg_htp_builder eg_htp_builder_relu;
+extern const eg_htp_builder eg_htp_builder_hardtanh;
+extern const eg_htp_builder eg_htp_builder_sigmoid;
+extern const eg_htp_builder eg_htp_builder_tanh;
+extern const eg_htp_builder eg_htp_builder_clamp;
 /* elementwise.c, pool.c, norm.c */
-extern const eg_npu_builder eg_npu_builder_add_Tensor;
-extern const eg_npu_builder eg_npu_builder_sub_Tensor;
-extern const eg_npu_builder eg_npu_builder_add_Scalar;
-extern const eg_npu_builder eg_npu_builder_sub_Scalar;
-extern const eg_npu_builder eg_npu_builder_rsub_Scalar;
-extern const eg_npu_builder eg_npu_builder_mul_Tensor;
-extern const eg_npu_builder eg_npu_builder_mul_Scalar;
-extern const eg_npu_builder eg_npu_builder_div_Tensor;
-extern const eg_npu_builder eg_npu_builder_div_Tensor_mode;
-extern const eg_npu_builder eg_npu_builder_div_Scalar;
-extern const eg_npu_builder eg_npu_builder_neg;
-extern const eg_npu_builder eg_npu_builder_threshold_backward;
-extern const eg_npu_builder eg_npu_builder_hardtanh_backward;
-extern const eg_npu_builder eg_npu_builder_sigmoid_backward;
-extern const eg_npu_builder eg_npu_builder_tanh_backward;
-extern const eg_npu_builder eg_npu_builder_silu;
-extern const eg_npu_builder eg_npu_builder_max_pool2d_with_indices;
-extern const eg_npu_builder eg_npu_builder_avg_pool2d;
-extern const eg_npu_builder eg_npu_builder__adaptive_avg_pool2d;
-extern const eg_npu_builder eg_npu_builder_native_batch_norm;
-extern const eg_npu_builder eg_npu_builder__native_batch_norm_legit_no_training;
-extern const eg_npu_builder eg_npu_builder__native_batch_norm_legit;
-extern const eg_npu_builder eg_npu_builder_native_group_norm;
+extern const eg_htp_builder eg_htp_builder_add_Tensor;
+extern const eg_htp_builder eg_htp_builder_sub_Tensor;
+extern const eg_htp_builder eg_htp_builder_add_Scalar;
+extern const eg_htp_builder eg_htp_builder_sub_Scalar;
+extern const eg_htp_builder eg_htp_builder_rsub_Scalar;
+extern const eg_htp_builder eg_htp_builder_mul_Tensor;
+extern const eg_htp_builder eg_htp_builder_mul_Scalar;
+extern const eg_htp_builder eg_htp_builder_div_Tensor;
+extern const eg_htp_builder eg_htp_builder_div_Tensor_mode;
+extern const eg_htp_builder eg_htp_builder_div_Scalar;
+extern const eg_htp_builder eg_htp_builder_neg;
+extern const eg_htp_builder eg_htp_builder_threshold_backward;
+extern const eg_htp_builder eg_htp_builder_hardtanh_backward;
+extern const eg_htp_builder eg_htp_builder_sigmoid_backward;
+extern const eg_htp_builder eg_htp_builder_tanh_backward;
+extern const eg_htp_builder eg_htp_builder_silu;
+extern const eg_htp_builder eg_htp_builder_max_pool2d_with_indices;
+extern const eg_htp_builder eg_htp_builder_avg_pool2d;
+extern const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d;
+extern const eg_htp_builder eg_htp_builder_native_batch_norm;
+extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit_no_training;
+extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit;
+extern const eg_htp_builder eg_htp_builder_native_group_norm;
 /* conv.c */
-extern const eg_npu_builder eg_npu_builder_convolution;
-extern const eg_npu_builder eg_npu_builder_convolution_backward;
+extern const eg_htp_builder eg_htp_builder_convolution;
+extern const eg_htp_builder eg_htp_builder_convolution_backward;
 /* matmul.c, shape.c, reduce.c */
-extern const eg_npu_builder eg_npu_builder_mm;
-extern const eg_npu_builder eg_npu_builder_addmm;
-extern const eg_npu_builder eg_npu_builder_bmm;
-extern const eg_npu_builder eg_npu_builder_t;
-extern const eg_npu_builder eg_npu_builder_view;
-extern const eg_npu_builder eg_npu_builder__unsafe_view;
-extern const eg_npu_builder eg_npu_builder__reshape_alias;
-extern const eg_npu_builder eg_npu_builder_reshape;
-extern const eg_npu_builder eg_npu_builder_permute;
-extern const eg_npu_builder eg_npu_builder_transpose_int;
-extern const eg_npu_builder eg_npu_builder_expand;
-extern const eg_npu_builder eg_npu_builder_detach;
-extern const eg_npu_builder eg_npu_builder_alias;
-extern const eg_npu_builder eg_npu_builder_lift_fresh_copy;
-extern const eg_npu_builder eg_npu_builder_clone;
-extern const eg_npu_builder eg_npu_builder__to_copy;
-extern const eg_npu_builder eg_npu_builder_sum_default;
-extern const eg_npu_builder eg_npu_builder_sum_dim_IntList;
-extern const eg_npu_builder eg_npu_builder_mean_default;
-extern const eg_npu_builder eg_npu_builder_mean_dim;
-extern const eg_npu_builder eg_npu_builder__log_softmax;
-extern const eg_npu_builder eg_npu_builder_cat;
-extern const eg_npu_builder eg_npu_builder_stack;
+extern const eg_htp_builder eg_htp_builder_mm;
+extern const eg_htp_builder eg_htp_builder_addmm;
+extern const eg_htp_builder eg_htp_builder_bmm;
+extern const eg_htp_builder eg_htp_builder_t;
+extern const eg_htp_builder eg_htp_builder_view;
+extern const eg_htp_builder eg_htp_builder__unsafe_view;
+extern const eg_htp_builder eg_htp_builder__reshape_alias;
+extern const eg_htp_builder eg_htp_builder_reshape;
+extern const eg_htp_builder eg_htp_builder_permute;
+extern const eg_htp_builder eg_htp_builder_transpose_int;
+extern const eg_htp_builder eg_htp_builder_expand;
+extern const eg_htp_builder eg_htp_builder_detach;
+extern const eg_htp_builder eg_htp_builder_alias;
+extern const eg_htp_builder eg_htp_builder_lift_fresh_copy;
+extern const eg_htp_builder eg_htp_builder_clone;
+extern const eg_htp_builder eg_htp_builder__to_copy;
+extern const eg_htp_builder eg_htp_builder_sum_default;
+extern const eg_htp_builder eg_htp_builder_sum_dim_IntList;
+extern const eg_htp_builder eg_htp_builder_mean_default;
+extern const eg_htp_builder eg_htp_builder_mean_dim;
+extern const eg_htp_builder eg_htp_builder__log_softmax;
+extern const eg_htp_builder eg_htp_builder_cat;
+extern const eg_htp_builder eg_htp_builder_stack;
 
 #endif

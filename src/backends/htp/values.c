@@ -25,7 +25,7 @@ int eg_htp_aten_dim(const eg_value *v, int axis) {
 }
 
 uint32_t eg_htp_qnn_dim(int64_t dim) {
-  EG_ASSERT(dim >= 0 && dim <= (int64_t)UINT32_MAX); /* lower_nodes checked eg_npu_dims_fit */
+  EG_ASSERT(dim >= 0 && dim <= (int64_t)UINT32_MAX); /* lower_nodes checked eg_htp_dims_fit */
   return (uint32_t)dim;
 }
 

@@ -96,13 +96,13 @@ static eg_status min_max_lower(eg_htp_lower *L, const eg_graph *g, const eg_node
   return lower_unary(L, n, EG_QNN_OP_RELU_MIN_MAX, p, 2);
 }
 
-const eg_npu_builder eg_npu_builder_relu = {"aten.relu -> Relu", 0, float_unary_supports,
+const eg_htp_builder eg_htp_builder_relu = {"aten.relu -> Relu", 0, float_unary_supports,
                                             relu_lower};
-const eg_npu_builder eg_npu_builder_sigmoid = {"aten.sigmoid -> Sigmoid", 0,
+const eg_htp_builder eg_htp_builder_sigmoid = {"aten.sigmoid -> Sigmoid", 0,
                                                float_unary_supports, sigmoid_lower};
-const eg_npu_builder eg_npu_builder_tanh = {"aten.tanh -> Tanh", 0, float_unary_supports,
+const eg_htp_builder eg_htp_builder_tanh = {"aten.tanh -> Tanh", 0, float_unary_supports,
                                             tanh_lower};
-const eg_npu_builder eg_npu_builder_hardtanh = {"aten.hardtanh -> ReluMinMax", 0,
+const eg_htp_builder eg_htp_builder_hardtanh = {"aten.hardtanh -> ReluMinMax", 0,
                                                 min_max_supports, min_max_lower};
-const eg_npu_builder eg_npu_builder_clamp = {"aten.clamp -> ReluMinMax", 0, min_max_supports,
+const eg_htp_builder eg_htp_builder_clamp = {"aten.clamp -> ReluMinMax", 0, min_max_supports,
                                              min_max_lower};

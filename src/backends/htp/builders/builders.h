@@ -2,7 +2,7 @@
  * the lowering context (backends/htp/lower.h) and small argument helpers.
  *
  * A builder file opens with its mappings and constraints; each builder is a const
- * eg_npu_builder named eg_npu_builder_<op id>, declared in backends/htp/npu_ops.h and registered
+ * eg_htp_builder named eg_htp_builder_<op id>, declared in backends/htp/npu_ops.h and registered
  * in backends/htp/npu_ops.c. supports() gets nodes that passed the generic gates (float on an
  * fp16-capable V69+ target, arch, skip lists) and only checks what its lowering needs;
  * lower() may assume supports() said yes. */

@@ -367,10 +367,10 @@ static eg_status conv_bwd_lower(eg_htp_lower *L, const eg_graph *g, const eg_nod
   return EG_OK;
 }
 
-const eg_npu_builder eg_npu_builder_convolution = {
+const eg_htp_builder eg_htp_builder_convolution = {
     "aten.convolution -> Conv2d / DepthWiseConv2d / TransposeConv2d", 0, conv_supports,
     conv_lower};
-const eg_npu_builder eg_npu_builder_convolution_backward = {
+const eg_htp_builder eg_htp_builder_convolution_backward = {
     "aten.convolution_backward [T,F,F] / [T,F,T] / [F,F,T] -> Transpose + TransposeConv2d "
     "(grad_input), ReduceSum (grad_bias); fp, group 1, dilation 1, static weight, V69+",
     0, conv_bwd_supports, conv_bwd_lower};

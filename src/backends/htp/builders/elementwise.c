@@ -477,7 +477,7 @@ static eg_status tanh_backward_lower(eg_htp_lower *L, const eg_graph *g, const e
 /* ---- the builders ---- */
 
 #define ARITH(id, mapping) \
-  const eg_npu_builder eg_npu_builder_##id = {mapping, 0, arith_supports, arith_lower};
+  const eg_htp_builder eg_htp_builder_##id = {mapping, 0, arith_supports, arith_lower};
 ARITH(add_Tensor, "aten.add.Tensor -> ElementWiseAdd (+ ElementWiseMultiply for alpha)")
 ARITH(sub_Tensor, "aten.sub.Tensor -> ElementWiseSubtract (+ ElementWiseMultiply for alpha)")
 ARITH(add_Scalar, "aten.add.Scalar -> ElementWiseAdd")
@@ -490,19 +490,19 @@ ARITH(div_Tensor_mode, "aten.div.Tensor_mode (rounding_mode None) -> ElementWise
 ARITH(div_Scalar, "aten.div.Scalar -> ElementWiseDivide")
 #undef ARITH
 
-const eg_npu_builder eg_npu_builder_neg = {"aten.neg -> ElementWiseNeg", 0, unary_supports,
+const eg_htp_builder eg_htp_builder_neg = {"aten.neg -> ElementWiseNeg", 0, unary_supports,
                                            neg_lower};
-const eg_npu_builder eg_npu_builder_silu = {"aten.silu -> Sigmoid + ElementWiseMultiply", 0,
+const eg_htp_builder eg_htp_builder_silu = {"aten.silu -> Sigmoid + ElementWiseMultiply", 0,
                                             unary_supports, silu_lower};
-const eg_npu_builder eg_npu_builder_threshold_backward = {
+const eg_htp_builder eg_htp_builder_threshold_backward = {
     "aten.threshold_backward -> ElementWiseGreater + ElementWiseSelect", 0,
     threshold_backward_supports, threshold_backward_lower};
-const eg_npu_builder eg_npu_builder_hardtanh_backward = {
+const eg_htp_builder eg_htp_builder_hardtanh_backward = {
     "aten.hardtanh_backward -> 2 ElementWiseGreater + 2 ElementWiseSelect", 0,
     hardtanh_backward_supports, hardtanh_backward_lower};
-const eg_npu_builder eg_npu_builder_sigmoid_backward = {
+const eg_htp_builder eg_htp_builder_sigmoid_backward = {
     "aten.sigmoid_backward -> ElementWiseSubtract + 2 ElementWiseMultiply", 0,
     output_backward_supports, sigmoid_backward_lower};
-const eg_npu_builder eg_npu_builder_tanh_backward = {
+const eg_htp_builder eg_htp_builder_tanh_backward = {
     "aten.tanh_backward -> 2 ElementWiseMultiply + ElementWiseSubtract", 0,
     output_backward_supports, tanh_backward_lower};

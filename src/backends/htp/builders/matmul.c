@@ -129,8 +129,8 @@ static eg_status addmm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
   return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_ADD, add, 2, &out, 1, NULL, 0);
 }
 
-const eg_npu_builder eg_npu_builder_mm = {"aten.mm -> MatMul", 0, mm_supports, mm_lower};
-const eg_npu_builder eg_npu_builder_bmm = {"aten.bmm -> MatMul", 0, mm_supports, mm_lower};
-const eg_npu_builder eg_npu_builder_addmm = {
+const eg_htp_builder eg_htp_builder_mm = {"aten.mm -> MatMul", 0, mm_supports, mm_lower};
+const eg_htp_builder eg_htp_builder_bmm = {"aten.bmm -> MatMul", 0, mm_supports, mm_lower};
+const eg_htp_builder eg_htp_builder_addmm = {
     "aten.addmm -> MatMul (+ bias) [+ ElementWiseMultiply] [+ ElementWiseAdd]", 0,
     addmm_supports, addmm_lower};

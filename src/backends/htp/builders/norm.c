@@ -155,15 +155,15 @@ static eg_status group_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
 
 /* ---- the builders ---- */
 
-const eg_npu_builder eg_npu_builder_native_batch_norm = {
+const eg_htp_builder eg_htp_builder_native_batch_norm = {
     "aten.native_batch_norm (eval, static statistics) -> Batchnorm", 0, batch_norm_supports,
     batch_norm_lower};
-const eg_npu_builder eg_npu_builder__native_batch_norm_legit_no_training = {
+const eg_htp_builder eg_htp_builder__native_batch_norm_legit_no_training = {
     "aten._native_batch_norm_legit_no_training (static statistics) -> Batchnorm", 0,
     batch_norm_supports, batch_norm_lower};
-const eg_npu_builder eg_npu_builder__native_batch_norm_legit = {
+const eg_htp_builder eg_htp_builder__native_batch_norm_legit = {
     "aten._native_batch_norm_legit (eval, static statistics) -> Batchnorm", 0,
     batch_norm_supports, batch_norm_lower};
-const eg_npu_builder eg_npu_builder_native_group_norm = {
+const eg_htp_builder eg_htp_builder_native_group_norm = {
     "aten.native_group_norm (mean/rstd unread) -> GroupNorm", 0, group_norm_supports,
     group_norm_lower};

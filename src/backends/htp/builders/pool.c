@@ -246,11 +246,11 @@ static eg_status adaptive_avg_pool_lower(eg_htp_lower *L, const eg_graph *g, con
 
 /* ---- the builders ---- */
 
-const eg_npu_builder eg_npu_builder_max_pool2d_with_indices = {
+const eg_htp_builder eg_htp_builder_max_pool2d_with_indices = {
     "aten.max_pool2d_with_indices -> PoolMax2d (indices unused)", 0, max_pool_supports,
     window_lower};
-const eg_npu_builder eg_npu_builder_avg_pool2d = {"aten.avg_pool2d -> PoolAvg2d", 0,
+const eg_htp_builder eg_htp_builder_avg_pool2d = {"aten.avg_pool2d -> PoolAvg2d", 0,
                                                   avg_pool_supports, window_lower};
-const eg_npu_builder eg_npu_builder__adaptive_avg_pool2d = {
+const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d = {
     "aten._adaptive_avg_pool2d -> ReduceMean (1x1) or PoolAvg2d (even windows)", 0,
     adaptive_avg_pool_supports, adaptive_avg_pool_lower};

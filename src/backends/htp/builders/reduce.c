@@ -173,13 +173,13 @@ static eg_status log_softmax_lower(eg_htp_lower *L, const eg_graph *g, const eg_
   return eg_htp_op(L, EG_QNN_OP_LOG_SOFTMAX, &in, 1, &out, 1, p, 2);
 }
 
-const eg_npu_builder eg_npu_builder_sum_default = {"aten.sum.default -> ReduceSum", 0,
+const eg_htp_builder eg_htp_builder_sum_default = {"aten.sum.default -> ReduceSum", 0,
                                                    reduce_supports, sum_lower};
-const eg_npu_builder eg_npu_builder_sum_dim_IntList = {
+const eg_htp_builder eg_htp_builder_sum_dim_IntList = {
     "aten.sum.dim_IntList -> ReduceSum [+ Transpose]", 0, reduce_supports, sum_lower};
-const eg_npu_builder eg_npu_builder_mean_default = {"aten.mean.default -> ReduceMean", 0,
+const eg_htp_builder eg_htp_builder_mean_default = {"aten.mean.default -> ReduceMean", 0,
                                                     reduce_supports, mean_lower};
-const eg_npu_builder eg_npu_builder_mean_dim = {"aten.mean.dim -> ReduceMean [+ Transpose]", 0,
+const eg_htp_builder eg_htp_builder_mean_dim = {"aten.mean.dim -> ReduceMean [+ Transpose]", 0,
                                                 reduce_supports, mean_lower};
-const eg_npu_builder eg_npu_builder__log_softmax = {"aten._log_softmax -> LogSoftmax", 0,
+const eg_htp_builder eg_htp_builder__log_softmax = {"aten._log_softmax -> LogSoftmax", 0,
                                                     log_softmax_supports, log_softmax_lower};

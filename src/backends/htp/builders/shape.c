@@ -303,9 +303,9 @@ static eg_status stack_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
 /* ---- the builders ---- */
 
 #define VIEW_BUILDER(id, mapping)                                                              \
-  const eg_npu_builder eg_npu_builder_##id = {mapping, 0, view_supports, view_lower};
+  const eg_htp_builder eg_htp_builder_##id = {mapping, 0, view_supports, view_lower};
 #define COPY_BUILDER(id, mapping)                                                              \
-  const eg_npu_builder eg_npu_builder_##id = {mapping, 0, view_supports, copy_lower};
+  const eg_htp_builder eg_htp_builder_##id = {mapping, 0, view_supports, copy_lower};
 
 VIEW_BUILDER(view, "aten.view -> [Transpose] + Reshape + [Transpose]")
 VIEW_BUILDER(_unsafe_view, "aten._unsafe_view -> [Transpose] + Reshape + [Transpose]")
@@ -316,15 +316,15 @@ COPY_BUILDER(alias, "aten.alias -> (alias)")
 COPY_BUILDER(clone, "aten.clone -> (alias), or Transpose between axis orders")
 COPY_BUILDER(lift_fresh_copy, "aten.lift_fresh_copy -> (alias)")
 
-const eg_npu_builder eg_npu_builder_expand = {"aten.expand (no broadcast) -> Reshape", 0,
+const eg_htp_builder eg_htp_builder_expand = {"aten.expand (no broadcast) -> Reshape", 0,
                                               expand_supports, view_lower};
-const eg_npu_builder eg_npu_builder__to_copy = {"aten._to_copy (same dtype) -> (alias)", 0,
+const eg_htp_builder eg_htp_builder__to_copy = {"aten._to_copy (same dtype) -> (alias)", 0,
                                                 to_copy_supports, copy_lower};
-const eg_npu_builder eg_npu_builder_t = {"aten.t -> Transpose", 0, view_supports, t_lower};
-const eg_npu_builder eg_npu_builder_permute = {"aten.permute -> Transpose", 0, view_supports,
+const eg_htp_builder eg_htp_builder_t = {"aten.t -> Transpose", 0, view_supports, t_lower};
+const eg_htp_builder eg_htp_builder_permute = {"aten.permute -> Transpose", 0, view_supports,
                                                permute_lower};
-const eg_npu_builder eg_npu_builder_transpose_int = {"aten.transpose.int -> Transpose", 0,
+const eg_htp_builder eg_htp_builder_transpose_int = {"aten.transpose.int -> Transpose", 0,
                                                      view_supports, transpose_lower};
-const eg_npu_builder eg_npu_builder_cat = {"aten.cat -> Concat", 0, cat_supports, cat_lower};
-const eg_npu_builder eg_npu_builder_stack = {"aten.stack -> Reshape + Concat", 0, stack_supports,
+const eg_htp_builder eg_htp_builder_cat = {"aten.cat -> Concat", 0, cat_supports, cat_lower};
+const eg_htp_builder eg_htp_builder_stack = {"aten.stack -> Reshape + Concat", 0, stack_supports,
                                              stack_lower};
