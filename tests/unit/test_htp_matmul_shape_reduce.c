@@ -12,137 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/htp/qnn_graph.h"
 #include "eg_test.h"
-#include "frontend/frontend.h"
-#include "compiler/compile.h"
-#include "compiler/egp_write.h"
-#include "program/program.h"
-#include "target/targets.h"
-#include "util/error.h"
+#include "eg_test_lower.h"
 
-static char tmpdir[64];
+/* ---- building and compiling a graph (eg_test_lower.h) ---- */
 
-/* ---- building and compiling a graph ---- */
-
-typedef struct compiled {
-  eg_graph *g;
-  eg_program prog;
-  bool ok;
-} compiled;
-
-/* Writes NAME.safetensors: no tensor, or one F32 tensor "w" of `w_shape` (JSON list) with
- * w_numel elements 0.5, 1.5, ... */
-static void write_weights(const char *name, const char *w_shape, int w_numel) {
-  char path[256], header[512];
-  snprintf(path, sizeof path, "%s/%s.safetensors", tmpdir, name);
-  if (w_shape)
-    snprintf(header, sizeof header, "{\"w\":{\"dtype\":\"F32\",\"shape\":%s,\"data_offsets\":"
-             "[0,%d]}}", w_shape, 4 * w_numel);
-  else
-    snprintf(header, sizeof header, "{}");
-  size_t hl = strlen(header);
-  while (hl % 8) header[hl++] = ' ';
-  header[hl] = '\0';
-  FILE *f = fopen(path, "wb");
-  EG_CHECK(f != NULL);
-  if (!f) return;
-  uint64_t n = hl;
-  fwrite(&n, 8, 1, f); /* little-endian host */
-  fwrite(header, 1, hl, f);
-  for (int i = 0; i < (w_shape ? w_numel : 0); i++) {
-    float v = 0.5f + (float)i;
-    fwrite(&v, 4, 1, f);
-  }
-  fclose(f);
-}
-
-/* Writes and compiles for SM8650 a graph from its JSON parts (the contents of the "values",
- * "inputs", "statics", "nodes" and "outputs" arrays). */
-static compiled compile(const char *name, const char *values, const char *inputs,
-                        const char *statics, const char *nodes, const char *outputs,
-                        const char *w_shape, int w_numel) {
-  compiled c = {0};
-  char path[256];
-  write_weights(name, w_shape, w_numel);
-  snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-  FILE *f = fopen(path, "w");
-  EG_CHECK(f != NULL);
-  if (!f) return c;
-  fprintf(f, "{\"format\": \"edgegrad.graph\", \"version\": 1, \"producer\": {\"name\": \"test\"},"
-          " \"weights\": \"%s.safetensors\", \"values\": [%s], \"inputs\": [%s], \"statics\": [%s],"
-          " \"nodes\": [%s], \"outputs\": [%s]}\n", name, values, inputs, statics, nodes, outputs);
-  fclose(f);
-  eg_status s = eg_graph_load_json(path, &c.g);
-  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
-  if (s != EG_OK) return c;
-  eg_partition_options opt = {.target = eg_target_find("SM8650")};
-  s = eg_program_build(c.g, &opt, &c.prog);
-  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
-  c.ok = s == EG_OK;
+/* compile() with no static tensor, or one F32 tensor "w" of `w_shape` (JSON list) with w_numel
+ * elements 0.5, 1.5, ... */
+static compiled compile_w(const char *name, const char *values, const char *inputs,
+                          const char *statics, const char *nodes, const char *outputs,
+                          const char *w_shape, int w_numel) {
+  float *w = calloc((size_t)w_numel + 1, sizeof(float));
+  for (int i = 0; w && i < w_numel; i++) w[i] = 0.5f + (float)i;
+  const stat_tensor st = {"w", w_shape, w_numel, w};
+  compiled c = compile(name, values, inputs, statics, nodes, outputs, w_shape ? 1 : 0, &st);
+  free(w);
   return c;
-}
-
-static void release(compiled *c) {
-  if (c->ok) eg_program_free(&c->prog);
-  eg_graph_destroy(c->g);
-}
-
-/* ---- inspecting the lowered partition ---- */
-
-static const eg_qnn_graph *qg(const compiled *c, int p) {
-  return c->ok && p < c->prog.parts.n_partitions ? c->prog.lowered[p].graph : NULL;
-}
-
-/* The partition's op types are exactly `types` (n of them), in order. */
-static bool ops_are(const eg_qnn_graph *g, int n, const eg_qnn_op *types) {
-  if (!g) return false;
-  bool ok = eg_qnn_graph_num_ops(g) == n;
-  for (int k = 0; ok && k < n; k++) ok = eg_qnn_graph_op(g, k)->type == types[k];
-  if (!ok) {
-    fprintf(stderr, "  ops:");
-    for (int k = 0; k < eg_qnn_graph_num_ops(g); k++)
-      fprintf(stderr, " %s", eg_qnn_op_name(eg_qnn_graph_op(g, k)->type));
-    fprintf(stderr, "\n");
-  }
-  return ok;
-}
-#define OPS(...) (int)(sizeof((eg_qnn_op[]){__VA_ARGS__}) / sizeof(eg_qnn_op)), \
-                 (const eg_qnn_op[]){__VA_ARGS__}
-
-/* Op k's tensor param `name` holds exactly the n values `want`. */
-static bool param_is(const eg_qnn_graph *g, int k, const char *name, int n, const uint32_t *want) {
-  const eg_qnn_op_node *op = g ? eg_qnn_graph_op(g, k) : NULL;
-  const eg_qnn_param *p = op ? eg_qnn_op_param(op, name) : NULL;
-  if (!p || p->n_values != n) return false;
-  for (int i = 0; i < n; i++)
-    if (p->values.u32[i] != want[i]) return false;
-  return true;
-}
-#define VALS(...) (int)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)), \
-                  (const uint32_t[]){__VA_ARGS__}
-
-static const eg_qnn_tensor *out_of(const eg_qnn_graph *g, int k) {
-  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->outputs[0]);
-}
-
-static const eg_qnn_tensor *in_of(const eg_qnn_graph *g, int k, int i) {
-  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->inputs[i]);
-}
-
-static bool dims_are(const eg_qnn_tensor *t, int n, const uint32_t *want) {
-  if (!t || t->rank != n) return false;
-  for (int i = 0; i < n; i++)
-    if (t->dims[i] != want[i]) return false;
-  return true;
-}
-
-/* Placement indexes the compiled graph (prog.graph, after the passes), not the loaded one. */
-static const char *reason_of(const compiled *c, const char *node) {
-  for (int32_t i = 0; c->ok && i < c->prog.graph->n_nodes; i++)
-    if (strcmp(c->prog.graph->nodes[i].name, node) == 0)
-      return c->prog.parts.nodes[i].reason ? c->prog.parts.nodes[i].reason : "";
-  return "(no such node)";
 }
 
 /* The compiled graph's layout conversions (layout_nhwc's aten.clone nodes, made by the pass:
@@ -182,7 +67,7 @@ static eg_axis_order axes_of(const compiled *c, const char *node) {
  * the pass inserts one conversion (aten.clone, lowered to an NHWC -> NCHW Transpose), then the
  * Reshape. Each QNN op is named after the compiled node it lowers. */
 static void test_flatten_of_rank4(void) {
-  compiled c = compile("flatten", T(0, "[2, 4, 3, 5]") "," T(1, "[2, 4, 3, 5]") ","
+  compiled c = compile_w("flatten", T(0, "[2, 4, 3, 5]") "," T(1, "[2, 4, 3, 5]") ","
                        T(2, "[2, 60]"), IN("x", 0), "",
                        NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
                        NODE("view", "aten.view.default", "[{\"value\": 1}, [2, 60]]", 2),
@@ -208,7 +93,7 @@ static void test_flatten_of_rank4(void) {
 /* A flatten of an NHWC [2,8,1,1] value (as after a global pool): NHWC and NCHW orders hold
  * the same bytes, so the conversion layout_nhwc inserts is a Reshape, not a Transpose. */
 static void test_flatten_of_unit_spatial(void) {
-  compiled c = compile("flatten11", T(0, "[2, 8, 1, 1]") "," T(1, "[2, 8, 1, 1]") ","
+  compiled c = compile_w("flatten11", T(0, "[2, 8, 1, 1]") "," T(1, "[2, 8, 1, 1]") ","
                        T(2, "[2, 8]"), IN("x", 0), "",
                        NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
                        NODE("_reshape_alias", "aten._reshape_alias.default",
@@ -223,7 +108,7 @@ static void test_flatten_of_unit_spatial(void) {
  * view's result is in traced order and relu follows it, so no conversion is needed: Reshape,
  * Relu, Reshape, each op named after its node. */
 static void test_unflatten_and_back(void) {
-  compiled c = compile("unflatten", T(0, "[2, 60]") "," T(1, "[2, 4, 3, 5]") ","
+  compiled c = compile_w("unflatten", T(0, "[2, 60]") "," T(1, "[2, 4, 3, 5]") ","
                        T(2, "[2, 4, 3, 5]") "," T(3, "[2, 60]"), IN("x", 0), "",
                        NODE("view", "aten.view.default", "[{\"value\": 0}, [2, 4, 3, 5]]", 1) ","
                        NODE("relu", "aten.relu.default", "[{\"value\": 1}]", 2) ","
@@ -247,7 +132,7 @@ static void test_unflatten_and_back(void) {
  * permute(0,2,3,1) of an NHWC value is the identity on the bytes and, like permute(0,1,2,3),
  * emits no op: the second Relu reads the first one's output tensor. */
 static void test_permute(void) {
-  compiled c = compile("permute", T(0, "[2, 4, 3, 5]") "," T(1, "[2, 4, 3, 5]") ","
+  compiled c = compile_w("permute", T(0, "[2, 4, 3, 5]") "," T(1, "[2, 4, 3, 5]") ","
                        T(2, "[2, 3, 5, 4]") "," T(3, "[2, 3, 5, 4]") "," T(4, "[2, 3, 5, 4]"),
                        IN("x", 0), "",
                        NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
@@ -274,7 +159,7 @@ static void test_permute(void) {
 /* detach between two relus emits no op; a detach that leaves the partition is a same-dims
  * Reshape into an APP_READ tensor. */
 static void test_detach_alias(void) {
-  compiled c = compile("detach", T(0, "[3, 4]") "," T(1, "[3, 4]") "," T(2, "[3, 4]") ","
+  compiled c = compile_w("detach", T(0, "[3, 4]") "," T(1, "[3, 4]") "," T(2, "[3, 4]") ","
                        T(3, "[3, 4]") "," T(4, "[3, 4]"), IN("x", 0), "",
                        NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
                        NODE("detach", "aten.detach.default", "[{\"value\": 1}]", 2) ","
@@ -293,7 +178,7 @@ static void test_detach_alias(void) {
 
 /* cat of NCHW tensors along channels: one Concat on the NHWC axis 3. */
 static void test_cat_channels(void) {
-  compiled c = compile("cat", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 2, 4, 5]") ","
+  compiled c = compile_w("cat", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 2, 4, 5]") ","
                        T(2, "[2, 5, 4, 5]"), IN("a", 0) "," IN("b", 1), "",
                        NODE("cat", "aten.cat.default", "[[{\"value\": 0}, {\"value\": 1}], 1]", 2),
                        IN("y", 2), NULL, 0);
@@ -310,7 +195,7 @@ static void test_cat_channels(void) {
 /* expand that broadcasts stays on the CPU with its reason; one that adds no element is a
  * Reshape. */
 static void test_expand(void) {
-  compiled c = compile("expand", T(0, "[3, 1]") "," T(1, "[3, 4]") "," T(2, "[1, 3, 1]"),
+  compiled c = compile_w("expand", T(0, "[3, 1]") "," T(1, "[3, 4]") "," T(2, "[1, 3, 1]"),
                        IN("x", 0), "",
                        NODE("expand", "aten.expand.default", "[{\"value\": 0}, [3, 4]]", 1) ","
                        NODE("expand_1", "aten.expand.default", "[{\"value\": 0}, [1, 3, 1]]", 2),
@@ -325,7 +210,7 @@ static void test_expand(void) {
 /* nn.Linear with a frozen weight: t(W) is a Transpose of the STATIC weight, addmm with a [3]
  * bias is one MatMul with its bias input. */
 static void test_linear(void) {
-  compiled c = compile("linear", T(0, "[4, 6]") "," T(1, "[3, 6]") "," T(2, "[3]") ","
+  compiled c = compile_w("linear", T(0, "[4, 6]") "," T(1, "[3, 6]") "," T(2, "[3]") ","
                        T(3, "[6, 3]") "," T(4, "[4, 3]"), IN("x", 0) "," IN("b", 2),
                        IN("w", 1),
                        NODE("t", "aten.t.default", "[{\"value\": 1}]", 3) ","
@@ -346,7 +231,7 @@ static void test_linear(void) {
 /* addmm(self [4,3], beta 0.5, alpha 2): MatMul, Multiply by STATIC alpha, Multiply self by
  * STATIC beta, Add. */
 static void test_addmm_scaled(void) {
-  compiled c = compile("addmm2", T(0, "[4, 6]") "," T(1, "[6, 3]") "," T(2, "[4, 3]") ","
+  compiled c = compile_w("addmm2", T(0, "[4, 6]") "," T(1, "[6, 3]") "," T(2, "[4, 3]") ","
                        T(3, "[4, 3]"), IN("x", 0) "," IN("w", 1) "," IN("b", 2), "",
                        "{\"name\": \"addmm\", \"target\": \"aten.addmm.default\", \"args\": "
                        "[{\"value\": 2}, {\"value\": 0}, {\"value\": 1}], \"kwargs\": "
@@ -369,7 +254,7 @@ static void test_addmm_scaled(void) {
  * a Transpose [2,0,1] gives ATen's [C,H,W]. Over [2,3] with keepdim: axes [1,2], keep_dims,
  * an NHWC [N,1,1,C] result, no Transpose. */
 static void test_reduce_layout(void) {
-  compiled c = compile("reduce", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 3, 4, 5]") ","
+  compiled c = compile_w("reduce", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 3, 4, 5]") ","
                        T(2, "[3, 4, 5]") "," T(3, "[2, 3, 1, 1]") "," T(4, "[3]"), IN("x", 0), "",
                        NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
                        NODE("sum", "aten.sum.dim_IntList", "[{\"value\": 1}, [0]]", 2) ","
@@ -397,7 +282,7 @@ static void test_reduce_layout(void) {
 /* log_softmax on the class dim of [N, C] is LogSoftmax on the last axis; on dim 0 it is
  * declined with the reason. */
 static void test_log_softmax(void) {
-  compiled c = compile("lsm", T(0, "[4, 10]") "," T(1, "[4, 10]") "," T(2, "[4, 10]"),
+  compiled c = compile_w("lsm", T(0, "[4, 10]") "," T(1, "[4, 10]") "," T(2, "[4, 10]"),
                        IN("x", 0), "",
                        NODE("_log_softmax", "aten._log_softmax.default",
                             "[{\"value\": 0}, 1, false]", 1) ","
