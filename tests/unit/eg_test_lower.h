@@ -26,7 +26,7 @@
 #include "backends/htp/executor.h"
 #include "backends/htp/qnn_graph.h"
 #include "compiler/compile.h"
-#include "frontend/frontend.h"
+#include "eg_test_graph.h"
 #include "program/program.h"
 #include "target/targets.h"
 #include "util/error.h"
@@ -76,24 +76,16 @@ static inline void write_weights(const char *name, int n, const stat_tensor *st)
 /* Writes and compiles for SM8650 a graph from its JSON parts (the contents of the "values",
  * "inputs", "statics", "nodes" and "outputs" arrays) and its static tensors. */
 static inline compiled compile(const char *name, const char *values, const char *inputs,
-                        const char *statics, const char *nodes, const char *outputs,
-                        int n_st, const stat_tensor *st) {
+                               const char *statics, const char *nodes, const char *outputs,
+                               int n_st, const stat_tensor *st) {
   compiled c = {0};
-  char path[256];
+  char weights[128];
   write_weights(name, n_st, st);
-  snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-  FILE *f = fopen(path, "w");
-  EG_CHECK(f != NULL);
-  if (!f) return c;
-  fprintf(f, "{\"format\": \"edgegrad.graph\", \"version\": 1, \"producer\": {\"name\": \"test\"},"
-          " \"weights\": \"%s.safetensors\", \"values\": [%s], \"inputs\": [%s], \"statics\": [%s],"
-          " \"nodes\": [%s], \"outputs\": [%s]}\n", name, values, inputs, statics, nodes, outputs);
-  fclose(f);
-  eg_status s = eg_graph_load_json(path, &c.g);
-  EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
-  if (s != EG_OK) return c;
+  snprintf(weights, sizeof weights, "%s.safetensors", name);
+  c.g = eg_test_graph_json(tmpdir, name, weights, values, inputs, statics, nodes, outputs);
+  if (!c.g) return c;
   eg_partition_options opt = {.target = eg_target_find("SM8650")};
-  s = eg_program_build(c.g, &opt, &c.prog);
+  eg_status s = eg_program_build(c.g, &opt, &c.prog);
   EG_CHECK_MSG(s == EG_OK, "%s: %s", name, eg_last_error());
   c.ok = s == EG_OK;
   return c;
