@@ -10,7 +10,7 @@
 #include "frontend/frontend.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
-#include "runtime/runtime.h"
+#include "api/runtime.h"
 #include "util/error.h"
 
 void eg_api_partition_options(const eg_compile_options *o, const eg_target *target,

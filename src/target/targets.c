@@ -44,19 +44,3 @@ const eg_target *eg_target_find(const char *soc) {
            names);
   return NULL;
 }
-
-/* ---- public API ---- */
-
-int eg_num_targets(void) { return eg_target_count(); }
-
-eg_status eg_get_target(int index, eg_target_info *out) {
-  const eg_target *t = eg_target_at(index);
-  if (!t || !out)
-    return eg_error(EG_ERR_ARGUMENT, "eg_get_target: index %d out of range [0, %d)", index,
-                    eg_target_count());
-  *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
-                          .vtcm_mb = t->vtcm_mb,
-                          .has_float = (t->features & EG_HTP_FEATURE_FLOAT) != 0,
-                          .note = t->note};
-  return EG_OK;
-}

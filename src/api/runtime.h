@@ -1,7 +1,7 @@
 /* runtime.h — what the compiler library needs of the runtime beyond the public API: a runtime
  * over a program it compiled in memory (api/compile.c, eg_runtime_create_compiled). */
-#ifndef EG_RUNTIME_RUNTIME_H
-#define EG_RUNTIME_RUNTIME_H
+#ifndef EG_API_RUNTIME_H
+#define EG_API_RUNTIME_H
 
 #include "edgegrad.h"
 #include "program/program.h"

@@ -16,7 +16,7 @@
 #include "ops/op.h"
 #include "program/egp_format.h"
 #include "program/program.h"
-#include "runtime/runtime.h"
+#include "api/runtime.h"
 #include "runtime/model.h"
 #include "runtime/npu_step.h"
 #include "runtime/plan.h"
