@@ -14,6 +14,7 @@ Contract:
 - ``check(got, want, rtol, atol_scale)`` returns a ``Verdict`` (the fields of the C library's
   eg_compare_result: ``num_bad``, ``worst`` as a C-order flat index or -1, and ``got``, ``want``,
   ``err``, ``tol`` at it), or raises ValueError when dtype or shape differ.
+- ``bound(want, rtol, atol_scale)`` is the float64 array of each element's tolerance.
 - ``compare(got, want)`` returns None when ``got`` passes at the project tolerance, else a
   one-line reason (a dtype or shape difference included).
 """
@@ -34,6 +35,14 @@ class Verdict(NamedTuple):
     tol: float
 
 
+def bound(want, rtol=RTOL, atol_scale=ATOL_SCALE):
+    """Each element's tolerance, rtol * |want| + atol_scale * max(1, max |want| over finite)."""
+    w = np.asarray(want, dtype=np.float64)
+    finite = np.isfinite(w)
+    scale = max(1.0, float(np.max(np.abs(w[finite]))) if finite.any() else 1.0)
+    return rtol * np.abs(w) + atol_scale * scale
+
+
 def check(got, want, rtol=RTOL, atol_scale=ATOL_SCALE):
     """The Verdict of ``got`` against ``want``; ValueError when their dtype or shape differ."""
     got, want = np.asarray(got), np.asarray(want)
@@ -52,9 +61,7 @@ def check(got, want, rtol=RTOL, atol_scale=ATOL_SCALE):
         gi, wi = int(g[i]), int(w[i])
         return Verdict(int(bad.sum()), i, float(gi), float(wi), float(abs(gi - wi)), 0.0)
     g, w = g.astype(np.float64), w.astype(np.float64)
-    finite = np.isfinite(w)
-    scale = max(1.0, float(np.max(np.abs(w[finite]))) if finite.any() else 1.0)
-    tol = rtol * np.abs(w) + atol_scale * scale
+    tol = bound(w, rtol, atol_scale)
     with np.errstate(invalid="ignore"):
         err = np.abs(g - w)
         passes = np.where(np.isnan(w), np.isnan(g),

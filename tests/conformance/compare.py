@@ -1,8 +1,9 @@
 """The conformance pass rule for one output: the project's tolerance, edgegrad.tolerance.
 
 Contract: ``compare(got, want)`` returns None when ``got`` passes against the reference
-``want`` (numpy arrays), else a one-line reason. The rule (python/edgegrad/tolerance.py, the
-same as the C library's eg_tensor_compare): dtype and shape equal; then, elementwise,
+``want`` (numpy arrays), else a one-line reason; ``bound(want)`` is each element's tolerance.
+The rule (python/edgegrad/tolerance.py, the same as the C library's eg_tensor_compare): dtype
+and shape equal; then, elementwise,
 
     |got - want| <= 1e-4 * |want| + 1e-5 * max(1, max |want| over finite want)
 
@@ -13,4 +14,4 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from edgegrad.tolerance import ATOL_SCALE, RTOL, compare  # noqa: E402,F401
+from edgegrad.tolerance import ATOL_SCALE, RTOL, bound, compare  # noqa: E402,F401

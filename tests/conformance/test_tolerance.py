@@ -75,6 +75,8 @@ def main():
     expect("reason names the worst element", "at [1, 0]" in (tolerance.compare(
         np.float64([[0], [5]]), np.float64([[0], [1]])) or ""))
 
+    b = tolerance.bound(np.float32([np.inf, -3, np.nan]))
+    expect("bound: scale over finite want", b[1] == 1e-4 * 3 + 1e-5 * 3 and np.isinf(b[0]), repr(b))
     expect("compare.py's constants", (compare.RTOL, compare.ATOL_SCALE) == (1e-4, 1e-5))
 
     print(f"tolerance self-test: {passed} passed, {failed} failed")
