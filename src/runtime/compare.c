@@ -104,13 +104,11 @@ static void compare_floats(const eg_tensor *got, const eg_tensor *want, int64_t 
   for (int64_t i = 0; i < n; i++) {
     double g = float_at(got, i), w = float_at(want, i);
     double err = fabs(g - w), tol = rtol * fabs(w) + atol_scale * scale;
-    bool pass = isnan(w) ? isnan(g) : isinf(w) ? g == w : err <= tol;
-    if (pass) {
-      if (isfinite(err) && err > r->max_err) r->max_err = err;
-      continue;
-    }
-    double excess = isfinite(w) && isfinite(g) ? err - tol : INFINITY;
     if (isfinite(err) && err > r->max_err) r->max_err = err;
+    bool pass = isnan(w) ? isnan(g) : isinf(w) ? g == w : err <= tol;
+    if (pass) continue;
+    /* a NaN or infinity where it does not belong is further off than any finite error */
+    double excess = isfinite(w) && isfinite(g) ? err - tol : INFINITY;
     note_bad(r, &worst_excess, i, excess, g, w, err, tol);
   }
 }
