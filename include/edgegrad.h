@@ -480,6 +480,36 @@ EG_API eg_status eg_npy_save(const char *path, const eg_tensor *t);
 /* Frees data from eg_npy_load and sets it to NULL. */
 EG_API void eg_tensor_free(eg_tensor *t);
 
+/* ---- comparing outputs ---------------------------------------------------------------- */
+
+/* The project's tolerance (the pass rule of the CLI's --expect and of the tests): a float
+ * element passes when, computed in float64,
+ *     |got - want| <= rtol * |want| + atol_scale * max(1, max |want| over finite want),
+ * with NaN passing only where want is NaN and an infinity only where want holds the same
+ * infinity; integer and bool elements must be equal; an empty tensor passes. */
+#define EG_COMPARE_RTOL 1e-4
+#define EG_COMPARE_ATOL 1e-5
+
+typedef struct eg_compare_result {
+  int64_t num_bad; /* elements out of tolerance; 0 when got passes */
+  int64_t worst;   /* C-order index of the element furthest out of tolerance (a NaN or infinity
+                      mismatch counts as infinitely far; the first of equals; for integers the
+                      first differing one); -1 when num_bad is 0 */
+  double got;      /* got's value at `worst` (0 when none) */
+  double want;     /* want's value at `worst` (0 when none) */
+  double err;      /* |got - want| at `worst`: NaN or inf for a non-finite mismatch */
+  double tol;      /* the tolerance at `worst` (0 for integers) */
+  double max_err;  /* the largest finite |got - want| over all elements */
+} eg_compare_result;
+
+/* Compares `got` with the reference `want` under the rule above (pass EG_COMPARE_RTOL and
+ * EG_COMPARE_ATOL for the project's tolerance, smaller values for a tighter one) and fills *out.
+ * EG_OK means the comparison ran: got passes when out->num_bad is 0. EG_ERR_ARGUMENT for a NULL
+ * pointer, an invalid tensor, a negative or non-finite tolerance, or got and want differing in
+ * dtype or shape. */
+eg_status eg_tensor_compare(const eg_tensor *got, const eg_tensor *want, double rtol,
+                            double atol_scale, eg_compare_result *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,9 +5,11 @@
 #                                   (CBLAS sgemm sharing the OpenMP thread pool)
 #   scripts/install-deps.sh test    the above, plus both PyTorch versions the tests compare with:
 #                                   Debian's python3-torch 1.13 with numpy and torchvision 0.14
-#                                   (/usr/bin/python3), and PyTorch 2.13.0 (CPU build) with
-#                                   numpy and Pillow (torchvision's model files import it) from
-#                                   PyPI in the virtual environment .venv
+#                                   (/usr/bin/python3), setuptools and wheel (the offline
+#                                   `pip install ./python` of tests/cli/test_python_package.sh),
+#                                   and PyTorch 2.13.0 (CPU build) with numpy and Pillow
+#                                   (torchvision's model files import it) from PyPI in the
+#                                   virtual environment .venv
 #   scripts/install-deps.sh fuzz    the build packages plus clang with libFuzzer (libclang-rt-dev)
 #                                   and its OpenMP runtime (libomp-dev), for `make fuzz`
 #   scripts/install-deps.sh aarch64 the build packages plus the ARM64 cross toolchain
@@ -26,7 +28,8 @@ cd "$(dirname "$0")/.."
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev)
 fuzz_pkgs=(clang libclang-rt-dev libomp-dev)
 aarch64_pkgs=(gcc-aarch64-linux-gnu qemu-user libjansson-dev:arm64 libopenblas-openmp-dev:arm64)
-test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip)
+test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip
+           python3-setuptools python3-wheel)
 TORCH2=2.13.0
 VENV=.venv
 

@@ -81,7 +81,9 @@ static const char usage_run[] =
     "                         NHWC), the rest on the CPU kernels\n"
     "  --skip-op OP, --skip-node NAME   keep ops/nodes on the CPU (with --soc)\n"
     "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
-    "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b|); exit 1 on a mismatch\n"
+    "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b| over finite b), NaN\n"
+    "                         only against NaN, inf only against the same inf, integers\n"
+    "                         exact (eg_tensor_compare); exit 1 on a mismatch\n"
     "                         (the outputs are still written: they are the run's results)\n"
     "  --steps N              run N training steps of plain SGD (default 1): after each\n"
     "                         run, every parameter input P with an output grad_P becomes\n"
@@ -424,24 +426,19 @@ static int expect_one(const char *dir, const char *name, const eg_tensor *out, c
     snprintf(note, size, "%s", eg_last_error());
     return 2;
   }
+  eg_compare_result r;
   int rc = 0;
-  bool same = ref.dtype == out->dtype && ref.rank == out->rank;
-  for (int i = 0; same && i < ref.rank; i++) same = ref.shape[i] == out->shape[i];
-  if (!same) {
-    snprintf(note, size, "reference has another dtype or shape");
+  if (eg_tensor_compare(out, &ref, EG_COMPARE_RTOL, EG_COMPARE_ATOL, &r) != EG_OK) {
+    snprintf(note, size, "MISMATCH: %s", eg_last_error());
+    rc = 1;
+  } else if (r.num_bad) {
+    snprintf(note, size, "ref norm %.6g  max|diff| %.3g  MISMATCH: %lld/%lld elements off; worst "
+             "at %lld (got %.7g, want %.7g, tol %.3g)", l2norm(&ref), r.max_err,
+             (long long)r.num_bad, (long long)eg_tensor_numel(&ref), (long long)r.worst, r.got,
+             r.want, r.tol);
     rc = 1;
   } else {
-    double maxref = 1, maxerr = 0, worst = 0;
-    int64_t n = eg_tensor_numel(&ref);
-    for (int64_t i = 0; i < n; i++) maxref = fmax(maxref, fabs(to_double(&ref, i)));
-    for (int64_t i = 0; i < n; i++) {
-      double b = to_double(&ref, i), d = fabs(to_double(out, i) - b);
-      double excess = d - (1e-4 * fabs(b) + 1e-5 * maxref);
-      if (d > maxerr) maxerr = d;
-      if (!(excess <= 0) && (rc == 0 || excess > worst)) { rc = 1; worst = excess; }
-    }
-    snprintf(note, size, "ref norm %.6g  max|diff| %.3g  %s", l2norm(&ref), maxerr,
-             rc ? "MISMATCH" : "ok");
+    snprintf(note, size, "ref norm %.6g  max|diff| %.3g  ok", l2norm(&ref), r.max_err);
   }
   eg_tensor_free(&ref);
   return rc;

@@ -41,6 +41,20 @@ else
   grep -q MISMATCH "$work/run2.txt" && ok || bad "--expect mismatch not reported"
 fi
 
+# --expect names the worst element, and a reference of another dtype or shape is a mismatch
+# with eg_tensor_compare's message (the rule itself: unit/test_compare)
+grep -q "grad_2_bias .*MISMATCH: 4/4 elements off; worst at [0-3] (got " "$work/run2.txt" && ok ||
+  bad "--expect mismatch line lacks the worst element: $(grep grad_2_bias "$work/run2.txt")"
+mkdir -p "$work/shaperef"
+/usr/bin/python3 -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.zeros((2, 2), "float32"))' \
+  "$work/shaperef/grad_2_bias.npy"
+if $exe run "$model" "${inputs[@]}" --expect "$work/shaperef" >"$work/run3.txt" 2>&1; then
+  bad "--expect accepted a reference of another shape"
+else
+  grep -qF "MISMATCH: eg_tensor_compare: shapes differ (got [4], want [2, 2])" "$work/run3.txt" &&
+    ok || bad "--expect shape mismatch: $(grep grad_2_bias "$work/run3.txt")"
+fi
+
 # info --json is one valid JSON object with the documented keys
 if $exe info "$model" --json >"$work/info.json" && /usr/bin/python3 -c '
 import json, sys

@@ -380,7 +380,7 @@ def small_case(make, folder, cli, res, expect_frozen_npu=False, names=None):
                 res.fail(f"[{soc or 'cpu'}] {name}: {reason}")
             elif t.is_floating_point() and t.numel():
                 w = t.double().numpy()
-                tol = compare.RTOL * np.abs(w) + compare.ATOL_SCALE * max(1.0, np.abs(w).max())
+                tol = compare.bound(w)
                 worst = max(worst, float(np.max(np.abs(got[name] - w) / tol)))
     res.notes.insert(0, f"{len(want)} outputs, worst err/tol {worst:.2g}")
 

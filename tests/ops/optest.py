@@ -2,8 +2,9 @@
 
 Each case is a small function of tensors. The harness exports it with
 edgegrad.export.export_function, runs `edgegrad run` on the same inputs, and compares every
-output with PyTorch's eager result at the project tolerance:
-    |a - b| <= 1e-4 * |b| + 1e-5 * max(1, max|b|)      (dtype and shape equal)
+output with PyTorch's eager result at the project tolerance (edgegrad.tolerance):
+    |a - b| <= 1e-4 * |b| + 1e-5 * max(1, max|b| over finite b)      (dtype and shape equal;
+NaN only against NaN, an infinity only against the same infinity, integers exact)
 
 Usage in a test file:
 
@@ -37,32 +38,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
 from edgegrad.export import export_function  # noqa: E402
+from edgegrad.tolerance import compare  # noqa: E402
 
 
 def allclose_report(got, ref):
     """Returns None when `got` matches `ref` at the project tolerance, else a one-line reason."""
-    if got.dtype != ref.dtype:
-        return f"dtype {got.dtype} != reference {ref.dtype}"
-    if got.shape != ref.shape:
-        return f"shape {got.shape} != reference {ref.shape}"
-    if ref.size == 0:
-        return None
-    if ref.dtype == np.bool_ or np.issubdtype(ref.dtype, np.integer):
-        bad = np.nonzero(got != ref)[0] if got.ndim == 1 else np.argwhere(got != ref)
-        return None if len(bad) == 0 else f"{len(bad)} elements differ, first at {bad[0]}"
-    a, b = got.astype(np.float64), ref.astype(np.float64)
-    finite = np.isfinite(b)
-    scale = float(np.max(np.abs(b[finite]))) if finite.any() else 1.0
-    tol = 1e-4 * np.abs(b) + 1e-5 * max(1.0, scale)
-    # equal infinities and NaN against NaN match (ATen produces them too, e.g. x / 0)
-    same_special = (a == b) | (np.isnan(a) & np.isnan(b))
-    with np.errstate(invalid="ignore"):
-        err = np.where(same_special, 0.0, np.abs(a - b))
-    bad = ~(same_special | (err <= tol))
-    if not bad.any():
-        return None
-    i = np.unravel_index(int(np.argmax(np.where(bad, err - tol, -np.inf))), b.shape)
-    return f"{int(bad.sum())} elements out of tolerance; worst at {i}: {a[i]!r} vs {b[i]!r}"
+    return compare(got, ref)
 
 
 def vjp(outputs, inputs, grads):

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgegrad.h"
+
 static int eg_test_failures_in_case;
 static int eg_test_passed, eg_test_failed;
 
@@ -50,18 +52,21 @@ static inline int eg_test_summary(void) {
   return eg_test_failed ? 1 : 0;
 }
 
-/* The project's tolerance: |a-b| <= rtol*|b| + atol*max(1, max|ref|). Returns the index of the
- * first element out of tolerance, or -1 when all match. */
+/* The project's tolerance (eg_tensor_compare, include/edgegrad.h) over n floats, with the given
+ * rtol and atol (EG_COMPARE_RTOL / EG_COMPARE_ATOL, or tighter): |a-b| <= rtol*|b| +
+ * atol*max(1, max|ref| over finite ref), NaN only against NaN, inf only against the same inf.
+ * Returns the index of the element furthest out of tolerance, or -1 when all match. */
 static inline long eg_test_allclose(const float *a, const float *ref, long n, double rtol,
                                     double atol) {
-  double maxref = 1.0;
-  for (long i = 0; i < n; i++)
-    if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
-  for (long i = 0; i < n; i++) {
-    double d = fabs((double)a[i] - (double)ref[i]);
-    if (!(d <= rtol * fabs(ref[i]) + atol * maxref)) return i;
+  eg_tensor got = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {n}, .data = (void *)a};
+  eg_tensor want = got;
+  want.data = (void *)ref;
+  eg_compare_result r;
+  if (eg_tensor_compare(&got, &want, rtol, atol, &r) != EG_OK) {
+    fprintf(stderr, "eg_test_allclose: %s\n", eg_last_error());
+    return 0;
   }
-  return -1;
+  return r.num_bad ? (long)r.worst : -1;
 }
 
 /* Deterministic pseudo-random floats in [-1, 1) for test inputs. */
