@@ -507,8 +507,8 @@ typedef struct eg_compare_result {
  * EG_OK means the comparison ran: got passes when out->num_bad is 0. EG_ERR_ARGUMENT for a NULL
  * pointer, an invalid tensor, a negative or non-finite tolerance, or got and want differing in
  * dtype or shape. */
-eg_status eg_tensor_compare(const eg_tensor *got, const eg_tensor *want, double rtol,
-                            double atol_scale, eg_compare_result *out);
+EG_API eg_status eg_tensor_compare(const eg_tensor *got, const eg_tensor *want, double rtol,
+                                   double atol_scale, eg_compare_result *out);
 
 #ifdef __cplusplus
 }

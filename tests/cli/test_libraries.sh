@@ -59,6 +59,9 @@ if $readelf -d "$full_so" | grep NEEDED | grep -q jansson; then ok; else bad "li
 
 # 3. exports: exactly the EG_API functions
 grep -oE '^EG_API [^(]*\b(eg_[a-z0-9_]+)\(' "$root/include/edgegrad.h" | grep -oE 'eg_[a-z0-9_]+\($' | tr -d '(' | sort -u >"$work/api.txt"
+# every function the header declares is marked EG_API (else the shared libraries hide it)
+unmarked=$(grep -nE '^(const |)[a-z_]+ \*?eg_[a-z0-9_]+\(' "$root/include/edgegrad.h")
+if [[ -z $unmarked ]]; then ok; else bad "edgegrad.h declares functions without EG_API: $unmarked"; fi
 exports() { $nm -D --defined-only "$1" | awk 'NF == 3 && $2 ~ /[TtWi]/ {print $3}' | sed 's/@.*//' | sort -u; }
 exports "$full_so" >"$work/full.txt"
 exports "$rt_so" >"$work/rt.txt"
@@ -68,7 +71,7 @@ missing=$(comm -23 "$work/api.txt" "$work/full.txt")
 if [[ -z $extra && -z $missing ]]; then ok; else bad "libedgegrad.so exports beyond the API: [$extra]; API not exported: [$missing]"; fi
 extra=$(comm -13 "$work/api.txt" "$work/rt.txt")
 if [[ -z $extra ]]; then ok; else bad "libedgegrad_rt.so exports beyond the API: $extra"; fi
-for f in eg_model_load_compiled eg_runtime_create eg_runtime_run eg_npy_load eg_version eg_set_log_callback; do
+for f in eg_model_load_compiled eg_runtime_create eg_runtime_run eg_npy_load eg_version eg_set_log_callback eg_tensor_compare; do
   if grep -qx "$f" "$work/rt.txt"; then ok; else bad "libedgegrad_rt.so does not export $f"; fi
 done
 for f in eg_model_load eg_compile_report_create eg_model_save_compiled eg_runtime_create_compiled; do
