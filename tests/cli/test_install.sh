@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# test_install.sh EDGEGRAD WORKDIR — `cmake --install` of the build folder beside the CLI, and
+# apps built against what it installed (README, "Libraries, installing and linking"):
+#   - the prefix holds include/edgegrad.h alone, both libraries static and shared, the CLI,
+#     edgegrad.pc / edgegrad_rt.pc (version = edgegrad.h's) and the CMake package, no test;
+#   - examples/app, copied out of the tree, builds with find_package(edgegrad) against
+#     libedgegrad_rt.so and (EDGEGRAD_APP_STATIC) libedgegrad_rt.a; examples/run_egp.c builds
+#     with `pkg-config edgegrad_rt`, shared and --static;
+#   - each app runs, with LD_LIBRARY_PATH unset, a .egp the CLI compiled and writes the bytes
+#     `edgegrad run` writes; the shared ones load libedgegrad_rt.so from the prefix (ldd), the
+#     static ones no libedgegrad_rt.so at all.
+# A sanitizer build's pc and CMake files add -fsanitize to the app's link themselves. On a cross
+# build (EG_CROSS_BUILD, set by CMakeLists.txt) the apps could not run here: skipped, saying so.
+set -u
+exe=$1
+work=$2
+source "$(dirname "$0")/harness.sh"
+build=$(cd "$(dirname "$exe")" && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=$root/tests/data
+if [[ -n ${EG_CROSS_BUILD:-} ]]; then
+  echo "test_install: skipped: cross build (the installed apps cannot run on this machine)"
+  exit 0
+fi
+rm -rf "$work" && mkdir -p "$work"
+prefix=$(realpath -m "$work/prefix")
+unset LD_LIBRARY_PATH
+
+# 1. the install
+if cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1; then ok; else bad "cmake --install: $(tail -5 "$work/install.log")"; fi
+headers=$(cd "$prefix/include" 2>/dev/null && find . -type f | sort)
+if [[ $headers == ./edgegrad.h ]]; then ok; else bad "installed headers: [$headers], wanted ./edgegrad.h alone"; fi
+for f in lib/libedgegrad.a lib/libedgegrad.so lib/libedgegrad_rt.a lib/libedgegrad_rt.so \
+         lib/pkgconfig/edgegrad.pc lib/pkgconfig/edgegrad_rt.pc bin/edgegrad \
+         lib/cmake/edgegrad/edgegrad-config.cmake lib/cmake/edgegrad/edgegrad-config-version.cmake; do
+  if [[ -e $prefix/$f ]]; then ok; else bad "$f not installed"; fi
+done
+strays=$(find "$prefix" -type f \( -name 'test_*' -o -name 'replay_*' -o -name 'fuzz_*' -o -name 'bench_*' -o -name 'eg_run_egp' \))
+if [[ -z $strays ]]; then ok; else bad "installed test or benchmark files: $strays"; fi
+version=$(awk '/^#define EG_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v == "" ? "" : ".") $3} END {print v}' "$root/include/edgegrad.h")
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+for pc in edgegrad edgegrad_rt; do
+  got=$(pkg-config --modversion $pc 2>&1)
+  if [[ $got == "$version" ]]; then ok; else bad "pkg-config --modversion $pc: '$got', edgegrad.h says $version"; fi
+done
+static_libs=$(pkg-config --static --libs edgegrad)
+for flag in -lopenblas -ljansson -fopenmp -lm; do
+  if grep -qw -- "$flag" <<<"$static_libs"; then ok; else bad "pkg-config --static --libs edgegrad lacks $flag: $static_libs"; fi
+done
+if pkg-config --static --libs edgegrad_rt | grep -q jansson; then bad "edgegrad_rt.pc asks for jansson"; else ok; fi
+
+# 2. the apps: CMake (find_package) shared and static, pkg-config shared and static
+if cp -r "$root/examples/app" "$root/examples/run_egp.c" "$work/"; then ok; else bad "copying examples/app"; fi
+apps=()
+for kind in shared static; do
+  static=OFF
+  [[ $kind == static ]] && static=ON
+  if cmake -S "$work/app" -B "$work/app-$kind" -DCMAKE_PREFIX_PATH="$prefix" -DEDGEGRAD_APP_STATIC=$static \
+       >"$work/app-$kind.log" 2>&1 && cmake --build "$work/app-$kind" -j1 >>"$work/app-$kind.log" 2>&1; then
+    ok; else bad "examples/app ($kind) with find_package: $(tail -15 "$work/app-$kind.log")"; fi
+  apps+=("cmake-$kind:$work/app-$kind/run_egp")
+done
+cc=${CC:-cc}
+# shellcheck disable=SC2046  # pkg-config's flags are meant to split
+if $cc $(pkg-config --cflags edgegrad_rt) "$work/run_egp.c" $(pkg-config --libs edgegrad_rt) \
+     -Wl,-rpath,"$(pkg-config --variable=libdir edgegrad_rt)" -o "$work/pc-shared" >"$work/pc-shared.log" 2>&1; then
+  ok; else bad "pkg-config shared build: $(cat "$work/pc-shared.log")"; fi
+# --static: the archive instead of the .so (-l:libedgegrad_rt.a), then what it needs
+# shellcheck disable=SC2046
+if $cc $(pkg-config --cflags edgegrad_rt) "$work/run_egp.c" \
+     $(pkg-config --static --libs edgegrad_rt | sed 's/-ledgegrad_rt\b/-l:libedgegrad_rt.a/') \
+     -o "$work/pc-static" >"$work/pc-static.log" 2>&1; then
+  ok; else bad "pkg-config --static build: $(cat "$work/pc-static.log")"; fi
+apps+=("pc-shared:$work/pc-shared" "pc-static:$work/pc-static")
+
+# 3. each app runs the program the CLI compiled, byte for byte as `edgegrad run`
+# the apps take NAME=FILE.npy, the CLI --input NAME=FILE.npy
+pairs=()
+for f in "$data"/tiny_step_inputs/*.npy; do pairs+=("$(basename "$f" .npy)=$f"); done
+inputs=()
+for p in "${pairs[@]}"; do inputs+=(--input "$p"); done
+if $exe compile "$data/tiny_step.json" --soc SM8650 -o "$work/step.egp" >"$work/compile.txt" 2>&1; then ok; else bad "compile: $(cat "$work/compile.txt")"; fi
+if $exe run "$work/step.egp" "${inputs[@]}" --output-dir "$work/cli_out" --quiet >"$work/cli.log" 2>&1; then ok; else bad "run: $(cat "$work/cli.log")"; fi
+outputs=("$work"/cli_out/*.npy)
+if [[ ${#outputs[@]} -ge 5 && -e ${outputs[0]} ]]; then ok; else bad "edgegrad run wrote ${#outputs[@]} outputs"; fi
+for app in "${apps[@]}"; do
+  name=${app%%:*}
+  bin=${app#*:}
+  if [[ ! -x $bin ]]; then bad "$name: $bin was not built"; continue; fi
+  rt_lib=$(ldd "$bin" | awk '$1 ~ /^libedgegrad_rt\.so/ {print $3}')
+  [[ -n $rt_lib ]] && rt_lib=$(realpath -m "$rt_lib")
+  if [[ $name == *shared ]]; then
+    if [[ $rt_lib == "$prefix"/lib/libedgegrad_rt.so* ]]; then ok; else bad "$name loads libedgegrad_rt.so from '$rt_lib', not $prefix/lib"; fi
+  else
+    if [[ -z $rt_lib ]]; then ok; else bad "$name (static) loads $rt_lib"; fi
+  fi
+  mkdir -p "$work/out-$name"
+  if "$bin" "$work/step.egp" "$work/out-$name" "${pairs[@]}" >"$work/$name.log" 2>&1; then ok; else bad "$name: $(cat "$work/$name.log")"; fi
+  for f in "${outputs[@]}"; do
+    if cmp -s "$f" "$work/out-$name/$(basename "$f")"; then ok; else bad "$name's $(basename "$f") differs from edgegrad run's"; fi
+  done
+done
+
+summary test_install
