@@ -23,28 +23,18 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_json.h"
 #include "eg_test_lower.h"
 #include "backends/htp/npu_ops.h"
 #include "runtime/model.h"
 
 /* ---- JSON snippets ---- */
 
-#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
-                     shape "}"
-#define TI(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"int64\", \"shape\": " \
-                      shape "}"
-#define TUPLE(id, elems) "{\"id\": " #id ", \"kind\": \"tuple\", \"elements\": " elems "}"
-#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
-#define V(id) "{\"value\": " #id "}"
-#define F(x) "{\"float\": " #x "}"
 /* The node under test: always named "ut". */
 #define UTK(target, args, kwargs, out) "{\"name\": \"ut\", \"target\": \"" target \
                                        "\", \"args\": " args ", \"kwargs\": " kwargs   \
                                        ", \"output\": " #out "}"
 #define UT(target, args, out) UTK(target, args, "{}", out)
-#define GETITEM(name, tuple, i, out) "{\"name\": \"" name "\", \"target\": \"getitem\", " \
-                                     "\"args\": [" V(tuple) ", " #i "], \"kwargs\": {}, "   \
-                                     "\"output\": " #out "}"
 
 /* ---- the cases ---- */
 

@@ -16,21 +16,8 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_json.h"
 #include "eg_test_lower.h"
-
-/* ---- JSON snippets ---- */
-
-#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
-                     shape "}"
-#define TI(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"int64\", \"shape\": " \
-                      shape "}"
-#define TUPLE(id, elems) "{\"id\": " #id ", \"kind\": \"tuple\", \"elements\": " elems "}"
-#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
-#define NODEK(name, target, args, kwargs, out) "{\"name\": \"" name "\", \"target\": \"" target \
-                                               "\", \"args\": " args ", \"kwargs\": " kwargs   \
-                                               ", \"output\": " #out "}"
-#define NODE(name, target, args, out) NODEK(name, target, args, "{}", out)
-#define GETITEM(name, tuple, i, out) NODE(name, "getitem", "[{\"value\": " #tuple "}, " #i "]", out)
 
 /* ---- add / sub / mul / div ---- */
 

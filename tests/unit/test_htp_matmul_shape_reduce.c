@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_json.h"
 #include "eg_test_lower.h"
 
 /* ---- building and compiling a graph (eg_test_lower.h) ---- */
@@ -51,14 +52,6 @@ static eg_axis_order axes_of(const compiled *c, const char *node) {
   EG_CHECK_MSG(false, "no node %s", node);
   return EG_AXES_TRACED;
 }
-
-/* ---- JSON snippets ---- */
-
-#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
-                     shape "}"
-#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
-#define NODE(name, target, args, out) "{\"name\": \"" name "\", \"target\": \"" target "\", " \
-                                      "\"args\": " args ", \"kwargs\": {}, \"output\": " #out "}"
 
 /* ---- views ---- */
 

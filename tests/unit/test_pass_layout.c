@@ -18,6 +18,7 @@
 
 #include "backends/htp/lower.h"
 #include "eg_test.h"
+#include "eg_test_json.h"
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "partition/partition.h"
@@ -68,15 +69,6 @@ static eg_status run_pass(eg_graph *g, const char *soc) {
   return s == EG_OK ? eg_pass_layout_nhwc(g, &opt) : s;
 }
 
-#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
-                     shape "}"
-#define TI(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"int64\", \"shape\": " \
-                      shape "}"
-#define TUP(id, elems) "{\"id\": " #id ", \"kind\": \"tuple\", \"elements\": " elems "}"
-#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
-#define NODE(name, target, args, out) "{\"name\": \"" name "\", \"target\": \"" target "\", " \
-                                      "\"args\": " args ", \"kwargs\": {}, \"output\": " #out "}"
-
 /* ---- inspecting ---- */
 
 static bool is_nhwc(const eg_graph *g, int32_t v) { return g->values[v].axes == EG_AXES_NHWC; }
@@ -100,7 +92,7 @@ static bool is_conversion(const eg_graph *g, int32_t i, int32_t from, eg_axis_or
  * after the getitem, read by both views; element 0 / its getitem NHWC, ranks 1 traced. */
 #define BN_VALUES                                                                               \
   T(0, "[2, 4, 5, 5]") "," T(1, "[4]") "," T(2, "[4]") "," T(3, "[4]") "," T(4, "[4]") ","     \
-  TUP(5, "[6, 7, 8]") "," T(6, "[2, 4, 5, 5]") "," T(7, "[0]") "," T(8, "[0]") ","             \
+  TUPLE(5, "[6, 7, 8]") "," T(6, "[2, 4, 5, 5]") "," T(7, "[0]") "," T(8, "[0]") ","             \
   T(9, "[2, 4, 5, 5]") "," T(10, "[2, 100]") "," T(11, "[8, 25]")
 #define BN_STATICS IN("c4a", 1) "," IN("c4b", 2) "," IN("c4c", 3) "," IN("c4d", 4)
 #define BN_NODES                                                                                \
@@ -166,9 +158,9 @@ static void test_conversion_quant_from_element(void) {
 static void test_group_norm_and_max_pool_elements(void) {
   eg_graph *g = load(
       "gn_pool",
-      T(0, "[2, 4, 6, 6]") "," T(1, "[4]") "," T(2, "[4]") "," TUP(3, "[4, 5, 6]") ","
+      T(0, "[2, 4, 6, 6]") "," T(1, "[4]") "," T(2, "[4]") "," TUPLE(3, "[4, 5, 6]") ","
       T(4, "[2, 4, 6, 6]") "," T(5, "[2, 2]") "," T(6, "[2, 2]") "," T(7, "[2, 4, 6, 6]") ","
-      TUP(8, "[9, 10]") "," T(9, "[2, 4, 3, 3]") "," TI(10, "[2, 4, 3, 3]") ","
+      TUPLE(8, "[9, 10]") "," T(9, "[2, 4, 3, 3]") "," TI(10, "[2, 4, 3, 3]") ","
       T(11, "[2, 4, 3, 3]") "," T(12, "[2, 4, 3, 3]") "," T(13, "[2, 2]"),
       IN("x", 0), IN("c4a", 1) "," IN("c4b", 2),
       NODE("native_group_norm", "aten.native_group_norm.default",
@@ -199,7 +191,7 @@ static void test_group_norm_and_max_pool_elements(void) {
   eg_graph_destroy(g);
 
   /* the same group norm alone on the NPU (mean unread): element 0 NHWC, [N, G] ones traced */
-  g = load("gn", T(0, "[2, 4, 6, 6]") "," T(1, "[4]") "," T(2, "[4]") "," TUP(3, "[4, 5, 6]") ","
+  g = load("gn", T(0, "[2, 4, 6, 6]") "," T(1, "[4]") "," T(2, "[4]") "," TUPLE(3, "[4, 5, 6]") ","
            T(4, "[2, 4, 6, 6]") "," T(5, "[2, 2]") "," T(6, "[2, 2]") "," T(7, "[2, 4, 6, 6]"),
            IN("x", 0), IN("c4a", 1) "," IN("c4b", 2),
            NODE("native_group_norm", "aten.native_group_norm.default",
@@ -219,7 +211,7 @@ static eg_graph *conv_bwd_graph(void) {
   return load(
       "conv_bwd",
       T(0, "[2, 4, 6, 6]") "," T(1, "[2, 3, 6, 6]") "," T(2, "[4, 3, 3, 3]") ","
-      TUP(3, "[4, null, null]") "," T(4, "[2, 3, 6, 6]") "," T(5, "[2, 3, 6, 6]") ","
+      TUPLE(3, "[4, null, null]") "," T(4, "[2, 3, 6, 6]") "," T(5, "[2, 3, 6, 6]") ","
       T(6, "[2, 3, 6, 6]"),
       IN("gy", 0) "," IN("x", 1), IN("w4", 2),
       NODE("convolution_backward", "aten.convolution_backward.default",

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "eg_test.h"
+#include "eg_test_json.h"
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
 #include "frontend/safetensors.h"
@@ -53,13 +54,6 @@ static eg_status prune(eg_graph *g, const eg_partition_options *opt) {
   return s;
 }
 
-#define T(id, shape) "{\"id\": " #id ", \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": " \
-                     shape "}"
-#define TUP(id, elems) "{\"id\": " #id ", \"kind\": \"tuple\", \"elements\": " elems "}"
-#define IN(name, id) "{\"name\": \"" name "\", \"value\": " #id "}"
-#define V(id) "{\"value\": " #id "}"
-#define NODE(name, target, args, out) "{\"name\": \"" name "\", \"target\": \"" target "\", " \
-                                      "\"args\": " args ", \"kwargs\": {}, \"output\": " #out "}"
 #define UNARY(name, target, in, out) NODE(name, target, "[" V(in) "]", out)
 #define DETACH(name, in, out) UNARY(name, "aten.detach.default", in, out)
 
@@ -131,8 +125,8 @@ static void test_live_chain_output_and_unused_input_kept(void) {
 static void test_tuples(void) {
   eg_graph *g = load(
       "tuples",
-      T(0, "[2, 5]") "," TUP(1, "[2, 3]") "," T(2, "[2, 2]") "," T(3, "[2, 3]") ","
-      T(4, "[2, 2]") "," T(5, "[2, 3]") "," TUP(6, "[7, 8]") "," T(7, "[2, 1]") ","
+      T(0, "[2, 5]") "," TUPLE(1, "[2, 3]") "," T(2, "[2, 2]") "," T(3, "[2, 3]") ","
+      T(4, "[2, 2]") "," T(5, "[2, 3]") "," TUPLE(6, "[7, 8]") "," T(7, "[2, 1]") ","
       T(8, "[2, 4]") "," T(9, "[2, 1]") "," T(10, "[2, 1]") "," T(11, "[2, 2]") ","
       T(12, "[2, 7]"),
       IN("x", 0), "",
