@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "backends/executor.h"
 #include "backends/htp/values.h"
 #include "ir/graph.h"
 #include "ir/placement.h"
@@ -45,6 +46,8 @@ struct eg_backend {
    * failed and *out is cleared. */
   eg_status (*lower)(const eg_backend *b, const eg_graph *g, const eg_partitioning *parts,
                      int32_t p, eg_htp_partition *out);
+  /* The executor that runs what lower() makes (backends/executor.h): the runtime half. */
+  const eg_backend_executor *executor;
   /* The backend's own data (the htp backend: its op -> builder table). */
   const void *data;
 };

@@ -24,7 +24,8 @@ static size_t stage_bytes(const staged *st) {
 }
 
 struct eg_npu_step {
-  eg_qnn_executor *ex;
+  const eg_backend_executor *backend; /* runs the partition (backends/executor.h) */
+  void *ex;
   int32_t n_in, n_out;
   staged *in, *out;
   eg_qnn_binding *bin, *bout; /* bout: one per distinct output tensor */
@@ -152,7 +153,8 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
   if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, data, s->out);
   if (st == EG_OK) st = stage_quant(s, hp);
   if (st == EG_OK) st = bind(s, hp);
-  if (st == EG_OK) st = eg_qnn_executor_create(hp->graph, &s->ex);
+  s->backend = eg_backend_executor_for_program();
+  if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);
   if (st != EG_OK) {
     eg_npu_step_destroy(s);
     return st;
@@ -163,7 +165,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
 
 void eg_npu_step_destroy(eg_npu_step *s) {
   if (!s) return;
-  eg_qnn_executor_destroy(s->ex);
+  if (s->ex) s->backend->destroy(s->ex);
   for (int32_t k = 0; s->in && k < s->n_in; k++) {
     free(s->in[k].stage);
     free(s->in[k].nhwc_ir);
@@ -228,7 +230,7 @@ static eg_status copy_value(const staged *st, bool into_stage, const void *from_
 
 eg_status eg_npu_step_run(eg_npu_step *s) {
   for (int32_t k = 0; k < s->n_in; k++) EG_TRY(copy_value(&s->in[k], true, NULL));
-  EG_TRY(eg_qnn_executor_execute(s->ex, s->bin, s->n_in, s->bout, s->n_bout));
+  EG_TRY(s->backend->run(s->ex, s->bin, s->n_in, s->bout, s->n_bout));
   for (int32_t k = 0; k < s->n_out; k++)
     EG_TRY(copy_value(&s->out[k], false, s->bout[s->out_binding[k]].data));
   return EG_OK;

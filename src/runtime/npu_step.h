@@ -4,12 +4,12 @@
  * into the IR values' buffers. Staging buffers and bindings are made once at creation; running
  * allocates nothing. An int64 value marked npu_int32 (pass i64_to_i32) is narrowed to int32 as
  * it is staged in (EG_ERR_RUNTIME naming the value if an element does not fit) and widened back
- * to int64 as it is read out. A value held quantized on the NPU (fold_qdq, lower.h
+ * to int64 as it is read out. A value held quantized on the NPU (fold_qdq, values.h
  * eg_htp_held_quantized) is quantized as it is staged in and dequantized as it is read out. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 
-#include "backends/htp/executor.h"
+#include "backends/executor.h"
 #include "backends/htp/values.h"
 
 typedef struct eg_npu_step eg_npu_step;

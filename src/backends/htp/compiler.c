@@ -117,8 +117,9 @@ static eg_status htp_lower(const eg_backend *b, const eg_graph *g, const eg_part
 
 eg_backend eg_htp_backend_with_builders(const eg_htp_builder *const *builders) {
   return (eg_backend){.name = "htp", .gate = htp_gate, .supports = htp_supports,
-                      .lower = htp_lower, .data = builders};
+                      .lower = htp_lower, .executor = &eg_htp_executor, .data = builders};
 }
 
 const eg_backend eg_htp_backend = {.name = "htp", .gate = htp_gate, .supports = htp_supports,
-                                   .lower = htp_lower, .data = eg_htp_builders};
+                                   .lower = htp_lower, .executor = &eg_htp_executor,
+                                   .data = eg_htp_builders};

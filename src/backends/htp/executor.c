@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/executor.h"
+
 #include "kernels/concat_nhwc_f32.h"
 #include "kernels/conv2d_nhwc_f32.h"
 #include "kernels/depthwise_conv2d_nhwc_f32.h"
@@ -912,3 +914,24 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
   }
   return EG_OK;
 }
+
+/* ---- the runtime half of the backend interface (backends/executor.h) ---- */
+
+static eg_status htp_create(const eg_qnn_graph *g, void **out) {
+  eg_qnn_executor *ex = NULL;
+  eg_status s = eg_qnn_executor_create(g, &ex);
+  *out = ex;
+  return s;
+}
+
+static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
+                         const eg_qnn_binding *outputs, int n_outputs) {
+  return eg_qnn_executor_execute(ex, inputs, n_inputs, outputs, n_outputs);
+}
+
+static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
+
+const eg_backend_executor eg_htp_executor = {
+    .name = "htp", .create = htp_create, .run = htp_run, .destroy = htp_destroy};
+
+const eg_backend_executor *eg_backend_executor_for_program(void) { return &eg_htp_executor; }

@@ -1,0 +1,33 @@
+/* executor.h — the runtime half of a backend's interface (the compile half is backend.h): how
+ * the runtime runs a lowered partition, without naming the backend's functions. The runtime's
+ * NPU steps (runtime/npu_step.h) create one executor per partition when a runtime is created,
+ * run it once per step and destroy it with the runtime; bindings are the partition's boundary
+ * tensors (APP_WRITE inputs, APP_READ outputs).
+ *
+ * The htp backend implements it over its QNN-modelled graph (backends/htp/executor.c,
+ * eg_htp_executor); eg_backend_executor_for names the executor of a program's partitions.
+ * A backend running on other hardware (a real QNN SDK context, a GPU) would fill the same
+ * struct in its own folder. */
+#ifndef EG_BACKENDS_EXECUTOR_H
+#define EG_BACKENDS_EXECUTOR_H
+
+#include "backends/htp/executor.h"
+
+typedef struct eg_backend_executor {
+  const char *name; /* "htp" */
+  /* Plans everything for graph `g` once (kernels, arena); *out is the backend's executor. */
+  eg_status (*create)(const eg_qnn_graph *g, void **out);
+  /* Runs it once; allocates nothing. */
+  eg_status (*run)(void *ex, const eg_qnn_binding *inputs, int n_inputs,
+                   const eg_qnn_binding *outputs, int n_outputs);
+  void (*destroy)(void *ex);
+} eg_backend_executor;
+
+/* The htp backend's executor (backends/htp/executor.c). */
+extern const eg_backend_executor eg_htp_executor;
+
+/* The executor of a compiled program's NPU partitions (programs hold QNN-modelled graphs,
+ * which the htp backend's executor runs). */
+const eg_backend_executor *eg_backend_executor_for_program(void);
+
+#endif
