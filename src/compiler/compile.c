@@ -40,6 +40,28 @@ static int32_t count_values(const eg_arg *a) {
   return n;
 }
 
+/* A binary min-heap of unit ids ordered by key[unit] (distinct keys: each unit's first node). */
+static void heap_push(int32_t *h, int32_t *n, const int32_t *key, int32_t u) {
+  int32_t i = (*n)++;
+  for (; i > 0 && key[h[(i - 1) / 2]] > key[u]; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+  h[i] = u;
+}
+
+static int32_t heap_pop(int32_t *h, int32_t *n, const int32_t *key) {
+  const int32_t top = h[0], last = h[--*n];
+  int32_t i = 0;
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && key[h[c + 1]] < key[h[c]]) c++;
+    if (key[h[c]] >= key[last]) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n > 0) h[i] = last;
+  return top;
+}
+
 /* Kahn's algorithm over units; ready units are taken smallest-first-node first. */
 static eg_status order_units(eg_program *p) {
   const eg_graph *g = p->graph;
@@ -68,14 +90,26 @@ static eg_status order_units(eg_program *p) {
                          unit_of(pt, i), indeg, ef, et, &n_edges);
   }
   /* Units in use: every partition, and CPU nodes. Repeatedly take the ready unit with the
-   * smallest first node (O(units^2), fine for training-step graphs). */
-  int32_t n_order = 0;
-  for (;;) {
-    int32_t best = -1;
-    for (int32_t u = 0; u < nu; u++)
-      if (!done[u] && first[u] != INT32_MAX && indeg[u] == 0 && (best < 0 || first[u] < first[best]))
-        best = u;
-    if (best < 0) break;
+   * smallest first node: a min-heap of ready units keyed by first node, and each unit's
+   * outgoing edges in one array (CSR), so ordering is O((units + edges) log units). */
+  int32_t *out_start = calloc((size_t)nu + 2, sizeof(int32_t));
+  int32_t *out_to = malloc(((size_t)n_edges + 1) * sizeof(int32_t));
+  int32_t *heap = malloc(((size_t)nu + 1) * sizeof(int32_t));
+  if (!out_start || !out_to || !heap) {
+    s = eg_error(EG_ERR_NOMEM, "compile: out of memory ordering %d units", nu);
+    free(out_start);
+    free(out_to);
+    free(heap);
+    goto out;
+  }
+  for (int32_t e = 0; e < n_edges; e++) out_start[ef[e] + 2]++;
+  for (int32_t u = 0; u < nu; u++) out_start[u + 2] += out_start[u + 1];
+  for (int32_t e = 0; e < n_edges; e++) out_to[out_start[ef[e] + 1]++] = et[e];
+  int32_t n_heap = 0, n_order = 0;
+  for (int32_t u = 0; u < nu; u++)
+    if (first[u] != INT32_MAX && indeg[u] == 0) heap_push(heap, &n_heap, first, u);
+  while (n_heap > 0) {
+    const int32_t best = heap_pop(heap, &n_heap, first);
     done[best] = true;
     p->steps[p->n_steps++] = best < pt->n_partitions ? (eg_program_step){-1, best}
                                                      : (eg_program_step){best - pt->n_partitions, -1};
@@ -84,9 +118,13 @@ static eg_status order_units(eg_program *p) {
         p->order[n_order++] = pt->partitions[best].nodes[k];
     else
       p->order[n_order++] = best - pt->n_partitions;
-    for (int32_t e = 0; e < n_edges; e++)
-      if (ef[e] == best) indeg[et[e]]--;
+    for (int32_t e = out_start[best]; e < out_start[best + 1]; e++)
+      if (--indeg[out_to[e]] == 0 && first[out_to[e]] != INT32_MAX)
+        heap_push(heap, &n_heap, first, out_to[e]);
   }
+  free(out_start);
+  free(out_to);
+  free(heap);
   if (n_order != g->n_nodes)
     s = eg_error(EG_ERR_INVALID, "compile: partitions form a cycle (%d of %d nodes ordered)",
                  n_order, g->n_nodes);
