@@ -13,13 +13,15 @@
 #include "api/runtime.h"
 #include "util/error.h"
 
-void eg_api_partition_options(const eg_compile_options *o, const eg_target *target,
-                            eg_partition_options *out) {
+eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out) {
+  const eg_target *target = eg_target_find(o->soc);
+  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
   *out = (eg_partition_options){.target = target,
                                 .skip_ops = o->skip_ops,
                                 .n_skip_ops = o->num_skip_ops,
                                 .skip_nodes = o->skip_nodes,
                                 .n_skip_nodes = o->num_skip_nodes};
+  return EG_OK;
 }
 
 eg_status eg_model_load(const char *json_path, eg_model **out) {
@@ -39,7 +41,6 @@ eg_status eg_model_load(const char *json_path, eg_model **out) {
   return EG_OK;
 }
 
-
 eg_status eg_runtime_create_compiled(const eg_model *model, const eg_compile_options *options,
                                      eg_runtime **out) {
   return eg_runtime_create_compiled_with_options(model, options, NULL, out);
@@ -53,12 +54,10 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
   *out = NULL;
   if (!model || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: model and options are required");
-  const eg_target *target = eg_target_find(options->soc);
-  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  eg_partition_options popt;
+  EG_TRY(eg_api_partition_options(options, &popt));
   eg_program *p = calloc(1, sizeof *p);
   if (!p) return eg_error(EG_ERR_NOMEM, "eg_runtime_create_compiled: out of memory");
-  eg_partition_options popt;
-  eg_api_partition_options(options, target, &popt);
   eg_status s = eg_program_build(model->graph, &popt, p);
   if (s != EG_OK) {
     free(p);
@@ -73,10 +72,8 @@ eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options
   if (!model || !options || !path)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_save_compiled: model, options and path are "
                     "required");
-  const eg_target *target = eg_target_find(options->soc);
-  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
   eg_partition_options popt;
-  eg_api_partition_options(options, target, &popt);
+  EG_TRY(eg_api_partition_options(options, &popt));
   eg_program p;
   EG_TRY(eg_program_build(model->graph, &popt, &p));
   eg_status s = eg_egp_write(&p, path);

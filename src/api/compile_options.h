@@ -5,8 +5,8 @@
 #include "edgegrad.h"
 #include "partition/partition.h"
 
-/* The partitioner's options for `o` (the target already looked up by name). */
-void eg_api_partition_options(const eg_compile_options *o, const eg_target *target,
-                              eg_partition_options *out);
+/* The partitioner's options for `o`, its SoC looked up by name: EG_ERR_ARGUMENT (the message
+ * lists the valid names) when there is no such SoC. */
+eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out);
 
 #endif

@@ -90,13 +90,11 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   *out = NULL;
   if (!model || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_create: model and options are required");
-  const eg_target *target = eg_target_find(options->soc);
-  if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  eg_partition_options popt;
+  EG_TRY(eg_api_partition_options(options, &popt));
   eg_compile_report *r = calloc(1, sizeof *r);
   if (!r) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
-  r->target = target;
-  eg_partition_options popt;
-  eg_api_partition_options(options, target, &popt);
+  r->target = popt.target;
   eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
   eg_status s = place(model->graph, &popt, options->dump_after, &compiled, &r->part);
   if (s == EG_OK) s = copy_names(r, compiled);

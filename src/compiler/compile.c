@@ -75,9 +75,8 @@ static eg_status order_units(eg_program *p) {
   int32_t *first = malloc(((size_t)nu + 1) * sizeof(int32_t));
   int32_t *ef = malloc(((size_t)max_edges + 1) * sizeof(int32_t));
   int32_t *et = malloc(((size_t)max_edges + 1) * sizeof(int32_t));
-  bool *done = calloc((size_t)nu + 1, sizeof(bool));
   eg_status s = EG_OK;
-  if (!indeg || !first || !ef || !et || !done) {
+  if (!indeg || !first || !ef || !et) {
     s = eg_error(EG_ERR_NOMEM, "compile: out of memory ordering %d units", nu);
     goto out;
   }
@@ -110,7 +109,6 @@ static eg_status order_units(eg_program *p) {
     if (first[u] != INT32_MAX && indeg[u] == 0) heap_push(heap, &n_heap, first, u);
   while (n_heap > 0) {
     const int32_t best = heap_pop(heap, &n_heap, first);
-    done[best] = true;
     p->steps[p->n_steps++] = best < pt->n_partitions ? (eg_program_step){-1, best}
                                                      : (eg_program_step){best - pt->n_partitions, -1};
     if (best < pt->n_partitions)
@@ -133,7 +131,6 @@ out:
   free(first);
   free(ef);
   free(et);
-  free(done);
   return s;
 }
 

@@ -31,3 +31,31 @@ summary() {
   echo "$1: $passed passed, $failed failed"
   [[ $failed -eq 0 && $passed -gt 0 ]]
 }
+
+# ---- a compiled program and the CLI's run of it, for tests of apps that run .egp files ----
+# compile_and_run_egp EXE DATA: compiles DATA/tiny_step.json for SM8650 into $work/step.egp and
+# runs it with `EXE run` into $work/cli_out; sets `pairs` (NAME=FILE.npy, as the apps take the
+# inputs) and `cli_outputs` (the files the CLI wrote, at least 5 or a failure).
+compile_and_run_egp() {
+  local exe=$1 data=$2 f inputs=()
+  pairs=()
+  for f in "$data"/tiny_step_inputs/*.npy; do
+    pairs+=("$(basename "$f" .npy)=$f")
+    inputs+=(--input "$(basename "$f" .npy)=$f")
+  done
+  if $exe compile "$data/tiny_step.json" --soc SM8650 -o "$work/step.egp" >"$work/compile.txt" 2>&1; then
+    ok; else bad "compile: $(cat "$work/compile.txt")"; fi
+  if $exe run "$work/step.egp" "${inputs[@]}" --output-dir "$work/cli_out" --quiet >"$work/cli.log" 2>&1; then
+    ok; else bad "run: $(cat "$work/cli.log")"; fi
+  cli_outputs=("$work"/cli_out/*.npy)
+  if [[ ${#cli_outputs[@]} -ge 5 && -e ${cli_outputs[0]} ]]; then ok; else
+    bad "edgegrad run wrote ${#cli_outputs[@]} outputs"; fi
+}
+
+# same_as_cli NAME DIR: every file of cli_outputs has a byte-identical twin in DIR.
+same_as_cli() {
+  local f
+  for f in "${cli_outputs[@]}"; do
+    if cmp -s "$f" "$2/$(basename "$f")"; then ok; else bad "$1's $(basename "$f") differs from edgegrad run's"; fi
+  done
+}

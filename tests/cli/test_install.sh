@@ -74,15 +74,7 @@ if $cc $(pkg-config --cflags edgegrad_rt) "$work/run_egp.c" \
 apps+=("pc-shared:$work/pc-shared" "pc-static:$work/pc-static")
 
 # 3. each app runs the program the CLI compiled, byte for byte as `edgegrad run`
-# the apps take NAME=FILE.npy, the CLI --input NAME=FILE.npy
-pairs=()
-for f in "$data"/tiny_step_inputs/*.npy; do pairs+=("$(basename "$f" .npy)=$f"); done
-inputs=()
-for p in "${pairs[@]}"; do inputs+=(--input "$p"); done
-if $exe compile "$data/tiny_step.json" --soc SM8650 -o "$work/step.egp" >"$work/compile.txt" 2>&1; then ok; else bad "compile: $(cat "$work/compile.txt")"; fi
-if $exe run "$work/step.egp" "${inputs[@]}" --output-dir "$work/cli_out" --quiet >"$work/cli.log" 2>&1; then ok; else bad "run: $(cat "$work/cli.log")"; fi
-outputs=("$work"/cli_out/*.npy)
-if [[ ${#outputs[@]} -ge 5 && -e ${outputs[0]} ]]; then ok; else bad "edgegrad run wrote ${#outputs[@]} outputs"; fi
+compile_and_run_egp "$exe" "$data"
 for app in "${apps[@]}"; do
   name=${app%%:*}
   bin=${app#*:}
@@ -96,9 +88,7 @@ for app in "${apps[@]}"; do
   fi
   mkdir -p "$work/out-$name"
   if "$bin" "$work/step.egp" "$work/out-$name" "${pairs[@]}" >"$work/$name.log" 2>&1; then ok; else bad "$name: $(cat "$work/$name.log")"; fi
-  for f in "${outputs[@]}"; do
-    if cmp -s "$f" "$work/out-$name/$(basename "$f")"; then ok; else bad "$name's $(basename "$f") differs from edgegrad run's"; fi
-  done
+  same_as_cli "$name" "$work/out-$name"
 done
 
 summary test_install

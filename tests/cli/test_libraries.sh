@@ -79,22 +79,10 @@ for f in eg_model_load eg_compile_report_create eg_model_save_compiled eg_runtim
 done
 
 # 4. the runtime-only app runs a program the CLI compiled, byte for byte as the CLI runs it
-inputs=()
-pairs=()
-for f in "$data"/tiny_step_inputs/*.npy; do
-  inputs+=(--input "$(basename "$f" .npy)=$f")
-  pairs+=("$(basename "$f" .npy)=$f")
-done
-if $exe compile "$data/tiny_step.json" --soc SM8650 -o "$work/step.egp" >"$work/compile.txt" 2>&1; then ok; else bad "compile: $(cat "$work/compile.txt")"; fi
+compile_and_run_egp "$exe" "$data"
 mkdir -p "$work/rt_out"
 if $run_egp "$work/step.egp" "$work/rt_out" "${pairs[@]}" >"$work/rt.log" 2>&1; then ok; else bad "eg_run_egp: $(cat "$work/rt.log")"; fi
-if $exe run "$work/step.egp" "${inputs[@]}" --output-dir "$work/cli_out" --quiet >"$work/cli.log" 2>&1; then ok; else bad "run: $(cat "$work/cli.log")"; fi
-n=0
-for f in "$work"/cli_out/*.npy; do
-  n=$((n + 1))
-  if cmp -s "$f" "$work/rt_out/$(basename "$f")"; then ok; else bad "eg_run_egp's $(basename "$f") differs from edgegrad run's"; fi
-done
-if [[ $n -ge 5 ]]; then ok; else bad "edgegrad run wrote $n outputs"; fi
+same_as_cli eg_run_egp "$work/rt_out"
 $run_egp "$data/tiny_step.json" "$work/rt_out" >"$work/out.txt" 2>"$work/err.txt"
 rc=$?
 if [[ $rc -eq 1 && $(wc -l <"$work/err.txt") -eq 1 ]] && ! sanitizer "$work/err.txt"; then ok; else
