@@ -41,11 +41,12 @@ struct eg_backend {
   /* Question 3 (see above). Must not modify anything. */
   bool (*supports)(const eg_backend *b, const eg_graph *g, const eg_node *n, const eg_target *t,
                    char *reason, size_t size);
-  /* Lowers partition `p` of placement `parts` of verified graph `g` into *out (every node of it
-   * passed gate() and supports()). On failure the message names the node whose lowering
-   * failed and *out is cleared. */
+  /* Lowers every partition of placement `parts` of verified graph `g` into out[0 ..
+   * parts->n_partitions) (every node of them passed gate() and supports()), in time linear in
+   * the graph and the partitions. On failure the message names the node whose lowering failed
+   * and every out[k] is cleared. */
   eg_status (*lower)(const eg_backend *b, const eg_graph *g, const eg_partitioning *parts,
-                     int32_t p, eg_htp_partition *out);
+                     eg_htp_partition *out);
   /* The executor that runs what lower() makes (backends/executor.h): the runtime half. */
   const eg_backend_executor *executor;
   /* The backend's own data (the htp backend: its op -> builder table). */

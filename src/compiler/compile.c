@@ -138,9 +138,7 @@ static eg_status lower_all(eg_program *p, const eg_partition_options *opt) {
   p->lowered = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_htp_partition));
   if (!p->lowered) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   const eg_backend *b = opt->backend ? opt->backend : eg_backend_for_target(opt->target);
-  for (int32_t k = 0; k < p->parts.n_partitions; k++)
-    EG_TRY(b->lower(b, p->graph, &p->parts, k, &p->lowered[k]));
-  return EG_OK;
+  return b->lower(b, p->graph, &p->parts, p->lowered);
 }
 
 eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,

@@ -13,39 +13,35 @@
 #include "util/checked.h"
 #include "util/error.h"
 
+/* Value `id` is defined by `def` in `role`; `kind` and `name` say where, for the message only
+ * (formatted when there is one: verify runs after every pass). */
 static eg_status define(eg_graph *g, int32_t id, eg_value_role role, int32_t def,
-                        const char *where) {
+                        const char *kind, const char *name) {
   if (id < 0 || id >= g->n_values)
-    return eg_error(EG_ERR_INVALID, "%s: value id %d out of range [0, %d)", where, id,
+    return eg_error(EG_ERR_INVALID, "%s %s: value id %d out of range [0, %d)", kind, name, id,
                     g->n_values);
   eg_value *v = &g->values[id];
   if (v->role != EG_ROLE_UNDEFINED)
-    return eg_error(EG_ERR_INVALID, "%s: value %d is already defined by %s: a value has one "
-                    "definition", where, id, eg_value_label(g, id));
+    return eg_error(EG_ERR_INVALID, "%s %s: value %d is already defined by %s: a value has one "
+                    "definition", kind, name, id, eg_value_label(g, id));
   v->role = role;
   v->def = def;
   return EG_OK;
 }
 
 static eg_status define_all(eg_graph *g) {
-  char where[160];
   for (int32_t i = 0; i < g->n_values; i++) g->values[i].role = EG_ROLE_UNDEFINED;
-  for (int32_t i = 0; i < g->n_inputs; i++) {
-    snprintf(where, sizeof where, "input %s", g->inputs[i].name);
-    EG_TRY(define(g, g->inputs[i].value, EG_ROLE_INPUT, i, where));
-  }
-  for (int32_t i = 0; i < g->n_statics; i++) {
-    snprintf(where, sizeof where, "static %s", g->statics[i].name);
-    EG_TRY(define(g, g->statics[i].value, EG_ROLE_STATIC, i, where));
-  }
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    EG_TRY(define(g, g->inputs[i].value, EG_ROLE_INPUT, i, "input", g->inputs[i].name));
+  for (int32_t i = 0; i < g->n_statics; i++)
+    EG_TRY(define(g, g->statics[i].value, EG_ROLE_STATIC, i, "static", g->statics[i].name));
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
     if (n->output < 0) continue;
-    snprintf(where, sizeof where, "node %s", n->name);
-    EG_TRY(define(g, n->output, EG_ROLE_NODE, i, where));
+    EG_TRY(define(g, n->output, EG_ROLE_NODE, i, "node", n->name));
     const eg_value *v = &g->values[n->output];
     for (int32_t e = 0; v->kind == EG_VALUE_TUPLE && e < v->n_elems; e++)
-      if (v->elems[e] >= 0) EG_TRY(define(g, v->elems[e], EG_ROLE_NODE, i, where));
+      if (v->elems[e] >= 0) EG_TRY(define(g, v->elems[e], EG_ROLE_NODE, i, "node", n->name));
   }
   for (int32_t i = 0; i < g->n_values; i++) {
     const eg_value *v = &g->values[i];

@@ -819,16 +819,30 @@ static eg_status check_layout(rd *c, const char *w, const eg_graph *g, const eg_
              eg_qnn_dtype_name(t->dtype), t->rank, b->nhwc);
 }
 
-/* The boundary of partition k against the graph and the placement. */
-static eg_status check_boundary(loader *L, rd *c, int32_t k) {
+/* A value node `node` of partition k defines (its output, or an element of its tuple) that is
+ * read outside the partition but is none of its outputs (has_out). */
+static eg_status check_handed_back(rd *c, const eg_graph *g, const eg_htp_readers *readers,
+                                   const bool *has_out, int32_t k, int32_t node, int32_t value) {
+  if (value < 0) return EG_OK;
+  const eg_value *x = &g->values[value];
+  if (x->kind == EG_VALUE_TENSOR && x->role == EG_ROLE_NODE && x->def == node &&
+      eg_htp_needed_outside(readers, value, k) && !has_out[value])
+    return bad(c, EG_ERR_FORMAT, "partition %d: value %s (of node %s) is needed outside but is no "
+               "output: the partition must hand it back", k, eg_value_label(g, value),
+               g->nodes[node].name);
+  return EG_OK;
+}
+
+/* The boundary of partition k against the graph and the placement. `readers`: of the whole
+ * placement; `has_out`: per value id, all false (and left so). */
+static eg_status check_boundary(loader *L, rd *c, int32_t k, const eg_htp_readers *readers,
+                                bool *has_out) {
   const eg_graph *g = L->g;
   const eg_partitioning *pt = &L->p->parts;
   const eg_htp_partition *hp = &L->p->lowered[k];
   int32_t nt = eg_qnn_graph_num_tensors(hp->graph);
   char *bound = calloc((size_t)nt + 1, 1);
-  bool *has_out = calloc((size_t)g->n_values + 1, sizeof(bool));
-  bool *need = eg_htp_needed_outside(g, pt, k);
-  eg_status s = bound && has_out && need ? EG_OK : bad(c, EG_ERR_NOMEM, "out of memory");
+  eg_status s = bound ? EG_OK : bad(c, EG_ERR_NOMEM, "out of memory");
   char w[96];
   for (int32_t i = 0; s == EG_OK && i < hp->n_inputs + hp->n_outputs; i++) {
     bool in = i < hp->n_inputs;
@@ -861,17 +875,16 @@ static eg_status check_boundary(loader *L, rd *c, int32_t k) {
       s = bad(c, EG_ERR_FORMAT, "partition %d: tensor %s (APP_READ, no producer): every output "
               "is written by an op", k, t->name);
   }
-  for (int32_t v = 0; s == EG_OK && v < g->n_values; v++) {
-    const eg_value *x = &g->values[v];
-    if (need[v] && x->kind == EG_VALUE_TENSOR && x->role == EG_ROLE_NODE &&
-        in_partition(pt, x->def, k) && !has_out[v])
-      s = bad(c, EG_ERR_FORMAT, "partition %d: value %s (of node %s) is needed outside but is no "
-              "output: the partition must hand it back", k, eg_value_label(g, v),
-              g->nodes[x->def].name);
+  const eg_partition *part = &pt->partitions[k];
+  for (int32_t j = 0; s == EG_OK && j < part->n_nodes; j++) {
+    const int32_t node = part->nodes[j], out = g->nodes[node].output;
+    s = check_handed_back(c, g, readers, has_out, k, node, out);
+    const eg_value *t = out >= 0 ? &g->values[out] : NULL;
+    for (int32_t e = 0; s == EG_OK && t && t->kind == EG_VALUE_TUPLE && e < t->n_elems; e++)
+      s = check_handed_back(c, g, readers, has_out, k, node, t->elems[e]);
   }
+  for (int32_t i = 0; i < hp->n_outputs; i++) has_out[hp->outputs[i].value] = false;
   free(bound);
-  free(has_out);
-  free(need);
   return s;
 }
 
@@ -887,8 +900,14 @@ static eg_status read_npu(loader *L) {
   if (!p->lowered) return bad(&c, EG_ERR_NOMEM, "out of memory");
   for (int32_t k = 0; k < n; k++) EG_TRY(read_partition(L, &c, k, &p->lowered[k]));
   EG_TRY(end_of_section(&c));
-  for (int32_t k = 0; k < n; k++) EG_TRY(check_boundary(L, &c, k));
-  return EG_OK;
+  eg_htp_readers readers = {0};
+  bool *has_out = calloc((size_t)L->g->n_values + 1, sizeof(bool));
+  eg_status s = has_out ? eg_htp_readers_compute(L->g, &p->parts, &readers)
+                        : bad(&c, EG_ERR_NOMEM, "out of memory");
+  for (int32_t k = 0; s == EG_OK && k < n; k++) s = check_boundary(L, &c, k, &readers, has_out);
+  eg_htp_readers_free(&readers);
+  free(has_out);
+  return s;
 }
 
 /* ---- PROGRAM ---- */

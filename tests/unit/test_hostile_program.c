@@ -264,9 +264,8 @@ static void test_lowering_refuses_huge_dim(void) {
     eg_partition part = {.n_nodes = 1, .nodes = &node};
     eg_partitioning pt = {.n_nodes = 1, .nodes = &place, .n_partitions = 1, .partitions = &part};
     EG_CHECK(g->n_nodes == 1);
-    bool *need = eg_htp_needed_outside(g, &pt, 0);
     eg_htp_partition hp;
-    eg_status s = need ? eg_htp_lower_partition(g, &pt, 0, need, eg_htp_builders, &hp) : EG_ERR_NOMEM;
+    eg_status s = eg_htp_lower_partition(g, &pt, 0, eg_htp_builders, &hp);
     char want[128];
     snprintf(want, sizeof want, "dimension %lld of x exceeds QNN's 32-bit dims",
              (long long)dims[k]);
@@ -274,7 +273,6 @@ static void test_lowering_refuses_huge_dim(void) {
                  "dim %lld: status %d, '%s'", (long long)dims[k], (int)s,
                  s == EG_OK ? "lowered" : eg_last_error());
     if (s == EG_OK) eg_htp_partition_free(&hp);
-    free(need);
     eg_graph_destroy(g);
   }
 }

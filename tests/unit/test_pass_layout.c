@@ -358,12 +358,10 @@ static void test_lowering_needs_the_pass(void) {
   eg_partitioning parts;
   EG_CHECK(eg_partition_graph(g, &opt, &parts) == EG_OK);
   EG_CHECK(parts.n_partitions == 1);
-  bool *need = eg_htp_needed_outside(g, &parts, 0);
   eg_htp_partition hp;
-  EG_CHECK(need && eg_htp_lower_partition(g, &parts, 0, need, eg_htp_builders, &hp) == EG_ERR_INVALID);
+  EG_CHECK(eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp) == EG_ERR_INVALID);
   EG_CHECK_MSG(strstr(eg_last_error(), "node convolution: input x is held in traced (NCHW) axis "
                       "order: this lowering needs it NHWC") != NULL, "%s", eg_last_error());
-  free(need);
   eg_partitioning_free(&parts);
   eg_graph_destroy(g);
 }

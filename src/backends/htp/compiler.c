@@ -106,13 +106,8 @@ static bool htp_supports(const eg_backend *b, const eg_graph *g, const eg_node *
 }
 
 static eg_status htp_lower(const eg_backend *b, const eg_graph *g, const eg_partitioning *parts,
-                           int32_t p, eg_htp_partition *out) {
-  bool *need = eg_htp_needed_outside(g, parts, p);
-  if (!need) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
-  eg_status s = eg_htp_lower_partition(g, parts, p, need, (const eg_htp_builder *const *)b->data,
-                                       out);
-  free(need);
-  return s;
+                           eg_htp_partition *out) {
+  return eg_htp_lower_partitions(g, parts, (const eg_htp_builder *const *)b->data, out);
 }
 
 eg_backend eg_htp_backend_with_builders(const eg_htp_builder *const *builders) {

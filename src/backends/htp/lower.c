@@ -17,10 +17,14 @@ struct eg_htp_lower {
   const eg_graph *g;
   const eg_partitioning *parts;
   int32_t p;
-  const bool *needed_outside;
+  const eg_htp_readers *readers;         /* who reads each value (values.h) */
   const eg_htp_builder *const *builders; /* op -> builder (npu_ops.h) */
   eg_qnn_graph *qg;
-  int32_t *value_tensor; /* IR value -> tensor id, -1 until known */
+  int32_t *value_tensor; /* IR value -> tensor id in this partition, -1 until known; shared by
+                            the partitions, reset through `bound` after each */
+  int32_t *bound;        /* the values given a tensor in this partition */
+  int32_t n_bound;
+  int32_t cap_inputs, cap_outputs; /* of out->inputs / out->outputs */
   const eg_node *node;   /* the node being lowered */
   int32_t n_ops;         /* ops emitted for it so far */
   eg_htp_partition *out;
@@ -248,9 +252,33 @@ static eg_status add_held(eg_htp_lower *L, int32_t value, eg_qnn_tensor_desc *d,
   return s;
 }
 
-static eg_status add_boundary(eg_htp_boundary *list, int32_t *n, int32_t value, int32_t tensor,
-                              bool nhwc) {
-  list[(*n)++] = (eg_htp_boundary){value, tensor, nhwc};
+static bool needed_outside(const eg_htp_lower *L, int32_t value) {
+  return eg_htp_needed_outside(L->readers, value, L->p);
+}
+
+/* Value `value` is tensor `tensor` in this partition. */
+static void bind_value(eg_htp_lower *L, int32_t value, int32_t tensor) {
+  if (L->value_tensor[value] < 0) L->bound[L->n_bound++] = value;
+  L->value_tensor[value] = tensor;
+}
+
+/* Appends a boundary crossing to an input (`out` false) or output list, grown as needed. */
+static eg_status add_boundary(eg_htp_lower *L, bool out, int32_t value, int32_t tensor) {
+  eg_htp_boundary **list = out ? &L->out->outputs : &L->out->inputs;
+  int32_t *n = out ? &L->out->n_outputs : &L->out->n_inputs;
+  int32_t *cap = out ? &L->cap_outputs : &L->cap_inputs;
+  if (*n == *cap) {
+    int32_t grown = *cap ? 2 * *cap : 8;
+    eg_htp_boundary *more = realloc(*list, (size_t)grown * sizeof **list);
+    if (!more) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
+    *list = more;
+    *cap = grown;
+  }
+  eg_htp_boundary *b = &(*list)[(*n)++];
+  memset(b, 0, sizeof *b); /* padding too: lowered partitions compare bytewise */
+  b->value = value;
+  b->tensor = tensor;
+  b->nhwc = eg_htp_is_nhwc(&L->g->values[value]);
   return EG_OK;
 }
 
@@ -275,9 +303,9 @@ eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor) {
     eg_qnn_tensor_desc d = {.name = eg_value_label(L->g, value), .type = EG_QNN_TENSOR_APP_WRITE,
                             .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_QNN_KEY_NONE};
     EG_TRY(add_held(L, value, &d, tensor));
-    add_boundary(L->out->inputs, &L->out->n_inputs, value, *tensor, eg_htp_is_nhwc(v));
+    EG_TRY(add_boundary(L, false, value, *tensor));
   }
-  L->value_tensor[value] = *tensor;
+  bind_value(L, value, *tensor);
   return EG_OK;
 }
 
@@ -302,14 +330,13 @@ eg_status eg_htp_define(eg_htp_lower *L, int32_t value, int32_t *tensor) {
   char name[256];
   if (value == L->node->output) snprintf(name, sizeof name, "%s", L->node->name);
   else snprintf(name, sizeof name, "%s_out%d", L->node->name, value);
-  bool app_read = L->needed_outside[value];
+  bool app_read = needed_outside(L, value);
   eg_qnn_tensor_desc d = {.name = name,
                           .type = app_read ? EG_QNN_TENSOR_APP_READ : EG_QNN_TENSOR_NATIVE,
                           .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_QNN_KEY_NONE};
   EG_TRY(add_held(L, value, &d, tensor));
-  if (app_read)
-    add_boundary(L->out->outputs, &L->out->n_outputs, value, *tensor, eg_htp_is_nhwc(v));
-  L->value_tensor[value] = *tensor;
+  if (app_read) EG_TRY(add_boundary(L, true, value, *tensor));
+  bind_value(L, value, *tensor);
   return EG_OK;
 }
 
@@ -341,30 +368,31 @@ eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, cons
 }
 
 bool eg_htp_is_needed_outside(const eg_htp_lower *L, int32_t value) {
-  return L->needed_outside[value];
+  return needed_outside(L, value);
 }
 
-/* Value `value` is a graph output or an argument of some node. */
-static bool value_read(const eg_graph *g, int32_t value) {
+/* Value `value` is a graph output or an argument of a node after `from` (its readers come
+ * after its definition: the graph is in topological order). */
+static bool value_read(const eg_graph *g, int32_t value, int32_t from) {
   for (int32_t o = 0; o < g->n_outputs; o++)
     if (g->outputs[o].value == value) return true;
-  for (int32_t k = 0; k < g->n_nodes; k++)
+  for (int32_t k = from + 1; k < g->n_nodes; k++)
     if (eg_node_reads(&g->nodes[k], value)) return true;
   return false;
 }
 
 bool eg_htp_elem_used(const eg_graph *g, const eg_node *n, int i) {
   const eg_value *tuple = &g->values[n->output];
-  const int32_t elem = tuple->elems[i];
+  const int32_t elem = tuple->elems[i], at = (int32_t)(n - g->nodes);
   if (elem < 0) return false;
   for (int32_t o = 0; o < g->n_outputs; o++)
     if (g->outputs[o].value == elem) return true;
-  for (int32_t k = 0; k < g->n_nodes; k++) {
+  for (int32_t k = at + 1; k < g->n_nodes; k++) {
     const eg_node *m = &g->nodes[k];
     if (m->op == EG_OP_getitem) {
       const eg_arg *t = eg_node_arg(m, 0, NULL), *idx = eg_node_arg(m, 1, NULL);
       if (t && t->kind == EG_ARG_VALUE && t->value == n->output && idx && idx->i == i &&
-          m->output >= 0 && value_read(g, m->output))
+          m->output >= 0 && value_read(g, m->output, k))
         return true;
       continue;
     }
@@ -382,12 +410,12 @@ eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor) {
   eg_htp_dims(v, dims);
   bool same = t && t->dtype == dt && t->rank == v->rank;
   for (int d = 0; same && d < v->rank; d++) same = t->dims[d] == dims[d];
-  if (!same || L->needed_outside[value] || L->value_tensor[value] >= 0)
+  if (!same || needed_outside(L, value) || L->value_tensor[value] >= 0)
     return eg_node_error(L->node, EG_ERR_INVALID, "value %s cannot alias tensor %s: an alias "
                          "needs the value's dtype and dims, a value defined once, and no use "
                          "outside the partition", eg_value_label(L->g, value),
                          t ? t->name : "(none)");
-  L->value_tensor[value] = tensor;
+  bind_value(L, value, tensor);
   return EG_OK;
 }
 
@@ -416,7 +444,7 @@ static eg_status lower_getitem(eg_htp_lower *L, const eg_node *n) {
   int32_t t = L->value_tensor[elem];
   /* an element its builder left undefined because nothing reads it (eg_htp_elem_used): the
    * getitem names nothing; a node of this partition reading it fails in eg_htp_input */
-  if (t < 0 && !L->needed_outside[n->output]) return EG_OK;
+  if (t < 0 && !needed_outside(L, n->output)) return EG_OK;
   if (t < 0)
     return eg_node_error(n, EG_ERR_INVALID, "element %d of %s has no NPU tensor", elem,
                          eg_value_label(L->g, tuple));
@@ -425,11 +453,8 @@ static eg_status lower_getitem(eg_htp_lower *L, const eg_node *n) {
                          "is held in %s: a getitem has its element's order (pass layout_nhwc)",
                          elem, eg_value_label(L->g, tuple), axes_name(&L->g->values[elem]),
                          axes_name(&L->g->values[n->output]));
-  L->value_tensor[n->output] = t;
-  if (L->needed_outside[n->output])
-    add_boundary(L->out->outputs, &L->out->n_outputs, n->output, t,
-                 eg_htp_is_nhwc(&L->g->values[n->output]));
-  return EG_OK;
+  bind_value(L, n->output, t);
+  return needed_outside(L, n->output) ? add_boundary(L, true, n->output, t) : EG_OK;
 }
 
 static eg_status lower_nodes(eg_htp_lower *L) {
@@ -458,26 +483,53 @@ static eg_status lower_nodes(eg_htp_lower *L) {
 }
 
 
-eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
-                                 const bool *needed_outside,
-                                 const eg_htp_builder *const *builders, eg_htp_partition *out) {
+/* Partition L->p into *out, with L's shared scratch; the scratch is reset for the next. */
+static eg_status lower_one(eg_htp_lower *L, eg_htp_partition *out) {
   memset(out, 0, sizeof *out);
   char name[64];
-  snprintf(name, sizeof name, "partition_%d", p);
-  eg_htp_lower L = {.g = g, .parts = parts, .p = p, .needed_outside = needed_outside,
-                    .builders = builders, .out = out};
-  size_t nv = (size_t)g->n_values + 1;
-  L.value_tensor = malloc(nv * sizeof(int32_t));
-  out->inputs = calloc(nv, sizeof(eg_htp_boundary));
-  out->outputs = calloc(2 * nv, sizeof(eg_htp_boundary));
-  eg_status s = L.value_tensor && out->inputs && out->outputs
-                    ? eg_qnn_graph_create(name, &out->graph)
-                    : eg_error(EG_ERR_NOMEM, "lowering: out of memory");
-  for (size_t v = 0; L.value_tensor && v < nv; v++) L.value_tensor[v] = -1;
-  L.qg = out->graph;
-  if (s == EG_OK) s = lower_nodes(&L);
-  free(L.value_tensor);
+  snprintf(name, sizeof name, "partition_%d", L->p);
+  L->out = out;
+  L->cap_inputs = L->cap_outputs = 0;
+  eg_status s = eg_qnn_graph_create(name, &out->graph);
+  L->qg = out->graph;
+  if (s == EG_OK) s = lower_nodes(L);
+  for (int32_t k = 0; k < L->n_bound; k++) L->value_tensor[L->bound[k]] = -1;
+  L->n_bound = 0;
   if (s != EG_OK) eg_htp_partition_free(out);
   return s;
 }
 
+/* Lowers partitions [first, last) into out[first ..]. */
+static eg_status lower_range(const eg_graph *g, const eg_partitioning *parts, int32_t first,
+                             int32_t last, const eg_htp_builder *const *builders,
+                             eg_htp_partition *out) {
+  eg_htp_readers readers = {0};
+  eg_htp_lower L = {.g = g, .parts = parts, .readers = &readers, .builders = builders};
+  size_t nv = (size_t)g->n_values + 1;
+  L.value_tensor = malloc(nv * sizeof(int32_t));
+  L.bound = malloc(nv * sizeof(int32_t));
+  eg_status s = L.value_tensor && L.bound ? eg_htp_readers_compute(g, parts, &readers)
+                                          : eg_error(EG_ERR_NOMEM, "lowering: out of memory");
+  for (size_t v = 0; L.value_tensor && v < nv; v++) L.value_tensor[v] = -1;
+  int32_t done = first;
+  for (; s == EG_OK && done < last; done++) {
+    L.p = done;
+    s = lower_one(&L, &out[done - first]);
+  }
+  for (int32_t k = first; s != EG_OK && k < done; k++) eg_htp_partition_free(&out[k - first]);
+  free(L.value_tensor);
+  free(L.bound);
+  eg_htp_readers_free(&readers);
+  return s;
+}
+
+eg_status eg_htp_lower_partitions(const eg_graph *g, const eg_partitioning *parts,
+                                  const eg_htp_builder *const *builders, eg_htp_partition *out) {
+  return lower_range(g, parts, 0, parts->n_partitions, builders, out);
+}
+
+eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
+                                 const eg_htp_builder *const *builders, eg_htp_partition *out) {
+  memset(out, 0, sizeof *out);
+  return lower_range(g, parts, p, p + 1, builders, out);
+}

@@ -50,15 +50,17 @@ typedef enum eg_htp_filter_layout {
 } eg_htp_filter_layout;
 
 
-/* Lowers partition `p` of `parts` (a partitioning of verified graph `g`) by calling each node's
- * builder (from `builders`, indexed by op: npu_ops.h) in the partition's order.
- * `needed_outside[v]` is true for values used outside the partition or as graph outputs
- * (eg_htp_needed_outside computes it). On failure the message names the node whose builder
- * failed. */
+/* Lowers every partition of `parts` (a partitioning of verified graph `g`) into out[0 ..
+ * parts->n_partitions), calling each node's builder (from `builders`, indexed by op: npu_ops.h)
+ * in its partition's order. Who reads each value is worked out once for all partitions
+ * (eg_htp_readers), and the per-value scratch is shared, so the work is linear in the graph
+ * plus the partitions' sizes. On failure the message names the node whose builder failed and
+ * every out[k] is cleared. */
+eg_status eg_htp_lower_partitions(const eg_graph *g, const eg_partitioning *parts,
+                                  const eg_htp_builder *const *builders, eg_htp_partition *out);
+/* Partition `p` alone (tests). */
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
-                                 const bool *needed_outside,
                                  const eg_htp_builder *const *builders, eg_htp_partition *out);
-
 
 /* ---- for builders ---- */
 const eg_graph *eg_htp_ir(const eg_htp_lower *L);

@@ -76,29 +76,54 @@ eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value) {
                                          : eg_htp_value_dtype(v);
 }
 
-bool *eg_htp_needed_outside(const eg_graph *g, const eg_partitioning *parts, int32_t p) {
-  bool *need = calloc((size_t)g->n_values + 1, sizeof(bool));
-  if (!need) return NULL;
-  for (int32_t o = 0; o < g->n_outputs; o++) need[g->outputs[o].value] = true;
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    if (parts->nodes[i].npu && parts->nodes[i].partition == p) continue;
-    const eg_node *n = &g->nodes[i];
-    for (int32_t a = 0; a < n->n_args + n->n_kwargs; a++) {
-      const eg_arg *arg = a < n->n_args ? &n->args[a] : &n->kwargs[a - n->n_args];
-      for (int32_t e = 0; e < (arg->kind == EG_ARG_LIST ? arg->list.n : 1); e++) {
-        const eg_arg *x = arg->kind == EG_ARG_LIST ? &arg->list.items[e] : arg;
-        if (x->kind == EG_ARG_VALUE) need[x->value] = true;
-      }
-    }
+/* The readers of two sets together. */
+static int32_t merge_readers(int32_t a, int32_t b) {
+  if (a == EG_HTP_READ_NONE) return b;
+  if (b == EG_HTP_READ_NONE || a == b) return a;
+  return EG_HTP_READ_OUTSIDE;
+}
+
+static void note_reader(const eg_arg *arg, int32_t where, int32_t *of) {
+  if (arg->kind == EG_ARG_LIST) {
+    for (int32_t e = 0; e < arg->list.n; e++) note_reader(&arg->list.items[e], where, of);
+  } else if (arg->kind == EG_ARG_VALUE) {
+    of[arg->value] = merge_readers(of[arg->value], where);
   }
-  /* an element whose getitem is needed outside must be readable too */
+}
+
+eg_status eg_htp_readers_compute(const eg_graph *g, const eg_partitioning *parts,
+                                 eg_htp_readers *out) {
+  out->n_values = g->n_values;
+  out->of = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
+  if (!out->of) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+  for (int32_t v = 0; v < g->n_values; v++) out->of[v] = EG_HTP_READ_NONE;
+  for (int32_t o = 0; o < g->n_outputs; o++) out->of[g->outputs[o].value] = EG_HTP_READ_OUTSIDE;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
-    if (n->op != EG_OP_getitem || n->output < 0 || !need[n->output]) continue;
+    int32_t where = parts->nodes[i].npu ? parts->nodes[i].partition : EG_HTP_READ_OUTSIDE;
+    for (int32_t a = 0; a < n->n_args; a++) note_reader(&n->args[a], where, out->of);
+    for (int32_t a = 0; a < n->n_kwargs; a++) note_reader(&n->kwargs[a], where, out->of);
+  }
+  /* an element is read wherever its getitem's output is (last getitem first: a getitem's
+   * output read only through a later getitem is complete by then) */
+  for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_getitem || n->output < 0) continue;
     const eg_value *t = &g->values[eg_node_arg(n, 0, NULL)->value];
-    need[t->elems[eg_node_arg(n, 1, NULL)->i]] = true;
+    int32_t elem = t->elems[eg_node_arg(n, 1, NULL)->i];
+    out->of[elem] = merge_readers(out->of[elem], out->of[n->output]);
   }
-  return need;
+  return EG_OK;
+}
+
+void eg_htp_readers_free(eg_htp_readers *r) {
+  free(r->of);
+  r->of = NULL;
+}
+
+bool eg_htp_needed_outside(const eg_htp_readers *r, int32_t value, int32_t p) {
+  int32_t w = r->of[value];
+  return w == EG_HTP_READ_OUTSIDE || (w >= 0 && w != p);
 }
 
 void eg_htp_partition_free(eg_htp_partition *hp) {

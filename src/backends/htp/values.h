@@ -33,8 +33,22 @@ typedef struct eg_htp_partition {
 } eg_htp_partition;
 void eg_htp_partition_free(eg_htp_partition *hp);
 
-/* Per value id: used by a node outside partition p, or a graph output. Caller frees. */
-bool *eg_htp_needed_outside(const eg_graph *g, const eg_partitioning *parts, int32_t p);
+/* Who reads each value, for every partition of a placement at once (one pass over the graph,
+ * so asking for every partition costs O(nodes + values), not partitions x nodes): per value id,
+ * EG_HTP_READ_NONE when no node reads it, the partition of its readers when they all lie in
+ * one NPU partition, or EG_HTP_READ_OUTSIDE when a CPU node, two partitions or the graph's
+ * outputs read it. A getitem's readers count as readers of the element it names. */
+enum { EG_HTP_READ_NONE = -1, EG_HTP_READ_OUTSIDE = -2 };
+typedef struct eg_htp_readers {
+  int32_t n_values;
+  int32_t *of; /* per value id */
+} eg_htp_readers;
+eg_status eg_htp_readers_compute(const eg_graph *g, const eg_partitioning *parts,
+                                 eg_htp_readers *out);
+void eg_htp_readers_free(eg_htp_readers *r);
+/* Value `value` is read outside partition p: by a CPU node, another partition, or as a graph
+ * output. */
+bool eg_htp_needed_outside(const eg_htp_readers *r, int32_t value, int32_t p);
 
 /* Whether IR value `v` is held NHWC inside NPU graphs: a rank-4 tensor whose axes are
  * EG_AXES_NHWC. */
