@@ -4,9 +4,12 @@
  * through their executors (runtime/npu_step.h).
  *
  * Memory is planned and allocated once at creation (runtime/plan.h, in the program's node order
- * when compiled): one activation arena, one kernel scratch buffer, one buffer per graph input,
- * and the NPU steps' staging buffers. Running allocates nothing. Each value's data pointer is
- * fixed at creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena,
+ * when compiled): one activation arena, one buffer per graph input, and one working block that
+ * is the CPU kernels' scratch and, while an NPU partition runs, that partition's staging and
+ * executor memory (partitions and CPU nodes run one at a time, so one block of the largest
+ * need serves them all). Values that live only inside an NPU partition get no arena bytes: its
+ * executor holds them. Running allocates nothing. Each value's data pointer is fixed at
+ * creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena, CPU
  * scratch, inputs) before any of them is allocated. */
 #include <omp.h>
 #include <stdio.h>
@@ -31,7 +34,8 @@ struct eg_runtime {
   eg_plan plan;
   unsigned char *arena;    /* activations */
   unsigned char *inputs;   /* all graph inputs, each 64-byte aligned */
-  void *scratch;
+  void *scratch;           /* CPU kernels' scratch; the NPU steps' working memory too */
+  size_t scratch_bytes;
   void **data;             /* per value id */
   bool *input_set;
   bool ran;
@@ -72,10 +76,9 @@ static eg_status bind_values(eg_runtime *rt) {
   size_t in_bytes = input_bytes(g);
   rt->inputs = aligned_alloc64(in_bytes);
   rt->arena = aligned_alloc64(rt->plan.arena_bytes);
-  rt->scratch = aligned_alloc64(rt->plan.scratch_bytes);
-  if (!rt->inputs || !rt->arena || !rt->scratch)
-    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu activation bytes, %zu "
-                    "scratch bytes)", rt->plan.arena_bytes, rt->plan.scratch_bytes);
+  if (!rt->inputs || !rt->arena)
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu activation bytes)",
+                    rt->plan.arena_bytes);
   size_t off = 0;
   for (int32_t i = 0; i < g->n_inputs; i++) {
     rt->data[g->inputs[i].value] = rt->inputs + off;
@@ -92,9 +95,43 @@ static eg_status create_npu_steps(eg_runtime *rt) {
   const eg_program *p = rt->program;
   rt->npu = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_npu_step *));
   if (!rt->npu) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
-  for (int32_t k = 0; k < p->parts.n_partitions; k++)
+  for (int32_t k = 0; k < p->parts.n_partitions; k++) {
     EG_TRY(eg_npu_step_create(rt->g, &p->lowered[k], rt->data, &rt->npu[k]));
+    size_t need = eg_npu_step_work_bytes(rt->npu[k]);
+    if (need > rt->scratch_bytes) rt->scratch_bytes = need;
+  }
   return EG_OK;
+}
+
+/* The working block: CPU scratch, and every NPU step's staging and executor memory. */
+static eg_status allocate_work(eg_runtime *rt) {
+  rt->scratch = aligned_alloc64(rt->scratch_bytes);
+  if (!rt->scratch)
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu bytes of kernel scratch "
+                    "and NPU working memory)", rt->scratch_bytes);
+  for (int32_t k = 0; rt->program && k < rt->program->parts.n_partitions; k++)
+    eg_npu_step_set_work(rt->npu[k], rt->scratch);
+  return EG_OK;
+}
+
+/* A compiled program's values that live only inside one NPU partition (no CPU node, other
+ * partition or graph output reads them): its executor holds them, the arena need not. */
+static eg_status inside_only(const eg_graph *g, const eg_program *p, bool **out) {
+  *out = NULL;
+  if (!p) return EG_OK;
+  eg_htp_readers readers = {0};
+  bool *skip = calloc((size_t)g->n_values + 1, sizeof(bool));
+  eg_status s = skip ? eg_htp_readers_compute(g, &p->parts, &readers)
+                     : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t v = 0; s == EG_OK && v < g->n_values; v++) {
+    const eg_value *x = &g->values[v];
+    if (x->role != EG_ROLE_NODE || !p->parts.nodes[x->def].npu) continue;
+    skip[v] = !eg_htp_needed_outside(&readers, v, p->parts.nodes[x->def].partition);
+  }
+  eg_htp_readers_free(&readers);
+  if (s != EG_OK) free(skip);
+  else *out = skip;
+  return s;
 }
 
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
@@ -104,7 +141,12 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: num_threads (%d): must be >= 0 (0: the "
                     "process default)", opt->num_threads);
   rt->num_threads = opt ? opt->num_threads : 0;
-  eg_status s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, &rt->plan);
+  bool *unplanned = NULL;
+  eg_status s = inside_only(rt->g, rt->program, &unplanned);
+  if (s == EG_OK)
+    s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, unplanned, &rt->plan);
+  free(unplanned);
+  rt->scratch_bytes = rt->plan.scratch_bytes;
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
     rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
@@ -113,6 +155,7 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
                                   : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   }
   if (s == EG_OK && rt->program) s = create_npu_steps(rt);
+  if (s == EG_OK) s = allocate_work(rt);
   return s;
 }
 
@@ -324,7 +367,8 @@ eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
     if (o >= 0 && v->dtype == EG_DTYPE_FLOAT32) {
       float *p = rt->data[in];
       const float *grad = rt->data[g->outputs[o].value];
-      for (int64_t k = 0; k < eg_value_numel(v); k++) p[k] -= lr * grad[k];
+      const int64_t n = eg_value_numel(v);
+      for (int64_t k = 0; k < n; k++) p[k] -= lr * grad[k];
     }
     if ((o = paired_output(g, i, "new_")) >= 0 && eg_value_nbytes(v) &&
         rt->data[in] != rt->data[g->outputs[o].value])

@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/transpose_f32.h"
 #include "util/error.h"
 
 typedef struct staged {
   const eg_value *v;  /* the IR value's type */
   void *ir;           /* its runtime buffer */
-  void *stage;        /* the bound buffer (NHWC when nhwc) */
+  void *stage;        /* the bound buffer: `ir` itself unless converted, else in the work block */
   bool nhwc;
   bool narrow;        /* int64 held as int32 by the NPU graph (eg_value.npu_int32) */
   const char *label;  /* the value's name, for run-time errors */
@@ -17,11 +18,17 @@ typedef struct staged {
   void *nhwc_ir;      /* converted (narrow or q) and nhwc: the value in NHWC order, IR dtype */
 } staged;
 
+/* Whether the bound buffer differs from the IR buffer (a layout, width or quantization to
+ * convert); other values are bound in place, without a copy. */
+static bool converted(const staged *st) { return st->nhwc || st->narrow || st->q; }
+
 /* Bytes of the bound buffer: int32 elements for a narrowed int64 value. */
 static size_t stage_bytes(const staged *st) {
   if (st->q) return (size_t)eg_value_numel(st->v) * eg_dtype_size(st->q->v.storage);
   return st->narrow ? (size_t)eg_value_numel(st->v) * sizeof(int32_t) : eg_value_nbytes(st->v);
 }
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 struct eg_npu_step {
   const eg_backend_executor *backend; /* runs the partition (backends/executor.h) */
@@ -31,27 +38,28 @@ struct eg_npu_step {
   eg_qnn_binding *bin, *bout; /* bout: one per distinct output tensor */
   int32_t n_bout;
   int32_t *out_binding;       /* per output boundary: its binding index */
+  size_t staging_bytes;       /* the converted values' buffers, at the start of the work block */
 };
 
-/* NCHW <-> NHWC for element size es; to_nhwc chooses the direction. */
-static void permute_nc(const unsigned char *src, unsigned char *dst, const int64_t *s, size_t es,
-                       bool to_nhwc) {
-  int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+/* NCHW <-> NHWC of a rank-4 value of element size es; to_nhwc chooses the direction. 4-byte
+ * elements (float32, int32) go through the tiled transpose kernel. */
+static void permute_nc(const void *src, void *dst, const int64_t *s, size_t es, bool to_nhwc) {
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  if (es == 4) {
+    const int64_t dims[3] = {n, to_nhwc ? c : hw, to_nhwc ? hw : c};
+    static const uint32_t perm[3] = {0, 2, 1};
+    eg_transpose_f32(3, dims, perm, src, dst);
+    return;
+  }
+  const unsigned char *x = src;
+  unsigned char *y = dst;
   for (int64_t b = 0; b < n; b++)
     for (int64_t ch = 0; ch < c; ch++)
       for (int64_t p = 0; p < hw; p++) {
         size_t nchw = (size_t)((b * c + ch) * hw + p), nhwc = (size_t)((b * hw + p) * c + ch);
-        if (to_nhwc) memcpy(dst + nhwc * es, src + nchw * es, es);
-        else memcpy(dst + nchw * es, src + nhwc * es, es);
+        if (to_nhwc) memcpy(y + nhwc * es, x + nchw * es, es);
+        else memcpy(y + nchw * es, x + nhwc * es, es);
       }
-}
-
-/* The permute buffer of a value converted as it is staged (narrowed or quantized): the value in
- * NHWC order and its IR dtype. Only NHWC values need one. */
-static eg_status alloc_nhwc_ir(staged *st) {
-  if (!st->nhwc || st->nhwc_ir) return EG_OK;
-  st->nhwc_ir = aligned_alloc(64, (eg_value_nbytes(st->v) + 64) & ~(size_t)63);
-  return st->nhwc_ir ? EG_OK : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
 }
 
 static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t n,
@@ -63,12 +71,12 @@ static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t 
       return eg_error(EG_ERR_INVALID, "npu step: boundary value %s (rank %d) is staged NHWC but "
                       "its axes are not: a boundary has its value's axis order",
                       eg_value_label(g, b[k].value), v->rank);
+    if (!data[b[k].value])
+      return eg_error(EG_ERR_INVALID, "npu step: boundary value %s has no runtime buffer: a "
+                      "value crossing a partition boundary is planned", eg_value_label(g, b[k].value));
     st[k] = (staged){.v = v, .ir = data[b[k].value], .nhwc = b[k].nhwc,
                      .narrow = v->dtype == EG_DTYPE_INT64 && v->npu_int32,
                      .label = eg_value_label(g, b[k].value)};
-    st[k].stage = aligned_alloc(64, (eg_value_nbytes(v) + 64) & ~(size_t)63);
-    if (!st[k].stage) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-    if (st[k].narrow) EG_TRY(alloc_nhwc_ir(&st[k]));
   }
   return EG_OK;
 }
@@ -86,7 +94,6 @@ static eg_status stage_quant_list(const eg_htp_boundary *b, int32_t n, const eg_
     st[k].q = calloc(1, sizeof *st[k].q);
     if (!st[k].q) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
     EG_TRY(eg_qnn_qview_make(t, st[k].q));
-    EG_TRY(alloc_nhwc_ir(&st[k]));
   }
   return EG_OK;
 }
@@ -103,6 +110,27 @@ static void unstage_quant(eg_npu_step *s) {
     eg_qnn_qview_free(st->q);
     free(st->q);
   }
+}
+
+/* Offsets of the converted values' buffers in the work block (set_work turns them into
+ * pointers): the bound buffer, and the NHWC-ordered IR-dtype buffer when narrowed or quantized
+ * and NHWC. Unconverted values are bound to their IR buffers now. */
+static void lay_out_staging(eg_npu_step *s) {
+  size_t at = 0;
+  for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
+    staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
+    if (!converted(st)) {
+      st->stage = st->ir;
+      continue;
+    }
+    st->stage = (void *)at;
+    at += align64(stage_bytes(st) + 1);
+    if (st->nhwc && (st->narrow || st->q)) {
+      st->nhwc_ir = (void *)at;
+      at += align64(eg_value_nbytes(st->v) + 1);
+    }
+  }
+  s->staging_bytes = at;
 }
 
 static void copy_quantized(const staged *st, bool into_stage, const void *from_stage) {
@@ -126,14 +154,12 @@ static eg_status bind(eg_npu_step *s, const eg_htp_partition *hp) {
   s->out_binding = calloc((size_t)s->n_out + 1, sizeof(int32_t));
   if (!s->bin || !s->bout || !s->out_binding) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   for (int32_t k = 0; k < s->n_in; k++)
-    s->bin[k] =
-        (eg_qnn_binding){hp->inputs[k].tensor, s->in[k].stage, stage_bytes(&s->in[k])};
+    s->bin[k] = (eg_qnn_binding){hp->inputs[k].tensor, NULL, stage_bytes(&s->in[k])};
   for (int32_t k = 0; k < s->n_out; k++) {
     int32_t j = 0;
     while (j < s->n_bout && s->bout[j].tensor != hp->outputs[k].tensor) j++;
     if (j == s->n_bout)
-      s->bout[s->n_bout++] = (eg_qnn_binding){hp->outputs[k].tensor, s->out[k].stage,
-                                               stage_bytes(&s->out[k])};
+      s->bout[s->n_bout++] = (eg_qnn_binding){hp->outputs[k].tensor, NULL, stage_bytes(&s->out[k])};
     s->out_binding[k] = j;
   }
   return EG_OK;
@@ -152,6 +178,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
   if (st == EG_OK) st = stage_all(g, hp->inputs, s->n_in, data, s->in);
   if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, data, s->out);
   if (st == EG_OK) st = stage_quant(s, hp);
+  if (st == EG_OK) lay_out_staging(s);
   if (st == EG_OK) st = bind(s, hp);
   s->backend = eg_backend_executor_for_program();
   if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);
@@ -163,17 +190,27 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
   return EG_OK;
 }
 
+size_t eg_npu_step_work_bytes(const eg_npu_step *s) {
+  return s->staging_bytes + s->backend->work_bytes(s->ex);
+}
+
+void eg_npu_step_set_work(eg_npu_step *s, void *work) {
+  unsigned char *base = work;
+  for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
+    staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
+    if (!converted(st)) continue;
+    st->stage = base + (size_t)st->stage;
+    if (st->nhwc_ir) st->nhwc_ir = base + (size_t)st->nhwc_ir;
+  }
+  for (int32_t k = 0; k < s->n_in; k++) s->bin[k].data = s->in[k].stage;
+  for (int32_t k = 0; k < s->n_out; k++)
+    if (!s->bout[s->out_binding[k]].data) s->bout[s->out_binding[k]].data = s->out[k].stage;
+  s->backend->set_work(s->ex, base + s->staging_bytes);
+}
+
 void eg_npu_step_destroy(eg_npu_step *s) {
   if (!s) return;
   if (s->ex) s->backend->destroy(s->ex);
-  for (int32_t k = 0; s->in && k < s->n_in; k++) {
-    free(s->in[k].stage);
-    free(s->in[k].nhwc_ir);
-  }
-  for (int32_t k = 0; s->out && k < s->n_out; k++) {
-    free(s->out[k].stage);
-    free(s->out[k].nhwc_ir);
-  }
   unstage_quant(s);
   free(s->in);
   free(s->out);
@@ -211,6 +248,7 @@ static eg_status copy_narrowed(const staged *st, bool into_stage, const void *fr
   return EG_OK;
 }
 
+/* Into the bound buffer (into_stage) or from bound buffer `from_stage` back to the IR buffer. */
 static eg_status copy_value(const staged *st, bool into_stage, const void *from_stage) {
   if (st->narrow) return copy_narrowed(st, into_stage, from_stage);
   if (st->q) {
@@ -220,17 +258,19 @@ static eg_status copy_value(const staged *st, bool into_stage, const void *from_
   size_t es = eg_dtype_size(st->v->dtype), nb = eg_value_nbytes(st->v);
   if (into_stage) {
     if (st->nhwc) permute_nc(st->ir, st->stage, st->v->shape, es, true);
-    else memcpy(st->stage, st->ir, nb);
+    else if (st->stage != st->ir) memcpy(st->stage, st->ir, nb);
   } else {
     if (st->nhwc) permute_nc(from_stage, st->ir, st->v->shape, es, false);
-    else memcpy(st->ir, from_stage, nb);
+    else if (from_stage != st->ir) memcpy(st->ir, from_stage, nb);
   }
   return EG_OK;
 }
 
 eg_status eg_npu_step_run(eg_npu_step *s) {
-  for (int32_t k = 0; k < s->n_in; k++) EG_TRY(copy_value(&s->in[k], true, NULL));
+  for (int32_t k = 0; k < s->n_in; k++)
+    if (converted(&s->in[k])) EG_TRY(copy_value(&s->in[k], true, NULL));
   EG_TRY(s->backend->run(s->ex, s->bin, s->n_in, s->bout, s->n_bout));
+  /* an output bound in place needs nothing, unless a second value names the same tensor */
   for (int32_t k = 0; k < s->n_out; k++)
     EG_TRY(copy_value(&s->out[k], false, s->bout[s->out_binding[k]].data));
   return EG_OK;

@@ -1,11 +1,16 @@
-/* npu_step.h — running one lowered NPU partition from the runtime: boundary values are copied
- * into staging buffers (those the pass layout_nhwc holds NHWC — boundary flag nhwc — permuted
- * NCHW -> NHWC), the partition's executor runs, and its outputs are copied back (NHWC -> NCHW)
- * into the IR values' buffers. Staging buffers and bindings are made once at creation; running
- * allocates nothing. An int64 value marked npu_int32 (pass i64_to_i32) is narrowed to int32 as
- * it is staged in (EG_ERR_RUNTIME naming the value if an element does not fit) and widened back
- * to int64 as it is read out. A value held quantized on the NPU (fold_qdq, values.h
- * eg_htp_held_quantized) is quantized as it is staged in and dequantized as it is read out. */
+/* npu_step.h — running one lowered NPU partition from the runtime. A boundary value the NPU
+ * holds as the CPU does (same order, dtype and bytes) is bound in place: the executor reads an
+ * input from, and writes an output into, the IR value's runtime buffer, with no copy. Only a
+ * value that needs converting is staged: one the pass layout_nhwc holds NHWC (boundary flag
+ * nhwc) is permuted NCHW -> NHWC as it goes in and back as it comes out; an int64 value marked
+ * npu_int32 (pass i64_to_i32) is narrowed to int32 going in (EG_ERR_RUNTIME naming the value if
+ * an element does not fit) and widened coming out; a value held quantized (fold_qdq, values.h
+ * eg_htp_held_quantized) is quantized going in and dequantized coming out.
+ *
+ * Memory: the staging buffers and the executor's working memory (intermediate tensors,
+ * scratch) live only while the step runs, so they are one block the runtime hands every step
+ * (eg_npu_step_work_bytes, the largest of which it allocates once; eg_npu_step_set_work, once,
+ * before the first run). Creation makes the bindings; running allocates nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 
@@ -18,6 +23,11 @@ typedef struct eg_npu_step eg_npu_step;
 eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void *const *data,
                              eg_npu_step **out);
 void eg_npu_step_destroy(eg_npu_step *s);
+/* The bytes of working memory the step needs while it runs (staging + its executor's). */
+size_t eg_npu_step_work_bytes(const eg_npu_step *s);
+/* Hands the step its working memory (64-byte aligned, eg_npu_step_work_bytes long, may be
+ * shared with other steps and the CPU kernels' scratch); once, before the first run. */
+void eg_npu_step_set_work(eg_npu_step *s, void *work);
 eg_status eg_npu_step_run(eg_npu_step *s);
 
 #endif

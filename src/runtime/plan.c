@@ -68,19 +68,21 @@ static void last_uses(const eg_graph *g, const int32_t *order, int32_t *last) {
 
 /* Each planned value is freed after position free_at = max(definition, last use). Returns, per
  * position, the chain of values to free there (head[i], linked through next[]). */
-static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *last, int32_t *head,
-                        int32_t *next) {
+static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *last,
+                        const bool *unplanned, int32_t *head, int32_t *next) {
   for (int32_t i = 0; i <= g->n_nodes; i++) head[i] = -1;
   for (int32_t id = 0; id < g->n_values; id++) {
     const eg_value *v = &g->values[id];
-    if (v->role != EG_ROLE_NODE || v->kind != EG_VALUE_TENSOR) continue;
+    if (v->role != EG_ROLE_NODE || v->kind != EG_VALUE_TENSOR || (unplanned && unplanned[id]))
+      continue;
     int32_t at = last[id] > pos[v->def] ? last[id] : pos[v->def];
     next[id] = head[at];
     head[at] = id;
   }
 }
 
-eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, eg_plan *plan) {
+eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const bool *unplanned,
+                         eg_plan *plan) {
   memset(plan, 0, sizeof *plan);
   size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
   plan->offset = malloc(nv * sizeof(size_t));
@@ -95,7 +97,7 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, eg_plan *plan)
   for (size_t v = 0; v < nv; v++) plan->offset[v] = EG_PLAN_NONE;
   for (int32_t i = 0; i < g->n_nodes; i++) pos[order ? order[i] : i] = i;
   last_uses(g, order, last);
-  free_chains(g, pos, last, head, next);
+  free_chains(g, pos, last, unplanned, head, next);
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[order ? order[i] : i];
     if (n->scratch_bytes > plan->scratch_bytes) plan->scratch_bytes = n->scratch_bytes;
@@ -104,7 +106,7 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, eg_plan *plan)
     int32_t count = v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
     for (int32_t e = 0; e < count; e++) {
       int32_t id = v->kind == EG_VALUE_TUPLE ? v->elems[e] : n->output;
-      if (id < 0) continue; /* a None element */
+      if (id < 0 || (unplanned && unplanned[id])) continue; /* a None element, or unplanned */
       /* at least one byte, so no two live blocks share an offset */
       size_t bytes = eg_value_nbytes(&g->values[id]);
       plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);

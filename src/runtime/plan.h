@@ -8,6 +8,7 @@
 #ifndef EG_RUNTIME_PLAN_H
 #define EG_RUNTIME_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ir/graph.h"
@@ -21,8 +22,10 @@ typedef struct eg_plan {
 } eg_plan;
 
 /* Plans for the nodes run in `order` (g->n_nodes node indices, a topological order), or in index
- * order when `order` is NULL. */
-eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, eg_plan *plan);
+ * order when `order` is NULL. Values with `unplanned[id]` set (NULL: none) get no bytes: a
+ * compiled program's values that live only inside an NPU partition, which its executor holds. */
+eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const bool *unplanned,
+                         eg_plan *plan);
 void eg_plan_free(eg_plan *plan);
 
 #endif

@@ -9,6 +9,7 @@
  * Also: NATIVE memory is shared between tensors whose lifetimes do not overlap, a small NHWC
  * classifier, threshold_backward as Greater + Select, and every binding / dtype error. */
 #include <stdint.h>
+#include <string.h>
 
 #include "backends/htp/executor.h"
 #include "eg_test.h"
@@ -199,6 +200,49 @@ static void test_native_memory_reuse(void) {
   free(x), free(y);
 }
 
+/* Shared working memory (what the runtime gives a program's partitions): an executor made with
+ * eg_qnn_executor_create_shared refuses to run before it has a block, asks for its arena and
+ * scratch, and two executors running one after the other from the same block (filled with NaN
+ * first) give the answers of an executor with memory of its own. */
+static void test_shared_work(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("chain", &g) == EG_OK);
+  const uint32_t *d = DIMS(3, 500);
+  const int32_t x = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 2, d);
+  const int32_t a = f32(g, "a", EG_QNN_TENSOR_NATIVE, 2, d);
+  const int32_t b = f32(g, "b", EG_QNN_TENSOR_NATIVE, 2, d);
+  const int32_t y = f32(g, "y", EG_QNN_TENSOR_APP_READ, 2, d);
+  op(g, "r", EG_QNN_OP_SIGMOID, 1, &x, a, 0, NULL);
+  op(g, "n", EG_QNN_OP_ELEMENT_WISE_NEG, 1, &a, b, 0, NULL);
+  op(g, "t", EG_QNN_OP_TANH, 1, &b, y, 0, NULL);
+  eg_qnn_executor *own = NULL, *s1 = NULL, *s2 = NULL;
+  EG_CHECK(eg_qnn_executor_create(g, &own) == EG_OK);
+  EG_CHECK(eg_qnn_executor_create_shared(g, &s1) == EG_OK);
+  EG_CHECK(eg_qnn_executor_create_shared(g, &s2) == EG_OK);
+  float *in = eg_test_rand_buf(1500, 9), *want = eg_test_nan_buf(1500);
+  float *got1 = eg_test_nan_buf(1500), *got2 = eg_test_nan_buf(1500);
+  const eg_qnn_binding bi = {x, in, 6000}, bw = {y, want, 6000};
+  const eg_qnn_binding b1 = {y, got1, 6000}, b2 = {y, got2, 6000};
+  EG_CHECK(eg_qnn_executor_execute(s1, &bi, 1, &b1, 1) == EG_ERR_STATE);
+  EG_CHECK(strstr(eg_last_error(), "eg_qnn_executor_set_work") != NULL);
+  const size_t work = eg_qnn_executor_work_bytes(s1);
+  EG_CHECK_MSG(work >= 2 * 6016 && work == eg_qnn_executor_work_bytes(s2), "work %zu", work);
+  float *block = eg_test_nan_buf((long)(work / sizeof(float)) + 16);
+  eg_qnn_executor_set_work(s1, block);
+  eg_qnn_executor_set_work(s2, block);
+  EG_CHECK(eg_qnn_executor_execute(own, &bi, 1, &bw, 1) == EG_OK);
+  for (int rep = 0; rep < 2; rep++) {
+    EG_CHECK(eg_qnn_executor_execute(s1, &bi, 1, &b1, 1) == EG_OK);
+    EG_CHECK(eg_qnn_executor_execute(s2, &bi, 1, &b2, 1) == EG_OK);
+  }
+  EG_CHECK(memcmp(got1, want, 6000) == 0 && memcmp(got2, want, 6000) == 0);
+  eg_qnn_executor_destroy(own);
+  eg_qnn_executor_destroy(s1);
+  eg_qnn_executor_destroy(s2);
+  eg_qnn_graph_destroy(g);
+  free(in), free(want), free(got1), free(got2), free(block);
+}
+
 /* ---- a small NHWC classifier ---- */
 
 /* x [2,8,8,3] -> Conv2d 3x3 pad 1 (+bias) -> Relu -> PoolMax2d 2x2 -> Reshape [2, 4*4*5] ->
@@ -357,6 +401,7 @@ static void test_unsupported_graphs(void) {
 int main(void) {
   EG_RUN(test_dgrad_composite);
   EG_RUN(test_native_memory_reuse);
+  EG_RUN(test_shared_work);
   EG_RUN(test_small_classifier);
   EG_RUN(test_threshold_backward);
   EG_RUN(test_binding_errors);

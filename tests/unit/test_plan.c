@@ -31,7 +31,7 @@ static void test_plan_on_training_step(void) {
                eg_last_error());
   if (!g) return;
   eg_plan plan;
-  EG_CHECK(eg_plan_memory(g, NULL, &plan) == EG_OK);
+  EG_CHECK(eg_plan_memory(g, NULL, NULL, &plan) == EG_OK);
   int32_t first[4096], last[4096];
   EG_CHECK(g->n_values < 4096);
   lifetimes(g, first, last);

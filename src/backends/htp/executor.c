@@ -64,12 +64,15 @@ struct eg_qnn_executor {
   const eg_qnn_graph *g;
   void **ptr;                /* per tensor: where its bytes are (APP_* bound per execute) */
   plan *plans;               /* per op */
-  unsigned char *arena;      /* NATIVE tensors, 64-byte aligned */
+  unsigned char *arena;      /* NATIVE tensors, 64-byte aligned (in `work` when shared) */
   unsigned char *consts;     /* outputs of folded ops, 64-byte aligned */
   size_t consts_bytes;
   size_t arena_bytes, native_sum;
-  void *scratch;             /* 64-byte aligned */
+  void *scratch;             /* 64-byte aligned (in `work` when shared) */
   size_t scratch_bytes;
+  size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
+  bool shared;               /* arena and scratch are the caller's (set_work) */
+  bool has_work;             /* shared: set_work was called */
   struct qstate *quant;      /* fixed-point tensors (executor.h; NULL when there are none) */
 };
 
@@ -768,21 +771,34 @@ static eg_status prepare_ops(exec_t *ex) {
   return EG_OK;
 }
 
-static eg_status allocate(exec_t *ex, size_t *offset) {
+/* NATIVE tensors into the arena: their pointers, or for a fixed-point one (after quant_create)
+ * where its integers are. */
+static void point_native(exec_t *ex) {
+  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
+    if (ex->offset[t] == SIZE_MAX) continue;
+    if (is_quantized(ex, t)) ex->quant->ints[t] = ex->arena + ex->offset[t];
+    else ex->ptr[t] = ex->arena + ex->offset[t];
+  }
+}
+
+/* The folded constants, and the arena and scratch unless they are the caller's (shared). */
+static eg_status allocate(exec_t *ex) {
   const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
-  ex->arena = ex->arena_bytes ? aligned_alloc(64, align64(ex->arena_bytes)) : NULL;
+  if (!ex->shared) {
+    ex->arena = ex->arena_bytes ? aligned_alloc(64, align64(ex->arena_bytes)) : NULL;
+    ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
+  }
   ex->consts = ex->consts_bytes ? aligned_alloc(64, ex->consts_bytes) : NULL;
-  ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
-  if ((ex->arena_bytes && !ex->arena) || (ex->consts_bytes && !ex->consts) ||
-      (ex->scratch_bytes && !ex->scratch))
+  if ((!ex->shared && ex->arena_bytes && !ex->arena) || (ex->consts_bytes && !ex->consts) ||
+      (!ex->shared && ex->scratch_bytes && !ex->scratch))
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of tensors, %zu of "
                     "folded constants, %zu of scratch)", eg_qnn_graph_name(ex->g),
                     ex->arena_bytes, ex->consts_bytes, ex->scratch_bytes);
   for (int32_t t = 0; t < nt; t++) {
     const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
     if (x->type == EG_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
-    else if (offset[t] != SIZE_MAX) ex->ptr[t] = ex->arena + offset[t];
   }
+  if (!ex->shared) point_native(ex);
   size_t at = 0;
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++)
     if (ex->plans[k].folded) {
@@ -812,32 +828,52 @@ static eg_status fold_constants(exec_t *ex) {
   return EG_OK;
 }
 
-eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out) {
+/* Folded ops read constants and write ex->consts only (no arena, no scratch), so folding
+ * runs at create also when the arena is the caller's and not handed over yet. */
+static eg_status create(const eg_qnn_graph *g, bool shared, eg_qnn_executor **out) {
   *out = NULL;
   const int32_t nt = eg_qnn_graph_num_tensors(g), no = eg_qnn_graph_num_ops(g);
   exec_t *ex = calloc(1, sizeof *ex);
-  size_t *offset = calloc((size_t)nt + 1, sizeof(size_t));
   eg_status st = EG_ERR_NOMEM;
-  if (!ex || !offset) goto fail;
+  if (!ex) goto fail;
   ex->g = g;
+  ex->shared = shared;
   ex->ptr = calloc((size_t)nt + 1, sizeof(void *));
   ex->plans = calloc((size_t)no + 1, sizeof(plan));
-  if (!ex->ptr || !ex->plans) goto fail;
-  for (int32_t t = 0; t < nt; t++) offset[t] = SIZE_MAX;
+  ex->offset = calloc((size_t)nt + 1, sizeof(size_t));
+  if (!ex->ptr || !ex->plans || !ex->offset) goto fail;
+  for (int32_t t = 0; t < nt; t++) ex->offset[t] = SIZE_MAX;
   if ((st = prepare_ops(ex)) != EG_OK) goto fail;
-  if ((st = plan_native(ex, offset)) != EG_OK) goto fail;
-  if ((st = allocate(ex, offset)) != EG_OK) goto fail;
+  if ((st = plan_native(ex, ex->offset)) != EG_OK) goto fail;
+  if ((st = allocate(ex)) != EG_OK) goto fail;
   if ((st = quant_create(ex)) != EG_OK) goto fail;
   if ((st = fold_constants(ex)) != EG_OK) goto fail;
-  free(offset);
   *out = ex;
   return EG_OK;
 fail:
-  if (st == EG_ERR_NOMEM && !ex)
+  if (st == EG_ERR_NOMEM && (!ex || !ex->ptr || !ex->plans || !ex->offset))
     eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_qnn_graph_name(g));
-  free(offset);
   eg_qnn_executor_destroy(ex);
   return st;
+}
+
+eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out) {
+  return create(g, false, out);
+}
+
+eg_status eg_qnn_executor_create_shared(const eg_qnn_graph *g, eg_qnn_executor **out) {
+  return create(g, true, out);
+}
+
+size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex) {
+  return align64(ex->arena_bytes) + align64(ex->scratch_bytes);
+}
+
+void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work) {
+  ex->arena = work;
+  ex->scratch = (unsigned char *)work + align64(ex->arena_bytes);
+  ex->has_work = true;
+  point_native(ex);
 }
 
 void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
@@ -852,9 +888,12 @@ void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
   quant_destroy(ex);
   free(ex->plans);
   free(ex->ptr);
-  free(ex->arena);
+  free(ex->offset);
+  if (!ex->shared) {
+    free(ex->arena);
+    free(ex->scratch);
+  }
   free(ex->consts);
-  free(ex->scratch);
   free(ex);
 }
 
@@ -903,6 +942,10 @@ static eg_status bind(exec_t *ex, const eg_qnn_binding *b, int n, eg_qnn_tensor_
 
 eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inputs,
                                   int n_inputs, const eg_qnn_binding *outputs, int n_outputs) {
+  if (ex->shared && !ex->has_work)
+    return eg_error(EG_ERR_STATE, "execute %s: no working memory: an executor made with "
+                    "eg_qnn_executor_create_shared needs eg_qnn_executor_set_work first",
+                    eg_qnn_graph_name(ex->g));
   EG_TRY(bind(ex, inputs, n_inputs, EG_QNN_TENSOR_APP_WRITE, "input"));
   EG_TRY(bind(ex, outputs, n_outputs, EG_QNN_TENSOR_APP_READ, "output"));
   quant_bind(ex);
@@ -919,10 +962,14 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
 
 static eg_status htp_create(const eg_qnn_graph *g, void **out) {
   eg_qnn_executor *ex = NULL;
-  eg_status s = eg_qnn_executor_create(g, &ex);
+  eg_status s = eg_qnn_executor_create_shared(g, &ex);
   *out = ex;
   return s;
 }
+
+static size_t htp_work_bytes(const void *ex) { return eg_qnn_executor_work_bytes(ex); }
+
+static void htp_set_work(void *ex, void *work) { eg_qnn_executor_set_work(ex, work); }
 
 static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
                          const eg_qnn_binding *outputs, int n_outputs) {
@@ -932,6 +979,7 @@ static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
 static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
 
 const eg_backend_executor eg_htp_executor = {
-    .name = "htp", .create = htp_create, .run = htp_run, .destroy = htp_destroy};
+    .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes,
+    .set_work = htp_set_work, .run = htp_run, .destroy = htp_destroy};
 
 const eg_backend_executor *eg_backend_executor_for_program(void) { return &eg_htp_executor; }

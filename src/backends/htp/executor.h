@@ -40,6 +40,16 @@ typedef struct eg_qnn_binding {
 eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
 void eg_qnn_executor_destroy(eg_qnn_executor *ex);
 
+/* Like eg_qnn_executor_create, but the working memory (the NATIVE arena and the scratch) is the
+ * caller's: eg_qnn_executor_work_bytes says how much, and eg_qnn_executor_set_work hands over a
+ * 64-byte aligned block of that size before the first execute (EG_ERR_STATE without one).
+ * Executors that never run at the same time may share one block — the runtime gives all of a
+ * program's partitions the same one — since nothing in it outlives an execute: folded
+ * constants and packed filters are the executor's own. */
+eg_status eg_qnn_executor_create_shared(const eg_qnn_graph *g, eg_qnn_executor **out);
+size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex);
+void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work);
+
 /* Runs the graph once. Inputs are read-only to the executor (const in spirit; QNN's API takes
  * them non-const). EG_ERR_ARGUMENT names a missing, duplicate, mistyped or mis-sized binding. */
 eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inputs,
