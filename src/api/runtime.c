@@ -134,6 +134,28 @@ static eg_status inside_only(const eg_graph *g, const eg_program *p, bool **out)
   return s;
 }
 
+/* A compiled program's step of each node: a partition's nodes run as one step, which binds
+ * its boundary values in place, so the plan keeps what a step reads apart from what it
+ * writes. */
+static eg_status steps_of_nodes(const eg_graph *g, const eg_program *p, int32_t **out) {
+  *out = NULL;
+  if (!p) return EG_OK;
+  int32_t *step = malloc(((size_t)g->n_nodes + 1) * sizeof(int32_t));
+  if (!step) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t i = 0; i < g->n_nodes; i++) step[i] = -1;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    const eg_program_step *st = &p->steps[k];
+    if (st->partition < 0) {
+      step[st->node] = k;
+      continue;
+    }
+    const eg_partition *part = &p->parts.partitions[st->partition];
+    for (int32_t j = 0; j < part->n_nodes; j++) step[part->nodes[j]] = k;
+  }
+  *out = step;
+  return EG_OK;
+}
+
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
  * rt->program, if compiled) are set. */
 static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
@@ -142,10 +164,14 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
                     "process default)", opt->num_threads);
   rt->num_threads = opt ? opt->num_threads : 0;
   bool *unplanned = NULL;
+  int32_t *step_of = NULL;
   eg_status s = inside_only(rt->g, rt->program, &unplanned);
+  if (s == EG_OK) s = steps_of_nodes(rt->g, rt->program, &step_of);
   if (s == EG_OK)
-    s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, unplanned, &rt->plan);
+    s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, step_of, unplanned,
+                       &rt->plan);
   free(unplanned);
+  free(step_of);
   rt->scratch_bytes = rt->plan.scratch_bytes;
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {

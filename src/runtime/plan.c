@@ -55,13 +55,15 @@ static void mark_uses(const eg_graph *g, const eg_arg *a, int32_t at, int32_t *l
   }
 }
 
-/* Last position (in run order) using each value; graph outputs live past the last node. */
-static void last_uses(const eg_graph *g, const int32_t *order, int32_t *last) {
+/* Last position (the step, in run order) using each value; graph outputs live past the last
+ * node. */
+static void last_uses(const eg_graph *g, const int32_t *order, const int32_t *pos, int32_t *last) {
   for (int32_t v = 0; v < g->n_values; v++) last[v] = -1;
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[order ? order[i] : i];
-    for (int32_t a = 0; a < n->n_args; a++) mark_uses(g, &n->args[a], i, last);
-    for (int32_t a = 0; a < n->n_kwargs; a++) mark_uses(g, &n->kwargs[a], i, last);
+    const int32_t id = order ? order[i] : i;
+    const eg_node *n = &g->nodes[id];
+    for (int32_t a = 0; a < n->n_args; a++) mark_uses(g, &n->args[a], pos[id], last);
+    for (int32_t a = 0; a < n->n_kwargs; a++) mark_uses(g, &n->kwargs[a], pos[id], last);
   }
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
@@ -81,8 +83,8 @@ static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *la
   }
 }
 
-eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const bool *unplanned,
-                         eg_plan *plan) {
+eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t *step_of,
+                         const bool *unplanned, eg_plan *plan) {
   memset(plan, 0, sizeof *plan);
   size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
   plan->offset = malloc(nv * sizeof(size_t));
@@ -95,15 +97,23 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const bool *un
     goto done;
   }
   for (size_t v = 0; v < nv; v++) plan->offset[v] = EG_PLAN_NONE;
-  for (int32_t i = 0; i < g->n_nodes; i++) pos[order ? order[i] : i] = i;
-  last_uses(g, order, last);
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const int32_t id = order ? order[i] : i;
+    pos[id] = step_of ? step_of[id] : i;
+    if (pos[id] < 0 || pos[id] >= g->n_nodes || (i > 0 && pos[id] < pos[order ? order[i - 1] : i - 1])) {
+      s = eg_error(EG_ERR_INVALID, "memory plan: node %d (step %d): the steps must run in order, "
+                   "each one's nodes together", id, pos[id]);
+      goto done;
+    }
+  }
+  last_uses(g, order, pos, last);
   free_chains(g, pos, last, unplanned, head, next);
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[order ? order[i] : i];
+    const int32_t node = order ? order[i] : i;
+    const eg_node *n = &g->nodes[node];
     if (n->scratch_bytes > plan->scratch_bytes) plan->scratch_bytes = n->scratch_bytes;
-    if (n->output < 0) continue;
-    const eg_value *v = &g->values[n->output];
-    int32_t count = v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
+    const eg_value *v = n->output >= 0 ? &g->values[n->output] : NULL;
+    int32_t count = !v ? 0 : v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
     for (int32_t e = 0; e < count; e++) {
       int32_t id = v->kind == EG_VALUE_TUPLE ? v->elems[e] : n->output;
       if (id < 0 || (unplanned && unplanned[id])) continue; /* a None element, or unplanned */
@@ -111,7 +121,10 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const bool *un
       size_t bytes = eg_value_nbytes(&g->values[id]);
       plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);
     }
-    for (int32_t id = head[i]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
+    /* a step's values are freed after its last node: an NPU partition reads its inputs while
+     * it writes its outputs, bound in place (npu_step.c) */
+    if (i + 1 < g->n_nodes && pos[order ? order[i + 1] : i + 1] == pos[node]) continue;
+    for (int32_t id = head[pos[node]]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
   }
 done:
   free(last);

@@ -22,10 +22,13 @@ typedef struct eg_plan {
 } eg_plan;
 
 /* Plans for the nodes run in `order` (g->n_nodes node indices, a topological order), or in index
- * order when `order` is NULL. Values with `unplanned[id]` set (NULL: none) get no bytes: a
+ * order when `order` is NULL. `step_of` (NULL: each node is its own step) gives each node the
+ * step that runs it, non-decreasing along `order`: a step's nodes run as one (an NPU partition),
+ * so a value a step reads stays live until the step ends and none of the step's outputs takes
+ * its bytes. Values with `unplanned[id]` set (NULL: none) get no bytes: a
  * compiled program's values that live only inside an NPU partition, which its executor holds. */
-eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const bool *unplanned,
-                         eg_plan *plan);
+eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t *step_of,
+                         const bool *unplanned, eg_plan *plan);
 void eg_plan_free(eg_plan *plan);
 
 #endif

@@ -1,15 +1,18 @@
 /* test_plan.c — the activation plan on a real exported training step: values whose lifetimes
  * overlap never share bytes, every planned value fits the arena, offsets are aligned, and
- * sharing actually happens (the arena is smaller than the sum of all activations). */
+ * sharing actually happens (the arena is smaller than the sum of all activations). Lifetimes
+ * count in steps: with nodes grouped into steps (as an NPU partition runs its nodes as one),
+ * a value a step reads never shares bytes with one the step writes. */
 #include <stdint.h>
 
 #include "eg_test.h"
 #include "frontend/frontend.h"
 #include "runtime/plan.h"
 
-static void lifetimes(const eg_graph *g, int32_t *first, int32_t *last) {
+/* Lifetimes in steps (step[i]: node i's step). */
+static void lifetimes(const eg_graph *g, const int32_t *step, int32_t *first, int32_t *last) {
   for (int32_t v = 0; v < g->n_values; v++) {
-    first[v] = g->values[v].role == EG_ROLE_NODE ? g->values[v].def : -1;
+    first[v] = g->values[v].role == EG_ROLE_NODE ? step[g->values[v].def] : -1;
     last[v] = first[v];
   }
   for (int32_t i = 0; i < g->n_nodes; i++)
@@ -19,22 +22,25 @@ static void lifetimes(const eg_graph *g, int32_t *first, int32_t *last) {
       const eg_value *v = &g->values[arg->value];
       for (int32_t e = 0; e < (v->kind == EG_VALUE_TUPLE ? v->n_elems : 1); e++) {
         int32_t id = v->kind == EG_VALUE_TUPLE ? v->elems[e] : arg->value;
-        if (id >= 0 && last[id] < i) last[id] = i;
+        if (id >= 0 && last[id] < step[i]) last[id] = step[i];
       }
     }
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
 
-static void test_plan_on_training_step(void) {
+/* Plans tiny_step with nodes grouped `group` at a time into steps (1: each node its own). */
+static void check_plan(int32_t group) {
   eg_graph *g = NULL;
   EG_CHECK_MSG(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK, "%s",
                eg_last_error());
   if (!g) return;
   eg_plan plan;
-  EG_CHECK(eg_plan_memory(g, NULL, NULL, &plan) == EG_OK);
-  int32_t first[4096], last[4096];
-  EG_CHECK(g->n_values < 4096);
-  lifetimes(g, first, last);
+  int32_t first[4096], last[4096], step[4096];
+  EG_CHECK(g->n_values < 4096 && g->n_nodes < 4096);
+  for (int32_t i = 0; i < g->n_nodes; i++) step[i] = i / group;
+  EG_CHECK_MSG(eg_plan_memory(g, NULL, group > 1 ? step : NULL, NULL, &plan) == EG_OK, "%s",
+               eg_last_error());
+  lifetimes(g, step, first, last);
   size_t total = 0;
   int planned = 0;
   for (int32_t a = 0; a < g->n_values; a++) {
@@ -52,8 +58,8 @@ static void test_plan_on_training_step(void) {
       size_t sb = eg_value_nbytes(&g->values[b]);
       bool live_together = first[a] <= last[b] && first[b] <= last[a];
       bool bytes_overlap = plan.offset[a] < plan.offset[b] + sb && plan.offset[b] < plan.offset[a] + sa;
-      EG_CHECK_MSG(!(live_together && bytes_overlap && sa && sb), "values %d and %d share bytes",
-                   a, b);
+      EG_CHECK_MSG(!(live_together && bytes_overlap && sa && sb),
+                   "steps of %d nodes: values %d and %d share bytes", group, a, b);
     }
   }
   EG_CHECK(planned > 20);
@@ -62,7 +68,30 @@ static void test_plan_on_training_step(void) {
   eg_graph_destroy(g);
 }
 
+static void test_plan_on_training_step(void) { check_plan(1); }
+
+/* Steps of three and of seven nodes: a step's inputs outlive all of its nodes. */
+static void test_plan_with_steps(void) {
+  check_plan(3);
+  check_plan(7);
+}
+
+/* Steps out of run order are refused with a reason, not planned wrongly. */
+static void test_plan_refuses_unordered_steps(void) {
+  eg_graph *g = NULL;
+  EG_CHECK(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK);
+  if (!g) return;
+  int32_t step[4096];
+  for (int32_t i = 0; i < g->n_nodes; i++) step[i] = g->n_nodes - 1 - i;
+  eg_plan plan;
+  EG_CHECK(eg_plan_memory(g, NULL, step, NULL, &plan) == EG_ERR_INVALID);
+  EG_CHECK(plan.offset == NULL);
+  eg_graph_destroy(g);
+}
+
 int main(void) {
   EG_RUN(test_plan_on_training_step);
+  EG_RUN(test_plan_with_steps);
+  EG_RUN(test_plan_refuses_unordered_steps);
   return eg_test_summary();
 }
