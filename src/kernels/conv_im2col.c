@@ -102,6 +102,12 @@ eg_conv_tap eg_conv_tap_at(const eg_conv_geom *g, int64_t a, int64_t b) {
   return t;
 }
 
+const eg_conv_tap *eg_conv_taps(const eg_conv_geom *g, eg_conv_tap taps[EG_CONV_TAP_CACHE]) {
+  if (g->kh * g->kw > EG_CONV_TAP_CACHE) return NULL;
+  for (int64_t e = 0; e < g->kh * g->kw; e++) taps[e] = eg_conv_tap_at(g, e / g->kw, e % g->kw);
+  return taps;
+}
+
 /* One row of the column matrix, for kernel tap (a, b) of one big-side plane:
  * dst[i*ws + j] = plane[i*sh - ph + a*dh][j*sw - pw + b*dw], 0 outside the plane. */
 static void im2col_row(const eg_conv_geom *g, const float *plane, int64_t a, int64_t b,

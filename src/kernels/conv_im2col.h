@@ -71,6 +71,18 @@ typedef struct eg_conv_tap {
 
 eg_conv_tap eg_conv_tap_at(const eg_conv_geom *g, int64_t a, int64_t b);
 
+/* The taps of a kernel, worked out once per call of a kernel that visits each of them for
+ * every plane (the depthwise loops: eg_conv_tap_at divides, and small planes made it a hot
+ * spot): eg_conv_taps fills taps[kh*kw] (tap e = (e / kw, e % kw)) and returns it when
+ * kh*kw <= EG_CONV_TAP_CACHE, else returns NULL; eg_conv_tap_of reads tap e either way. */
+enum { EG_CONV_TAP_CACHE = 64 };
+const eg_conv_tap *eg_conv_taps(const eg_conv_geom *g, eg_conv_tap taps[EG_CONV_TAP_CACHE]);
+
+static inline eg_conv_tap eg_conv_tap_of(const eg_conv_geom *g, const eg_conv_tap *taps,
+                                         int64_t e) {
+  return taps ? taps[e] : eg_conv_tap_at(g, e / g->kw, e % g->kw);
+}
+
 /* col [cb*kh*kw, m*hs*ws] from the m consecutive big images at `big`; overwrites col. */
 void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *col);
 

@@ -29,8 +29,7 @@ enum { EG_CONV_DW_WGRAD_MAX = 4 };
  * the gradient of one tap of a single-channel convolution, over one image. */
 EG_SIMD_CLONES
 static double tap_dot(const eg_conv_geom *g, const float *big_plane, const float *small_plane,
-                      int64_t a, int64_t b) {
-  const eg_conv_tap t = eg_conv_tap_at(g, a, b);
+                      eg_conv_tap t) {
   double sum = 0.0;
   for (int64_t i = t.i0; i < t.i1; i++) {
     const float *bp = big_plane + (i * g->sh + t.off_h) * g->wb, *sp = small_plane + i * g->ws;
@@ -52,11 +51,12 @@ static void wgrad_depthwise(const eg_conv_geom *g, const float *big, const float
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->n * g->cs * p * kk))
   for (int64_t t = 0; t < g->cs * kk; t++) {
-    const int64_t c = t / kk, e = t % kk;
+    const int64_t c = t / kk;
+    const eg_conv_tap tap = eg_conv_tap_at(g, t % kk / g->kw, t % g->kw);
     double sum = 0.0;
     for (int64_t n = 0; n < g->n; n++)
       sum += tap_dot(g, big + (n * g->cb + c / csg) * g->hb * g->wb, small + (n * g->cs + c) * p,
-                     e / g->kw, e % g->kw);
+                     tap);
     gw[t] = (float)sum;
   }
 }

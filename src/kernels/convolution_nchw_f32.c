@@ -84,9 +84,8 @@ static int64_t up_scratch_floats(const eg_conv_geom *g) {
 /* big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] += wv * small_plane[i][j] for every in-bounds
  * (i, j): tap (a, b) scattered back, the adjoint of im2col_row (times wv). */
 EG_SIMD_CLONES
-static void tap_scatter(const eg_conv_geom *g, const float *small_plane, int64_t a, int64_t b,
+static void tap_scatter(const eg_conv_geom *g, const float *small_plane, eg_conv_tap t,
                         float wv, float *big_plane) {
-  const eg_conv_tap t = eg_conv_tap_at(g, a, b);
   for (int64_t i = t.i0; i < t.i1; i++) {
     float *restrict dst = big_plane + (i * g->sh + t.off_h) * g->wb;
     const float *restrict src = small_plane + i * g->ws;
@@ -102,9 +101,8 @@ static void tap_scatter(const eg_conv_geom *g, const float *small_plane, int64_t
 /* small_plane[i][j] += wv * big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] for every in-bounds
  * (i, j): one tap of a single-channel convolution. */
 EG_SIMD_CLONES
-static void tap_gather(const eg_conv_geom *g, const float *big_plane, int64_t a, int64_t b,
-                       float wv, float *small_plane) {
-  const eg_conv_tap t = eg_conv_tap_at(g, a, b);
+static void tap_gather(const eg_conv_geom *g, const float *big_plane, eg_conv_tap t, float wv,
+                       float *small_plane) {
   for (int64_t i = t.i0; i < t.i1; i++) {
     const float *restrict src = big_plane + (i * g->sh + t.off_h) * g->wb;
     float *restrict dst = small_plane + i * g->ws;
@@ -126,13 +124,15 @@ static void fill(float *dst, int64_t count, float v) {
 static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const float *bias,
                    float *big) {
   const int64_t kk = g->kh * g->kw, p = g->hs * g->ws, plane = g->hb * g->wb;
+  eg_conv_tap cache[EG_CONV_TAP_CACHE];
+  const eg_conv_tap *taps = eg_conv_taps(g, cache);
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * g->cb * kk * p))
   for (int64_t t = 0; t < m * g->cb; t++) {
     const int64_t k = t / g->cb, c = t % g->cb;
     float *dst = big + t * plane;
     fill(dst, plane, bias ? bias[c] : 0.0f);
     for (int64_t r = c * kk; r < (c + 1) * kk; r++)
-      tap_scatter(g, col + r * m * p + k * p, r % kk / g->kw, r % g->kw, 1.0f, dst);
+      tap_scatter(g, col + r * m * p + k * p, eg_conv_tap_of(g, taps, r % kk), 1.0f, dst);
   }
 }
 
@@ -161,13 +161,15 @@ static void fill_planes(float *y, const float *bias, int64_t n, int64_t c, int64
 static void down_depthwise(const eg_conv_geom *g, const float *big, const float *w,
                            const float *bias, float *small) {
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
+  eg_conv_tap cache[EG_CONV_TAP_CACHE];
+  const eg_conv_tap *taps = eg_conv_taps(g, cache);
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->n * g->cs * p * kk))
   for (int64_t t = 0; t < g->n * g->cs; t++) {
     const int64_t n = t / g->cs, c = t % g->cs;
     const float *src = big + (n * g->cb + c / csg) * g->hb * g->wb;
     float *dst = small + t * p;
     fill(dst, p, bias ? bias[c] : 0.0f);
-    for (int64_t e = 0; e < kk; e++) tap_gather(g, src, e / g->kw, e % g->kw, w[c * kk + e], dst);
+    for (int64_t e = 0; e < kk; e++) tap_gather(g, src, eg_conv_tap_of(g, taps, e), w[c * kk + e], dst);
   }
 }
 
@@ -224,6 +226,8 @@ static void up_depthwise(const eg_conv_geom *g, const float *small, const float 
                          const float *bias, float *big) {
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
   const int64_t plane = g->hb * g->wb;
+  eg_conv_tap cache[EG_CONV_TAP_CACHE];
+  const eg_conv_tap *taps = eg_conv_taps(g, cache);
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->n * g->cs * p * kk))
   for (int64_t t = 0; t < g->n * g->cb; t++) {
     const int64_t n = t / g->cb, q = t % g->cb;
@@ -231,7 +235,8 @@ static void up_depthwise(const eg_conv_geom *g, const float *small, const float 
     fill(dst, plane, bias ? bias[q] : 0.0f);
     for (int64_t c = q * csg; c < (q + 1) * csg; c++)
       for (int64_t e = 0; e < kk; e++)
-        tap_scatter(g, small + (n * g->cs + c) * p, e / g->kw, e % g->kw, w[c * kk + e], dst);
+        tap_scatter(g, small + (n * g->cs + c) * p, eg_conv_tap_of(g, taps, e), w[c * kk + e],
+                    dst);
   }
 }
 

@@ -92,33 +92,98 @@ static ew_iter iter_of(const eg_ew_shape *s) {
     }                                                                             \
   } while (0)
 
-static void row_arith(eg_ew_op op, int64_t n, const float *restrict a, int64_t sa,
-                      const float *restrict b, int64_t sb, float *restrict y) {
-  switch (op) {
-  case EG_EW_ADD: EW_ROW(av + bv); break;
-  case EG_EW_SUB: EW_ROW(av - bv); break;
-  case EG_EW_MUL: EW_ROW(av * bv); break;
-  default: EW_ROW(av / bv); break;
+/* Where a row of the merged space starts in each operand: an odometer over every dim but the
+ * innermost, so the next row costs additions, not a division per dim. */
+typedef struct row_cursor {
+  int64_t idx[EG_EW_MAX_RANK];
+  int64_t off[3];
+} row_cursor;
+
+static void cursor_at(const ew_iter *it, int n_in, int64_t r, row_cursor *c) {
+  for (int k = 0; k < 3; k++) c->off[k] = 0;
+  for (int i = it->rank - 2; i >= 0; i--) {
+    c->idx[i] = r % it->dims[i];
+    r /= it->dims[i];
+    for (int k = 0; k < n_in; k++) c->off[k] += c->idx[i] * it->stride[k][i];
   }
 }
 
-static void row_greater(int64_t n, const float *a, int64_t sa, const float *b, int64_t sb,
-                        uint8_t *y) {
-  for (int64_t e = 0; e < n; e++) y[e] = a[e * sa] > b[e * sb];
-}
-
-static void row_select(int64_t n, const uint8_t *c, int64_t sc, const float *a, int64_t sa,
-                       const float *b, int64_t sb, float *y) {
-  for (int64_t e = 0; e < n; e++) y[e] = c[e * sc] ? a[e * sa] : b[e * sb];
-}
-
-/* Row `r` (all dims but the innermost) -> element offsets of each operand. */
-static void row_offsets(const ew_iter *it, int n_in, int64_t r, int64_t *off) {
-  for (int k = 0; k < n_in; k++) off[k] = 0;
+static inline void cursor_next(const ew_iter *it, int n_in, row_cursor *c) {
   for (int i = it->rank - 2; i >= 0; i--) {
-    const int64_t idx = r % it->dims[i];
-    r /= it->dims[i];
-    for (int k = 0; k < n_in; k++) off[k] += idx * it->stride[k][i];
+    for (int k = 0; k < n_in; k++) c->off[k] += it->stride[k][i];
+    if (++c->idx[i] < it->dims[i]) return;
+    for (int k = 0; k < n_in; k++) c->off[k] -= it->stride[k][i] * it->dims[i];
+    c->idx[i] = 0;
+  }
+}
+
+/* Rows [r0, r1) of an arithmetic op: the op is chosen once, each row is one EW_ROW. */
+#define EW_ROWS(EXPR)                                                             \
+  for (int64_t r = r0; r < r1; r++, cursor_next(it, 2, &c)) {                     \
+    const float *restrict a = A + c.off[0], *restrict b = B + c.off[1];           \
+    float *restrict y = Y + r * n;                                                \
+    EW_ROW(EXPR);                                                                 \
+  }
+
+EG_SIMD_CLONES
+static void rows_arith(eg_ew_op op, const ew_iter *it, int64_t r0, int64_t r1, const float *A,
+                       const float *B, float *Y) {
+  const int last = it->rank - 1;
+  const int64_t n = it->dims[last], sa = it->stride[0][last], sb = it->stride[1][last];
+  row_cursor c;
+  cursor_at(it, 2, r0, &c);
+  switch (op) {
+  case EG_EW_ADD: EW_ROWS(av + bv); break;
+  case EG_EW_SUB: EW_ROWS(av - bv); break;
+  case EG_EW_MUL: EW_ROWS(av * bv); break;
+  default: EW_ROWS(av / bv); break;
+  }
+}
+
+EG_SIMD_CLONES
+static void rows_greater(const ew_iter *it, int64_t r0, int64_t r1, const float *A,
+                         const float *B, uint8_t *Y) {
+  const int last = it->rank - 1;
+  const int64_t n = it->dims[last], sa = it->stride[0][last], sb = it->stride[1][last];
+  row_cursor c;
+  cursor_at(it, 2, r0, &c);
+  for (int64_t r = r0; r < r1; r++, cursor_next(it, 2, &c)) {
+    const float *a = A + c.off[0], *b = B + c.off[1];
+    uint8_t *restrict y = Y + r * n;
+    if (sa == 1 && sb == 0) {
+      const float bv = b[0];
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = a[e] > bv;
+    } else if (sa == 1 && sb == 1) {
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = a[e] > b[e];
+    } else {
+      for (int64_t e = 0; e < n; e++) y[e] = a[e * sa] > b[e * sb];
+    }
+  }
+}
+
+EG_SIMD_CLONES
+static void rows_select(const ew_iter *it, int64_t r0, int64_t r1, const uint8_t *C,
+                        const float *A, const float *B, float *Y) {
+  const int last = it->rank - 1;
+  const int64_t n = it->dims[last], sc = it->stride[0][last], sa = it->stride[1][last],
+                sb = it->stride[2][last];
+  row_cursor c;
+  cursor_at(it, 3, r0, &c);
+  for (int64_t r = r0; r < r1; r++, cursor_next(it, 3, &c)) {
+    const uint8_t *k = C + c.off[0];
+    const float *a = A + c.off[1], *b = B + c.off[2];
+    float *restrict y = Y + r * n;
+    if (sc == 1 && sa == 1 && sb == 1) {
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = k[e] ? a[e] : b[e];
+    } else if (sc == 1 && sa == 1 && sb == 0) { /* ReLU backward: mask, gradient, zero */
+      const float bv = b[0];
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = k[e] ? a[e] : bv;
+    } else if (sc == 1 && sa == 0 && sb == 1) { /* ReLU6 backward: mask, zero, gradient */
+      const float av = a[0];
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = k[e] ? av : b[e];
+    } else {
+      for (int64_t e = 0; e < n; e++) y[e] = k[e * sc] ? a[e * sa] : b[e * sb];
+    }
   }
 }
 
@@ -126,24 +191,20 @@ EG_SIMD_CLONES
 void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *const *in,
                              void *out) {
   const ew_iter it = iter_of(s);
-  const int last = it.rank - 1, n_in = s->n_in;
-  const int64_t len = it.dims[last];
+  const int last = it.rank - 1;
   int64_t rows = 1;
   for (int i = 0; i < last; i++) rows *= it.dims[i];
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(rows * len))
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t off[3];
-    row_offsets(&it, n_in, r, off);
-    const int64_t o = r * len, *st0 = it.stride[0], *st1 = it.stride[1], *st2 = it.stride[2];
+  /* one contiguous band of rows per thread */
+#pragma omp parallel if (eg_nhwc_omp_worth(rows * it.dims[last]))
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
     if (op == EG_EW_SELECT)
-      row_select(len, (const uint8_t *)in[0] + off[0], st0[last], (const float *)in[1] + off[1],
-                 st1[last], (const float *)in[2] + off[2], st2[last], (float *)out + o);
+      rows_select(&it, r0, r1, in[0], in[1], in[2], out);
     else if (op == EG_EW_GREATER)
-      row_greater(len, (const float *)in[0] + off[0], st0[last], (const float *)in[1] + off[1],
-                  st1[last], (uint8_t *)out + o);
+      rows_greater(&it, r0, r1, in[0], in[1], out);
     else
-      row_arith(op, len, (const float *)in[0] + off[0], st0[last], (const float *)in[1] + off[1],
-                st1[last], (float *)out + o);
+      rows_arith(op, &it, r0, r1, in[0], in[1], out);
   }
 }
 
