@@ -35,6 +35,7 @@
 #define EDGEGRAD_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -190,8 +191,9 @@ EG_API void eg_runtime_destroy(eg_runtime *rt);
  * before any memory is reserved. */
 typedef struct eg_runtime_options {
   /* The most bytes the runtime may reserve at creation: its activation arena, kernel scratch
-   * and input buffers together (not counted: a compiled runtime's NPU partitions, their
-   * staging buffers and executor tensors, nor the compiled program itself). The runtime
+   * and input buffers together (not counted: what a compiled runtime's NPU partitions add to
+   * the working block for their staging buffers and executor tensors, nor the compiled
+   * program itself). The runtime
    * plans first and checks this before allocating any of them; over it, creation fails with
    * EG_ERR_LIMIT and a message giving the bytes needed (and each part) and the limit. 0 = no
    * limit. (Running allocates nothing, so creation is the only place memory is reserved.) */
@@ -200,6 +202,9 @@ typedef struct eg_runtime_options {
    * own setting is restored when the run returns. 0 = the process default (OMP_NUM_THREADS, else
    * one per core). Must be >= 0 (else EG_ERR_ARGUMENT at creation). */
   int num_threads;
+  /* Time every step of each run (a CPU node, or an NPU partition with its layout conversions)
+   * for eg_runtime_profile_*; off (false) costs nothing but a branch per step. */
+  bool profile;
 } eg_runtime_options;
 
 /* eg_runtime_create with limits; `options` NULL means none. For a model loaded from a compiled
@@ -226,6 +231,43 @@ EG_API eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *ou
 /* Output `index` of the last run, as a view into the runtime's memory (do not free `data`;
  * valid until the next run or eg_runtime_destroy). EG_ERR_ARGUMENT before the first run. */
 EG_API eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out);
+
+/* ---- profile ------------------------------------------------------------------------ *
+ * With eg_runtime_options.profile, each run records one entry per step, in run order: a CPU
+ * node, or an NPU partition (all its nodes run as one step on the executor). Entries describe
+ * the last run (each run replaces them).
+ *
+ *     eg_runtime_options opt = {.profile = true};
+ *     ... eg_runtime_run(rt);
+ *     for (int i = 0; i < eg_runtime_profile_count(rt); i++) {
+ *       eg_profile_entry e;
+ *       eg_runtime_profile_entry(rt, i, &e);   // e.name, e.ns, e.flops ...
+ *     }
+ *     eg_runtime_profile_write_trace(rt, "step.trace.json");   // chrome://tracing, Perfetto */
+typedef struct eg_profile_entry {
+  const char *name;    /* the node's name; an NPU partition: "partition K" */
+  const char *op;      /* the node's ATen op; an NPU partition: "npu partition" */
+  const char *target;  /* "cpu" or "npu" */
+  int n_nodes;         /* graph nodes the step runs (1 for a CPU node) */
+  int64_t start_ns;    /* when it started, from the start of the run */
+  int64_t ns;          /* how long it took */
+  int64_t convert_ns;  /* of ns, an NPU partition's layout and dtype conversions at its
+                          boundaries (NCHW <-> NHWC staging); 0 on the CPU */
+  double flops;        /* estimated floating-point operations (a multiply-add is 2) */
+  int64_t bytes;       /* bytes of the tensors it reads and writes */
+} eg_profile_entry;
+
+/* Entries of the last run: 0 without eg_runtime_options.profile or before the first run. */
+EG_API int eg_runtime_profile_count(const eg_runtime *rt);
+/* Entry `index` (run order); its strings live as long as the runtime. EG_ERR_ARGUMENT out of
+ * range. */
+EG_API eg_status eg_runtime_profile_entry(const eg_runtime *rt, int index, eg_profile_entry *out);
+/* Wall time of the last profiled run's steps, start of the first to end of the last. */
+EG_API int64_t eg_runtime_profile_total_ns(const eg_runtime *rt);
+/* The last run as a Chrome trace (JSON: one complete event per step, microseconds), written
+ * atomically to `path`. EG_ERR_ARGUMENT without a profiled run; EG_ERR_IO if it cannot be
+ * written (the old file, if any, stays). */
+EG_API eg_status eg_runtime_profile_write_trace(const eg_runtime *rt, const char *path);
 
 /* ---- training ----------------------------------------------------------------------- *
  * Exported training steps follow a naming contract (docs/export.md): a trainable parameter is

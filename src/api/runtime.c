@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/profile.h"
 #include "ops/op.h"
 #include "program/egp_format.h"
 #include "program/program.h"
@@ -24,6 +25,7 @@
 #include "runtime/npu_step.h"
 #include "runtime/plan.h"
 #include "target/targets.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 struct eg_runtime {
@@ -40,6 +42,7 @@ struct eg_runtime {
   bool *input_set;
   bool ran;
   int num_threads;         /* eg_runtime_options.num_threads; 0: the caller's */
+  eg_run_profile *profile; /* eg_runtime_options.profile; NULL when off */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -156,6 +159,22 @@ static eg_status steps_of_nodes(const eg_graph *g, const eg_program *p, int32_t 
   return EG_OK;
 }
 
+/* A getitem run on the CPU reads its tuple element in place (its result shares the element's
+ * bytes; eg_run_getitem then copies nothing). One inside an NPU partition is the executor's. */
+static eg_status getitem_aliases(const eg_graph *g, const eg_program *p, int32_t **out) {
+  int32_t *alias = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
+  *out = alias;
+  if (!alias) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t v = 0; v < g->n_values; v++) alias[v] = -1;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_getitem || n->output < 0 || (p && p->parts.nodes[i].npu)) continue;
+    const int32_t elem = eg_getitem_element(g, n);
+    if (elem >= 0 && g->values[elem].role == EG_ROLE_NODE) alias[n->output] = elem;
+  }
+  return EG_OK;
+}
+
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
  * rt->program, if compiled) are set. */
 static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
@@ -164,14 +183,18 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
                     "process default)", opt->num_threads);
   rt->num_threads = opt ? opt->num_threads : 0;
   bool *unplanned = NULL;
-  int32_t *step_of = NULL;
+  int32_t *step_of = NULL, *alias_of = NULL;
   eg_status s = inside_only(rt->g, rt->program, &unplanned);
   if (s == EG_OK) s = steps_of_nodes(rt->g, rt->program, &step_of);
-  if (s == EG_OK)
-    s = eg_plan_memory(rt->g, rt->program ? rt->program->order : NULL, step_of, unplanned,
-                       &rt->plan);
+  if (s == EG_OK) s = getitem_aliases(rt->g, rt->program, &alias_of);
+  if (s == EG_OK) {
+    const eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
+                               .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of};
+    s = eg_plan_memory(rt->g, &spec, &rt->plan);
+  }
   free(unplanned);
   free(step_of);
+  free(alias_of);
   rt->scratch_bytes = rt->plan.scratch_bytes;
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
@@ -182,6 +205,7 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   }
   if (s == EG_OK && rt->program) s = create_npu_steps(rt);
   if (s == EG_OK) s = allocate_work(rt);
+  if (s == EG_OK && opt && opt->profile) s = eg_run_profile_create(rt->g, rt->program, &rt->profile);
   return s;
 }
 
@@ -230,6 +254,7 @@ eg_status eg_runtime_create_program(const eg_graph *g, eg_program *program,
 
 void eg_runtime_destroy(eg_runtime *rt) {
   if (!rt) return;
+  eg_run_profile_destroy(rt->profile);
   if (rt->program) {
     for (int32_t k = 0; rt->npu && k < rt->program->parts.n_partitions; k++)
       eg_npu_step_destroy(rt->npu[k]);
@@ -302,14 +327,28 @@ eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor
 static eg_status run_steps(const eg_runtime *rt) {
   const eg_graph *g = rt->g;
   eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
-  if (!rt->program) {
-    for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(eg_op_run[g->nodes[i].op](&ex, &g->nodes[i]));
-    return EG_OK;
+  eg_run_profile *prof = rt->profile;
+  const int64_t t0 = prof ? eg_now_ns() : 0;
+  int64_t at = t0;
+  const int32_t n = rt->program ? rt->program->n_steps : g->n_nodes;
+  for (int32_t k = 0; k < n; k++) {
+    const eg_program_step *st = rt->program ? &rt->program->steps[k] : NULL;
+    int64_t convert = 0;
+    if (st && st->partition >= 0)
+      EG_TRY(eg_npu_step_run(rt->npu[st->partition], prof ? &convert : NULL));
+    else
+      EG_TRY(eg_op_run[g->nodes[st ? st->node : k].op](&ex, &g->nodes[st ? st->node : k]));
+    if (prof) { /* one clock read per step: a step ends where the next begins */
+      const int64_t end = eg_now_ns();
+      prof->e[k].start_ns = at - t0;
+      prof->e[k].ns = end - at;
+      prof->e[k].convert_ns = convert;
+      at = end;
+    }
   }
-  for (int32_t k = 0; k < rt->program->n_steps; k++) {
-    const eg_program_step *st = &rt->program->steps[k];
-    if (st->partition >= 0) EG_TRY(eg_npu_step_run(rt->npu[st->partition]));
-    else EG_TRY(eg_op_run[g->nodes[st->node].op](&ex, &g->nodes[st->node]));
+  if (prof) {
+    prof->total_ns = at - t0;
+    prof->ran = true;
   }
   return EG_OK;
 }
@@ -322,6 +361,7 @@ eg_status eg_runtime_run(eg_runtime *rt) {
       return eg_error(EG_ERR_ARGUMENT, "input %s: not set: every input needs a value before "
                       "running", g->inputs[i].name);
   rt->ran = false;
+  if (rt->profile) rt->profile->ran = false;
   /* the thread count of eg_runtime_options, for this run only: the caller's is restored */
   const int caller_threads = omp_get_max_threads();
   if (rt->num_threads > 0) omp_set_num_threads(rt->num_threads);
@@ -418,4 +458,31 @@ eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out) {
   memcpy(out->shape, v->shape, sizeof v->shape);
   out->data = rt->data[g->inputs[index].value];
   return EG_OK;
+}
+
+int eg_runtime_profile_count(const eg_runtime *rt) {
+  return rt && rt->profile && rt->profile->ran ? rt->profile->n : 0;
+}
+
+eg_status eg_runtime_profile_entry(const eg_runtime *rt, int index, eg_profile_entry *out) {
+  if (!rt || !out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_profile_entry: NULL argument");
+  const int n = eg_runtime_profile_count(rt);
+  if (index < 0 || index >= n)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_profile_entry: index (%d) out of range [0, %d)%s",
+                    index, n, rt->profile ? "" : ": the runtime was made without options.profile");
+  *out = rt->profile->e[index];
+  return EG_OK;
+}
+
+int64_t eg_runtime_profile_total_ns(const eg_runtime *rt) {
+  return eg_runtime_profile_count(rt) ? rt->profile->total_ns : 0;
+}
+
+eg_status eg_runtime_profile_write_trace(const eg_runtime *rt, const char *path) {
+  if (!rt || !path)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_profile_write_trace: NULL argument");
+  if (!eg_runtime_profile_count(rt))
+    return eg_error(EG_ERR_ARGUMENT, "profile trace %s: no profiled run: make the runtime with "
+                    "options.profile and run it first", path);
+  return eg_run_profile_write_trace(rt->profile, path);
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli.h"
 #include "outdir.h"
@@ -61,6 +62,7 @@ static const char usage_main[] =
 static const char usage_run[] =
     "usage: edgegrad run MODEL.json --input NAME=FILE.npy ... [--output-dir DIR] [--expect DIR]\n"
     "                    [--soc SOC] [--steps N --lr LR] [--max-memory SIZE]\n"
+    "                    [--profile] [--profile-trace FILE]\n"
     "\n"
     "Runs the exported graph MODEL.json once: on the portable CPU kernels, or compiled for a\n"
     "SoC with --soc. MODEL may also be a compiled program (`edgegrad compile -o`, told apart\n"
@@ -92,6 +94,14 @@ static const char usage_run[] =
     "                         DIR/losses.npy and the final parameters and buffers to\n"
     "                         DIR/final/<input name>.npy (outputs are the last step's)\n"
     "  --lr LR                SGD learning rate for --steps (required with --steps > 1)\n"
+    "  --profile              after the run, print its steps slowest first (the top 30):\n"
+    "                         time, share, estimated FLOPs and GFLOP/s, bytes read and\n"
+    "                         written, CPU or NPU, for an NPU partition the time spent\n"
+    "                         converting layouts (NCHW <-> NHWC) at its boundaries, op and\n"
+    "                         node; then the steps' total beside the run's wall time. With\n"
+    "                         --steps: the last step. Printed also with -q\n"
+    "  --profile-trace FILE   write the same run as a Chrome trace (JSON, one event per\n"
+    "                         step: chrome://tracing or ui.perfetto.dev), atomically\n"
     "  -q, --quiet            print nothing on success\n"
     "\n"
     "Prints one line per output: name, dtype, shape and L2 norm.\n"
@@ -224,6 +234,9 @@ typedef struct run_args {
   int n_inputs;
   char **input_specs; /* NAME=FILE */
   bool quiet;
+  bool profile;              /* --profile: print the last run's profile */
+  const char *profile_trace; /* --profile-trace FILE */
+  int64_t last_run_ns;       /* wall time of the last eg_runtime_run, as the CLI saw it */
 } run_args;
 
 /* --max-memory SIZE: a positive byte count, optionally with K, M or G (powers of 1024). */
@@ -293,6 +306,12 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
       if (parse_size(ra->max_memory_arg, &ra->rt_opt.max_memory_bytes)) return EXIT_USAGE;
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       ra->quiet = true;
+    } else if (strcmp(a, "--profile") == 0) {
+      ra->profile = ra->rt_opt.profile = true;
+    } else if (strcmp(a, "--profile-trace") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a file name (TRACE.json)", a);
+      ra->profile_trace = argv[++i];
+      ra->rt_opt.profile = true;
     } else if (a[0] == '-') {
       return fail(EXIT_USAGE, "run: option %s unknown (see edgegrad run --help)", a);
     } else if (ra->model) {
@@ -466,9 +485,58 @@ static int print_outputs(const eg_model *m, const eg_runtime *rt, const run_args
   return rc;
 }
 
-static int run_once(eg_runtime *rt) {
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* eg_runtime_run, timed for --profile's total line. */
+static eg_status timed_run(eg_runtime *rt, run_args *ra) {
+  const int64_t t0 = now_ns();
   eg_status s = eg_runtime_run(rt);
+  ra->last_run_ns = now_ns() - t0;
+  return s;
+}
+
+static int run_once(eg_runtime *rt, run_args *ra) {
+  eg_status s = timed_run(rt, ra);
   return s == EG_OK ? 0 : fail_status(s);
+}
+
+static int by_time_desc(const void *a, const void *b) {
+  const int64_t x = ((const eg_profile_entry *)a)->ns, y = ((const eg_profile_entry *)b)->ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* --profile: the last run's steps, slowest first (the top 30), and the totals. */
+static int print_profile(const eg_runtime *rt, const run_args *ra) {
+  const int n = eg_runtime_profile_count(rt);
+  eg_profile_entry *e = calloc((size_t)n + 1, sizeof *e);
+  if (!e) return fail(EXIT_FAIL, "run: out of memory");
+  int64_t convert = 0;
+  double flops = 0.0;
+  for (int i = 0; i < n; i++) {
+    eg_runtime_profile_entry(rt, i, &e[i]);
+    convert += e[i].convert_ns;
+    flops += e[i].flops;
+  }
+  const double total = (double)eg_runtime_profile_total_ns(rt);
+  qsort(e, (size_t)n, sizeof *e, by_time_desc);
+  printf("profile of the %s run: %d steps, %.3f ms (wall %.3f ms), %.1f MFLOP, %.3f ms "
+         "converting layouts at NPU boundaries\n",
+         ra->steps > 1 ? "last" : "one", n, total / 1e6, (double)ra->last_run_ns / 1e6,
+         flops / 1e6, (double)convert / 1e6);
+  printf("%9s %6s %10s %8s %9s %-6s %10s %-40s %s\n", "ms", "%", "MFLOP", "GFLOP/s", "MB",
+         "target", "convert ms", "op", "name");
+  for (int i = 0; i < n && i < 30; i++)
+    printf("%9.3f %6.2f %10.2f %8.2f %9.3f %-6s %10.3f %-40s %s\n", (double)e[i].ns / 1e6,
+           total > 0 ? 100.0 * (double)e[i].ns / total : 0.0, e[i].flops / 1e6,
+           e[i].ns > 0 ? e[i].flops / (double)e[i].ns : 0.0, (double)e[i].bytes / 1e6,
+           e[i].target, (double)e[i].convert_ns / 1e6, e[i].op, e[i].name);
+  if (n > 30) printf("(%d more steps)\n", n - 30);
+  free(e);
+  return 0;
 }
 
 /* Index of the output called `name`, or -1. */
@@ -509,7 +577,7 @@ static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_
 
 /* --steps N: N runs, each followed by an SGD update; the loss of each printed and kept in
  * `losses` (ra->steps floats) for DIR/losses.npy. */
-static int train(const eg_model *m, eg_runtime *rt, const run_args *ra, float *losses) {
+static int train(const eg_model *m, eg_runtime *rt, run_args *ra, float *losses) {
   int n_params, n_buffers, loss_at = output_index(m, "loss");
   eg_model_training_io(m, &n_params, &n_buffers);
   if (n_params == 0 && n_buffers == 0)
@@ -517,7 +585,7 @@ static int train(const eg_model *m, eg_runtime *rt, const run_args *ra, float *l
                 "B with new_B): nothing to train");
   int rc = 0;
   for (long k = 0; k < ra->steps && rc == 0; k++) {
-    eg_status s = eg_runtime_run(rt);
+    eg_status s = timed_run(rt, ra);
     if (s == EG_OK && loss_at >= 0) {
       eg_tensor loss;
       s = eg_runtime_output(rt, loss_at, &loss);
@@ -568,11 +636,16 @@ static int cmd_run(int argc, char **argv) {
   if (rc == 0 && trains && !(losses = calloc((size_t)ra.steps, sizeof(float))))
     rc = fail(EXIT_FAIL, "run: out of memory");
   if (rc == 0 && ra.output_dir) rc = outdir_open(&od, ra.output_dir); /* before a long run */
-  if (rc == 0) rc = trains ? train(m, rt, &ra, losses) : run_once(rt);
+  if (rc == 0) rc = trains ? train(m, rt, &ra, losses) : run_once(rt, &ra);
+  if (rc == 0 && ra.profile_trace) {
+    eg_status ts = eg_runtime_profile_write_trace(rt, ra.profile_trace);
+    if (ts != EG_OK) rc = fail_status(ts);
+  }
   if (rc == 0 && ra.output_dir) rc = stage_files(&od, m, rt, &ra, losses);
   if (rc == 0 && ra.output_dir) rc = outdir_commit(&od);
   outdir_close(&od, rc == 0);
   if (rc == 0) rc = print_outputs(m, rt, &ra);
+  if (rc == 0 && ra.profile) rc = print_profile(rt, &ra);
   free(losses);
   free(vals);
   eg_runtime_destroy(rt);

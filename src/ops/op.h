@@ -35,6 +35,9 @@ typedef eg_status (*eg_run_fn)(const eg_exec *ex, const eg_node *n);
 #include "ir/ops.def"
 #undef EG_OP
 
+/* A checked getitem node's tuple element: its value id, or -1 for a None element. */
+int32_t eg_getitem_element(const eg_graph *g, const eg_node *n);
+
 extern const eg_check_fn eg_op_check[EG_OP_COUNT];
 extern const eg_run_fn eg_op_run[EG_OP_COUNT];
 

@@ -35,11 +35,17 @@ eg_status eg_check_getitem(eg_graph *g, eg_node *n) {
   return eg_out_tensor(g, n, e->dtype, e->rank, e->shape);
 }
 
+int32_t eg_getitem_element(const eg_graph *g, const eg_node *n) {
+  const int32_t tuple = eg_node_arg(n, 0, NULL)->value;
+  return g->values[tuple].elems[EG_ATTRS(n, eg_getitem_attrs)->index];
+}
+
+/* The runtime usually plans the result onto the element itself (an alias): nothing to copy. */
 eg_status eg_run_getitem(const eg_exec *ex, const eg_node *n) {
   if (n->output < 0) return EG_OK;
-  int32_t tuple = eg_node_arg(n, 0, NULL)->value;
-  int32_t elem = ex->g->values[tuple].elems[EG_ATTRS(n, eg_getitem_attrs)->index];
+  const int32_t elem = eg_getitem_element(ex->g, n);
   size_t bytes = eg_value_nbytes(&ex->g->values[elem]);
-  if (bytes) memcpy(ex->data[n->output], ex->data[elem], bytes);
+  if (bytes && ex->data[n->output] != ex->data[elem])
+    memcpy(ex->data[n->output], ex->data[elem], bytes);
   return EG_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/transpose_f32.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 typedef struct staged {
@@ -266,12 +267,16 @@ static eg_status copy_value(const staged *st, bool into_stage, const void *from_
   return EG_OK;
 }
 
-eg_status eg_npu_step_run(eg_npu_step *s) {
+eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns) {
+  const int64_t t0 = convert_ns ? eg_now_ns() : 0;
   for (int32_t k = 0; k < s->n_in; k++)
     if (converted(&s->in[k])) EG_TRY(copy_value(&s->in[k], true, NULL));
+  const int64_t t1 = convert_ns ? eg_now_ns() : 0;
   EG_TRY(s->backend->run(s->ex, s->bin, s->n_in, s->bout, s->n_bout));
+  const int64_t t2 = convert_ns ? eg_now_ns() : 0;
   /* an output bound in place needs nothing, unless a second value names the same tensor */
   for (int32_t k = 0; k < s->n_out; k++)
     EG_TRY(copy_value(&s->out[k], false, s->bout[s->out_binding[k]].data));
+  if (convert_ns) *convert_ns = (t1 - t0) + (eg_now_ns() - t2);
   return EG_OK;
 }

@@ -28,6 +28,8 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s);
 /* Hands the step its working memory (64-byte aligned, eg_npu_step_work_bytes long, may be
  * shared with other steps and the CPU kernels' scratch); once, before the first run. */
 void eg_npu_step_set_work(eg_npu_step *s, void *work);
-eg_status eg_npu_step_run(eg_npu_step *s);
+/* Runs the partition: converts its inputs, executes, converts its outputs back. With
+ * `convert_ns` (NULL: not timed), the nanoseconds the conversions took (the profile's). */
+eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);
 
 #endif

@@ -83,16 +83,20 @@ static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *la
   }
 }
 
-eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t *step_of,
-                         const bool *unplanned, eg_plan *plan) {
+eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *plan) {
+  const eg_plan_spec none = {0};
+  if (!spec) spec = &none;
+  const int32_t *order = spec->order, *step_of = spec->step_of, *alias_of = spec->alias_of;
+  bool *unplanned = NULL; /* spec's, and the aliases */
   memset(plan, 0, sizeof *plan);
   size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
   plan->offset = malloc(nv * sizeof(size_t));
   int32_t *last = malloc(nv * sizeof(int32_t)), *next = malloc(nv * sizeof(int32_t));
   int32_t *head = malloc(nn * sizeof(int32_t)), *pos = malloc(nn * sizeof(int32_t));
   live_set ls = {malloc(nv * sizeof(block)), 0};
+  unplanned = calloc(nv, sizeof(bool));
   eg_status s = EG_OK;
-  if (!plan->offset || !last || !next || !head || !pos || !ls.b) {
+  if (!plan->offset || !last || !next || !head || !pos || !ls.b || !unplanned) {
     s = eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d values", g->n_values);
     goto done;
   }
@@ -107,6 +111,11 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t 
     }
   }
   last_uses(g, order, pos, last);
+  for (int32_t v = 0; v < g->n_values; v++) {
+    unplanned[v] = (spec->unplanned && spec->unplanned[v]) || (alias_of && alias_of[v] >= 0);
+    /* an alias's bytes are its target's: the target lives as long as either is read */
+    if (alias_of && alias_of[v] >= 0 && last[v] > last[alias_of[v]]) last[alias_of[v]] = last[v];
+  }
   free_chains(g, pos, last, unplanned, head, next);
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const int32_t node = order ? order[i] : i;
@@ -116,7 +125,7 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t 
     int32_t count = !v ? 0 : v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
     for (int32_t e = 0; e < count; e++) {
       int32_t id = v->kind == EG_VALUE_TUPLE ? v->elems[e] : n->output;
-      if (id < 0 || (unplanned && unplanned[id])) continue; /* a None element, or unplanned */
+      if (id < 0 || unplanned[id]) continue; /* a None element, unplanned, or an alias */
       /* at least one byte, so no two live blocks share an offset */
       size_t bytes = eg_value_nbytes(&g->values[id]);
       plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);
@@ -126,7 +135,10 @@ eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t 
     if (i + 1 < g->n_nodes && pos[order ? order[i + 1] : i + 1] == pos[node]) continue;
     for (int32_t id = head[pos[node]]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
   }
+  for (int32_t v = 0; alias_of && v < g->n_values; v++)
+    if (alias_of[v] >= 0) plan->offset[v] = plan->offset[alias_of[v]];
 done:
+  free(unplanned);
   free(last);
   free(next);
   free(head);

@@ -21,14 +21,24 @@ typedef struct eg_plan {
   size_t *offset;       /* per value id; EG_PLAN_NONE for inputs, statics and tuples */
 } eg_plan;
 
-/* Plans for the nodes run in `order` (g->n_nodes node indices, a topological order), or in index
- * order when `order` is NULL. `step_of` (NULL: each node is its own step) gives each node the
- * step that runs it, non-decreasing along `order`: a step's nodes run as one (an NPU partition),
- * so a value a step reads stays live until the step ends and none of the step's outputs takes
- * its bytes. Values with `unplanned[id]` set (NULL: none) get no bytes: a
- * compiled program's values that live only inside an NPU partition, which its executor holds. */
-eg_status eg_plan_memory(const eg_graph *g, const int32_t *order, const int32_t *step_of,
-                         const bool *unplanned, eg_plan *plan);
+/* What to plan (every field may be NULL):
+ * - order: g->n_nodes node indices, a topological order (NULL: index order);
+ * - step_of: each node's step, non-decreasing along `order` (NULL: each node its own step). A
+ *   step's nodes run as one (an NPU partition), so a value a step reads stays live until the
+ *   step ends and none of the step's outputs takes its bytes;
+ * - unplanned: values that get no bytes (a compiled program's values that live only inside an
+ *   NPU partition, which its executor holds);
+ * - alias_of: per value, the value whose bytes it shares (-1: none; the target an earlier
+ *   node's output, never itself an alias): a getitem's result is its tuple element, read in
+ *   place, and the element then lives as long as either is read. */
+typedef struct eg_plan_spec {
+  const int32_t *order;
+  const int32_t *step_of;
+  const bool *unplanned;
+  const int32_t *alias_of;
+} eg_plan_spec;
+
+eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *plan);
 void eg_plan_free(eg_plan *plan);
 
 #endif

@@ -52,6 +52,24 @@ static inline int eg_test_summary(void) {
   return eg_test_failed ? 1 : 0;
 }
 
+/* Sets every input of model `m` in `rt` from tests/data/tiny_step_inputs/<name>.npy (the
+ * tiny_step fixture and the programs compiled from it). */
+static inline eg_status eg_test_set_tiny_inputs(const eg_model *m, eg_runtime *rt) {
+  for (int i = 0; i < eg_model_num_inputs(m); i++) {
+    eg_tensor_desc d;
+    eg_tensor t;
+    char path[512];
+    eg_status s = eg_model_input(m, i, &d);
+    if (s != EG_OK) return s;
+    snprintf(path, sizeof path, EG_TEST_DATA "/tiny_step_inputs/%s.npy", d.name);
+    if ((s = eg_npy_load(path, &t)) != EG_OK) return s;
+    s = eg_runtime_set_input(rt, d.name, &t);
+    eg_tensor_free(&t);
+    if (s != EG_OK) return s;
+  }
+  return EG_OK;
+}
+
 /* The project's tolerance (eg_tensor_compare, include/edgegrad.h) over n floats, with the given
  * rtol and atol (EG_COMPARE_RTOL / EG_COMPARE_ATOL, or tighter): |a-b| <= rtol*|b| +
  * atol*max(1, max|ref| over finite ref), NaN only against NaN, inf only against the same inf.

@@ -323,20 +323,6 @@ static void test_round_trip_annotations(void) {
 
 /* ---- running: the loaded program gives the in-memory program's outputs, bit for bit ---- */
 
-static eg_status set_fixture_inputs(const eg_model *m, eg_runtime *rt) {
-  for (int i = 0; i < eg_model_num_inputs(m); i++) {
-    eg_tensor_desc d;
-    EG_TRY(eg_model_input(m, i, &d));
-    char path[512];
-    snprintf(path, sizeof path, EG_TEST_DATA "/tiny_step_inputs/%s.npy", d.name);
-    eg_tensor t;
-    EG_TRY(eg_npy_load(path, &t));
-    eg_status s = eg_runtime_set_input(rt, d.name, &t);
-    eg_tensor_free(&t);
-    EG_TRY(s);
-  }
-  return EG_OK;
-}
 
 static void test_run_matches_in_memory(void) {
   const char *path = "test_egp_run.egp";
@@ -367,7 +353,7 @@ static void test_run_matches_in_memory(void) {
   EG_CHECK(eg_runtime_create_compiled(src, &opt, &a) == EG_OK);
   EG_CHECK_MSG(eg_runtime_create(prog, &b) == EG_OK, "%s", eg_last_error());
   if (!a || !b) goto out;
-  EG_CHECK(set_fixture_inputs(src, a) == EG_OK && set_fixture_inputs(prog, b) == EG_OK);
+  EG_CHECK(eg_test_set_tiny_inputs(src, a) == EG_OK && eg_test_set_tiny_inputs(prog, b) == EG_OK);
   EG_CHECK(eg_runtime_run(a) == EG_OK);
   EG_CHECK_MSG(eg_runtime_run(b) == EG_OK, "%s", eg_last_error());
   EG_CHECK(eg_model_num_outputs(src) == eg_model_num_outputs(prog));

@@ -7,6 +7,7 @@
 
 #include "eg_test.h"
 #include "frontend/frontend.h"
+#include "ops/op.h"
 #include "runtime/plan.h"
 
 /* Lifetimes in steps (step[i]: node i's step). */
@@ -28,33 +29,48 @@ static void lifetimes(const eg_graph *g, const int32_t *step, int32_t *first, in
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
 
-/* Plans tiny_step with nodes grouped `group` at a time into steps (1: each node its own). */
-static void check_plan(int32_t group) {
+/* Plans tiny_step with nodes grouped `group` at a time into steps (1: each node its own), and
+ * with `aliases` each getitem's result on its tuple element: they share bytes, and the element
+ * then lives as long as either (checked as one value). */
+static void check_plan(int32_t group, bool aliases) {
   eg_graph *g = NULL;
   EG_CHECK_MSG(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK, "%s",
                eg_last_error());
   if (!g) return;
   eg_plan plan;
-  int32_t first[4096], last[4096], step[4096];
+  int32_t first[4096], last[4096], step[4096], alias[4096];
   EG_CHECK(g->n_values < 4096 && g->n_nodes < 4096);
   for (int32_t i = 0; i < g->n_nodes; i++) step[i] = i / group;
-  EG_CHECK_MSG(eg_plan_memory(g, NULL, group > 1 ? step : NULL, NULL, &plan) == EG_OK, "%s",
-               eg_last_error());
+  for (int32_t v = 0; v < g->n_values; v++) alias[v] = -1;
+  int n_alias = 0;
+  for (int32_t i = 0; aliases && i < g->n_nodes; i++)
+    if (g->nodes[i].op == EG_OP_getitem && g->nodes[i].output >= 0) {
+      alias[g->nodes[i].output] = eg_getitem_element(g, &g->nodes[i]);
+      n_alias++;
+    }
+  EG_CHECK(!aliases || n_alias > 5);
+  const eg_plan_spec spec = {.step_of = group > 1 ? step : NULL, .alias_of = alias};
+  EG_CHECK_MSG(eg_plan_memory(g, &spec, &plan) == EG_OK, "%s", eg_last_error());
   lifetimes(g, step, first, last);
+  for (int32_t v = 0; v < g->n_values; v++)
+    if (alias[v] >= 0) {
+      EG_CHECK(plan.offset[v] == plan.offset[alias[v]] && plan.offset[v] != EG_PLAN_NONE);
+      if (last[v] > last[alias[v]]) last[alias[v]] = last[v];
+    }
   size_t total = 0;
   int planned = 0;
   for (int32_t a = 0; a < g->n_values; a++) {
     const eg_value *va = &g->values[a];
     bool is_act = va->role == EG_ROLE_NODE && va->kind == EG_VALUE_TENSOR;
     EG_CHECK((plan.offset[a] != EG_PLAN_NONE) == is_act);
-    if (!is_act) continue;
+    if (!is_act || alias[a] >= 0) continue;
     planned++;
     size_t sa = eg_value_nbytes(va);
     total += sa;
     EG_CHECK(plan.offset[a] % 64 == 0);
     EG_CHECK(plan.offset[a] + sa <= plan.arena_bytes);
     for (int32_t b = 0; b < a; b++) {
-      if (plan.offset[b] == EG_PLAN_NONE) continue;
+      if (plan.offset[b] == EG_PLAN_NONE || alias[b] >= 0) continue;
       size_t sb = eg_value_nbytes(&g->values[b]);
       bool live_together = first[a] <= last[b] && first[b] <= last[a];
       bool bytes_overlap = plan.offset[a] < plan.offset[b] + sb && plan.offset[b] < plan.offset[a] + sa;
@@ -68,12 +84,18 @@ static void check_plan(int32_t group) {
   eg_graph_destroy(g);
 }
 
-static void test_plan_on_training_step(void) { check_plan(1); }
+static void test_plan_on_training_step(void) { check_plan(1, false); }
 
 /* Steps of three and of seven nodes: a step's inputs outlive all of its nodes. */
 static void test_plan_with_steps(void) {
-  check_plan(3);
-  check_plan(7);
+  check_plan(3, false);
+  check_plan(7, false);
+}
+
+/* getitem results planned onto their elements, alone and with steps. */
+static void test_plan_with_aliases(void) {
+  check_plan(1, true);
+  check_plan(4, true);
 }
 
 /* Steps out of run order are refused with a reason, not planned wrongly. */
@@ -84,7 +106,8 @@ static void test_plan_refuses_unordered_steps(void) {
   int32_t step[4096];
   for (int32_t i = 0; i < g->n_nodes; i++) step[i] = g->n_nodes - 1 - i;
   eg_plan plan;
-  EG_CHECK(eg_plan_memory(g, NULL, step, NULL, &plan) == EG_ERR_INVALID);
+  const eg_plan_spec spec = {.step_of = step};
+  EG_CHECK(eg_plan_memory(g, &spec, &plan) == EG_ERR_INVALID);
   EG_CHECK(plan.offset == NULL);
   eg_graph_destroy(g);
 }
@@ -92,6 +115,7 @@ static void test_plan_refuses_unordered_steps(void) {
 int main(void) {
   EG_RUN(test_plan_on_training_step);
   EG_RUN(test_plan_with_steps);
+  EG_RUN(test_plan_with_aliases);
   EG_RUN(test_plan_refuses_unordered_steps);
   return eg_test_summary();
 }

@@ -23,18 +23,7 @@ static eg_model *load_tiny(void) {
 
 /* Sets every input from tests/data/tiny_step_inputs and runs; 1 on success. */
 static int run_tiny(const eg_model *m, eg_runtime *rt) {
-  for (int i = 0; i < eg_model_num_inputs(m); i++) {
-    eg_tensor_desc d;
-    eg_tensor t;
-    char path[512];
-    eg_model_input(m, i, &d);
-    snprintf(path, sizeof path, EG_TEST_DATA "/tiny_step_inputs/%s.npy", d.name);
-    if (eg_npy_load(path, &t) != EG_OK) return 0;
-    eg_status s = eg_runtime_set_input(rt, d.name, &t);
-    eg_tensor_free(&t);
-    if (s != EG_OK) return 0;
-  }
-  return eg_runtime_run(rt) == EG_OK;
+  return eg_test_set_tiny_inputs(m, rt) == EG_OK && eg_runtime_run(rt) == EG_OK;
 }
 
 /* The bytes a refusal says are needed ("memory needed (N bytes"), or 0. */

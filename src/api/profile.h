@@ -1,0 +1,23 @@
+/* profile.h — the runtime's per-step profile (eg_runtime_profile_* of the public API).
+ * Internal to src/api. */
+#ifndef EG_API_PROFILE_H
+#define EG_API_PROFILE_H
+
+#include "edgegrad.h"
+#include "ir/graph.h"
+#include "program/program.h"
+
+typedef struct eg_run_profile {
+  int32_t n;           /* steps of a run */
+  eg_profile_entry *e; /* per step; name, op, target, n_nodes, flops, bytes set at creation */
+  char *names;         /* "partition K" strings of the NPU steps */
+  int64_t total_ns;    /* of the last profiled run */
+  bool ran;            /* a profiled run completed */
+} eg_run_profile;
+
+/* The steps of program `p` (NULL: every node of `g`, in index order), costs worked out. */
+eg_status eg_run_profile_create(const eg_graph *g, const eg_program *p, eg_run_profile **out);
+void eg_run_profile_destroy(eg_run_profile *prof);
+eg_status eg_run_profile_write_trace(const eg_run_profile *prof, const char *path);
+
+#endif
