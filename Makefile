@@ -14,7 +14,7 @@ AARCH64_BUILD ?= build-aarch64
 FUZZ_TIME  ?= 600
 FUZZ_JOBS  ?= 1
 
-.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench fuzz clean
+.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench bench-steps fuzz clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -57,6 +57,15 @@ models: test-deps all
 bench: test-deps all
 	@cmake --build $(BUILD) --target bench_htp_dgrad -j $(JOBS)
 	@/usr/bin/python3 bench/bench_dgrad.py $(BUILD)/bench_htp_dgrad
+
+# Whole training steps: edgegrad (CPU path on the .json, and the SM8650 .egp) beside PyTorch 2.13
+# eager, ResNet-18 / MobileNetV2 / SqueezeNet 1.1 x full/head/bias, 1 and 2 threads, with ratios,
+# peak RSS and compile times (bench/README.md). BENCH_STEPS_FLAGS: e.g.
+# "--cases resnet18:full --threads 1 --reps 3".
+bench-steps: test-deps all
+	@cmake --build $(BUILD) --target bench_step -j $(JOBS)
+	@PYTHONPATH=python .venv/bin/python bench/bench_steps.py --edgegrad $(BUILD)/edgegrad \
+	  --bench-step $(BUILD)/bench_step --workdir $(BUILD)/bench-steps $(BENCH_STEPS_FLAGS)
 
 # The fuzz targets (tests/fuzz, README "Fuzzing"): built with clang, libFuzzer, ASan and UBSan
 # (asserts on, -O1), the seed corpus made from tests/data, then each target run for FUZZ_TIME

@@ -12,8 +12,8 @@
  *
  *     {"min_ms": .., "median_ms": .., "reps": R, "threads": T, "peak_rss_kb": ..}
  *
- * peak_rss_kb is getrusage's ru_maxrss of this process after the runs: model, runtime, inputs
- * and the library's buffers. Errors: one line on stderr, exit 2 (bad usage or input: a missing
+ * peak_rss_kb is this process's peak resident set after the runs (VmHWM, else ru_maxrss; see
+ * peak_rss_kb()): model, runtime, inputs and the library's buffers. Errors: one line on stderr, exit 2 (bad usage or input: a missing
  * .npy file, a wrong dtype or shape) or 1 (the run failed). Written against include/edgegrad.h
  * alone. Build: the bench_step CMake target; `make bench-steps` runs it through
  * bench/bench_steps.py beside PyTorch. */
@@ -37,6 +37,30 @@ static double now_ms(void) {
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* Peak resident set of this process in KiB: VmHWM of /proc/self/status where there is one (it
+ * starts afresh at exec), else getrusage's ru_maxrss — which Linux carries over from the
+ * process that exec'ed us, so under a large parent (a Python with PyTorch loaded) it reads the
+ * parent's size. */
+static long peak_rss_kb(void) {
+  long kb = -1;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f) {
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (strncmp(line, "VmHWM:", 6) == 0) {
+        kb = strtol(line + 6, NULL, 10);
+        break;
+      }
+    fclose(f);
+  }
+  if (kb <= 0) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    kb = (long)ru.ru_maxrss;
+  }
+  return kb;
 }
 
 static int usage(void) {
@@ -144,11 +168,9 @@ int main(int argc, char **argv) {
   if (rc == 0) {
     qsort(times, (size_t)reps, sizeof *times, cmp_double);
     double median = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
     printf("{\"min_ms\": %.4f, \"median_ms\": %.4f, \"reps\": %d, \"threads\": %d, "
            "\"peak_rss_kb\": %ld}\n",
-           times[0], median, reps, threads, (long)ru.ru_maxrss);
+           times[0], median, reps, threads, peak_rss_kb());
   }
 
 done:
