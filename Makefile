@@ -3,6 +3,7 @@
 #   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
 #   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
 #   make check-aarch64  cross-build for ARM64 and run the unit, CLI and op tests under qemu
+#   make bench-steps    whole training steps, edgegrad beside PyTorch eager (bench/README.md)
 # `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
 # first (scripts/install-deps.sh; needs root when something is missing).
 
