@@ -3,6 +3,7 @@
 #   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
 #   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
 #   make check-aarch64  cross-build for ARM64 and run the unit, CLI and op tests under qemu
+#   make bench-steps    whole training steps, edgegrad beside PyTorch eager (bench/README.md)
 # `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
 # first (scripts/install-deps.sh; needs root when something is missing).
 
@@ -14,7 +15,7 @@ AARCH64_BUILD ?= build-aarch64
 FUZZ_TIME  ?= 600
 FUZZ_JOBS  ?= 1
 
-.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench fuzz clean
+.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench bench-steps fuzz clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -57,6 +58,15 @@ models: test-deps all
 bench: test-deps all
 	@cmake --build $(BUILD) --target bench_htp_dgrad -j $(JOBS)
 	@/usr/bin/python3 bench/bench_dgrad.py $(BUILD)/bench_htp_dgrad
+
+# Whole training steps: edgegrad (CPU path on the .json, and the SM8650 .egp) beside PyTorch 2.13
+# eager, ResNet-18 / MobileNetV2 / SqueezeNet 1.1 x full/head/bias, 1 and 2 threads, with ratios,
+# peak RSS and compile times (bench/README.md). BENCH_STEPS_FLAGS: e.g.
+# "--cases resnet18:full --threads 1 --reps 3".
+bench-steps: test-deps all
+	@cmake --build $(BUILD) --target bench_step -j $(JOBS)
+	@PYTHONPATH=python .venv/bin/python bench/bench_steps.py --edgegrad $(BUILD)/edgegrad \
+	  --bench-step $(BUILD)/bench_step --workdir $(BUILD)/bench-steps $(BENCH_STEPS_FLAGS)
 
 # The fuzz targets (tests/fuzz, README "Fuzzing"): built with clang, libFuzzer, ASan and UBSan
 # (asserts on, -O1), the seed corpus made from tests/data, then each target run for FUZZ_TIME
