@@ -38,6 +38,8 @@
 typedef struct plan {
   size_t scratch;
   bool folded; /* run once at create (constant folding), not by execute */
+  bool transient; /* folded, and read only as the filter of TransposeConv2d ops that pack it:
+                     its buffer is freed once they have (the packed form is what they read) */
   float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
   size_t packed_floats;
   union {
@@ -67,6 +69,8 @@ struct eg_qnn_executor {
   unsigned char *arena;      /* NATIVE tensors, 64-byte aligned (in `work` when shared) */
   unsigned char *consts;     /* outputs of folded ops, 64-byte aligned */
   size_t consts_bytes;
+  unsigned char *transient;  /* outputs of transient folded ops, until fold_constants ends */
+  size_t transient_bytes;
   size_t arena_bytes, native_sum;
   void *scratch;             /* 64-byte aligned (in `work` when shared) */
   size_t scratch_bytes;
@@ -752,6 +756,24 @@ static bool foldable(const exec_t *ex, const op_t *op) {
          y->dtype == EG_QNN_DTYPE_FLOAT_32 && is_constant(ex, tin(ex, op, 0));
 }
 
+/* A folded op is transient when every reader of its output is a TransposeConv2d that packs it
+ * as its filter (Winograd's transformed filter): after packing nobody reads it, so the frozen
+ * weight's transposed copy is not held beside the packed one. */
+static void mark_transient(exec_t *ex) {
+  const int32_t no = eg_qnn_graph_num_ops(ex->g);
+  for (int32_t k = 0; k < no; k++) ex->plans[k].transient = ex->plans[k].folded;
+  for (int32_t j = 0; j < no; j++) {
+    const op_t *op = eg_qnn_graph_op(ex->g, j);
+    for (int32_t i = 0; i < op->n_inputs; i++) {
+      if (op->inputs[i] < 0) continue;
+      const int32_t producer = eg_qnn_graph_tensor(ex->g, op->inputs[i])->producer;
+      const bool packs = op->type == EG_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
+                         ex->plans[j].packed_floats > 0;
+      if (producer >= 0 && !packs) ex->plans[producer].transient = false;
+    }
+  }
+}
+
 static eg_status prepare_ops(exec_t *ex) {
   for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
     const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
@@ -766,7 +788,13 @@ static eg_status prepare_ops(exec_t *ex) {
     EG_TRY(kernels[op->type].prepare(ex, op, &ex->plans[k]));
     if (ex->plans[k].scratch > ex->scratch_bytes) ex->scratch_bytes = ex->plans[k].scratch;
     ex->plans[k].folded = foldable(ex, op);
-    if (ex->plans[k].folded) ex->consts_bytes += align64(tout(ex, op)->nbytes);
+  }
+  mark_transient(ex);
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+    if (!ex->plans[k].folded) continue;
+    const size_t bytes = align64(tout(ex, eg_qnn_graph_op(ex->g, k))->nbytes);
+    if (ex->plans[k].transient) ex->transient_bytes += bytes;
+    else ex->consts_bytes += bytes;
   }
   return EG_OK;
 }
@@ -789,7 +817,9 @@ static eg_status allocate(exec_t *ex) {
     ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
   }
   ex->consts = ex->consts_bytes ? aligned_alloc(64, ex->consts_bytes) : NULL;
+  ex->transient = ex->transient_bytes ? aligned_alloc(64, ex->transient_bytes) : NULL;
   if ((!ex->shared && ex->arena_bytes && !ex->arena) || (ex->consts_bytes && !ex->consts) ||
+      (ex->transient_bytes && !ex->transient) ||
       (!ex->shared && ex->scratch_bytes && !ex->scratch))
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of tensors, %zu of "
                     "folded constants, %zu of scratch)", eg_qnn_graph_name(ex->g),
@@ -799,13 +829,18 @@ static eg_status allocate(exec_t *ex) {
     if (x->type == EG_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
   }
   if (!ex->shared) point_native(ex);
-  size_t at = 0;
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++)
-    if (ex->plans[k].folded) {
-      const eg_qnn_tensor *y = tout(ex, eg_qnn_graph_op(ex->g, k));
+  size_t at = 0, at_transient = 0;
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+    if (!ex->plans[k].folded) continue;
+    const eg_qnn_tensor *y = tout(ex, eg_qnn_graph_op(ex->g, k));
+    if (ex->plans[k].transient) {
+      ex->ptr[y->id] = ex->transient + at_transient;
+      at_transient += align64(y->nbytes);
+    } else {
       ex->ptr[y->id] = ex->consts + at;
       at += align64(y->nbytes);
     }
+  }
   return EG_OK;
 }
 
@@ -825,6 +860,10 @@ static eg_status fold_constants(exec_t *ex) {
       eg_transpose_conv2d_nhwc_f32_pack(&pl->u.tconv, in_ptr(ex, op, 1), pl->packed);
     }
   }
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++)
+    if (ex->plans[k].transient) ex->ptr[tout(ex, eg_qnn_graph_op(ex->g, k))->id] = NULL;
+  free(ex->transient);
+  ex->transient = NULL;
   return EG_OK;
 }
 
@@ -894,6 +933,7 @@ void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
     free(ex->scratch);
   }
   free(ex->consts);
+  free(ex->transient);
   free(ex);
 }
 
