@@ -264,7 +264,8 @@ EG_API int eg_runtime_profile_count(const eg_runtime *rt);
 EG_API eg_status eg_runtime_profile_entry(const eg_runtime *rt, int index, eg_profile_entry *out);
 /* Wall time of the last profiled run's steps, start of the first to end of the last. */
 EG_API int64_t eg_runtime_profile_total_ns(const eg_runtime *rt);
-/* The last run as a Chrome trace (JSON: one complete event per step, microseconds), written
+/* The last run as a Chrome trace (JSON: one complete event per step, microseconds, and nested
+ * in an NPU partition's event one per QNN op it ran, named after the node it lowers), written
  * atomically to `path`. EG_ERR_ARGUMENT without a profiled run; EG_ERR_IO if it cannot be
  * written (the old file, if any, stays). */
 EG_API eg_status eg_runtime_profile_write_trace(const eg_runtime *rt, const char *path);

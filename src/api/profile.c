@@ -17,7 +17,8 @@ static void cpu_entry(const eg_graph *g, const eg_node *n, eg_profile_entry *e) 
                           .bytes = eg_node_bytes(g, n)};
 }
 
-eg_status eg_run_profile_create(const eg_graph *g, const eg_program *p, eg_run_profile **out) {
+eg_status eg_run_profile_create(const eg_graph *g, const eg_program *p, eg_npu_step **npu,
+                                eg_run_profile **out) {
   *out = NULL;
   eg_run_profile *prof = calloc(1, sizeof *prof);
   const int32_t n = p ? p->n_steps : g->n_nodes;
@@ -27,8 +28,9 @@ eg_status eg_run_profile_create(const eg_graph *g, const eg_program *p, eg_run_p
     prof->n = n;
     prof->e = calloc((size_t)n + 1, sizeof *prof->e);
     prof->names = malloc((size_t)n_parts * NAME + 1);
+    prof->op_times = calloc((size_t)n + 1, sizeof *prof->op_times);
   }
-  if (!prof || !prof->e || !prof->names) {
+  if (!prof || !prof->e || !prof->names || !prof->op_times) {
     eg_run_profile_destroy(prof);
     return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory for the profile");
   }
@@ -52,13 +54,23 @@ eg_status eg_run_profile_create(const eg_graph *g, const eg_program *p, eg_run_p
       e->flops += eg_node_flops(g, &g->nodes[part->nodes[j]]);
       e->bytes += eg_node_bytes(g, &g->nodes[part->nodes[j]]);
     }
+    const size_t n_ops = (size_t)eg_qnn_graph_num_ops(p->lowered[st->partition].graph);
+    prof->op_times[k] = calloc(2 * n_ops + 1, sizeof(int64_t));
+    if (!prof->op_times[k]) {
+      eg_run_profile_destroy(prof);
+      return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory for the profile");
+    }
+    eg_npu_step_set_op_times(npu[st->partition], prof->op_times[k]);
   }
+  prof->program = p;
   *out = prof;
   return EG_OK;
 }
 
 void eg_run_profile_destroy(eg_run_profile *prof) {
   if (!prof) return;
+  for (int32_t k = 0; prof->op_times && k < prof->n; k++) free(prof->op_times[k]);
+  free(prof->op_times);
   free(prof->e);
   free(prof->names);
   free(prof);
@@ -110,20 +122,37 @@ static void put_string(text *t, const char *s) {
   put(t, "\"");
 }
 
+/* An NPU step's QNN ops as events nested in its own (each op is named after the node it
+ * comes from); ops folded at create did not run and have none. */
+static void put_ops(text *t, const eg_run_profile *prof, int32_t k) {
+  const eg_qnn_graph *qg = prof->program->lowered[prof->program->steps[k].partition].graph;
+  const int64_t *times = prof->op_times[k];
+  for (int32_t j = 0; j < eg_qnn_graph_num_ops(qg); j++) {
+    if (!times[2 * j]) continue;
+    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, j);
+    put(t, ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"name\": ");
+    put_string(t, op->name);
+    put(t, ", \"cat\": \"qnn\", \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": \"%s\"}}",
+        (double)(times[2 * j] - prof->t0) / 1e3, (double)times[2 * j + 1] / 1e3,
+        eg_qnn_op_name(op->type));
+  }
+}
+
 eg_status eg_run_profile_write_trace(const eg_run_profile *prof, const char *path) {
   text t = {0};
   put(&t, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
   for (int32_t k = 0; k < prof->n; k++) {
     const eg_profile_entry *e = &prof->e[k];
-    put(&t, "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"name\": ");
+    put(&t, "%s{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"name\": ", k ? ",\n" : "");
     put_string(&t, e->name);
     put(&t, ", \"cat\": \"%s\", \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": ", e->target,
         (double)e->start_ns / 1e3, (double)e->ns / 1e3);
     put_string(&t, e->op);
-    put(&t, ", \"nodes\": %d, \"flops\": %.0f, \"bytes\": %" PRId64 ", \"convert_us\": %.3f}}%s\n",
-        e->n_nodes, e->flops, e->bytes, (double)e->convert_ns / 1e3, k + 1 < prof->n ? "," : "");
+    put(&t, ", \"nodes\": %d, \"flops\": %.0f, \"bytes\": %" PRId64 ", \"convert_us\": %.3f}}",
+        e->n_nodes, e->flops, e->bytes, (double)e->convert_ns / 1e3);
+    if (prof->op_times[k]) put_ops(&t, prof, k);
   }
-  put(&t, "]}\n");
+  put(&t, "\n]}\n");
   if (t.oom) {
     free(t.s);
     return eg_error(EG_ERR_NOMEM, "profile trace %s: out of memory", path);

@@ -205,7 +205,7 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   }
   if (s == EG_OK && rt->program) s = create_npu_steps(rt);
   if (s == EG_OK) s = allocate_work(rt);
-  if (s == EG_OK && opt && opt->profile) s = eg_run_profile_create(rt->g, rt->program, &rt->profile);
+  if (s == EG_OK && opt && opt->profile) s = eg_run_profile_create(rt->g, rt->program, rt->npu, &rt->profile);
   return s;
 }
 
@@ -347,6 +347,7 @@ static eg_status run_steps(const eg_runtime *rt) {
     }
   }
   if (prof) {
+    prof->t0 = t0;
     prof->total_ns = at - t0;
     prof->ran = true;
   }

@@ -26,6 +26,10 @@ typedef struct eg_backend_executor {
   eg_status (*run)(void *ex, const eg_qnn_binding *inputs, int n_inputs,
                    const eg_qnn_binding *outputs, int n_outputs);
   void (*destroy)(void *ex);
+  /* Profiling: with `times` (2 per op of the graph; NULL: off), each later run writes op k's
+   * start (the monotonic clock, ns) and duration at times[2k], times[2k + 1]; an op done once
+   * at create (a folded constant) gets 0, 0. */
+  void (*set_op_times)(void *ex, int64_t *times);
 } eg_backend_executor;
 
 /* The htp backend's executor (backends/htp/executor.c). */

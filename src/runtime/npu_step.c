@@ -280,3 +280,7 @@ eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns) {
   if (convert_ns) *convert_ns = (t1 - t0) + (eg_now_ns() - t2);
   return EG_OK;
 }
+
+void eg_npu_step_set_op_times(eg_npu_step *s, int64_t *times) {
+  s->backend->set_op_times(s->ex, times);
+}

@@ -31,5 +31,8 @@ void eg_npu_step_set_work(eg_npu_step *s, void *work);
 /* Runs the partition: converts its inputs, executes, converts its outputs back. With
  * `convert_ns` (NULL: not timed), the nanoseconds the conversions took (the profile's). */
 eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);
+/* Profiling: per op of the partition's graph, start and duration of the next runs
+ * (eg_backend_executor.set_op_times); NULL turns it off. */
+void eg_npu_step_set_op_times(eg_npu_step *s, int64_t *times);
 
 #endif

@@ -6,8 +6,8 @@
  *     graph's shapes, and an addmm's 2 * M * N * K + M * N;
  *   - compiled for SM8650, NPU partitions are entries of their own (several nodes, conversion
  *     time within their time);
- *   - the trace is one complete event per entry, written atomically: an unwritable path is
- *     EG_ERR_IO and leaves nothing. */
+ *   - the trace is one complete event per entry and, nested in an NPU step's, one per QNN op
+ *     it ran, written atomically: an unwritable path is EG_ERR_IO and leaves nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,12 +158,15 @@ static void test_npu_partitions_and_trace(void) {
     size_t len = fread(buf, 1, sizeof buf - 1, f);
     buf[len] = 0;
     fclose(f);
-    int events = 0;
+    int events = 0, steps = 0, ops = 0;
     for (const char *p = buf; (p = strstr(p, "\"ph\": \"X\"")); p++) events++;
-    EG_CHECK_MSG(events == eg_runtime_profile_count(rt), "%d events for %d steps", events,
-                 eg_runtime_profile_count(rt));
+    for (const char *p = buf; (p = strstr(p, "\"cat\": \"cpu\"")); p++) steps++;
+    for (const char *p = buf; (p = strstr(p, "\"cat\": \"npu\"")); p++) steps++;
+    for (const char *p = buf; (p = strstr(p, "\"cat\": \"qnn\"")); p++) ops++;
+    EG_CHECK_MSG(steps == eg_runtime_profile_count(rt) && ops >= npu && events == steps + ops,
+                 "%d events: %d steps (of %d), %d QNN ops", events, steps,
+                 eg_runtime_profile_count(rt), ops);
     EG_CHECK(strncmp(buf, "{\"displayTimeUnit\"", 18) == 0 && strstr(buf, "]}\n"));
-    EG_CHECK(strstr(buf, "\"cat\": \"npu\"") && strstr(buf, "\"cat\": \"cpu\""));
   }
   remove(path);
   /* atomically or not at all */

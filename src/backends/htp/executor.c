@@ -33,6 +33,7 @@
 #include "kernels/softmax_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "kernels/transpose_f32.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 typedef struct plan {
@@ -77,6 +78,7 @@ struct eg_qnn_executor {
   size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
   bool shared;               /* arena and scratch are the caller's (set_work) */
   bool has_work;             /* shared: set_work was called */
+  int64_t *op_times;         /* profiling (eg_qnn_executor_set_op_times): start, ns per op */
   struct qstate *quant;      /* fixed-point tensors (executor.h; NULL when there are none) */
 };
 
@@ -915,6 +917,12 @@ void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work) {
   point_native(ex);
 }
 
+void eg_qnn_executor_set_op_times(eg_qnn_executor *ex, int64_t *times) {
+  ex->op_times = times;
+  for (int32_t k = 0; times && k < eg_qnn_graph_num_ops(ex->g); k++)
+    times[2 * k] = times[2 * k + 1] = 0;
+}
+
 void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
   if (!ex) return;
   for (int32_t k = 0; ex->plans && k < eg_qnn_graph_num_ops(ex->g); k++) {
@@ -989,11 +997,17 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
   EG_TRY(bind(ex, inputs, n_inputs, EG_QNN_TENSOR_APP_WRITE, "input"));
   EG_TRY(bind(ex, outputs, n_outputs, EG_QNN_TENSOR_APP_READ, "output"));
   quant_bind(ex);
+  int64_t *times = ex->op_times;
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
     if (ex->plans[k].folded) continue;
+    const int64_t t0 = times ? eg_now_ns() : 0;
     kernels[op->type].run(ex, op, &ex->plans[k]);
     quant_write(ex, op);
+    if (times) {
+      times[2 * k] = t0;
+      times[2 * k + 1] = eg_now_ns() - t0;
+    }
   }
   return EG_OK;
 }
@@ -1018,8 +1032,11 @@ static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
 
 static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
 
+static void htp_set_op_times(void *ex, int64_t *times) { eg_qnn_executor_set_op_times(ex, times); }
+
 const eg_backend_executor eg_htp_executor = {
     .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes,
-    .set_work = htp_set_work, .run = htp_run, .destroy = htp_destroy};
+    .set_work = htp_set_work, .run = htp_run, .destroy = htp_destroy,
+    .set_op_times = htp_set_op_times};
 
 const eg_backend_executor *eg_backend_executor_for_program(void) { return &eg_htp_executor; }

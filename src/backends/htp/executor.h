@@ -38,6 +38,9 @@ typedef struct eg_qnn_binding {
 } eg_qnn_binding;
 
 eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
+/* Profiling: with `times` (2 per op; NULL: off), each execute writes op k's start (monotonic
+ * clock, ns) and duration at times[2k], times[2k + 1]; folded ops stay 0, 0. */
+void eg_qnn_executor_set_op_times(eg_qnn_executor *ex, int64_t *times);
 void eg_qnn_executor_destroy(eg_qnn_executor *ex);
 
 /* Like eg_qnn_executor_create, but the working memory (the NATIVE arena and the scratch) is the
