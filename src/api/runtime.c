@@ -159,18 +159,28 @@ static eg_status steps_of_nodes(const eg_graph *g, const eg_program *p, int32_t 
   return EG_OK;
 }
 
-/* A getitem run on the CPU reads its tuple element in place (its result shares the element's
- * bytes; eg_run_getitem then copies nothing). One inside an NPU partition is the executor's. */
-static eg_status getitem_aliases(const eg_graph *g, const eg_program *p, int32_t **out) {
+/* A copy run on the CPU — a getitem, or a view, reshape, detach, alias or clone: the same
+ * bytes (eg_copy_source) — is planned onto its source (its result shares the source's bytes;
+ * the run function then copies nothing), when the source is a node's result: inputs and
+ * constants are bound by the caller. A chain of copies shares the first source. One inside an
+ * NPU partition is the executor's. */
+static eg_status copy_aliases(const eg_graph *g, const eg_program *p, int32_t **out) {
   int32_t *alias = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
   *out = alias;
   if (!alias) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t v = 0; v < g->n_values; v++) alias[v] = -1;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
-    if (n->op != EG_OP_getitem || n->output < 0 || (p && p->parts.nodes[i].npu)) continue;
-    const int32_t elem = eg_getitem_element(g, n);
-    if (elem >= 0 && g->values[elem].role == EG_ROLE_NODE) alias[n->output] = elem;
+    if (p && p->parts.nodes[i].npu) continue;
+    const int32_t src = eg_copy_source(g, n);
+    if (src >= 0 && src != n->output && g->values[src].role == EG_ROLE_NODE)
+      alias[n->output] = src;
+  }
+  /* Resolve chains (a detach of a view) to their root, whatever the node order. */
+  for (int32_t v = 0; v < g->n_values; v++) {
+    int32_t r = alias[v];
+    for (int32_t hops = 0; r >= 0 && alias[r] >= 0 && hops < g->n_values; hops++) r = alias[r];
+    if (r >= 0) alias[v] = r;
   }
   return EG_OK;
 }
@@ -186,7 +196,7 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   int32_t *step_of = NULL, *alias_of = NULL;
   eg_status s = inside_only(rt->g, rt->program, &unplanned);
   if (s == EG_OK) s = steps_of_nodes(rt->g, rt->program, &step_of);
-  if (s == EG_OK) s = getitem_aliases(rt->g, rt->program, &alias_of);
+  if (s == EG_OK) s = copy_aliases(rt->g, rt->program, &alias_of);
   if (s == EG_OK) {
     const eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
                                .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of};

@@ -44,7 +44,10 @@ bool eg_elementwise_dtype_ok(eg_dtype dtype) { return dtype_slot(dtype) >= 0; }
 typedef void (*binary_inner)(int64_t n, const void *a, int64_t sa, const void *b, int64_t sb,
                              const eg_scalar *alpha, void *out);
 
-/* out[i] = EXPR(a[i*sa], b[i*sb]) for i in [0, n); strides (1,1), (1,0), (0,1) vectorised. */
+/* out[i] = EXPR(a[i*sa], b[i*sb]) for i in [0, n); strides (1,1), (1,0), (0,1) vectorised.
+ * Operands are loaded before EXPR sees them, so that a select such as threshold_backward's
+ * reads both unconditionally and vectorises (with a[i] inside `?:` GCC kept a scalar branch:
+ * 2.3 GB/s where relu ran at 45). */
 #define BINARY_INNER(name, T, U, MEMBER, EXPR)                                               \
   static void name(int64_t n, const void *av, int64_t sa, const void *bv, int64_t sb,        \
                    const eg_scalar *alpha, void *ov) {                                       \
@@ -54,13 +57,22 @@ typedef void (*binary_inner)(int64_t n, const void *a, int64_t sa, const void *b
     const T al = alpha->MEMBER;                                                              \
     (void)al;                                                                                \
     if (sa == 1 && sb == 1) {                                                                \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, a[i], b[i], al); \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+        const T x_ = a[i], y_ = b[i];                                                        \
+        o[i] = EXPR(T, U, x_, y_, al);                                                       \
+      }                                                                                      \
     } else if (sa == 1 && sb == 0) {                                                         \
       const T y = b[0];                                                                      \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, a[i], y, al);    \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+        const T x_ = a[i];                                                                   \
+        o[i] = EXPR(T, U, x_, y, al);                                                        \
+      }                                                                                      \
     } else if (sa == 0 && sb == 1) {                                                         \
       const T x = a[0];                                                                      \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, x, b[i], al);    \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+        const T y_ = b[i];                                                                   \
+        o[i] = EXPR(T, U, x, y_, al);                                                        \
+      }                                                                                      \
     } else {                                                                                 \
       for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, a[i * sa], b[i * sb], al);           \
     }                                                                                        \

@@ -3,6 +3,7 @@
  * indices, tie-breaking and NaN propagation match bit for bit. */
 #include "kernels/max_pool2d_nchw_f32.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "kernels/pool_window_f32.h"
@@ -10,12 +11,24 @@
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Output columns [*lo, *hi) whose windows lie inside the plane's width: w0 = ow*sw - pw >= 0
+ * and w0 + (kw-1)*dw < wi. */
+static void inner_columns(int64_t wo, int64_t wi, int64_t kw, int64_t sw, int64_t pw,
+                          int64_t dw, int64_t *lo, int64_t *hi) {
+  *lo = (pw + sw - 1) / sw;
+  const int64_t last = wi - 1 - (kw - 1) * dw + pw; /* largest ow*sw allowed */
+  *hi = last < 0 ? 0 : min64(wo, last / sw + 1);
+  if (*hi < *lo) *hi = *lo = 0;
+}
+
 EG_SIMD_CLONES
 void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float *y,
                             int64_t *idx) {
   const int64_t hi = p->h_in, wi = p->w_in, ho = p->h_out, wo = p->w_out;
   const int64_t kh = p->kernel[0], kw = p->kernel[1], sh = p->stride[0], sw = p->stride[1];
   const int64_t ph = p->padding[0], pw = p->padding[1], dh = p->dilation[0], dw = p->dilation[1];
+  int64_t lo, up;
+  inner_columns(wo, wi, kw, sw, pw, dw, &lo, &up);
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < p->planes; c++) {
     const float *xp = x + c * hi * wi;
@@ -25,11 +38,36 @@ void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float
       int64_t h0 = oh * sh - ph;
       const int64_t h1 = min64(h0 + (kh - 1) * dh + 1, hi);
       while (h0 < 0) h0 += dh;
+      float *restrict yr = yp + oh * wo;
+      int64_t *restrict ir = ip + oh * wo;
       for (int64_t ow = 0; ow < wo; ow++) {
+        if (ow == lo && up > lo) { /* the columns whose windows need no clipping: yr and ir
+                                      hold their running maxima, updated one window element at
+                                      a time (the window's order and selects) across them all,
+                                      which vectorises */
+          for (int64_t o = lo; o < up; o++) {
+            yr[o] = -INFINITY;
+            ir[o] = h0 * wi + o * sw - pw;
+          }
+          for (int64_t h = h0; h < h1; h += dh)
+            for (int64_t k = 0; k < kw; k++) {
+              const int64_t base = h * wi - pw + k * dw;
+#pragma omp simd
+              for (int64_t o = lo; o < up; o++) {
+                const int64_t at = base + o * sw;
+                const float v = xp[at], m = yr[o];
+                const bool take = (v > m) | isnan(v);
+                yr[o] = take ? v : m;
+                ir[o] = take ? at : ir[o];
+              }
+            }
+          ow = up - 1;
+          continue;
+        }
         int64_t w0 = ow * sw - pw;
         const int64_t w1 = min64(w0 + (kw - 1) * dw + 1, wi);
         while (w0 < 0) w0 += dw;
-        yp[oh * wo + ow] = eg_pool_window_max(xp, wi, h0, h1, dh, w0, w1, dw, &ip[oh * wo + ow]);
+        yr[ow] = eg_pool_window_max(xp, wi, h0, h1, dh, w0, w1, dw, &ir[ow]);
       }
     }
   }

@@ -10,6 +10,7 @@
 #define EG_KERNELS_POOL_WINDOW_F32_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Sum of the window (step 1) in float, row by row. */
@@ -34,15 +35,16 @@ static inline float eg_pool_window_max(const float *plane, int64_t wi, int64_t h
                                        int64_t dh, int64_t w0, int64_t w1, int64_t dw,
                                        int64_t *best) {
   float m = -INFINITY;
-  *best = h0 * wi + w0;
+  int64_t b = h0 * wi + w0;
   for (int64_t h = h0; h < h1; h += dh)
     for (int64_t w = w0; w < w1; w += dw) {
-      const float v = plane[h * wi + w];
-      if (v > m || isnan(v)) {
-        m = v;
-        *best = h * wi + w;
-      }
+      const int64_t at = h * wi + w;
+      const float v = plane[at];
+      const bool take = (v > m) | isnan(v); /* selects, not branches: maxima are unpredictable */
+      m = take ? v : m;
+      b = take ? at : b;
     }
+  *best = b;
   return m;
 }
 

@@ -37,6 +37,10 @@ typedef eg_status (*eg_run_fn)(const eg_exec *ex, const eg_node *n);
 
 /* A checked getitem node's tuple element: its value id, or -1 for a None element. */
 int32_t eg_getitem_element(const eg_graph *g, const eg_node *n);
+/* The value whose bytes a checked node's result repeats exactly (a getitem's element; the self
+ * of view, _unsafe_view, reshape, _reshape_alias, detach, alias, clone), or -1. The runtime
+ * may plan the result onto that value (an alias); the run functions then copy nothing. */
+int32_t eg_copy_source(const eg_graph *g, const eg_node *n);
 
 extern const eg_check_fn eg_op_check[EG_OP_COUNT];
 extern const eg_run_fn eg_op_run[EG_OP_COUNT];

@@ -32,10 +32,35 @@ static void contiguous_strides(const int64_t *shape, int rank, int64_t *stride) 
 }
 
 /* Copies the argument tensor's bytes to the output (same size, checked). */
+/* The same bytes; nothing to do when the runtime planned the result onto self
+ * (eg_copy_source). */
 static eg_status run_copy(const eg_exec *ex, const eg_node *n) {
   const size_t bytes = eg_value_nbytes(eg_exec_outv(ex, n));
-  if (bytes) memcpy(eg_exec_out(ex, n), eg_exec_arg(ex, n, 0, "self"), bytes);
+  void *out = eg_exec_out(ex, n);
+  const void *in = eg_exec_arg(ex, n, 0, "self");
+  if (bytes && out != in) memcpy(out, in, bytes);
   return EG_OK;
+}
+
+int32_t eg_copy_source(const eg_graph *g, const eg_node *n) {
+  if (n->output < 0) return -1;
+  switch (n->op) {
+  case EG_OP_getitem: return eg_getitem_element(g, n);
+  case EG_OP_view:
+  case EG_OP__unsafe_view:
+  case EG_OP_reshape:
+  case EG_OP__reshape_alias:
+  case EG_OP_detach:
+  case EG_OP_alias:
+  case EG_OP_clone: {
+    const eg_arg *a = eg_node_arg(n, 0, "self");
+    if (!a || a->kind != EG_ARG_VALUE || a->value < 0) return -1;
+    return eg_value_nbytes(&g->values[a->value]) == eg_value_nbytes(&g->values[n->output])
+               ? a->value
+               : -1;
+  }
+  default: return -1;
+  }
 }
 
 /* out[k] = in[strided offset of k]: the shared run of t, permute and expand. */

@@ -29,8 +29,9 @@ typedef struct eg_plan {
  * - unplanned: values that get no bytes (a compiled program's values that live only inside an
  *   NPU partition, which its executor holds);
  * - alias_of: per value, the value whose bytes it shares (-1: none; the target an earlier
- *   node's output, never itself an alias): a getitem's result is its tuple element, read in
- *   place, and the element then lives as long as either is read. */
+ *   node's output, never itself an alias): a getitem's result is its tuple element, a
+ *   detach's or view's is its self, read in place, and the target then lives as long as
+ *   either is read. */
 typedef struct eg_plan_spec {
   const int32_t *order;
   const int32_t *step_of;
