@@ -57,8 +57,8 @@ void eg_max_pool2d_nchw_f32(const eg_max_pool2d_params *p, const float *x, float
                 const int64_t at = base + o * sw;
                 const float v = xp[at], m = yr[o];
                 const bool take = (v > m) | isnan(v);
-                yr[o] = take ? v : m;
-                ir[o] = take ? at : ir[o];
+                yr[o] = eg_pool_select_f32(take, v, m);
+                ir[o] = eg_pool_select_i64(take, at, ir[o]);
               }
             }
           ow = up - 1;

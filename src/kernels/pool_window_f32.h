@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Sum of the window (step 1) in float, row by row. */
 static inline float eg_pool_window_sum(const float *plane, int64_t wi, int64_t h0, int64_t h1,
@@ -29,6 +30,23 @@ static inline void eg_pool_window_add(float *plane, int64_t wi, int64_t h0, int6
     for (int64_t w = w0; w < w1; w++) plane[h * wi + w] += g;
 }
 
+/* take ? a : b without a branch (bit masks), so that a loop of unpredictable selects runs as
+ * straight-line code in its scalar remainder too. */
+static inline float eg_pool_select_f32(bool take, float a, float b) {
+  uint32_t ua, ub;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  const uint32_t mask = (uint32_t)0 - (uint32_t)take;
+  const uint32_t r = (ua & mask) | (ub & ~mask);
+  float out;
+  memcpy(&out, &r, sizeof out);
+  return out;
+}
+static inline int64_t eg_pool_select_i64(bool take, int64_t a, int64_t b) {
+  const uint64_t mask = (uint64_t)0 - (uint64_t)take;
+  return (int64_t)(((uint64_t)a & mask) | ((uint64_t)b & ~mask));
+}
+
 /* Maximum of the window (-inf when empty) and, in *best, its flat offset h*wi + w (h0*wi + w0
  * when empty): ties go to the first element, a NaN always wins (the last NaN), as ATen's. */
 static inline float eg_pool_window_max(const float *plane, int64_t wi, int64_t h0, int64_t h1,
@@ -41,8 +59,8 @@ static inline float eg_pool_window_max(const float *plane, int64_t wi, int64_t h
       const int64_t at = h * wi + w;
       const float v = plane[at];
       const bool take = (v > m) | isnan(v); /* selects, not branches: maxima are unpredictable */
-      m = take ? v : m;
-      b = take ? at : b;
+      m = eg_pool_select_f32(take, v, m);
+      b = eg_pool_select_i64(take, at, b);
     }
   *best = b;
   return m;
