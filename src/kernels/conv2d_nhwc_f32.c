@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/error.h"
 #include "util/simd.h"
 
 /* Target size of one chunk's column matrix when the caller passes 0 (see eg_nhwc_chunk_bytes
@@ -41,6 +42,16 @@ static int64_t pixels(const eg_conv2d_nhwc_params *p) { return p->n * p->h_out *
 static bool is_pointwise(const eg_conv2d_nhwc_params *p) {
   return p->k_h == 1 && p->k_w == 1 && p->stride[0] == 1 && p->stride[1] == 1 &&
          p->pad[0] == 0 && p->pad[1] == 0 && p->h_out == p->h_in && p->w_out == p->w_in;
+}
+
+bool eg_conv2d_nhwc_f32_takes_filter_oi(const eg_conv2d_nhwc_params *p) { return p->groups == 1; }
+
+/* y [m, c_out] (+)= a [m, c_in] x filter tap block [c_out, c_in] transposed (filter_oi): one
+ * tap's share of the GEMM; `acc` adds to y. */
+static void gemm_tap_oi(const eg_conv2d_nhwc_params *p, const float *a, int64_t lda, int64_t m,
+                        const float *tap, bool acc, float *y) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)p->c_out, (int)p->c_in,
+              1.0f, a, (int)lda, tap, (int)p->c_in, acc ? 1.0f : 0.0f, y, (int)p->c_out);
 }
 
 static bool is_empty(const eg_conv2d_nhwc_params *p) {
@@ -109,6 +120,13 @@ static void band_gemms(const eg_conv2d_nhwc_params *p, const float *col, int64_t
   const int64_t width = p->k_w * p->c_in;
   for (int64_t a = 0; a < p->k_h; a++) {
     const int64_t fa = p->flip ? p->k_h - 1 - a : a;
+    const float *band = col + a * p->dilation[0] * p->w_out * width;
+    if (p->filter_oi) { /* one GEMM per tap of the row: the blocks are [c_out, c_in] */
+      for (int64_t b = 0; b < p->k_w; b++)
+        gemm_tap_oi(p, band + b * p->c_in, width, rows * p->w_out,
+                    filter + (fa * p->k_w + b) * p->c_out * p->c_in, a || b, y);
+      continue;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(rows * p->w_out),
                 (int)p->c_out, (int)width, 1.0f, col + a * p->dilation[0] * p->w_out * width,
                 (int)width, filter + fa * width * p->c_out, (int)p->c_out, a ? 1.0f : 0.0f, y,
@@ -190,6 +208,11 @@ static void add_bias(float *y, const float *bias, int64_t m, int64_t c) {
 static void gemm_group(const eg_conv2d_nhwc_params *p, const float *a, int64_t lda, int64_t m,
                        const float *filter, int64_t q, float *y) {
   const int64_t cig = p->c_in / p->groups, cog = p->c_out / p->groups;
+  if (p->filter_oi) { /* groups 1 (eg_conv2d_nhwc_f32_takes_filter_oi): a GEMM per tap */
+    for (int64_t t = 0; t < taps(p); t++)
+      gemm_tap_oi(p, a + t * cig, lda, m, filter + t * p->c_out * cig, t > 0, y);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)cog, (int)(taps(p) * cig),
               1.0f, a, (int)lda, filter + q * cog, (int)p->c_out, 0.0f, y + q * cog,
               (int)p->c_out);
@@ -204,6 +227,7 @@ void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const fl
       for (int64_t c = 0; c < p->c_out; c++) y[r * p->c_out + c] = bias ? bias[c] : 0.0f;
     return;
   }
+  EG_ASSERT(!p->filter_oi || eg_conv2d_nhwc_f32_takes_filter_oi(p));
   if (is_pointwise(p)) { /* one sgemm: chunking it measured 3% faster on one thread but 40% slower
                            on two (pw-1x1 shape: OpenBLAS threads one long call best) */
     for (int64_t q = 0; q < p->groups; q++) gemm_group(p, x + q * cig, p->c_in, m, filter, q, y);

@@ -14,7 +14,9 @@
  * column matrix [pixels, k_h*k_w*cig] is gathered (contiguous runs of cig channels: NHWC makes
  * every row of the column matrix a few memcpy's) and multiplied by the filter, which in HWIO is
  * already the [k_h*k_w*cig, c_out] matrix sgemm wants (no copy). A 1x1/stride-1/unpadded conv
- * skips im2col. Chunks keep the column matrix near cache size.
+ * skips im2col. With filter_oi each tap's [c_out, c_in] block is sgemm's transposed B, one
+ * sgemm per tap (K = c_in) into the same y.
+ * Chunks keep the column matrix near cache size.
  *
  * Kernels know nothing about graphs and never allocate: ask for the scratch size once, pass a
  * buffer at least that large (64-byte aligned) on every call. Not re-entrant on one scratch. */
@@ -33,6 +35,10 @@ typedef struct eg_conv2d_nhwc_params {
   int64_t pad[2];                   /* zeros before the input [top, left]; may be negative */
   int64_t groups;                   /* divides c_in and c_out */
   bool flip;                        /* read the filter rotated by 180 degrees */
+  bool filter_oi;                   /* groups 1 only: the filter is [k_h, k_w, c_out, c_in]
+                                       (each tap's block transposed: the weight of the conv a
+                                       TransposeConv2d is the input gradient of), read
+                                       transposed by one sgemm per tap, never copied */
   int64_t chunk_bytes;              /* target bytes of one column-matrix chunk; 0: 2 MiB. Pass
                                        the same value to _scratch and the kernel (e.g.
                                        eg_nhwc_chunk_bytes() fixed at plan time) */
@@ -40,6 +46,9 @@ typedef struct eg_conv2d_nhwc_params {
 
 /* Bytes of scratch eg_conv2d_nhwc_f32 needs for these parameters (may be 0). */
 size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p);
+
+/* Whether p may set filter_oi: groups 1. */
+bool eg_conv2d_nhwc_f32_takes_filter_oi(const eg_conv2d_nhwc_params *p);
 
 /* y = conv(x, filter) + bias; y is fully overwritten. */
 void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,

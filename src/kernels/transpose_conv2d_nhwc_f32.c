@@ -25,6 +25,7 @@
 
 #include "kernels/conv2d_nhwc_f32.h"
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/error.h"
 #include "util/simd.h"
 
 /* Target size of COL2IM's column chunk when params.chunk_bytes is 0. */
@@ -39,6 +40,11 @@ enum { EG_TRANSPOSE_CONV2D_WINO_MIN_C = 32 };
  * each chunk's 16 sgemms pack their U_xi again (r18-l4, c 512: 128 tiles per chunk ran 2x
  * faster than 32). */
 #define EG_TRANSPOSE_CONV2D_WINO_CHUNK_BYTES ((int64_t)4 << 20)
+/* WINOGRAD's packed filter is 16/9 of the weight and is held beside it (the forward conv reads
+ * the weight): AUTO packs it only where at least this many 2x2 output tiles share it. Below,
+ * the memory buys little: ResNet-18's layer3/layer4 at 64x64 input (32 and 8 tiles at batch
+ * 8) would hold 63 MB of packed filters for 2.8 ms of a 68 ms step. */
+enum { EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES = 64 };
 enum { EG_TRANSPOSE_CONV2D_WINO_MIN_TILES = 256 };
 
 typedef eg_transpose_conv2d_nhwc_params tparams;
@@ -52,7 +58,8 @@ static bool is_empty(const tparams *p) {
 /* AUTO, as measured on the dgrad benchmark shapes (GFLOP/s, nominal FLOPs). One thread: stride 1
  * -> FLIP (r18-l1..l4: 111-119 vs COL2IM 104-115), or WINOGRAD for 3x3 with a constant
  * (prepacked) filter and c_in, c_out >= 32 (AVX-512 EPYC, OpenBLAS Haswell kernels, CPU time:
- * l1 98-106 vs FLIP 78-93, l2 101-117 vs 80-96, l3 118-126 vs 70-88, l4 104-110 vs 75-89);
+ * l1 98-106 vs FLIP 78-93, l2 101-117 vs 80-96, l3 118-126 vs 70-88, l4 104-110 vs 75-89) and
+ * enough tiles to share the packed filter (EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES);
  * stride > 1 -> PHASE when c_out is wide enough (r18-l2-ds: 110 vs COL2IM 106), else COL2IM
  * (7x7 stem, c_out 3: 93 vs PHASE 19). When the work is cut into pieces (_plan) each piece runs
  * on one thread and gets the one-thread choice. Two or more threads on ONE piece (an OpenBLAS
@@ -61,8 +68,14 @@ static bool is_empty(const tparams *p) {
  * vCPUs on a shared host, alternating 0.1 s bursts for 2 minutes per shape, COL2IM/FLIP mean:
  * l1 1.10, l2-ds 1.29, l2 1.06, l3 1.14, l4 1.16; in the quietest bursts FLIP led by at most
  * 5%). */
+bool eg_transpose_conv2d_nhwc_f32_takes_filter_oi(const tparams *p) {
+  const eg_transpose_conv2d_algo algo = eg_transpose_conv2d_nhwc_f32_algo(p);
+  return p->groups == 1 && (algo == EG_TRANSPOSE_CONV2D_FLIP || algo == EG_TRANSPOSE_CONV2D_PHASE);
+}
+
 eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int threads) {
   const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
+  if (p->filter_oi) return stride1 ? EG_TRANSPOSE_CONV2D_FLIP : EG_TRANSPOSE_CONV2D_PHASE;
   const bool phase_ok = !stride1 && p->groups == 1;
   const bool wino_ok = stride1 && p->k_h == 3 && p->k_w == 3 && p->groups == 1;
   if (p->algo == EG_TRANSPOSE_CONV2D_COL2IM) return EG_TRANSPOSE_CONV2D_COL2IM;
@@ -70,8 +83,9 @@ eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int
   if (p->algo == EG_TRANSPOSE_CONV2D_FLIP && stride1) return EG_TRANSPOSE_CONV2D_FLIP;
   if (p->algo == EG_TRANSPOSE_CONV2D_PHASE && phase_ok) return EG_TRANSPOSE_CONV2D_PHASE;
   if (threads > 1 && taps(p) > 1) return EG_TRANSPOSE_CONV2D_COL2IM;
+  const int64_t tiles = p->n * ((p->h_out + 1) / 2) * ((p->w_out + 1) / 2);
   if (wino_ok && p->prepacked && p->c_in >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
-      p->c_out >= EG_TRANSPOSE_CONV2D_WINO_MIN_C)
+      p->c_out >= EG_TRANSPOSE_CONV2D_WINO_MIN_C && tiles >= EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES)
     return EG_TRANSPOSE_CONV2D_WINOGRAD;
   if (stride1) return EG_TRANSPOSE_CONV2D_FLIP;
   if (phase_ok && p->c_out >= EG_TRANSPOSE_CONV2D_PHASE_MIN_COUT) return EG_TRANSPOSE_CONV2D_PHASE;
@@ -89,7 +103,7 @@ static eg_conv2d_nhwc_params flip_params(const tparams *p) {
       .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = p->h_out,
       .w_out = p->w_out, .c_out = p->c_out, .k_h = p->k_h, .k_w = p->k_w, .stride = {1, 1},
       .dilation = {1, 1}, .pad = {p->k_h - 1 - p->pad[0], p->k_w - 1 - p->pad[1]},
-      .groups = p->groups, .flip = true};
+      .groups = p->groups, .flip = true, .filter_oi = p->filter_oi};
 }
 
 static int64_t regroup_floats(const tparams *p) {
@@ -138,7 +152,7 @@ static eg_conv2d_nhwc_params phase_conv(const tparams *p, const phase1d *ph, con
       .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = ph->out,
       .w_out = pw->out, .c_out = p->c_out, .k_h = ph->k, .k_w = pw->k, .stride = {1, 1},
       .dilation = {1, 1}, .pad = {ph->pad, pw->pad}, .groups = 1, .flip = true,
-      .chunk_bytes = p->chunk_bytes};
+      .filter_oi = p->filter_oi, .chunk_bytes = p->chunk_bytes};
 }
 
 /* Scratch floats of the three PHASE regions, maxima over phases. */
@@ -158,7 +172,8 @@ static void phase_sizes(const tparams *p, int64_t *sub, int64_t *img, int64_t *c
     }
 }
 
-/* sub[mh][mw] = f[a0 + s*mh][b0 + s*mw], each a [c_in, c_out] block. */
+/* sub[mh][mw] = f[a0 + s*mh][b0 + s*mw], each a [c_in, c_out] block ([c_out, c_in] with
+ * filter_oi: copied as they are). */
 static void pack_subfilter(const tparams *p, const phase1d *ph, const phase1d *pw, const float *f,
                            float *sub) {
   const int64_t blk = p->c_in * p->c_out;
@@ -651,6 +666,7 @@ size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {
 
 void eg_transpose_conv2d_nhwc_f32(const tparams *p, const float *x, const float *filter,
                                   const float *bias, float *y, void *scratch) {
+  EG_ASSERT(!p->filter_oi || eg_transpose_conv2d_nhwc_f32_takes_filter_oi(p));
   if (p->parts > 1 && !is_empty(p))
     run_pieces(p, x, filter, bias, y, scratch);
   else

@@ -70,6 +70,10 @@ typedef struct eg_transpose_conv2d_nhwc_params {
                                        and the call */
   bool prepacked;                   /* the filter passed to the call is _pack's output for these
                                        params (only read when _packed_floats is not 0) */
+  bool filter_oi;                   /* the filter is [k_h, k_w, c_out, c_in]: the weight of
+                                       the conv this is the input gradient of, as that conv reads
+                                       it (HWIO), with no Transpose; only where
+                                       _takes_filter_oi (the algorithm stays FLIP or PHASE) */
 } eg_transpose_conv2d_nhwc_params;
 
 /* The algorithm for p run as ONE piece while sgemm runs on `threads` threads: AUTO and
@@ -87,9 +91,13 @@ eg_transpose_conv2d_nhwc_f32_algo(const eg_transpose_conv2d_nhwc_params *p);
  * later. */
 void eg_transpose_conv2d_nhwc_f32_plan(eg_transpose_conv2d_nhwc_params *p, int threads);
 
+/* Whether p (planned) may set filter_oi: groups 1 and the algorithm FLIP or PHASE, whose
+ * sgemms then read each tap's block of the forward weight transposed (one per tap). */
+bool eg_transpose_conv2d_nhwc_f32_takes_filter_oi(const eg_transpose_conv2d_nhwc_params *p);
+
 /* Floats of the packed filter for p's algorithm (WINOGRAD: 16*c_in*c_out), 0 when the algorithm
  * reads the filter as it is. Set params.prepacked before planning when the filter is constant:
- * AUTO then prefers WINOGRAD where it applies. */
+ * AUTO then prefers WINOGRAD where it applies and enough output tiles share the packed filter. */
 size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const eg_transpose_conv2d_nhwc_params *p);
 /* packed <- the filter in the form p's algorithm reads (_packed_floats floats, 64-byte
  * aligned); then pass `packed` as the filter with params.prepacked set. */

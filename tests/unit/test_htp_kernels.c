@@ -302,6 +302,21 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
                algo_names[eg_transpose_conv2d_nhwc_f32_algo(&p)], with_bias,
                (long long)p.chunk_bytes);
       check_close(what, y, ref, ny);
+      if (eg_transpose_conv2d_nhwc_f32_takes_filter_oi(&p)) {
+        /* the forward weight as it is (each tap's block [c_out, c_in]), no Transpose */
+        eg_transpose_conv2d_nhwc_params po = p;
+        po.filter_oi = true;
+        float *fo = eg_test_nan_buf(nf), *yo = eg_test_nan_buf(ny);
+        for (long t = 0; t < c->kh * c->kw; t++)
+          for (long ci = 0; ci < c->cin; ci++)
+            for (long co = 0; co < c->cout; co++)
+              fo[(t * c->cout + co) * c->cin + ci] = f[(t * c->cin + ci) * c->cout + co];
+        EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&po) == eg_transpose_conv2d_nhwc_f32_algo(&p));
+        eg_transpose_conv2d_nhwc_f32(&po, x, fo, with_bias ? bias : NULL, yo, scratch);
+        strncat(what, " filter_oi", sizeof what - strlen(what) - 1);
+        check_close(what, yo, ref, ny);
+        free(fo), free(yo);
+      }
       free(scratch);
     }
   /* the last run had the bias (and small chunks) */
@@ -323,6 +338,7 @@ static void test_tconv2d_naive(void) {
       {1, 32, 48, 48, 8, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* FLIP: several chunks */
       {1, 8, 48, 48, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* COL2IM: several chunks */
       {1, 16, 40, 40, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, /* PHASE on the ds shape */
+      {2, 24, 9, 7, 40, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1},   /* pointwise FLIP */
   };
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     float *y;

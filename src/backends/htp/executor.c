@@ -1,3 +1,4 @@
+#include <stdio.h>
 /* executor.c — plans and runs an htp graph on the NHWC kernels (contract in executor.h).
  *
  * Each op gets, at create, a `plan`: its kernel's parameter struct filled from the tensors'
@@ -41,6 +42,9 @@ typedef struct plan {
   bool folded; /* run once at create (constant folding), not by execute */
   bool transient; /* folded, and read only as the filter of TransposeConv2d ops that pack it:
                      its buffer is freed once they have (the packed form is what they read) */
+  bool elided;    /* folded, and read only as the filter of 1x1 TransposeConv2d ops that read
+                     its input (the forward weight) transposed instead (filter_oi): never run,
+                     its tensor is its input's bytes */
   float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
   size_t packed_floats;
   union {
@@ -763,7 +767,8 @@ static bool foldable(const exec_t *ex, const op_t *op) {
  * weight's transposed copy is not held beside the packed one. */
 static void mark_transient(exec_t *ex) {
   const int32_t no = eg_qnn_graph_num_ops(ex->g);
-  for (int32_t k = 0; k < no; k++) ex->plans[k].transient = ex->plans[k].folded;
+  for (int32_t k = 0; k < no; k++)
+    ex->plans[k].transient = ex->plans[k].folded && !ex->plans[k].elided;
   for (int32_t j = 0; j < no; j++) {
     const op_t *op = eg_qnn_graph_op(ex->g, j);
     for (int32_t i = 0; i < op->n_inputs; i++) {
@@ -772,6 +777,39 @@ static void mark_transient(exec_t *ex) {
       const bool packs = op->type == EG_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
                          ex->plans[j].packed_floats > 0;
       if (producer >= 0 && !packs) ex->plans[producer].transient = false;
+    }
+  }
+}
+
+/* The folded Transposes [0,1,3,2] of a STATIC filter whose every reader is a TransposeConv2d
+ * that can take the filter untransposed (eg_transpose_conv2d_nhwc_f32_takes_filter_oi): those
+ * read the STATIC weight as it is, so the transposed copy is never made — the weight of a
+ * frozen 1x1 conv is held once, by the forward conv and its input gradient alike. */
+static void elide_filter_transposes(exec_t *ex) {
+  static const uint32_t swap_io[4] = {0, 1, 3, 2};
+  const int32_t no = eg_qnn_graph_num_ops(ex->g);
+  for (int32_t k = 0; k < no; k++) {
+    const op_t *op = eg_qnn_graph_op(ex->g, k);
+    if (!ex->plans[k].folded || tin(ex, op, 0)->type != EG_QNN_TENSOR_STATIC ||
+        ex->plans[k].u.tr.rank != 4 || memcmp(ex->plans[k].u.tr.perm, swap_io, sizeof swap_io))
+      continue;
+    const int32_t y = op->outputs[0];
+    bool all = true, any = false;
+    for (int32_t j = k + 1; all && j < no; j++) {
+      const op_t *r = eg_qnn_graph_op(ex->g, j);
+      for (int32_t i = 0; all && i < r->n_inputs; i++) {
+        if (r->inputs[i] != y) continue;
+        all = r->type == EG_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
+              eg_transpose_conv2d_nhwc_f32_takes_filter_oi(&ex->plans[j].u.tconv);
+        any = true;
+      }
+    }
+    if (!all || !any) continue;
+    ex->plans[k].elided = true;
+    for (int32_t j = k + 1; j < no; j++) {
+      const op_t *r = eg_qnn_graph_op(ex->g, j);
+      if (r->type == EG_QNN_OP_TRANSPOSE_CONV_2D && r->inputs[1] == y)
+        ex->plans[j].u.tconv.filter_oi = true;
     }
   }
 }
@@ -791,9 +829,10 @@ static eg_status prepare_ops(exec_t *ex) {
     if (ex->plans[k].scratch > ex->scratch_bytes) ex->scratch_bytes = ex->plans[k].scratch;
     ex->plans[k].folded = foldable(ex, op);
   }
+  elide_filter_transposes(ex);
   mark_transient(ex);
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
-    if (!ex->plans[k].folded) continue;
+    if (!ex->plans[k].folded || ex->plans[k].elided) continue;
     const size_t bytes = align64(tout(ex, eg_qnn_graph_op(ex->g, k))->nbytes);
     if (ex->plans[k].transient) ex->transient_bytes += bytes;
     else ex->consts_bytes += bytes;
@@ -835,7 +874,9 @@ static eg_status allocate(exec_t *ex) {
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     if (!ex->plans[k].folded) continue;
     const eg_qnn_tensor *y = tout(ex, eg_qnn_graph_op(ex->g, k));
-    if (ex->plans[k].transient) {
+    if (ex->plans[k].elided) {
+      ex->ptr[y->id] = ex->ptr[eg_qnn_graph_op(ex->g, k)->inputs[0]]; /* STATIC: set above */
+    } else if (ex->plans[k].transient) {
       ex->ptr[y->id] = ex->transient + at_transient;
       at_transient += align64(y->nbytes);
     } else {
@@ -852,7 +893,7 @@ static eg_status fold_constants(exec_t *ex) {
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
     plan *pl = &ex->plans[k];
-    if (pl->folded) kernels[op->type].run(ex, op, pl);
+    if (pl->folded && !pl->elided) kernels[op->type].run(ex, op, pl);
     if (pl->packed_floats) {
       pl->packed = aligned_alloc(64, align64(sizeof(float) * pl->packed_floats));
       if (!pl->packed)
@@ -889,6 +930,13 @@ static eg_status create(const eg_qnn_graph *g, bool shared, eg_qnn_executor **ou
   if ((st = allocate(ex)) != EG_OK) goto fail;
   if ((st = quant_create(ex)) != EG_OK) goto fail;
   if ((st = fold_constants(ex)) != EG_OK) goto fail;
+  if (getenv("EG_DBG_MEM"))
+    for (int32_t k = 0; k < no; k++)
+      if (ex->plans[k].folded) {
+        const op_t *op = eg_qnn_graph_op(g, k);
+        const eg_qnn_tensor *x = tin(ex, op, 0);
+        fprintf(stderr, "fold %s: %s %s type %d bytes %zu transient %d\n", eg_qnn_graph_name(g), op->name, x->name, x->type, tout(ex, op)->nbytes, ex->plans[k].transient);
+      }
   *out = ex;
   return EG_OK;
 fail:
