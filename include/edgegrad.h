@@ -190,10 +190,11 @@ EG_API void eg_runtime_destroy(eg_runtime *rt);
  * Check inputs with eg_model_check_input before creating the runtime to refuse wrong files
  * before any memory is reserved. */
 typedef struct eg_runtime_options {
-  /* The most bytes the runtime may reserve at creation: its activation arena, kernel scratch
-   * and input buffers together (not counted: what a compiled runtime's NPU partitions add to
-   * the working block for their staging buffers and executor tensors, nor the compiled
-   * program itself). The runtime
+  /* The most bytes the runtime may reserve at creation: its activation arena (in a compiled
+   * runtime, with each NPU partition's staging buffers and executor tensors, planned into it
+   * for the time the partition runs), kernel scratch and input buffers together (not counted:
+   * the compiled program itself and the constants its NPU partitions derive from their
+   * weights at creation). The runtime
    * plans first and checks this before allocating any of them; over it, creation fails with
    * EG_ERR_LIMIT and a message giving the bytes needed (and each part) and the limit. 0 = no
    * limit. (Running allocates nothing, so creation is the only place memory is reserved.) */

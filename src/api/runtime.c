@@ -4,13 +4,14 @@
  * through their executors (runtime/npu_step.h).
  *
  * Memory is planned and allocated once at creation (runtime/plan.h, in the program's node order
- * when compiled): one activation arena, one buffer per graph input, and one working block that
- * is the CPU kernels' scratch and, while an NPU partition runs, that partition's staging and
- * executor memory (partitions and CPU nodes run one at a time, so one block of the largest
- * need serves them all). Values that live only inside an NPU partition get no arena bytes: its
- * executor holds them. Running allocates nothing. Each value's data pointer is fixed at
- * creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena, CPU
- * scratch, inputs) before any of them is allocated. */
+ * when compiled): one activation arena, one buffer per graph input, and the CPU kernels'
+ * scratch (one block of the largest need: nodes run one at a time). An NPU partition's staging
+ * and executor memory is a block of the arena live while its step runs, sharing bytes with
+ * values dead by then (the NPU steps are created before the plan, which asks each its need).
+ * Values that live only inside an NPU partition get no arena bytes: its executor holds them.
+ * Running allocates nothing. Each value's data pointer is fixed at creation.
+ * eg_runtime_options.max_memory_bytes is checked against the plan (arena incl. the NPU steps'
+ * blocks, CPU scratch, inputs) before any of them is allocated. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +37,9 @@ struct eg_runtime {
   eg_plan plan;
   unsigned char *arena;    /* activations */
   unsigned char *inputs;   /* all graph inputs, each 64-byte aligned */
-  void *scratch;           /* CPU kernels' scratch; the NPU steps' working memory too */
+  void *scratch;           /* CPU kernels' scratch (the NPU steps work in the arena) */
   size_t scratch_bytes;
+  int32_t *step_of_part;   /* per partition: its program step (the plan's work_offset index) */
   void **data;             /* per value id */
   bool *input_set;
   bool ran;
@@ -94,26 +96,39 @@ static eg_status bind_values(eg_runtime *rt) {
   return EG_OK;
 }
 
-static eg_status create_npu_steps(eg_runtime *rt) {
+/* The NPU steps, before the plan: each one's working memory (staging and executor memory) is
+ * a block of the arena, live while its step runs (*work: per program step, malloc'ed). */
+static eg_status create_npu_steps(eg_runtime *rt, size_t **work) {
   const eg_program *p = rt->program;
+  *work = calloc((size_t)rt->g->n_nodes + 1, sizeof(size_t));
   rt->npu = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_npu_step *));
-  if (!rt->npu) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
-  for (int32_t k = 0; k < p->parts.n_partitions; k++) {
-    EG_TRY(eg_npu_step_create(rt->g, &p->lowered[k], rt->data, &rt->npu[k]));
-    size_t need = eg_npu_step_work_bytes(rt->npu[k]);
-    if (need > rt->scratch_bytes) rt->scratch_bytes = need;
+  rt->step_of_part = calloc((size_t)p->parts.n_partitions + 1, sizeof(int32_t));
+  if (!*work || !rt->npu || !rt->step_of_part)
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t k = 0; k < p->n_steps; k++)
+    if (p->steps[k].partition >= 0) rt->step_of_part[p->steps[k].partition] = k;
+  /* a value only NPU steps touch stays NHWC in its buffer between them: no conversions */
+  bool *held_nhwc = NULL;
+  eg_status s = eg_htp_nhwc_between_partitions(rt->g, &p->parts, &held_nhwc);
+  for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
+    s = eg_npu_step_create(rt->g, &p->lowered[k], held_nhwc, &rt->npu[k]);
+    if (s == EG_OK) (*work)[rt->step_of_part[k]] = eg_npu_step_work_bytes(rt->npu[k]);
   }
-  return EG_OK;
+  free(held_nhwc);
+  return s;
 }
 
-/* The working block: CPU scratch, and every NPU step's staging and executor memory. */
+/* The CPU kernels' scratch, and each NPU step bound to the buffers and its block. */
 static eg_status allocate_work(eg_runtime *rt) {
   rt->scratch = aligned_alloc64(rt->scratch_bytes);
   if (!rt->scratch)
-    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu bytes of kernel scratch "
-                    "and NPU working memory)", rt->scratch_bytes);
-  for (int32_t k = 0; rt->program && k < rt->program->parts.n_partitions; k++)
-    eg_npu_step_set_work(rt->npu[k], rt->scratch);
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu bytes of kernel "
+                    "scratch)", rt->scratch_bytes);
+  for (int32_t k = 0; rt->program && k < rt->program->parts.n_partitions; k++) {
+    const size_t off = rt->plan.work_offset[rt->step_of_part[k]];
+    EG_TRY(eg_npu_step_bind(rt->npu[k], rt->g, rt->data,
+                            rt->arena + (off == EG_PLAN_NONE ? 0 : off)));
+  }
   return EG_OK;
 }
 
@@ -194,17 +209,21 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   rt->num_threads = opt ? opt->num_threads : 0;
   bool *unplanned = NULL;
   int32_t *step_of = NULL, *alias_of = NULL;
+  size_t *step_work = NULL;
   eg_status s = inside_only(rt->g, rt->program, &unplanned);
   if (s == EG_OK) s = steps_of_nodes(rt->g, rt->program, &step_of);
   if (s == EG_OK) s = copy_aliases(rt->g, rt->program, &alias_of);
+  if (s == EG_OK && rt->program) s = create_npu_steps(rt, &step_work);
   if (s == EG_OK) {
     const eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
-                               .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of};
+                               .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of,
+                               .step_work = step_work};
     s = eg_plan_memory(rt->g, &spec, &rt->plan);
   }
   free(unplanned);
   free(step_of);
   free(alias_of);
+  free(step_work);
   rt->scratch_bytes = rt->plan.scratch_bytes;
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
@@ -213,7 +232,6 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
     s = rt->data && rt->input_set ? bind_values(rt)
                                   : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   }
-  if (s == EG_OK && rt->program) s = create_npu_steps(rt);
   if (s == EG_OK) s = allocate_work(rt);
   if (s == EG_OK && opt && opt->profile) s = eg_run_profile_create(rt->g, rt->program, rt->npu, &rt->profile);
   return s;
@@ -278,6 +296,7 @@ void eg_runtime_destroy(eg_runtime *rt) {
   free(rt->arena);
   free(rt->inputs);
   free(rt->scratch);
+  free(rt->step_of_part);
   free(rt->data);
   free(rt->input_set);
   free(rt);

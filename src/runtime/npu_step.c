@@ -1,3 +1,4 @@
+#include <stdio.h>
 /* npu_step.c — see npu_step.h. */
 #include "runtime/npu_step.h"
 
@@ -9,7 +10,8 @@
 #include "util/error.h"
 
 typedef struct staged {
-  const eg_value *v;  /* the IR value's type */
+  int32_t value;      /* the IR value */
+  const eg_value *v;  /* its type */
   void *ir;           /* its runtime buffer */
   void *stage;        /* the bound buffer: `ir` itself unless converted, else in the work block */
   bool nhwc;
@@ -64,7 +66,7 @@ static void permute_nc(const void *src, void *dst, const int64_t *s, size_t es, 
 }
 
 static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t n,
-                           void *const *data, staged *st) {
+                           const bool *held_nhwc, staged *st) {
   for (int32_t k = 0; k < n; k++) {
     const eg_value *v = &g->values[b[k].value];
     /* nhwc is the value's axes (eg_htp_is_nhwc: lowering, .egp reader): rank 4 only */
@@ -72,10 +74,9 @@ static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t 
       return eg_error(EG_ERR_INVALID, "npu step: boundary value %s (rank %d) is staged NHWC but "
                       "its axes are not: a boundary has its value's axis order",
                       eg_value_label(g, b[k].value), v->rank);
-    if (!data[b[k].value])
-      return eg_error(EG_ERR_INVALID, "npu step: boundary value %s has no runtime buffer: a "
-                      "value crossing a partition boundary is planned", eg_value_label(g, b[k].value));
-    st[k] = (staged){.v = v, .ir = data[b[k].value], .nhwc = b[k].nhwc,
+    /* a value the runtime holds NHWC already is bound as it is */
+    const bool permute = b[k].nhwc && !(held_nhwc && held_nhwc[b[k].value]);
+    st[k] = (staged){.value = b[k].value, .v = v, .nhwc = permute,
                      .narrow = v->dtype == EG_DTYPE_INT64 && v->npu_int32,
                      .label = eg_value_label(g, b[k].value)};
   }
@@ -113,17 +114,14 @@ static void unstage_quant(eg_npu_step *s) {
   }
 }
 
-/* Offsets of the converted values' buffers in the work block (set_work turns them into
- * pointers): the bound buffer, and the NHWC-ordered IR-dtype buffer when narrowed or quantized
- * and NHWC. Unconverted values are bound to their IR buffers now. */
+/* Offsets of the converted values' buffers in the work block (eg_npu_step_bind turns them
+ * into pointers): the bound buffer, and the NHWC-ordered IR-dtype buffer when narrowed or
+ * quantized and NHWC. Unconverted values are bound to their IR buffers. */
 static void lay_out_staging(eg_npu_step *s) {
   size_t at = 0;
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
-    if (!converted(st)) {
-      st->stage = st->ir;
-      continue;
-    }
+    if (!converted(st)) continue;
     st->stage = (void *)at;
     at += align64(stage_bytes(st) + 1);
     if (st->nhwc && (st->narrow || st->q)) {
@@ -166,8 +164,8 @@ static eg_status bind(eg_npu_step *s, const eg_htp_partition *hp) {
   return EG_OK;
 }
 
-eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void *const *data,
-                             eg_npu_step **out) {
+eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
+                             const bool *held_nhwc, eg_npu_step **out) {
   *out = NULL;
   eg_npu_step *s = calloc(1, sizeof *s);
   if (!s) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
@@ -176,10 +174,19 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void
   s->in = calloc((size_t)s->n_in + 1, sizeof(staged));
   s->out = calloc((size_t)s->n_out + 1, sizeof(staged));
   eg_status st = s->in && s->out ? EG_OK : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-  if (st == EG_OK) st = stage_all(g, hp->inputs, s->n_in, data, s->in);
-  if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, data, s->out);
+  if (st == EG_OK) st = stage_all(g, hp->inputs, s->n_in, held_nhwc, s->in);
+  if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, held_nhwc, s->out);
   if (st == EG_OK) st = stage_quant(s, hp);
   if (st == EG_OK) lay_out_staging(s);
+  if (st == EG_OK && getenv("EG_DBG_MEM")) {
+    size_t nh = 0, held = 0;
+    for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
+      staged *x = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
+      const eg_htp_boundary *bb = k < s->n_in ? &hp->inputs[k] : &hp->outputs[k - s->n_in];
+      if (x->nhwc) nh += eg_value_nbytes(x->v); else if (bb->nhwc) held += eg_value_nbytes(x->v);
+    }
+    fprintf(stderr, "step in %d out %d staging %zu nhwc %zu held %zu\n", s->n_in, s->n_out, s->staging_bytes, nh, held);
+  }
   if (st == EG_OK) st = bind(s, hp);
   s->backend = eg_backend_executor_for_program();
   if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);
@@ -195,11 +202,18 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s) {
   return s->staging_bytes + s->backend->work_bytes(s->ex);
 }
 
-void eg_npu_step_set_work(eg_npu_step *s, void *work) {
+eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work) {
   unsigned char *base = work;
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
-    if (!converted(st)) continue;
+    if (!data[st->value])
+      return eg_error(EG_ERR_INVALID, "npu step: boundary value %s has no runtime buffer: a "
+                      "value crossing a partition boundary is planned", eg_value_label(g, st->value));
+    st->ir = data[st->value];
+    if (!converted(st)) {
+      st->stage = st->ir;
+      continue;
+    }
     st->stage = base + (size_t)st->stage;
     if (st->nhwc_ir) st->nhwc_ir = base + (size_t)st->nhwc_ir;
   }
@@ -207,6 +221,7 @@ void eg_npu_step_set_work(eg_npu_step *s, void *work) {
   for (int32_t k = 0; k < s->n_out; k++)
     if (!s->bout[s->out_binding[k]].data) s->bout[s->out_binding[k]].data = s->out[k].stage;
   s->backend->set_work(s->ex, base + s->staging_bytes);
+  return EG_OK;
 }
 
 void eg_npu_step_destroy(eg_npu_step *s) {

@@ -2,15 +2,17 @@
  * holds as the CPU does (same order, dtype and bytes) is bound in place: the executor reads an
  * input from, and writes an output into, the IR value's runtime buffer, with no copy. Only a
  * value that needs converting is staged: one the pass layout_nhwc holds NHWC (boundary flag
- * nhwc) is permuted NCHW -> NHWC as it goes in and back as it comes out; an int64 value marked
+ * nhwc) is permuted NCHW -> NHWC as it goes in and back as it comes out, unless no CPU node
+ * sees it (held_nhwc below: its runtime buffer is NHWC, bound in place); an int64 value marked
  * npu_int32 (pass i64_to_i32) is narrowed to int32 going in (EG_ERR_RUNTIME naming the value if
  * an element does not fit) and widened coming out; a value held quantized (fold_qdq, values.h
  * eg_htp_held_quantized) is quantized going in and dequantized coming out.
  *
  * Memory: the staging buffers and the executor's working memory (intermediate tensors,
- * scratch) live only while the step runs, so they are one block the runtime hands every step
- * (eg_npu_step_work_bytes, the largest of which it allocates once; eg_npu_step_set_work, once,
- * before the first run). Creation makes the bindings; running allocates nothing. */
+ * scratch) live only while the step runs, so they are one block (eg_npu_step_work_bytes) the
+ * runtime plans in its activation arena like a value live for that step alone, sharing bytes
+ * with values dead by then. Creation needs no buffers; eg_npu_step_bind, once before the first
+ * run, hands the step the runtime's buffers and its block; running allocates nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 
@@ -19,15 +21,19 @@
 
 typedef struct eg_npu_step eg_npu_step;
 
-/* `data` is the runtime's per-value buffer table (fixed for the runtime's life). */
-eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp, void *const *data,
-                             eg_npu_step **out);
+/* `held_nhwc` (per value id, or NULL: none) marks the values whose runtime buffers hold NHWC
+ * order already (eg_htp_nhwc_between_partitions: only NPU steps touch them): those are bound
+ * in place. */
+eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
+                             const bool *held_nhwc, eg_npu_step **out);
 void eg_npu_step_destroy(eg_npu_step *s);
 /* The bytes of working memory the step needs while it runs (staging + its executor's). */
 size_t eg_npu_step_work_bytes(const eg_npu_step *s);
-/* Hands the step its working memory (64-byte aligned, eg_npu_step_work_bytes long, may be
- * shared with other steps and the CPU kernels' scratch); once, before the first run. */
-void eg_npu_step_set_work(eg_npu_step *s, void *work);
+/* Binds the step to the runtime's per-value buffer table `data` of graph g (fixed for the
+ * runtime's life; every boundary value must have a buffer) and hands it its working memory
+ * (64-byte aligned, eg_npu_step_work_bytes long, its own while it runs); once, before the
+ * first run. */
+eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work);
 /* Runs the partition: converts its inputs, executes, converts its outputs back. With
  * `convert_ns` (NULL: not timed), the nanoseconds the conversions took (the profile's). */
 eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);

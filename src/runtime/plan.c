@@ -91,16 +91,21 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   memset(plan, 0, sizeof *plan);
   size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
   plan->offset = malloc(nv * sizeof(size_t));
+  plan->work_offset = malloc(nn * sizeof(size_t));
   int32_t *last = malloc(nv * sizeof(int32_t)), *next = malloc(nv * sizeof(int32_t));
   int32_t *head = malloc(nn * sizeof(int32_t)), *pos = malloc(nn * sizeof(int32_t));
-  live_set ls = {malloc(nv * sizeof(block)), 0};
+  live_set ls = {malloc((nv + 1) * sizeof(block)), 0};
   unplanned = calloc(nv, sizeof(bool));
   eg_status s = EG_OK;
-  if (!plan->offset || !last || !next || !head || !pos || !ls.b || !unplanned) {
+  /* live blocks: at most every value and one step's working block */
+  if (!plan->offset || !plan->work_offset || !last || !next || !head || !pos || !ls.b ||
+      !unplanned) {
     s = eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d values", g->n_values);
     goto done;
   }
   for (size_t v = 0; v < nv; v++) plan->offset[v] = EG_PLAN_NONE;
+  for (size_t k = 0; k < nn; k++) plan->work_offset[k] = EG_PLAN_NONE;
+  const size_t *step_work = step_of ? spec->step_work : NULL;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const int32_t id = order ? order[i] : i;
     pos[id] = step_of ? step_of[id] : i;
@@ -121,6 +126,9 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
     const int32_t node = order ? order[i] : i;
     const eg_node *n = &g->nodes[node];
     if (n->scratch_bytes > plan->scratch_bytes) plan->scratch_bytes = n->scratch_bytes;
+    const bool first = i == 0 || pos[order ? order[i - 1] : i - 1] != pos[node];
+    if (first && step_work && step_work[pos[node]])
+      plan->work_offset[pos[node]] = place(&ls, step_work[pos[node]], &plan->arena_bytes);
     const eg_value *v = n->output >= 0 ? &g->values[n->output] : NULL;
     int32_t count = !v ? 0 : v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
     for (int32_t e = 0; e < count; e++) {
@@ -134,6 +142,7 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
      * it writes its outputs, bound in place (npu_step.c) */
     if (i + 1 < g->n_nodes && pos[order ? order[i + 1] : i + 1] == pos[node]) continue;
     for (int32_t id = head[pos[node]]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
+    if (plan->work_offset[pos[node]] != EG_PLAN_NONE) release(&ls, plan->work_offset[pos[node]]);
   }
   for (int32_t v = 0; alias_of && v < g->n_values; v++)
     if (alias_of[v] >= 0) plan->offset[v] = plan->offset[alias_of[v]];
@@ -150,5 +159,7 @@ done:
 
 void eg_plan_free(eg_plan *plan) {
   free(plan->offset);
+  free(plan->work_offset);
   plan->offset = NULL;
+  plan->work_offset = NULL;
 }

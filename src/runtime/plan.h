@@ -19,6 +19,7 @@ typedef struct eg_plan {
   size_t arena_bytes;   /* total activation bytes */
   size_t scratch_bytes; /* largest kernel scratch of any node */
   size_t *offset;       /* per value id; EG_PLAN_NONE for inputs, statics and tuples */
+  size_t *work_offset;  /* per step (spec.step_work): its working block; EG_PLAN_NONE if none */
 } eg_plan;
 
 /* What to plan (every field may be NULL):
@@ -31,12 +32,17 @@ typedef struct eg_plan {
  * - alias_of: per value, the value whose bytes it shares (-1: none; the target an earlier
  *   node's output, never itself an alias): a getitem's result is its tuple element, a
  *   detach's or view's is its self, read in place, and the target then lives as long as
- *   either is read. */
+ *   either is read;
+ * - step_work: per step (as step_of numbers them; with step_of only), bytes the step works in
+ *   while it runs (an NPU step's staging and executor memory): a block live from the step's
+ *   first node to its end, placed before the step's outputs, so it overlaps none of the values
+ *   live then. plan.work_offset gets each block's offset. */
 typedef struct eg_plan_spec {
   const int32_t *order;
   const int32_t *step_of;
   const bool *unplanned;
   const int32_t *alias_of;
+  const size_t *step_work;
 } eg_plan_spec;
 
 eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *plan);

@@ -31,8 +31,10 @@ static void lifetimes(const eg_graph *g, const int32_t *step, int32_t *first, in
 
 /* Plans tiny_step with nodes grouped `group` at a time into steps (1: each node its own), and
  * with `aliases` each getitem's result on its tuple element: they share bytes, and the element
- * then lives as long as either (checked as one value). */
-static void check_plan(int32_t group, bool aliases) {
+ * then lives as long as either (checked as one value). With `work`, every odd step has a working
+ * block (as an NPU step's staging and executor memory): it overlaps no value live in its step,
+ * and blocks are reused (the arena is smaller than values' and blocks' sum). */
+static void check_plan(int32_t group, bool aliases, bool work) {
   eg_graph *g = NULL;
   EG_CHECK_MSG(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK, "%s",
                eg_last_error());
@@ -49,7 +51,13 @@ static void check_plan(int32_t group, bool aliases) {
       n_alias++;
     }
   EG_CHECK(!aliases || n_alias > 5);
-  const eg_plan_spec spec = {.step_of = group > 1 ? step : NULL, .alias_of = alias};
+  size_t step_work[4096] = {0}, work_sum = 0;
+  for (int32_t k = 1; work && k <= (g->n_nodes - 1) / group; k += 2) {
+    step_work[k] = 1000 + 777 * (size_t)k;
+    work_sum += step_work[k];
+  }
+  const eg_plan_spec spec = {.step_of = group > 1 || work ? step : NULL, .alias_of = alias,
+                             .step_work = step_work};
   EG_CHECK_MSG(eg_plan_memory(g, &spec, &plan) == EG_OK, "%s", eg_last_error());
   lifetimes(g, step, first, last);
   for (int32_t v = 0; v < g->n_values; v++)
@@ -78,24 +86,46 @@ static void check_plan(int32_t group, bool aliases) {
                    "steps of %d nodes: values %d and %d share bytes", group, a, b);
     }
   }
+  for (int32_t k = 0; k <= (g->n_nodes - 1) / group; k++) {
+    const size_t w = plan.work_offset[k];
+    EG_CHECK((w != EG_PLAN_NONE) == (step_work[k] > 0));
+    if (w == EG_PLAN_NONE) continue;
+    EG_CHECK(w % 64 == 0 && w + step_work[k] <= plan.arena_bytes);
+    for (int32_t b = 0; b < g->n_values; b++) {
+      if (plan.offset[b] == EG_PLAN_NONE || alias[b] >= 0) continue;
+      const size_t sb = eg_value_nbytes(&g->values[b]);
+      const bool live = first[b] <= k && k <= last[b];
+      const bool overlap = w < plan.offset[b] + sb && plan.offset[b] < w + step_work[k];
+      EG_CHECK_MSG(!(live && overlap && sb), "step %d's working block and value %d share bytes",
+                   k, b);
+    }
+  }
+  total += work_sum;
   EG_CHECK(planned > 20);
   EG_CHECK_MSG(plan.arena_bytes < total, "no sharing: arena %zu, sum %zu", plan.arena_bytes, total);
   eg_plan_free(&plan);
   eg_graph_destroy(g);
 }
 
-static void test_plan_on_training_step(void) { check_plan(1, false); }
+static void test_plan_on_training_step(void) { check_plan(1, false, false); }
 
 /* Steps of three and of seven nodes: a step's inputs outlive all of its nodes. */
 static void test_plan_with_steps(void) {
-  check_plan(3, false);
-  check_plan(7, false);
+  check_plan(3, false, false);
+  check_plan(7, false, false);
 }
 
 /* getitem results planned onto their elements, alone and with steps. */
 static void test_plan_with_aliases(void) {
-  check_plan(1, true);
-  check_plan(4, true);
+  check_plan(1, true, false);
+  check_plan(4, true, false);
+}
+
+/* Steps' working blocks in the arena, with single-node and grouped steps and aliases. */
+static void test_plan_with_step_work(void) {
+  check_plan(1, false, true);
+  check_plan(3, true, true);
+  check_plan(5, false, true);
 }
 
 /* Steps out of run order are refused with a reason, not planned wrongly. */
@@ -116,6 +146,7 @@ int main(void) {
   EG_RUN(test_plan_on_training_step);
   EG_RUN(test_plan_with_steps);
   EG_RUN(test_plan_with_aliases);
+  EG_RUN(test_plan_with_step_work);
   EG_RUN(test_plan_refuses_unordered_steps);
   return eg_test_summary();
 }

@@ -126,6 +126,48 @@ bool eg_htp_needed_outside(const eg_htp_readers *r, int32_t value, int32_t p) {
   return w == EG_HTP_READ_OUTSIDE || (w >= 0 && w != p);
 }
 
+/* Marks every value `arg` names (list items too) as read by a CPU node. */
+static void note_cpu_reader(const eg_arg *arg, bool *cpu) {
+  if (arg->kind == EG_ARG_LIST) {
+    for (int32_t e = 0; e < arg->list.n; e++) note_cpu_reader(&arg->list.items[e], cpu);
+  } else if (arg->kind == EG_ARG_VALUE) {
+    cpu[arg->value] = true;
+  }
+}
+
+eg_status eg_htp_nhwc_between_partitions(const eg_graph *g, const eg_partitioning *parts,
+                                         bool **out) {
+  *out = NULL;
+  bool *cpu = calloc((size_t)g->n_values + 1, sizeof(bool));
+  bool *held = calloc((size_t)g->n_values + 1, sizeof(bool));
+  if (!cpu || !held) {
+    free(cpu);
+    free(held);
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  }
+  for (int32_t o = 0; o < g->n_outputs; o++) cpu[g->outputs[o].value] = true;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (parts->nodes[i].npu) continue;
+    for (int32_t a = 0; a < n->n_args; a++) note_cpu_reader(&n->args[a], cpu);
+    for (int32_t a = 0; a < n->n_kwargs; a++) note_cpu_reader(&n->kwargs[a], cpu);
+  }
+  for (int32_t i = g->n_nodes - 1; i >= 0; i--) { /* as eg_htp_readers_compute: last first */
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_getitem || n->output < 0 || !cpu[n->output]) continue;
+    const eg_value *t = &g->values[eg_node_arg(n, 0, NULL)->value];
+    cpu[t->elems[eg_node_arg(n, 1, NULL)->i]] = true;
+  }
+  for (int32_t v = 0; v < g->n_values; v++) {
+    const eg_value *x = &g->values[v];
+    held[v] = x->role == EG_ROLE_NODE && parts->nodes[x->def].npu && !cpu[v] &&
+              eg_htp_is_nhwc(x) && x->dtype == EG_DTYPE_FLOAT32 && !x->quant;
+  }
+  free(cpu);
+  *out = held;
+  return EG_OK;
+}
+
 void eg_htp_partition_free(eg_htp_partition *hp) {
   eg_qnn_graph_destroy(hp->graph);
   free(hp->inputs);

@@ -49,6 +49,13 @@ void eg_htp_readers_free(eg_htp_readers *r);
 /* Value `value` is read outside partition p: by a CPU node, another partition, or as a graph
  * output. */
 bool eg_htp_needed_outside(const eg_htp_readers *r, int32_t value, int32_t p);
+/* The values the runtime holds NHWC in its own buffers, so the NPU steps that write and read
+ * them bind them in place and nothing converts them: held NHWC (eg_htp_is_nhwc), float32 and
+ * not quantized, defined by an NPU node, and read only by NPU nodes (no CPU node, no graph
+ * output, a getitem's readers counting as the element's) — every step that touches one agrees
+ * on its order. *out: per value id (malloc'ed, the caller frees). */
+eg_status eg_htp_nhwc_between_partitions(const eg_graph *g, const eg_partitioning *parts,
+                                         bool **out);
 
 /* Whether IR value `v` is held NHWC inside NPU graphs: a rank-4 tensor whose axes are
  * EG_AXES_NHWC. */
