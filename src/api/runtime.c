@@ -37,8 +37,9 @@ struct eg_runtime {
   eg_plan plan;
   unsigned char *arena;    /* activations */
   unsigned char *inputs;   /* all graph inputs, each 64-byte aligned */
-  void *scratch;           /* CPU kernels' scratch (the NPU steps work in the arena) */
+  void *scratch;           /* kernel scratch: the CPU nodes' and the NPU steps' executors' */
   size_t scratch_bytes;
+  size_t npu_scratch_bytes; /* the NPU steps' largest (the rest of their memory is the arena's) */
   int32_t *step_of_part;   /* per partition: its program step (the plan's work_offset index) */
   void **data;             /* per value id */
   bool *input_set;
@@ -63,16 +64,16 @@ static size_t input_bytes(const eg_graph *g) {
 /* The limit of eg_runtime_options, checked on the plan before anything is allocated. */
 static eg_status check_budget(const eg_runtime *rt, const eg_runtime_options *opt) {
   if (!opt || !opt->max_memory_bytes) return EG_OK;
-  size_t arena = align64(rt->plan.arena_bytes), scratch = align64(rt->plan.scratch_bytes);
+  size_t arena = align64(rt->plan.arena_bytes), scratch = align64(rt->scratch_bytes);
   size_t in = input_bytes(rt->g), total = arena;
-  bool over = arena < rt->plan.arena_bytes || scratch < rt->plan.scratch_bytes; /* wrapped */
+  bool over = arena < rt->plan.arena_bytes || scratch < rt->scratch_bytes; /* wrapped */
   over = over || __builtin_add_overflow(total, scratch, &total);
   over = over || __builtin_add_overflow(total, in, &total);
   if (!over && total <= opt->max_memory_bytes) return EG_OK;
   return eg_error(EG_ERR_LIMIT, "eg_runtime_create: memory needed (%s%zu bytes: activation arena "
                   "%zu, kernel scratch %zu, inputs %zu) exceeds max_memory_bytes (%zu bytes): the "
                   "runtime reserves all of it at creation; raise the limit or use a smaller batch",
-                  over ? "over " : "", total, rt->plan.arena_bytes, rt->plan.scratch_bytes, in,
+                  over ? "over " : "", total, rt->plan.arena_bytes, rt->scratch_bytes, in,
                   opt->max_memory_bytes);
 }
 
@@ -112,7 +113,10 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work) {
   eg_status s = eg_htp_nhwc_between_partitions(rt->g, &p->parts, &held_nhwc);
   for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
     s = eg_npu_step_create(rt->g, &p->lowered[k], held_nhwc, &rt->npu[k]);
-    if (s == EG_OK) (*work)[rt->step_of_part[k]] = eg_npu_step_work_bytes(rt->npu[k]);
+    if (s != EG_OK) break;
+    (*work)[rt->step_of_part[k]] = eg_npu_step_work_bytes(rt->npu[k]);
+    const size_t scratch = eg_npu_step_scratch_bytes(rt->npu[k]);
+    if (scratch > rt->npu_scratch_bytes) rt->npu_scratch_bytes = scratch;
   }
   free(held_nhwc);
   return s;
@@ -127,7 +131,7 @@ static eg_status allocate_work(eg_runtime *rt) {
   for (int32_t k = 0; rt->program && k < rt->program->parts.n_partitions; k++) {
     const size_t off = rt->plan.work_offset[rt->step_of_part[k]];
     EG_TRY(eg_npu_step_bind(rt->npu[k], rt->g, rt->data,
-                            rt->arena + (off == EG_PLAN_NONE ? 0 : off)));
+                            rt->arena + (off == EG_PLAN_NONE ? 0 : off), rt->scratch));
   }
   return EG_OK;
 }
@@ -224,7 +228,8 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   free(step_of);
   free(alias_of);
   free(step_work);
-  rt->scratch_bytes = rt->plan.scratch_bytes;
+  rt->scratch_bytes = rt->plan.scratch_bytes > rt->npu_scratch_bytes ? rt->plan.scratch_bytes
+                                                                     : rt->npu_scratch_bytes;
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
     rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));

@@ -1,8 +1,8 @@
 /* executor.h — the runtime half of a backend's interface (the compile half is backend.h): how
  * the runtime runs a lowered partition, without naming the backend's functions. The runtime's
  * NPU steps (runtime/npu_step.h) create one executor per partition when a runtime is created,
- * give them all one block of working memory, run each once per step and destroy them with the
- * runtime; bindings are the partition's boundary tensors (APP_WRITE inputs, APP_READ outputs).
+ * give each its working memory (a block of the activation arena, and the runtime's kernel
+ * scratch), run each once per step and destroy them with the runtime; bindings are the partition's boundary tensors (APP_WRITE inputs, APP_READ outputs).
  *
  * The htp backend implements it over its QNN-modelled graph (backends/htp/executor.c,
  * eg_htp_executor); eg_backend_executor_for names the executor of a program's partitions.
@@ -17,11 +17,13 @@ typedef struct eg_backend_executor {
   const char *name; /* "htp" */
   /* Plans everything for graph `g` once (kernels, memory); *out is the backend's executor. */
   eg_status (*create)(const eg_qnn_graph *g, void **out);
-  /* The working memory run() needs (intermediate tensors, kernel scratch): the runtime hands
-   * every partition the same 64-byte aligned block of the largest size, with set_work, before
-   * the first run — partitions run one at a time and nothing in it outlives a run. */
+  /* The working memory run() needs: `work_bytes` for its intermediate tensors, `scratch_bytes`
+   * for scratch used inside one op. set_work hands over both (64-byte aligned) once, before the
+   * first run; nothing in them outlives a run, so the runtime plans the tensors' block in its
+   * arena for the partition's step and gives every partition its kernel scratch. */
   size_t (*work_bytes)(const void *ex);
-  void (*set_work)(void *ex, void *work);
+  size_t (*scratch_bytes)(const void *ex);
+  void (*set_work)(void *ex, void *work, void *scratch);
   /* Runs it once; allocates nothing. */
   eg_status (*run)(void *ex, const eg_qnn_binding *inputs, int n_inputs,
                    const eg_qnn_binding *outputs, int n_outputs);

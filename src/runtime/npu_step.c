@@ -202,7 +202,10 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s) {
   return s->staging_bytes + s->backend->work_bytes(s->ex);
 }
 
-eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work) {
+size_t eg_npu_step_scratch_bytes(const eg_npu_step *s) { return s->backend->scratch_bytes(s->ex); }
+
+eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
+                           void *scratch) {
   unsigned char *base = work;
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
@@ -220,7 +223,7 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
   for (int32_t k = 0; k < s->n_in; k++) s->bin[k].data = s->in[k].stage;
   for (int32_t k = 0; k < s->n_out; k++)
     if (!s->bout[s->out_binding[k]].data) s->bout[s->out_binding[k]].data = s->out[k].stage;
-  s->backend->set_work(s->ex, base + s->staging_bytes);
+  s->backend->set_work(s->ex, base + s->staging_bytes, scratch);
   return EG_OK;
 }
 

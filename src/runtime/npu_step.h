@@ -8,10 +8,11 @@
  * an element does not fit) and widened coming out; a value held quantized (fold_qdq, values.h
  * eg_htp_held_quantized) is quantized going in and dequantized coming out.
  *
- * Memory: the staging buffers and the executor's working memory (intermediate tensors,
- * scratch) live only while the step runs, so they are one block (eg_npu_step_work_bytes) the
- * runtime plans in its activation arena like a value live for that step alone, sharing bytes
- * with values dead by then. Creation needs no buffers; eg_npu_step_bind, once before the first
+ * Memory: the staging buffers and the executor's intermediate tensors live only while the step
+ * runs, so they are one block (eg_npu_step_work_bytes) the runtime plans in its activation
+ * arena like a value live for that step alone, sharing bytes with values dead by then; the
+ * executor's scratch (eg_npu_step_scratch_bytes) is the runtime's CPU kernel scratch, which
+ * nothing else uses while the step runs. Creation needs no buffers; eg_npu_step_bind, once before the first
  * run, hands the step the runtime's buffers and its block; running allocates nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
@@ -29,11 +30,15 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
 void eg_npu_step_destroy(eg_npu_step *s);
 /* The bytes of working memory the step needs while it runs (staging + its executor's). */
 size_t eg_npu_step_work_bytes(const eg_npu_step *s);
+/* The bytes of kernel scratch its executor's ops need while it runs. */
+size_t eg_npu_step_scratch_bytes(const eg_npu_step *s);
 /* Binds the step to the runtime's per-value buffer table `data` of graph g (fixed for the
  * runtime's life; every boundary value must have a buffer) and hands it its working memory
- * (64-byte aligned, eg_npu_step_work_bytes long, its own while it runs); once, before the
- * first run. */
-eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work);
+ * (64-byte aligned, eg_npu_step_work_bytes long, its own while it runs) and scratch (64-byte
+ * aligned, eg_npu_step_scratch_bytes long, free for it while it runs); once, before the first
+ * run. */
+eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
+                           void *scratch);
 /* Runs the partition: converts its inputs, executes, converts its outputs back. With
  * `convert_ns` (NULL: not timed), the nanoseconds the conversions took (the profile's). */
 eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);

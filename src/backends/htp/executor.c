@@ -959,8 +959,12 @@ size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex) {
 }
 
 void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work) {
-  ex->arena = work;
-  ex->scratch = (unsigned char *)work + align64(ex->arena_bytes);
+  eg_qnn_executor_set_memory(ex, work, (unsigned char *)work + align64(ex->arena_bytes));
+}
+
+void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratch) {
+  ex->arena = tensors;
+  ex->scratch = scratch;
   ex->has_work = true;
   point_native(ex);
 }
@@ -1069,9 +1073,17 @@ static eg_status htp_create(const eg_qnn_graph *g, void **out) {
   return s;
 }
 
-static size_t htp_work_bytes(const void *ex) { return eg_qnn_executor_work_bytes(ex); }
+static size_t htp_work_bytes(const void *ex) {
+  return ((const eg_qnn_executor *)ex)->arena_bytes;
+}
 
-static void htp_set_work(void *ex, void *work) { eg_qnn_executor_set_work(ex, work); }
+static size_t htp_scratch_bytes(const void *ex) {
+  return ((const eg_qnn_executor *)ex)->scratch_bytes;
+}
+
+static void htp_set_work(void *ex, void *work, void *scratch) {
+  eg_qnn_executor_set_memory(ex, work, scratch);
+}
 
 static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
                          const eg_qnn_binding *outputs, int n_outputs) {
@@ -1083,7 +1095,7 @@ static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
 static void htp_set_op_times(void *ex, int64_t *times) { eg_qnn_executor_set_op_times(ex, times); }
 
 const eg_backend_executor eg_htp_executor = {
-    .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes,
+    .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes, .scratch_bytes = htp_scratch_bytes,
     .set_work = htp_set_work, .run = htp_run, .destroy = htp_destroy,
     .set_op_times = htp_set_op_times};
 

@@ -52,6 +52,10 @@ void eg_qnn_executor_destroy(eg_qnn_executor *ex);
 eg_status eg_qnn_executor_create_shared(const eg_qnn_graph *g, eg_qnn_executor **out);
 size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex);
 void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work);
+/* The same in two blocks (eg_qnn_executor_get_stats: native_bytes of tensors, scratch_bytes of
+ * scratch, each 64-byte aligned): the scratch is only used inside one op, so it may also be a
+ * block other code uses between executes (the runtime's CPU kernel scratch). */
+void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratch);
 
 /* Runs the graph once. Inputs are read-only to the executor (const in spirit; QNN's API takes
  * them non-const). EG_ERR_ARGUMENT names a missing, duplicate, mistyped or mis-sized binding. */
