@@ -2,7 +2,8 @@
  * the runtime runs a lowered partition, without naming the backend's functions. The runtime's
  * NPU steps (runtime/npu_step.h) create one executor per partition when a runtime is created,
  * give each its working memory (a block of the activation arena, and the runtime's kernel
- * scratch), run each once per step and destroy them with the runtime; bindings are the partition's boundary tensors (APP_WRITE inputs, APP_READ outputs).
+ * scratch), run each once per step and destroy them with the runtime; bindings are the
+ * partition's boundary tensors (APP_WRITE inputs, APP_READ outputs).
  *
  * The htp backend implements it over its QNN-modelled graph (backends/htp/executor.c,
  * eg_htp_executor); eg_backend_executor_for names the executor of a program's partitions.

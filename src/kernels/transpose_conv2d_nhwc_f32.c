@@ -85,7 +85,8 @@ eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int
   if (threads > 1 && taps(p) > 1) return EG_TRANSPOSE_CONV2D_COL2IM;
   const int64_t tiles = p->n * ((p->h_out + 1) / 2) * ((p->w_out + 1) / 2);
   if (wino_ok && p->prepacked && p->c_in >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
-      p->c_out >= EG_TRANSPOSE_CONV2D_WINO_MIN_C && tiles >= EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES)
+      p->c_out >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
+      tiles >= EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES)
     return EG_TRANSPOSE_CONV2D_WINOGRAD;
   if (stride1) return EG_TRANSPOSE_CONV2D_FLIP;
   if (phase_ok && p->c_out >= EG_TRANSPOSE_CONV2D_PHASE_MIN_COUT) return EG_TRANSPOSE_CONV2D_PHASE;

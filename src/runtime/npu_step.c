@@ -1,4 +1,3 @@
-#include <stdio.h>
 /* npu_step.c — see npu_step.h. */
 #include "runtime/npu_step.h"
 
@@ -178,15 +177,6 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
   if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, held_nhwc, s->out);
   if (st == EG_OK) st = stage_quant(s, hp);
   if (st == EG_OK) lay_out_staging(s);
-  if (st == EG_OK && getenv("EG_DBG_MEM")) {
-    size_t nh = 0, held = 0;
-    for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
-      staged *x = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
-      const eg_htp_boundary *bb = k < s->n_in ? &hp->inputs[k] : &hp->outputs[k - s->n_in];
-      if (x->nhwc) nh += eg_value_nbytes(x->v); else if (bb->nhwc) held += eg_value_nbytes(x->v);
-    }
-    fprintf(stderr, "step in %d out %d staging %zu nhwc %zu held %zu\n", s->n_in, s->n_out, s->staging_bytes, nh, held);
-  }
   if (st == EG_OK) st = bind(s, hp);
   s->backend = eg_backend_executor_for_program();
   if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);
@@ -211,7 +201,8 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
     if (!data[st->value])
       return eg_error(EG_ERR_INVALID, "npu step: boundary value %s has no runtime buffer: a "
-                      "value crossing a partition boundary is planned", eg_value_label(g, st->value));
+                      "value crossing a partition boundary is planned",
+                      eg_value_label(g, st->value));
     st->ir = data[st->value];
     if (!converted(st)) {
       st->stage = st->ir;

@@ -12,8 +12,9 @@
  * runs, so they are one block (eg_npu_step_work_bytes) the runtime plans in its activation
  * arena like a value live for that step alone, sharing bytes with values dead by then; the
  * executor's scratch (eg_npu_step_scratch_bytes) is the runtime's CPU kernel scratch, which
- * nothing else uses while the step runs. Creation needs no buffers; eg_npu_step_bind, once before the first
- * run, hands the step the runtime's buffers and its block; running allocates nothing. */
+ * nothing else uses while the step runs. Creation needs no buffers; eg_npu_step_bind, once
+ * before the first run, hands the step the runtime's buffers and its block; running allocates
+ * nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 

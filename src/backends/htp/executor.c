@@ -1,4 +1,3 @@
-#include <stdio.h>
 /* executor.c — plans and runs an htp graph on the NHWC kernels (contract in executor.h).
  *
  * Each op gets, at create, a `plan`: its kernel's parameter struct filled from the tensors'
@@ -42,9 +41,9 @@ typedef struct plan {
   bool folded; /* run once at create (constant folding), not by execute */
   bool transient; /* folded, and read only as the filter of TransposeConv2d ops that pack it:
                      its buffer is freed once they have (the packed form is what they read) */
-  bool elided;    /* folded, and read only as the filter of 1x1 TransposeConv2d ops that read
-                     its input (the forward weight) transposed instead (filter_oi): never run,
-                     its tensor is its input's bytes */
+  bool elided;    /* folded, and read only as the filter of TransposeConv2d ops that read its
+                     input (the forward weight) transposed instead (filter_oi): never run, its
+                     tensor is its input's bytes */
   float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
   size_t packed_floats;
   union {
@@ -783,8 +782,8 @@ static void mark_transient(exec_t *ex) {
 
 /* The folded Transposes [0,1,3,2] of a STATIC filter whose every reader is a TransposeConv2d
  * that can take the filter untransposed (eg_transpose_conv2d_nhwc_f32_takes_filter_oi): those
- * read the STATIC weight as it is, so the transposed copy is never made — the weight of a
- * frozen 1x1 conv is held once, by the forward conv and its input gradient alike. */
+ * read the STATIC weight as it is, so the transposed copy is never made — a frozen conv's
+ * weight is held once, by the forward conv and its input gradient alike. */
 static void elide_filter_transposes(exec_t *ex) {
   static const uint32_t swap_io[4] = {0, 1, 3, 2};
   const int32_t no = eg_qnn_graph_num_ops(ex->g);
@@ -930,13 +929,6 @@ static eg_status create(const eg_qnn_graph *g, bool shared, eg_qnn_executor **ou
   if ((st = allocate(ex)) != EG_OK) goto fail;
   if ((st = quant_create(ex)) != EG_OK) goto fail;
   if ((st = fold_constants(ex)) != EG_OK) goto fail;
-  if (getenv("EG_DBG_MEM"))
-    for (int32_t k = 0; k < no; k++)
-      if (ex->plans[k].folded) {
-        const op_t *op = eg_qnn_graph_op(g, k);
-        const eg_qnn_tensor *x = tin(ex, op, 0);
-        fprintf(stderr, "fold %s: %s %s type %d bytes %zu transient %d\n", eg_qnn_graph_name(g), op->name, x->name, x->type, tout(ex, op)->nbytes, ex->plans[k].transient);
-      }
   *out = ex;
   return EG_OK;
 fail:
@@ -1095,8 +1087,8 @@ static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
 static void htp_set_op_times(void *ex, int64_t *times) { eg_qnn_executor_set_op_times(ex, times); }
 
 const eg_backend_executor eg_htp_executor = {
-    .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes, .scratch_bytes = htp_scratch_bytes,
-    .set_work = htp_set_work, .run = htp_run, .destroy = htp_destroy,
-    .set_op_times = htp_set_op_times};
+    .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes,
+    .scratch_bytes = htp_scratch_bytes, .set_work = htp_set_work, .run = htp_run,
+    .destroy = htp_destroy, .set_op_times = htp_set_op_times};
 
 const eg_backend_executor *eg_backend_executor_for_program(void) { return &eg_htp_executor; }
