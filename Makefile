@@ -1,5 +1,6 @@
 # edgegrad — top-level entry points. The two quick-start commands:
-#   make demo    build, then run the bundled training step and compare it with PyTorch's values
+#   make demo    build, then fine-tune the bundled pretrained CNN on real digits (first step
+#                checked against PyTorch's values, validation accuracy, curves, weights)
 #   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
 #   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
 #   make check-aarch64  cross-build for ARM64 and run the unit, CLI and op tests under qemu
@@ -28,6 +29,7 @@ test-deps:
 	@scripts/install-deps.sh test
 
 demo: all
+	@scripts/install-deps.sh demo
 	@scripts/demo.sh $(BUILD)/edgegrad
 
 check: test-deps all

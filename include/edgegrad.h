@@ -102,6 +102,9 @@ typedef struct eg_tensor {
 typedef struct eg_tensor_desc {
   const char *name;
   eg_tensor tensor;
+  /* An input holding a trainable parameter or state buffer: its PyTorch state_dict name
+   * ("layer1.0.conv1.weight"), as the exporter recorded it; NULL otherwise (and for outputs). */
+  const char *state_dict;
 } eg_tensor_desc;
 
 typedef struct eg_model eg_model;
@@ -283,6 +286,68 @@ EG_API void eg_model_training_io(const eg_model *model, int *num_params, int *nu
  * P <- P - lr * grad_P, and every buffer input takes its new value, B <- new_B, so the next
  * run continues training. EG_ERR_ARGUMENT before the first run. */
 EG_API eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
+
+/* An optimizer over a runtime's trainable parameters (the contract above), with torch.optim's
+ * update rules, its state (momentum buffers, Adam's moments) kept per parameter:
+ *
+ *     eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_ADAMW);
+ *     o.lr = 1e-3;
+ *     eg_optimizer *opt;
+ *     eg_optimizer_create(rt, &o, &opt);
+ *     for (...) {
+ *       ... eg_runtime_set_input(rt, "input", &batch) ...
+ *       eg_runtime_run(rt);
+ *       eg_optimizer_step(opt);      // parameters updated, buffers take their new values
+ *     }
+ *     eg_optimizer_destroy(opt);     // before the runtime
+ *
+ * SGD: g = grad + weight_decay*p; with momentum, b = g on the first step, then
+ * b = momentum*b + (1-dampening)*g, and g = nesterov ? g + momentum*b : b; p -= lr*g.
+ * Adam: g = grad + weight_decay*p; AdamW: p *= 1 - lr*weight_decay. Then (t = step count)
+ * m = beta1*m + (1-beta1)*g, v = beta2*v + (1-beta2)*g*g,
+ * p -= lr/(1-beta1^t) * m / (sqrt(v)/sqrt(1-beta2^t) + eps). */
+typedef enum eg_optimizer_kind {
+  EG_OPTIMIZER_SGD = 0,
+  EG_OPTIMIZER_ADAM,
+  EG_OPTIMIZER_ADAMW
+} eg_optimizer_kind;
+
+typedef struct eg_optimizer_options {
+  eg_optimizer_kind kind;
+  double lr;           /* >= 0 */
+  double weight_decay; /* >= 0; SGD and Adam: L2 added to the gradient; AdamW: decoupled */
+  double momentum;     /* SGD, >= 0 */
+  double dampening;    /* SGD */
+  bool nesterov;       /* SGD: needs momentum > 0 and dampening 0 (as torch.optim.SGD) */
+  double beta1, beta2; /* Adam/AdamW, each in [0, 1) */
+  double eps;          /* Adam/AdamW, >= 0 */
+} eg_optimizer_options;
+
+typedef struct eg_optimizer eg_optimizer;
+
+/* torch.optim's defaults for `kind`: SGD lr 1e-3, momentum, dampening, weight decay 0; Adam lr
+ * 1e-3, betas (0.9, 0.999), eps 1e-8, weight decay 0; AdamW the same with weight decay 1e-2. */
+EG_API eg_optimizer_options eg_optimizer_defaults(eg_optimizer_kind kind);
+/* An optimizer for every trainable parameter of `rt` (state zeroed, step count 0).
+ * EG_ERR_ARGUMENT names an option out of range, or a model with nothing to train. The runtime
+ * must outlive it. */
+EG_API eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *options,
+                                     eg_optimizer **out);
+EG_API void eg_optimizer_destroy(eg_optimizer *opt);
+/* After a successful eg_runtime_run: one update of every parameter from its gradient, and every
+ * state buffer takes its new value (as eg_runtime_sgd_update). EG_ERR_STATE before a run. */
+EG_API eg_status eg_optimizer_step(eg_optimizer *opt);
+/* The learning rate of the next steps (a schedule sets it before each). EG_ERR_ARGUMENT < 0. */
+EG_API eg_status eg_optimizer_set_lr(eg_optimizer *opt, double lr);
+/* Steps taken (Adam's t); set it when restoring a checkpoint together with the state. */
+EG_API int64_t eg_optimizer_steps(const eg_optimizer *opt);
+EG_API eg_status eg_optimizer_set_steps(eg_optimizer *opt, int64_t steps);
+/* The optimizer's state tensors, for checkpoints: per parameter P, "P.momentum_buffer" (SGD
+ * with momentum) or "P.exp_avg" and "P.exp_avg_sq" (Adam/AdamW); float32, P's shape. `out` is
+ * a view into the optimizer's memory: write it to restore a checkpoint. */
+EG_API int eg_optimizer_num_states(const eg_optimizer *opt);
+EG_API eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **name,
+                                    eg_tensor *out);
 
 /* ---- targets -------------------------------------------------------------------------- */
 

@@ -3,6 +3,9 @@
 #
 #   scripts/install-deps.sh build   compiler, CMake, jansson (JSON), OpenBLAS built for OpenMP
 #                                   (CBLAS sgemm sharing the OpenMP thread pool)
+#   scripts/install-deps.sh demo    the build packages plus python3 with numpy and Debian's
+#                                   python3-sklearn, which ships the digits data set `make demo`
+#                                   fine-tunes on (no PyTorch)
 #   scripts/install-deps.sh test    the above, plus both PyTorch versions the tests compare with:
 #                                   Debian's python3-torch 1.13 with numpy and torchvision 0.14
 #                                   (/usr/bin/python3), setuptools and wheel (the offline
@@ -26,6 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev)
+demo_pkgs=(python3 python3-numpy python3-sklearn)
 fuzz_pkgs=(clang libclang-rt-dev libomp-dev)
 aarch64_pkgs=(gcc-aarch64-linux-gnu qemu-user libjansson-dev:arm64 libopenblas-openmp-dev:arm64)
 test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip
@@ -35,10 +39,11 @@ VENV=.venv
 
 case "${1:-build}" in
   build) want=("${build_pkgs[@]}") ;;
-  test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  demo) want=("${build_pkgs[@]}" "${demo_pkgs[@]}") ;;
+  test) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}") ;;
   fuzz) want=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
   aarch64) want=("${build_pkgs[@]}" "${aarch64_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|fuzz|aarch64]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|demo|test|fuzz|aarch64]" >&2; exit 2 ;;
 esac
 
 # installed PKG[:ARCH]: PKG is installed for ARCH (default: the host's; "all" packages count).

@@ -32,11 +32,13 @@ Contract:
   (quint8 -> uint8, qint8 -> int8, qint32 -> int32), and so is a quantized dtype argument.
 - Both files are written atomically (temporary file + ``os.replace``), weights first.
 """
+import copy
 import inspect
 import json
 import math
 import operator
 import os
+import warnings
 
 import torch
 import torch.fx
@@ -63,12 +65,18 @@ _STRIDED_VIEWS = ("aten._reshape_alias.default", "aten.as_strided.default")
 
 class ExportResult:
     """What an export wrote: ``json_path``, ``weights_path`` and the ``graph`` dict itself;
+    ``init_path``: for a training step, ``STEM.init.safetensors``, the trainable parameters'
+    and state buffers' values at export under their state_dict names (``edgegrad train
+    --init``), else None; ``eval_path``: ``STEM.eval.json`` where an evaluation graph was
+    written (``export_training_step(..., eval_graph=True)``), else None;
     ``draws``: the example value of each random input (``bernoulli_<k>``: a Dropout or
     StochasticDepth mask), by input name."""
 
-    def __init__(self, json_path, weights_path, graph, draws=None):
+    def __init__(self, json_path, weights_path, graph, draws=None, init_path=None,
+                 eval_path=None):
         self.json_path, self.weights_path, self.graph = json_path, weights_path, graph
         self.draws = dict(draws or {})
+        self.init_path, self.eval_path = init_path, eval_path
 
     def __repr__(self):
         return f"ExportResult({self.json_path!r}, {self.weights_path!r})"
@@ -100,7 +108,7 @@ def export_function(fn, example_args, path, *, arg_names=None, output_names=None
 
 
 def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None,
-                         input_names=("input", "target"), input_grad=False):
+                         input_names=("input", "target"), input_grad=False, eval_graph=None):
     """Export one training step of ``model`` with loss ``loss_fn``, state included.
 
     The step computes ``out = functional_call(model, params and buffers, (input,))``,
@@ -115,6 +123,15 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     ``model.named_parameters()`` order, ``grad_input`` if ``input_grad``, then
     ``new_<buffer_name>`` per updated buffer in ``model.named_buffers()`` order.
     ``trainable``: None for all parameters, else an iterable of parameter names.
+    ``eval_graph``: also write ``path.eval.json``, the evaluation of the same model in eval
+    mode (BatchNorm on its running statistics, no dropout): inputs the example inputs, then the
+    step's trainable parameters and state buffers under the same names (a trainer copies them
+    over), outputs ``loss`` and ``output`` (the model's), then ``new_<buffer>`` for a state
+    buffer the eval-mode forward itself writes (an in-place moving average; a trainer drops
+    them: evaluating does not change the model); its frozen weights are the step's, in the
+    same safetensors file. None (the default): written where the eval-mode forward can be
+    exported, else a warning says why and ``eval_path`` is None; True: that failure raises;
+    False: not written.
     """
     example_inputs, input_names = tuple(example_inputs), tuple(input_names)
     if len(example_inputs) != len(input_names) or not example_inputs:
@@ -147,14 +164,88 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     outputs = ["loss"] + ["grad_" + _flat(name) for name in train]
     outputs += ["grad_input"] if input_grad else []
     outputs += ["new_" + name for name in trace.mutated]
-    return _export(trace, step, args, arg_names, static, outputs, path)
+    state_dict = {_flat(name): name for name in train}
+    state_dict.update({_flat(name): name for name in buffers if _flat(name) in updated})
+    evaluation = None
+    if eval_graph or eval_graph is None:
+        state_buffers = [name for name in buffers if _flat(name) in updated]
+        try:
+            evaluation = _encode_eval(model, loss_fn, example_inputs, input_names, train,
+                                      frozen, list(buffers), state_buffers, state_dict)
+        except ValueError as e:
+            if eval_graph:
+                raise
+            warnings.warn(f"export_training_step: no evaluation graph ({e})")
+    return _export(trace, step, args, arg_names, static, outputs, path, state_dict=state_dict,
+                   eval_graph=evaluation)
 
 
-def _export(trace, fn, args, names, static, output_names, path, reference=None):
+def _encode_eval(model, loss_fn, example_inputs, input_names, train, frozen, buffer_names,
+                 state_buffers, state_dict):
+    """The eval-mode forward of ``model`` (a copy put in eval mode) and its loss, encoded:
+    inputs as the training step's (example inputs, trainable parameters, state buffers, same
+    names), the rest statics under their dotted names."""
+    try:
+        from torch.func import functional_call
+    except ImportError:  # PyTorch 1.13
+        from torch.nn.utils.stateless import functional_call
+    evaluated = copy.deepcopy(model).eval()
+    params, buffers = dict(evaluated.named_parameters()), dict(evaluated.named_buffers())
+    n_in, names_p = len(example_inputs), train + frozen
+
+    def forward(*args):
+        inputs = args[:n_in]
+        values = dict(zip(names_p + buffer_names, args[n_in:]))
+        out = functional_call(evaluated, values, (inputs[0],))
+        return loss_fn(out, *inputs[1:]), out
+
+    args = [x.detach().clone() for x in example_inputs]
+    args += [params[n].detach().clone() for n in names_p]
+    args += [buffers[n].detach().clone() for n in buffer_names]
+    names = list(input_names) + [_flat(n) for n in train] + frozen
+    names += [_flat(n) if n in state_buffers else n for n in buffer_names]
+    static = set(frozen) | {n for n in buffer_names if n not in state_buffers}
+    args = _copy_args(args)
+    trace = functional_trace(forward, args, names, state=[_flat(n) for n in state_buffers])
+    if trace.draws:
+        raise ValueError("the eval-mode forward draws random numbers")
+    return _encode(trace, forward, args, names, static,
+                   ["loss", "output"] + ["new_" + name for name in trace.mutated],
+                   state_dict=state_dict)
+
+
+def _export(trace, fn, args, names, static, output_names, path, reference=None,
+            state_dict=None, eval_graph=None):
     """Check and encode a functional trace, compute the reference, write the files. The
     trace's random draws become inputs after ``names``; the reference replays them.
     ``reference``: PyTorch's eager outputs, one tensor per graph output in order, computed by
-    the caller (joint.py); None: run ``fn(*args)`` for them."""
+    the caller (joint.py); None: run ``fn(*args)`` for them. ``state_dict``: input name ->
+    the module's state_dict name, written as the input's ``"state_dict"`` (trainable parameters
+    and state buffers: what a trainer hands back to ``load_state_dict``). ``eval_graph``: an
+    _Encoded eval-mode forward written beside it as ``path.eval.json``, its statics in the
+    same weights file (shared where they are the same tensor)."""
+    enc = _encode(trace, fn, args, names, static, output_names, reference, state_dict)
+    weights = dict(enc.weights)
+    if eval_graph is not None:
+        _merge_statics(eval_graph, weights)
+    init = None
+    if state_dict:  # the first values `edgegrad train --init` starts from, by state_dict name
+        init = {state_dict[name]: arg.detach() for name, arg in zip(enc.names, enc.args)
+                if name in state_dict}
+    result = _write(path, enc.graph, weights, init, eval_graph and eval_graph.graph)
+    result.draws = {name: mask for name, _, mask in trace.draws}
+    return result
+
+
+class _Encoded:
+    """A checked, encoded trace: ``graph`` (dict), ``weights`` (static name -> tensor), and the
+    argument ``names`` / ``args`` it was traced with (random draws appended)."""
+
+    def __init__(self, graph, weights, names, args):
+        self.graph, self.weights, self.names, self.args = graph, weights, names, args
+
+
+def _encode(trace, fn, args, names, static, output_names, reference=None, state_dict=None):
     if trace.draws:
         fn = _drop_draw_args(replay_draws(fn, [mask for _, _, mask in trace.draws]), len(args))
         args = list(args) + [mask for _, _, mask in trace.draws]
@@ -164,6 +255,9 @@ def _export(trace, fn, args, names, static, output_names, path, reference=None):
     _check_strided_views(trace.gm, trace.results)
     graph, weights = _Encoder(trace.gm, trace.results, names, static).encode()
     _name_outputs(graph, output_names)
+    for entry in graph["inputs"]:
+        if state_dict and entry["name"] in state_dict:
+            entry["state_dict"] = state_dict[entry["name"]]
     if reference is None:
         graph["reference"] = _reference(fn, args, graph, names, trace.mutated)
     else:
@@ -171,9 +265,26 @@ def _export(trace, fn, args, names, static, output_names, path, reference=None):
     if trace.draws:
         graph["random_inputs"] = [{"input": name, "distribution": "bernoulli", "p": p}
                                   for name, p, _ in trace.draws]
-    result = _write(path, graph, weights)
-    result.draws = {name: mask for name, _, mask in trace.draws}
-    return result
+    return _Encoded(graph, weights, names, args)
+
+
+def _merge_statics(extra, weights):
+    """Adds ``extra``'s statics to ``weights``: one that is already there with equal dtype,
+    shape and values is shared; another under the same name is renamed ``eval.<name>`` in
+    ``extra``'s graph."""
+    renamed = {}
+    for name, t in extra.weights.items():
+        have = weights.get(name)
+        if have is not None and have.dtype == t.dtype and have.shape == t.shape and \
+                torch.equal(have, t):
+            continue
+        new = name if have is None else "eval." + name
+        while new in weights:
+            new = "eval." + new
+        weights[new] = t
+        renamed[name] = new
+    for entry in extra.graph["statics"]:
+        entry["name"] = renamed.get(entry["name"], entry["name"])
 
 
 def _drop_draw_args(fn, n):
@@ -539,12 +650,24 @@ def _dumps(graph):
     return "\n".join(lines) + "\n"
 
 
-def _write(path, graph, weights):
+def _write(path, graph, weights, init=None, eval_graph=None):
     path = os.fspath(path)
     json_path, weights_path = path + ".json", path + ".safetensors"
     graph["weights"] = os.path.basename(weights_path)
     text = _dumps(graph)  # serialise first: nothing is written if the graph cannot be
-    safetensors.save(weights_path, weights,
-                     {"producer": "edgegrad.export", "graph": os.path.basename(json_path)})
+    eval_text = eval_path = None
+    if eval_graph is not None:
+        eval_path = path + ".eval.json"
+        eval_graph["weights"] = graph["weights"]
+        eval_text = _dumps(eval_graph)
+    meta = {"producer": "edgegrad.export", "graph": os.path.basename(json_path)}
+    safetensors.save(weights_path, weights, meta)
+    init_path = None
+    if init:
+        init_path = path + ".init.safetensors"
+        safetensors.save(init_path, {k: v.contiguous() for k, v in init.items()}, meta)
+    if eval_text is not None:
+        write_atomic(eval_path, eval_text.encode("utf-8"))
     write_atomic(json_path, text.encode("utf-8"))
-    return ExportResult(json_path, weights_path, graph)
+    return ExportResult(json_path, weights_path, graph, init_path=init_path,
+                        eval_path=eval_path)

@@ -115,8 +115,11 @@ def export_joint(ep, path, *, loss_index=0, input_names=None):
     results = record(gm, _clones(args), layout.arg_names)
     _check_loss(results, gm)
     trace = Trace(gm, results, layout.state_names)
+    flat = _export_mod._flat
+    state_dict = {flat(name): name for name in layout.trainable + layout.state}
     return _export_mod._export(trace, None, args, layout.arg_names, layout.static,
-                               layout.output_names, path, reference=reference)
+                               layout.output_names, path, reference=reference,
+                               state_dict=state_dict)
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ static eg_status describe(const eg_graph *g, const eg_named *list, int n, int in
   const eg_value *v = &g->values[list[index].value];
   memset(out, 0, sizeof *out);
   out->name = list[index].name;
+  out->state_dict = list[index].state_dict;
   out->tensor.dtype = v->dtype;
   out->tensor.rank = v->rank;
   memcpy(out->tensor.shape, v->shape, sizeof v->shape);

@@ -427,8 +427,7 @@ eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out) {
 
 /* ---- training (the exporter's naming contract, see edgegrad.h) ---- */
 
-/* Output index named prefix+input_name whose dtype/shape equal the input's; -1 if none. */
-static int32_t paired_output(const eg_graph *g, int32_t input, const char *prefix) {
+int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *prefix) {
   const char *name = g->inputs[input].name;
   size_t lp = strlen(prefix);
   const eg_value *vi = &g->values[g->inputs[input].value];
@@ -448,8 +447,8 @@ void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffe
   const eg_graph *g = model ? model->graph : NULL;
   for (int32_t i = 0; g && i < g->n_inputs; i++) {
     const eg_value *v = &g->values[g->inputs[i].value];
-    if (v->dtype == EG_DTYPE_FLOAT32 && paired_output(g, i, "grad_") >= 0) p++;
-    if (paired_output(g, i, "new_") >= 0) b++;
+    if (v->dtype == EG_DTYPE_FLOAT32 && eg_graph_paired_output(g, i, "grad_") >= 0) p++;
+    if (eg_graph_paired_output(g, i, "new_") >= 0) b++;
   }
   if (num_params) *num_params = p;
   if (num_buffers) *num_buffers = b;
@@ -464,19 +463,21 @@ eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
   for (int32_t i = 0; i < g->n_inputs; i++) {
     int32_t in = g->inputs[i].value;
     const eg_value *v = &g->values[in];
-    int32_t o = paired_output(g, i, "grad_");
+    int32_t o = eg_graph_paired_output(g, i, "grad_");
     if (o >= 0 && v->dtype == EG_DTYPE_FLOAT32) {
       float *p = rt->data[in];
       const float *grad = rt->data[g->outputs[o].value];
       const int64_t n = eg_value_numel(v);
       for (int64_t k = 0; k < n; k++) p[k] -= lr * grad[k];
     }
-    if ((o = paired_output(g, i, "new_")) >= 0 && eg_value_nbytes(v) &&
+    if ((o = eg_graph_paired_output(g, i, "new_")) >= 0 && eg_value_nbytes(v) &&
         rt->data[in] != rt->data[g->outputs[o].value])
       memcpy(rt->data[in], rt->data[g->outputs[o].value], eg_value_nbytes(v));
   }
   return EG_OK;
 }
+
+const eg_graph *eg_runtime_graph(const eg_runtime *rt) { return rt->g; }
 
 eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out) {
   if (!rt || !out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_input: NULL argument");

@@ -2,10 +2,30 @@
 #ifndef EG_CLI_CLI_H
 #define EG_CLI_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "edgegrad.h"
+
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 
 /* Prints "edgegrad: <message>" as one line on stderr; returns `code`. */
 int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* fail() with eg_last_error(): input-caused statuses exit 2, the rest (memory, a run) 1. */
+int fail_status(eg_status s);
+
+bool is_help(const char *arg); /* -h or --help */
+/* "[2, 3, 8, 8]" into buf. */
+void format_shape(char *buf, size_t size, const eg_tensor *t);
+/* --max-memory SIZE of command `cmd`: a positive byte count, optionally with K, M or G (powers
+ * of 1024). 0, or EXIT_USAGE after the message. */
+int parse_size(const char *cmd, const char *v, size_t *out);
+
+/* Whether the model has an output named `prefix` + `name` ("grad_", "conv1_bias"). */
+bool has_output(const eg_model *m, const char *prefix, const char *name);
+
+/* edgegrad train (train.c). */
+int cmd_train(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
  *
  *   edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
  *                [--max-memory SIZE]
+ *   edgegrad train MODEL.json|PROGRAM.egp --data DIR --init WEIGHTS --epochs E ... (train.c)
  *   edgegrad info MODEL.json [--json]
  *   edgegrad targets
  *   edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json] [--skip-op OP]...
@@ -30,6 +31,7 @@
 int fail(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  fflush(stdout); /* what was printed before comes first */
   fputs("edgegrad: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
@@ -38,7 +40,7 @@ int fail(int code, const char *fmt, ...) {
 }
 
 /* Library failures: input-caused statuses exit 2, the rest 1. */
-static int fail_status(eg_status s) {
+int fail_status(eg_status s) {
   int code = (s == EG_ERR_NOMEM || s == EG_ERR_RUNTIME) ? EXIT_FAIL : EXIT_USAGE;
   return fail(code, "%s", eg_last_error());
 }
@@ -51,6 +53,8 @@ static const char usage_main[] =
     "\n"
     "commands:\n"
     "  run     run a model on .npy inputs and write its outputs as .npy files\n"
+    "  train   fine-tune a training step over a data set: epochs of mini-batches, SGD,\n"
+    "          Adam or AdamW, checkpoints, the trained weights as safetensors\n"
     "  info    show a model's inputs, outputs, ops and weights\n"
     "  targets list the Snapdragon SoCs (--soc names) and their HTP generation\n"
     "  compile decide, node by node, what a SoC's NPU runs and why the rest stays on\n"
@@ -120,9 +124,9 @@ static const char usage_info[] =
     "            \"ops\": {target: count}, \"nodes\": N, \"static_weights\": N,\n"
     "            \"static_bytes\": N}\n";
 
-static bool is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
+bool is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
-static void format_shape(char *buf, size_t size, const eg_tensor *t) {
+void format_shape(char *buf, size_t size, const eg_tensor *t) {
   size_t used = (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < t->rank && used < size; i++)
     used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
@@ -241,8 +245,7 @@ typedef struct run_args {
   int64_t last_run_ns;       /* wall time of the last eg_runtime_run, as the CLI saw it */
 } run_args;
 
-/* --max-memory SIZE: a positive byte count, optionally with K, M or G (powers of 1024). */
-static int parse_size(const char *v, size_t *out) {
+int parse_size(const char *cmd, const char *v, size_t *out) {
   char *end = NULL;
   errno = 0;
   unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
@@ -252,8 +255,8 @@ static int parse_size(const char *v, size_t *out) {
     if (u && end[0] != 0x20) shift = 10 * (int)(u - units + 1), end++;
   }
   if (!end || end == v || *end || errno || n == 0 || n > (SIZE_MAX >> shift))
-    return fail(EXIT_USAGE, "run: --max-memory %s: expected a positive whole number of bytes, "
-                "optionally with K, M or G (e.g. 512M, 2G)", v);
+    return fail(EXIT_USAGE, "%s: --max-memory %s: expected a positive whole number of bytes, "
+                "optionally with K, M or G (e.g. 512M, 2G)", cmd, v);
   *out = (size_t)(n << shift);
   return 0;
 }
@@ -305,7 +308,7 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     } else if (strcmp(a, "--max-memory") == 0) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a size (e.g. 512M)", a);
       ra->max_memory_arg = argv[++i];
-      if (parse_size(ra->max_memory_arg, &ra->rt_opt.max_memory_bytes)) return EXIT_USAGE;
+      if (parse_size("run", ra->max_memory_arg, &ra->rt_opt.max_memory_bytes)) return EXIT_USAGE;
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       ra->quiet = true;
     } else if (strcmp(a, "--profile") == 0) {
@@ -380,8 +383,7 @@ static int set_inputs(eg_runtime *rt, const run_args *ra, const eg_tensor *vals)
   return 0;
 }
 
-/* Whether output `prefix` + `name` exists. */
-static bool has_output(const eg_model *m, const char *prefix, const char *name) {
+bool has_output(const eg_model *m, const char *prefix, const char *name) {
   size_t lp = strlen(prefix);
   for (int i = 0; i < eg_model_num_outputs(m); i++) {
     eg_tensor_desc d;
@@ -1137,8 +1139,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (strcmp(cmd, "targets") == 0) return cmd_targets(argc - 2, argv + 2);
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+  if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
-  return fail(EXIT_USAGE, "command '%s' unknown: use run, info, targets, compile or inspect "
+  return fail(EXIT_USAGE, "command '%s' unknown: use run, train, info, targets, compile or inspect "
               "(see edgegrad --help)",
               cmd);
 }

@@ -243,11 +243,13 @@ static void put_arg(writer *w, wbuf *b, const eg_arg *a) {
   }
 }
 
-static void put_named(writer *w, wbuf *b, const eg_named *list, int32_t n) {
+/* `inputs`: each entry also carries its optional state_dict name. */
+static void put_named(writer *w, wbuf *b, const eg_named *list, int32_t n, bool inputs) {
   put_u32(b, (uint32_t)n);
   for (int32_t i = 0; i < n; i++) {
     put_str(w, b, list[i].name);
     put_i32(b, list[i].value);
+    if (inputs) put_str(w, b, list[i].state_dict);
   }
 }
 
@@ -282,8 +284,8 @@ static void write_graph(writer *w) {
       put_quant(b, v->quant);
     }
   }
-  put_named(w, b, g->inputs, g->n_inputs);
-  put_named(w, b, g->outputs, g->n_outputs);
+  put_named(w, b, g->inputs, g->n_inputs, true);
+  put_named(w, b, g->outputs, g->n_outputs, false);
   put_u32(b, (uint32_t)g->n_statics);
   for (int32_t i = 0; i < g->n_statics; i++) {
     const eg_static *s = &g->statics[i];

@@ -314,6 +314,13 @@ static eg_status parse_named(loader *L, json_t *root, const char *key, eg_named 
     EG_TRY(get_id(L, e, "value", where, false, &list[i].value));
     if (!(list[i].name = eg_arena_strdup(L->g->arena, name)))
       return bad(EG_ERR_NOMEM, "%s: out of memory", where);
+    json_t *sd = strcmp(key, "inputs") == 0 ? json_object_get(e, "state_dict") : NULL;
+    if (sd && (!json_is_string(sd) || !json_string_length(sd) ||
+               strlen(json_string_value(sd)) != json_string_length(sd)))
+      return bad(EG_ERR_FORMAT, "%s: \"state_dict\" of %s: expected a non-empty string without "
+                 "NUL", where, name);
+    if (sd && !(list[i].state_dict = eg_arena_strdup(L->g->arena, json_string_value(sd))))
+      return bad(EG_ERR_NOMEM, "%s: out of memory", where);
   }
   EG_TRY(check_unique(&list[0].name, sizeof *list, n, key));
   *out = list;

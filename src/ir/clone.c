@@ -55,8 +55,11 @@ static bool clone_node(eg_arena *a, eg_node *dst, const eg_node *src) {
 
 static bool clone_named(eg_arena *a, eg_named **dst, const eg_named *src, int32_t n) {
   if (!(*dst = dup_array(a, src, (size_t)n, sizeof(eg_named)))) return false;
-  for (int32_t i = 0; i < n; i++)
+  for (int32_t i = 0; i < n; i++) {
     if (!((*dst)[i].name = eg_arena_strdup(a, src[i].name))) return false;
+    if (src[i].state_dict && !((*dst)[i].state_dict = eg_arena_strdup(a, src[i].state_dict)))
+      return false;
+  }
   return true;
 }
 

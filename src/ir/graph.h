@@ -143,6 +143,8 @@ typedef struct eg_node {
 typedef struct eg_named {
   const char *name;
   int32_t value;
+  const char *state_dict; /* inputs: the PyTorch state_dict name of a trainable parameter or
+                             state buffer ("layer1.0.conv1.weight"); NULL when none */
 } eg_named;
 
 typedef struct eg_static {

@@ -390,7 +390,8 @@ static eg_status check_unique(const rd *c, const char *const *names, size_t stri
 static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **out,
                             int32_t *n_out) {
   int32_t n;
-  EG_TRY(rd_count(c, list_name, 8, INT32_MAX - 1, &n));
+  const bool inputs = strcmp(list_name, "inputs") == 0;
+  EG_TRY(rd_count(c, list_name, inputs ? 12 : 8, INT32_MAX - 1, &n));
   eg_named *list = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof *list);
   if (!list) return bad(c, EG_ERR_NOMEM, "%s: out of memory", list_name);
   for (int32_t i = 0; i < n; i++) {
@@ -398,6 +399,7 @@ static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **
     snprintf(w, sizeof w, "%s[%d]", list_name, i);
     EG_TRY(rd_str(L, c, w, false, &list[i].name));
     EG_TRY(rd_id(c, w, 0, L->g->n_values, &list[i].value));
+    if (inputs) EG_TRY(rd_str(L, c, w, true, &list[i].state_dict));
   }
   EG_TRY(check_unique(c, &list[0].name, sizeof *list, n, list_name));
   *out = list;

@@ -98,4 +98,45 @@ done
 head -c 60 "$data/tiny_step_inputs/input.npy" >"$work/input.npy"
 expect_fail 2 "input.npy" -- $exe run "$model" --input input="$work/input.npy"
 
+# train: help, usage and file errors (one line, exit 2, nothing written); a short run on the
+# fixture (its two examples are one batch) with --init from a folder of .npy
+# (the numbers against torch.optim: tests/conformance/test_train.py)
+if $exe train --help | grep -q "usage: edgegrad train"; then ok; else bad "train --help"; fi
+mkdir -p "$work/tdata"
+cp "$data/tiny_step_inputs/input.npy" "$data/tiny_step_inputs/target.npy" "$work/tdata/"
+tinit=$data/tiny_step_inputs
+expect_fail 2 "--data DIR missing" -- $exe train "$model" --init "$tinit" --epochs 1
+expect_fail 2 "--epochs E missing" -- $exe train "$model" --data "$work/tdata" --init "$tinit"
+expect_fail 2 "--init missing" -- $exe train "$model" --data "$work/tdata" --epochs 1
+expect_fail 2 "--optimizer rmsprop: expected sgd, adam or adamw" -- \
+  $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 1 --optimizer rmsprop
+expect_fail 2 "--betas/--eps are options of adam and adamw" -- \
+  $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 1 --eps 1e-6
+expect_fail 2 "Nesterov momentum needs --momentum > 0" -- \
+  $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 1 --nesterov
+expect_fail 2 "--epochs 0: expected an integer in [1, 1000000]" -- \
+  $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 0
+expect_fail 2 "--resume and --checkpoint-every need --checkpoint DIR" -- \
+  $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 1 --resume
+expect_fail 2 "nothing to resume" -- $exe train "$model" --data "$work/tdata" --epochs 1 \
+  --checkpoint "$work/nock" --resume
+expect_fail 2 "0_bias.npy" -- $exe train "$model" --data "$work/tdata" --init "$work/tdata" \
+  --epochs 1 --out "$work/never.safetensors"
+[[ -e "$work/never.safetensors" ]] && bad "train wrote --out after refusing its --init" || ok
+head -c 20 "$data/tiny_step.safetensors" >"$work/cut.safetensors"
+expect_fail 2 "--init $work/cut.safetensors: not a safetensors file" -- \
+  $exe train "$model" --data "$work/tdata" --init "$work/cut.safetensors" --epochs 1
+if $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 3 --optimizer adamw \
+    --out "$work/trained.safetensors" --log "$work/train.jsonl" >"$work/train.txt" 2>&1 &&
+    [[ $(grep -c '"event": "step"' "$work/train.jsonl") -eq 3 ]] &&
+    grep -q "^epoch 3/3  train loss" "$work/train.txt" && [[ -s "$work/trained.safetensors" ]]; then
+  ok
+else bad "train on the fixture: $(cat "$work/train.txt")"; fi
+ls "$work" | grep -q "trained.safetensors.tmp" && bad "train left a temporary file" || ok
+# a graph input's state_dict name must be a string
+sed 's/"name": "0_bias", "value": \([0-9]*\)}/"name": "0_bias", "value": \1, "state_dict": 7}/' \
+  "$model" >"$work/m.json"
+grep -q '"state_dict": 7' "$work/m.json" && ok || bad "test edit of state_dict did not apply"
+expect_fail 2 '"state_dict" of 0_bias: expected a non-empty string' -- $exe info "$work/m.json"
+
 summary "cli"

@@ -845,7 +845,8 @@ static void test_header_rejected(void) {
     const char *needle;
   } cases[] = {{0, 0x31504745u ^ 1, "not an edgegrad compiled program"},
                {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
-               {4, 3, "version (3)"},
+               {4, 2, "version (2)"}, /* version 2 (no state_dict names) is refused */
+               {4, 4, "version (4)"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

@@ -63,7 +63,7 @@ static eg_graph *tg_create(eg_dtype dtype) {
   g->nodes = eg_arena_array(g->arena, MAX_NODES, sizeof(eg_node));
   g->inputs = eg_arena_array(g->arena, 1, sizeof(eg_named));
   g->n_values = g->n_inputs = 1;
-  g->inputs[0] = (eg_named){"x", 0};
+  g->inputs[0] = (eg_named){.name = "x", .value = 0};
   g->values[0] = (eg_value){.kind = EG_VALUE_TENSOR, .dtype = dtype, .rank = 1, .shape = {4},
                             .role = EG_ROLE_INPUT, .def = 0};
   return g;

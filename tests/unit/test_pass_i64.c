@@ -58,12 +58,12 @@ static int32_t tg_value(eg_graph *g, eg_dtype dt, int rank, const int64_t *shape
 static int32_t tg_input(eg_graph *g, const char *name, eg_dtype dt, int rank,
                         const int64_t *shape) {
   int32_t id = tg_value(g, dt, rank, shape, EG_ROLE_INPUT, g->n_inputs);
-  g->inputs[g->n_inputs++] = (eg_named){eg_arena_strdup(g->arena, name), id};
+  g->inputs[g->n_inputs++] = (eg_named){.name = eg_arena_strdup(g->arena, name), .value = id};
   return id;
 }
 
 static void tg_output(eg_graph *g, const char *name, int32_t id) {
-  g->outputs[g->n_outputs++] = (eg_named){eg_arena_strdup(g->arena, name), id};
+  g->outputs[g->n_outputs++] = (eg_named){.name = eg_arena_strdup(g->arena, name), .value = id};
 }
 
 /* A node of `op` on `n_in` tensor values, with one output of dtype dt, shape [4]. */

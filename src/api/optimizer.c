@@ -1,0 +1,227 @@
+/* optimizer.c — eg_optimizer_* of the public API: SGD (momentum, dampening, Nesterov, weight
+ * decay), Adam and AdamW with torch.optim's update rules, over a runtime's trainable
+ * parameters (the exporter's contract: an input P with an output grad_P) and state buffers (an
+ * input B with an output new_B). Parameters are updated in place in the runtime's input
+ * buffers, so the next eg_runtime_run trains on; state is one float32 tensor per parameter and
+ * kind (momentum_buffer; exp_avg, exp_avg_sq), allocated at creation. Scalars are double, the
+ * element arithmetic float, in torch.optim's order of operations (its single-tensor path). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/runtime.h"
+#include "ir/graph.h"
+#include "util/error.h"
+
+typedef struct opt_param {
+  int32_t input, grad_output; /* graph input index, output index of grad_P */
+  int64_t numel;
+  float *state[2];            /* momentum_buffer | exp_avg, exp_avg_sq (NULL when unused) */
+  char *state_name[2];
+} opt_param;
+
+struct eg_optimizer {
+  eg_runtime *rt;
+  eg_optimizer_options o;
+  int64_t steps;
+  int n_params;
+  opt_param *p;
+  int n_states_per_param; /* 0 (plain SGD), 1 (SGD with momentum), 2 (Adam/AdamW) */
+};
+
+eg_optimizer_options eg_optimizer_defaults(eg_optimizer_kind kind) {
+  eg_optimizer_options o = {.kind = kind, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
+  if (kind == EG_OPTIMIZER_ADAMW) o.weight_decay = 1e-2;
+  return o;
+}
+
+static eg_status check_options(const eg_optimizer_options *o) {
+  const char *kind = o->kind == EG_OPTIMIZER_SGD ? "sgd" : o->kind == EG_OPTIMIZER_ADAM ? "adam"
+                                                                                        : "adamw";
+  if (o->kind < EG_OPTIMIZER_SGD || o->kind > EG_OPTIMIZER_ADAMW)
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: kind (%d): not an eg_optimizer_kind",
+                    (int)o->kind);
+#define RANGE(ok, what, v, rule)                                                                \
+  if (!(ok))                                                                                    \
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: %s %s (%g): %s", kind, what, v, rule)
+  RANGE(isfinite(o->lr) && o->lr >= 0, "lr", o->lr, "must be finite and >= 0");
+  RANGE(isfinite(o->weight_decay) && o->weight_decay >= 0, "weight_decay", o->weight_decay,
+        "must be finite and >= 0");
+  if (o->kind == EG_OPTIMIZER_SGD) {
+    RANGE(isfinite(o->momentum) && o->momentum >= 0, "momentum", o->momentum,
+          "must be finite and >= 0");
+    RANGE(isfinite(o->dampening), "dampening", o->dampening, "must be finite");
+    RANGE(!o->nesterov || (o->momentum > 0 && o->dampening == 0), "nesterov with momentum",
+          o->momentum, "Nesterov momentum needs momentum > 0 and dampening 0");
+  } else {
+    RANGE(o->beta1 >= 0 && o->beta1 < 1, "beta1", o->beta1, "must be in [0, 1)");
+    RANGE(o->beta2 >= 0 && o->beta2 < 1, "beta2", o->beta2, "must be in [0, 1)");
+    RANGE(isfinite(o->eps) && o->eps >= 0, "eps", o->eps, "must be finite and >= 0");
+  }
+#undef RANGE
+  return EG_OK;
+}
+
+eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *options,
+                              eg_optimizer **out) {
+  if (!rt || !options || !out) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: NULL argument");
+  *out = NULL;
+  EG_TRY(check_options(options));
+  const eg_graph *g = eg_runtime_graph(rt);
+  eg_optimizer *opt = calloc(1, sizeof *opt);
+  if (!opt || !(opt->p = calloc((size_t)g->n_inputs + 1, sizeof *opt->p))) {
+    free(opt);
+    return eg_error(EG_ERR_NOMEM, "eg_optimizer_create: out of memory");
+  }
+  opt->rt = rt;
+  opt->o = *options;
+  opt->n_states_per_param = options->kind != EG_OPTIMIZER_SGD ? 2 : options->momentum > 0;
+  static const char *const suffix[2][2] = {{".momentum_buffer", ""}, {".exp_avg", ".exp_avg_sq"}};
+  const int family = options->kind != EG_OPTIMIZER_SGD;
+  int n_buffers = 0;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    const eg_value *v = &g->values[g->inputs[i].value];
+    n_buffers += eg_graph_paired_output(g, i, "new_") >= 0;
+    int32_t o = eg_graph_paired_output(g, i, "grad_");
+    if (o < 0 || v->dtype != EG_DTYPE_FLOAT32) continue;
+    opt_param *p = &opt->p[opt->n_params++];
+    p->input = i;
+    p->grad_output = o;
+    p->numel = eg_value_numel(v);
+    for (int k = 0; k < opt->n_states_per_param; k++) {
+      const char *name = g->inputs[i].name;
+      size_t len = strlen(name) + strlen(suffix[family][k]) + 1;
+      p->state[k] = calloc((size_t)(p->numel ? p->numel : 1), sizeof(float));
+      p->state_name[k] = malloc(len);
+      if (!p->state[k] || !p->state_name[k]) {
+        eg_optimizer_destroy(opt);
+        return eg_error(EG_ERR_NOMEM, "eg_optimizer_create: out of memory for the state of %s",
+                        name);
+      }
+      snprintf(p->state_name[k], len, "%s%s", name, suffix[family][k]);
+    }
+  }
+  if (opt->n_params == 0 && n_buffers == 0) {
+    eg_optimizer_destroy(opt);
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: the model has no input P with an "
+                    "output grad_P (nor B with new_B): nothing to train");
+  }
+  *out = opt;
+  return EG_OK;
+}
+
+void eg_optimizer_destroy(eg_optimizer *opt) {
+  if (!opt) return;
+  for (int i = 0; i < opt->n_params; i++)
+    for (int k = 0; k < 2; k++) {
+      free(opt->p[i].state[k]);
+      free(opt->p[i].state_name[k]);
+    }
+  free(opt->p);
+  free(opt);
+}
+
+static void sgd(const eg_optimizer *opt, const opt_param *p, float *w, const float *grad) {
+  const float lr = (float)opt->o.lr, wd = (float)opt->o.weight_decay;
+  const float mom = (float)opt->o.momentum, keep = (float)(1.0 - opt->o.dampening);
+  float *buf = p->state[0];
+  const bool first = opt->steps == 0, nesterov = opt->o.nesterov;
+  for (int64_t k = 0; k < p->numel; k++) {
+    float d = wd != 0.0f ? grad[k] + wd * w[k] : grad[k];
+    if (buf) {
+      buf[k] = first ? d : mom * buf[k] + keep * d;
+      d = nesterov ? d + mom * buf[k] : buf[k];
+    }
+    w[k] -= lr * d;
+  }
+}
+
+static void adam(const eg_optimizer *opt, const opt_param *p, float *w, const float *grad) {
+  const double t = (double)(opt->steps + 1), b1 = opt->o.beta1, b2 = opt->o.beta2;
+  const float wd = (float)opt->o.weight_decay;
+  const bool decoupled = opt->o.kind == EG_OPTIMIZER_ADAMW;
+  const float decay = (float)(1.0 - opt->o.lr * opt->o.weight_decay);
+  const float w1 = (float)(1.0 - b1), fb2 = (float)b2, w2 = (float)(1.0 - b2);
+  const float step_size = (float)(opt->o.lr / (1.0 - pow(b1, t)));
+  const float bc2_sqrt = (float)sqrt(1.0 - pow(b2, t)), eps = (float)opt->o.eps;
+  float *m = p->state[0], *v = p->state[1];
+  for (int64_t k = 0; k < p->numel; k++) {
+    float g = grad[k];
+    if (decoupled) w[k] *= decay;
+    else if (wd != 0.0f) g += wd * w[k];
+    m[k] += w1 * (g - m[k]);
+    v[k] = fb2 * v[k] + w2 * g * g;
+    w[k] -= step_size * (m[k] / (sqrtf(v[k]) / bc2_sqrt + eps));
+  }
+}
+
+eg_status eg_optimizer_step(eg_optimizer *opt) {
+  if (!opt) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_step: NULL argument");
+  const eg_graph *g = eg_runtime_graph(opt->rt);
+  for (int i = 0; i < opt->n_params; i++) {
+    const opt_param *p = &opt->p[i];
+    eg_tensor w, grad;
+    eg_status s = eg_runtime_output(opt->rt, p->grad_output, &grad);
+    if (s == EG_ERR_STATE)
+      return eg_error(EG_ERR_STATE, "eg_optimizer_step: no successful run yet: the step reads "
+                      "the gradients of the last eg_runtime_run that returned EG_OK");
+    if (s == EG_OK) s = eg_runtime_input(opt->rt, p->input, &w);
+    if (s != EG_OK) return s;
+    if (opt->o.kind == EG_OPTIMIZER_SGD) sgd(opt, p, w.data, grad.data);
+    else adam(opt, p, w.data, grad.data);
+  }
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    int32_t o = eg_graph_paired_output(g, i, "new_");
+    eg_tensor b, nb;
+    if (o < 0 || eg_runtime_input(opt->rt, i, &b) != EG_OK ||
+        eg_runtime_output(opt->rt, o, &nb) != EG_OK)
+      continue;
+    const size_t bytes = (size_t)eg_tensor_numel(&b) * eg_dtype_size(b.dtype);
+    if (bytes && b.data != nb.data) memcpy(b.data, nb.data, bytes);
+  }
+  opt->steps++;
+  return EG_OK;
+}
+
+eg_status eg_optimizer_set_lr(eg_optimizer *opt, double lr) {
+  if (!opt) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_set_lr: NULL argument");
+  if (!isfinite(lr) || lr < 0)
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_set_lr: lr (%g): must be finite and >= 0", lr);
+  opt->o.lr = lr;
+  return EG_OK;
+}
+
+int64_t eg_optimizer_steps(const eg_optimizer *opt) { return opt ? opt->steps : 0; }
+
+eg_status eg_optimizer_set_steps(eg_optimizer *opt, int64_t steps) {
+  if (!opt) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_set_steps: NULL argument");
+  if (steps < 0)
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_set_steps: steps (%lld): must be >= 0",
+                    (long long)steps);
+  opt->steps = steps;
+  return EG_OK;
+}
+
+int eg_optimizer_num_states(const eg_optimizer *opt) {
+  return opt ? opt->n_params * opt->n_states_per_param : 0;
+}
+
+eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **name, eg_tensor *out) {
+  if (!opt || !name || !out) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_state: NULL argument");
+  const int n = eg_optimizer_num_states(opt);
+  if (index < 0 || index >= n)
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_state: index (%d) out of range [0, %d)", index,
+                    n);
+  const opt_param *p = &opt->p[index / opt->n_states_per_param];
+  const int k = index % opt->n_states_per_param;
+  const eg_graph *g = eg_runtime_graph(opt->rt);
+  const eg_value *v = &g->values[g->inputs[p->input].value];
+  memset(out, 0, sizeof *out);
+  out->dtype = EG_DTYPE_FLOAT32;
+  out->rank = v->rank;
+  memcpy(out->shape, v->shape, sizeof out->shape);
+  out->data = p->state[k];
+  *name = p->state_name[k];
+  return EG_OK;
+}
