@@ -452,7 +452,7 @@ static int load_set(trainer *tr, const eg_model *m, const char *dir, const char 
     } else {
       eg_status s = eg_npy_load(path, &x->file);
       rc = s == EG_OK ? attach(tr, ds, x, path) : fail_status(s);
-      if (s != EG_OK) eg_tensor_free(&x->file);
+      if (rc) eg_tensor_free(&x->file); /* not counted in ds->n_in: not freed by cleanup */
     }
     free(path);
     if (rc) return rc;
@@ -513,6 +513,7 @@ static int split_val(trainer *tr) {
     }
     rc = take_rows(&src->file, src->row_file, order, n - k, k, &x->file);
     if (rc == 0) rc = attach(tr, v, x, "(held back by --val-split)");
+    if (rc) eg_tensor_free(&x->file);
   }
   for (int j = 0; rc == 0 && j < t->n_in; j++) {
     eg_tensor kept;
