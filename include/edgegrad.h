@@ -97,6 +97,15 @@ typedef struct eg_tensor {
   void *data;
 } eg_tensor;
 
+/* What an input holds that a training loop draws afresh for every step. */
+typedef enum eg_random_kind {
+  EG_RANDOM_NONE = 0,  /* data, a parameter, a buffer: given by the caller */
+  EG_RANDOM_BERNOULLI  /* a 0/1 mask of the step's own Bernoulli draw (nn.Dropout, Dropout2d,
+                          StochasticDepth in train mode): each element 1 with probability
+                          eg_tensor_desc.random_p, else 0, in the input's dtype (float32,
+                          float64, uint8 or bool) */
+} eg_random_kind;
+
 /* Name, dtype and shape of a model input or output (`data` unused, NULL). `name` stays valid
  * while the model lives. */
 typedef struct eg_tensor_desc {
@@ -105,6 +114,13 @@ typedef struct eg_tensor_desc {
   /* An input holding a trainable parameter or state buffer: its PyTorch state_dict name
    * ("layer1.0.conv1.weight"), as the exporter recorded it; NULL otherwise (and for outputs). */
   const char *state_dict;
+  /* An input holding a random draw of the traced step (the exporter's "random_inputs":
+   * bernoulli_<k>); EG_RANDOM_NONE otherwise (and for outputs). The runtime treats it as any
+   * input: the caller sets a fresh draw before each step (`edgegrad train` does). */
+  eg_random_kind random;
+  /* EG_RANDOM_BERNOULLI: the probability of a one, in [0, 1] (1 - Dropout's p); NAN where the
+   * traced step took it from a tensor (no loop can draw it then). 0 for other inputs. */
+  double random_p;
 } eg_tensor_desc;
 
 typedef struct eg_model eg_model;
@@ -581,6 +597,9 @@ EG_API eg_status eg_model_npu_op_param(const eg_model *model, int partition, int
 
 /* ---- .npy files ----------------------------------------------------------------------- */
 
+/* Parses the `size` bytes of a .npy file held in memory (e.g. a member of an .npz archive, or
+ * an app's asset) as eg_npy_load reads a file; `name` is the file's name in messages. */
+EG_API eg_status eg_npy_parse(const char *name, const void *bytes, size_t size, eg_tensor *out);
 /* Reads a NumPy .npy file (format 1.0/2.0/3.0, little-endian, C order, a dtype edgegrad
  * knows). On success out->data is malloc'ed: free it with eg_tensor_free. */
 EG_API eg_status eg_npy_load(const char *path, eg_tensor *out);

@@ -42,6 +42,8 @@ static eg_status describe(const eg_graph *g, const eg_named *list, int n, int in
   memset(out, 0, sizeof *out);
   out->name = list[index].name;
   out->state_dict = list[index].state_dict;
+  out->random = list[index].random;
+  out->random_p = list[index].random ? list[index].random_p : 0;
   out->tensor.dtype = v->dtype;
   out->tensor.rank = v->rank;
   memcpy(out->tensor.shape, v->shape, sizeof v->shape);

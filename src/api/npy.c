@@ -1,5 +1,7 @@
 /* npy.c — NumPy .npy reader and writer (public API: eg_npy_load, eg_npy_save).
  *
+ * eg_npy_parse reads one held in memory (an .npz member), eg_npy_load a file.
+ *
  * Format: "\x93NUMPY", major, minor (1, 2 or 3), header length (u16 LE for 1.x, u32 LE for
  * 2.x/3.x), then an ASCII Python dict literal
  *   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -131,14 +133,14 @@ static eg_status parse_header(const char *path, const unsigned char *f, size_t s
   return s;
 }
 
-eg_status eg_npy_load(const char *path, eg_tensor *out) {
+eg_status eg_npy_parse(const char *path, const void *bytes, size_t size, eg_tensor *out) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_npy_parse: out is NULL");
   memset(out, 0, sizeof *out);
-  void *data;
-  size_t size;
-  EG_TRY(eg_file_read(path, EG_NPY_MAX_FILE, &data, &size));
+  if (!path || (!bytes && size))
+    return eg_error(EG_ERR_ARGUMENT, "eg_npy_parse: name or bytes is NULL");
   eg_tensor t = {0};
   size_t off = 0;
-  eg_status s = parse_header(path, data, size, &t, &off);
+  eg_status s = parse_header(path, bytes, size, &t, &off);
   if (s == EG_OK) {
     int64_t numel = eg_shape_numel(t.shape, t.rank, EG_MAX_NUMEL);
     size_t need = 0;
@@ -153,10 +155,19 @@ eg_status eg_npy_load(const char *path, eg_tensor *out) {
     else if (!(t.data = malloc(need ? need : 1)))
       s = eg_error(EG_ERR_NOMEM, "%s: out of memory", path);
     else
-      memcpy(t.data, (unsigned char *)data + off, need);
+      memcpy(t.data, (const unsigned char *)bytes + off, need);
   }
-  free(data);
   if (s == EG_OK) *out = t;
+  return s;
+}
+
+eg_status eg_npy_load(const char *path, eg_tensor *out) {
+  if (out) memset(out, 0, sizeof *out);
+  void *data;
+  size_t size;
+  EG_TRY(eg_file_read(path, EG_NPY_MAX_FILE, &data, &size));
+  eg_status s = eg_npy_parse(path, data, size, out);
+  free(data);
   return s;
 }
 

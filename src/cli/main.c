@@ -120,7 +120,8 @@ static const char usage_info[] =
     "number of nodes per op, and the count and bytes of its static (frozen) weights.\n"
     "\n"
     "  --json   print the same as one JSON object:\n"
-    "           {\"inputs\": [{\"name\", \"dtype\", \"shape\"}], \"outputs\": [...],\n"
+    "           {\"inputs\": [{\"name\", \"dtype\", \"shape\" (, \"random\": {\"distribution\":\n"
+    "            \"bernoulli\", \"p\"} for a Dropout mask)}], \"outputs\": [...],\n"
     "            \"ops\": {target: count}, \"nodes\": N, \"static_weights\": N,\n"
     "            \"static_bytes\": N}\n";
 
@@ -139,8 +140,13 @@ void format_shape(char *buf, size_t size, const eg_tensor *t) {
 static json_t *desc_json(const eg_tensor_desc *d) {
   json_t *shape = json_array();
   for (int i = 0; i < d->tensor.rank; i++) json_array_append_new(shape, json_integer(d->tensor.shape[i]));
-  return json_pack("{s:s, s:s, s:o}", "name", d->name, "dtype", eg_dtype_name(d->tensor.dtype),
-                   "shape", shape);
+  json_t *o = json_pack("{s:s, s:s, s:o}", "name", d->name, "dtype",
+                        eg_dtype_name(d->tensor.dtype), "shape", shape);
+  if (o && d->random == EG_RANDOM_BERNOULLI)
+    json_object_set_new(o, "random", json_pack("{s:s, s:o}", "distribution", "bernoulli", "p",
+                                               isnan(d->random_p) ? json_null()
+                                                                  : json_real(d->random_p)));
+  return o;
 }
 
 static int info_json(const eg_model *m) {
@@ -179,7 +185,12 @@ static void info_text(const eg_model *m) {
   for (int i = 0; i < eg_model_num_inputs(m); i++)
     if (eg_model_input(m, i, &d) == EG_OK) {
       format_shape(shape, sizeof shape, &d.tensor);
-      printf("  %-24s %-8s %s\n", d.name, eg_dtype_name(d.tensor.dtype), shape);
+      printf("  %-24s %-8s %s", d.name, eg_dtype_name(d.tensor.dtype), shape);
+      if (d.random == EG_RANDOM_BERNOULLI && isnan(d.random_p))
+        printf("  (random: Bernoulli mask, p from a tensor)");
+      else if (d.random == EG_RANDOM_BERNOULLI)
+        printf("  (random: Bernoulli mask, p %g)", d.random_p);
+      printf("\n");
     }
   printf("outputs:\n");
   for (int i = 0; i < eg_model_num_outputs(m); i++)

@@ -9,6 +9,7 @@
  * (read and checked against this run), then the epochs. Every file is written atomically
  * (stfile.h). The example order of epoch e is a permutation drawn from (seed, e) alone, so a
  * run resumed at any step sees the batches an uninterrupted run would. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,13 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arrays.h"
 #include "cli.h"
 #include "outdir.h"
 #include "stfile.h"
 
 static const char usage_train[] =
-    "usage: edgegrad train MODEL.json|PROGRAM.egp --data DIR --init WEIGHTS --epochs E\n"
-    "                      [--eval EVAL (--val-data DIR | --val-split F)] [--soc SOC]\n"
+    "usage: edgegrad train MODEL.json|PROGRAM.egp --data DATA --init WEIGHTS --epochs E\n"
+    "                      [--eval EVAL (--val-data DATA | --val-split F)] [--soc SOC]\n"
     "                      [--optimizer sgd|adam|adamw] [--lr LR] [--momentum M]\n"
     "                      [--dampening D] [--nesterov] [--weight-decay WD] [--betas B1,B2]\n"
     "                      [--eps EPS] [--lr-schedule constant|step|cosine] [--lr-step E]\n"
@@ -41,14 +43,18 @@ static const char usage_train[] =
     "its output new_B (BatchNorm's running statistics). On the CPU kernels, or compiled for a\n"
     "SoC with --soc; a compiled program runs as compiled.\n"
     "\n"
-    "  --data DIR          one file DIR/<input>.npy per data input of the model (each input\n"
-    "                      that is neither a parameter nor a buffer: `edgegrad info`), all\n"
-    "                      with the same number of examples N on their first axis; the rest\n"
-    "                      of each shape is the input's without its batch axis. float data\n"
-    "                      must be finite; integer labels (any integer dtype, given to an\n"
-    "                      int64 input) must be >= 0; uint8 data for a float32 input needs\n"
+    "  --data DATA         a folder holding DATA/<input>.npy, or an .npz archive\n"
+    "                      (numpy.savez / savez_compressed) holding <input>.npy, for each\n"
+    "                      data input of the model (an input that is neither a parameter,\n"
+    "                      a buffer nor a random draw: `edgegrad info`), all with the same\n"
+    "                      number of examples N on their first axis; the rest of each\n"
+    "                      shape is the input's without its batch axis. float data must be\n"
+    "                      finite; integer labels (any integer dtype, given to an int64\n"
+    "                      input) must be >= 0; uint8 data for a float32 input needs\n"
     "                      --normalize. The batch size B is the graph's: each epoch runs\n"
-    "                      N/B steps, and the N mod B examples left over are dropped (said)\n"
+    "                      N/B steps, and the N mod B examples left over are dropped (said).\n"
+    "                      Random inputs (Dropout masks, `edgegrad info` marks them) are\n"
+    "                      drawn afresh for every step from a stream seeded by --seed\n"
     "  --init WEIGHTS      the parameters' and buffers' first values: a safetensors file\n"
     "                      with each under its PyTorch state_dict name or its input name\n"
     "                      (the exporter writes STEM.init.safetensors; a whole state_dict\n"
@@ -62,7 +68,7 @@ static const char usage_train[] =
     "                      the step's current parameters and buffers: val loss, and val\n"
     "                      accuracy (top-1) where its output is [batch, classes]; labels\n"
     "                      must then be < classes (checked before training)\n"
-    "  --val-data DIR      the validation set, as --data, for EVAL's data inputs\n"
+    "  --val-data DATA     the validation set, as --data, for EVAL's data inputs\n"
     "  --val-split F       hold back round(F*N) examples of --data as the validation set\n"
     "                      (drawn with --seed; the last ones with --no-shuffle)\n"
     "  --optimizer KIND    sgd (default), adam or adamw, with torch.optim's update rules\n"
@@ -77,10 +83,12 @@ static const char usage_train[] =
     "                      T_max = E, eta_min 0)\n"
     "  --no-shuffle        examples in file order (default: a permutation per epoch drawn\n"
     "                      from --seed S, default 0, and the epoch)\n"
+    "  --seed S            seeds the shuffle and the random inputs' stream (default 0)\n"
     "  --normalize M,S     uint8 data for float32 inputs becomes (x/255 - M) / S\n"
     "  --checkpoint DIR    after every epoch (and every K steps with --checkpoint-every K)\n"
     "                      write DIR/checkpoint.safetensors atomically: parameters, buffers,\n"
-    "                      optimizer state, epoch and step. --resume continues from it; the\n"
+    "                      optimizer state, epoch, step and the random stream's state.\n"
+    "                      --resume continues from it; the\n"
     "                      final weights equal an uninterrupted run's bit for bit. A\n"
     "                      checkpoint of another model, data set or optimizer setting is\n"
     "                      refused\n"
@@ -151,6 +159,15 @@ typedef struct trainer {
   int64_t step;
   double loss_sum;
   int64_t ckpt_written_step; /* global step of the last checkpoint written or read; -1 none */
+  /* the step's random inputs (Dropout masks): drawn afresh before every step from one
+   * splitmix64 stream, whose state the checkpoint keeps */
+  struct random_in {
+    int input;
+    double p;
+    eg_tensor mask;
+  } *rnd;
+  int n_rnd;
+  uint64_t rng;
   char note[1200];
   int loss_at;
 } trainer;
@@ -277,7 +294,8 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
   }
   if (rc) return rc;
   if (!a->model) return fail(EXIT_USAGE, "train: no model given (see edgegrad train --help)");
-  if (!a->data) return fail(EXIT_USAGE, "train: --data DIR missing: the examples to train on");
+  if (!a->data) return fail(EXIT_USAGE, "train: --data DATA missing: the examples to train on "
+                            "(a folder of <input>.npy or an .npz archive)");
   if (!a->init && !a->resume)
     return fail(EXIT_USAGE, "train: --init missing: the first values of the parameters and "
                 "buffers (WEIGHTS.safetensors, or a folder of <input>.npy)");
@@ -319,6 +337,12 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
 /* A parameter (an output grad_<name>) or a state buffer (new_<name>). */
 static bool is_state(const eg_model *m, const char *name) {
   return has_output(m, "grad_", name) || has_output(m, "new_", name);
+}
+
+/* An input a training loop draws itself (a Dropout mask): no data file feeds it. */
+static bool is_random(const eg_model *m, int i) {
+  eg_tensor_desc d;
+  return eg_model_input(m, i, &d) == EG_OK && d.random != EG_RANDOM_NONE;
 }
 
 static bool is_int(eg_dtype t) {
@@ -424,40 +448,34 @@ static int finish_set(dataset *ds, const char *what, const char *dir) {
   return 0;
 }
 
-/* Loads DIR/<input>.npy for every data input of `m` into `ds`. `opt` names the option. */
-static int load_set(trainer *tr, const eg_model *m, const char *dir, const char *opt,
+/* Loads array <input> of `src` (a folder of .npy files or an .npz archive: arrays.h) for every
+ * data input of `m` into `ds`. `opt` names the option. */
+static int load_set(trainer *tr, const eg_model *m, const char *src, const char *opt,
                     dataset *ds) {
   const int n = eg_model_num_inputs(m);
   if (!(ds->in = calloc((size_t)n + 1, sizeof *ds->in)))
     return fail(EXIT_FAIL, "train: out of memory");
-  struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return fail(EXIT_USAGE, "train: %s %s: not a folder: give a folder of <input>.npy files", opt,
-                dir);
-  for (int i = 0; i < n; i++) {
+  arrays *arr;
+  int rc = arrays_open(src, opt, &arr);
+  for (int i = 0; rc == 0 && i < n; i++) {
     data_in *x = &ds->in[ds->n_in];
     eg_model_input(m, i, &x->d);
-    if (is_state(tr->m, x->d.name)) continue;
+    if (is_state(tr->m, x->d.name) || is_random(m, i)) continue;
     x->input = i;
-    if (!outdir_name_ok(x->d.name) || x->d.tensor.rank < 1)
-      return fail(EXIT_USAGE, "train: input %s: %s", x->d.name,
-                  x->d.tensor.rank < 1 ? "a data input needs a batch axis"
-                                       : "not usable as a file name in a data folder");
-    char *path = outdir_join(dir, x->d.name, ".npy");
-    if (!path) return fail(EXIT_FAIL, "train: out of memory");
-    int rc = 0;
-    if (stat(path, &st) != 0) {
-      rc = fail(EXIT_USAGE, "train: data %s: missing: input %s (%s) needs its examples there",
-                path, x->d.name, eg_dtype_name(x->d.tensor.dtype));
-    } else {
-      eg_status s = eg_npy_load(path, &x->file);
-      rc = s == EG_OK ? attach(tr, ds, x, path) : fail_status(s);
-      if (rc) eg_tensor_free(&x->file); /* not counted in ds->n_in: not freed by cleanup */
+    if (x->d.tensor.rank < 1) {
+      rc = fail(EXIT_USAGE, "train: input %s: a data input needs a batch axis", x->d.name);
+      break;
     }
-    free(path);
-    if (rc) return rc;
+    char why[400], where[1200];
+    snprintf(why, sizeof why, "input %s (%s) needs its examples there", x->d.name,
+             eg_dtype_name(x->d.tensor.dtype));
+    arrays_where(arr, x->d.name, where, sizeof where);
+    rc = arrays_get(arr, x->d.name, why, &x->file);
+    if (rc == 0) rc = attach(tr, ds, x, where);
+    if (rc) eg_tensor_free(&x->file); /* not counted in ds->n_in: not freed by cleanup */
   }
-  return finish_set(ds, opt, dir);
+  arrays_close(arr);
+  return rc ? rc : finish_set(ds, opt, src);
 }
 
 /* A tensor of `rows` rows of `src` (rows perm[from..from+rows)). */
@@ -500,7 +518,7 @@ static int split_val(trainer *tr) {
   for (int i = 0; rc == 0 && i < ne; i++) {
     data_in *x = &v->in[v->n_in];
     eg_model_input(tr->eval_m, i, &x->d);
-    if (is_state(tr->m, x->d.name)) continue;
+    if (is_state(tr->m, x->d.name) || is_random(tr->eval_m, i)) continue;
     x->input = i;
     const data_in *src = NULL;
     for (int j = 0; j < t->n_in; j++)
@@ -551,7 +569,7 @@ static int load_data(trainer *tr) {
   return 0;
 }
 
-/* splitmix64: the example order of epoch `e` from (seed, e) alone. */
+/* splitmix64: the example order of epoch `e` from (seed, e) alone, and the Dropout masks. */
 static uint64_t splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -570,6 +588,57 @@ static void permute(int64_t *perm, int64_t n, bool shuffle, uint64_t seed, uint6
     perm[i] = perm[j];
     perm[j] = t;
   }
+}
+
+/* The step's random inputs, drawn afresh: element after element (C order), input after input
+ * (in the model's order), each takes the next number z of the splitmix64 stream tr->rng and is
+ * 1 where (z >> 40) < p * 2^24 (a 24-bit uniform below p), else 0. The stream starts at
+ * seed ^ EG_TRAIN_RNG_SALT and goes on across steps and epochs; a checkpoint saves it. */
+#define EG_TRAIN_RNG_SALT 0x6a09e667f3bcc909ULL
+static int draw_masks(trainer *tr) {
+  for (int k = 0; k < tr->n_rnd; k++) {
+    struct random_in *r = &tr->rnd[k];
+    const double bound = r->p * 16777216.0;
+    const int64_t n = eg_tensor_numel(&r->mask);
+    for (int64_t i = 0; i < n; i++) {
+      const bool one = (double)(splitmix(&tr->rng) >> 40) < bound;
+      switch (r->mask.dtype) {
+      case EG_DTYPE_FLOAT32: ((float *)r->mask.data)[i] = one ? 1.0f : 0.0f; break;
+      case EG_DTYPE_FLOAT64: ((double *)r->mask.data)[i] = one ? 1.0 : 0.0; break;
+      default: ((unsigned char *)r->mask.data)[i] = one; break; /* uint8, bool */
+      }
+    }
+    eg_tensor_desc d;
+    eg_model_input(tr->m, r->input, &d);
+    eg_status s = eg_runtime_set_input(tr->rt, d.name, &r->mask);
+    if (s != EG_OK) return fail_status(s);
+  }
+  return 0;
+}
+
+/* The model's random inputs (eg_tensor_desc.random), each with a mask buffer; one whose
+ * probability is not known (it came from a tensor) cannot be drawn: refused. */
+static int setup_random(trainer *tr) {
+  const int n = eg_model_num_inputs(tr->m);
+  if (!(tr->rnd = calloc((size_t)n + 1, sizeof *tr->rnd))) return fail(EXIT_FAIL, "train: out of memory");
+  tr->rng = tr->a.seed ^ EG_TRAIN_RNG_SALT;
+  for (int i = 0; i < n; i++) {
+    eg_tensor_desc d;
+    eg_model_input(tr->m, i, &d);
+    if (d.random == EG_RANDOM_NONE) continue;
+    if (isnan(d.random_p))
+      return fail(EXIT_USAGE, "train: input %s: a Bernoulli mask whose probability the traced "
+                  "step took from a tensor: train draws masks of a known p (nn.Dropout's)",
+                  d.name);
+    struct random_in *r = &tr->rnd[tr->n_rnd];
+    r->input = i;
+    r->p = d.random_p;
+    r->mask = d.tensor;
+    const size_t bytes = (size_t)eg_tensor_numel(&d.tensor) * eg_dtype_size(d.tensor.dtype);
+    if (!(r->mask.data = malloc(bytes + 1))) return fail(EXIT_FAIL, "train: out of memory");
+    tr->n_rnd++;
+  }
+  return 0;
 }
 
 /* Fills every data input's batch `step` of `ds`'s order and sets it in `rt`. */
@@ -691,7 +760,7 @@ static void run_signature(const trainer *tr, char *buf, size_t size) {
     n += snprintf(buf + n, size - (size_t)n, " lr_step=%ld lr_gamma=%.17g", a->lr_step, a->gamma);
   if (a->schedule == SCHED_COSINE) n += snprintf(buf + n, size - (size_t)n, " epochs=%ld", a->epochs);
   n += snprintf(buf + n, size - (size_t)n, " shuffle=%d", a->shuffle);
-  if (a->shuffle) n += snprintf(buf + n, size - (size_t)n, " seed=%" PRIu64, a->seed);
+  if (a->shuffle || tr->n_rnd) n += snprintf(buf + n, size - (size_t)n, " seed=%" PRIu64, a->seed);
   if (a->normalize)
     n += snprintf(buf + n, size - (size_t)n, " normalize=%.17g,%.17g", a->mean, a->std);
   if (a->val_split > 0) n += snprintf(buf + n, size - (size_t)n, " val_split=%.17g", a->val_split);
@@ -763,15 +832,16 @@ static int write_checkpoint(trainer *tr) {
   char **nm;
   int n, rc = state_entries(tr, true, &e, &n, &nm);
   if (rc) return rc;
-  char sig[1024], epoch[32], step[32], gstep[32], loss[64];
+  char sig[1024], epoch[32], step[32], gstep[32], loss[64], rng[32];
   run_signature(tr, sig, sizeof sig);
   snprintf(epoch, sizeof epoch, "%ld", tr->epoch);
   snprintf(step, sizeof step, "%lld", (long long)tr->step);
   snprintf(gstep, sizeof gstep, "%lld", (long long)eg_optimizer_steps(tr->opt));
   snprintf(loss, sizeof loss, "%a", tr->loss_sum);
-  const st_meta meta[] = {{"format", "edgegrad.checkpoint"}, {"version", "1"},
+  snprintf(rng, sizeof rng, "%016" PRIx64, tr->rng);
+  const st_meta meta[] = {{"format", "edgegrad.checkpoint"}, {"version", "2"},
                           {"run", sig}, {"epoch", epoch}, {"step", step},
-                          {"global_step", gstep}, {"epoch_loss_sum", loss}};
+                          {"global_step", gstep}, {"epoch_loss_sum", loss}, {"rng", rng}};
   char what[1100];
   snprintf(what, sizeof what, "train: checkpoint %s", tr->ckpt_path);
   rc = st_write(tr->ckpt_path, what, e, n, meta, (int)(sizeof meta / sizeof *meta));
@@ -810,12 +880,18 @@ static int resume(trainer *tr) {
   const char *theirs = st_meta_get(&f, "run");
   int64_t epoch = 0, step = 0, gstep = 0;
   const char *loss = st_meta_get(&f, "epoch_loss_sum");
-  char *end = NULL;
+  char *end = NULL, *rng_end = NULL;
   double loss_sum = loss ? strtod(loss, &end) : NAN;
+  const char *rng = st_meta_get(&f, "rng");
+  errno = 0;
+  const uint64_t rng_state = rng && strlen(rng) == 16 ? strtoull(rng, &rng_end, 16) : 0;
   if (!format || strcmp(format, "edgegrad.checkpoint") != 0 || !version ||
-      strcmp(version, "1") != 0)
-    rc = fail(EXIT_USAGE, "%s: format %s version %s: not an edgegrad checkpoint of version 1",
+      strcmp(version, "2") != 0)
+    rc = fail(EXIT_USAGE, "%s: format %s version %s: not an edgegrad checkpoint of version 2",
               what, format ? format : "(none)", version ? version : "(none)");
+  else if (!rng_end || *rng_end || errno)
+    rc = fail(EXIT_USAGE, "%s: rng %s: expected the random stream's state as 16 hex digits",
+              what, rng ? rng : "(none)");
   else if (!theirs || strcmp(theirs, sig) != 0)
   {
     char diff[2100];
@@ -864,6 +940,7 @@ static int resume(trainer *tr) {
     tr->epoch = (long)epoch;
     tr->step = step;
     tr->loss_sum = loss_sum;
+    tr->rng = rng_state;
     tr->ckpt_written_step = gstep;
   }
   free_names(nm, n);
@@ -988,6 +1065,7 @@ static int train_epochs(trainer *tr) {
     permute(tr->train.perm, tr->train.n_examples, tr->a.shuffle, tr->a.seed, (uint64_t)tr->epoch);
     for (; tr->step < tr->train.steps && rc == 0; tr->step++) {
       rc = feed(tr, &tr->train, tr->rt, tr->step);
+      if (rc == 0) rc = draw_masks(tr);
       eg_status s = rc == 0 ? eg_runtime_run(tr->rt) : EG_OK;
       if (rc == 0 && s != EG_OK) rc = fail_status(s);
       eg_tensor lt;
@@ -1091,6 +1169,9 @@ static int setup_eval(trainer *tr) {
                 path);
   for (int i = 0; i < eg_model_num_inputs(tr->eval_m); i++) {
     eg_model_input(tr->eval_m, i, &d);
+    if (d.random != EG_RANDOM_NONE)
+      return fail(EXIT_USAGE, "train: --eval %s: input %s is a random draw (a Dropout mask): an "
+                  "evaluation graph runs the model in eval mode, drawing nothing", path, d.name);
     if (!is_state(tr->m, d.name)) continue;
     bool same = false;
     for (int j = 0; j < eg_model_num_inputs(tr->m) && !same; j++) {
@@ -1156,6 +1237,7 @@ static int setup(trainer *tr) {
   int rc = a->eval ? setup_eval(tr) : 0;
   if (rc == 0) rc = load_data(tr);
   if (rc == 0) rc = check_labels(tr);
+  if (rc == 0) rc = setup_random(tr);
   if (rc == 0) rc = make_runtime(tr, tr->m, a->model, &tr->rt);
   if (rc == 0 && a->eval) rc = make_runtime(tr, tr->eval_m, a->eval, &tr->eval_rt);
   return rc;
@@ -1213,6 +1295,8 @@ static void cleanup(trainer *tr) {
     free(ds->in);
     free(ds->perm);
   }
+  for (int k = 0; k < tr->n_rnd; k++) free(tr->rnd[k].mask.data);
+  free(tr->rnd);
   free(tr->ckpt_path);
   if (tr->log) fclose(tr->log);
   eg_optimizer_destroy(tr->opt);
@@ -1220,6 +1304,23 @@ static void cleanup(trainer *tr) {
   eg_runtime_destroy(tr->eval_rt);
   eg_model_destroy(tr->m);
   eg_model_destroy(tr->eval_m);
+}
+
+/* A run killed while writing a checkpoint leaves its temporary file (stfile.h's
+ * "checkpoint.safetensors.tmp.XXXXXX") beside the checkpoint; the next run in DIR removes it. */
+static void remove_stale_temporaries(const char *dir) {
+  static const char prefix[] = "checkpoint.safetensors.tmp.";
+  DIR *d = opendir(dir);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strncmp(e->d_name, prefix, sizeof prefix - 1) != 0 ||
+        strlen(e->d_name) != sizeof prefix - 1 + 6)
+      continue;
+    char *path = outdir_join(dir, e->d_name, "");
+    if (path) unlink(path);
+    free(path);
+  }
+  closedir(d);
 }
 
 int cmd_train(int argc, char **argv) {
@@ -1236,6 +1337,8 @@ int cmd_train(int argc, char **argv) {
                 strerror(errno));
     else if (!(tr.ckpt_path = outdir_join(tr.a.ckpt_dir, "checkpoint", ".safetensors")))
       rc = fail(EXIT_FAIL, "train: out of memory");
+    else
+      remove_stale_temporaries(tr.a.ckpt_dir);
   }
   if (rc == 0 && tr.a.resume) rc = resume(&tr);
   if (rc == 0 && tr.a.log && !(tr.log = fopen(tr.a.log, tr.a.resume ? "a" : "w")))

@@ -243,13 +243,17 @@ static void put_arg(writer *w, wbuf *b, const eg_arg *a) {
   }
 }
 
-/* `inputs`: each entry also carries its optional state_dict name. */
+/* `inputs`: each entry also carries its optional state_dict name and its random kind (with a
+ * Bernoulli mask's probability). */
 static void put_named(writer *w, wbuf *b, const eg_named *list, int32_t n, bool inputs) {
   put_u32(b, (uint32_t)n);
   for (int32_t i = 0; i < n; i++) {
     put_str(w, b, list[i].name);
     put_i32(b, list[i].value);
-    if (inputs) put_str(w, b, list[i].state_dict);
+    if (!inputs) continue;
+    put_str(w, b, list[i].state_dict);
+    put_u8(b, (uint32_t)list[i].random);
+    if (list[i].random) put_f64(b, list[i].random_p);
   }
 }
 

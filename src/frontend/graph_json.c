@@ -378,6 +378,39 @@ static eg_status parse_statics(loader *L, json_t *root) {
   return s;
 }
 
+/* "random_inputs" (optional): [{"input": NAME, "distribution": "bernoulli", "p": P or null}],
+ * each naming an input once. The dtype and p rules are the verifier's (a .egp carries them). */
+static eg_status parse_random_inputs(loader *L, json_t *root) {
+  json_t *arr = json_object_get(root, "random_inputs");
+  if (!arr) return EG_OK;
+  if (!json_is_array(arr)) return bad(EG_ERR_FORMAT, "graph: \"random_inputs\" is not an array");
+  eg_graph *g = L->g;
+  for (size_t k = 0; k < json_array_size(arr); k++) {
+    char where[64];
+    snprintf(where, sizeof where, "random_inputs[%zu]", k);
+    json_t *e = json_array_get(arr, k), *p = json_object_get(e, "p");
+    const char *name = NULL, *dist = NULL;
+    if (!json_is_object(e)) return bad(EG_ERR_FORMAT, "%s: not an object", where);
+    EG_TRY(get_string(e, "input", where, &name));
+    EG_TRY(get_string(e, "distribution", where, &dist));
+    if (strcmp(dist, "bernoulli") != 0)
+      return bad(EG_ERR_UNSUPPORTED, "%s: distribution '%s': edgegrad draws bernoulli masks",
+                 where, dist);
+    if (p && !json_is_null(p) && !json_is_number(p))
+      return bad(EG_ERR_FORMAT, "%s: \"p\" is not a number or null", where);
+    eg_named *in = NULL;
+    for (int32_t i = 0; i < g->n_inputs && !in; i++)
+      if (strcmp(g->inputs[i].name, name) == 0) in = &g->inputs[i];
+    if (!in) return bad(EG_ERR_INVALID, "%s: input '%s' unknown: a random input is an input",
+                        where, name);
+    if (in->random != EG_RANDOM_NONE)
+      return bad(EG_ERR_INVALID, "%s: input '%s' listed twice", where, name);
+    in->random = EG_RANDOM_BERNOULLI;
+    in->random_p = p && json_is_number(p) ? json_number_value(p) : NAN;
+  }
+  return EG_OK;
+}
+
 static eg_status parse_graph(loader *L, json_t *root) {
   const char *format = NULL;
   if (!json_is_object(root)) return bad(EG_ERR_FORMAT, "top level is not an object");
@@ -402,6 +435,7 @@ static eg_status parse_graph(loader *L, json_t *root) {
     EG_TRY(parse_value(L, json_array_get(values, (size_t)i), i));
   EG_TRY(check_tuples(L));
   EG_TRY(parse_named(L, root, "inputs", &g->inputs, &g->n_inputs));
+  EG_TRY(parse_random_inputs(L, root));
   EG_TRY(parse_named(L, root, "outputs", &g->outputs, &g->n_outputs));
   for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(parse_node(L, json_array_get(nodes, (size_t)i), i));
   EG_TRY(check_unique(&g->nodes[0].name, sizeof *g->nodes, g->n_nodes, "nodes"));

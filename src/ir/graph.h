@@ -145,6 +145,10 @@ typedef struct eg_named {
   int32_t value;
   const char *state_dict; /* inputs: the PyTorch state_dict name of a trainable parameter or
                              state buffer ("layer1.0.conv1.weight"); NULL when none */
+  eg_random_kind random;  /* inputs: EG_RANDOM_BERNOULLI for a random draw of the traced step
+                             (a Dropout mask) that a training loop draws afresh per step */
+  double random_p;        /* EG_RANDOM_BERNOULLI: the probability of a one, in [0, 1]; NAN
+                             where the step took it from a tensor */
 } eg_named;
 
 typedef struct eg_static {

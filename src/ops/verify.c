@@ -4,6 +4,7 @@
  *
  * It recomputes each value's role/def from the graph's lists, so it can run after the loader
  * and after every pass. Messages name the node or list entry at fault. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,8 +109,32 @@ static eg_status check_shapes(const eg_graph *g) {
   return EG_OK;
 }
 
+/* A random input (eg_named.random) holds a 0/1 mask a loop can write: float32, float64, uint8
+ * or bool, its probability NAN (unknown) or in [0, 1]. */
+static eg_status check_random_inputs(const eg_graph *g) {
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    const eg_named *in = &g->inputs[i];
+    if (in->random == EG_RANDOM_NONE) continue;
+    const eg_value *v = &g->values[in->value];
+    if ((unsigned)in->random > EG_RANDOM_BERNOULLI)
+      return eg_error(EG_ERR_UNSUPPORTED, "input %s: random kind %d unknown", in->name,
+                      (int)in->random);
+    if (v->kind != EG_VALUE_TENSOR ||
+        (v->dtype != EG_DTYPE_FLOAT32 && v->dtype != EG_DTYPE_FLOAT64 &&
+         v->dtype != EG_DTYPE_UINT8 && v->dtype != EG_DTYPE_BOOL))
+      return eg_error(EG_ERR_UNSUPPORTED, "input %s: a Bernoulli mask of dtype %s: masks are "
+                      "float32, float64, uint8 or bool", in->name,
+                      v->kind == EG_VALUE_TENSOR ? eg_dtype_name(v->dtype) : "(tuple)");
+    if (!isnan(in->random_p) && !(in->random_p >= 0 && in->random_p <= 1))
+      return eg_error(EG_ERR_INVALID, "input %s: Bernoulli probability %g: must be in [0, 1]",
+                      in->name, in->random_p);
+  }
+  return EG_OK;
+}
+
 eg_status eg_graph_verify(eg_graph *g) {
   EG_TRY(define_all(g));
+  EG_TRY(check_random_inputs(g));
   EG_TRY(check_shapes(g));
   for (int32_t i = 0; i < g->n_nodes; i++) {
     eg_node *n = &g->nodes[i];

@@ -1,6 +1,6 @@
-/* egp_format.h — the compiled program file (.egp), version 3 (2 added the compiler's value
- * annotations and node sources to GRAPH, 3 the inputs' state_dict names; older versions are
- * refused): one binary holding everything a
+/* egp_format.h — the compiled program file (.egp), version 4 (2 added the compiler's value
+ * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind;
+ * older versions are refused): one binary holding everything a
  * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
  * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
  * and every STATIC byte exactly once.
@@ -23,7 +23,7 @@
  * ==== Layout ====
  *   offset 0   Header (32 bytes)
  *     0  u8[4] magic        "EGP1"
- *     4  u32   version      3 (EG_EGP_VERSION); another version is refused
+ *     4  u32   version      4 (EG_EGP_VERSION); another version is refused
  *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
  *                           refused before anything else is read)
  *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
@@ -59,7 +59,9 @@
  *               in [1e-30, 1e30]: ir/quant_rule.h, the graph verifier's rule too);
  *               n x i64 zero_point (in [qmin, qmax])
  *               tuple:  u32 n_elems; n_elems x i32 (a tensor value id, or -1 for None)
- *   u32 n_inputs;   n_inputs  x { str name; i32 value; str state_dict (optional) }
+ *   u32 n_inputs;   n_inputs  x { str name; i32 value; str state_dict (optional);
+ *                                 u8 random (eg_random_kind: 0 none, 1 bernoulli);
+ *                                 random 1 only: f64 p (NaN: unknown, else in [0, 1]) }
  *   u32 n_outputs;  n_outputs x { str name; i32 value }
  *   u32 n_statics;  n_statics x { str name; i32 value; u64 offset; u64 nbytes }
  *                   offset/nbytes: a range of the STATIC section; offset a multiple of 64;
@@ -151,7 +153,7 @@
 #include "program/program.h"
 
 #define EG_EGP_MAGIC "EGP1"
-#define EG_EGP_VERSION 3u
+#define EG_EGP_VERSION 4u
 #define EG_EGP_HEADER_SIZE 32u
 #define EG_EGP_SECTION_ENTRY_SIZE 24u
 #define EG_EGP_STATIC_ALIGN 64u

@@ -99,6 +99,13 @@ static eg_status rd_f32(rd *c, const char *what, float *out) {
   return EG_OK;
 }
 
+static eg_status rd_f64(rd *c, const char *what, double *out) {
+  uint64_t u;
+  EG_TRY(rd_u64(c, what, &u));
+  memcpy(out, &u, 8);
+  return EG_OK;
+}
+
 /* A u8 flag that must be 0 or 1. */
 static eg_status rd_bool(rd *c, const char *what, bool *out) {
   uint8_t v;
@@ -391,7 +398,7 @@ static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **
                             int32_t *n_out) {
   int32_t n;
   const bool inputs = strcmp(list_name, "inputs") == 0;
-  EG_TRY(rd_count(c, list_name, inputs ? 12 : 8, INT32_MAX - 1, &n));
+  EG_TRY(rd_count(c, list_name, inputs ? 13 : 8, INT32_MAX - 1, &n));
   eg_named *list = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof *list);
   if (!list) return bad(c, EG_ERR_NOMEM, "%s: out of memory", list_name);
   for (int32_t i = 0; i < n; i++) {
@@ -399,7 +406,14 @@ static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **
     snprintf(w, sizeof w, "%s[%d]", list_name, i);
     EG_TRY(rd_str(L, c, w, false, &list[i].name));
     EG_TRY(rd_id(c, w, 0, L->g->n_values, &list[i].value));
-    if (inputs) EG_TRY(rd_str(L, c, w, true, &list[i].state_dict));
+    if (!inputs) continue;
+    EG_TRY(rd_str(L, c, w, true, &list[i].state_dict));
+    uint8_t kind;
+    EG_TRY(rd_u8(c, w, &kind));
+    if (kind > EG_RANDOM_BERNOULLI)
+      return bad(c, EG_ERR_FORMAT, "%s: random kind %u unknown (0 none, 1 bernoulli)", w, kind);
+    list[i].random = (eg_random_kind)kind;
+    if (kind) EG_TRY(rd_f64(c, w, &list[i].random_p)); /* its range: eg_graph_verify */
   }
   EG_TRY(check_unique(c, &list[0].name, sizeof *list, n, list_name));
   *out = list;

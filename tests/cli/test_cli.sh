@@ -105,7 +105,7 @@ if $exe train --help | grep -q "usage: edgegrad train"; then ok; else bad "train
 mkdir -p "$work/tdata"
 cp "$data/tiny_step_inputs/input.npy" "$data/tiny_step_inputs/target.npy" "$work/tdata/"
 tinit=$data/tiny_step_inputs
-expect_fail 2 "--data DIR missing" -- $exe train "$model" --init "$tinit" --epochs 1
+expect_fail 2 "--data DATA missing" -- $exe train "$model" --init "$tinit" --epochs 1
 expect_fail 2 "--epochs E missing" -- $exe train "$model" --data "$work/tdata" --init "$tinit"
 expect_fail 2 "--init missing" -- $exe train "$model" --data "$work/tdata" --epochs 1
 expect_fail 2 "--optimizer rmsprop: expected sgd, adam or adamw" -- \
@@ -133,6 +133,36 @@ if $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 3 --optimiz
   ok
 else bad "train on the fixture: $(cat "$work/train.txt")"; fi
 ls "$work" | grep -q "trained.safetensors.tmp" && bad "train left a temporary file" || ok
+# random inputs (the exporter's "random_inputs": Dropout masks): shown by info (also of a
+# compiled program, which carries them), checked on loading, drawn by train (no data file)
+mkdir -p "$work/rnd"
+cp "$data/tiny_step.safetensors" "$work/rnd/"
+with_random() { # P [INPUT]: the fixture with INPUT (default input) a Bernoulli mask of P
+  sed "s/\"nodes\":/\"random_inputs\": [{\"input\": \"${2:-input}\", \"distribution\": \"bernoulli\", \"p\": $1}], \"nodes\":/" \
+    "$model" >"$work/rnd/r.json"
+  grep -q random_inputs "$work/rnd/r.json" || bad "test edit of random_inputs did not apply"
+}
+with_random 0.75
+$exe info "$work/rnd/r.json" | grep -q "^  input .*(random: Bernoulli mask, p 0.75)" && ok ||
+  bad "info does not mark the random input: $($exe info "$work/rnd/r.json" 2>&1 | head -3)"
+$exe info --json "$work/rnd/r.json" | grep -q '"distribution": "bernoulli"' && ok || bad "info --json random"
+if $exe compile "$work/rnd/r.json" --soc SM8650 -o "$work/r.egp" >/dev/null 2>&1 &&
+    $exe info "$work/r.egp" | grep -q "(random: Bernoulli mask, p 0.75)"; then ok
+else bad "the compiled program lost its random input"; fi
+mkdir -p "$work/rdata"
+cp "$data/tiny_step_inputs/target.npy" "$work/rdata/"
+if $exe train "$work/r.egp" --data "$work/rdata" --init "$tinit" --epochs 2 --seed 4 \
+    --log "$work/r.jsonl" -q && [[ $(grep -c '"event": "step"' "$work/r.jsonl") -eq 2 ]]; then ok
+else bad "train with a random input and data for the rest only"; fi
+with_random 1.5
+expect_fail 2 "input input: Bernoulli probability 1.5: must be in [0, 1]" -- $exe info "$work/rnd/r.json"
+with_random 0.5 nope
+expect_fail 2 "random_inputs[0]: input 'nope' unknown" -- $exe info "$work/rnd/r.json"
+with_random 0.5 target
+expect_fail 2 "input target: a Bernoulli mask of dtype int64" -- $exe info "$work/rnd/r.json"
+with_random null
+expect_fail 2 "input input: a Bernoulli mask whose probability the traced step took from a tensor" \
+  -- $exe train "$work/rnd/r.json" --data "$work/rdata" --init "$tinit" --epochs 1
 # a graph input's state_dict name must be a string
 sed 's/"name": "0_bias", "value": \([0-9]*\)}/"name": "0_bias", "value": \1, "state_dict": 7}/' \
   "$model" >"$work/m.json"

@@ -13,7 +13,10 @@ here) with the same torch.optim optimizer and per-epoch schedule, at the project
 - mobilenet_v2_block: depthwise convs, BatchNorm, MSE loss on float targets, AdamW (weight
   decay 0.05), shuffled, cosine schedule;
 - finetune_head: a trained head and conv1 bias over a frozen backbone with a train-mode
-  BatchNorm, SGD with momentum and dampening 0.1.
+  BatchNorm, SGD with momentum and dampening 0.1; data as numpy.savez_compressed archives;
+- dropout: Dropout2d and Dropout (the step's random inputs) with BatchNorm, SGD with momentum
+  and weight decay, shuffled; the masks edgegrad draws are drawn here from the same stream
+  (Masks) and PyTorch's Bernoulli draws answer with them; data as numpy.savez archives.
 Adam's data seed is 1: with seed 0, step 17 of resnet_block puts one pre-activation of the
 block's last ReLU 1.2e-7 from zero (float64), so float32 rounding picks the branch and both
 trajectories are right yet part (measured: each step's gradients before it agree with PyTorch's
@@ -25,8 +28,10 @@ SM8650), the val loss and top-1 accuracy edgegrad logged after the last epoch (a
 before training is logged too).
 
 Behaviour cases: kill -9 mid-run and --resume give weights bit-identical to an uninterrupted
-run; bad data (wrong shape, dtype, negative label, NaN, truncated .npy, too few examples) and a
-mismatched or corrupt checkpoint are refused with exit 2 and one line before any step, no
+run (the dropout model: Adam state, BatchNorm buffers and the masks' stream restored), and no
+temporary file stays beside the checkpoint; bad data (wrong shape, dtype, negative label, NaN,
+truncated .npy, too few examples; an .npz member missing, cut short, altered, not an array, a
+file that is no archive) and a mismatched or corrupt checkpoint are refused with exit 2 and one line before any step, no
 --out file written; a loss that turns inf/NaN stops with exit 1, the last checkpoint intact.
 Prints one line per case and `train: N passed, M failed`; exit 1 on any failure.
 """
@@ -40,6 +45,7 @@ import subprocess
 import sys
 import time
 import warnings
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
@@ -51,11 +57,45 @@ import torch.nn.functional as F  # noqa: E402
 import zoo  # noqa: E402
 from edgegrad import export_training_step  # noqa: E402
 from edgegrad import safetensors  # noqa: E402
+from edgegrad._functional import replay_draws  # noqa: E402
 from edgegrad.tolerance import compare  # noqa: E402
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 B, N, V, EPOCHS = 4, 41, 9, 2
 M64 = (1 << 64) - 1
+
+
+GOLDEN, RNG_SALT = 0x9E3779B97F4A7C15, 0x6A09E667F3BCC909
+
+
+def _mix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+class Masks:
+    """edgegrad train's random inputs (src/cli/train.c draw_masks): one splitmix64 stream from
+    seed ^ RNG_SALT, each element 1 where its number's top 24 bits < p * 2^24."""
+
+    def __init__(self, seed, draws):
+        self.state, self.draws = (seed ^ RNG_SALT) & M64, draws  # draws: [(shape, p)] in order
+
+    def step(self):
+        masks = []
+        for shape, p in self.draws:
+            n = int(np.prod(shape))
+            with np.errstate(over="ignore"):
+                s = np.uint64(self.state) + np.uint64(GOLDEN) * np.arange(1, n + 1,
+                                                                            dtype=np.uint64)
+                z = s
+                z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+                z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+                z = z ^ (z >> np.uint64(31))
+            self.state = (self.state + GOLDEN * n) & M64
+            one = (z >> np.uint64(40)).astype(np.float64) < p * 16777216.0
+            masks.append(torch.from_numpy(one.reshape(shape).astype(np.float32)))
+        return masks
 
 
 def order(n, seed, epoch, shuffle):
@@ -65,21 +105,20 @@ def order(n, seed, epoch, shuffle):
         return p
     s = (seed ^ ((epoch * 0xD1B54A32D192ED03) & M64)) & M64
     for i in range(n - 1, 0, -1):
-        s = (s + 0x9E3779B97F4A7C15) & M64
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-        z ^= z >> 31
-        j = (z * (i + 1)) >> 64
+        s = (s + GOLDEN) & M64
+        j = (_mix(s) * (i + 1)) >> 64
         p[i], p[j] = p[j], p[i]
     return p
 
 
 class Case:
+    """`data`: how the data sets are written: "npy" (a folder), "npz" (numpy.savez) or
+    "npz_compressed" (numpy.savez_compressed)."""
+
     def __init__(self, name, make, shape, target, loss, opt, flags, trainable=None,
-                 shuffle=False, schedule=None, data_seed=0):
+                 shuffle=False, schedule=None, data_seed=0, data="npy"):
         self.name, self.make, self.shape, self.target = name, make, shape, target
-        self.data_seed = data_seed
+        self.data_seed, self.data = data_seed, data
         self.loss, self.opt, self.flags, self.trainable = loss, opt, flags, trainable
         self.shuffle, self.schedule = shuffle, schedule
 
@@ -108,7 +147,12 @@ CASES = [
          F.cross_entropy,
          lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.8, dampening=0.1),
          ["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.8", "--dampening", "0.1",
-          "--no-shuffle"], trainable=["conv1.bias", "fc.weight", "fc.bias"]),
+          "--no-shuffle"], trainable=["conv1.bias", "fc.weight", "fc.bias"],
+         data="npz_compressed"),
+    Case("dropout", zoo.DropoutNet, (3, 10, 10), _cls(5), F.cross_entropy,
+         lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-3),
+         ["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9", "--weight-decay", "1e-3",
+          "--seed", "3"], shuffle=True, data="npz"),
 ]
 
 
@@ -121,15 +165,32 @@ def prepare(case, work):
     export_training_step(model, case.loss, (x[:B], t[:B]), stem, trainable=case.trainable)
     vx, vt = torch.randn(V, *case.shape), case.target(V)
     for folder, a, b in (("data", x, t), ("val", vx, vt)):
-        os.makedirs(os.path.join(work, folder), exist_ok=True)
-        np.save(os.path.join(work, folder, "input.npy"), a.numpy())
-        np.save(os.path.join(work, folder, "target.npy"), b.numpy())
+        if case.data == "npy":
+            os.makedirs(os.path.join(work, folder), exist_ok=True)
+            np.save(os.path.join(work, folder, "input.npy"), a.numpy())
+            np.save(os.path.join(work, folder, "target.npy"), b.numpy())
+        else:
+            save = np.savez if case.data == "npz" else np.savez_compressed
+            save(os.path.join(work, folder + ".npz"), input=a.numpy(), target=b.numpy())
     case.val = (vx, vt)
     return model, x, t, stem
 
 
-def torch_loop(case, model, x, t, seed):
-    """PyTorch's training over the same batches: (per-step losses, trained state_dict)."""
+def data_path(case, work, folder):
+    return os.path.join(work, folder + ("" if case.data == "npy" else ".npz"))
+
+
+def random_draws(stem):
+    """[(shape, p)] of the step's random inputs, in input order (the graph JSON's)."""
+    graph = json.load(open(stem + ".json"))
+    shapes = {v["id"]: v.get("shape") for v in graph["values"]}
+    p = {r["input"]: r["p"] for r in graph.get("random_inputs", [])}
+    return [(shapes[e["value"]], p[e["name"]]) for e in graph["inputs"] if e["name"] in p]
+
+
+def torch_loop(case, model, x, t, seed, draws=()):
+    """PyTorch's training over the same batches: (per-step losses, trained state_dict). With
+    `draws`, the model's Bernoulli draws are answered by edgegrad's masks of each step."""
     model = copy.deepcopy(model)
     names = case.trainable or [n for n, _ in model.named_parameters()]
     for n, p in model.named_parameters():
@@ -138,11 +199,13 @@ def torch_loop(case, model, x, t, seed):
     opt = case.opt([params[n] for n in names])
     sched = case.schedule(opt) if case.schedule else None
     losses = []
+    masks = Masks(seed, draws)
     for epoch in range(EPOCHS):
         perm = order(N, seed, epoch, case.shuffle)
         for s in range(N // B):
             idx = torch.tensor(perm[s * B:(s + 1) * B])
-            loss = case.loss(model(x[idx]), t[idx])
+            step = replay_draws(lambda a, b: case.loss(model(a), b), masks.step())
+            loss = step(x[idx], t[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -164,9 +227,9 @@ def seed_of(case):
 def numeric(cli, case, work, soc):
     model, x, t, stem = prepare(case, work)
     out, log = os.path.join(work, f"w_{soc}.safetensors"), os.path.join(work, f"log_{soc}.jsonl")
-    args = [stem + ".json", "--data", os.path.join(work, "data"), "--init",
+    args = [stem + ".json", "--data", data_path(case, work, "data"), "--init",
             stem + ".init.safetensors", "--epochs", str(EPOCHS), "--out", out, "--log", log,
-            "--eval", stem + ".eval.json", "--val-data", os.path.join(work, "val"),
+            "--eval", stem + ".eval.json", "--val-data", data_path(case, work, "val"),
             "-q", *case.flags]
     if soc != "cpu":  # the programs a device app ships: compiled once, then trained
         for graph, k in ((stem + ".json", 0), (stem + ".eval.json", args.index("--eval") + 1)):
@@ -178,7 +241,10 @@ def numeric(cli, case, work, soc):
     r = run(cli, "train", *args)
     if r.returncode != 0:
         return f"edgegrad train exit {r.returncode}: {r.stderr.strip()}"
-    want_losses, want_sd = torch_loop(case, model, x, t, seed_of(case))
+    draws = random_draws(stem)
+    if (case.make is zoo.DropoutNet) != bool(draws):
+        return f"random inputs {draws}: the export's Dropout masks are not what the case has"
+    want_losses, want_sd = torch_loop(case, model, x, t, seed_of(case), draws)
     events = [json.loads(line) for line in open(log)]
     got_losses = [e["loss"] for e in events if e["event"] == "step"]
     if len(got_losses) != len(want_losses):
@@ -239,10 +305,11 @@ def _weights(path):
 
 
 def kill_resume(cli, work):
-    """Killed with SIGKILL mid-run, then resumed: the same bytes as an uninterrupted run."""
-    case = CASES[1]  # Adam state and BatchNorm buffers
+    """Killed with SIGKILL mid-run, then resumed: the same bytes as an uninterrupted run (Adam
+    state, BatchNorm buffers, and Dropout masks drawn from the stream the checkpoint saves)."""
+    case = next(c for c in CASES if c.name == "dropout")
     _, _, _, stem = prepare(case, work)
-    base = [stem + ".json", "--data", os.path.join(work, "data"), "--init",
+    base = [stem + ".json", "--data", data_path(case, work, "data"), "--init",
             stem + ".init.safetensors", "--optimizer", "adam", "--lr", "1e-3", "--seed", "5",
             "-q"]
     epochs = 40
@@ -274,6 +341,9 @@ def kill_resume(cli, work):
             return f"--resume exit {r.returncode}: {r.stderr.strip()}"
         if _weights(resumed) != _weights(whole):
             return "resumed weights differ from the uninterrupted run's"
+        left = sorted(set(os.listdir(ck)) - {"checkpoint.safetensors"})
+        if left:
+            return f"files left beside the checkpoint after the resumed run: {left}"
         return None
     return "every attempt finished before it could be killed"
 
@@ -326,6 +396,37 @@ def refusals(cli, work):
         ("truncated", trunc, "input.npy"),
         ("missing", data_with("missing", target=None), "target.npy: missing"),
         ("no folder", os.path.join(work, "nodir"), "not a folder"),
+    ]
+    # .npz archives: a member missing, the archive cut short, a member's bytes altered (its
+    # CRC then fails), a member that is not an array, a file that is no archive
+    def npz_with(label, **arrays):
+        path = os.path.join(work, label + ".npz")
+        base = {"input": xs, "target": t.numpy()}
+        base.update(arrays)
+        np.savez(path, **{k: v for k, v in base.items() if v is not None})
+        return path
+
+    cut = npz_with("cut")
+    with open(cut, "r+b") as f:
+        f.truncate(os.path.getsize(cut) // 2)
+    altered = npz_with("altered")
+    blob = bytearray(open(altered, "rb").read())
+    at = blob.index(b"\x93NUMPY") + 200  # inside input.npy's data (stored, not deflated)
+    blob[at] ^= 0xFF
+    open(altered, "wb").write(bytes(blob))
+    junk = os.path.join(work, "junk.npz")
+    with open(junk, "wb") as f:
+        f.write(b"not a zip archive at all")
+    notnpy = npz_with("notnpy", target=None)
+    with zipfile.ZipFile(notnpy, "a") as z:
+        z.writestr("target.npy", b"plain text")
+    checks += [
+        ("npz member", npz_with("nomember", target=None), "[target.npy]: missing"),
+        ("npz shape", npz_with("npzshape", input=xs[:, :, :8]), "each example must be"),
+        ("npz cut", cut, "not a folder nor a readable .npz archive"),
+        ("npz altered", altered, "damaged"),
+        ("npz junk", junk, "not a folder nor a readable .npz archive"),
+        ("npz not npy", notnpy, "[target.npy]: not a .npy file"),
     ]
     for label, d, want in checks:
         bad = refused(label, d, want)

@@ -1,5 +1,6 @@
-/* fuzz_npy.c — bytes as a .npy file, read with eg_npy_load (the public API); an accepted
- * tensor's every byte is read back. */
+/* fuzz_npy.c — bytes as a .npy file, read with eg_npy_load (the public API: eg_file_read +
+ * eg_npy_parse, which also reads .npz members in memory); an accepted tensor's every byte is
+ * read back. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

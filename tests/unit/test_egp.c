@@ -129,9 +129,15 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
              same_arg(&x->kwargs[k], &y->kwargs[k]);
     EG_CHECK_MSG(same, "node %s differs", x->name);
   }
-  for (int32_t i = 0; i < a->n_inputs && a->n_inputs == b->n_inputs; i++)
-    EG_CHECK(strcmp(a->inputs[i].name, b->inputs[i].name) == 0 &&
-             a->inputs[i].value == b->inputs[i].value);
+  for (int32_t i = 0; i < a->n_inputs && a->n_inputs == b->n_inputs; i++) {
+    const eg_named *x = &a->inputs[i], *y = &b->inputs[i];
+    EG_CHECK(strcmp(x->name, y->name) == 0 && x->value == y->value);
+    EG_CHECK(x->state_dict ? y->state_dict && strcmp(x->state_dict, y->state_dict) == 0
+                           : !y->state_dict);
+    EG_CHECK(x->random == y->random);
+    if (x->random) /* NAN (unknown) must come back NAN, bit for bit otherwise */
+      EG_CHECK(memcmp(&x->random_p, &y->random_p, sizeof x->random_p) == 0);
+  }
   for (int32_t i = 0; i < a->n_outputs && a->n_outputs == b->n_outputs; i++)
     EG_CHECK(strcmp(a->outputs[i].name, b->outputs[i].name) == 0 &&
              a->outputs[i].value == b->outputs[i].value);
@@ -319,6 +325,24 @@ static void annotate_all(eg_graph *g) {
 
 static void test_round_trip_annotations(void) {
   round_trip_of(TINY, "SM8350", 0, annotate_all);
+}
+
+/* Inputs' state_dict names and random kinds (a Dropout mask with its p, one whose p is
+ * unknown) come back as they were. */
+static void annotate_inputs(eg_graph *g) {
+  int floats = 0;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    const eg_value *v = &g->values[g->inputs[i].value];
+    g->inputs[i].state_dict = i % 2 ? g->inputs[i].name : NULL;
+    if (v->dtype != EG_DTYPE_FLOAT32 || floats == 2) continue;
+    g->inputs[i].random = EG_RANDOM_BERNOULLI;
+    g->inputs[i].random_p = floats++ ? NAN : 0.7;
+  }
+  EG_CHECK(floats == 2);
+}
+
+static void test_round_trip_inputs(void) {
+  round_trip_of(TINY, "SM8650", 1, annotate_inputs);
 }
 
 /* ---- running: the loaded program gives the in-memory program's outputs, bit for bit ---- */
@@ -751,6 +775,29 @@ static void c_input_value(eg_graph *g, eg_program *p) {
   (void)p;
   g->inputs[0].value = -1;
 }
+static void c_random_kind(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->inputs[0].random = (eg_random_kind)2;
+}
+static void c_random_p(eg_graph *g, eg_program *p) {
+  (void)p;
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    if (g->values[g->inputs[i].value].dtype == EG_DTYPE_FLOAT32) {
+      g->inputs[i].random = EG_RANDOM_BERNOULLI;
+      g->inputs[i].random_p = 1.5;
+      return;
+    }
+}
+static void c_random_dtype(eg_graph *g, eg_program *p) {
+  (void)p;
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    if (g->values[g->inputs[i].value].dtype == EG_DTYPE_INT64) {
+      g->inputs[i].random = EG_RANDOM_BERNOULLI;
+      g->inputs[i].random_p = 0.5;
+      return;
+    }
+  EG_CHECK_MSG(0, "the fixture has no int64 input");
+}
 static void c_static_size(eg_graph *g, eg_program *p) {
   (void)p;
   g->statics[0].nbytes -= 4;
@@ -803,6 +850,9 @@ static void test_corrupted_programs_rejected(void) {
       {"argument value id out of range", "GRAPH", c_arg_value},
       {"argument used before its definition", "GRAPH", c_arg_later},
       {"input value id -1", "GRAPH", c_input_value},
+      {"input random kind 2", "GRAPH", c_random_kind},
+      {"Bernoulli p 1.5", "GRAPH", c_random_p},
+      {"Bernoulli mask of int64", "GRAPH", c_random_dtype},
       {"static size", "GRAPH", c_static_size},
       {"dtype code 8", "GRAPH", c_value_dtype},
       {"tuple element out of range", "GRAPH", c_tuple_elem},
@@ -846,7 +896,8 @@ static void test_header_rejected(void) {
   } cases[] = {{0, 0x31504745u ^ 1, "not an edgegrad compiled program"},
                {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
                {4, 2, "version (2)"}, /* version 2 (no state_dict names) is refused */
-               {4, 4, "version (4)"},
+               {4, 3, "version (3)"}, /* version 3 (no random inputs) is refused */
+               {4, 5, "version (5)"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};
@@ -893,6 +944,7 @@ int main(void) {
   EG_RUN(test_round_trip_sm8350);
   EG_RUN(test_round_trip_sources);
   EG_RUN(test_round_trip_annotations);
+  EG_RUN(test_round_trip_inputs);
   EG_RUN(test_run_matches_in_memory);
   EG_RUN(test_static_bytes_once);
   EG_RUN(test_relaid_weight_stored_beside_ir);

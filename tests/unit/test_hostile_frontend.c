@@ -16,6 +16,7 @@
 #include "eg_test_files.h"
 #include "frontend/frontend.h"
 #include "frontend/safetensors.h"
+#include "util/file.h"
 
 /* The message is one line that names the file and contains `needle`. */
 static void check_message(const char *file, const char *needle) {
@@ -50,6 +51,18 @@ static void expect_npy_reject(const char *header, size_t ndata, eg_status want,
   EG_CHECK(t.data == NULL);
   if (s != EG_OK) check_message("h.npy", needle);
   eg_tensor_free(&t);
+  /* the same bytes held in memory (an .npz member) are refused alike */
+  void *bytes = NULL;
+  size_t size = 0;
+  EG_CHECK(eg_file_read(path_in("h.npy"), 1 << 20, &bytes, &size) == EG_OK);
+  s = eg_npy_parse("mem.npy", bytes, size, &t);
+  EG_CHECK_MSG(s == want, "in memory: header \"%s\": status %d, wanted %d", header, (int)s,
+               (int)want);
+  EG_CHECK(t.data == NULL);
+  if (s != EG_OK) EG_CHECK_MSG(strstr(eg_last_error(), needle) && strstr(eg_last_error(),
+                                                                         "mem.npy"),
+                               "in memory: '%s' lacks '%s'", eg_last_error(), needle);
+  free(bytes);
 }
 
 /* A header that stops right after the quote opening 'descr' (a 21-byte file) used to be read
