@@ -453,6 +453,11 @@ typedef struct eg_placement_info {
   /* A node the compiler's passes made (e.g. mse_loss_backward decomposed into sub/mul): the
    * name of the traced node it replaces; NULL for a node as traced. */
   const char *source;
+  /* Its floating-point operations per step, estimated as the profile does (a multiply-add
+   * counts 2: convolutions and each gradient convolution_backward computes 2 * outputs *
+   * Cin/groups * kH * kW, matrix products 2 * outputs * K; views and copies 0; any other op
+   * one per element it writes). */
+  double flops;
 } eg_placement_info;
 
 /* Compiles `model` for options->soc as far as placement: the compiler's passes run on a copy of
@@ -484,6 +489,10 @@ EG_API int eg_compile_report_num_warnings(const eg_compile_report *report);
 EG_API const char *eg_compile_report_warning(const eg_compile_report *report, int index);
 /* Notes on the placement, one line each, e.g. that a frozen weight is read by the NPU graphs of
  * several partitions (each holds a copy at run time; the .egp stores its bytes once). */
+/* The step's estimated FLOPs (eg_placement_info.flops summed over the nodes): *total, and
+ * *npu on the nodes the NPU runs (either pointer may be NULL). The NPU's share is npu / total
+ * (0 when total is 0). */
+EG_API void eg_compile_report_flops(const eg_compile_report *report, double *total, double *npu);
 EG_API int eg_compile_report_num_notes(const eg_compile_report *report);
 EG_API const char *eg_compile_report_note(const eg_compile_report *report, int index);
 /* Writes the report as JSON (docs/report-format.md) to `path`, atomically (a temporary file

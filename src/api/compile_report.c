@@ -4,12 +4,14 @@
  *
  * A report copies the node names and targets it shows, so it outlives the model. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/compile_options.h"
 #include "compiler/compile.h"
+#include "ops/cost.h"
 #include "runtime/model.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -24,6 +26,8 @@ struct eg_compile_report {
   const char **names;     /* per node */
   const char **targets;   /* per node, as traced */
   const char **sources;   /* per node: the traced node a pass made it from, or NULL */
+  double *flops;          /* per node: eg_node_flops of the compiled graph's node */
+  double flops_total, flops_npu;
 };
 
 /* "N of M nodes would run on the CPU (a: why; b: why; c: why; and K more)". */
@@ -72,7 +76,8 @@ static eg_status copy_names(eg_compile_report *r, const eg_graph *g) {
   r->names = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
   r->targets = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
   r->sources = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(char *));
-  if (!r->names || !r->targets || !r->sources)
+  r->flops = eg_arena_array(a, (size_t)g->n_nodes + 1, sizeof(double));
+  if (!r->names || !r->targets || !r->sources || !r->flops)
     return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     r->names[i] = eg_arena_strdup(a, g->nodes[i].name);
@@ -80,6 +85,9 @@ static eg_status copy_names(eg_compile_report *r, const eg_graph *g) {
       return eg_error(EG_ERR_NOMEM, "compile: out of memory");
     r->targets[i] = eg_op_target(g->nodes[i].op); /* static */
     if (!r->names[i]) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+    r->flops[i] = eg_node_flops(g, &g->nodes[i]);
+    r->flops_total += r->flops[i];
+    if (r->part.nodes[i].npu) r->flops_npu += r->flops[i];
   }
   return EG_OK;
 }
@@ -136,8 +144,13 @@ eg_status eg_compile_report_node(const eg_compile_report *r, int index, eg_place
   *out = (eg_placement_info){.name = r->names[index], .target = r->targets[index],
                              .placement = p->npu ? EG_PLACEMENT_NPU : EG_PLACEMENT_CPU,
                              .partition = p->partition, .reason = p->reason,
-                             .source = r->sources[index]};
+                             .source = r->sources[index], .flops = r->flops[index]};
   return EG_OK;
+}
+
+void eg_compile_report_flops(const eg_compile_report *r, double *total, double *npu) {
+  if (total) *total = r ? r->flops_total : 0;
+  if (npu) *npu = r ? r->flops_npu : 0;
 }
 
 int eg_compile_report_num_partitions(const eg_compile_report *r) {
@@ -188,10 +201,11 @@ static json_t *nodes_json(const eg_compile_report *r) {
   json_t *arr = json_array();
   for (int32_t i = 0; arr && i < r->part.n_nodes; i++) {
     const eg_node_placement *p = &r->part.nodes[i];
-    json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "name", r->names[i], "target",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:I}", "name", r->names[i], "target",
                           r->targets[i], "placement", p->npu ? "npu" : "cpu", "partition",
                           p->npu ? json_integer(p->partition) : json_null(), "reason",
-                          p->npu ? json_null() : json_text(p->reason));
+                          p->npu ? json_null() : json_text(p->reason), "flops",
+                          (json_int_t)llround(r->flops[i]));
     if (o && r->sources[i] && json_object_set_new(o, "source", json_text(r->sources[i])) != 0) {
       json_decref(o);
       o = NULL;
@@ -245,12 +259,15 @@ static json_t *report_json(const eg_compile_report *r) {
     return NULL;
   }
   const eg_target *t = r->target;
+  const double share = r->flops_total > 0 ? r->flops_npu / r->flops_total : 0;
   /* "o" steals the references, also when json_pack fails */
-  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:o, s:o, s:o, s:o}", "format",
-                   EG_REPORT_FORMAT, "version", EG_REPORT_VERSION, "soc", t->soc, "product",
-                   t->product, "htp_arch", t->htp_arch, "fp16",
-                   (t->features & EG_HTP_FEATURE_FLOAT) != 0, "nodes", nodes, "partitions",
-                   parts, "warnings", warnings, "notes", notes);
+  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:{s:I, s:I, s:f}, s:o, s:o, s:o, s:o}",
+                   "format", EG_REPORT_FORMAT, "version", EG_REPORT_VERSION, "soc", t->soc,
+                   "product", t->product, "htp_arch", t->htp_arch, "fp16",
+                   (t->features & EG_HTP_FEATURE_FLOAT) != 0, "flops", "total",
+                   (json_int_t)llround(r->flops_total), "npu", (json_int_t)llround(r->flops_npu),
+                   "npu_share", share, "nodes", nodes, "partitions", parts, "warnings", warnings,
+                   "notes", notes);
 }
 
 eg_status eg_compile_report_write_json(const eg_compile_report *r, const char *path) {

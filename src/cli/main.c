@@ -705,8 +705,10 @@ static const char usage_compile[] =
     "\n"
     "Decides, node by node, what the NPU (Qualcomm HTP) of SOC would run and why every other\n"
     "node stays on the CPU, groups the NPU nodes into partitions (maximal connected groups that\n"
-    "keep the graph acyclic) and prints a table per op: count on the NPU, count on the CPU, and\n"
-    "the reasons. Ops without an NPU lowering stay on the CPU (\"no NPU lowering for aten.X\").\n"
+    "keep the graph acyclic) and prints a table per op: count on the NPU, count on the CPU,\n"
+    "their shares of the step's estimated FLOPs (%npu, %cpu) and the reasons, then the totals:\n"
+    "nodes, partitions, and the step's FLOPs with the NPU's share. Ops without an NPU lowering\n"
+    "stay on the CPU (\"no NPU lowering for aten.X\").\n"
     "\n"
     "  -o, --output PROGRAM.egp\n"
     "                       also lower every partition to its QNN graph and write the compiled\n"
@@ -802,6 +804,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
 typedef struct op_row {
   const char *target;
   int npu, cpu;
+  double flops_npu, flops_cpu;
   int n_reasons;
   const char **reasons;
   int *counts;
@@ -839,15 +842,33 @@ static op_row *op_rows(const eg_compile_report *rep, int *n_rows) {
     }
     if (p.placement == EG_PLACEMENT_NPU) {
       row->npu++;
+      row->flops_npu += p.flops;
       continue;
     }
     row->cpu++;
+    row->flops_cpu += p.flops;
     int r = 0;
     while (r < row->n_reasons && strcmp(row->reasons[r], p.reason) != 0) r++;
     if (r == row->n_reasons) row->reasons[row->n_reasons++] = p.reason;
     row->counts[r]++;
   }
   return rows;
+}
+
+/* "1.82 GFLOP", "41.3 kFLOP", "0 FLOP". */
+static const char *fmt_flops(char *buf, size_t size, double f) {
+  static const char *const unit[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"};
+  int u = 0;
+  while (f >= 1000.0 && u < 4) f /= 1000.0, u++;
+  snprintf(buf, size, "%.3g %s", f, unit[u]);
+  return buf;
+}
+
+/* An op row's share of the step's FLOPs ("12.3", "<0.1"; "-" for none). */
+static void flop_share(char *buf, size_t size, double flops, double total) {
+  if (!(flops > 0) || !(total > 0)) snprintf(buf, size, "-");
+  else if (flops / total < 0.001) snprintf(buf, size, "<0.1");
+  else snprintf(buf, size, "%.1f", 100.0 * flops / total);
 }
 
 static int print_compile_table(const eg_compile_report *rep, const char *model,
@@ -859,14 +880,19 @@ static int print_compile_table(const eg_compile_report *rep, const char *model,
   if (!rows) return fail(EXIT_FAIL, "compile: out of memory");
   printf("%s for %s (%s, HTP V%d, %s)\n", model, t.soc, t.product, t.htp_arch,
          t.has_float ? "fp16" : "no fp16");
-  printf("%-44s %5s %5s  %s\n", "op", "npu", "cpu", "why on the CPU");
+  double total, npu_flops;
+  eg_compile_report_flops(rep, &total, &npu_flops);
+  printf("%-44s %5s %5s %6s %6s  %s\n", "op", "npu", "cpu", "%npu", "%cpu", "why on the CPU");
   for (int k = 0; k < n_rows; k++) {
     const op_row *row = &rows[k];
+    char pn[16], pc[16];
+    flop_share(pn, sizeof pn, row->flops_npu, total);
+    flop_share(pc, sizeof pc, row->flops_cpu, total);
     on_npu += row->npu;
-    printf("%-44s %5d %5d  ", row->target, row->npu, row->cpu);
+    printf("%-44s %5d %5d %6s %6s  ", row->target, row->npu, row->cpu, pn, pc);
     if (row->n_reasons == 0) printf("\n");
     for (int r = 0; r < row->n_reasons; r++) {
-      if (r > 0) printf("%-44s %5s %5s  ", "", "", "");
+      if (r > 0) printf("%-44s %5s %5s %6s %6s  ", "", "", "", "", "");
       if (row->n_reasons > 1) printf("(%d) ", row->counts[r]);
       printf("%s\n", row->reasons[r]);
     }
@@ -875,6 +901,11 @@ static int print_compile_table(const eg_compile_report *rep, const char *model,
   int n_parts = eg_compile_report_num_partitions(rep);
   printf("total: %d nodes, %d on the NPU in %d partition%s, %d on the CPU\n", n, on_npu, n_parts,
          n_parts == 1 ? "" : "s", n - on_npu);
+  char all_s[32], npu_s[32], cpu_s[32];
+  printf("flops: %s per step (estimated), %.1f %% on the NPU (%s), %s on the CPU\n",
+         fmt_flops(all_s, sizeof all_s, total), total > 0 ? 100.0 * npu_flops / total : 0.0,
+         fmt_flops(npu_s, sizeof npu_s, npu_flops), fmt_flops(cpu_s, sizeof cpu_s,
+                                                             total - npu_flops));
   for (int k = 0; k < n_parts; k++) {
     int count;
     const int32_t *nodes;

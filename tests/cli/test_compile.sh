@@ -57,9 +57,14 @@ for soc in SM8450 SM8650 SM8850 SM8350 SM8635; do
   n=$(report_nodes "$work/$soc.json")
   grep -Eq "^total: $n nodes, [0-9]+ on the NPU in [0-9]+ partitions?, [0-9]+ on the CPU$" "$work/$soc.txt" &&
     ok || bad "$soc: total line (report: $n nodes): $(cat "$work/$soc.txt")"
+  # the FLOPs footer gives the report's NPU share
+  share=$($py -c 'import json, sys; print("%.1f" % (100 * json.load(open(sys.argv[1]))["flops"]["npu_share"]))' "$work/$soc.json")
+  grep -Eq "^flops: .* per step \(estimated\), $share % on the NPU \(" "$work/$soc.txt" && ok ||
+    bad "$soc: flops line (report share $share %): $(grep flops "$work/$soc.txt")"
 done
 n=$(report_nodes "$work/SM8350.json")
-grep -q "^total: $n nodes, 0 on the NPU in 0 partitions, $n on the CPU$" "$work/SM8350.txt" && ok ||
+grep -q "^total: $n nodes, 0 on the NPU in 0 partitions, $n on the CPU$" "$work/SM8350.txt" &&
+  grep -q "^flops: .*, 0.0 % on the NPU (0 " "$work/SM8350.txt" && ok ||
   bad "SM8350 placed something on the NPU: $(cat "$work/SM8350.txt")"
 if ls "$work" | grep -q "\.tmp\."; then bad "temporary report files left behind"; else ok; fi
 # SoC names are case-insensitive; -q prints no table

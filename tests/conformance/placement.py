@@ -71,7 +71,7 @@ SOCS = {
 FLOAT_DTYPES = ("float32", "float16", "float64")
 CONV_BWD = "aten.convolution_backward.default"
 FOLLOWS = "follows its producer"
-ENTRY_KEYS = {"name", "target", "placement", "partition", "reason"}  # plus optional "source"
+ENTRY_KEYS = {"name", "target", "placement", "partition", "reason", "flops"}  # and "source"
 # Ops pass decompose folds into a static constant (src/passes/decompose.c, rules[]): such a node
 # may be absent from the report without any entry naming it as its source.
 FOLDED_FILLS = frozenset([
@@ -324,7 +324,65 @@ def check_report(graph, report, soc, conv_scopes=None):
         f += [f"{where}: {msg}" for msg in _check_entry(graph, n, r, rnodes, links, soc,
                                                          conv_scopes)]
     f += _check_partitions(rnodes, report.get("partitions"), links.preds)
+    f += _check_flops(graph, rnodes, traced, report.get("flops"))
     return f, _stats(graph, rnodes, traced, conv_scopes)
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _traced_flops(graph, n):
+    """The FLOPs of a traced convolution, convolution_backward, mm or addmm, computed here from
+    the graph (cost.h's rule: a multiply-add is 2; each gradient convolution_backward computes
+    costs the forward's, grad_bias one per grad_output element; addmm adds its bias); None for
+    other ops."""
+    values = {v["id"]: v for v in graph["values"]}
+    shape = lambda a: values[a["value"]]["shape"]  # noqa: E731
+    target = n["target"]
+    if target == "aten.convolution.default":
+        return 2 * _numel(values[n["output"]]["shape"]) * _numel(shape(n["args"][1])[1:])
+    if target == "aten.convolution_backward.default":
+        gy = _numel(shape(n["args"][0]))
+        fwd = 2 * gy * _numel(shape(n["args"][2])[1:])
+        elems = values[n["output"]]["elements"]
+        return sum((fwd if e < 2 else gy) for e, v in enumerate(elems[:3]) if v is not None)
+    if target in ("aten.mm.default", "aten.addmm.default"):
+        out = _numel(values[n["output"]]["shape"])
+        k = shape(n["args"][0 if target == "aten.mm.default" else 1])[-1]
+        return 2 * out * k + (out if target == "aten.addmm.default" else 0)
+    return None
+
+
+def _check_flops(graph, rnodes, traced, top):
+    """Each entry's "flops" is a non-negative integer, a traced conv / matrix product's the
+    count computed here; the top-level "flops" sums them: total, npu (the NPU entries'), and
+    npu_share = npu / total."""
+    f = []
+    for r, n in zip(rnodes, traced):
+        got = r.get("flops")
+        if not isinstance(got, int) or isinstance(got, bool) or got < 0:
+            f.append(f"node {r.get('name')}: flops {got!r}, want a non-negative integer")
+            continue
+        want = _traced_flops(graph, n) if n is not None else None
+        if want is not None and got != want:
+            f.append(f"node {r['name']} ({r['target']}): flops {got}, want {want}")
+    if f:
+        return f
+    total = sum(r["flops"] for r in rnodes)
+    npu = sum(r["flops"] for r in rnodes if r["placement"] == "npu")
+    if not isinstance(top, dict) or set(top) != {"total", "npu", "npu_share"}:
+        return [f"report flops {top!r}: want an object of total, npu and npu_share"]
+    # the totals are sums of unrounded per-node doubles, each rounded once: within 1 per node
+    if abs(top["total"] - total) > len(rnodes) or abs(top["npu"] - npu) > len(rnodes):
+        f.append(f"report flops {top}: the entries sum to total {total}, npu {npu}")
+    share = top["npu"] / top["total"] if top["total"] else 0
+    if abs(top["npu_share"] - share) > 1e-9:
+        f.append(f"report flops npu_share {top['npu_share']}, want npu / total = {share}")
+    return f
 
 
 class _Links:

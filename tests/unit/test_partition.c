@@ -802,6 +802,18 @@ static void test_public_api(void) {
            pi.placement == EG_PLACEMENT_CPU && pi.partition == -1 &&
            (strcmp(pi.reason, "no NPU lowering for aten.convolution") == 0 ||
             strcmp(pi.reason, "float ops need HTP V69+ with fp16; SM8350 is V68") == 0));
+  /* the fixture's first conv: x [2, 1, 12, 12], w [4, 1, 3, 3], stride 2, padding 1 ->
+   * [2, 4, 6, 6]: 2 FLOPs per multiply-add, 1 * 3 * 3 of them per output */
+  EG_CHECK_MSG(pi.flops == 2.0 * (2 * 4 * 6 * 6) * (1 * 3 * 3), "conv: %.0f FLOPs", pi.flops);
+  double total = -1, npu = -1, sum = 0;
+  for (int i = 0; i < n; i++)
+    if (eg_compile_report_node(r, i, &pi) == EG_OK) sum += pi.flops;
+  eg_compile_report_flops(r, &total, &npu);
+  EG_CHECK_MSG(total == sum && total > 0 && npu == 0, "total %.0f (nodes: %.0f), npu %.0f", total,
+               sum, npu);
+  eg_compile_report_flops(r, NULL, NULL);
+  eg_compile_report_flops(NULL, &total, &npu);
+  EG_CHECK(total == 0 && npu == 0);
   EG_CHECK(eg_compile_report_node(r, n, &pi) == EG_ERR_ARGUMENT);
   EG_CHECK(eg_compile_report_node(r, -1, &pi) == EG_ERR_ARGUMENT);
   int count;
