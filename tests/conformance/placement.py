@@ -325,7 +325,10 @@ def check_report(graph, report, soc, conv_scopes=None):
                                                          conv_scopes)]
     f += _check_partitions(rnodes, report.get("partitions"), links.preds)
     f += _check_flops(graph, rnodes, traced, report.get("flops"))
-    return f, _stats(graph, rnodes, traced, conv_scopes)
+    stats = _stats(graph, rnodes, traced, conv_scopes)
+    top = report.get("flops")
+    stats["npu_flops_share"] = top.get("npu_share") if isinstance(top, dict) else None
+    return f, stats
 
 
 def _numel(shape):
@@ -620,7 +623,7 @@ def _stats(graph, rnodes, traced, conv_scopes):
     """Counts for the summary, over the report's (compiled graph's) entries: nodes (getitems
     excluded), NPU nodes, per-target [npu, cpu], convolution_backward nodes in scope / on the
     NPU, and the ones whose tuple holds a grad_weight element that nothing reads (PyTorch's
-    unasked one)."""
+    unasked one); check_report adds npu_flops_share, the report's NPU share of the FLOPs."""
     s = {"nodes": 0, "npu": 0, "by_target": collections.defaultdict(lambda: [0, 0]),
          "conv_bwd": 0, "conv_bwd_in_scope": 0, "conv_bwd_npu": 0,
          "conv_bwd_unread_gw": 0, "reasons": set()}

@@ -46,7 +46,8 @@ imposed. A differing decision outside the band fails the case. Nothing is loosen
 rule only changes which exact answer an fp32 program is compared with.
 
 Each line: ``PASS|FAIL family regime target: worst output ratio, NPU nodes n/N, conv backward
-on the NPU k/K`` [``(flip rule: ...)``]; the last line ``models: N passed, M failed``. Exit 0
+on the NPU k/K, NPU FLOPs s %`` (the report's NPU share of the step's estimated FLOPs)
+[``(flip rule: ...)``]; the last line ``models: N passed, M failed``. Exit 0
 only if every case passed.
 """
 import argparse
@@ -446,7 +447,8 @@ def run_family(family, regimes, targets, size, workdir, command):
                         judged = flipped + judged
                 failures += judged
             npu = (f"NPU nodes {stats['npu']}/{stats['nodes']}, conv backward on the NPU "
-                   f"{stats['conv_bwd_npu']}/{stats['conv_bwd']}") if stats else \
+                   f"{stats['conv_bwd_npu']}/{stats['conv_bwd']}, NPU FLOPs "
+                   f"{100 * stats['npu_flops_share']:.1f} %") if stats else \
                 f"{len(graph['nodes'])} nodes"
             text = f"{where}: worst {worst:.2f} of the bound, {npu}{note}"
             if failures:
