@@ -60,7 +60,8 @@ def make_report(graph, soc, placements):
                 partitions[k]["nodes"].append(n["name"])
             entries.append({"name": n["name"], "target": n["target"],
                             "placement": "npu" if k is not None else "cpu", "partition": k,
-                            "reason": None if k is not None else "follows its producer"})
+                            "reason": None if k is not None else "follows its producer",
+                            "flops": 0})
             continue
         default = f"no NPU lowering for {placement.display_name(n['target'])}"
         reason = placements.get(n["name"], default)
@@ -69,10 +70,14 @@ def make_report(graph, soc, placements):
             partitions.append({"id": len(partitions), "nodes": [n["name"]]})
         entries.append({"name": n["name"], "target": n["target"],
                         "placement": "cpu" if reason else "npu",
-                        "partition": part_of.get(n["name"]), "reason": reason})
+                        "partition": part_of.get(n["name"]), "reason": reason,
+                        "flops": placement._traced_flops(graph, n) or 0})
+    total = sum(e["flops"] for e in entries)
+    npu = sum(e["flops"] for e in entries if e["placement"] == "npu")
     return {"format": "edgegrad.placement", "version": 1, "soc": soc, "product": "x",
-            "htp_arch": arch, "fp16": fp16, "nodes": entries, "partitions": partitions,
-            "warnings": []}
+            "htp_arch": arch, "fp16": fp16,
+            "flops": {"total": total, "npu": npu, "npu_share": npu / total if total else 0},
+            "nodes": entries, "partitions": partitions, "warnings": []}
 
 
 def decomposed(report, name, soc):
@@ -83,7 +88,7 @@ def decomposed(report, name, soc):
     made = [{"name": f"{name}_sub", "target": "aten.sub.Tensor"},
             {"name": name, "target": "aten.mul.Tensor"}]
     for e in made:
-        e.update(placement="cpu", partition=None, source=name,
+        e.update(placement="cpu", partition=None, source=name, flops=0,
                  reason=V68 if soc == "SM8350" else f"no NPU lowering for {e['target']}")
     r["nodes"][k:k + 1] = made
     return r
