@@ -161,7 +161,7 @@ typedef struct trainer {
   /* the step's random inputs (Dropout masks): drawn afresh before every step from one
    * splitmix64 stream, whose state the checkpoint keeps */
   struct random_in {
-    int input;
+    const char *name; /* the model's input (valid while tr->m lives) */
     double p;
     eg_tensor mask;
   } *rnd;
@@ -607,9 +607,7 @@ static int draw_masks(trainer *tr) {
       default: ((unsigned char *)r->mask.data)[i] = one; break; /* uint8, bool */
       }
     }
-    eg_tensor_desc d;
-    eg_model_input(tr->m, r->input, &d);
-    eg_status s = eg_runtime_set_input(tr->rt, d.name, &r->mask);
+    eg_status s = eg_runtime_set_input(tr->rt, r->name, &r->mask);
     if (s != EG_OK) return fail_status(s);
   }
   return 0;
@@ -630,7 +628,7 @@ static int setup_random(trainer *tr) {
                   "step took from a tensor: train draws masks of a known p (nn.Dropout's)",
                   d.name);
     struct random_in *r = &tr->rnd[tr->n_rnd];
-    r->input = i;
+    r->name = d.name;
     r->p = d.random_p;
     r->mask = d.tensor;
     const size_t bytes = (size_t)eg_tensor_numel(&d.tensor) * eg_dtype_size(d.tensor.dtype);
