@@ -13,8 +13,9 @@
  *              element by element (`elems`): only the rank-4 elements the table names; other
  *              ranks and None elements are skipped.
  *              Its other arguments are not touched: filters are permuted by the lowering
- *              (eg_htp_filter) and convolution_backward's forward `input` (argument 1) is not
- *              read by its lowering at all, so it gets no order and no conversion from it.
+ *              (eg_htp_filter, or a Transpose for a trainable weight) and convolution_backward's
+ *              forward `input` (argument 1), read only by its grad_weight, is transposed there
+ *              from whichever order it has, so it gets no order and no conversion from it.
  *   FOLLOW     layout-agnostic (elementwise, activations, copies, reductions, cat): its rank-4
  *              arguments share one order and its rank-4 result takes it. The rule for mixed
  *              arguments: NHWC if any rank-4 argument already is NHWC; else traced if any

@@ -164,42 +164,45 @@ def generate(count=330, seed=20240611):
     return configs
 
 
-# The NPU lowering's scope (tests/conformance/placement.py): a frozen 4-D weight, groups 1,
-# not transposed, dilation 1, and no grad_weight element that is read. These masks ask for no
-# grad_weight (PyTorch 1.13 often returns one for [*, F, T] anyway; nothing reads it).
-NPU_MASKS = [(True, False, False), (True, False, True), (False, False, True)]
-NPU_SCOPE = dict(transposed=False, dilation=1, group_kind="1", static=True)
+# The NPU lowering's scope (tests/conformance/placement.py): not transposed, and dilation 1
+# where grad_input is computed; every mask, groups value and frozen or trainable weight lowers.
+NPU_MASKS = MASKS
+NPU_SCOPE = dict(transposed=False)
 # One condition broken at a time, to check each decline reason.
-NPU_VIOLATIONS = {"runtime weight": dict(static=False), "groups 2": dict(group_kind="2"),
-                  "depthwise": dict(group_kind="depthwise"), "transposed": dict(transposed=True),
-                  "dilation 2": dict(dilation=2)}
+NPU_VIOLATIONS = {"transposed": dict(transposed=True),
+                  "dilation 2 with grad_input": dict(dilation=2)}
 
 
 def generate_npu(count=120, seed=20240612):
     """``count`` configurations aimed at the NPU lowering of convolution_backward: in its
-    scope by construction (see NPU_SCOPE), every (stride, op) pair with every NPU mask and every
-    (kernel, padding) pair; then each violation of NPU_VIOLATIONS with each NPU mask, and each
-    mask asking for grad_weight (in scope otherwise); then seeded in-scope draws, two thirds of
-    them with mask [T, F, F]."""
+    scope by construction (see NPU_SCOPE), every (stride, op) pair with every mask, every
+    (kernel, padding) pair, every group kind with every mask, frozen and trainable weights
+    (dilation 1 where the mask asks for grad_input, 1 or 2 otherwise); then each violation of
+    NPU_VIOLATIONS with each mask asking for grad_input; then seeded in-scope draws."""
     rng = random.Random(seed)
     wanted = [dict(NPU_SCOPE, stride=s, op=op, mask=m)
               for s in STRIDES for op in range(s) for m in NPU_MASKS]
     wanted += [dict(NPU_SCOPE, kernel=k, padding=p, mask=NPU_MASKS[0])
                for k in KERNELS for p in PADDINGS]
-    wanted += [dict(NPU_SCOPE, mask=m, **v) for v in NPU_VIOLATIONS.values() for m in NPU_MASKS]
-    wanted += [dict(NPU_SCOPE, mask=m) for m in MASKS if m[1]]
-    configs = [_draw(rng, i, **forced) for i, forced in enumerate(wanted)]
+    wanted += [dict(NPU_SCOPE, group_kind=g, mask=m, static=st)
+               for g in GROUP_KINDS for m in NPU_MASKS for st in (False, True)]
+    wanted += [dict(NPU_SCOPE, mask=m, **v) for v in NPU_VIOLATIONS.values()
+               for m in NPU_MASKS if m[0]]
+    configs = []
+    for i, forced in enumerate(wanted):
+        forced.setdefault("dilation", 1 if forced["mask"][0] else None)
+        configs.append(_draw(rng, i, **forced))
     while len(configs) < count:
-        mask = NPU_MASKS[0] if rng.random() < 2 / 3 else rng.choice(NPU_MASKS[1:])
-        configs.append(_draw(rng, len(configs), mask=mask, **NPU_SCOPE))
+        mask = rng.choice(NPU_MASKS)
+        configs.append(_draw(rng, len(configs), mask=mask, dilation=1 if mask[0] else None,
+                             **NPU_SCOPE))
     return configs
 
 
 def in_npu_scope(c):
     """Whether ``c`` meets the scope's conditions (the sweep reads exactly the elements its
     mask asks for)."""
-    return (c.static_weight and c.groups == 1 and not c.transposed and c.dilation == 1
-            and not c.mask[1])
+    return not c.transposed and (c.dilation == 1 or not c.mask[0])
 
 
 def check_coverage(configs, minimum=300):

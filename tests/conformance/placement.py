@@ -33,15 +33,16 @@ What is checked:
      reason never appears on an fp16 SoC nor for a node without float tensors; an arch reason
      ("aten.X needs HTP V73+; SM8450 is V69") names the SoC's own arch, below the one needed.
   3. aten.convolution_backward, exactly (the scope of its NPU lowering): on an fp16 HTP V69+
-     SoC it is on the NPU iff its weight is a static (frozen) float 4-D tensor, groups == 1,
-     transposed == False, dilation == [1, 1], it computes grad_input or grad_bias, and no
-     grad_weight element is READ (by a node or as a graph output). PyTorch 1.13 returns a
-     grad_weight element for a non-transposed mask [*, F, T] although the mask does not ask for
-     it; nothing reads it, and the lowering does not compute it (src/backends/htp/builders/
-     conv.c), so such a node is in scope: this is what puts the frozen-backbone steps' conv
-     backwards ([T, F, T], [F, F, T]) on the NPU. Otherwise the node is on the CPU with one
-     reason: the float reason where there is no fp16, else the builder's own sentence naming
-     exactly one of the violated conditions (keywords below). "no NPU lowering for aten.convolution_backward"
+     SoC it is on the NPU iff its grad_output / input / weight are float 4-D tensors,
+     transposed == False, it computes something (a grad_input or grad_bias element, or a
+     grad_weight element that is READ by a node or as a graph output), and, where it computes
+     grad_input, dilation == [1, 1] (TransposeConv2d has none). Frozen and trainable weights,
+     every groups value (depthwise included) and every output_mask lower. PyTorch 1.13 returns
+     a grad_weight element for a non-transposed mask [*, F, T] although the mask does not ask
+     for it; nothing reads it, and the lowering does not compute it (src/backends/htp/
+     builders/conv.c). Otherwise the node is on the CPU with one reason: the float reason
+     where there is no fp16, else the builder's own sentence naming exactly one of the
+     violated conditions (keywords below). "no NPU lowering for aten.convolution_backward"
      is a failure on an fp16 SoC (the op must have a builder).
   4. aten.hardtanh and aten.clamp lower to QNN's ReluMinMax, which needs min_value <= max_value
      (src/backends/htp/builders/activation.c): such a node on the NPU must have both bounds
@@ -82,12 +83,9 @@ FOLDED_FILLS = frozenset([
 # Conditions of the convolution_backward scope, with the words a reason naming each must use.
 CONDITIONS = collections.OrderedDict([
     ("float", ("float32", "float tensor", "dtype", "int64")),
-    ("static", ("static", "frozen", "runtime input", "graph input", "constant")),
     ("rank", ("4-d", "rank")),
-    ("groups", ("group",)),
     ("transposed", ("transposed",)),
     ("dilation", ("dilation",)),
-    ("grad_weight", ("grad_weight", "weight gradient")),
     ("nothing", ("no gradient",)),
 ])
 
@@ -115,47 +113,35 @@ def scope_from_config(c, present):
     function returns exactly the elements its mask asks for, so an element is read iff it is
     present and asked for."""
     violated = []
-    if not c.static_weight:
-        violated.append(("static", "weight is a runtime input"))
-    if c.groups != 1:
-        violated.append(("groups", f"groups={c.groups}"))
+    computes = [present[i] and c.mask[i] for i in range(3)]
+    if not any(computes):
+        violated.append(("nothing", "no gradient computed"))
     if c.transposed:
         violated.append(("transposed", "transposed=True"))
-    if c.dilation != 1:
-        violated.append(("dilation", f"dilation [{c.dilation}, {c.dilation}]"))
-    if present[1] and c.mask[1]:
-        violated.append(("grad_weight", "grad_weight element read"))
-    if not (present[0] and c.mask[0]) and not (present[2] and c.mask[2]):
-        violated.append(("nothing", "no grad_input or grad_bias"))
+    if c.dilation != 1 and computes[0]:
+        violated.append(("dilation", f"dilation [{c.dilation}, {c.dilation}] with grad_input"))
     return violated
 
 
 def scope_from_graph(graph, node):
     """Violated scope conditions of a convolution_backward node, read from the graph JSON."""
     values = graph["values"]
-    statics = {s["value"] for s in graph["statics"]}
     args = node["args"]
     weight = args[2]["value"] if isinstance(args[2], dict) and "value" in args[2] else None
     violated = []
     tensors = [a["value"] for a in args[:3] if isinstance(a, dict) and "value" in a]
     if any(values[v].get("dtype") not in FLOAT_DTYPES for v in tensors):
         violated.append(("float", "a non-float tensor argument"))
-    if weight is None or weight not in statics:
-        violated.append(("static", "weight is not a static"))
-    elif len(values[weight]["shape"]) != 4:
-        violated.append(("rank", f"weight rank {len(values[weight]['shape'])}"))
-    groups, transposed, dilation = args[9], args[7], list(args[6])
-    if groups != 1:
-        violated.append(("groups", f"groups={groups}"))
+    if any(len(values[v]["shape"]) != 4 for v in tensors) or weight is None:
+        violated.append(("rank", "an argument not 4-D"))
+    elements = values[node["output"]]["elements"]
+    if elements[0] is None and elements[2] is None and not element_read(graph, node, 1):
+        violated.append(("nothing", "no gradient computed"))
+    transposed, dilation = args[7], list(args[6])
     if transposed:
         violated.append(("transposed", "transposed=True"))
-    if dilation != [1, 1]:
-        violated.append(("dilation", f"dilation {dilation}"))
-    elements = values[node["output"]]["elements"]
-    if element_read(graph, node, 1):
-        violated.append(("grad_weight", "grad_weight element read"))
-    if elements[0] is None and elements[2] is None:
-        violated.append(("nothing", "no grad_input or grad_bias"))
+    if dilation != [1, 1] and elements[0] is not None:
+        violated.append(("dilation", f"dilation {dilation} with grad_input"))
     return violated
 
 

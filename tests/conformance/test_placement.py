@@ -104,10 +104,9 @@ def compiled_graph_cases(t):
     "source"), folded fills, and what must still fail."""
     check = placement.check_report
     mse = fixture("pass_mse_step")  # mse_loss_backward: decompose makes sub + mul.Scalar + mul
-    gw = "grad_weight is not supported on the NPU (output_mask [False, True, True])"
     cpu_everywhere = {n["name"]: V68 for n in mse["nodes"]}
     reports = {"SM8350": make_report(mse, "SM8350", cpu_everywhere),
-               "SM8650": make_report(mse, "SM8650", {"convolution_backward": gw})}
+               "SM8650": make_report(mse, "SM8650", {"convolution_backward": None})}
     for soc, good in reports.items():
         t.expect(f"as traced on {soc}", check(mse, good, soc)[0])
         t.expect(f"a decomposed node on {soc}",
@@ -255,15 +254,16 @@ class Checker:
 def main():
     t = Checker()
     folder = tempfile.mkdtemp(prefix="edgegrad-placement-test-")
-    in_scope = config(mask=(True, False, False), **conv_configs.NPU_SCOPE)
-    groups2 = config(mask=(True, False, False), **dict(conv_configs.NPU_SCOPE, group_kind="2"))
-    runtime_w = config(mask=(True, False, False), **dict(conv_configs.NPU_SCOPE, static=False))
+    in_scope = config(mask=(True, False, False), dilation=1, **conv_configs.NPU_SCOPE)
+    dilated = config(mask=(True, False, False), dilation=2, **conv_configs.NPU_SCOPE)
+    transposed = config(mask=(True, False, False), dilation=1, transposed=True)
     g_in, scopes_in = export(in_scope, folder, "in_scope")
-    g_g2, scopes_g2 = export(groups2, folder, "groups2")
-    g_rw, scopes_rw = export(runtime_w, folder, "runtime_w")
+    g_dl, scopes_dl = export(dilated, folder, "dilated")
+    g_tr, scopes_tr = export(transposed, folder, "transposed")
     # [T, F, T]: PyTorch 1.13 returns grad_weight unasked (nothing reads it); [T, T, F] reads it
-    unread_gw = config(mask=(True, False, True), **conv_configs.NPU_SCOPE)
-    read_gw = config(mask=(True, True, False), **conv_configs.NPU_SCOPE)
+    unread_gw = config(mask=(True, False, True), dilation=1, **conv_configs.NPU_SCOPE)
+    read_gw = config(mask=(False, True, False), dilation=2, group_kind="depthwise",
+                     static=False, **conv_configs.NPU_SCOPE)
     g_ug, scopes_ug = export(unread_gw, folder, "unread_gw")
     g_rg, scopes_rg = export(read_gw, folder, "read_gw")
     cb = "convolution_backward"
@@ -271,10 +271,10 @@ def main():
 
     # the scope itself
     t.expect("in-scope config has no violation", scopes_in[cb])
-    t.expect("groups=2 config violates groups",
-             [] if [c for c, _ in scopes_g2[cb]] == ["groups"] else [str(scopes_g2)], None)
-    t.expect("runtime weight violates static",
-             [] if [c for c, _ in scopes_rw[cb]] == ["static"] else [str(scopes_rw)], None)
+    t.expect("dilation 2 with grad_input violates dilation",
+             [] if [c for c, _ in scopes_dl[cb]] == ["dilation"] else [str(scopes_dl)], None)
+    t.expect("transposed violates transposed",
+             [] if [c for c, _ in scopes_tr[cb]] == ["transposed"] else [str(scopes_tr)], None)
 
     node = next(n for n in g_ug["nodes"] if n["target"] == placement.CONV_BWD)
     t.expect("[T, F, T] traces an unread grad_weight element",
@@ -282,28 +282,27 @@ def main():
              and not placement.element_read(g_ug, node, 1) else ["no unread element"])
     t.expect("an unread grad_weight is in scope", scopes_ug[cb] + placement.scope_from_graph(
         g_ug, node))
-    t.expect("a read grad_weight is out of scope",
-             [] if [c for c, _ in scopes_rg[cb]] == ["grad_weight"] else [str(scopes_rg)])
+    t.expect("a read grad_weight (depthwise, dilated, trainable weight) is in scope",
+             scopes_rg[cb])
     t.expect("unread grad_weight on the NPU",
              check(g_ug, make_report(g_ug, "SM8650", {cb: None}), "SM8650", scopes_ug)[0])
-    t.expect("read grad_weight declined", check(g_rg, make_report(g_rg, "SM8650", {
-        cb: "grad_weight is not supported on the NPU (output_mask [True, True, False])"}),
-        "SM8650", scopes_rg)[0])
     t.expect("read grad_weight on the NPU",
-             check(g_rg, make_report(g_rg, "SM8650", {cb: None}), "SM8650", scopes_rg)[0],
-             "out of scope")
+             check(g_rg, make_report(g_rg, "SM8650", {cb: None}), "SM8650", scopes_rg)[0])
+    t.expect("read grad_weight declined", check(g_rg, make_report(g_rg, "SM8650", {
+        cb: "grad_weight is not supported on the NPU (output_mask [False, True, False])"}),
+        "SM8650", scopes_rg)[0], "want npu")
 
     # correct reports pass
     for soc in ("SM8450", "SM8650", "SM8850"):
         t.expect(f"in scope on the NPU of {soc}",
                  check(g_in, make_report(g_in, soc, {cb: None}), soc, scopes_in)[0])
-        t.expect(f"groups 2 declined on {soc}",
-                 check(g_g2, make_report(g_g2, soc, {cb: "groups=2 unsupported"}), soc,
-                       scopes_g2)[0])
-        t.expect(f"runtime weight declined on {soc}",
-                 check(g_rw, make_report(g_rw, soc, {
-                     cb: "weight is a runtime input: the composite needs a static filter"}),
-                     soc, scopes_rw)[0])
+        t.expect(f"dilation with grad_input declined on {soc}",
+                 check(g_dl, make_report(g_dl, soc, {
+                     cb: "dilation [2, 2] unsupported: TransposeConv2d has no dilation"}), soc,
+                       scopes_dl)[0])
+        t.expect(f"transposed declined on {soc}",
+                 check(g_tr, make_report(g_tr, soc, {cb: "transposed=True unsupported"}),
+                       soc, scopes_tr)[0])
     t.expect("V68 reason on SM8350",
              check(g_in, make_report(g_in, "SM8350", {cb: V68}), "SM8350", scopes_in)[0])
     t.expect("no builder on SM8350 is accepted",
@@ -311,36 +310,37 @@ def main():
 
     # each wrong report fails, naming the problem
     t.expect("in scope but on the CPU",
-             check(g_in, make_report(g_in, "SM8650", {cb: "groups=1 unsupported"}), "SM8650",
+             check(g_in, make_report(g_in, "SM8650", {cb: "transposed=False unsupported"}), "SM8650",
                    scopes_in)[0], "want npu")
     t.expect("no builder on an fp16 SoC",
              check(g_in, make_report(g_in, "SM8650", {}), "SM8650", scopes_in)[0],
              "no builder registered")
     t.expect("out of scope but on the NPU",
-             check(g_g2, make_report(g_g2, "SM8650", {cb: None}), "SM8650", scopes_g2)[0],
+             check(g_dl, make_report(g_dl, "SM8650", {cb: None}), "SM8650", scopes_dl)[0],
              "out of scope")
     t.expect("reason naming a condition that holds",
-             check(g_g2, make_report(g_g2, "SM8650", {cb: "dilation [1, 1] unsupported"}),
-                   "SM8650", scopes_g2)[0], "want exactly one")
+             check(g_dl, make_report(g_dl, "SM8650", {cb: "transposed=True unsupported"}),
+                   "SM8650", scopes_dl)[0], "want exactly one")
     t.expect("reason naming two conditions",
-             check(g_g2, make_report(g_g2, "SM8650", {
-                 cb: "groups=2 unsupported and dilation must be 1"}), "SM8650", scopes_g2)[0],
+             check(g_dl, make_report(g_dl, "SM8650", {
+                 cb: "dilation 2 unsupported and transposed must be False"}), "SM8650",
+                   scopes_dl)[0],
              "want exactly one")
     t.expect("partitioner's placeholder reason",
-             check(g_g2, make_report(g_g2, "SM8650", {
+             check(g_dl, make_report(g_dl, "SM8650", {
                  cb: "the NPU lowering of aten.convolution_backward declined this node"}),
-                 "SM8650", scopes_g2)[0], "names no condition")
+                 "SM8650", scopes_dl)[0], "names no condition")
     t.expect("on the NPU of SM8350",
              check(g_in, make_report(g_in, "SM8350", {cb: None}), "SM8350", scopes_in)[0],
              "no fp16")
     t.expect("builder reason before the float gate on SM8350",
-             check(g_g2, make_report(g_g2, "SM8350", {cb: "groups=2 unsupported"}), "SM8350",
-                   scopes_g2)[0], V68)
+             check(g_dl, make_report(g_dl, "SM8350", {cb: "dilation [2, 2] unsupported"}),
+                   "SM8350", scopes_dl)[0], V68)
     t.expect("float reason on an fp16 SoC",
-             check(g_g2, make_report(g_g2, "SM8450", {cb: V68}), "SM8450", scopes_g2)[0],
+             check(g_dl, make_report(g_dl, "SM8450", {cb: V68}), "SM8450", scopes_dl)[0],
              "which has fp16")
     t.expect("scope from config disagrees with the graph",
-             check(g_in, make_report(g_in, "SM8650", {cb: None}), "SM8650", scopes_g2)[0],
+             check(g_in, make_report(g_in, "SM8650", {cb: None}), "SM8650", scopes_dl)[0],
              "harness: scope from the config")
 
     # format

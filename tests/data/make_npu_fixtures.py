@@ -22,6 +22,11 @@ Weights are frozen (statics) unless said otherwise; x is 2x3x9x8, the conv is 3 
   npu_conv_step_nogw  the same step with drop_grad_weight applied: masks [True, False, True]
                  and [False, False, True] without the grad_weight element, so every
                  convolution_backward lowers (the grad_bias ReduceSum included).
+  npu_conv_train full training (every parameter trainable) of conv(3->4, 3, pad 1) -> relu ->
+                 depthwise conv(4->4, 3, stride 2, pad 1, groups 4) -> relu -> conv(4->6, 1,
+                 stride 2) -> relu -> flatten -> linear(24 -> 3), batch 2 of 3x8x8: masks
+                 [F,T,T], [T,T,T] (grouped) and [T,T,T] whose grad_weight Conv2d is cropped (the
+                 1x1 stride-2 conv never reads the last row and column of its 4x4 input).
 """
 import os
 import sys
@@ -160,8 +165,16 @@ def main():
     export_training_step(model, F.cross_entropy, (xs, target), stem("npu_conv_step_nogw"),
                          trainable=["0.bias", "4.bias", "7.weight", "7.bias"])
     edit_json(stem("npu_conv_step_nogw") + ".json", drop_grad_weight)
+
+    torch.manual_seed(13)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4), nn.ReLU(),
+                          nn.Conv2d(4, 6, 1, stride=2), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(24, 3))
+    xs, target = torch.randn(2, 3, 8, 8), torch.tensor([0, 2])
+    export_training_step(model, F.cross_entropy, (xs, target), stem("npu_conv_train"))
     print("wrote", ", ".join(f"npu_conv_{n}" for n in ("fwd", "pair", "bwd", "step",
-                                                       "step_nogw")))
+                                                       "step_nogw", "train")))
 
 
 if __name__ == "__main__":

@@ -10,16 +10,17 @@ the portable kernel.
 
   forward:  plain, strided, padded (also beyond the kernel), dilated, grouped, depthwise (with
             a channel multiplier), Cin 1, transposed (with groups and output_padding), runtime
-            bias; declined: transposed + dilation, a weight that is a runtime input.
-  backward: aten.convolution_backward called directly, masks [T,F,F], [T,F,T] and [F,F,T]
-            (the latter two with the grad_weight element PyTorch 1.13 traces dropped:
-            tests/data/make_npu_fixtures.py drop_grad_weight), odd sizes, strides 1, 2, 3 and
-            mixed, so that every derived output_padding value 0..s-1 occurs; declined: every
-            mask with grad_weight, groups 2, depthwise, dilation, transposed=True, a runtime
-            weight.
-  training: frozen-backbone steps (trainable biases / BN / head, export_training_step) on
-            SM8650: every convolution_backward without a grad_weight element on the NPU, the
-            others declined with the traced mask, outputs equal to PyTorch's eager step.
+            bias, runtime (trainable) weight of every kind; declined: transposed + dilation.
+  backward: aten.convolution_backward called directly, every mask (those without grad_weight
+            with the element PyTorch 1.13 traces dropped: tests/data/make_npu_fixtures.py
+            drop_grad_weight), odd sizes, strides 1, 2, 3 and mixed, so that every derived
+            output_padding value 0..s-1 occurs and the grad_weight Conv2d needs its crop (a 1x1
+            stride-2 conv of an even input never reads its last row), frozen and runtime
+            weights, groups 2 and depthwise (with a multiplier) for every gradient, dilation for
+            grad_weight / grad_bias; declined: dilation with grad_input, transposed=True.
+  training: frozen-backbone steps (trainable biases / BN / head) and full training (every
+            parameter trainable) with export_training_step on SM8650: every convolution and
+            convolution_backward on the NPU, outputs equal to PyTorch's eager step.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_conv.py \\
         --edgegrad build/edgegrad --workdir /tmp/ops-npu-conv
@@ -53,11 +54,6 @@ CONV_TARGETS = ("aten.convolution.default", "aten.convolution_backward.default")
 T, F_ = True, False
 
 torch.manual_seed(0)
-
-
-def gw_reason(mask):
-    return ("grad_weight is not supported on the NPU (output_mask [%s])"
-            % ", ".join(str(m) for m in mask))
 
 
 # ---- cases -------------------------------------------------------------------------------
@@ -107,8 +103,13 @@ fwd("transposed_groups", r(2, 4, 5, 5), r(4, 3, 3, 3), r(6), transposed=True, st
 fwd("runtime_bias", r(2, 3, 7, 7), r(4, 3, 3, 3), r(4), static=("w",), padding=1)
 fwd("transposed_dilated", r(2, 4, 5, 5), r(4, 3, 3, 3), r(3), transposed=True, dilation=2,
     reason="dilation [2, 2] unsupported: TransposeConv2d has no dilation")
-fwd("runtime_weight", r(2, 3, 7, 7), r(4, 3, 3, 3), r(4), static=("b",),
-    reason="weight is not a frozen parameter")
+fwd("runtime_weight", r(2, 3, 7, 7), r(4, 3, 3, 3), r(4), static=("b",))
+fwd("runtime_weight_groups", r(2, 4, 8, 7), r(6, 2, 3, 3), r(6), static=(), stride=2,
+    padding=1, groups=2)
+fwd("runtime_weight_depthwise", r(2, 4, 9, 8), r(8, 1, 3, 3), static=(), stride=2, padding=1,
+    groups=4)
+fwd("runtime_weight_transposed", r(2, 4, 5, 5), r(4, 3, 3, 3), r(6), static=(),
+    transposed=True, stride=(2, 3), padding=(0, 1), output_padding=(1, 2), groups=2)
 
 
 def bwd(name, x, w, mask, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
@@ -151,26 +152,34 @@ for nm, x, w, kw in BWD_SHAPES:
     for mask in ((T, F_, F_), (T, F_, T), (F_, F_, T)):
         bwd(nm, x, w, mask, **kw)
 
-# declined, each with its one reason (and still equal to PyTorch on the CPU)
-_x, _w = r(2, 3, 7, 6), r(4, 3, 3, 3)
-for mask in ((T, T, F_), (T, T, T), (F_, T, F_), (F_, T, T)):
-    bwd("gw", _x, _w, mask, stride=(2, 2), padding=(1, 1), reason=gw_reason(mask))
+MASKS_GW = ((T, T, F_), (T, T, T), (F_, T, F_), (F_, T, T))
+for nm, x, w, kw in BWD_SHAPES:  # grad_weight on every shape, frozen and runtime weight
+    for mask in MASKS_GW:
+        bwd(nm, x, w, mask, static=() if mask[0] else ("w",), **kw)
 # as PyTorch 1.13 traces them, a grad_weight element is present but nothing reads it: the NPU
-# lowering does not compute it, so these stay on the NPU
+# lowering does not compute it
+_x, _w = r(2, 3, 7, 6), r(4, 3, 3, 3)
 for mask in ((T, F_, T), (F_, F_, T)):
     bwd("traced_gw", _x, _w, mask, stride=(2, 2), padding=(1, 1), reason=None, edit=False)
-bwd("groups2", r(2, 4, 7, 7), r(6, 2, 3, 3), (T, F_, F_), padding=(1, 1), groups=2,
-    reason="groups=2 unsupported")
-bwd("depthwise", r(2, 4, 7, 7), r(4, 1, 3, 3), (T, F_, F_), padding=(1, 1), groups=4,
-    reason="groups=4 unsupported")
+for mask in ((T, F_, F_), (T, T, T), (F_, T, F_)):
+    bwd("groups2", r(2, 4, 7, 7), r(6, 2, 3, 3), mask, padding=(1, 1), groups=2)
+    bwd("groups2_s2", r(3, 6, 9, 8), r(4, 3, 3, 3), mask, stride=(2, 2), padding=(1, 0),
+        groups=2, static=())
+    bwd("depthwise", r(2, 4, 7, 7), r(4, 1, 3, 3), mask, padding=(1, 1), groups=4)
+    bwd("depthwise_mult_s2", r(2, 3, 8, 9), r(6, 1, 3, 3), mask, stride=(2, 2),
+        padding=(1, 1), groups=3, static=())
 bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (T, F_, F_), dilation=(2, 1), padding=(2, 1),
     reason="dilation [2, 1] unsupported: TransposeConv2d has no dilation")
+bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (F_, T, T), dilation=(2, 1), padding=(2, 1),
+    static=())
+bwd("dilated_s2", r(2, 3, 10, 9), r(4, 3, 3, 2), (F_, T, F_), stride=(2, 3), dilation=(2, 2),
+    padding=(1, 2), static=())
 bwd("transposed", r(2, 4, 5, 6), r(4, 3, 3, 3), (T, F_, F_), transposed=True, stride=(2, 2),
     padding=(1, 1), output_padding=(1, 0), reason="transposed=True unsupported")
 bwd("runtime_weight", r(2, 3, 7, 6), r(4, 3, 3, 3), (T, F_, F_), stride=(2, 2), padding=(1, 1),
-    static=(), reason="weight is not a frozen parameter")
+    static=())
 bwd("runtime_weight", r(2, 3, 7, 6), r(4, 3, 3, 3), (T, F_, T), stride=(2, 2), padding=(1, 1),
-    static=(), reason="weight is not a frozen parameter")
+    static=())
 
 
 # ---- running a case ----------------------------------------------------------------------
@@ -307,35 +316,11 @@ def step_cases():
         # BN parameters and head of a train-mode BN net: conv3 backward [T,F,F]
         ("step_bn_head", small, x16, t5, ["bn2.weight", "bn2.bias", "fc.weight", "fc.bias"],
          None),
+        # full training: every conv weight trainable, [F,T,T] (c1), [T,T,F] (c2), [T,T,T]
+        # (c3, c4: its 1x1 stride-2 grad_weight is cropped)
+        ("step_full", bb, x9, t4, None, None),
+        ("step_full_bn", small, x16, t5, None, None),
     ]
-
-
-def _reads(graph, value_id):
-    """True when a node argument (also inside lists) or a graph output is value_id."""
-    def uses(a):
-        if isinstance(a, list):
-            return any(uses(x) for x in a)
-        return isinstance(a, dict) and a.get("value") == value_id
-    return (any(o["value"] == value_id for o in graph["outputs"]) or
-            any(uses(a) for m in graph["nodes"]
-                for a in list(m["args"]) + list(m.get("kwargs", {}).values())))
-
-
-def grad_weight_read(graph, node):
-    """Whether the convolution_backward node's grad_weight element is read: PyTorch 1.13 traces
-    one even for output_mask [*, False, True]; an unread one is not computed on the NPU."""
-    tuple_id = node["output"]
-    elem = next(v for v in graph["values"] if v["id"] == tuple_id)["elements"][1]
-    if elem is None:
-        return False
-    if any(o["value"] == elem for o in graph["outputs"]):
-        return True
-    for m in graph["nodes"]:
-        a = m["args"]
-        if (m["target"] == "getitem" and a[0] == {"value": tuple_id} and a[1] == 1
-                and m["output"] is not None and _reads(graph, m["output"])):
-            return True
-    return False
 
 
 def save_step_inputs(d, graph, model, x, target):
@@ -359,6 +344,8 @@ def run_step_case(exe, workdir, name, model, x, target, trainable, edit):
         edit(graph)
         with open(stem + ".json", "w") as f:
             json.dump(graph, f)
+    if trainable is None:
+        trainable = [n for n, _ in model.named_parameters()]
     refs, _, _ = zoo.eager(model, F.cross_entropy, x, target, trainable)
     inputs = save_step_inputs(d, graph, model, x, target)
     values = {v["id"]: v for v in graph["values"]}
@@ -367,9 +354,8 @@ def run_step_case(exe, workdir, name, model, x, target, trainable, edit):
         if n["target"] == "aten.convolution.default":
             expect[n["name"]] = None
         elif n["target"] == "aten.convolution_backward.default":
-            has_gw = grad_weight_read(graph, n)
-            expect[n["name"]] = gw_reason(n["args"][10]) if has_gw else None
-            n_bwd_npu += not has_gw
+            expect[n["name"]] = None
+            n_bwd_npu += 1
     bad = [] if any(n["target"] == "aten.convolution_backward.default"
                     for n in graph["nodes"]) else ["no convolution_backward traced"]
     for soc in ("SM8650", V68):

@@ -400,6 +400,101 @@ done:
   eg_graph_destroy(g);
 }
 
+/* ---- full training: trainable weights ---- */
+
+/* Checks the grad_weight chain of backward `name` (weight of shape [Cout, ci, kH, kW]):
+ * Transpose(perm [3,0,1,2]) into the traced grad_weight output, from a Conv2d (stride = the
+ * forward dilation 1, dilation = the forward stride, group `groups`) or from a StridedSlice of
+ * one when `cropped`, whose filter is the grad_output transposed to [Ho, Wo, N, Cout]. */
+static void check_grad_weight(const eg_graph *g, const eg_program *p, const char *name,
+                              uint32_t groups, bool cropped) {
+  const int32_t i = eg_test_node_named(g, name);
+  const eg_node *n = &g->nodes[i];
+  const eg_htp_partition *hp = &p->lowered[p->parts.nodes[i].partition];
+  const eg_qnn_graph *qg = hp->graph;
+  const int32_t gw_item = getitem_value(g, name, 1);
+  const eg_htp_boundary *o = boundary_output(hp, gw_item);
+  EG_CHECK_MSG(o && !o->nhwc, "%s: grad_weight is not a traced partition output", name);
+  if (!o) return;
+  const eg_value *w = &g->values[eg_node_arg(n, 2, NULL)->value];
+  const uint32_t oihw[4] = {(uint32_t)w->shape[0], (uint32_t)w->shape[1], (uint32_t)w->shape[2],
+                            (uint32_t)w->shape[3]};
+  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, o->tensor), 4, oihw));
+  const eg_qnn_op_node *tr = producer(qg, o->tensor);
+  static const uint32_t to_oihw[4] = {3, 0, 1, 2};
+  EG_CHECK(tr && tr->type == EG_QNN_OP_TRANSPOSE && param_is(tr, "perm", 4, to_oihw));
+  if (!tr) return;
+  const eg_qnn_op_node *conv = producer(qg, tr->inputs[0]);
+  EG_CHECK_MSG(conv && conv->type == (cropped ? EG_QNN_OP_STRIDED_SLICE : EG_QNN_OP_CONV_2D),
+               "%s: grad_weight from %s", name, conv ? eg_qnn_op_name(conv->type) : "nothing");
+  if (conv && cropped && conv->type == EG_QNN_OP_STRIDED_SLICE)
+    conv = producer(qg, conv->inputs[0]);
+  EG_CHECK(conv && conv->type == EG_QNN_OP_CONV_2D);
+  if (!conv || conv->type != EG_QNN_OP_CONV_2D) return;
+  int64_t stride[2];
+  int n_stride;
+  EG_CHECK(eg_arg_int_list(n, 4, "stride", stride, 1, 2, &n_stride) == EG_OK);
+  EG_CHECK(conv->attrs.conv.group == groups && conv->attrs.conv.stride[0] == 1 &&
+           conv->attrs.conv.dilation[0] == (uint32_t)stride[0] &&
+           conv->attrs.conv.dilation[1] == (uint32_t)stride[n_stride - 1]);
+  const eg_value *gy = &g->values[eg_node_arg(n, 0, NULL)->value];
+  const uint32_t hwnc[4] = {(uint32_t)gy->shape[2], (uint32_t)gy->shape[3],
+                            (uint32_t)gy->shape[0], (uint32_t)gy->shape[1]};
+  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, conv->inputs[1]), 4, hwnc));
+}
+
+/* Every parameter trainable: every convolution and convolution_backward on the NPU, each
+ * weight a partition input (APP_WRITE, no STATIC copy anywhere), permuted inside the graph;
+ * grad_weight by its Conv2d (grouped for the depthwise conv, cropped for the 1x1 stride-2
+ * one), grad_input by a grouped TransposeConv2d over the weight transposed to HWOI. */
+static void test_full_training(void) {
+  eg_graph *g = eg_test_fixture("npu_conv_train");
+  eg_program p;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
+  const eg_graph *cg = p.graph;
+  for (int32_t i = 0; i < cg->n_nodes; i++)
+    if (cg->nodes[i].op == EG_OP_convolution || cg->nodes[i].op == EG_OP_convolution_backward)
+      EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", cg->nodes[i].name, p.parts.nodes[i].reason);
+  EG_CHECK(program_static_bytes(&p) < 64); /* no weight is STATIC (scalar constants only) */
+  for (int32_t k = 0; k < p.parts.n_partitions; k++)
+    for (int32_t t = 0; t < eg_qnn_graph_num_tensors(p.lowered[k].graph); t++) {
+      const eg_qnn_tensor *tt = eg_qnn_graph_tensor(p.lowered[k].graph, t);
+      EG_CHECK_MSG(tt->type != EG_QNN_TENSOR_STATIC || tt->rank < 4, "partition %d: %s",
+                   (int)k, tt->name);
+    }
+  const char *weights[3] = {"0_weight", "2_weight", "4_weight"};
+  for (int k = 0; k < 3; k++) {
+    int32_t w = -1;
+    for (int32_t j = 0; j < cg->n_inputs; j++)
+      if (strcmp(cg->inputs[j].name, weights[k]) == 0) w = cg->inputs[j].value;
+    int reading = 0; /* partitions taking it as an input */
+    for (int32_t q = 0; w >= 0 && q < p.parts.n_partitions; q++)
+      reading += is_boundary_input(&p.lowered[q], w);
+    EG_CHECK_MSG(w >= 0 && reading >= 1, "%s: read by %d partitions", weights[k], reading);
+  }
+  check_grad_weight(cg, &p, "convolution_backward", 1, true);    /* 1x1 stride 2, 4x4 input */
+  check_grad_weight(cg, &p, "convolution_backward_1", 4, false); /* depthwise */
+  check_grad_weight(cg, &p, "convolution_backward_2", 1, false); /* [F,T,T] */
+  /* the depthwise grad_input: TransposeConv2d group 4 over [3, 3, 4, 1] */
+  const int32_t i1 = eg_test_node_named(cg, "convolution_backward_1");
+  const eg_qnn_graph *qg = p.lowered[p.parts.nodes[i1].partition].graph;
+  const eg_qnn_op_node *tc = NULL;
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(qg); k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, k);
+    if (op->type == EG_QNN_OP_TRANSPOSE_CONV_2D && strstr(op->name, "convolution_backward_1"))
+      tc = op;
+  }
+  static const uint32_t hwoi[4] = {3, 3, 4, 1};
+  EG_CHECK_MSG(tc && tc->attrs.conv.group == 4 &&
+               dims_are(eg_qnn_graph_tensor(qg, tc->inputs[1]), 4, hwoi), "%s group %u",
+               tc ? tc->name : "no TransposeConv2d", tc ? tc->attrs.conv.group : 0);
+  EG_CHECK(find_op(qg, EG_QNN_OP_DEPTH_WISE_CONV_2D) || p.parts.nodes[i1].partition !=
+           p.parts.nodes[eg_test_node_named(cg, "convolution_1")].partition);
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
 /* ---- decline reasons, one per case, straight from supports() ---- */
 
 static void check_reason(const eg_graph *g, const eg_node *n, const char *want) {
@@ -425,8 +520,8 @@ static void test_backward_reasons(void) {
   dil->list.items[0].i = 2;
   check_reason(g, n, "dilation [2, 1] unsupported: TransposeConv2d has no dilation");
   dil->list.items[0].i = 1;
-  groups->i = 2;
-  check_reason(g, n, "groups=2 unsupported");
+  groups->i = 2; /* grouped: TransposeConv2d with group 2 */
+  check_reason(g, n, NULL);
   groups->i = 1;
   transposed->b = true;
   check_reason(g, n, "transposed=True unsupported");
@@ -435,8 +530,8 @@ static void test_backward_reasons(void) {
   check_reason(g, n, "stride [2] unsupported: the NPU lowering needs one value per spatial dim");
   stride->list.n = 2;
   eg_value *w = &g->values[n->args[2].value];
-  w->role = EG_ROLE_INPUT;
-  check_reason(g, n, "weight is not a frozen parameter");
+  w->role = EG_ROLE_INPUT; /* a trainable weight: Transpose inside the partition */
+  check_reason(g, n, NULL);
   w->role = EG_ROLE_STATIC;
   /* input 3 rows taller than the conv's output explains: op = 12 - ((5-1)*2 - 2 + 3) = 3 */
   eg_value *x = &g->values[n->args[1].value];
@@ -455,10 +550,14 @@ static void test_backward_reasons(void) {
   EG_CHECK(get0 != NULL);
   tuple->elems[1] = gx;
   check_reason(g, n, NULL); /* present but unread: not computed, still lowered */
-  if (get0) {
+  if (get0) { /* read: computed by its Conv2d; with grad_input gone, dilation is fine too */
     get0->args[1].i = 1;
-    check_reason(g, n, "grad_weight is not supported on the NPU (output_mask [True, False, "
-                       "False])");
+    check_reason(g, n, NULL);
+    tuple->elems[0] = -1;
+    dil->list.items[0].i = 2;
+    check_reason(g, n, NULL);
+    dil->list.items[0].i = 1;
+    tuple->elems[0] = gx;
     get0->args[1].i = 0;
   }
   tuple->elems[1] = -1;
@@ -478,9 +577,14 @@ static void test_forward_kinds(void) {
   char reason[512] = "";
   EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
   eg_value *w = &g->values[n->args[1].value];
-  w->role = EG_ROLE_INPUT;
+  w->role = EG_ROLE_INPUT; /* trainable: accepted, unless it carries quantization encodings */
+  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  eg_quant q = {0};
+  w->quant = &q;
   EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
-           strcmp(reason, "weight is not a frozen parameter") == 0);
+           strcmp(reason, "trainable weight with quantization encodings: the runtime filter "
+                          "permute is float only") == 0);
+  w->quant = NULL;
   w->role = EG_ROLE_STATIC;
   n->args[6].b = true; /* transposed, dilated */
   n->args[5].list.items[1].i = 3;
@@ -510,6 +614,7 @@ int main(void) {
   EG_RUN(test_backward_does_not_read_input);
   EG_RUN(test_training_step);
   EG_RUN(test_training_step_without_grad_weight);
+  EG_RUN(test_full_training);
   EG_RUN(test_step_static_copies);
   EG_RUN(test_backward_reasons);
   EG_RUN(test_forward_kinds);

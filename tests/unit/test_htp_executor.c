@@ -341,6 +341,31 @@ static void test_threshold_backward(void) {
   free(x), free(gy), free(gx);
 }
 
+/* StridedSlice: a box with steps, against the index formula. */
+static void test_strided_slice(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("slice", &g) == EG_OK);
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(2, 5, 7, 3));
+  const int32_t ty = f32(g, "y", EG_QNN_TENSOR_APP_READ, 4, DIMS(1, 3, 2, 2));
+  const int32_t r[12] = {1, 2, 1, 0, 5, 2, 2, 6, 3, 1, 3, 1};
+  const eg_qnn_param p = eg_qnn_param_i32_tensor("ranges", 2, DIMS(4, 3), r);
+  op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &tx, ty, 1, &p);
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  float *x = eg_test_rand_buf(210, 91), *y = eg_test_nan_buf(12);
+  const eg_qnn_binding in = {tx, x, 840}, out = {ty, y, 48};
+  EG_CHECK(ex && eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
+  bool ok = true;
+  for (int h = 0; h < 3; h++)
+    for (int w = 0; w < 2; w++)
+      for (int c = 0; c < 2; c++)
+        ok &= y[(h * 2 + w) * 2 + c] == x[((1 * 5 + 2 * h) * 7 + 2 + 3 * w) * 3 + 1 + c];
+  EG_CHECK(ok);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(y);
+}
+
 /* ---- errors ---- */
 
 static void test_binding_errors(void) {
@@ -404,6 +429,7 @@ int main(void) {
   EG_RUN(test_shared_work);
   EG_RUN(test_small_classifier);
   EG_RUN(test_threshold_backward);
+  EG_RUN(test_strided_slice);
   EG_RUN(test_binding_errors);
   EG_RUN(test_unsupported_graphs);
   return eg_test_summary();

@@ -297,6 +297,45 @@ static void test_transpose_conv2d_rules(void) {
   eg_qnn_graph_destroy(g);
 }
 
+/* ---- StridedSlice (the crop of the weight-gradient Conv2d) ---- */
+
+static void test_strided_slice_rules(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("slice", &g) == EG_OK);
+  const int32_t x = T4(g, "x", EG_QNN_TENSOR_APP_WRITE, 2, 5, 7, 3);
+  const int32_t y = T4(g, "y", EG_QNN_TENSOR_APP_READ, 2, 4, 3, 3);
+  const int32_t r_ok[12] = {0, 2, 1, 0, 4, 1, 1, 7, 2, 0, 3, 1};
+  eg_qnn_param p = eg_qnn_param_i32_tensor("ranges", 2, DIMS(4, 3), r_ok);
+  eg_qnn_param u = eg_qnn_param_u32_tensor("ranges", 2, DIMS(4, 3),
+                                           (const uint32_t *)(const void *)r_ok);
+  expect_error(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 1, &u), EG_ERR_INVALID,
+               "op s (StridedSlice): param ranges (tensor uint32)", "must be a tensor int32", NULL);
+  eg_qnn_param short_r = eg_qnn_param_i32_tensor("ranges", 2, DIMS(3, 3), r_ok);
+  expect_error(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 1, &short_r), EG_ERR_INVALID,
+               "op s (StridedSlice): param ranges (shape [3, 3])", "[4, 3]", NULL);
+  expect_error(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 0, NULL), EG_ERR_INVALID,
+               "op s (StridedSlice): param ranges: missing", NULL, NULL);
+  const int32_t r_past[12] = {0, 2, 1, 0, 6, 1, 1, 7, 2, 0, 3, 1};
+  eg_qnn_param past = eg_qnn_param_i32_tensor("ranges", 2, DIMS(4, 3), r_past);
+  expect_error(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 1, &past), EG_ERR_INVALID,
+               "op s (StridedSlice): param ranges (dim 1: begin 0, end 6, stride 1; in[0] dim 5)",
+               "end <= dim", NULL);
+  const int32_t r_neg[12] = {0, 2, 1, 0, 4, 1, 1, 7, -2, 0, 3, 1};
+  eg_qnn_param neg = eg_qnn_param_i32_tensor("ranges", 2, DIMS(4, 3), r_neg);
+  expect_error(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 1, &neg), EG_ERR_INVALID,
+               "op s (StridedSlice): param ranges (dim 2: begin 1, end 7, stride -2", NULL, NULL);
+  const int32_t r_big[12] = {0, 2, 1, 0, 5, 1, 1, 7, 2, 0, 3, 1}; /* 5 rows, y has 4 */
+  eg_qnn_param big = eg_qnn_param_i32_tensor("ranges", 2, DIMS(4, 3), r_big);
+  expect_error(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 1, &big), EG_ERR_INVALID,
+               "op s (StridedSlice): out[0] y (dims [2, 4, 3, 3], rule gives [2, 5, 3, 3])",
+               NULL, NULL);
+  EG_CHECK_MSG(add_op(g, "s", EG_QNN_OP_STRIDED_SLICE, 1, &x, y, 1, &p) == EG_OK, "%s",
+               eg_last_error());
+  EG_CHECK(eg_qnn_graph_op(g, 0)->attrs.slice.begin[2] == 1 &&
+           eg_qnn_graph_op(g, 0)->attrs.slice.step[2] == 2);
+  eg_qnn_graph_destroy(g);
+}
+
 /* ---- the other ops' rules ---- */
 
 static void test_pool_and_reduce_rules(void) {
@@ -436,6 +475,7 @@ int main(void) {
   EG_RUN(test_conv2d_rules);
   EG_RUN(test_topological_order);
   EG_RUN(test_transpose_conv2d_rules);
+  EG_RUN(test_strided_slice_rules);
   EG_RUN(test_pool_and_reduce_rules);
   EG_RUN(test_elementwise_and_misc_rules);
   EG_RUN(test_dump);

@@ -31,6 +31,7 @@
 #include "kernels/pool2d_nhwc_f32.h"
 #include "kernels/reduce_nhwc_f32.h"
 #include "kernels/softmax_nhwc_f32.h"
+#include "kernels/strided_copy.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "kernels/transpose_f32.h"
 #include "util/clock.h"
@@ -55,6 +56,7 @@ typedef struct plan {
     eg_matmul_nhwc_params mm;
     struct { int rank; int64_t dims[EG_QNN_MAX_RANK]; uint32_t perm[EG_QNN_MAX_RANK]; } tr;
     struct { size_t nbytes; } copy;
+    struct { eg_strided_copy_params box; int64_t offset; } slice; /* StridedSlice */
     struct { int64_t outer, inner; int64_t *sizes; const float **xs; } concat;
     struct { eg_cast_type from, to; int64_t n; } cast;
     eg_reduce_nhwc_params reduce;
@@ -267,6 +269,32 @@ static void run_copy(exec_t *ex, const op_t *op, const plan *pl) {
   void *dst = out_ptr(ex, op);
   const void *src = in_ptr(ex, op, 0);
   if (dst != src) memcpy(dst, src, pl->u.copy.nbytes);
+}
+
+/* StridedSlice: the output is the box of in[0] starting at `begin`, stepping `step` per dim
+ * (qnn_graph.c check_strided_slice): one strided copy. */
+static eg_status prepare_strided_slice(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
+  int64_t xdims[EG_QNN_MAX_RANK], xstride[EG_QNN_MAX_RANK];
+  dims64(x, xdims);
+  eg_dense_strides(xdims, x->rank, xstride);
+  eg_strided_copy_params *b = &pl->u.slice.box;
+  memset(b, 0, sizeof *b);
+  b->rank = x->rank;
+  b->elsize = 4; /* FLOAT_32 or INT_32; a fixed-point tensor runs as its float view */
+  dims64(y, b->shape);
+  eg_dense_strides(b->shape, y->rank, b->dst_stride);
+  pl->u.slice.offset = 0;
+  for (int d = 0; d < x->rank; d++) {
+    b->src_stride[d] = xstride[d] * op->attrs.slice.step[d];
+    pl->u.slice.offset += xstride[d] * op->attrs.slice.begin[d];
+  }
+  return EG_OK;
+}
+
+static void run_strided_slice(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_strided_copy(out_ptr(ex, op), (const float *)in_ptr(ex, op, 0) + pl->u.slice.offset,
+                  &pl->u.slice.box);
 }
 
 static eg_status prepare_concat(exec_t *ex, const op_t *op, plan *pl) {
@@ -497,6 +525,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_ELEMENT_WISE_DIVIDE run_ew
 #define prepare_ELEMENT_WISE_GREATER prepare_ew
 #define run_ELEMENT_WISE_GREATER run_ew
+#define prepare_STRIDED_SLICE prepare_strided_slice
+#define run_STRIDED_SLICE run_strided_slice
 #define prepare_ELEMENT_WISE_SELECT prepare_ew
 #define run_ELEMENT_WISE_SELECT run_ew
 #define prepare_ELEMENT_WISE_NEG prepare_unary
@@ -665,9 +695,9 @@ static void quant_write(exec_t *ex, const op_t *op) {
 
 /* Every tensor an op touches is FLOAT_32, except ElementWiseGreater's output and
  * ElementWiseSelect's condition (BOOL_8) and Cast's (checked by prepare_cast), and has fewer than
- * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose and Concat only
- * move 4-byte elements (memcpy, register shuffles), so they also run all-INT_32 (the int64 values
- * pass i64_to_i32 narrows). */
+ * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose, StridedSlice and
+ * Concat only move 4-byte elements (memcpy, register shuffles), so they also run all-INT_32 (the
+ * int64 values pass i64_to_i32 narrows). */
 static eg_status check_supported(const exec_t *ex, const op_t *op) {
   if (op->type == EG_QNN_OP_CAST) return EG_OK;
   for (int i = 0; i <= op->n_inputs; i++) { /* inputs, then (i == n_inputs) the output */
@@ -677,7 +707,7 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
     const bool mask = (is_out && op->type == EG_QNN_OP_ELEMENT_WISE_GREATER) ||
                       (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
     const bool moves = op->type == EG_QNN_OP_RESHAPE || op->type == EG_QNN_OP_TRANSPOSE ||
-                       op->type == EG_QNN_OP_CONCAT;
+                       op->type == EG_QNN_OP_CONCAT || op->type == EG_QNN_OP_STRIDED_SLICE;
     const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8
                               : moves && tout(ex, op)->dtype == EG_QNN_DTYPE_INT_32
                                   ? EG_QNN_DTYPE_INT_32

@@ -388,6 +388,17 @@ eg_qnn_param eg_qnn_param_u32_tensor(const char *name, int32_t rank, const uint3
   return p;
 }
 
+eg_qnn_param eg_qnn_param_i32_tensor(const char *name, int32_t rank, const uint32_t *dims,
+                                     const int32_t *values) {
+  uint32_t bits[EG_QNN_PARAM_MAX_VALUES];
+  int64_t n = 1;
+  for (int i = 0; i < rank && i < EG_QNN_PARAM_MAX_RANK; i++) n *= dims[i];
+  for (int64_t i = 0; i < n && i < EG_QNN_PARAM_MAX_VALUES; i++) bits[i] = (uint32_t)values[i];
+  eg_qnn_param p = eg_qnn_param_u32_tensor(name, rank, dims, bits);
+  p.dtype = EG_QNN_DTYPE_INT_32;
+  return p;
+}
+
 const eg_qnn_param *eg_qnn_op_param(const eg_qnn_op_node *op, const char *name) {
   for (int i = 0; i < op->n_params; i++)
     if (strcmp(op->params[i].name, name) == 0) return &op->params[i];
@@ -844,6 +855,28 @@ static eg_status check_reshape(check_ctx *c) {
   return expect_dtype(c, "out[0]", o, x->dtype);
 }
 
+/* StridedSlice: in[0] rank n; ranges [n, 3] INT_32 mandatory, one (begin, end, stride) per
+ * dim. Modelled: 0 <= begin < end <= dim and stride >= 1 (QNN also takes negative indices and
+ * strides and the begin/end/shrink/new-axes masks; edgegrad's lowerings never emit them, so a
+ * graph using them is refused here). out dims[i] = ceil((end - begin) / stride). */
+static eg_status check_strided_slice(check_ctx *c) {
+  const eg_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const int i = find_rule_param(c->rule, "ranges");
+  const int32_t *r = c->param[i]->values.i32;
+  uint32_t dims[EG_QNN_MAX_RANK];
+  for (int d = 0; d < x->rank; d++) {
+    const int32_t b = r[3 * d], e = r[3 * d + 1], s = r[3 * d + 2];
+    if (b < 0 || e <= b || (uint32_t)e > x->dims[d] || s < 1)
+      return fail(c, "param ranges (dim %d: begin %d, end %d, stride %d; in[0] dim %u): needs 0 "
+                  "<= begin < end <= dim and stride >= 1", d, (int)b, (int)e, (int)s, x->dims[d]);
+    c->attrs.slice.begin[d] = (uint32_t)b;
+    c->attrs.slice.step[d] = (uint32_t)s;
+    dims[d] = (uint32_t)((e - b + s - 1) / s);
+  }
+  return expect_out(c, x->rank, dims, x->dtype);
+}
+
 /* Concat: in[0..m) of one rank and dtype, equal except along axis; axis (default rank-1).
  * out: in[0]'s dims with dims[axis] the sum. */
 static eg_status check_concat(check_ctx *c) {
@@ -1025,6 +1058,7 @@ static eg_status check_group_norm(check_ctx *c) {
 #define U32 EG_QNN_DTYPE_UINT_32
 #define F32 EG_QNN_DTYPE_FLOAT_32
 #define B8 EG_QNN_DTYPE_BOOL_8
+#define I32 EG_QNN_DTYPE_INT_32
 #define SCALAR(n, t, m) {n, EG_QNN_PARAM_SCALAR, t, m, 0, {0, 0}}
 #define VEC2(n, m) {n, EG_QNN_PARAM_TENSOR, U32, m, 1, {2, 0}}
 #define PADS(n, m) {n, EG_QNN_PARAM_TENSOR, U32, m, 2, {2, 2}}
@@ -1060,6 +1094,9 @@ static const op_rule rules[] = {
     [EG_QNN_OP_TRANSPOSE] = {1, 1, 1, {{"perm", EG_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},
                              check_transpose},
     [EG_QNN_OP_RESHAPE] = {1, 1, 1, {{0}}, check_reshape},
+    [EG_QNN_OP_STRIDED_SLICE] = {1, 1, 1,
+                                 {{"ranges", EG_QNN_PARAM_TENSOR, I32, true, 2, {PERM_DIM, 3}}},
+                                 check_strided_slice},
     [EG_QNN_OP_CONCAT] = {1, MAX_INPUTS, 1, {SCALAR("axis", U32, false)}, check_concat},
     [EG_QNN_OP_CAST] = {1, 1, 1, {{0}}, check_cast},
     [EG_QNN_OP_REDUCE_SUM] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},

@@ -176,6 +176,9 @@ eg_qnn_param eg_qnn_param_bool(const char *name, bool v);
  * (rank > 2, too many values) yields a param that add_op rejects with a message. */
 eg_qnn_param eg_qnn_param_u32_tensor(const char *name, int32_t rank, const uint32_t *dims,
                                      const uint32_t *values);
+/* The same for an INT_32 tensor param (StridedSlice's ranges). */
+eg_qnn_param eg_qnn_param_i32_tensor(const char *name, int32_t rank, const uint32_t *dims,
+                                     const int32_t *values);
 
 /* ---- parsed attributes (filled by validation; the executor reads these) ---- */
 typedef struct eg_qnn_conv_attrs {
@@ -204,6 +207,7 @@ typedef union eg_qnn_attrs {
   eg_qnn_pool_attrs pool;
   eg_qnn_norm_attrs norm;
   struct { uint32_t perm[EG_QNN_MAX_RANK]; } transpose;
+  struct { uint32_t begin[EG_QNN_MAX_RANK], step[EG_QNN_MAX_RANK]; } slice;
   struct { uint32_t mask; bool keep_dims; } reduce; /* bit d set: dim d is reduced */
   struct { float min_value, max_value; } relu_min_max;
   struct { uint32_t axis; float beta; } softmax;

@@ -9,37 +9,41 @@
  *   aten.convolution(..., transposed=True, output_padding, g)
  *                                -> TransposeConv2d(x, W_tconv, b?; stride, pad_amount,
  *                                   output_padding, group g)
- *   aten.convolution_backward [T,F,F] / [T,F,T] / [F,F,T] (by the tuple's PRESENT elements)
- *     grad_input -> W_hwio (the forward Conv2d's STATIC filter: eg_htp_filter(W, HWIO) returns
- *                   the same tensor, so the weight is stored once)
- *                   -> Transpose(perm [0,1,3,2]) -> W_hwoi (NATIVE, [kH, kW, Cout, Cin])
- *                   -> TransposeConv2d(grad_output, W_hwoi; stride, pad_amount, output_padding,
- *                      group 1), output_padding = H_in - ((H_out-1)*s - 2p + k) per dim
- *     grad_bias  -> ReduceSum(grad_output, axes [0, 1, 2] = N, H, W of NHWC)
- *   (ATen [Cout, Cin/g, kH, kW] weights become QNN filters in eg_htp_filter: HWIO
- *   [kH, kW, Cin/g, Cout], DepthWiseConv2d [kH, kW, 1, Cout], and from a transposed conv's
- *   [Cin, Cout/g, kH, kW], TransposeConv2d's [kH, kW, Cin, Cout/g]; pad_amount is
- *   [[pad_h, pad_h], [pad_w, pad_w]] from ATen's symmetric padding.)
+ *   aten.convolution_backward, any output_mask (by the tuple's elements that are computed)
+ *     grad_input  -> W_hwoi [kH, kW, Cout, Cin/g]: for a frozen weight, Transpose(perm
+ *                    [0,1,3,2]) of the forward's STATIC filter (eg_htp_filter returns the same
+ *                    tensor, so the weight is stored once); for a trainable one, one Transpose
+ *                    of the ATen weight -> TransposeConv2d(grad_output, W_hwoi; stride,
+ *                    pad_amount, output_padding, group g), output_padding = H_in - ((H_out-1)*s
+ *                    - 2p + k) per dim
+ *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight)
+ *     grad_bias   -> ReduceSum(grad_output, axes [0, 1, 2] = N, H, W of NHWC)
+ *   (ATen [Cout, Cin/g, kH, kW] weights become QNN filters: HWIO [kH, kW, Cin/g, Cout],
+ *   DepthWiseConv2d [kH, kW, 1, Cout], and from a transposed conv's [Cin, Cout/g, kH, kW],
+ *   TransposeConv2d's [kH, kW, Cin, Cout/g]; a frozen weight is permuted once at lowering into a
+ *   STATIC tensor (eg_htp_filter), a trainable one is a partition input (APP_WRITE, the
+ *   runtime's own buffer: never copied into the program) permuted by a Transpose inside the
+ *   graph every step (filter_of). pad_amount is [[pad_h, pad_h], [pad_w, pad_w]] from ATen's
+ *   symmetric padding.)
  *
  * Constraints, both ops: float32 operands (the partitioner's float gate already requires HTP
  * V69+ with fp16 and sends V68 and fp16-less parts to the CPU before supports() is asked, so
- * neither builder checks the arch), rank-4 non-empty tensors, stride /
- * padding / dilation lists of 2 values, and a frozen (STATIC) weight: eg_htp_filter permutes
- * the weight into the filter layout once, at lowering, which needs its bytes (QNN's Conv2d also
- * takes a runtime filter, but in its HWIO layout: a trainable ATen weight would need a runtime
- * permute, which this lowering does not emit).
+ * neither builder checks the arch), rank-4 non-empty tensors, stride / padding / dilation lists
+ * of 2 values; a trainable weight carries no quantization encodings.
  *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
- *   forward: quantized input / weight accepted (fixed-point QNN tensors, pass fold_qdq).
- *   backward: no quantized grad_output / weight (see quantized()), transposed False, groups 1,
- *   dilation [1, 1], no grad_weight element that is read
- *   (PyTorch 1.13 traces one even for output_mask [*, False, True], docs/graph-format.md; when
- *   nothing reads it, it is simply not computed on the NPU), the derived output_padding in
- *   [0, stride). The forward `input` (argument 1) is not read: its
- *   shape comes from the IR, it gets no NPU tensor and never becomes a partition input here.
+ *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq).
+ *   backward: no quantized grad_output / weight (see quantized()), nor a quantized forward input
+ *   where grad_weight reads it; transposed False; where grad_input is computed, dilation [1, 1]
+ *   and the derived output_padding in [0, stride). A grad_weight element nothing reads (PyTorch
+ *   1.13 traces one even for output_mask [*, False, True], docs/graph-format.md) is not
+ *   computed, and then the forward `input` (argument 1) is not read either: its shape comes
+ *   from the IR and it never becomes a partition input for this node.
  * The conv bias may be a runtime value (a trainable bias): a rank-1 tensor needs no layout.
- * Layout: x / grad_output and the rank-4 results are NHWC (eg_value.axes, set by pass
- * layout_nhwc; lowering fails on a value in traced order); the forward `input` of the backward
- * has no layout requirement, since it is not read. */
+ * Layout: x / grad_output and the rank-4 results of the forward and grad_input are NHWC
+ * (eg_value.axes, set by pass layout_nhwc; lowering fails on a value in traced order);
+ * grad_weight is in traced order, like the weight; the forward input of the backward and a
+ * trainable weight are read in whichever order they are held (traced_axes composes it into the
+ * one Transpose each needs). */
 #include <stdio.h>
 #include <string.h>
 
@@ -144,9 +148,15 @@ static bool dilation_one(const conv_args *a, char *reason, size_t size) {
   return false;
 }
 
-static bool frozen_weight(const eg_graph *g, const conv_args *a, char *reason, size_t size) {
-  if (g->values[a->w].role == EG_ROLE_STATIC) return true;
-  snprintf(reason, size, "weight is not a frozen parameter");
+/* A trainable (runtime) weight is permuted into the filter layout inside the partition (a
+ * Transpose run every step); one carrying quantization encodings is declined: its encodings
+ * would have to follow the permute, which the lowering does not emit (fold_qdq quantizes frozen
+ * weights only). */
+static bool weight_ok(const eg_graph *g, const conv_args *a, char *reason, size_t size) {
+  const eg_value *w = &g->values[a->w];
+  if (w->role == EG_ROLE_STATIC || !quantized(w)) return true;
+  snprintf(reason, size, "trainable weight with quantization encodings: the runtime filter "
+           "permute is float only");
   return false;
 }
 
@@ -175,6 +185,58 @@ static eg_qnn_param pad_param(const int64_t pad[2]) {
   return eg_qnn_param_u32_tensor("pad_amount", 2, dims, vals);
 }
 
+/* ---- ops inside the partition ---- */
+
+/* Transpose of rank-4 tensor `in` into tensor `out` (out axis j = in axis perm[j]). */
+static eg_status transpose_into(eg_htp_lower *L, int32_t in, const uint32_t perm[4], int32_t out) {
+  const uint32_t perm_dims[1] = {4};
+  const eg_qnn_param p = eg_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
+  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
+}
+
+/* The same into a new NATIVE tensor named `what`. */
+static eg_status emit_transpose(eg_htp_lower *L, int32_t in, const uint32_t in_dims[4],
+                                const uint32_t perm[4], const char *what, int32_t *out) {
+  const uint32_t dims[4] = {in_dims[perm[0]], in_dims[perm[1]], in_dims[perm[2]],
+                            in_dims[perm[3]]};
+  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return transpose_into(L, in, perm, *out);
+}
+
+static eg_status emit_reshape(eg_htp_lower *L, int32_t in, const uint32_t dims[4],
+                              const char *what, int32_t *out) {
+  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
+}
+
+/* The partition tensor of rank-4 IR value `value` with its axes permuted so that axis j is the
+ * value's traced (ATen) axis want[j], whatever order the value is held in (eg_value.axes): a
+ * Transpose inside the partition, named `what`. */
+static eg_status traced_axes(eg_htp_lower *L, const eg_graph *g, int32_t value, const int want[4],
+                             const char *what, int32_t *out) {
+  static const int held_nhwc[4] = {0, 2, 3, 1}; /* held axis k holds traced axis held[k] */
+  const eg_value *v = &g->values[value];
+  uint32_t dims[4], perm[4];
+  int32_t in;
+  EG_TRY(eg_htp_input(L, value, &in));
+  eg_htp_dims(v, dims);
+  for (int j = 0; j < 4; j++)
+    for (int k = 0; k < 4; k++)
+      if ((eg_htp_is_nhwc(v) ? held_nhwc[k] : k) == want[j]) perm[j] = (uint32_t)k;
+  return emit_transpose(L, in, dims, perm, what, out);
+}
+
+/* The filter of ATen weight `w` in `layout`: a frozen weight is permuted once, at lowering, into
+ * a STATIC tensor shared by every op asking for the same layout (eg_htp_filter); a trainable
+ * one is a partition input permuted by a Transpose inside the partition, every step. */
+static eg_status filter_of(eg_htp_lower *L, const eg_graph *g, int32_t w,
+                           eg_htp_filter_layout layout, int32_t *out) {
+  static const int axes[3][4] = {{2, 3, 1, 0}, {2, 3, 0, 1}, {2, 3, 1, 0}}; /* eg_htp_filter's */
+  static const char *const names[3] = {"w_hwio", "w_tconv", "w_dw"};
+  if (g->values[w].role == EG_ROLE_STATIC) return eg_htp_filter(L, w, layout, out);
+  return traced_axes(L, g, w, axes[layout], names[layout], out);
+}
+
 /* ---- aten.convolution ---- */
 
 typedef enum fwd_kind { FWD_CONV, FWD_DEPTHWISE, FWD_TRANSPOSE } fwd_kind;
@@ -192,7 +254,7 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
     return false;
   /* quantized x / W (pass fold_qdq): the lowering gives them fixed-point tensors with their
    * encodings and the executor dequantizes them (executor.h), so the forward accepts them */
-  if (!lists_ok(a, reason, size) || !frozen_weight(g, a, reason, size)) return false;
+  if (!lists_ok(a, reason, size) || !weight_ok(g, a, reason, size)) return false;
   const int64_t cin = g->values[a->x].shape[1];
   if (a->transposed) {
     *kind = FWD_TRANSPOSE;
@@ -227,7 +289,7 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   EG_TRY(eg_htp_want_axes(L, a.x, EG_AXES_NHWC, "input"));
   EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, a.x, &in[0]));
-  EG_TRY(eg_htp_filter(L, a.w, layout[kind], &in[1]));
+  EG_TRY(filter_of(L, g, a.w, layout[kind], &in[1]));
   if (a.b >= 0) EG_TRY(eg_htp_input(L, a.b, &in[2]));
   EG_TRY(eg_htp_define(L, n->output, &out));
   eg_qnn_param p[4] = {pair_param("stride", a.stride), pad_param(a.pad)};
@@ -245,9 +307,9 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
 /* ---- aten.convolution_backward ---- */
 
 typedef struct bwd_plan_t {
-  conv_args a;           /* a.x: the forward input (argument 1), read for its shape only */
+  conv_args a;           /* a.x: the forward input (argument 1), read for grad_weight only */
   int32_t gy;            /* grad_output */
-  int32_t grad_input, grad_bias; /* the tuple's element values, -1 when absent */
+  int32_t grad_input, grad_weight, grad_bias; /* the elements computed, -1 when not */
   int64_t out_pad[2];    /* derived, for grad_input */
 } bwd_plan_t;
 
@@ -267,15 +329,10 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
   pl->gy = eg_htp_arg(n, 0, "grad_output");
   pl->grad_input = el[0];
   pl->grad_bias = el[2];
-  /* 1. what is needed: PyTorch 1.13 traces a grad_weight element even for output_mask
-   *    [*, False, True]; one nothing reads is not computed here (its getitem names nothing),
-   *    one that is read declines the node */
-  if (el[1] >= 0 && eg_htp_elem_used(g, n, 1)) {
-    snprintf(reason, size, "grad_weight is not supported on the NPU (output_mask %s)",
-             fmt_mask(m, sizeof m, mask));
-    return false;
-  }
-  if (el[0] < 0 && el[2] < 0) {
+  /* 1. what is computed: PyTorch 1.13 traces a grad_weight element even for output_mask
+   *    [*, False, True]; one nothing reads is not computed here (its getitem names nothing) */
+  pl->grad_weight = el[1] >= 0 && eg_htp_elem_used(g, n, 1) ? el[1] : -1;
+  if (pl->grad_input < 0 && pl->grad_weight < 0 && pl->grad_bias < 0) {
     snprintf(reason, size, "no gradient is computed (output_mask %s)",
              fmt_mask(m, sizeof m, mask));
     return false;
@@ -285,9 +342,14 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
       !operand_ok(g, pl->a.x, "input", 4, reason, size) ||
       !operand_ok(g, pl->a.w, "weight", 4, reason, size))
     return false;
-  /* 3. quantization, on the values' metadata (see quantized()) */
+  /* 3. quantization, on the values' metadata (see quantized()); the forward input is read
+   *    only by the grad_weight convolution */
   if (quantized(&g->values[pl->gy]) || quantized(&g->values[pl->a.w])) {
     snprintf(reason, size, "quantized grad_output/weight");
+    return false;
+  }
+  if (pl->grad_weight >= 0 && quantized(&g->values[pl->a.x])) {
+    snprintf(reason, size, "quantized input: the grad_weight convolution reads it as float");
     return false;
   }
   /* 4. the convolution's kind and attributes */
@@ -295,16 +357,11 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
     snprintf(reason, size, "transposed=True unsupported");
     return false;
   }
-  if (pl->a.groups != 1) {
-    snprintf(reason, size, "groups=%lld unsupported", (long long)pl->a.groups);
-    return false;
-  }
-  if (!lists_ok(&pl->a, reason, size) || !dilation_one(&pl->a, reason, size) ||
-      !frozen_weight(g, &pl->a, reason, size))
-    return false;
-  /* 5. TransposeConv2d's output_padding, so that grad_input has exactly input's size:
-   *    H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
+  if (!lists_ok(&pl->a, reason, size)) return false;
+  /* 5. grad_input: TransposeConv2d has no dilation; its output_padding makes grad_input exactly
+   *    input's size: H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
   if (pl->grad_input >= 0) {
+    if (!dilation_one(&pl->a, reason, size)) return false;
     const eg_value *x = &g->values[pl->a.x], *gy = &g->values[pl->gy], *w = &g->values[pl->a.w];
     for (int d = 0; d < 2; d++)
       pl->out_pad[d] = x->shape[2 + d] - ((gy->shape[2 + d] - 1) * pl->a.stride[d] -
@@ -321,27 +378,113 @@ static bool conv_bwd_supports(const eg_graph *g, const eg_node *n, const eg_targ
   return bwd_plan(g, n, &pl, reason, size);
 }
 
-/* grad_input = TransposeConv2d(grad_output, Transpose(W_hwio, perm [0,1,3,2])). */
+/* grad_input = TransposeConv2d(grad_output, W_hwoi; group g), W_hwoi [kH, kW, Cout, Cin/g] (its
+ * [kH, kW, Cin, Cout/group] with the roles of Cin and Cout swapped). A frozen weight: a Transpose
+ * (perm [0,1,3,2]) of the forward's STATIC filter (HWIO, or DepthWiseConv2d's [kH, kW, 1, Cout]
+ * for a depthwise conv: the same layout key the forward asks for, so the weight is stored once);
+ * a trainable one: a Transpose of the ATen weight straight to HWOI. */
 static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl,
                                   int32_t gy) {
   const eg_value *w = &g->values[pl->a.w];
-  /* ATen [Cout, Cin, kH, kW] -> the forward's HWIO [kH, kW, Cin, Cout] -> HWOI [kH, kW, Cout,
-   * Cin], which is TransposeConv2d's [kH, kW, its Cin (= Cout), its Cout (= Cin)] */
-  const uint32_t hwoi[4] = {eg_htp_qnn_dim(w->shape[2]), eg_htp_qnn_dim(w->shape[3]),
-                            eg_htp_qnn_dim(w->shape[0]), eg_htp_qnn_dim(w->shape[1])};
-  const uint32_t perm_dims[1] = {4}, perm[4] = {0, 1, 3, 2};
-  int32_t w_hwio, w_hwoi, in[2], gx;
-  EG_TRY(eg_htp_filter(L, pl->a.w, EG_HTP_FILTER_HWIO, &w_hwio));
-  EG_TRY(eg_htp_temp(L, "w_hwoi", EG_QNN_DTYPE_FLOAT_32, 4, hwoi, &w_hwoi));
-  const eg_qnn_param tp = eg_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &w_hwio, 1, &w_hwoi, 1, &tp, 1));
+  const int64_t cin = g->values[pl->a.x].shape[1];
+  int32_t w_hwoi, in[2], gx;
+  if (w->role == EG_ROLE_STATIC) {
+    const eg_htp_filter_layout layout = pl->a.groups > 1 && pl->a.groups == cin
+                                            ? EG_HTP_FILTER_DEPTHWISE : EG_HTP_FILTER_HWIO;
+    const uint32_t fwd[4] = {eg_htp_qnn_dim(w->shape[2]), eg_htp_qnn_dim(w->shape[3]),
+                             eg_htp_qnn_dim(w->shape[1]), eg_htp_qnn_dim(w->shape[0])};
+    const uint32_t perm[4] = {0, 1, 3, 2};
+    int32_t w_fwd;
+    EG_TRY(eg_htp_filter(L, pl->a.w, layout, &w_fwd));
+    EG_TRY(emit_transpose(L, w_fwd, fwd, perm, "w_hwoi", &w_hwoi));
+  } else {
+    static const int hwoi[4] = {2, 3, 0, 1};
+    EG_TRY(traced_axes(L, g, pl->a.w, hwoi, "w_hwoi", &w_hwoi));
+  }
   EG_TRY(eg_htp_define(L, pl->grad_input, &gx));
   in[0] = gy;
   in[1] = w_hwoi;
   const eg_qnn_param p[4] = {pair_param("stride", pl->a.stride), pad_param(pl->a.pad),
                              pair_param("output_padding", pl->out_pad),
-                             eg_qnn_param_u32("group", 1)};
+                             eg_qnn_param_u32("group", (uint32_t)pl->a.groups)};
   return eg_htp_op(L, EG_QNN_OP_TRANSPOSE_CONV_2D, in, 2, &gx, 1, p, 4);
+}
+
+/* grad_weight as one Conv2d: dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * x[n, q*ci + i,
+ * y*s - p + a*d, x*s - p + b*d] (q = o's group, ci = Cin/g) is a convolution of the forward
+ * input, with ci in the role of the batch and (group, image) as channels, by grad_output as the
+ * filter ([Ho, Wo, N, Cout], group g), the forward stride as dilation and the forward dilation
+ * as stride:
+ *   X' [ci, H, W, g*N]  = x through Transpose (and, for g > 1, Reshapes: [N, HW, g, ci] ->
+ *                         [ci, HW, g, N] -> [ci, H, W, g*N])
+ *   F  [Ho, Wo, N, Cout] = Transpose(grad_output)
+ *   Y  [ci, kH', kW', Cout] = Conv2d(X', F; stride d, dilation s, pad_amount [[p, pb], ..])
+ *   grad_weight [Cout, ci, kH, kW] = Transpose(Y or StridedSlice(Y), perm [3, 0, 1, 2])
+ * The pad after, pb = d(kH-1) + s(Ho-1) + 1 - H - p, makes kH' = kH exactly; where the forward
+ * never read its last rows (pb < 0, e.g. a 1x1 stride-2 conv of an even input) pb is 0 and the
+ * extra rows of Y are cropped by a StridedSlice. */
+static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl) {
+  const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
+  const uint32_t groups = (uint32_t)pl->a.groups;
+  const uint32_t n = eg_htp_qnn_dim(x->shape[0]), h = eg_htp_qnn_dim(x->shape[2]),
+                 wd = eg_htp_qnn_dim(x->shape[3]), cout = eg_htp_qnn_dim(w->shape[0]),
+                 ci = eg_htp_qnn_dim(w->shape[1]);
+  int32_t xt, ft, y, in[2], gw;
+  if (groups == 1) {
+    static const int chwn[4] = {1, 2, 3, 0};
+    EG_TRY(traced_axes(L, g, pl->a.x, chwn, "x_chwn", &xt));
+  } else { /* [N, HW, g, ci] (NHWC) or [N, g, ci, HW] (traced) -> [ci, HW, g, N] */
+    const bool nhwc = eg_htp_is_nhwc(x);
+    const uint32_t grouped[4] = {n, nhwc ? h * wd : groups, nhwc ? groups : ci,
+                                 nhwc ? ci : h * wd};
+    const uint32_t perm_nhwc[4] = {3, 1, 2, 0}, perm_nchw[4] = {2, 3, 1, 0};
+    const uint32_t chwn[4] = {ci, h, wd, groups * n};
+    int32_t x_in, x_grouped, x_moved;
+    EG_TRY(eg_htp_input(L, pl->a.x, &x_in));
+    EG_TRY(emit_reshape(L, x_in, grouped, "x_grouped", &x_grouped));
+    EG_TRY(emit_transpose(L, x_grouped, grouped, nhwc ? perm_nhwc : perm_nchw, "x_moved",
+                          &x_moved));
+    EG_TRY(emit_reshape(L, x_moved, chwn, "x_chwn", &xt));
+  }
+  static const int hwnc[4] = {2, 3, 0, 1};
+  EG_TRY(traced_axes(L, g, pl->gy, hwnc, "gy_hwnc", &ft));
+  /* the Conv2d: stride d, dilation s; pad after so that it yields kH rows, or more (cropped) */
+  int64_t pad_after[2], rows[2], k[2] = {w->shape[2], w->shape[3]};
+  const int64_t in_len[2] = {h, wd};
+  for (int d = 0; d < 2; d++) {
+    const int64_t ho = gyv->shape[2 + d], s = pl->a.stride[d], dil = pl->a.dil[d];
+    const int64_t need = dil * (k[d] - 1) + s * (ho - 1) + 1 - in_len[d] - pl->a.pad[d];
+    pad_after[d] = need > 0 ? need : 0;
+    rows[d] = (in_len[d] + pl->a.pad[d] + pad_after[d] - s * (ho - 1) - 1) / dil + 1;
+  }
+  const bool crop = rows[0] != k[0] || rows[1] != k[1];
+  const uint32_t ydims[4] = {ci, eg_htp_qnn_dim(rows[0]), eg_htp_qnn_dim(rows[1]), cout};
+  EG_TRY(eg_htp_temp(L, "dw_conv", EG_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
+  const uint32_t pad_dims[2] = {2, 2};
+  const uint32_t pads[4] = {(uint32_t)pl->a.pad[0], (uint32_t)pad_after[0],
+                            (uint32_t)pl->a.pad[1], (uint32_t)pad_after[1]};
+  const eg_qnn_param p[4] = {pair_param("stride", pl->a.dil),
+                             eg_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
+                             pair_param("dilation", pl->a.stride),
+                             eg_qnn_param_u32("group", groups)};
+  in[0] = xt;
+  in[1] = ft;
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_CONV_2D, in, 2, &y, 1, p, 4));
+  if (crop) {
+    const uint32_t kept[4] = {ci, eg_htp_qnn_dim(k[0]), eg_htp_qnn_dim(k[1]), cout};
+    const int32_t ranges[12] = {0, (int32_t)ci, 1, 0, (int32_t)k[0], 1,
+                                0, (int32_t)k[1], 1, 0, (int32_t)cout, 1};
+    const uint32_t rdims[2] = {4, 3};
+    const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+    int32_t cropped;
+    EG_TRY(eg_htp_temp(L, "dw_crop", EG_QNN_DTYPE_FLOAT_32, 4, kept, &cropped));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &y, 1, &cropped, 1, &r, 1));
+    y = cropped;
+  }
+  static const uint32_t to_oihw[4] = {3, 0, 1, 2};
+  EG_TRY(eg_htp_want_axes(L, pl->grad_weight, EG_AXES_TRACED, "grad_weight"));
+  EG_TRY(eg_htp_define(L, pl->grad_weight, &gw));
+  return transpose_into(L, y, to_oihw, gw);
 }
 
 /* grad_bias = ReduceSum(grad_output) over N, H, W: NHWC axes 0, 1, 2, leaving [Cout]. */
@@ -361,8 +504,9 @@ static eg_status conv_bwd_lower(eg_htp_lower *L, const eg_graph *g, const eg_nod
   int32_t gy;
   EG_TRY(eg_htp_want_axes(L, pl.gy, EG_AXES_NHWC, "grad_output"));
   if (pl.grad_input >= 0) EG_TRY(eg_htp_want_axes(L, pl.grad_input, EG_AXES_NHWC, "grad_input"));
-  EG_TRY(eg_htp_input(L, pl.gy, &gy)); /* the forward input (pl.a.x) is never asked for */
+  EG_TRY(eg_htp_input(L, pl.gy, &gy)); /* the forward input is asked for by grad_weight only */
   if (pl.grad_input >= 0) EG_TRY(lower_grad_input(L, g, &pl, gy));
+  if (pl.grad_weight >= 0) EG_TRY(lower_grad_weight(L, g, &pl));
   if (pl.grad_bias >= 0) EG_TRY(lower_grad_bias(L, &pl, gy));
   return EG_OK;
 }
@@ -371,6 +515,7 @@ const eg_htp_builder eg_htp_builder_convolution = {
     "aten.convolution -> Conv2d / DepthWiseConv2d / TransposeConv2d", 0, conv_supports,
     conv_lower};
 const eg_htp_builder eg_htp_builder_convolution_backward = {
-    "aten.convolution_backward [T,F,F] / [T,F,T] / [F,F,T] -> Transpose + TransposeConv2d "
-    "(grad_input), ReduceSum (grad_bias); fp, group 1, dilation 1, static weight, V69+",
+    "aten.convolution_backward, every output_mask -> Transpose + TransposeConv2d (grad_input), "
+    "Transposes + Conv2d (+ StridedSlice) (grad_weight), ReduceSum (grad_bias); fp, not "
+    "transposed, dilation 1 for grad_input, V69+",
     0, conv_bwd_supports, conv_bwd_lower};
