@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "kernels/depthwise_conv2d_nhwc_f32.h"
 #include "kernels/parallel_nhwc_f32.h"
 #include "util/error.h"
 #include "util/simd.h"
@@ -45,6 +46,68 @@ static bool is_pointwise(const eg_conv2d_nhwc_params *p) {
 }
 
 bool eg_conv2d_nhwc_f32_takes_filter_oi(const eg_conv2d_nhwc_params *p) { return p->groups == 1; }
+
+/* One output channel per group (c_out == groups > 1: depthwise-like, e.g. the weight gradient of
+ * a depthwise conv, or the input gradient of one as a flipped conv): per group the GEMM would be
+ * a matrix-vector product, one sgemm call per group and chunk, so the conv runs as a direct loop
+ * instead, vectorised across the channels (contiguous in NHWC). */
+static bool is_direct(const eg_conv2d_nhwc_params *p) {
+  return p->groups > 1 && p->c_out == p->groups;
+}
+
+/* Output rows [r0, r1) (r = n*h_out + i) of the direct conv. */
+EG_SIMD_CLONES
+static void direct_rows(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
+                        const float *bias, float *y, int64_t r0, int64_t r1) {
+  const int64_t c = p->c_out, cig = p->c_in / p->groups;
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t n = r / p->h_out, i = r % p->h_out;
+    for (int64_t j = 0; j < p->w_out; j++) {
+      float *restrict yr = y + (r * p->w_out + j) * c;
+      for (int64_t q = 0; q < c; q++) yr[q] = bias ? bias[q] : 0.0f;
+      for (int64_t a = 0; a < p->k_h; a++) {
+        const int64_t yy = i * p->stride[0] - p->pad[0] + a * p->dilation[0];
+        if (yy < 0 || yy >= p->h_in) continue;
+        for (int64_t b = 0; b < p->k_w; b++) {
+          const int64_t xx = j * p->stride[1] - p->pad[1] + b * p->dilation[1];
+          if (xx < 0 || xx >= p->w_in) continue;
+          const int64_t t = p->flip ? (p->k_h - 1 - a) * p->k_w + (p->k_w - 1 - b)
+                                    : a * p->k_w + b;
+          const float *restrict xr = x + ((n * p->h_in + yy) * p->w_in + xx) * p->c_in;
+          const float *restrict fr = filter + t * cig * c; /* [cig, c_out] block of tap t */
+          for (int64_t ci = 0; ci < cig; ci++) {
+#pragma omp simd
+            for (int64_t q = 0; q < c; q++) yr[q] += xr[q * cig + ci] * fr[ci * c + q];
+          }
+        }
+      }
+    }
+  }
+}
+
+/* The direct conv; unflipped with one input channel per group it is DepthWiseConv2d exactly. */
+static void conv_direct(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
+                        const float *bias, float *y) {
+  if (p->c_in == p->groups && !p->flip) {
+    const eg_dwconv2d_nhwc_params dw = {
+        .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = p->h_out,
+        .w_out = p->w_out, .mult = 1, .k_h = p->k_h, .k_w = p->k_w,
+        .stride = {p->stride[0], p->stride[1]}, .dilation = {p->dilation[0], p->dilation[1]},
+        .pad = {p->pad[0], p->pad[1]}};
+    eg_depthwise_conv2d_nhwc_f32(&dw, x, filter, bias, y);
+    return;
+  }
+  const int64_t rows = p->n * p->h_out;
+  if (eg_nhwc_omp_worth(pixels(p) * p->c_in * taps(p)) && rows > 1) {
+#pragma omp parallel
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      direct_rows(p, x, filter, bias, y, rows * t / nt, rows * (t + 1) / nt);
+    }
+  } else {
+    direct_rows(p, x, filter, bias, y, 0, rows);
+  }
+}
 
 /* y [m, c_out] (+)= a [m, c_in] x filter tap block [c_out, c_in] transposed (filter_oi): one
  * tap's share of the GEMM; `acc` adds to y. */
@@ -148,7 +211,7 @@ static void conv_bands(const eg_conv2d_nhwc_params *p, const float *x, const flo
 }
 
 size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p) {
-  if (is_empty(p) || is_pointwise(p)) return 0;
+  if (is_empty(p) || is_pointwise(p) || is_direct(p)) return 0;
   const int64_t r = band_rows(p);
   if (r > 0)
     return sizeof(float) * (size_t)eg_nhwc_round16((r + halo(p)) * p->w_out * p->k_w * p->c_in);
@@ -228,6 +291,10 @@ void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const fl
     return;
   }
   EG_ASSERT(!p->filter_oi || eg_conv2d_nhwc_f32_takes_filter_oi(p));
+  if (is_direct(p)) {
+    conv_direct(p, x, filter, bias, y);
+    return;
+  }
   if (is_pointwise(p)) { /* one sgemm: chunking it measured 3% faster on one thread but 40% slower
                            on two (pw-1x1 shape: OpenBLAS threads one long call best) */
     for (int64_t q = 0; q < p->groups; q++) gemm_group(p, x + q * cig, p->c_in, m, filter, q, y);

@@ -15,7 +15,8 @@
  * every row of the column matrix a few memcpy's) and multiplied by the filter, which in HWIO is
  * already the [k_h*k_w*cig, c_out] matrix sgemm wants (no copy). A 1x1/stride-1/unpadded conv
  * skips im2col. With filter_oi each tap's [c_out, c_in] block is sgemm's transposed B, one
- * sgemm per tap (K = c_in) into the same y.
+ * sgemm per tap (K = c_in) into the same y. A grouped conv with one output channel per group
+ * (c_out == groups > 1, depthwise-like) runs as a direct loop instead (no scratch).
  * Chunks keep the column matrix near cache size.
  *
  * Kernels know nothing about graphs and never allocate: ask for the scratch size once, pass a

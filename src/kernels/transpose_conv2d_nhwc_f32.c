@@ -12,6 +12,7 @@
  * COL2IM: Fp[q][ci'][t][co'] = f[t][q*cig+ci'][co']; per chunk of input pixels and group,
  *   col = x_chunk [rows, cig] (lda c_in) x Fp_q [cig, taps*cog]; then y[pixel(r, t)] += col[r, t].
  * WINOGRAD: see its section below.
+ * DIRECT (c_out == groups > 1, whatever the algorithm asked): a gather loop per output pixel.
  * Pieces (parts > 1): each piece is a TransposeConv2d of its own (piece_at) run by one of the
  *   above on one thread, with its own slice of scratch.
  *
@@ -659,7 +660,65 @@ void eg_transpose_conv2d_nhwc_f32_pack(const tparams *p, const float *filter, fl
     wino_pack(p, filter, packed);
 }
 
+/* ---- DIRECT: one output channel per group ---- */
+
+/* c_out == groups > 1 (the input gradient of a depthwise conv): a GEMM per group would be a
+ * matrix-vector product, so each output pixel gathers its taps directly,
+ *   y[n, o_h, o_w, q] = bias[q] + sum_{a, b, ci'} x[n, (o_h + pad_t - a) / s_h,
+ *                                  (o_w + pad_l - b) / s_w, q*cig + ci'] * f[a, b, q*cig + ci', 0]
+ * over the taps where both divisions are exact and in range, vectorised across the channels. */
+static bool is_direct(const tparams *p) { return p->groups > 1 && p->c_out == p->groups; }
+
+EG_SIMD_CLONES
+static void direct_rows(const tparams *p, const float *x, const float *filter, const float *bias,
+                        float *y, int64_t r0, int64_t r1) {
+  const int64_t c = p->c_out, cig = p->c_in / p->groups;
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t n = r / p->h_out, oh = r % p->h_out;
+    for (int64_t ow = 0; ow < p->w_out; ow++) {
+      float *restrict yr = y + (r * p->w_out + ow) * c;
+      for (int64_t q = 0; q < c; q++) yr[q] = bias ? bias[q] : 0.0f;
+      for (int64_t a = 0; a < p->k_h; a++) {
+        const int64_t th = oh + p->pad[0] - a;
+        if (th < 0 || th % p->stride[0] || th / p->stride[0] >= p->h_in) continue;
+        for (int64_t b = 0; b < p->k_w; b++) {
+          const int64_t tw = ow + p->pad[1] - b;
+          if (tw < 0 || tw % p->stride[1] || tw / p->stride[1] >= p->w_in) continue;
+          const float *restrict xr =
+              x + ((n * p->h_in + th / p->stride[0]) * p->w_in + tw / p->stride[1]) * p->c_in;
+          const float *restrict fr = filter + (a * p->k_w + b) * p->c_in; /* tap's [c_in, 1] */
+          if (cig == 1) {
+#pragma omp simd
+            for (int64_t q = 0; q < c; q++) yr[q] += xr[q] * fr[q];
+          } else {
+            for (int64_t q = 0; q < c; q++) {
+              float acc = 0.0f;
+              for (int64_t ci = 0; ci < cig; ci++) acc += xr[q * cig + ci] * fr[q * cig + ci];
+              yr[q] += acc;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+static void run_direct(const tparams *p, const float *x, const float *filter, const float *bias,
+                       float *y) {
+  const int64_t rows = p->n * p->h_out;
+  if (eg_nhwc_omp_worth(rows * p->w_out * p->c_in * taps(p)) && rows > 1) {
+#pragma omp parallel
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      direct_rows(p, x, filter, bias, y, rows * t / nt, rows * (t + 1) / nt);
+    }
+  } else {
+    direct_rows(p, x, filter, bias, y, 0, rows);
+  }
+}
+
 size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {
+  if (is_direct(p)) return 0;
   if (p->parts > 1 && !is_empty(p))
     return sizeof(float) * (size_t)(p->parts * per_thread_scratch(p));
   return sizeof(float) * (size_t)piece_scratch(p);
@@ -668,7 +727,9 @@ size_t eg_transpose_conv2d_nhwc_f32_scratch(const tparams *p) {
 void eg_transpose_conv2d_nhwc_f32(const tparams *p, const float *x, const float *filter,
                                   const float *bias, float *y, void *scratch) {
   EG_ASSERT(!p->filter_oi || eg_transpose_conv2d_nhwc_f32_takes_filter_oi(p));
-  if (p->parts > 1 && !is_empty(p))
+  if (is_direct(p))
+    run_direct(p, x, filter, bias, y);
+  else if (p->parts > 1 && !is_empty(p))
     run_pieces(p, x, filter, bias, y, scratch);
   else
     run_piece(p, x, filter, bias, y, scratch);

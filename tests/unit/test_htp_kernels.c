@@ -158,6 +158,9 @@ static const conv_case conv_cases[] = {
     {1, 16, 40, 40, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},  /* row bands, dilated */
     {1, 8, 40, 40, 8, 3, 3, 1, 2, 1, 0, 1, 1, 1, 1, 1},   /* row bands, stride_w 2 */
     {2, 48, 30, 30, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},  /* chunked im2col, several chunks */
+    {2, 6, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},     /* direct: c_out == groups, cig 1 */
+    {1, 24, 10, 9, 3, 4, 3, 2, 1, 1, 0, 2, 1, 2, 1, 3},   /* direct: cig 8 (a dw grad_weight) */
+    {2, 40, 40, 40, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40}, /* direct, threaded */
 };
 
 static void test_conv2d_naive(void) {
@@ -339,6 +342,10 @@ static void test_tconv2d_naive(void) {
       {1, 8, 48, 48, 64, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* COL2IM: several chunks */
       {1, 16, 40, 40, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}, /* PHASE on the ds shape */
       {2, 24, 9, 7, 40, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1},   /* pointwise FLIP */
+      {2, 6, 7, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 6},     /* direct: depthwise, stride 1 */
+      {2, 12, 5, 6, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 6},    /* direct: cig 2, stride 2 */
+      {1, 5, 4, 4, 5, 5, 3, 3, 2, 2, 0, 1, 1, 2, 1, 5},     /* direct: stride 3, crop */
+      {2, 48, 24, 24, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 48}, /* direct, threaded */
   };
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     float *y;
