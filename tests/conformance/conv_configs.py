@@ -21,7 +21,7 @@ import random
 
 KERNELS = [(1, 1), (2, 2), (3, 3), (5, 5), (3, 1), (1, 3)]
 STRIDES = [1, 2, 3]
-PADDINGS = [0, 1, 2]
+PADDINGS = [0, 1, 2, 3]
 DILATIONS = [1, 2]
 GROUP_KINDS = ["1", "2", "depthwise"]
 BATCHES = [1, 2, 3, 4]

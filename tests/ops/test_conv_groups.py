@@ -8,10 +8,10 @@ not), forward and transposed. One case is one configuration: its graph holds the
 convolution and a convolution_backward for each of the 8 output_masks, each with its own
 grad_output, so every mask combination is checked against ATen's eager result. Then training
 steps through torch.autograd.grad (the chains make_fx traces for grouped convs), and the NPU
-path: the same backward graphs compiled for SM8650, where a grouped convolution_backward stays
-on the CPU ("groups=G unsupported", or first "grad_weight" where the mask asks for it;
-src/backends/htp/builders/conv.c) and groups 1 computing
-grad_input only runs on the NPU, and every output must still match PyTorch.
+path: the same backward graphs compiled for SM8650, where every convolution_backward of these
+(groups 1 to C, with and without grad_weight) runs on the NPU (src/backends/htp/builders/
+conv.c: a grouped TransposeConv2d for grad_input, a grouped Conv2d for grad_weight), and every
+output must still match PyTorch.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_conv_groups.py \\
         --edgegrad build/edgegrad --workdir /tmp/conv-groups
@@ -136,8 +136,7 @@ CONV_BWD = "aten.convolution_backward.default"
 
 def npu_case(name, cin, cout, groups, mask, k=(3, 3), s=(1, 1), p=(1, 1)):
     """x -> gradients of one convolution_backward with a frozen (static) weight, compiled for
-    SM8650: on the NPU iff groups == 1 and only grad_input / grad_bias are asked for; grouped
-    ones on the CPU naming groups; every result as PyTorch's."""
+    SM8650: on the NPU for every groups value and mask; every result as PyTorch's."""
     def fn(gy, x, w):
         grads = aten.convolution_backward(gy, x, w, [cout], s, p, [1, 1], False, [0, 0],
                                           groups, mask)
@@ -146,11 +145,7 @@ def npu_case(name, cin, cout, groups, mask, k=(3, 3), s=(1, 1), p=(1, 1)):
     x = torch.randn(2, cin, 7, 6)
     w = torch.randn(cout, cin // groups, *k) * 0.3
     gy = torch.randn_like(aten.convolution(x, w, None, s, p, [1, 1], False, [0, 0], groups))
-    on_npu = groups == 1 and not mask[1]
-    npu = {CONV_BWD} if on_npu else set()
-    # the builder names the first condition it finds violated: grad_weight, then groups
-    cpu = {} if on_npu else {CONV_BWD: "grad_weight" if mask[1] else
-                             f"groups={groups} unsupported"}
+    npu, cpu = {CONV_BWD}, {}
 
     def run(exe, workdir):
         os.makedirs(workdir, exist_ok=True)

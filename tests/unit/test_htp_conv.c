@@ -582,8 +582,8 @@ static void test_forward_kinds(void) {
   eg_quant q = {0};
   w->quant = &q;
   EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
-           strcmp(reason, "trainable weight with quantization encodings: the runtime filter "
-                          "permute is float only") == 0);
+           strcmp(reason, "weight is a runtime value with quantization encodings: the filter "
+                          "permute inside the partition is float only") == 0);
   w->quant = NULL;
   w->role = EG_ROLE_STATIC;
   n->args[6].b = true; /* transposed, dilated */

@@ -155,8 +155,8 @@ static bool dilation_one(const conv_args *a, char *reason, size_t size) {
 static bool weight_ok(const eg_graph *g, const conv_args *a, char *reason, size_t size) {
   const eg_value *w = &g->values[a->w];
   if (w->role == EG_ROLE_STATIC || !quantized(w)) return true;
-  snprintf(reason, size, "trainable weight with quantization encodings: the runtime filter "
-           "permute is float only");
+  snprintf(reason, size, "weight is a runtime value with quantization encodings: the filter "
+           "permute inside the partition is float only");
   return false;
 }
 
