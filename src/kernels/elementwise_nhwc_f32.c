@@ -228,6 +228,10 @@ void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, floa
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t e = 0; e < n; e++) y[e] = 1.0f / (1.0f + expf(-x[e]));
     break;
+  case EG_UNARY_RSQRT:
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t e = 0; e < n; e++) y[e] = (float)(1.0 / sqrt((double)x[e]));
+    break;
   default:
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t e = 0; e < n; e++) y[e] = tanhf(x[e]);

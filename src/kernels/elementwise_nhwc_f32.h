@@ -43,7 +43,8 @@ typedef enum eg_unary_op {
   EG_UNARY_RELU,
   EG_UNARY_RELU_MIN_MAX, /* clamp to [lo, hi] */
   EG_UNARY_SIGMOID,
-  EG_UNARY_TANH
+  EG_UNARY_TANH,
+  EG_UNARY_RSQRT /* 1 / sqrt(x), evaluated in double and rounded once */
 } eg_unary_op;
 
 /* y[i] = op(x[i]) for n elements; x and y may alias. lo/hi only for RELU_MIN_MAX. */

@@ -7,7 +7,8 @@
  * the safe default):
  *
  *   NHWC       layout-sensitive (convolution incl. transposed / depthwise,
- *              convolution_backward, pools, adaptive pools, batch / group norm, log-softmax:
+ *              convolution_backward, pools, adaptive pools, batch / group norm, batch norm
+ *              backward (its grad_out and input, `act2`), log-softmax:
  *              its NPU form takes a rank-4 value's channels, QNN's last axis, only): its
  *              activation argument is read NHWC, its rank-4 results are NHWC — for a tuple,
  *              element by element (`elems`): only the rank-4 elements the table names; other
@@ -66,22 +67,26 @@ typedef struct lrule {
   int act_pos;         /* LC_NHWC: the activation argument, by position and keyword */
   const char *act_kw;
   unsigned elems;      /* LC_NHWC tuple producers: the elements held NHWC (bit i: element i) */
+  int act2_pos;        /* LC_NHWC: a second activation argument read NHWC (act2_kw NULL: none) */
+  const char *act2_kw;
 } lrule;
 
-#define FOLLOW(id) {EG_OP_##id, LC_FOLLOW, -1, NULL, 0}
+#define FOLLOW(id) {EG_OP_##id, LC_FOLLOW, -1, NULL, 0, -1, NULL}
 
 static const lrule rules[] = {
     /* layout-sensitive: QNN takes these activations NHWC */
-    {EG_OP_convolution, LC_NHWC, 0, "input", 0},
-    {EG_OP_convolution_backward, LC_NHWC, 0, "grad_output", 1u << 0}, /* grad_input only */
-    {EG_OP_max_pool2d_with_indices, LC_NHWC, 0, "self", 1u << 0 | 1u << 1},
-    {EG_OP_avg_pool2d, LC_NHWC, 0, "self", 0},
-    {EG_OP__adaptive_avg_pool2d, LC_NHWC, 0, "self", 0},
-    {EG_OP_native_batch_norm, LC_NHWC, 0, "input", 1u << 0},
-    {EG_OP__native_batch_norm_legit_no_training, LC_NHWC, 0, "input", 1u << 0},
-    {EG_OP__native_batch_norm_legit, LC_NHWC, 0, "input", 1u << 0},
-    {EG_OP_native_group_norm, LC_NHWC, 0, "input", 1u << 0},
-    {EG_OP__log_softmax, LC_NHWC, 0, "self", 0},
+    {EG_OP_convolution, LC_NHWC, 0, "input", 0, -1, NULL},
+    /* convolution_backward: grad_input only */
+    {EG_OP_convolution_backward, LC_NHWC, 0, "grad_output", 1u << 0, -1, NULL},
+    {EG_OP_max_pool2d_with_indices, LC_NHWC, 0, "self", 1u << 0 | 1u << 1, -1, NULL},
+    {EG_OP_avg_pool2d, LC_NHWC, 0, "self", 0, -1, NULL},
+    {EG_OP__adaptive_avg_pool2d, LC_NHWC, 0, "self", 0, -1, NULL},
+    {EG_OP_native_batch_norm, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
+    {EG_OP_native_batch_norm_backward, LC_NHWC, 0, "grad_out", 1u << 0, 1, "input"},
+    {EG_OP__native_batch_norm_legit_no_training, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
+    {EG_OP__native_batch_norm_legit, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
+    {EG_OP_native_group_norm, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
+    {EG_OP__log_softmax, LC_NHWC, 0, "self", 0, -1, NULL},
     /* layout-agnostic */
     FOLLOW(relu), FOLLOW(hardtanh), FOLLOW(sigmoid), FOLLOW(tanh), FOLLOW(silu), FOLLOW(neg),
     FOLLOW(add_Tensor), FOLLOW(add_Scalar), FOLLOW(sub_Tensor), FOLLOW(sub_Scalar),
@@ -91,12 +96,12 @@ static const lrule rules[] = {
     FOLLOW(clone), FOLLOW(lift_fresh_copy), FOLLOW(_to_copy), FOLLOW(sum_default),
     FOLLOW(sum_dim_IntList), FOLLOW(mean_default), FOLLOW(mean_dim), FOLLOW(cat),
     /* either order in, traced out */
-    {EG_OP_permute, LC_ANY_IN, -1, NULL, 0},
-    {EG_OP_t, LC_ANY_IN, -1, NULL, 0},
+    {EG_OP_permute, LC_ANY_IN, -1, NULL, 0, -1, NULL},
+    {EG_OP_t, LC_ANY_IN, -1, NULL, 0, -1, NULL},
 };
 #undef FOLLOW
 
-static const lrule nchw_only = {EG_OP_COUNT, LC_TRACED, -1, NULL, 0};
+static const lrule nchw_only = {EG_OP_COUNT, LC_TRACED, -1, NULL, 0, -1, NULL};
 
 /* The rule of node n's op (NCHW-only without a row). */
 static const lrule *rule_of(const eg_node *n) {
@@ -336,6 +341,8 @@ static eg_status lay_out(layout *s, eg_node *n) {
   case LC_NHWC: {
     eg_arg *a = arg_at(n, r->act_pos, r->act_kw);
     if (a) EG_TRY(require(s, n, a, EG_AXES_NHWC));
+    eg_arg *a2 = r->act2_kw ? arg_at(n, r->act2_pos, r->act2_kw) : NULL;
+    if (a2) EG_TRY(require(s, n, a2, EG_AXES_NHWC));
     out = EG_AXES_NHWC;
     break;
   }

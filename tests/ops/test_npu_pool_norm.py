@@ -187,8 +187,14 @@ def build_suite():
            static=["arg3", "arg4"], cpu={bn: "weight is a runtime input"})
     s.case("batch_norm_eval_rank3", bn_fn(), bn_args(4, 2, 4, 7), static=stats,
            cpu={bn: "rank-3 input"})
+    # batch statistics: the composite (ReduceMean, Rsqrt, elementwise), trainable w / b
     s.case("batch_norm_train", lambda x, w, b: F.batch_norm(x, None, None, w, b, True),
-           [r(2, 4, 5, 6), r(4), r(4)], cpu={bn: "training=True"})
+           [r(2, 4, 5, 6), r(4), r(4)], npu=[bn])
+    s.case("batch_norm_train_noaffine", lambda x: F.batch_norm(x, None, None, None, None, True,
+                                                                0.1, 1e-3),
+           [r(3, 5, 7, 4, scale=3.0) + 2.0], npu=[bn])
+    s.case("batch_norm_train_rank2", lambda x, w, b: F.batch_norm(x, None, None, w, b, True),
+           [r(6, 5), r(5), r(5)], npu=[bn])
 
     # ---- torch 2's _native_batch_norm_legit_no_training (torch.export's eval batch norm) ----
     if hasattr(aten, "_native_batch_norm_legit_no_training"):
@@ -256,10 +262,12 @@ def build_suite():
             training_step(zoo.LeNet5, r(2, 1, 32, 32), torch.tensor([7, 2]), ce,
                           npu=["tanh.default", "tanh_backward.default",
                                "avg_pool2d.default"]))
+    # batch norm forward and backward on the NPU (batch statistics, trainable affine)
     s.extra("train_bn_conv_net",
             training_step(zoo.BNConvNet, r(4, 3, 8, 8), tgt4, ce,
-                          npu=["relu.default", "threshold_backward.default"],
-                          cpu={"native_batch_norm.default": "training=True"}))
+                          npu=["relu.default", "threshold_backward.default",
+                               "native_batch_norm.default",
+                               "native_batch_norm_backward.default"]))
     s.extra("train_group_norm_silu",
             training_step(zoo.GroupNormSiLUNet, r(2, 3, 12, 12), tgt4[:2], ce,
                           # PyTorch 1.13 traces silu's backward through sigmoid, 2.x

@@ -195,6 +195,29 @@ static const bo_case cases[] = {
        "[" BN_ARGS ", " F(0.1) ", " F(0.001) "]"),
     BN(_native_batch_norm_legit, "bn_legit", "aten._native_batch_norm_legit.default",
        "[" BN_ARGS ", false, " F(0.1) ", " F(1e-05) "]"),
+    /* batch statistics: runtime w, b; every element read */
+    {EG_OP_native_batch_norm, "batch_norm_train", T(0, X4) "," T(1, "[3]") "," T(2, "[3]") ","
+     T(3, "[3]") "," T(4, "[3]") "," TUPLE(5, "[6, 7, 8]") "," T(6, X4) "," T(7, "[3]") ","
+     T(8, "[3]") "," T(9, X4) "," T(10, "[3]") "," T(11, "[3]"),
+     IN("x", 0) "," IN("w", 1) "," IN("b", 2), IN("m", 3) "," IN("v", 4),
+     UT("aten.native_batch_norm.default", "[" BN_ARGS ", true, " F(0.1) ", " F(1e-05) "]", 5)
+     "," GETITEM("getitem", 5, 0, 9) "," GETITEM("getitem_1", 5, 1, 10) ","
+     GETITEM("getitem_2", 5, 2, 11),
+     IN("z", 9) "," IN("mean", 10) "," IN("invstd", 11),
+     2, {{"m", "[3]", 3, -1, 1}, {"v", "[3]", 3, 0.25f, 1.5f}}},
+    {EG_OP_native_batch_norm_backward, "batch_norm_backward", T(0, X4) "," T(1, X4) ","
+     T(2, "[3]") "," T(3, "[3]") "," T(4, "[3]") "," T(5, "[3]") "," T(6, "[3]") ","
+     TUPLE(7, "[8, 9, 10]") "," T(8, X4) "," T(9, "[3]") "," T(10, "[3]") "," T(11, X4) ","
+     T(12, "[3]") "," T(13, "[3]"),
+     IN("g", 0) "," IN("x", 1) "," IN("w", 2) "," IN("save_mean", 5) "," IN("save_invstd", 6),
+     IN("m", 3) "," IN("v", 4),
+     UT("aten.native_batch_norm_backward.default",
+        "[" V(0) ", " V(1) ", " V(2) ", " V(3) ", " V(4) ", " V(5) ", " V(6) ", true, "
+        F(1e-05) ", [true, true, true]]", 7)
+     "," GETITEM("getitem", 7, 0, 11) "," GETITEM("getitem_1", 7, 1, 12) ","
+     GETITEM("getitem_2", 7, 2, 13),
+     IN("gx", 11) "," IN("gw", 12) "," IN("gb", 13),
+     2, {{"m", "[3]", 3, -1, 1}, {"v", "[3]", 3, 0.25f, 1.5f}}},
     {EG_OP_native_group_norm, "group_norm", T(0, "[2, 4, 3, 3]") "," T(1, "[4]") "," T(2, "[4]")
      "," TUPLE(3, "[4, 5, 6]") "," T(4, "[2, 4, 3, 3]") "," T(5, "[2, 2]") "," T(6, "[2, 2]") ","
      T(7, "[2, 4, 3, 3]"), IN("x", 0) "," IN("w", 1) "," IN("b", 2), "",

@@ -672,6 +672,12 @@ static void test_unary_and_cast(void) {
     EG_CHECK_MSG(ok, "unary op %d", op);
     EG_CHECK_MSG(isnan(y[0]), "unary op %d keeps NaN", op);
   }
+  for (int i = 0; i < N; i++) x[i] = fabsf(x[i]) + 1e-3f; /* Rsqrt: positive inputs */
+  eg_unary_nhwc_f32(EG_UNARY_RSQRT, N, x, y, 0.0f, 0.0f);
+  bool rs_ok = true;
+  for (int i = 1; i < N; i++) rs_ok &= y[i] == (float)(1.0 / sqrt((double)x[i]));
+  rs_ok &= isnan(y[0]); /* x[0] is NaN */
+  EG_CHECK_MSG(rs_ok, "rsqrt: rounded once from double");
   const float f[6] = {-2.7f, -0.5f, 0.0f, 3.9f, 1e10f, NAN};
   int32_t i32[6];
   uint8_t u8[6], b8[6];

@@ -409,6 +409,7 @@ static eg_status prepare_unary(exec_t *ex, const op_t *op, plan *pl) {
   case EG_QNN_OP_RELU: pl->u.unary.op = EG_UNARY_RELU; break;
   case EG_QNN_OP_SIGMOID: pl->u.unary.op = EG_UNARY_SIGMOID; break;
   case EG_QNN_OP_TANH: pl->u.unary.op = EG_UNARY_TANH; break;
+  case EG_QNN_OP_ELEMENT_WISE_RSQRT: pl->u.unary.op = EG_UNARY_RSQRT; break;
   default:
     pl->u.unary.op = EG_UNARY_RELU_MIN_MAX;
     pl->u.unary.lo = op->attrs.relu_min_max.min_value;
@@ -531,6 +532,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_ELEMENT_WISE_SELECT run_ew
 #define prepare_ELEMENT_WISE_NEG prepare_unary
 #define run_ELEMENT_WISE_NEG run_unary
+#define prepare_ELEMENT_WISE_RSQRT prepare_unary
+#define run_ELEMENT_WISE_RSQRT run_unary
 #define prepare_RELU prepare_unary
 #define run_RELU run_unary
 #define prepare_RELU_MIN_MAX prepare_unary

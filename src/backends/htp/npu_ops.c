@@ -86,7 +86,7 @@ const eg_htp_builder *const eg_htp_builders[] = {
 
     /* normalisation (src/ops/norm.c) */
     [EG_OP_native_batch_norm] = &eg_htp_builder_native_batch_norm,
-    [EG_OP_native_batch_norm_backward] = NO_LOWERING,
+    [EG_OP_native_batch_norm_backward] = &eg_htp_builder_native_batch_norm_backward,
     [EG_OP__native_batch_norm_legit_functional] = NO_LOWERING,
     [EG_OP__native_batch_norm_legit_no_training] =
         &eg_htp_builder__native_batch_norm_legit_no_training,

@@ -81,6 +81,7 @@ extern const eg_htp_builder eg_htp_builder_max_pool2d_with_indices;
 extern const eg_htp_builder eg_htp_builder_avg_pool2d;
 extern const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d;
 extern const eg_htp_builder eg_htp_builder_native_batch_norm;
+extern const eg_htp_builder eg_htp_builder_native_batch_norm_backward;
 extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit_no_training;
 extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit;
 extern const eg_htp_builder eg_htp_builder_native_group_norm;

@@ -1108,6 +1108,7 @@ static const op_rule rules[] = {
     [EG_QNN_OP_ELEMENT_WISE_GREATER] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_SELECT] = {3, 3, 1, {{0}}, check_select},
     [EG_QNN_OP_ELEMENT_WISE_NEG] = UNARY,
+    [EG_QNN_OP_ELEMENT_WISE_RSQRT] = UNARY,
     [EG_QNN_OP_RELU] = UNARY,
     [EG_QNN_OP_RELU_MIN_MAX] = {1, 1, 1,
                                 {SCALAR("min_value", F32, true), SCALAR("max_value", F32, true)},
