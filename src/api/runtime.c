@@ -178,11 +178,24 @@ static eg_status steps_of_nodes(const eg_graph *g, const eg_program *p, int32_t 
   return EG_OK;
 }
 
+/* Per node: an NPU node whose lowering may alias an argument's tensor (eg_htp_may_alias). */
+static eg_status aliasing_nodes(const eg_graph *g, const eg_program *p, bool **out) {
+  *out = NULL;
+  if (!p) return EG_OK;
+  bool *a = calloc((size_t)g->n_nodes + 1, sizeof(bool));
+  if (!a) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    a[i] = p->parts.nodes[i].npu && eg_htp_may_alias(g->nodes[i].op);
+  *out = a;
+  return EG_OK;
+}
+
 /* A copy run on the CPU — a getitem, or a view, reshape, detach, alias or clone: the same
  * bytes (eg_copy_source) — is planned onto its source (its result shares the source's bytes;
  * the run function then copies nothing), when the source is a node's result: inputs and
- * constants are bound by the caller. A chain of copies shares the first source. One inside an
- * NPU partition is the executor's. */
+ * constants are bound by the caller. A chain of copies shares the first source. Inside an NPU
+ * partition only a getitem is (its element's tensor is its own); other copies there are the
+ * executor's. */
 static eg_status copy_aliases(const eg_graph *g, const eg_program *p, int32_t **out) {
   int32_t *alias = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
   *out = alias;
@@ -190,7 +203,13 @@ static eg_status copy_aliases(const eg_graph *g, const eg_program *p, int32_t **
   for (int32_t v = 0; v < g->n_values; v++) alias[v] = -1;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
-    if (p && p->parts.nodes[i].npu) continue;
+    if (p && p->parts.nodes[i].npu) {
+      /* a getitem inside a partition names its element's tensor: one buffer for both (the
+       * step's copy from one to the other is then skipped, npu_step.c) */
+      const int32_t el = n->op == EG_OP_getitem && n->output >= 0 ? eg_getitem_element(g, n) : -1;
+      if (el >= 0 && g->values[el].role == EG_ROLE_NODE) alias[n->output] = el;
+      continue;
+    }
     const int32_t src = eg_copy_source(g, n);
     if (src >= 0 && src != n->output && g->values[src].role == EG_ROLE_NODE)
       alias[n->output] = src;
@@ -214,18 +233,21 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   bool *unplanned = NULL;
   int32_t *step_of = NULL, *alias_of = NULL;
   size_t *step_work = NULL;
+  bool *aliasing = NULL;
   eg_status s = inside_only(rt->g, rt->program, &unplanned);
   if (s == EG_OK) s = steps_of_nodes(rt->g, rt->program, &step_of);
+  if (s == EG_OK) s = aliasing_nodes(rt->g, rt->program, &aliasing);
   if (s == EG_OK) s = copy_aliases(rt->g, rt->program, &alias_of);
   if (s == EG_OK && rt->program) s = create_npu_steps(rt, &step_work);
   if (s == EG_OK) {
     const eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
                                .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of,
-                               .step_work = step_work};
+                               .aliasing = aliasing, .step_work = step_work};
     s = eg_plan_memory(rt->g, &spec, &rt->plan);
   }
   free(unplanned);
   free(step_of);
+  free(aliasing);
   free(alias_of);
   free(step_work);
   rt->scratch_bytes = rt->plan.scratch_bytes > rt->npu_scratch_bytes ? rt->plan.scratch_bytes

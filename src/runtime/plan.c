@@ -68,6 +68,47 @@ static void last_uses(const eg_graph *g, const int32_t *order, const int32_t *po
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
 
+/* Inside a step of several nodes (an NPU partition), a value the step holds internally (spec's
+ * `unplanned`) may be an alias of one an aliasing node read (eg_htp_alias: a view, detach or
+ * reshape that emits no op), so a value read by such a node is read in fact until the last
+ * reader, in the step, of its internal results, and recursively. Extends last[] of the
+ * planned values by those reaches, walking each step backwards. (A getitem passing a tuple
+ * element out of the step is planned onto the element: runtime.c copy_aliases.) */
+static void extend_step_reads(const eg_graph *g, const int32_t *order, const int32_t *step_of,
+                              const bool *internal, const bool *aliasing, int32_t *last,
+                              int32_t *reach) {
+  for (int32_t v = 0; v < g->n_values; v++) reach[v] = -1;
+  for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
+    const int32_t id = order ? order[i] : i;
+    const int32_t prev = i > 0 ? (order ? order[i - 1] : i - 1) : -1;
+    const int32_t next = i + 1 < g->n_nodes ? (order ? order[i + 1] : i + 1) : -1;
+    if ((prev < 0 || step_of[prev] != step_of[id]) && (next < 0 || step_of[next] != step_of[id]))
+      continue; /* a step of one node reads its inputs at its own position */
+    const eg_node *n = &g->nodes[id];
+    int32_t r = i;
+    const eg_value *o = n->output >= 0 ? &g->values[n->output] : NULL;
+    for (int32_t e = 0; o && aliasing && aliasing[id] &&
+                        e < (o->kind == EG_VALUE_TUPLE ? o->n_elems : 1); e++) {
+      const int32_t ov = o->kind == EG_VALUE_TUPLE ? o->elems[e] : n->output;
+      if (ov >= 0 && internal[ov] && reach[ov] > r) r = reach[ov];
+    }
+    for (int32_t a = 0; a < n->n_args + n->n_kwargs; a++) {
+      const eg_arg *arg = a < n->n_args ? &n->args[a] : &n->kwargs[a - n->n_args];
+      for (int32_t k = 0; k < (arg->kind == EG_ARG_LIST ? arg->list.n : 1); k++) {
+        const eg_arg *x = arg->kind == EG_ARG_LIST ? &arg->list.items[k] : arg;
+        if (x->kind != EG_ARG_VALUE) continue;
+        const eg_value *v = &g->values[x->value];
+        for (int32_t e = 0; e < (v->kind == EG_VALUE_TUPLE ? v->n_elems : 1); e++) {
+          const int32_t u = v->kind == EG_VALUE_TUPLE ? v->elems[e] : x->value;
+          if (u < 0) continue;
+          if (internal[u] && reach[u] < r) reach[u] = r;
+          if (!internal[u] && last[u] < r) last[u] = r;
+        }
+      }
+    }
+  }
+}
+
 /* Each planned value is freed after position free_at = max(definition, last use). Returns, per
  * position, the chain of values to free there (head[i], linked through next[]). */
 static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *last,
@@ -106,16 +147,21 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   for (size_t v = 0; v < nv; v++) plan->offset[v] = EG_PLAN_NONE;
   for (size_t k = 0; k < nn; k++) plan->work_offset[k] = EG_PLAN_NONE;
   const size_t *step_work = step_of ? spec->step_work : NULL;
+  /* pos: a node's place in the run order (values live from their definition to their last
+   * reader, node by node, inside a step too); step_of groups nodes for the work blocks */
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const int32_t id = order ? order[i] : i;
-    pos[id] = step_of ? step_of[id] : i;
-    if (pos[id] < 0 || pos[id] >= g->n_nodes || (i > 0 && pos[id] < pos[order ? order[i - 1] : i - 1])) {
+    const int32_t step = step_of ? step_of[id] : i, prev = i > 0 ? (order ? order[i - 1] : i - 1) : -1;
+    pos[id] = i;
+    if (step < 0 || step >= g->n_nodes || (prev >= 0 && step_of && step < step_of[prev])) {
       s = eg_error(EG_ERR_INVALID, "memory plan: node %d (step %d): the steps must run in order, "
-                   "each one's nodes together", id, pos[id]);
+                   "each one's nodes together", id, step);
       goto done;
     }
   }
   last_uses(g, order, pos, last);
+  if (step_of && spec->unplanned) /* next[] is free until free_chains: the walk's scratch */
+    extend_step_reads(g, order, step_of, spec->unplanned, spec->aliasing, last, next);
   for (int32_t v = 0; v < g->n_values; v++) {
     unplanned[v] = (spec->unplanned && spec->unplanned[v]) || (alias_of && alias_of[v] >= 0);
     /* an alias's bytes are its target's: the target lives as long as either is read */
@@ -124,11 +170,13 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   free_chains(g, pos, last, unplanned, head, next);
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const int32_t node = order ? order[i] : i;
+    const int32_t step = step_of ? step_of[node] : i;
+    const int32_t next_node = i + 1 < g->n_nodes ? (order ? order[i + 1] : i + 1) : -1;
     const eg_node *n = &g->nodes[node];
     if (n->scratch_bytes > plan->scratch_bytes) plan->scratch_bytes = n->scratch_bytes;
-    const bool first = i == 0 || pos[order ? order[i - 1] : i - 1] != pos[node];
-    if (first && step_work && step_work[pos[node]])
-      plan->work_offset[pos[node]] = place(&ls, step_work[pos[node]], &plan->arena_bytes);
+    const bool first = i == 0 || !step_of || step_of[order ? order[i - 1] : i - 1] != step;
+    if (first && step_work && step_work[step])
+      plan->work_offset[step] = place(&ls, step_work[step], &plan->arena_bytes);
     const eg_value *v = n->output >= 0 ? &g->values[n->output] : NULL;
     int32_t count = !v ? 0 : v->kind == EG_VALUE_TUPLE ? v->n_elems : 1;
     for (int32_t e = 0; e < count; e++) {
@@ -138,11 +186,15 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
       size_t bytes = eg_value_nbytes(&g->values[id]);
       plan->offset[id] = place(&ls, bytes ? bytes : 1, &plan->arena_bytes);
     }
-    /* a step's values are freed after its last node: an NPU partition reads its inputs while
-     * it writes its outputs, bound in place (npu_step.c) */
-    if (i + 1 < g->n_nodes && pos[order ? order[i + 1] : i + 1] == pos[node]) continue;
-    for (int32_t id = head[pos[node]]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
-    if (plan->work_offset[pos[node]] != EG_PLAN_NONE) release(&ls, plan->work_offset[pos[node]]);
+    /* values whose last reader is this node are freed after it; inside an NPU step too: its
+     * executor runs the partition's ops in its nodes' order, reading a value bound in place at
+     * the node that reads it and writing one at the node that defines it, and converts the
+     * staged ones at the step's start (inputs) and end (outputs, placed at their node, so
+     * nothing live after it shares their bytes) */
+    for (int32_t id = head[i]; id >= 0; id = next[id]) release(&ls, plan->offset[id]);
+    const bool last_of_step = next_node < 0 || !step_of || step_of[next_node] != step;
+    if (last_of_step && plan->work_offset[step] != EG_PLAN_NONE)
+      release(&ls, plan->work_offset[step]);
   }
   for (int32_t v = 0; alias_of && v < g->n_values; v++)
     if (alias_of[v] >= 0) plan->offset[v] = plan->offset[alias_of[v]];

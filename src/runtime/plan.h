@@ -25,14 +25,20 @@ typedef struct eg_plan {
 /* What to plan (every field may be NULL):
  * - order: g->n_nodes node indices, a topological order (NULL: index order);
  * - step_of: each node's step, non-decreasing along `order` (NULL: each node its own step). A
- *   step's nodes run as one (an NPU partition), so a value a step reads stays live until the
- *   step ends and none of the step's outputs takes its bytes;
+ *   step's nodes run as one (an NPU partition) whose executor runs their ops in the nodes'
+ *   order, so lifetimes stay node by node inside a step too: a value is live from the node
+ *   that defines it to the last node reading it, and a later node's output of the same step
+ *   may take the bytes of a value an earlier node read last (values the step converts are
+ *   read at its start and written at its end, within those lives);
  * - unplanned: values that get no bytes (a compiled program's values that live only inside an
  *   NPU partition, which its executor holds);
  * - alias_of: per value, the value whose bytes it shares (-1: none; the target an earlier
  *   node's output, never itself an alias): a getitem's result is its tuple element, a
  *   detach's or view's is its self, read in place, and the target then lives as long as
  *   either is read;
+ * - aliasing: per node, whether its result may share an argument's bytes inside its step (an
+ *   NPU lowering that emits no op: eg_htp_may_alias): a value such a node of a step reads
+ *   then stays live as long as the step reads the node's internal (`unplanned`) result;
  * - step_work: per step (as step_of numbers them; with step_of only), bytes the step works in
  *   while it runs (an NPU step's staging and executor memory): a block live from the step's
  *   first node to its end, placed before the step's outputs, so it overlaps none of the values
@@ -42,6 +48,7 @@ typedef struct eg_plan_spec {
   const int32_t *step_of;
   const bool *unplanned;
   const int32_t *alias_of;
+  const bool *aliasing;
   const size_t *step_work;
 } eg_plan_spec;
 

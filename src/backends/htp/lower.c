@@ -408,6 +408,10 @@ eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor) {
   EG_TRY(value_dtype(L, value, &dt));
   uint32_t dims[EG_MAX_RANK];
   eg_htp_dims(v, dims);
+  if (!eg_htp_may_alias(L->node->op))
+    return eg_node_error(L->node, EG_ERR_INVALID, "value %s: aliasing an argument's tensor is "
+                         "declared for views, copies and transposes only (eg_htp_may_alias), "
+                         "which the runtime's memory plan relies on", eg_value_label(L->g, value));
   bool same = t && t->dtype == dt && t->rank == v->rank;
   for (int d = 0; same && d < v->rank; d++) same = t->dims[d] == dims[d];
   if (!same || needed_outside(L, value) || L->value_tensor[value] >= 0)

@@ -174,3 +174,27 @@ void eg_htp_partition_free(eg_htp_partition *hp) {
   free(hp->outputs);
   memset(hp, 0, sizeof *hp);
 }
+
+bool eg_htp_may_alias(eg_op op) {
+  switch (op) {
+  case EG_OP_getitem:
+  case EG_OP_view:
+  case EG_OP__unsafe_view:
+  case EG_OP_reshape:
+  case EG_OP__reshape_alias:
+  case EG_OP_expand:
+  case EG_OP_detach:
+  case EG_OP_alias:
+  case EG_OP_clone:
+  case EG_OP_lift_fresh_copy:
+  case EG_OP__to_copy:
+  case EG_OP_t:
+  case EG_OP_permute:
+  case EG_OP_transpose_int:
+  case EG_OP_sum_default:
+  case EG_OP_sum_dim_IntList:
+  case EG_OP_mean_default:
+  case EG_OP_mean_dim: return true;
+  default: return false;
+  }
+}

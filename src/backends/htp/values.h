@@ -97,4 +97,11 @@ eg_qnn_dtype eg_htp_quant_dtype(eg_dtype storage);
  * eg_htp_held_quantized, else eg_htp_value_dtype. */
 eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value);
 
+/* Whether the lowering of a node of op `op` may make its result an alias of an argument's
+ * tensor (eg_htp_alias: no op emitted, the argument's bytes read where the result is read):
+ * the views, copies and transposes of builders/shape.c, the rank-0 reductions of
+ * builders/reduce.c, and getitem. The runtime's memory plan keeps an argument of such a node
+ * alive as long as the result is read (runtime/plan.h); eg_htp_alias refuses any other op. */
+bool eg_htp_may_alias(eg_op op);
+
 #endif
