@@ -292,6 +292,7 @@ typedef struct groups {
   int32_t *next;     /* members of a root's group: a list through next[], ending at -1 */
   int32_t *tail;     /* last member, valid for roots */
   int32_t *stamp;    /* per root: last search that visited it */
+  int32_t *lo, *hi;  /* per root: its members' lowest and highest node index */
   int32_t *queue;
   int32_t search;
 } groups;
@@ -306,24 +307,31 @@ static int32_t find(groups *gr, int32_t x) {
 
 static void unite(groups *gr, int32_t a, int32_t b) { /* roots */
   gr->parent[b] = a;
+  if (gr->lo[b] < gr->lo[a]) gr->lo[a] = gr->lo[b];
+  if (gr->hi[b] > gr->hi[a]) gr->hi[a] = gr->hi[b];
   gr->next[gr->tail[a]] = b;
   gr->tail[a] = gr->tail[b];
 }
 
-/* Is group `to` reachable from group `from` through a vertex that is neither? */
+/* Is group `to` reachable from group `from` through a vertex that is neither? Node indices are
+ * a topological order, so a path into `to` only passes nodes below its highest member: the
+ * search skips every node at or above it (keeping the merge loop near linear in the graph). */
 static bool reaches_via_other(const edges *e, groups *gr, int32_t from, int32_t to) {
   int32_t head = 0, n_queued = 0;
+  const int32_t limit = gr->hi[to];
   gr->search++;
   gr->stamp[from] = gr->stamp[to] = gr->search;
   for (int32_t x = from;; x = gr->queue[head++]) {
-    for (int32_t u = x; u >= 0; u = gr->next[u])
+    for (int32_t u = x; u >= 0; u = gr->next[u]) {
+      if (u >= limit) continue;
       for (int32_t k = e->succ_start[u]; k < e->succ_start[u + 1]; k++) {
         int32_t r = find(gr, e->succ[k]);
         if (r == to && x != from) return true;
-        if (gr->stamp[r] == gr->search) continue;
+        if (gr->stamp[r] == gr->search || gr->lo[r] >= limit) continue;
         gr->stamp[r] = gr->search;
         gr->queue[n_queued++] = r;
       }
+    }
     if (head == n_queued) return false;
   }
 }
@@ -338,10 +346,12 @@ static eg_status step4_group(state *st, groups *gr) {
   gr->tail = malloc(((size_t)n + 1) * sizeof(int32_t));
   gr->stamp = calloc((size_t)n + 1, sizeof(int32_t));
   gr->queue = malloc(((size_t)n + 1) * sizeof(int32_t));
-  if (!gr->parent || !gr->next || !gr->tail || !gr->stamp || !gr->queue)
+  gr->lo = malloc(((size_t)n + 1) * sizeof(int32_t));
+  gr->hi = malloc(((size_t)n + 1) * sizeof(int32_t));
+  if (!gr->parent || !gr->next || !gr->tail || !gr->stamp || !gr->queue || !gr->lo || !gr->hi)
     return eg_error(EG_ERR_NOMEM, "partition: out of memory (%d nodes)", n);
   for (int32_t i = 0; i < n; i++) {
-    gr->parent[i] = gr->tail[i] = i;
+    gr->parent[i] = gr->tail[i] = gr->lo[i] = gr->hi[i] = i;
     gr->next[i] = -1;
   }
   for (int32_t i = 0; i < n; i++)
@@ -455,6 +465,8 @@ static eg_status run_steps(state *st) {
   free(gr.tail);
   free(gr.stamp);
   free(gr.queue);
+  free(gr.lo);
+  free(gr.hi);
   return s;
 }
 
