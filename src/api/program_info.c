@@ -116,17 +116,21 @@ eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_o
 }
 
 /* One scalar of a param as JSON text. */
-static size_t param_scalar_json(char *buf, size_t size, eg_qnn_dtype dt, uint32_t u32, float f,
-                                bool b) {
-  switch (dt) {
-  case EG_QNN_DTYPE_FLOAT_32:
+/* A scalar param as JSON, reading only the union member its dtype names (a bool member read
+ * from a UINT_32 value such as group 4 is not a valid bool). */
+static size_t param_scalar_json(char *buf, size_t size, const eg_qnn_param *pr) {
+  switch (pr->dtype) {
+  case EG_QNN_DTYPE_FLOAT_32: {
+    const float f = pr->scalar.f32;
     if (f != f) return (size_t)snprintf(buf, size, "\"nan\"");
     if (f > 3.4e38f || f < -3.4e38f)
       return (size_t)snprintf(buf, size, f > 0 ? "\"inf\"" : "\"-inf\"");
     return (size_t)snprintf(buf, size, "%.9g", (double)f);
-  case EG_QNN_DTYPE_BOOL_8: return (size_t)snprintf(buf, size, "%s", b ? "true" : "false");
-  case EG_QNN_DTYPE_INT_32: return (size_t)snprintf(buf, size, "%d", (int32_t)u32);
-  default: return (size_t)snprintf(buf, size, "%u", u32);
+  }
+  case EG_QNN_DTYPE_BOOL_8:
+    return (size_t)snprintf(buf, size, "%s", pr->scalar.b ? "true" : "false");
+  case EG_QNN_DTYPE_INT_32: return (size_t)snprintf(buf, size, "%d", (int)pr->scalar.i32);
+  default: return (size_t)snprintf(buf, size, "%u", pr->scalar.u32);
   }
 }
 
@@ -143,7 +147,7 @@ eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, in
   *name = pr->name;
   value[0] = 0;
   if (pr->kind == EG_QNN_PARAM_SCALAR) {
-    param_scalar_json(value, size, pr->dtype, pr->scalar.u32, pr->scalar.f32, pr->scalar.b);
+    param_scalar_json(value, size, pr);
     return EG_OK;
   }
   int inner = pr->rank == 2 ? (int)pr->dims[1] : pr->n_values;
