@@ -42,28 +42,49 @@ static void release(live_set *ls, size_t off) {
     }
 }
 
-static void mark_uses(const eg_graph *g, const eg_arg *a, int32_t at, int32_t *last) {
+/* Calls fn(ctx, v) for every tensor value argument `a` names: list items, a tuple's elements. */
+static void each_value(const eg_graph *g, const eg_arg *a, void (*fn)(void *, int32_t),
+                       void *ctx) {
   if (a->kind == EG_ARG_LIST)
-    for (int32_t i = 0; i < a->list.n; i++) mark_uses(g, &a->list.items[i], at, last);
+    for (int32_t i = 0; i < a->list.n; i++) each_value(g, &a->list.items[i], fn, ctx);
   if (a->kind != EG_ARG_VALUE) return;
   const eg_value *v = &g->values[a->value];
-  if (v->kind == EG_VALUE_TUPLE) {
-    for (int32_t e = 0; e < v->n_elems; e++)
-      if (v->elems[e] >= 0 && last[v->elems[e]] < at) last[v->elems[e]] = at;
-  } else if (last[a->value] < at) {
-    last[a->value] = at;
+  if (v->kind != EG_VALUE_TUPLE) {
+    fn(ctx, a->value);
+    return;
   }
+  for (int32_t e = 0; e < v->n_elems; e++)
+    if (v->elems[e] >= 0) fn(ctx, v->elems[e]);
+}
+
+/* Each value a node reads is read at least until `at`: last[] (and, inside a step, reach[] of
+ * the step's internal values) raised to it. */
+typedef struct reads {
+  int32_t at;
+  int32_t *last, *reach;
+  const bool *internal; /* NULL: every value goes to last[] */
+} reads;
+
+static void note_read(void *ctx, int32_t v) {
+  reads *r = ctx;
+  int32_t *slot = r->internal && r->internal[v] ? &r->reach[v] : &r->last[v];
+  if (*slot < r->at) *slot = r->at;
+}
+
+static void node_reads(const eg_graph *g, const eg_node *n, reads *r) {
+  for (int32_t a = 0; a < n->n_args; a++) each_value(g, &n->args[a], note_read, r);
+  for (int32_t a = 0; a < n->n_kwargs; a++) each_value(g, &n->kwargs[a], note_read, r);
 }
 
 /* Last position (the step, in run order) using each value; graph outputs live past the last
  * node. */
 static void last_uses(const eg_graph *g, const int32_t *order, const int32_t *pos, int32_t *last) {
   for (int32_t v = 0; v < g->n_values; v++) last[v] = -1;
+  reads r = {.last = last};
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const int32_t id = order ? order[i] : i;
-    const eg_node *n = &g->nodes[id];
-    for (int32_t a = 0; a < n->n_args; a++) mark_uses(g, &n->args[a], pos[id], last);
-    for (int32_t a = 0; a < n->n_kwargs; a++) mark_uses(g, &n->kwargs[a], pos[id], last);
+    r.at = pos[id];
+    node_reads(g, &g->nodes[id], &r);
   }
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
@@ -92,20 +113,8 @@ static void extend_step_reads(const eg_graph *g, const int32_t *order, const int
       const int32_t ov = o->kind == EG_VALUE_TUPLE ? o->elems[e] : n->output;
       if (ov >= 0 && internal[ov] && reach[ov] > r) r = reach[ov];
     }
-    for (int32_t a = 0; a < n->n_args + n->n_kwargs; a++) {
-      const eg_arg *arg = a < n->n_args ? &n->args[a] : &n->kwargs[a - n->n_args];
-      for (int32_t k = 0; k < (arg->kind == EG_ARG_LIST ? arg->list.n : 1); k++) {
-        const eg_arg *x = arg->kind == EG_ARG_LIST ? &arg->list.items[k] : arg;
-        if (x->kind != EG_ARG_VALUE) continue;
-        const eg_value *v = &g->values[x->value];
-        for (int32_t e = 0; e < (v->kind == EG_VALUE_TUPLE ? v->n_elems : 1); e++) {
-          const int32_t u = v->kind == EG_VALUE_TUPLE ? v->elems[e] : x->value;
-          if (u < 0) continue;
-          if (internal[u] && reach[u] < r) reach[u] = r;
-          if (!internal[u] && last[u] < r) last[u] = r;
-        }
-      }
-    }
+    reads rd = {.at = r, .last = last, .reach = reach, .internal = internal};
+    node_reads(g, n, &rd);
   }
 }
 

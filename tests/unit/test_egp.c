@@ -779,24 +779,23 @@ static void c_random_kind(eg_graph *g, eg_program *p) {
   (void)p;
   g->inputs[0].random = (eg_random_kind)2;
 }
+/* Marks the first input of dtype dt a Bernoulli(p) random input; false if there is none. */
+static bool make_random(eg_graph *g, eg_dtype dt, double p) {
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    if (g->values[g->inputs[i].value].dtype == dt) {
+      g->inputs[i].random = EG_RANDOM_BERNOULLI;
+      g->inputs[i].random_p = p;
+      return true;
+    }
+  return false;
+}
 static void c_random_p(eg_graph *g, eg_program *p) {
   (void)p;
-  for (int32_t i = 0; i < g->n_inputs; i++)
-    if (g->values[g->inputs[i].value].dtype == EG_DTYPE_FLOAT32) {
-      g->inputs[i].random = EG_RANDOM_BERNOULLI;
-      g->inputs[i].random_p = 1.5;
-      return;
-    }
+  make_random(g, EG_DTYPE_FLOAT32, 1.5);
 }
 static void c_random_dtype(eg_graph *g, eg_program *p) {
   (void)p;
-  for (int32_t i = 0; i < g->n_inputs; i++)
-    if (g->values[g->inputs[i].value].dtype == EG_DTYPE_INT64) {
-      g->inputs[i].random = EG_RANDOM_BERNOULLI;
-      g->inputs[i].random_p = 0.5;
-      return;
-    }
-  EG_CHECK_MSG(0, "the fixture has no int64 input");
+  EG_CHECK_MSG(make_random(g, EG_DTYPE_INT64, 0.5), "the fixture has no int64 input");
 }
 static void c_static_size(eg_graph *g, eg_program *p) {
   (void)p;

@@ -241,6 +241,14 @@ static eg_status filter_of(eg_htp_lower *L, const eg_graph *g, int32_t w,
 
 typedef enum fwd_kind { FWD_CONV, FWD_DEPTHWISE, FWD_TRANSPOSE } fwd_kind;
 
+/* A non-transposed conv with one input channel per group and more than one group runs as
+ * DepthWiseConv2d (filter [kH, kW, 1, Cout]). groups == 1 stays a Conv2d even when Cin == 1:
+ * its HWIO filter is then the very tensor a backward composite of the same weight reads (a
+ * DepthWiseConv2d filter would be a second STATIC copy under another layout key). */
+static bool is_depthwise(const conv_args *a, int64_t cin) {
+  return a->groups > 1 && a->groups == cin;
+}
+
 /* Decides the forward lowering; false (with the reason) when there is none. */
 static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind *kind,
                      char *reason, size_t size) {
@@ -260,10 +268,7 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
     *kind = FWD_TRANSPOSE;
     return dilation_one(a, reason, size) && out_pad_ok(a->out_pad, a->stride, reason, size);
   }
-  /* groups == 1 stays a Conv2d even when Cin == 1: its HWIO filter is then the very tensor
-   * a backward composite of the same weight reads (a DepthWiseConv2d filter would be a second
-   * STATIC copy under another layout key). */
-  *kind = a->groups > 1 && a->groups == cin ? FWD_DEPTHWISE : FWD_CONV;
+  *kind = is_depthwise(a, cin) ? FWD_DEPTHWISE : FWD_CONV;
   return true;
 }
 
@@ -389,8 +394,8 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   const int64_t cin = g->values[pl->a.x].shape[1];
   int32_t w_hwoi, in[2], gx;
   if (w->role == EG_ROLE_STATIC) {
-    const eg_htp_filter_layout layout = pl->a.groups > 1 && pl->a.groups == cin
-                                            ? EG_HTP_FILTER_DEPTHWISE : EG_HTP_FILTER_HWIO;
+    const eg_htp_filter_layout layout =
+        is_depthwise(&pl->a, cin) ? EG_HTP_FILTER_DEPTHWISE : EG_HTP_FILTER_HWIO;
     const uint32_t fwd[4] = {eg_htp_qnn_dim(w->shape[2]), eg_htp_qnn_dim(w->shape[3]),
                              eg_htp_qnn_dim(w->shape[1]), eg_htp_qnn_dim(w->shape[0])};
     const uint32_t perm[4] = {0, 1, 3, 2};

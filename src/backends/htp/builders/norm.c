@@ -88,23 +88,17 @@ static int bn_eps_pos(const eg_node *n) {
   return n->op == EG_OP__native_batch_norm_legit_no_training ? 6 : 7;
 }
 
-/* Arguments w_pos / b_pos (weight, bias) are absent or float32 [C] tensors. */
-static bool bn_affine_ok(const eg_graph *g, const eg_node *n, int w_pos, int b_pos, char *reason,
-                         size_t size) {
-  const eg_value *x = eg_htp_arg_value(g, n, w_pos == 1 ? 0 : 1, "input");
-  const int pos[2] = {w_pos, b_pos};
-  static const char *const names[2] = {"weight", "bias"};
-  for (int i = 0; i < 2; i++) {
-    const int32_t v = eg_htp_arg(n, pos[i], names[i]);
-    if (v < 0) continue;
-    const eg_value *a = &g->values[v];
-    if (a->dtype != EG_DTYPE_FLOAT32 || a->rank != 1 || a->shape[0] != x->shape[1]) {
-      snprintf(reason, size, "%s is not a float32 [%lld] tensor", names[i],
-               (long long)x->shape[1]);
-      return false;
-    }
-  }
-  return true;
+/* Argument pos (`name`) is a float32 [c] tensor, or absent where it may be. */
+static bool channel_vector_ok(const eg_graph *g, const eg_node *n, int pos, const char *name,
+                              bool required, int64_t c, char *reason, size_t size) {
+  const int32_t v = eg_htp_arg(n, pos, name);
+  const eg_value *a = v >= 0 ? &g->values[v] : NULL;
+  if (!a && !required) return true;
+  if (a && a->kind == EG_VALUE_TENSOR && a->dtype == EG_DTYPE_FLOAT32 && a->rank == 1 &&
+      a->shape[0] == c)
+    return true;
+  snprintf(reason, size, "%s is not a float32 [%lld] tensor", name, (long long)c);
+  return false;
 }
 
 /* Whether node n normalises with batch statistics (training=True). */
@@ -124,7 +118,9 @@ static bool batch_norm_supports(const eg_graph *g, const eg_node *n, const eg_ta
                "aten.native_batch_norm (this form also updates the running statistics)");
       return false;
     }
-    return bn_affine_ok(g, n, 1, 2, reason, size);
+    const int64_t c = g->values[eg_htp_arg(n, 0, "input")].shape[1];
+    return channel_vector_ok(g, n, 1, "weight", false, c, reason, size) &&
+           channel_vector_ok(g, n, 2, "bias", false, c, reason, size);
   }
   for (int i = 0; i < 4; i++) {
     const int32_t v = eg_htp_arg(n, 1 + i, bn_args[i]);
@@ -286,16 +282,10 @@ static bool bn_backward_supports(const eg_graph *g, const eg_node *n, const eg_t
     snprintf(reason, size, "train=False: only the batch-statistics backward is lowered");
     return false;
   }
-  static const char *const saved[2] = {"save_mean", "save_invstd"};
-  for (int i = 0; i < 2; i++) {
-    const eg_value *v = eg_htp_arg_value(g, n, 5 + i, saved[i]);
-    if (!v || v->dtype != EG_DTYPE_FLOAT32 || v->rank != 1 || v->shape[0] != gy->shape[1]) {
-      snprintf(reason, size, "%s is not a float32 [%lld] tensor", saved[i],
-               (long long)gy->shape[1]);
-      return false;
-    }
-  }
-  return bn_affine_ok(g, n, 2, -1, reason, size);
+  const int64_t c = gy->shape[1];
+  return channel_vector_ok(g, n, 5, "save_mean", true, c, reason, size) &&
+         channel_vector_ok(g, n, 6, "save_invstd", true, c, reason, size) &&
+         channel_vector_ok(g, n, 2, "weight", false, c, reason, size);
 }
 
 static eg_status bn_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
