@@ -17,6 +17,9 @@
  *         by GEMM, then col2im scatters col into big.
  *   depthwise (one big channel per group, few small ones): direct loops over the taps, since
  *         K = kh*kw is far too short for a GEMM.
+ *   Winograd: a 3x3 stride-1 "down" with enough channels and output tiles (the forward conv
+ *         and, through the flip, the stride-1 input gradient) runs by F(2x2, 3x3)
+ *         (conv_winograd_nchw.h).
  *
  * Small GEMMs are slow, so images with few output pixels are packed side by side into one GEMM
  * (eg_conv_plan_images). Scratch holds the column matrix, the packed images and the flipped
@@ -25,6 +28,7 @@
  * OpenBLAS threads it itself. Dimensions passed to sgemm must fit in an int. Build with
  * -fopenmp. */
 #include "kernels/conv_im2col.h"
+#include "kernels/conv_winograd_nchw.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -39,7 +43,8 @@ enum { EG_CONV_DW_DOWN_MAX = 2, EG_CONV_DW_UP_MAX = INT32_MAX };
 /* Floats of scratch for "down": the column matrix (unless pointwise) and, when images are
  * batched, the GEMM's output before it is unpacked to NCHW. */
 static int64_t down_scratch_floats(const eg_conv_geom *g) {
-  return eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX) ? 0 : eg_conv_gemm_scratch_floats(g);
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX)) return 0;
+  return eg_conv_wino_applies(g) ? eg_conv_wino_scratch_floats(g) : eg_conv_gemm_scratch_floats(g);
 }
 
 /* The swapped geometry of the stride-1 "up": the old small side is read (padded by
@@ -204,6 +209,8 @@ static void conv_down(const eg_conv_geom *g, const float *big, const float *w, c
                       float *small, float *scratch) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX))
     down_depthwise(g, big, w, bias, small);
+  else if (eg_conv_wino_applies(g))
+    eg_conv_wino_down(g, big, w, bias, small, scratch);
   else
     down_gemm(g, big, w, bias, small, scratch);
 }

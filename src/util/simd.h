@@ -29,6 +29,15 @@
 #define EG_SIMD_CLONES
 #endif
 
+/* EG_KEEP_LOOPS: GCC turns a copy or zero-fill loop into a memcpy/memset call; for the short
+ * rows of small planes (a few floats each) the call costs more than the copy, so the
+ * functions that copy many short rows keep their loops (GCC only; clang leaves them). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EG_KEEP_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define EG_KEEP_LOOPS
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(EG_NO_SIMD_CLONES)
 #define EG_SIMD_X86 1
 #define EG_TARGET_AVX2 __attribute__((target("avx2,fma")))

@@ -7,6 +7,7 @@
  * seven output masks, with outputs and scratch pre-filled with NaN (so anything not overwritten,
  * or read from scratch before being written, shows up) and scratch allocated at exactly the size
  * the _scratch function asks for (so ASan sees overruns). */
+#include "kernels/conv_winograd_nchw.h"
 #include "kernels/convolution_nchw_f32.h"
 
 #include "eg_test.h"
@@ -357,6 +358,40 @@ static void test_uneven_batches(void) {
     EG_CHECK(check_case(&cases[i], 99u + (unsigned)i));
 }
 
+/* 3x3 stride-1 convs with enough channels and output tiles run by Winograd F(2x2, 3x3)
+ * (conv_winograd_nchw.h), forward and, through the flipped "down", the input gradient and the
+ * stride-1 transposed conv: odd sizes (a last half tile), pads 0-2, odd channel counts, rows
+ * wider than one transform block (70 tiles), and several chunks whose boundaries fall inside
+ * an image. */
+static void test_winograd(void) {
+  const spec cases[] = {
+      {.n = 2, .c_in = 32, .h = 17, .w = 15, .c_out = 40, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+      {.n = 3, .c_in = 40, .h = 14, .w = 13, .c_out = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .dh = 1, .dw = 1, .groups = 1},
+      {.n = 3, .c_in = 33, .h = 10, .w = 11, .c_out = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 2, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+      {.n = 1, .c_in = 32, .h = 3, .w = 140, .c_out = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+      {.n = 2, .c_in = 64, .h = 29, .w = 64, .c_out = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+      {.n = 2, .c_in = 32, .h = 15, .w = 16, .c_out = 36, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .transposed = true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    eg_conv2d_params p;
+    EG_CHECK(params_of(&cases[i], &p));
+    eg_conv_geom g = eg_conv_geom_of(&p);
+    if (p.transposed) { /* the flipped "down" reads the small side, padded by 2 - pad */
+      const int64_t cb = g.cb, hb = g.hb, wb = g.wb;
+      g.cb = g.cs, g.hb = g.hs, g.wb = g.ws, g.cs = cb, g.hs = hb, g.ws = wb;
+      g.ph = 2 - g.ph, g.pw = 2 - g.pw;
+    }
+    EG_CHECK_MSG(eg_conv_wino_applies(&g), "case %zu does not reach the Winograd path", i);
+    EG_CHECK(check_case(&cases[i], 300u + (unsigned)i));
+  }
+}
+
 /* A 1x1/s1/p0 conv on one big image needs no scratch at all. */
 static void test_pointwise_needs_no_scratch(void) {
   const spec s = {.n = 1, .c_in = 8, .h = 40, .w = 40, .c_out = 8, .kh = 1, .kw = 1, .sh = 1,
@@ -388,6 +423,7 @@ int main(void) {
   EG_RUN(test_transposed_sweep);
   EG_RUN(test_one_image_per_gemm);
   EG_RUN(test_uneven_batches);
+  EG_RUN(test_winograd);
   EG_RUN(test_pointwise_needs_no_scratch);
   EG_RUN(test_empty_batch);
   return eg_test_summary();
