@@ -10,7 +10,7 @@
  *   The caller gives h_out/w_out; pads before the input may be negative (a crop), and the pad
  *   after is whatever h_out implies.
  *
- * Method: im2col + CBLAS sgemm. Output pixels are processed in chunks; per chunk and group the
+ * Method: im2col + CBLAS sgemm (or, with `winograd`, Winograd F(2x2, 3x3)). Output pixels are processed in chunks; per chunk and group the
  * column matrix [pixels, k_h*k_w*cig] is gathered (contiguous runs of cig channels: NHWC makes
  * every row of the column matrix a few memcpy's) and multiplied by the filter, which in HWIO is
  * already the [k_h*k_w*cig, c_out] matrix sgemm wants (no copy). A 1x1/stride-1/unpadded conv
@@ -40,6 +40,18 @@ typedef struct eg_conv2d_nhwc_params {
                                        (each tap's block transposed: the weight of the conv a
                                        TransposeConv2d is the input gradient of), read
                                        transposed by one sgemm per tap, never copied */
+  bool filter_oihw;                 /* groups 1, no flip, no filter_oi: the filter is
+                                       [c_out, c_in, k_h, k_w], the weight as PyTorch holds it
+                                       (whose HWIO Transpose the executor then skips): the
+                                       column matrix is gathered in (ci, tap) order and sgemm
+                                       reads the filter transposed */
+  bool y_cnhw;                      /* groups 1, no filter_oi: y is written [c_out, n, h_out,
+                                       w_out] (the NHWC result with perm [3,0,1,2], e.g. a
+                                       weight gradient in OIHW), by sgemm computing the
+                                       transposed product */
+  bool winograd;                    /* run by Winograd F(2x2, 3x3) (winograd_nhwc_f32.h): only
+                                       where eg_conv2d_nhwc_f32_takes_winograd; the filter is
+                                       transformed on every call */
   int64_t chunk_bytes;              /* target bytes of one column-matrix chunk; 0: 2 MiB. Pass
                                        the same value to _scratch and the kernel (e.g.
                                        eg_nhwc_chunk_bytes() fixed at plan time) */
@@ -50,6 +62,14 @@ size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p);
 
 /* Whether p may set filter_oi: groups 1. */
 bool eg_conv2d_nhwc_f32_takes_filter_oi(const eg_conv2d_nhwc_params *p);
+/* Whether p (filter_oi, flip and winograd unset) may set filter_oihw, and y_cnhw: groups 1. */
+bool eg_conv2d_nhwc_f32_takes_oihw(const eg_conv2d_nhwc_params *p);
+/* Whether p may set winograd: 3x3, stride 1, dilation 1, groups 1, none of flip, filter_oi,
+ * filter_oihw, y_cnhw. */
+bool eg_conv2d_nhwc_f32_takes_winograd(const eg_conv2d_nhwc_params *p);
+/* Whether p takes winograd and it pays: both channel counts and the output tiles numerous
+ * enough (see the .c). */
+bool eg_conv2d_nhwc_f32_winograd_pays(const eg_conv2d_nhwc_params *p);
 
 /* y = conv(x, filter) + bias; y is fully overwritten. */
 void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,

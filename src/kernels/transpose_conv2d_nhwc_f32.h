@@ -74,6 +74,12 @@ typedef struct eg_transpose_conv2d_nhwc_params {
                                        the conv this is the input gradient of, as that conv reads
                                        it (HWIO), with no Transpose; only where
                                        _takes_filter_oi (the algorithm stays FLIP or PHASE) */
+  bool filter_oihw;                 /* groups 1, no filter_oi: the filter is [c_in, c_out, k_h,
+                                       k_w], the weight of the conv this is the input gradient
+                                       of as PyTorch holds it (OIHW), whose Transpose the
+                                       executor then skips: the algorithm is COL2IM, its sgemm
+                                       reading the weight as [c_in, c_out*k_h*k_w] (no pack) and
+                                       its scatter the columns in (co, tap) order */
 } eg_transpose_conv2d_nhwc_params;
 
 /* The algorithm for p run as ONE piece while sgemm runs on `threads` threads: AUTO and
@@ -94,6 +100,9 @@ void eg_transpose_conv2d_nhwc_f32_plan(eg_transpose_conv2d_nhwc_params *p, int t
 /* Whether p (planned) may set filter_oi: groups 1 and the algorithm FLIP or PHASE, whose
  * sgemms then read each tap's block of the forward weight transposed (one per tap). */
 bool eg_transpose_conv2d_nhwc_f32_takes_filter_oi(const eg_transpose_conv2d_nhwc_params *p);
+
+/* Whether p may set filter_oihw: groups 1 and filter_oi unset. */
+bool eg_transpose_conv2d_nhwc_f32_takes_oihw(const eg_transpose_conv2d_nhwc_params *p);
 
 /* Floats of the packed filter for p's algorithm (WINOGRAD: 16*c_in*c_out), 0 when the algorithm
  * reads the filter as it is. Set params.prepacked before planning when the filter is constant:

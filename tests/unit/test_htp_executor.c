@@ -66,6 +66,120 @@ static eg_qnn_param pads(uint32_t p) {
   return eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2), DIMS(p, p, p, p));
 }
 
+/* ---- trainable weights: the layout Transposes the executor takes into its convs ---- */
+
+typedef struct wlayout_case {
+  long n, cin, h, cout, s, p;
+  bool fused; /* few pixels against channels: the weight's Transposes are skipped */
+} wlayout_case;
+
+/* A trainable conv's step as the lowering emits it, weight W an APP_WRITE OIHW tensor:
+ * y = Conv2d(x, Transpose(W, [2,3,1,0])); gx = TransposeConv2d(gy, Transpose(W, [2,3,0,1]));
+ * gw = Transpose(Conv2d(Transpose(x, [3,1,2,0]), Transpose(gy, [1,2,0,3])), [3,0,1,2]), the
+ * weight gradient's Conv2d having the forward's stride as its dilation. Against the NCHW
+ * kernels; the op times say which Transposes ran (a skipped op has none). */
+static void run_wlayout(const wlayout_case *c, unsigned seed) {
+  const long k = 3, ho = (c->h + 2 * c->p - k) / c->s + 1;
+  const long nx = c->n * c->h * c->h * c->cin, nw = c->cout * c->cin * k * k;
+  const long ny = c->n * ho * ho * c->cout;
+  const uint32_t n = (uint32_t)c->n, h = (uint32_t)c->h, ci = (uint32_t)c->cin;
+  const uint32_t co = (uint32_t)c->cout, o = (uint32_t)ho, kk = (uint32_t)k;
+  const uint32_t op_pad = (uint32_t)((c->h + 2 * c->p - k) % c->s);
+  const uint32_t pa = (uint32_t)(k - c->h - c->p + c->s * (ho - 1)); /* gw's pad after */
+  float *x = eg_test_rand_buf(nx, seed), *w = eg_test_rand_buf(nw, seed + 1);
+  float *gy = eg_test_rand_buf(ny, seed + 2);
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("wlayout", &g) == EG_OK);
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(n, h, h, ci));
+  const int32_t tw = f32(g, "w", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(co, ci, kk, kk));
+  const int32_t tgy = f32(g, "gy", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(n, o, o, co));
+  const int32_t ty = f32(g, "y", EG_QNN_TENSOR_APP_READ, 4, DIMS(n, o, o, co));
+  const int32_t tgx = f32(g, "gx", EG_QNN_TENSOR_APP_READ, 4, DIMS(n, h, h, ci));
+  const int32_t tgw = f32(g, "gw", EG_QNN_TENSOR_APP_READ, 4, DIMS(co, ci, kk, kk));
+  const int32_t hwio = f32(g, "w_hwio", EG_QNN_TENSOR_NATIVE, 4, DIMS(kk, kk, ci, co));
+  const int32_t hwoi = f32(g, "w_hwoi", EG_QNN_TENSOR_NATIVE, 4, DIMS(kk, kk, co, ci));
+  const int32_t xt = f32(g, "x_t", EG_QNN_TENSOR_NATIVE, 4, DIMS(ci, h, h, n));
+  const int32_t gyt = f32(g, "gy_t", EG_QNN_TENSOR_NATIVE, 4, DIMS(o, o, n, co));
+  const int32_t gwc = f32(g, "gw_ihwo", EG_QNN_TENSOR_NATIVE, 4, DIMS(ci, kk, kk, co));
+#define PERM(...) eg_qnn_param_u32_tensor("perm", 1, DIMS(4), DIMS(__VA_ARGS__))
+  const eg_qnn_param p_hwio = PERM(2, 3, 1, 0), p_hwoi = PERM(2, 3, 0, 1);
+  const eg_qnn_param p_xt = PERM(3, 1, 2, 0), p_gyt = PERM(1, 2, 0, 3), p_oihw = PERM(3, 0, 1, 2);
+#undef PERM
+  const eg_qnn_param cp[2] = {vec2("stride", (uint32_t)c->s, (uint32_t)c->s), pads((uint32_t)c->p)};
+  const eg_qnn_param tp[3] = {cp[0], cp[1], vec2("output_padding", op_pad, op_pad)};
+  const eg_qnn_param wp[3] = {
+      vec2("stride", 1, 1), vec2("dilation", (uint32_t)c->s, (uint32_t)c->s),
+      eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2),
+                              DIMS((uint32_t)c->p, pa, (uint32_t)c->p, pa))};
+  op(g, "w_to_hwio", EG_QNN_OP_TRANSPOSE, 1, &tw, hwio, 1, &p_hwio);           /* op 0 */
+  op(g, "conv", EG_QNN_OP_CONV_2D, 2, (const int32_t[]){tx, hwio}, ty, 2, cp);  /* op 1 */
+  op(g, "w_to_hwoi", EG_QNN_OP_TRANSPOSE, 1, &tw, hwoi, 1, &p_hwoi);           /* op 2 */
+  op(g, "dgrad", EG_QNN_OP_TRANSPOSE_CONV_2D, 2, (const int32_t[]){tgy, hwoi}, tgx, 3, tp);
+  op(g, "x_t", EG_QNN_OP_TRANSPOSE, 1, &tx, xt, 1, &p_xt);
+  op(g, "gy_t", EG_QNN_OP_TRANSPOSE, 1, &tgy, gyt, 1, &p_gyt);
+  op(g, "wgrad", EG_QNN_OP_CONV_2D, 2, (const int32_t[]){xt, gyt}, gwc, 3, wp);
+  op(g, "gw_to_oihw", EG_QNN_OP_TRANSPOSE, 1, &gwc, tgw, 1, &p_oihw);          /* op 7 */
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  int64_t times[16];
+  eg_qnn_executor_set_op_times(ex, times);
+  float *y = eg_test_nan_buf(ny), *gx = eg_test_nan_buf(nx), *gw = eg_test_nan_buf(nw);
+  const eg_qnn_binding in[3] = {{tx, x, sizeof(float) * (size_t)nx},
+                                {tw, w, sizeof(float) * (size_t)nw},
+                                {tgy, gy, sizeof(float) * (size_t)ny}};
+  const eg_qnn_binding out[3] = {{ty, y, sizeof(float) * (size_t)ny},
+                                 {tgx, gx, sizeof(float) * (size_t)nx},
+                                 {tgw, gw, sizeof(float) * (size_t)nw}};
+  for (int rep = 0; rep < 2; rep++)
+    EG_CHECK_MSG(eg_qnn_executor_execute(ex, in, 3, out, 3) == EG_OK, "%s", eg_last_error());
+  char what[128];
+  snprintf(what, sizeof what, "weight layouts n%ld c%ld %ldx%ld ->%ld s%ld p%ld", c->n, c->cin,
+           c->h, c->h, c->cout, c->s, c->p);
+  for (int t = 0; t <= 2; t += 2) /* ops 0, 2: the weight's Transposes, skipped when worth it */
+    EG_CHECK_MSG((times[2 * t] == 0) == c->fused, "%s: op %d %s", what, t,
+                 c->fused ? "ran (should be skipped)" : "was skipped");
+  /* op 7, the weight gradient back to OIHW: always written by the Conv2d before it */
+  EG_CHECK_MSG(times[2 * 7] == 0 && times[2 * 6] != 0, "%s: gw_to_oihw ran", what);
+  /* reference: the NCHW kernels */
+  float *xc = eg_test_nan_buf(nx), *gyc = eg_test_nan_buf(ny), *yc = eg_test_nan_buf(ny);
+  float *gxc = eg_test_nan_buf(nx), *gwc_ref = eg_test_nan_buf(nw), *ref = eg_test_nan_buf(nx > ny ? nx : ny);
+  nhwc_to_nchw(x, c->n, c->h, c->h, c->cin, xc);
+  nhwc_to_nchw(gy, c->n, ho, ho, c->cout, gyc);
+  const eg_conv2d_params q = {.n = c->n, .c_in = c->cin, .h_in = c->h, .w_in = c->h,
+                              .c_out = c->cout, .h_out = ho, .w_out = ho, .k_h = k, .k_w = k,
+                              .stride = {c->s, c->s}, .padding = {c->p, c->p},
+                              .dilation = {1, 1}, .groups = 1};
+  const bool mask[3] = {true, true, false};
+  const size_t sb = eg_convolution_backward_nchw_f32_scratch(&q, mask);
+  const size_t sf = eg_convolution_nchw_f32_scratch(&q);
+  void *scratch = malloc((sb > sf ? sb : sf) + 1);
+  eg_convolution_backward_nchw_f32(&q, mask, gyc, xc, w, gxc, gwc_ref, NULL, scratch);
+  eg_convolution_nchw_f32(&q, xc, w, NULL, yc, scratch);
+  nchw_to_nhwc(yc, c->n, c->cout, ho, ho, ref);
+  long bad = eg_test_allclose(y, ref, ny, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "%s: y element %ld", what, bad);
+  nchw_to_nhwc(gxc, c->n, c->cin, c->h, c->h, ref);
+  bad = eg_test_allclose(gx, ref, nx, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "%s: grad_x element %ld", what, bad);
+  bad = eg_test_allclose(gw, gwc_ref, nw, 1e-4, 1e-5);
+  EG_CHECK_MSG(bad < 0, "%s: grad_w element %ld: %g vs %g", what, bad, bad >= 0 ? gw[bad] : 0.0,
+               bad >= 0 ? gwc_ref[bad] : 0.0);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(w), free(gy), free(y), free(gx), free(gw), free(xc), free(gyc), free(yc),
+      free(gxc), free(gwc_ref), free(ref), free(scratch);
+}
+
+static void test_runtime_weight_layouts(void) {
+  static const wlayout_case cases[] = {
+      {2, 24, 4, 32, 1, 1, true},  /* 32 pixels, 32 channels: every weight Transpose skipped */
+      {2, 16, 7, 24, 2, 1, true},  /* stride 2: the weight gradient's Conv2d dilated */
+      {2, 16, 8, 24, 2, 1, true},  /* stride 2, output_padding 1, no pad after in gw */
+      {2, 8, 12, 8, 1, 1, false},  /* 288 pixels against 8 channels: the Transposes run */
+  };
+  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) run_wlayout(&cases[i], 40 + i);
+}
+
 /* ---- the dgrad composite ---- */
 
 typedef struct dgrad_case {
@@ -425,6 +539,7 @@ static void test_unsupported_graphs(void) {
 
 int main(void) {
   EG_RUN(test_dgrad_composite);
+  EG_RUN(test_runtime_weight_layouts);
   EG_RUN(test_native_memory_reuse);
   EG_RUN(test_shared_work);
   EG_RUN(test_small_classifier);

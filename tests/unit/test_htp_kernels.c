@@ -137,6 +137,41 @@ static void run_conv_case(const conv_case *c, bool flip, unsigned seed) {
                c->groups, flip, with_bias, small ? "64K" : "default");
       check_close(what, y, ref, ny);
       free(scratch);
+      if (eg_conv2d_nhwc_f32_takes_winograd(&p)) { /* whatever the thresholds say */
+        eg_conv2d_nhwc_params q = p;
+        q.winograd = true;
+        void *s2 = scratch_buf(eg_conv2d_nhwc_f32_scratch(&q));
+        for (long i = 0; i < ny; i++) y[i] = NAN;
+        eg_conv2d_nhwc_f32(&q, x, f, with_bias ? bias : NULL, y, s2);
+        char w2[240];
+        snprintf(w2, sizeof w2, "%s winograd", what);
+        check_close(w2, y, ref, ny);
+        free(s2);
+      }
+      if (!eg_conv2d_nhwc_f32_takes_oihw(&p)) continue;
+      /* the same conv reading the filter as OIHW, writing y as [c_out, pixels], and both */
+      const long kk = c->kh * c->kw, m = ny / c->cout;
+      float *f_oihw = eg_test_nan_buf(nf), *ref_cn = eg_test_nan_buf(ny);
+      for (long t = 0; t < kk; t++)
+        for (long ci = 0; ci < c->cin; ci++)
+          for (long co = 0; co < c->cout; co++)
+            f_oihw[(co * c->cin + ci) * kk + t] = f[(t * c->cin + ci) * c->cout + co];
+      for (long r = 0; r < m; r++)
+        for (long co = 0; co < c->cout; co++) ref_cn[co * m + r] = ref[r * c->cout + co];
+      for (int mode = 1; mode < 4; mode++) {
+        eg_conv2d_nhwc_params q = p;
+        q.filter_oihw = mode & 1;
+        q.y_cnhw = mode & 2;
+        void *s2 = scratch_buf(eg_conv2d_nhwc_f32_scratch(&q));
+        for (long i = 0; i < ny; i++) y[i] = NAN;
+        eg_conv2d_nhwc_f32(&q, x, q.filter_oihw ? f_oihw : f, with_bias ? bias : NULL, y, s2);
+        char w2[240];
+        snprintf(w2, sizeof w2, "%s%s%s", what, q.filter_oihw ? " oihw" : "",
+                 q.y_cnhw ? " y_cnhw" : "");
+        check_close(w2, y, q.y_cnhw ? ref_cn : ref, ny);
+        free(s2);
+      }
+      free(f_oihw), free(ref_cn);
     }
   free(x), free(f), free(bias), free(y), free(ref);
 }
@@ -319,6 +354,23 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
         strncat(what, " filter_oi", sizeof what - strlen(what) - 1);
         check_close(what, yo, ref, ny);
         free(fo), free(yo);
+      }
+      if (algo == EG_TRANSPOSE_CONV2D_AUTO && eg_transpose_conv2d_nhwc_f32_takes_oihw(&p)) {
+        /* the forward weight as PyTorch holds it: [c_in, c_out, kh, kw] (OIHW of the conv) */
+        eg_transpose_conv2d_nhwc_params po = p;
+        po.filter_oihw = true;
+        void *s2 = scratch_buf(eg_transpose_conv2d_nhwc_f32_scratch(&po));
+        float *fo = eg_test_nan_buf(nf), *yo = eg_test_nan_buf(ny);
+        const long kk = c->kh * c->kw;
+        for (long t = 0; t < kk; t++)
+          for (long ci = 0; ci < c->cin; ci++)
+            for (long co = 0; co < c->cout; co++)
+              fo[(ci * c->cout + co) * kk + t] = f[(t * c->cin + ci) * c->cout + co];
+        EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&po) == EG_TRANSPOSE_CONV2D_COL2IM);
+        eg_transpose_conv2d_nhwc_f32(&po, x, fo, with_bias ? bias : NULL, yo, s2);
+        strncat(what, " filter_oihw", sizeof what - strlen(what) - 1);
+        check_close(what, yo, ref, ny);
+        free(fo), free(yo), free(s2);
       }
       free(scratch);
     }

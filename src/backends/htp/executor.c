@@ -45,6 +45,14 @@ typedef struct plan {
   bool elided;    /* folded, and read only as the filter of TransposeConv2d ops that read its
                      input (the forward weight) transposed instead (filter_oi): never run, its
                      tensor is its input's bytes */
+  bool skipped;   /* a Transpose the executor does not run, its reader or producer reading or
+                     writing the other layout instead (fuse_layout_transposes) */
+  bool unwritten; /* its output is neither written nor read (a skipped Transpose's whose
+                     readers read its input; a Conv2d's that writes y_dst): it gets no bytes */
+  int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (OIHW, a
+                         skipped Transpose's input) instead of input 1; -1 when none */
+  int32_t y_dst;      /* Conv2d: tensor it writes (perm [3,0,1,2] of its output: a skipped
+                         Transpose's output) instead of its own output; -1 when none */
   float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
   size_t packed_floats;
   union {
@@ -124,13 +132,17 @@ static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
       .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
       .dilation = {a->dilation[0], a->dilation[1]}, .pad = {a->pad[0][0], a->pad[1][0]},
       .groups = a->group, .chunk_bytes = eg_nhwc_chunk_bytes()};
+  pl->u.conv.winograd = eg_conv2d_nhwc_f32_winograd_pays(&pl->u.conv);
   pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
+  pl->filter_src = pl->y_dst = -1;
   return EG_OK;
 }
 
 static void run_conv(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_conv2d_nhwc_f32(&pl->u.conv, in_ptr(ex, op, 0), in_ptr(ex, op, 1), in_ptr(ex, op, 2),
-                     out_ptr(ex, op), ex->scratch);
+  eg_conv2d_nhwc_f32(&pl->u.conv, in_ptr(ex, op, 0),
+                     pl->filter_src >= 0 ? ex->ptr[pl->filter_src] : in_ptr(ex, op, 1),
+                     in_ptr(ex, op, 2), pl->y_dst >= 0 ? ex->ptr[pl->y_dst] : out_ptr(ex, op),
+                     ex->scratch);
 }
 
 static eg_status prepare_dwconv(exec_t *ex, const op_t *op, plan *pl) {
@@ -172,13 +184,16 @@ static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
       pl->u.tconv.prepacked ? eg_transpose_conv2d_nhwc_f32_packed_floats(&pl->u.tconv) : 0;
   if (!pl->packed_floats) pl->u.tconv.prepacked = false; /* the kernel reads f as it is */
   pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
+  pl->filter_src = pl->y_dst = -1;
   return EG_OK;
 }
 
 static void run_tconv(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_transpose_conv2d_nhwc_f32(&pl->u.tconv, in_ptr(ex, op, 0),
-                               pl->packed ? pl->packed : (const float *)in_ptr(ex, op, 1),
-                               in_ptr(ex, op, 2), out_ptr(ex, op), ex->scratch);
+  const float *f = pl->packed        ? pl->packed
+                   : pl->filter_src >= 0 ? (const float *)ex->ptr[pl->filter_src]
+                                         : (const float *)in_ptr(ex, op, 1);
+  eg_transpose_conv2d_nhwc_f32(&pl->u.tconv, in_ptr(ex, op, 0), f, in_ptr(ex, op, 2),
+                               out_ptr(ex, op), ex->scratch);
 }
 
 /* ---- pooling ---- */
@@ -758,9 +773,14 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(g));
   }
   lifetimes(g, first, last);
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) { /* a Conv2d writing a later op's output */
+    const int32_t t = ex->plans[k].y_dst;
+    if (eg_qnn_graph_op(g, k)->type == EG_QNN_OP_CONV_2D && t >= 0 && first[t] > k) first[t] = k;
+  }
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
     const int32_t t = eg_qnn_graph_op(g, k)->outputs[0];
-    if (first[t] < 0 || ex->plans[k].folded) continue; /* folded: in ex->consts */
+    if (first[t] < 0 || ex->plans[k].folded || ex->plans[k].unwritten)
+      continue; /* folded: in ex->consts; unwritten: no bytes */
     const size_t size = align64(eg_qnn_graph_tensor(g, t)->nbytes);
     size_t off = 0;
     for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
@@ -846,6 +866,112 @@ static void elide_filter_transposes(exec_t *ex) {
   }
 }
 
+/* Runtime layout changes a Conv2d takes over (the trainable weights' permutes cost ResNet-18's
+ * full-training step 25 of 87 ms on the executor, three weight-sized Transposes per conv):
+ * - a Transpose [2,3,1,0] of an APP_WRITE OIHW weight whose every reader is a Conv2d filter:
+ *   skipped, the Conv2d reads the weight as OIHW (filter_oihw: its column matrix in (ci, tap)
+ *   order) when its output pixels are few against its output channels (EG_OIHW_PIXELS_PER_COUT:
+ *   the gather is per pixel, the permute per weight element; ResNet's layers 3 and 4);
+ * - likewise a Transpose [2,3,0,1] of one whose every reader is a TransposeConv2d filter (the
+ *   input gradient's [kh, kw, co, ci]): the TransposeConv2d reads the OIHW weight (filter_oihw:
+ *   COL2IM with (ci, tap) columns) when its input pixels are few against its input channels;
+ * - a Transpose [3,0,1,2] that is the only reader of a Conv2d's output (the weight gradient's
+ *   [ci, kh, kw, co] back to OIHW): skipped, the Conv2d writes the Transpose's output itself
+ *   (y_cnhw: sgemm computes the transposed product). Its first use moves to the Conv2d
+ *   (plan_native). */
+enum { EG_OIHW_PIXELS_PER_COUT = 4 };
+
+static bool is_float_activation(const exec_t *ex, const eg_qnn_tensor *t) {
+  return t->dtype == EG_QNN_DTYPE_FLOAT_32 && !is_quantized(ex, t->id);
+}
+
+static bool perm_is(const plan *pl, const uint32_t perm[4]) {
+  return pl->u.tr.rank == 4 && !memcmp(pl->u.tr.perm, perm, 4 * sizeof perm[0]);
+}
+
+/* Whether op j reads tensor t as input 1 in a way that can read the OIHW weight behind a
+ * skipped Transpose of kind `conv` (Conv2d, perm [2,3,1,0]) or not (TransposeConv2d, perm
+ * [2,3,0,1]), and few pixels make that worth it. */
+static bool takes_oihw_filter(const exec_t *ex, int32_t j, int32_t i, bool conv) {
+  const op_t *r = eg_qnn_graph_op(ex->g, j);
+  const plan *pl = &ex->plans[j];
+  if (i != 1) return false;
+  if (conv) {
+    const eg_conv2d_nhwc_params *cp = &pl->u.conv;
+    return r->type == EG_QNN_OP_CONV_2D && eg_conv2d_nhwc_f32_takes_oihw(cp) &&
+           cp->n * cp->h_out * cp->w_out <= EG_OIHW_PIXELS_PER_COUT * cp->c_out;
+  }
+  const eg_transpose_conv2d_nhwc_params *tp = &pl->u.tconv;
+  return r->type == EG_QNN_OP_TRANSPOSE_CONV_2D && !pl->packed_floats &&
+         eg_transpose_conv2d_nhwc_f32_takes_oihw(tp) &&
+         tp->n * tp->h_in * tp->w_in <= EG_OIHW_PIXELS_PER_COUT * tp->c_in;
+}
+
+static eg_status fuse_layout_transposes(exec_t *ex) {
+  static const uint32_t oihw_to_hwio[4] = {2, 3, 1, 0}, hwio_to_oihw[4] = {3, 0, 1, 2};
+  static const uint32_t oihw_to_hwoi[4] = {2, 3, 0, 1};
+  const int32_t no = eg_qnn_graph_num_ops(ex->g), nt = eg_qnn_graph_num_tensors(ex->g);
+  int32_t *readers = calloc((size_t)nt + 1, sizeof(int32_t));
+  if (!readers)
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(ex->g));
+  for (int32_t j = 0; j < no; j++) {
+    const op_t *op = eg_qnn_graph_op(ex->g, j);
+    for (int32_t i = 0; i < op->n_inputs; i++)
+      if (op->inputs[i] >= 0) readers[op->inputs[i]]++;
+  }
+  for (int32_t k = 0; k < no; k++) {
+    const op_t *tr = eg_qnn_graph_op(ex->g, k);
+    plan *tp = &ex->plans[k];
+    if (tr->type != EG_QNN_OP_TRANSPOSE || tp->folded || tp->skipped) continue;
+    const eg_qnn_tensor *x = tin(ex, tr, 0), *y = tout(ex, tr);
+    if (!is_float_activation(ex, x) || !is_float_activation(ex, y)) continue;
+    const bool to_hwio = perm_is(tp, oihw_to_hwio);
+    if ((to_hwio || perm_is(tp, oihw_to_hwoi)) && x->type == EG_QNN_TENSOR_APP_WRITE &&
+        y->type == EG_QNN_TENSOR_NATIVE) {
+      int32_t takers = 0;
+      for (int32_t j = k + 1; j < no; j++) {
+        const op_t *r = eg_qnn_graph_op(ex->g, j);
+        for (int32_t i = 0; i < r->n_inputs; i++)
+          if (r->inputs[i] == y->id && takes_oihw_filter(ex, j, i, to_hwio)) takers++;
+      }
+      if (takers == 0 || takers != readers[y->id]) continue;
+      tp->skipped = tp->unwritten = true;
+      for (int32_t j = k + 1; j < no; j++) {
+        const op_t *r = eg_qnn_graph_op(ex->g, j);
+        if (r->n_inputs < 2 || r->inputs[1] != y->id) continue;
+        ex->plans[j].filter_src = x->id;
+        if (to_hwio) {
+          ex->plans[j].u.conv.filter_oihw = true;
+        } else { /* the algorithm becomes COL2IM: planned again */
+          ex->plans[j].u.tconv.filter_oihw = true;
+          eg_transpose_conv2d_nhwc_f32_plan(&ex->plans[j].u.tconv, eg_nhwc_blas_threads());
+        }
+      }
+    } else if (perm_is(tp, hwio_to_oihw) && x->type == EG_QNN_TENSOR_NATIVE &&
+               readers[x->id] == 1 && x->producer >= 0) {
+      const op_t *conv = eg_qnn_graph_op(ex->g, x->producer);
+      plan *cp = &ex->plans[x->producer];
+      if (conv->type != EG_QNN_OP_CONV_2D || cp->skipped ||
+          !eg_conv2d_nhwc_f32_takes_oihw(&cp->u.conv))
+        continue;
+      tp->skipped = cp->unwritten = true;
+      cp->u.conv.y_cnhw = true;
+      cp->y_dst = y->id;
+    }
+  }
+  free(readers);
+  for (int32_t j = 0; j < no; j++) { /* the modes change the convs' scratch */
+    plan *pl = &ex->plans[j];
+    const eg_qnn_op type = eg_qnn_graph_op(ex->g, j)->type;
+    if (type == EG_QNN_OP_CONV_2D)
+      pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
+    else if (type == EG_QNN_OP_TRANSPOSE_CONV_2D && pl->filter_src >= 0)
+      pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
+    if (pl->scratch > ex->scratch_bytes) ex->scratch_bytes = pl->scratch;
+  }
+  return EG_OK;
+}
+
 static eg_status prepare_ops(exec_t *ex) {
   for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
     const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
@@ -862,6 +988,7 @@ static eg_status prepare_ops(exec_t *ex) {
     ex->plans[k].folded = foldable(ex, op);
   }
   elide_filter_transposes(ex);
+  EG_TRY(fuse_layout_transposes(ex));
   mark_transient(ex);
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     if (!ex->plans[k].folded || ex->plans[k].elided) continue;
@@ -1077,7 +1204,7 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
   int64_t *times = ex->op_times;
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
-    if (ex->plans[k].folded) continue;
+    if (ex->plans[k].folded || ex->plans[k].skipped) continue;
     const int64_t t0 = times ? eg_now_ns() : 0;
     kernels[op->type].run(ex, op, &ex->plans[k]);
     quant_write(ex, op);
