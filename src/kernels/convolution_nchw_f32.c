@@ -65,9 +65,11 @@ static eg_conv_geom geom_flipped(const eg_conv_geom *g) {
 /* The stride-1 "up" as a flipped "down" (a permuted copy of the weights, then im2col + GEMM with
  * K = csg*kh*kw) beats GEMM + col2im (K = csg, and a scatter pass) unless the weights outweigh
  * the activations (measured, one core: r18-l1 108 vs 96 GFLOP/s; r18-l3 108 vs 113; r18-l4 101
- * vs 114). */
+ * vs 114), or when the flipped "down" runs by Winograd (r18-l2, 8 images: 1.0 vs 1.4 ms). */
 static bool up_by_flip(const eg_conv_geom *g) {
-  return g->sh == 1 && g->sw == 1 && 8 * (g->cb / g->groups) <= g->n * g->hb * g->wb;
+  if (g->sh != 1 || g->sw != 1) return false;
+  const eg_conv_geom f = geom_flipped(g);
+  return 8 * (g->cb / g->groups) <= g->n * g->hb * g->wb || eg_conv_wino_applies(&f);
 }
 
 /* Floats of scratch for "up": flipped weights + the flipped "down", or the column matrix and
@@ -126,6 +128,7 @@ static void fill(float *dst, int64_t count, float v) {
 }
 
 /* m big images = (bias or 0) + col2im(col), col laid out as im2col writes it. */
+EG_SIMD_CLONES EG_KEEP_LOOPS
 static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const float *bias,
                    float *big) {
   const int64_t kk = g->kh * g->kw, p = g->hs * g->ws, plane = g->hb * g->wb;
@@ -136,8 +139,21 @@ static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const flo
     const int64_t k = t / g->cb, c = t % g->cb;
     float *dst = big + t * plane;
     fill(dst, plane, bias ? bias[c] : 0.0f);
-    for (int64_t r = c * kk; r < (c + 1) * kk; r++)
-      tap_scatter(g, col + r * m * p + k * p, eg_conv_tap_of(g, taps, r % kk), 1.0f, dst);
+    /* each tap's rows scattered by inline loops: small planes (ResNet's 4x4 and 2x2) made a
+     * call per tap cost more than its adds */
+    for (int64_t r = c * kk; r < (c + 1) * kk; r++) {
+      const eg_conv_tap tp = eg_conv_tap_of(g, taps, r % kk);
+      const float *src = col + r * m * p + k * p;
+      for (int64_t i = tp.i0; i < tp.i1; i++) {
+        float *restrict d = dst + (i * g->sh + tp.off_h) * g->wb + tp.off_w;
+        const float *restrict s = src + i * g->ws;
+        if (g->sw == 1) {
+          for (int64_t j = tp.j0; j < tp.j1; j++) d[j] += s[j];
+        } else {
+          for (int64_t j = tp.j0; j < tp.j1; j++) d[j * g->sw] += s[j];
+        }
+      }
+    }
   }
 }
 
