@@ -21,22 +21,28 @@ static window window_of(const eg_pool2d_nhwc_params *p, int64_t i, int64_t j) {
                   clamp(xe, 0, p->w_in), py * px};
 }
 
-static void max_pixel(const eg_pool2d_nhwc_params *p, const float *img, const window *w,
-                      float *out) {
+/* The pixel helpers are inlined into the cloned entry points (vectorised for the clone's
+ * instruction set); the max is a branch-free select over the channels (a `||` and no restrict
+ * kept it scalar: ResNet-18's 3x3/2 stem pool, 8x64x32x32, took 2.35 ms). */
+#define EG_POOL_INLINE static inline __attribute__((always_inline))
+
+EG_POOL_INLINE void max_pixel(const eg_pool2d_nhwc_params *p, const float *img, const window *w,
+                              float *restrict out) {
   const int64_t c = p->c;
   for (int64_t e = 0; e < c; e++) out[e] = -__builtin_inff();
   for (int64_t y = w->y0; y < w->y1; y++)
     for (int64_t x = w->x0; x < w->x1; x++) {
-      const float *src = img + (y * p->w_in + x) * c;
+      const float *restrict src = img + (y * p->w_in + x) * c;
+#pragma omp simd
       for (int64_t e = 0; e < c; e++) {
-        const float v = src[e];
-        out[e] = (v > out[e] || v != v) ? v : out[e];
+        const float v = src[e], m = out[e];
+        out[e] = ((v > m) | (v != v)) ? v : m; /* NaN wins, as in PyTorch */
       }
     }
 }
 
-static void avg_pixel(const eg_pool2d_nhwc_params *p, const float *img, const window *w,
-                      float *out) {
+EG_POOL_INLINE void avg_pixel(const eg_pool2d_nhwc_params *p, const float *img, const window *w,
+                              float *restrict out) {
   const int64_t c = p->c;
   const int64_t count = p->count_pad ? w->count_padded : (w->y1 - w->y0) * (w->x1 - w->x0);
   for (int64_t e = 0; e < c; e++) out[e] = 0.0f;
@@ -51,7 +57,7 @@ static void avg_pixel(const eg_pool2d_nhwc_params *p, const float *img, const wi
   for (int64_t e = 0; e < c; e++) out[e] *= inv;
 }
 
-static void pool(const eg_pool2d_nhwc_params *p, const float *x, float *y, bool is_max) {
+EG_POOL_INLINE void pool(const eg_pool2d_nhwc_params *p, const float *x, float *y, bool is_max) {
   const int64_t rows = p->n * p->h_out;
 #pragma omp parallel for schedule(static) \
     if (eg_nhwc_omp_worth(rows * p->w_out * p->c * p->k[0] * p->k[1]))

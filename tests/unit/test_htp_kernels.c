@@ -590,6 +590,13 @@ static void test_pools(void) {
       nchw_to_nhwc(yc, p.n, p.c, p.h_out, p.w_out, ref);
       eg_avg_pool2d_nhwc_f32(&p, x, y);
       check_close("avg pool vs nchw", y, ref, ny);
+      /* NaNs win a max window, as in PyTorch: every 13th input a NaN, every 7th -inf */
+      for (long e = 0; e < nx; e++) x[e] = e % 13 == 5 ? NAN : e % 7 == 3 ? -INFINITY : x[e];
+      nhwc_to_nchw(x, p.n, p.h_in, p.w_in, p.c, xc);
+      eg_max_pool2d_nchw_f32(&mp, xc, yc, idx);
+      nchw_to_nhwc(yc, p.n, p.c, p.h_out, p.w_out, ref);
+      eg_max_pool2d_nhwc_f32(&p, x, y);
+      check_close("max pool with NaN vs nchw", y, ref, ny);
       free(xc), free(yc), free(idx);
     }
     free(x), free(y), free(ref);
