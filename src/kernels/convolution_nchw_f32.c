@@ -89,15 +89,15 @@ static int64_t up_scratch_floats(const eg_conv_geom *g) {
 /* ---- loops of our own: taps, col2im, unpacking, bias ---- */
 
 /* big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw] += wv * small_plane[i][j] for every in-bounds
- * (i, j): tap (a, b) scattered back, the adjoint of im2col_row (times wv). */
-EG_SIMD_CLONES
-static void tap_scatter(const eg_conv_geom *g, const float *small_plane, eg_conv_tap t,
+ * (i, j): tap (a, b) scattered back, the adjoint of im2col (times wv). Inlined into its cloned
+ * callers (vectorised for their instruction set): small planes (ResNet's 4x4 and 2x2) made a
+ * call per tap cost more than its adds. */
+static inline __attribute__((always_inline)) EG_KEEP_LOOPS void tap_scatter(const eg_conv_geom *g, const float *small_plane, eg_conv_tap t,
                         float wv, float *big_plane) {
   for (int64_t i = t.i0; i < t.i1; i++) {
     float *restrict dst = big_plane + (i * g->sh + t.off_h) * g->wb;
     const float *restrict src = small_plane + i * g->ws;
     if (g->sw == 1) { /* the common case, kept separate so that it vectorizes */
-#pragma omp simd
       for (int64_t j = t.j0; j < t.j1; j++) dst[j + t.off_w] += wv * src[j];
     } else {
       for (int64_t j = t.j0; j < t.j1; j++) dst[j * g->sw + t.off_w] += wv * src[j];
@@ -139,21 +139,8 @@ static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const flo
     const int64_t k = t / g->cb, c = t % g->cb;
     float *dst = big + t * plane;
     fill(dst, plane, bias ? bias[c] : 0.0f);
-    /* each tap's rows scattered by inline loops: small planes (ResNet's 4x4 and 2x2) made a
-     * call per tap cost more than its adds */
-    for (int64_t r = c * kk; r < (c + 1) * kk; r++) {
-      const eg_conv_tap tp = eg_conv_tap_of(g, taps, r % kk);
-      const float *src = col + r * m * p + k * p;
-      for (int64_t i = tp.i0; i < tp.i1; i++) {
-        float *restrict d = dst + (i * g->sh + tp.off_h) * g->wb + tp.off_w;
-        const float *restrict s = src + i * g->ws;
-        if (g->sw == 1) {
-          for (int64_t j = tp.j0; j < tp.j1; j++) d[j] += s[j];
-        } else {
-          for (int64_t j = tp.j0; j < tp.j1; j++) d[j * g->sw] += s[j];
-        }
-      }
-    }
+    for (int64_t r = c * kk; r < (c + 1) * kk; r++)
+      tap_scatter(g, col + r * m * p + k * p, eg_conv_tap_of(g, taps, r % kk), 1.0f, dst);
   }
 }
 
@@ -245,6 +232,7 @@ static void flip_weights(const eg_conv_geom *g, const float *w, float *wf) {
 
 /* big = up(small) + bias for eg_conv_geom_depthwise: each big plane is the bias plus its group's
  * small planes scattered back tap by tap. */
+EG_SIMD_CLONES EG_KEEP_LOOPS
 static void up_depthwise(const eg_conv_geom *g, const float *small, const float *w,
                          const float *bias, float *big) {
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;

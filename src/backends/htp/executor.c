@@ -50,9 +50,9 @@ typedef struct plan {
   bool unwritten; /* its output is neither written nor read (a skipped Transpose's whose
                      readers read its input; a Conv2d's that writes y_dst): it gets no bytes */
   int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (OIHW, a
-                         skipped Transpose's input) instead of input 1; -1 when none */
+                         skipped Transpose's input) instead of input 1; -1 (every op) when none */
   int32_t y_dst;      /* Conv2d: tensor it writes (perm [3,0,1,2] of its output: a skipped
-                         Transpose's output) instead of its own output; -1 when none */
+                         Transpose's output) instead of its own output; -1 (every op) when none */
   float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
   size_t packed_floats;
   union {
@@ -134,7 +134,6 @@ static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
       .groups = a->group, .chunk_bytes = eg_nhwc_chunk_bytes()};
   pl->u.conv.winograd = eg_conv2d_nhwc_f32_winograd_pays(&pl->u.conv);
   pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
-  pl->filter_src = pl->y_dst = -1;
   return EG_OK;
 }
 
@@ -184,7 +183,6 @@ static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
       pl->u.tconv.prepacked ? eg_transpose_conv2d_nhwc_f32_packed_floats(&pl->u.tconv) : 0;
   if (!pl->packed_floats) pl->u.tconv.prepacked = false; /* the kernel reads f as it is */
   pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
-  pl->filter_src = pl->y_dst = -1;
   return EG_OK;
 }
 
@@ -775,7 +773,7 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
   lifetimes(g, first, last);
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) { /* a Conv2d writing a later op's output */
     const int32_t t = ex->plans[k].y_dst;
-    if (eg_qnn_graph_op(g, k)->type == EG_QNN_OP_CONV_2D && t >= 0 && first[t] > k) first[t] = k;
+    if (t >= 0 && first[t] > k) first[t] = k;
   }
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
     const int32_t t = eg_qnn_graph_op(g, k)->outputs[0];
@@ -928,15 +926,20 @@ static eg_status fuse_layout_transposes(exec_t *ex) {
     const bool to_hwio = perm_is(tp, oihw_to_hwio);
     if ((to_hwio || perm_is(tp, oihw_to_hwoi)) && x->type == EG_QNN_TENSOR_APP_WRITE &&
         y->type == EG_QNN_TENSOR_NATIVE) {
-      int32_t takers = 0;
-      for (int32_t j = k + 1; j < no; j++) {
+      /* every reader must take the weight; the scans stop at the last reader */
+      int32_t seen = 0, takers = 0, last_reader = k;
+      for (int32_t j = k + 1; j < no && seen < readers[y->id]; j++) {
         const op_t *r = eg_qnn_graph_op(ex->g, j);
         for (int32_t i = 0; i < r->n_inputs; i++)
-          if (r->inputs[i] == y->id && takes_oihw_filter(ex, j, i, to_hwio)) takers++;
+          if (r->inputs[i] == y->id) {
+            seen++;
+            takers += takes_oihw_filter(ex, j, i, to_hwio);
+            last_reader = j;
+          }
       }
       if (takers == 0 || takers != readers[y->id]) continue;
       tp->skipped = tp->unwritten = true;
-      for (int32_t j = k + 1; j < no; j++) {
+      for (int32_t j = k + 1; j <= last_reader; j++) {
         const op_t *r = eg_qnn_graph_op(ex->g, j);
         if (r->n_inputs < 2 || r->inputs[1] != y->id) continue;
         ex->plans[j].filter_src = x->id;
@@ -960,12 +963,12 @@ static eg_status fuse_layout_transposes(exec_t *ex) {
     }
   }
   free(readers);
-  for (int32_t j = 0; j < no; j++) { /* the modes change the convs' scratch */
+  for (int32_t j = 0; j < no; j++) { /* the modes change those convs' scratch */
     plan *pl = &ex->plans[j];
-    const eg_qnn_op type = eg_qnn_graph_op(ex->g, j)->type;
-    if (type == EG_QNN_OP_CONV_2D)
+    if (pl->filter_src < 0 && pl->y_dst < 0) continue;
+    if (eg_qnn_graph_op(ex->g, j)->type == EG_QNN_OP_CONV_2D)
       pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
-    else if (type == EG_QNN_OP_TRANSPOSE_CONV_2D && pl->filter_src >= 0)
+    else
       pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
     if (pl->scratch > ex->scratch_bytes) ex->scratch_bytes = pl->scratch;
   }
@@ -983,6 +986,7 @@ static eg_status prepare_ops(exec_t *ex) {
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
     EG_TRY(check_supported(ex, op));
+    ex->plans[k].filter_src = ex->plans[k].y_dst = -1;
     EG_TRY(kernels[op->type].prepare(ex, op, &ex->plans[k]));
     if (ex->plans[k].scratch > ex->scratch_bytes) ex->scratch_bytes = ex->plans[k].scratch;
     ex->plans[k].folded = foldable(ex, op);
