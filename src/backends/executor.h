@@ -33,6 +33,11 @@ typedef struct eg_backend_executor {
    * start (the monotonic clock, ns) and duration at times[2k], times[2k + 1]; an op done once
    * at create (a folded constant) gets 0, 0. */
   void (*set_op_times)(void *ex, int64_t *times);
+  /* The intermediate tensors one by one instead of work_bytes' block, for a runtime that plans
+   * them among its own values (eg_qnn_executor_work_tensors: each one's bytes and the ops that
+   * write it first and read it last); set_work_tensors instead of set_work. */
+  int32_t (*work_tensors)(const void *ex, const eg_qnn_work_tensor **out);
+  void (*set_work_tensors)(void *ex, void *const *buffers, void *scratch);
 } eg_backend_executor;
 
 /* The htp backend's executor (backends/htp/executor.c). */

@@ -41,6 +41,9 @@ struct eg_npu_step {
   int32_t n_bout;
   int32_t *out_binding;       /* per output boundary: its binding index */
   size_t staging_bytes;       /* the converted values' buffers, at the start of the work block */
+  int32_t n_spans;            /* >= 0: the executor's tensors and the staging planned one by one */
+  int32_t n_work_spans;       /* the executor's, first in spans */
+  eg_plan_block *spans;
 };
 
 /* NCHW <-> NHWC of a rank-4 value of element size es; to_nhwc chooses the direction. 4-byte
@@ -170,6 +173,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
   if (!s) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   s->n_in = hp->n_inputs;
   s->n_out = hp->n_outputs;
+  s->n_spans = -1;
   s->in = calloc((size_t)s->n_in + 1, sizeof(staged));
   s->out = calloc((size_t)s->n_out + 1, sizeof(staged));
   eg_status st = s->in && s->out ? EG_OK : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
@@ -192,11 +196,133 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s) {
   return s->staging_bytes + s->backend->work_bytes(s->ex);
 }
 
+/* Whether op name `op` is "<node>_op<k>" (k >= 1, as lowering numbers a node's later ops). */
+static bool later_op_of(const char *op, const char *node) {
+  const size_t n = strlen(node);
+  if (strncmp(op, node, n) != 0 || strncmp(op + n, "_op", 3) != 0) return false;
+  const char *d = op + n + 3;
+  if (*d < '1' || *d > '9') return false;
+  while (*d >= '0' && *d <= '9') d++;
+  return *d == '\0';
+}
+
+/* The partition's nodes by name, for bsearch: name and place in the partition. */
+typedef struct named_node {
+  const char *name;
+  int32_t at;
+} named_node;
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const named_node *)a)->name, ((const named_node *)b)->name);
+}
+
+static int32_t node_named(const named_node *sorted, int32_t n, const char *name) {
+  const named_node key = {name, 0}, *hit = bsearch(&key, sorted, (size_t)n, sizeof key, by_name);
+  return hit ? hit->at : -1;
+}
+
+/* Per op of the partition's graph, the node (graph id) lowering emitted it for: it walks the
+ * partition's nodes in order (some emit no op) and names a node's ops "<node>", then
+ * "<node>_op<k>" (op names are unique in a graph). false when the names do not say it
+ * unambiguously: an op that could be the current node's later op and another node's first. */
+static bool ops_to_nodes(const eg_graph *g, const eg_qnn_graph *qg, const eg_partition *part,
+                         int32_t *node_of) {
+  named_node *sorted = calloc((size_t)part->n_nodes + 1, sizeof *sorted);
+  if (!sorted) return false;
+  for (int32_t j = 0; j < part->n_nodes; j++)
+    sorted[j] = (named_node){g->nodes[part->nodes[j]].name, j};
+  qsort(sorted, (size_t)part->n_nodes, sizeof *sorted, by_name);
+  bool ok = true;
+  for (int32_t k = 0, at = -1; ok && k < eg_qnn_graph_num_ops(qg); k++) {
+    const char *name = eg_qnn_graph_op(qg, k)->name;
+    const int32_t first_of = node_named(sorted, part->n_nodes, name);
+    const bool later = at >= 0 && later_op_of(name, g->nodes[part->nodes[at]].name);
+    ok = (first_of > at) != later; /* exactly one reading */
+    if (ok && !later) at = first_of;
+    if (ok) node_of[k] = part->nodes[at];
+  }
+  free(sorted);
+  return ok;
+}
+
+/* The staged (converted) values' buffers as spans, in lay_out_staging's order, after the
+ * executor's: an input's from the conversions in (tick 0, the partition's first node) to its
+ * last reader op, an output's from the op writing it to the conversions out (tick ops + 1, the
+ * last node); the NHWC-ordered IR-dtype buffers only at those conversions. */
+static int32_t staging_spans(const eg_npu_step *s, const eg_qnn_graph *qg, const eg_partition *part,
+                             const int32_t *node_of, eg_plan_block *spans) {
+  const int32_t no = eg_qnn_graph_num_ops(qg), nt = eg_qnn_graph_num_tensors(qg);
+  const int32_t first = part->nodes[0], last = part->nodes[part->n_nodes - 1];
+  int32_t *reader = malloc(((size_t)nt + 1) * sizeof(int32_t)), n = 0;
+  if (!reader) return -1;
+  for (int32_t t = 0; t < nt; t++) reader[t] = -1;
+  for (int32_t k = 0; k < no; k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, k);
+    for (int32_t i = 0; i < op->n_inputs; i++)
+      if (op->inputs[i] >= 0 && op->inputs[i] < nt) reader[op->inputs[i]] = k;
+  }
+  for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
+    const bool in = k < s->n_in;
+    const staged *st = in ? &s->in[k] : &s->out[k - s->n_in];
+    if (!converted(st)) continue;
+    const int32_t t = in ? s->bin[k].tensor : s->bout[s->out_binding[k - s->n_in]].tensor;
+    const int32_t op = in ? reader[t] : eg_qnn_graph_tensor(qg, t)->producer;
+    const eg_plan_block at_start = {0, first, first, 0, 0};
+    const eg_plan_block at_end = {0, last, last, no + 1, no + 1};
+    eg_plan_block b = in ? at_start : at_end;
+    if (in && op >= 0) b.last_node = node_of[op], b.last_tick = op + 1;
+    if (!in) b.first_node = op >= 0 ? node_of[op] : first, b.first_tick = op >= 0 ? op + 1 : 0;
+    b.bytes = align64(stage_bytes(st) + 1);
+    spans[n++] = b;
+    if (st->nhwc && (st->narrow || st->q)) {
+      spans[n] = in ? at_start : at_end;
+      spans[n++].bytes = align64(eg_value_nbytes(st->v) + 1);
+    }
+  }
+  free(reader);
+  return n;
+}
+
+int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp,
+                                 const eg_partition *part, const eg_plan_block **out) {
+  *out = NULL;
+  const eg_qnn_work_tensor *wt = NULL;
+  const int32_t nw = s->backend->work_tensors ? s->backend->work_tensors(s->ex, &wt) : -1;
+  const int32_t no = eg_qnn_graph_num_ops(hp->graph), ns = 2 * (s->n_in + s->n_out);
+  int32_t *node_of = calloc((size_t)no + 1, sizeof(int32_t));
+  eg_plan_block *spans = calloc((size_t)(nw > 0 ? nw : 0) + (size_t)ns + 1, sizeof *spans);
+  bool ok = nw >= 0 && part->n_nodes > 0 && node_of && spans &&
+            ops_to_nodes(g, hp->graph, part, node_of);
+  /* ticks: 0 the conversions in, op k's k + 1, ops + 1 the conversions out */
+  for (int32_t i = 0; ok && i < nw; i++) {
+    ok = wt[i].first_op >= 0 && wt[i].first_op <= wt[i].last_op && wt[i].last_op < no;
+    if (ok) spans[i] = (eg_plan_block){wt[i].bytes, node_of[wt[i].first_op],
+                                       node_of[wt[i].last_op], wt[i].first_op + 1,
+                                       wt[i].last_op + 1};
+  }
+  const int32_t n_staged = ok ? staging_spans(s, hp->graph, part, node_of, spans + nw) : -1;
+  free(node_of);
+  if (n_staged < 0) {
+    free(spans);
+    return -1;
+  }
+  free(s->spans);
+  s->spans = spans;
+  s->n_spans = nw + n_staged;
+  s->n_work_spans = nw;
+  *out = spans;
+  return s->n_spans;
+}
+
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s) { return s->backend->scratch_bytes(s->ex); }
 
 eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
-                           void *scratch) {
+                           void *const *tensors, void *scratch) {
   unsigned char *base = work;
+  int32_t at = s->n_work_spans;
+  if (tensors && s->n_spans < 0)
+    return eg_error(EG_ERR_STATE, "npu step: buffers per tensor, but the step's tensors have no "
+                    "spans: eg_npu_step_tensor_spans first");
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
     if (!data[st->value])
@@ -208,13 +334,19 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
       st->stage = st->ir;
       continue;
     }
+    if (tensors) { /* the spans after the executor's, in lay_out_staging's order */
+      st->stage = tensors[at++];
+      if (st->nhwc_ir) st->nhwc_ir = tensors[at++];
+      continue;
+    }
     st->stage = base + (size_t)st->stage;
     if (st->nhwc_ir) st->nhwc_ir = base + (size_t)st->nhwc_ir;
   }
   for (int32_t k = 0; k < s->n_in; k++) s->bin[k].data = s->in[k].stage;
   for (int32_t k = 0; k < s->n_out; k++)
     if (!s->bout[s->out_binding[k]].data) s->bout[s->out_binding[k]].data = s->out[k].stage;
-  s->backend->set_work(s->ex, base + s->staging_bytes, scratch);
+  if (tensors) s->backend->set_work_tensors(s->ex, tensors, scratch);
+  else s->backend->set_work(s->ex, base + s->staging_bytes, scratch);
   return EG_OK;
 }
 
@@ -222,6 +354,7 @@ void eg_npu_step_destroy(eg_npu_step *s) {
   if (!s) return;
   if (s->ex) s->backend->destroy(s->ex);
   unstage_quant(s);
+  free(s->spans);
   free(s->in);
   free(s->out);
   free(s->bin);

@@ -10,16 +10,18 @@
  *
  * Memory: the staging buffers and the executor's intermediate tensors live only while the step
  * runs, so they are one block (eg_npu_step_work_bytes) the runtime plans in its activation
- * arena like a value live for that step alone, sharing bytes with values dead by then; the
+ * arena like a value live for that step alone, sharing bytes with values dead by then — or each
+ * of them is planned alone, over the ops that use it (eg_npu_step_tensor_spans); the
  * executor's scratch (eg_npu_step_scratch_bytes) is the runtime's CPU kernel scratch, which
  * nothing else uses while the step runs. Creation needs no buffers; eg_npu_step_bind, once
- * before the first run, hands the step the runtime's buffers and its block; running allocates
+ * before the first run, hands the step the runtime's buffers and its memory; running allocates
  * nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 
 #include "backends/executor.h"
 #include "backends/htp/values.h"
+#include "runtime/plan.h"
 
 typedef struct eg_npu_step eg_npu_step;
 
@@ -29,17 +31,31 @@ typedef struct eg_npu_step eg_npu_step;
 eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
                              const bool *held_nhwc, eg_npu_step **out);
 void eg_npu_step_destroy(eg_npu_step *s);
-/* The bytes of working memory the step needs while it runs (staging + its executor's). */
+/* The bytes of working memory the step needs while it runs as one block (staging + its
+ * executor's). */
 size_t eg_npu_step_work_bytes(const eg_npu_step *s);
+/* The executor's intermediate tensors one by one, for the runtime to plan among its values
+ * like values of the partition's nodes instead of in one block live through the step (a
+ * partition's peak and the values around it then share bytes as on the CPU path): per tensor
+ * its bytes and the partition nodes (graph node ids) whose ops write it first and read it
+ * last. The ops are matched to the nodes `part` lists, in its order, by the names lowering
+ * gives them ("<node>", then "<node>_op<k>"); when that fails or the executor keeps its
+ * tensors to itself, -1 and the step keeps its block. Else the count: the executor's tensors,
+ * then the staging buffers (an input's from the step's start to its last reader, an output's
+ * from its writer to the step's end); *out (the step's) stays valid until it is destroyed, and
+ * eg_npu_step_bind may then take a buffer per span instead of the block. Before bind. */
+int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp,
+                                 const eg_partition *part, const eg_plan_block **out);
 /* The bytes of kernel scratch its executor's ops need while it runs. */
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s);
 /* Binds the step to the runtime's per-value buffer table `data` of graph g (fixed for the
- * runtime's life; every boundary value must have a buffer) and hands it its working memory
- * (64-byte aligned, eg_npu_step_work_bytes long, its own while it runs) and scratch (64-byte
- * aligned, eg_npu_step_scratch_bytes long, free for it while it runs); once, before the first
- * run. */
+ * runtime's life; every boundary value must have a buffer) and hands it its working memory:
+ * a block (`work`: 64-byte aligned, eg_npu_step_work_bytes long, its own while it runs), or
+ * with `tensors` (after eg_npu_step_tensor_spans) a 64-byte aligned buffer per span, each its
+ * own over its span; and scratch (64-byte aligned, eg_npu_step_scratch_bytes long, free for it
+ * while it runs). Once, before the first run. */
 eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
-                           void *scratch);
+                           void *const *tensors, void *scratch);
 /* Runs the partition: converts its inputs, executes, converts its outputs back. With
  * `convert_ns` (NULL: not timed), the nanoseconds the conversions took (the profile's). */
 eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);

@@ -133,13 +133,62 @@ static void free_chains(const eg_graph *g, const int32_t *pos, const int32_t *la
   }
 }
 
+/* spec.blocks as events in run order: where each starts (position of its first node, then
+ * first_tick) and ends (last node, last_tick), each list sorted. */
+typedef struct block_event {
+  int64_t at; /* position << 32 | tick */
+  int32_t block;
+} block_event;
+
+typedef struct block_events {
+  block_event *start, *end;
+} block_events;
+
+static int by_at(const void *a, const void *b) {
+  const block_event *x = a, *y = b;
+  return x->at < y->at ? -1 : x->at > y->at ? 1 : x->block - y->block;
+}
+
+static eg_status block_events_make(const eg_graph *g, const eg_plan_spec *spec,
+                                   const int32_t *pos, block_events *ev) {
+  const size_t nb = (size_t)(spec->n_blocks > 0 ? spec->n_blocks : 0);
+  ev->start = malloc((nb + 1) * sizeof(block_event));
+  ev->end = malloc((nb + 1) * sizeof(block_event));
+  if (!ev->start || !ev->end)
+    return eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d blocks", spec->n_blocks);
+  for (int32_t b = 0; b < (int32_t)nb; b++) {
+    const eg_plan_block *k = &spec->blocks[b];
+    if (k->first_node < 0 || k->first_node >= g->n_nodes || k->last_node < 0 ||
+        k->last_node >= g->n_nodes || k->first_tick < 0 || k->last_tick < 0)
+      return eg_error(EG_ERR_INVALID, "memory plan: block %d (nodes %d to %d, ticks %d to %d): "
+                      "must name nodes of the graph and ticks >= 0", b, k->first_node,
+                      k->last_node, k->first_tick, k->last_tick);
+    ev->start[b] = (block_event){(int64_t)pos[k->first_node] << 32 | k->first_tick, b};
+    ev->end[b] = (block_event){(int64_t)pos[k->last_node] << 32 | k->last_tick, b};
+    if (ev->start[b].at > ev->end[b].at)
+      return eg_error(EG_ERR_INVALID, "memory plan: block %d (nodes %d to %d, ticks %d to %d): "
+                      "must not end before it starts", b, k->first_node, k->last_node,
+                      k->first_tick, k->last_tick);
+  }
+  qsort(ev->start, nb, sizeof(block_event), by_at);
+  qsort(ev->end, nb, sizeof(block_event), by_at);
+  return EG_OK;
+}
+
+static void block_events_free(block_events *ev) {
+  free(ev->start);
+  free(ev->end);
+}
+
 /* Places every planned value (and each step's working block) of the run order: values at
  * their defining node, freed after their last reader (head/next chains of free_chains). With
  * shared_work, every step's block is one region at offset 0 as large as the largest, never
  * released; else each step's block is placed at its first node and released after its last. */
 static void place_all(const eg_graph *g, const eg_plan_spec *spec, const bool *unplanned,
-                      const int32_t *head, const int32_t *next, bool shared_work, live_set *ls,
-                      eg_plan *plan) {
+                      const int32_t *head, const int32_t *next, const block_events *ev,
+                      bool shared_work, live_set *ls, eg_plan *plan) {
+  int32_t at_start = 0, at_end = 0; /* the next block events */
+  const int32_t nb = spec->n_blocks > 0 ? spec->n_blocks : 0;
   const int32_t *order = spec->order, *step_of = spec->step_of;
   const size_t *step_work = step_of ? spec->step_work : NULL;
   size_t work = 0;
@@ -164,6 +213,16 @@ static void place_all(const eg_graph *g, const eg_plan_spec *spec, const bool *u
       size_t bytes = eg_value_nbytes(&g->values[id]);
       plan->offset[id] = place(ls, bytes ? bytes : 1, &plan->arena_bytes);
     }
+    /* the node's blocks in tick order, each placed before any ending at its tick is freed */
+    while ((at_start < nb && ev->start[at_start].at >> 32 == i) ||
+           (at_end < nb && ev->end[at_end].at >> 32 == i)) {
+      const bool start = at_start < nb && ev->start[at_start].at >> 32 == i &&
+                         (at_end == nb || ev->start[at_start].at <= ev->end[at_end].at);
+      const int32_t b = start ? ev->start[at_start++].block : ev->end[at_end++].block;
+      const size_t bytes = spec->blocks[b].bytes ? spec->blocks[b].bytes : 1;
+      if (start) plan->block_offset[b] = place(ls, bytes, &plan->arena_bytes);
+      else release(ls, plan->block_offset[b]);
+    }
     /* values whose last reader is this node are freed after it; inside an NPU step too: its
      * executor runs the partition's ops in its nodes' order, reading a value bound in place at
      * the node that reads it and writing one at the node that defines it, and converts the
@@ -183,16 +242,19 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   bool *unplanned = NULL; /* spec's, and the aliases */
   memset(plan, 0, sizeof *plan);
   size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 2;
+  const size_t nb = (size_t)(spec->n_blocks > 0 ? spec->n_blocks : 0) + 1;
+  block_events ev = {0};
   plan->offset = malloc(nv * sizeof(size_t));
   plan->work_offset = malloc(nn * sizeof(size_t));
+  plan->block_offset = malloc(nb * sizeof(size_t));
   int32_t *last = malloc(nv * sizeof(int32_t)), *next = malloc(nv * sizeof(int32_t));
   int32_t *head = malloc(nn * sizeof(int32_t)), *pos = malloc(nn * sizeof(int32_t));
-  live_set ls = {malloc((nv + 1) * sizeof(block)), 0};
+  live_set ls = {malloc((nv + nb + 1) * sizeof(block)), 0};
   unplanned = calloc(nv, sizeof(bool));
   eg_status s = EG_OK;
-  /* live blocks: at most every value and one step's working block */
-  if (!plan->offset || !plan->work_offset || !last || !next || !head || !pos || !ls.b ||
-      !unplanned) {
+  /* live blocks: at most every value, every block and one step's working block */
+  if (!plan->offset || !plan->work_offset || !plan->block_offset || !last || !next || !head ||
+      !pos || !ls.b || !unplanned) {
     s = eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d values", g->n_values);
     goto done;
   }
@@ -211,6 +273,8 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
       goto done;
     }
   }
+  s = block_events_make(g, spec, pos, &ev);
+  if (s != EG_OK) goto done;
   last_uses(g, order, pos, last);
   if (step_of && spec->unplanned) /* next[] is free until free_chains: the walk's scratch */
     extend_step_reads(g, order, step_of, spec->unplanned, spec->aliasing, last, next);
@@ -220,7 +284,7 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
     if (alias_of && alias_of[v] >= 0 && last[v] > last[alias_of[v]]) last[alias_of[v]] = last[v];
   }
   free_chains(g, pos, last, unplanned, head, next);
-  place_all(g, spec, unplanned, head, next, false, &ls, plan);
+  place_all(g, spec, unplanned, head, next, &ev, false, &ls, plan);
   /* The steps' working blocks placed as the steps come (first fit among the values live then)
    * can leave holes later, larger blocks do not fit; one region at the arena's start for every
    * step's block (steps run one at a time) wastes its bytes while no step runs. Both are
@@ -229,8 +293,10 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   bool any_work = false;
   for (int32_t k = 0; step_work && k < g->n_nodes; k++) any_work = any_work || step_work[k];
   if (any_work) {
-    eg_plan alt = {.offset = malloc(nv * sizeof(size_t)), .work_offset = malloc(nn * sizeof(size_t))};
-    if (!alt.offset || !alt.work_offset) {
+    eg_plan alt = {.offset = malloc(nv * sizeof(size_t)),
+                   .work_offset = malloc(nn * sizeof(size_t)),
+                   .block_offset = malloc(nb * sizeof(size_t))};
+    if (!alt.offset || !alt.work_offset || !alt.block_offset) {
       eg_plan_free(&alt);
       s = eg_error(EG_ERR_NOMEM, "memory plan: out of memory for %d values", g->n_values);
       goto done;
@@ -238,7 +304,7 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
     for (size_t v = 0; v < nv; v++) alt.offset[v] = EG_PLAN_NONE;
     for (size_t k = 0; k < nn; k++) alt.work_offset[k] = EG_PLAN_NONE;
     ls.n = 0;
-    place_all(g, spec, unplanned, head, next, true, &ls, &alt);
+    place_all(g, spec, unplanned, head, next, &ev, true, &ls, &alt);
     if (alt.arena_bytes < plan->arena_bytes) {
       eg_plan_free(plan);
       *plan = alt;
@@ -249,6 +315,7 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   for (int32_t v = 0; alias_of && v < g->n_values; v++)
     if (alias_of[v] >= 0) plan->offset[v] = plan->offset[alias_of[v]];
 done:
+  block_events_free(&ev);
   free(unplanned);
   free(last);
   free(next);
@@ -262,6 +329,8 @@ done:
 void eg_plan_free(eg_plan *plan) {
   free(plan->offset);
   free(plan->work_offset);
+  free(plan->block_offset);
   plan->offset = NULL;
   plan->work_offset = NULL;
+  plan->block_offset = NULL;
 }

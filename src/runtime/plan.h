@@ -20,7 +20,20 @@ typedef struct eg_plan {
   size_t scratch_bytes; /* largest kernel scratch of any node */
   size_t *offset;       /* per value id; EG_PLAN_NONE for inputs, statics and tuples */
   size_t *work_offset;  /* per step (spec.step_work): its working block; EG_PLAN_NONE if none */
+  size_t *block_offset; /* per spec.blocks entry */
 } eg_plan;
+
+/* Bytes live inside a step (an NPU step's executor tensor), from node first_node to node
+ * last_node (graph node ids, of the step), and at a finer grain by ticks, the order of the
+ * step's work (its ops): the block is live from first_tick to last_tick (>= 0; the first not
+ * after the last). At a node, its blocks start and end in tick order (one starting at tick t
+ * before one ending at t is freed), after the node's outputs are placed and before the values
+ * it reads last are freed. */
+typedef struct eg_plan_block {
+  size_t bytes;
+  int32_t first_node, last_node;
+  int32_t first_tick, last_tick;
+} eg_plan_block;
 
 /* What to plan (every field may be NULL):
  * - order: g->n_nodes node indices, a topological order (NULL: index order);
@@ -42,7 +55,9 @@ typedef struct eg_plan {
  * - step_work: per step (as step_of numbers them; with step_of only), bytes the step works in
  *   while it runs (an NPU step's staging and executor memory): a block live from the step's
  *   first node to its end, placed before the step's outputs, so it overlaps none of the values
- *   live then. plan.work_offset gets each block's offset. */
+ *   live then. plan.work_offset gets each block's offset;
+ * - blocks (n_blocks of them): more bytes to place, each live over its nodes and ticks;
+ *   plan.block_offset gets each one's offset. */
 typedef struct eg_plan_spec {
   const int32_t *order;
   const int32_t *step_of;
@@ -50,6 +65,8 @@ typedef struct eg_plan_spec {
   const int32_t *alias_of;
   const bool *aliasing;
   const size_t *step_work;
+  const eg_plan_block *blocks;
+  int32_t n_blocks;
 } eg_plan_spec;
 
 eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *plan);

@@ -350,6 +350,20 @@ static void test_shared_work(void) {
     EG_CHECK(eg_qnn_executor_execute(s2, &bi, 1, &b2, 1) == EG_OK);
   }
   EG_CHECK(memcmp(got1, want, 6000) == 0 && memcmp(got2, want, 6000) == 0);
+  /* tensor by tensor: a (ops 0-1) and b (ops 1-2), each 6000 bytes rounded to 64 */
+  const eg_qnn_work_tensor *wt = NULL;
+  EG_CHECK(eg_qnn_executor_work_tensors(s1, &wt) == 2);
+  EG_CHECK(wt[0].tensor == a && wt[0].bytes == 6016 && wt[0].first_op == 0 && wt[0].last_op == 1);
+  EG_CHECK(wt[1].tensor == b && wt[1].bytes == 6016 && wt[1].first_op == 1 && wt[1].last_op == 2);
+  float *ta = eg_test_nan_buf(1504), *tb = eg_test_nan_buf(1504);
+  void *const bufs[2] = {ta, tb};
+  memset(got1, 0, 6000);
+  eg_qnn_executor_set_tensor_memory(s1, bufs, NULL);
+  EG_CHECK(eg_qnn_executor_execute(s1, &bi, 1, &b1, 1) == EG_OK);
+  EG_CHECK(memcmp(got1, want, 6000) == 0);
+  for (int i = 0; i < 1500; i++) /* a and b went to their own buffers: sigmoid, then its negation */
+    EG_CHECK(ta[i] > 0.0f && ta[i] < 1.0f && tb[i] == -ta[i]);
+  free(ta), free(tb);
   eg_qnn_executor_destroy(own);
   eg_qnn_executor_destroy(s1);
   eg_qnn_executor_destroy(s2);

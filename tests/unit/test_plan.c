@@ -138,6 +138,77 @@ static void test_plan_with_step_work(void) {
   check_plan(5, false, true);
 }
 
+/* Blocks (an NPU step's executor tensors and staging) over the nodes and ticks of steps of
+ * `group` nodes, tick 3 * (node's place in its step) + 0..2: a block overlaps no value live at
+ * any of its nodes, nor a block whose ticks overlap its own (in the same step), and blocks
+ * share bytes with each other and with values. */
+static void check_blocks(int32_t group) {
+  eg_graph *g = NULL;
+  EG_CHECK(eg_graph_load_json(EG_TEST_DATA "/tiny_step.json", &g) == EG_OK);
+  if (!g) return;
+  static int32_t step[4096], pos[4096], first[4096], last[4096];
+  static eg_plan_block blocks[4096];
+  int32_t nb = 0;
+  uint32_t seed = 12345;
+  for (int32_t i = 0; i < g->n_nodes; i++) step[i] = i / group, pos[i] = i;
+  for (int32_t k0 = 0; k0 < g->n_nodes; k0 += group) {
+    const int32_t n = k0 + group <= g->n_nodes ? group : g->n_nodes - k0;
+    for (int32_t j = 0; j < 2 * n && nb < 4096; j++) {
+      seed = seed * 1103515245u + 12345u;
+      const int32_t a = (int32_t)(seed >> 8) % (3 * n), b = a + (int32_t)(seed >> 20) % 5;
+      const int32_t e = b < 3 * n ? b : 3 * n - 1;
+      blocks[nb++] = (eg_plan_block){.bytes = 64 + (seed >> 16) % 3000, .first_node = k0 + a / 3,
+                                     .last_node = k0 + e / 3, .first_tick = a, .last_tick = e};
+    }
+  }
+  eg_plan plan;
+  const eg_plan_spec spec = {.step_of = step, .blocks = blocks, .n_blocks = nb};
+  EG_CHECK_MSG(eg_plan_memory(g, &spec, &plan) == EG_OK, "%s", eg_last_error());
+  lifetimes(g, pos, first, last);
+  size_t sum = 0;
+  for (int32_t x = 0; x < nb; x++) {
+    const eg_plan_block *bx = &blocks[x];
+    const size_t ox = plan.block_offset[x];
+    sum += bx->bytes;
+    EG_CHECK(ox % 64 == 0 && ox + bx->bytes <= plan.arena_bytes);
+    for (int32_t v = 0; v < g->n_values; v++) {
+      if (plan.offset[v] == EG_PLAN_NONE) continue;
+      const size_t sv = eg_value_nbytes(&g->values[v]);
+      const bool live = first[v] <= bx->last_node && bx->first_node <= last[v];
+      const bool overlap = ox < plan.offset[v] + sv && plan.offset[v] < ox + bx->bytes;
+      EG_CHECK_MSG(!(live && overlap && sv), "steps of %d: block %d and value %d share bytes",
+                   group, x, v);
+    }
+    for (int32_t y = 0; y < x; y++) {
+      const eg_plan_block *by = &blocks[y];
+      const size_t oy = plan.block_offset[y];
+      const bool live = step[bx->first_node] == step[by->first_node] &&
+                        bx->first_tick <= by->last_tick && by->first_tick <= bx->last_tick;
+      const bool overlap = ox < oy + by->bytes && oy < ox + bx->bytes;
+      EG_CHECK_MSG(!(live && overlap), "steps of %d: blocks %d and %d share bytes", group, x, y);
+    }
+  }
+  for (int32_t v = 0; v < g->n_values; v++)
+    if (plan.offset[v] != EG_PLAN_NONE) sum += eg_value_nbytes(&g->values[v]);
+  EG_CHECK_MSG(plan.arena_bytes < sum / 2, "little sharing: arena %zu, sum %zu", plan.arena_bytes,
+               sum);
+  eg_plan_free(&plan);
+  /* a block ending before it starts, or naming no node, is refused */
+  blocks[0] = (eg_plan_block){.bytes = 64, .first_node = 1, .last_node = 0, .first_tick = 3,
+                              .last_tick = 3};
+  EG_CHECK(eg_plan_memory(g, &spec, &plan) == EG_ERR_INVALID && plan.offset == NULL);
+  blocks[0].last_tick = blocks[0].first_tick;
+  blocks[0].last_node = g->n_nodes;
+  EG_CHECK(eg_plan_memory(g, &spec, &plan) == EG_ERR_INVALID && plan.offset == NULL);
+  eg_graph_destroy(g);
+}
+
+static void test_plan_with_blocks(void) {
+  check_blocks(1);
+  check_blocks(4);
+  check_blocks(9);
+}
+
 /* Steps out of run order are refused with a reason, not planned wrongly. */
 static void test_plan_refuses_unordered_steps(void) {
   eg_graph *g = NULL;
@@ -157,6 +228,7 @@ int main(void) {
   EG_RUN(test_plan_with_steps);
   EG_RUN(test_plan_with_aliases);
   EG_RUN(test_plan_with_step_work);
+  EG_RUN(test_plan_with_blocks);
   EG_RUN(test_plan_refuses_unordered_steps);
   return eg_test_summary();
 }

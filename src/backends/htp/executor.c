@@ -89,6 +89,8 @@ struct eg_qnn_executor {
   void *scratch;             /* 64-byte aligned (in `work` when shared) */
   size_t scratch_bytes;
   size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
+  int32_t n_work;            /* the NATIVE tensors with bytes, in order of production */
+  eg_qnn_work_tensor *work;
   bool shared;               /* arena and scratch are the caller's (set_work) */
   bool has_work;             /* shared: set_work was called */
   int64_t *op_times;         /* profiling (eg_qnn_executor_set_op_times): start, ns per op */
@@ -775,11 +777,19 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     const int32_t t = ex->plans[k].y_dst;
     if (t >= 0 && first[t] > k) first[t] = k;
   }
+  ex->work = calloc((size_t)eg_qnn_graph_num_ops(g) + 1, sizeof *ex->work);
+  if (!ex->work) {
+    free(first);
+    free(last);
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(g));
+  }
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
     const int32_t t = eg_qnn_graph_op(g, k)->outputs[0];
     if (first[t] < 0 || ex->plans[k].folded || ex->plans[k].unwritten)
       continue; /* folded: in ex->consts; unwritten: no bytes */
     const size_t size = align64(eg_qnn_graph_tensor(g, t)->nbytes);
+    ex->work[ex->n_work++] = (eg_qnn_work_tensor){.tensor = t, .bytes = size,
+                                                  .first_op = first[t], .last_op = last[t]};
     size_t off = 0;
     for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
       moved = false;
@@ -1003,14 +1013,17 @@ static eg_status prepare_ops(exec_t *ex) {
   return EG_OK;
 }
 
-/* NATIVE tensors into the arena: their pointers, or for a fixed-point one (after quant_create)
+/* NATIVE tensor t's bytes at `at`: its pointer, or for a fixed-point one (after quant_create)
  * where its integers are. */
+static void point_tensor(exec_t *ex, int32_t t, void *at) {
+  if (is_quantized(ex, t)) ex->quant->ints[t] = at;
+  else ex->ptr[t] = at;
+}
+
+/* NATIVE tensors into the arena. */
 static void point_native(exec_t *ex) {
-  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
-    if (ex->offset[t] == SIZE_MAX) continue;
-    if (is_quantized(ex, t)) ex->quant->ints[t] = ex->arena + ex->offset[t];
-    else ex->ptr[t] = ex->arena + ex->offset[t];
-  }
+  for (int32_t i = 0; i < ex->n_work; i++)
+    point_tensor(ex, ex->work[i].tensor, ex->arena + ex->offset[ex->work[i].tensor]);
 }
 
 /* The folded constants, and the arena and scratch unless they are the caller's (shared). */
@@ -1125,6 +1138,17 @@ void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratc
   point_native(ex);
 }
 
+int32_t eg_qnn_executor_work_tensors(const eg_qnn_executor *ex, const eg_qnn_work_tensor **out) {
+  *out = ex->work;
+  return ex->n_work;
+}
+
+void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers, void *scratch) {
+  for (int32_t i = 0; i < ex->n_work; i++) point_tensor(ex, ex->work[i].tensor, buffers[i]);
+  ex->scratch = scratch;
+  ex->has_work = true;
+}
+
 void eg_qnn_executor_set_op_times(eg_qnn_executor *ex, int64_t *times) {
   ex->op_times = times;
   for (int32_t k = 0; times && k < eg_qnn_graph_num_ops(ex->g); k++)
@@ -1144,6 +1168,7 @@ void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
   free(ex->plans);
   free(ex->ptr);
   free(ex->offset);
+  free(ex->work);
   if (!ex->shared) {
     free(ex->arena);
     free(ex->scratch);
@@ -1248,11 +1273,20 @@ static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
 
 static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
 
+static int32_t htp_work_tensors(const void *ex, const eg_qnn_work_tensor **out) {
+  return eg_qnn_executor_work_tensors(ex, out);
+}
+
+static void htp_set_work_tensors(void *ex, void *const *buffers, void *scratch) {
+  eg_qnn_executor_set_tensor_memory(ex, buffers, scratch);
+}
+
 static void htp_set_op_times(void *ex, int64_t *times) { eg_qnn_executor_set_op_times(ex, times); }
 
 const eg_backend_executor eg_htp_executor = {
     .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes,
     .scratch_bytes = htp_scratch_bytes, .set_work = htp_set_work, .run = htp_run,
-    .destroy = htp_destroy, .set_op_times = htp_set_op_times};
+    .destroy = htp_destroy, .set_op_times = htp_set_op_times,
+    .work_tensors = htp_work_tensors, .set_work_tensors = htp_set_work_tensors};
 
 const eg_backend_executor *eg_backend_executor_for_program(void) { return &eg_htp_executor; }

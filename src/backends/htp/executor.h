@@ -56,6 +56,18 @@ void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work);
  * scratch, each 64-byte aligned): the scratch is only used inside one op, so it may also be a
  * block other code uses between executes (the runtime's CPU kernel scratch). */
 void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratch);
+/* Or tensor by tensor, for a caller that plans the NATIVE tensors among its own buffers (the
+ * runtime, with the values around the partition): each one with bytes, in order of production,
+ * its bytes (a multiple of 64) and the first and last op (graph indices) that write or read it
+ * — its bytes must not be anything else's from the start of first_op to the end of last_op.
+ * set_tensor_memory gives tensor i the 64-byte aligned buffers[i], and the scratch. */
+typedef struct eg_qnn_work_tensor {
+  int32_t tensor;
+  size_t bytes;
+  int32_t first_op, last_op;
+} eg_qnn_work_tensor;
+int32_t eg_qnn_executor_work_tensors(const eg_qnn_executor *ex, const eg_qnn_work_tensor **out);
+void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers, void *scratch);
 
 /* Runs the graph once. Inputs are read-only to the executor (const in spirit; QNN's API takes
  * them non-const). EG_ERR_ARGUMENT names a missing, duplicate, mistyped or mis-sized binding. */

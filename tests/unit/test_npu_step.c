@@ -1,0 +1,198 @@
+/* test_npu_step.c — the NPU steps' memory in the runtime's plan (runtime/npu_step.h), on the
+ * tiny_step fixture compiled for SM8650:
+ *   - every lowered partition's ops are told to their nodes by name, so each step hands its
+ *     executor's tensors and staging buffers to the plan as spans: each over nodes of its own
+ *     partition, first not after last, ticks within the step's (0, ops + 1), 64-byte sizes;
+ *   - an op whose name is not lowering's ("<node>", "<node>_op<k>") makes its step keep one
+ *     working block instead (-1), and so does a name two nodes could own;
+ *   - the runtime keeps whichever plan is smaller, spans or blocks, and a program run with
+ *     spans gives the same outputs, bit for bit, as with every step's block (the ops renamed). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/runtime.h"
+#include "compiler/compile.h"
+#include "eg_test.h"
+#include "frontend/frontend.h"
+#include "runtime/npu_step.h"
+#include "target/targets.h"
+
+#define TINY EG_TEST_DATA "/tiny_step.json"
+
+/* Fixture `json` compiled for SM8650 (malloc'ed program; *src the graph it was built from). */
+static eg_program *build(const char *json, eg_graph **src) {
+  *src = NULL;
+  eg_program *p = calloc(1, sizeof *p);
+  EG_CHECK_MSG(p && eg_graph_load_json(json, src) == EG_OK, "%s", eg_last_error());
+  const eg_partition_options opt = {.target = eg_target_find("SM8650")};
+  if (p && *src && eg_program_build(*src, &opt, p) == EG_OK) return p;
+  EG_CHECK_MSG(0, "build: %s", eg_last_error());
+  free(p);
+  return NULL;
+}
+
+/* Position of each node in the program's order. */
+static void positions(const eg_program *p, int32_t *pos) {
+  for (int32_t i = 0; i < p->graph->n_nodes; i++) pos[p->order[i]] = i;
+}
+
+/* Renames op j of partition k (the graph's arena owns names; a literal outlives it). */
+static void rename_op(eg_program *p, int32_t k, int32_t j, const char *name) {
+  ((eg_qnn_op_node *)eg_qnn_graph_op(p->lowered[k].graph, j))->name = name;
+}
+
+/* Spans of partition k's step, or -1; the step is destroyed. */
+static int32_t spans_of(const eg_program *p, int32_t k, const int32_t *pos) {
+  eg_npu_step *s = NULL;
+  EG_CHECK_MSG(eg_npu_step_create(p->graph, &p->lowered[k], NULL, &s) == EG_OK, "%s",
+               eg_last_error());
+  if (!s) return -2;
+  const eg_plan_block *b = NULL;
+  const eg_partition *part = &p->parts.partitions[k];
+  const int32_t n = eg_npu_step_tensor_spans(s, p->graph, &p->lowered[k], part, &b);
+  const int32_t ops = eg_qnn_graph_num_ops(p->lowered[k].graph);
+  const int32_t lo = pos[part->nodes[0]], hi = pos[part->nodes[part->n_nodes - 1]];
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t f = pos[b[i].first_node], l = pos[b[i].last_node];
+    EG_CHECK_MSG(lo <= f && f <= l && l <= hi, "partition %d span %d: nodes at %d..%d, "
+                 "partition %d..%d", k, i, f, l, lo, hi);
+    EG_CHECK_MSG(0 <= b[i].first_tick && b[i].first_tick <= b[i].last_tick &&
+                 b[i].last_tick <= ops + 1, "partition %d span %d: ticks %d..%d of %d ops", k,
+                 i, b[i].first_tick, b[i].last_tick, ops);
+    EG_CHECK(b[i].bytes > 0 && b[i].bytes % 64 == 0);
+  }
+  eg_npu_step_destroy(s);
+  return n;
+}
+
+static void test_spans_of_lowered_partitions(void) {
+  eg_graph *src = NULL;
+  eg_program *p = build(TINY, &src);
+  if (!p) goto out;
+  static int32_t pos[65536];
+  EG_CHECK(p->graph->n_nodes < 65536);
+  positions(p, pos);
+  int32_t total = 0, k = 0;
+  EG_CHECK(p->parts.n_partitions > 0);
+  for (int32_t q = 0; q < p->parts.n_partitions; q++) {
+    const int32_t n = spans_of(p, q, pos);
+    EG_CHECK_MSG(n >= 0, "partition %d: no spans", q);
+    total += n;
+    if (eg_qnn_graph_num_ops(p->lowered[q].graph) > eg_qnn_graph_num_ops(p->lowered[k].graph))
+      k = q;
+  }
+  EG_CHECK_MSG(total > 10, "%d spans", total);
+  const eg_qnn_graph *qg = p->lowered[k].graph;
+  const int32_t ops = eg_qnn_graph_num_ops(qg);
+  /* op j: the first op of a node B after the first node A, op j - 1 one of A's */
+  int32_t j = 1;
+  while (j < ops && strstr(eg_qnn_graph_op(qg, j)->name, "_op")) j++;
+  EG_CHECK_MSG(j < ops && ops > 4, "partition %d: %d ops", k, ops);
+  if (j >= ops) goto out;
+  const char *a = eg_qnn_graph_op(qg, 0)->name, *b = eg_qnn_graph_op(qg, j)->name;
+  eg_node *node_b = NULL;
+  for (int32_t i = 0; i < p->graph->n_nodes; i++)
+    if (strcmp(p->graph->nodes[i].name, b) == 0) node_b = &p->graph->nodes[i];
+  EG_CHECK(node_b != NULL);
+  if (!node_b) goto out;
+  /* a name lowering never gives */
+  rename_op(p, k, j, "not_a_node_of_this_partition");
+  EG_CHECK(spans_of(p, k, pos) == -1);
+  /* ops out of their nodes' order: A's and B's first ops swapped */
+  rename_op(p, k, 0, b);
+  rename_op(p, k, j, a);
+  EG_CHECK(spans_of(p, k, pos) == -1);
+  rename_op(p, k, 0, a);
+  /* B renamed with its op: still told apart */
+  node_b->name = "renamed_node";
+  rename_op(p, k, j, "renamed_node");
+  EG_CHECK(spans_of(p, k, pos) >= 0);
+  /* B named like a later op of A ("<A>_op9"): op j could be either node's, refused */
+  char as_later[512];
+  snprintf(as_later, sizeof as_later, "%s_op9", a);
+  node_b->name = as_later;
+  rename_op(p, k, j, as_later);
+  EG_CHECK(spans_of(p, k, pos) == -1);
+  node_b->name = b;
+  rename_op(p, k, j, b);
+  EG_CHECK(spans_of(p, k, pos) >= 0);
+out:
+  if (p) eg_program_free(p);
+  free(p);
+  eg_graph_destroy(src);
+}
+
+/* A runtime over fixture `json`'s program for SM8650, inputs set (floats in [-1, 1) from a
+ * fixed sequence, int64 class targets 0); with `blocks`, every op renamed so each step keeps
+ * its working block. *needed: the bytes the runtime reserves (a limit of 1 is refused with
+ * them). */
+static eg_runtime *runtime(const char *json, bool blocks, eg_graph **src, size_t *needed) {
+  eg_program *p[2] = {build(json, &src[0]), build(json, &src[1])};
+  for (int c = 0; c < 2; c++)
+    for (int32_t k = 0; p[c] && blocks && k < p[c]->parts.n_partitions; k++)
+      for (int32_t j = 0; j < eg_qnn_graph_num_ops(p[c]->lowered[k].graph); j++)
+        rename_op(p[c], k, j, "renamed");
+  eg_runtime *rt = NULL;
+  const eg_runtime_options tight = {.max_memory_bytes = 1};
+  *needed = 0;
+  if (p[1]) {
+    EG_CHECK(eg_runtime_create_program(p[1]->graph, p[1], &tight, &rt) == EG_ERR_LIMIT);
+    const char *at = strstr(eg_last_error(), "memory needed (");
+    *needed = at ? (size_t)strtoull(at + strlen("memory needed ("), NULL, 10) : 0;
+  }
+  if (!p[0]) return NULL;
+  const eg_graph *g = p[0]->graph;
+  EG_CHECK_MSG(eg_runtime_create_program(g, p[0], NULL, &rt) == EG_OK, "%s", eg_last_error());
+  uint32_t seed = 7;
+  for (int32_t i = 0; rt && i < g->n_inputs; i++) {
+    const eg_value *v = &g->values[g->inputs[i].value];
+    eg_tensor t = {.dtype = (eg_dtype)v->dtype, .rank = v->rank};
+    for (int d = 0; d < v->rank; d++) t.shape[d] = v->shape[d];
+    const int64_t n = eg_value_numel(v);
+    t.data = calloc((size_t)n + 1, eg_dtype_size((eg_dtype)v->dtype));
+    for (int64_t e = 0; t.data && v->dtype == EG_DTYPE_FLOAT32 && e < n; e++) {
+      seed = seed * 1103515245u + 12345u;
+      ((float *)t.data)[e] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
+    }
+    EG_CHECK_MSG(eg_runtime_set_input(rt, g->inputs[i].name, &t) == EG_OK, "%s", eg_last_error());
+    free(t.data);
+  }
+  return rt;
+}
+
+/* Runs `json` both ways: same outputs bit for bit; spans_win: the spans took less memory. */
+static void run_alike(const char *json, bool spans_win) {
+  eg_graph *src_a[2] = {NULL, NULL}, *src_b[2] = {NULL, NULL};
+  size_t need_a = 0, need_b = 0;
+  eg_runtime *a = runtime(json, false, src_a, &need_a), *b = runtime(json, true, src_b, &need_b);
+  EG_CHECK_MSG(need_a > 0 && need_b > 0 && (spans_win ? need_a < need_b : need_a == need_b),
+               "%s: spans %zu bytes, blocks %zu", json, need_a, need_b);
+  if (a && b) {
+    EG_CHECK_MSG(eg_runtime_run(a) == EG_OK && eg_runtime_run(b) == EG_OK, "%s", eg_last_error());
+    const eg_graph *g = eg_runtime_graph(a);
+    EG_CHECK(g->n_outputs > 3);
+    for (int32_t o = 0; o < g->n_outputs; o++) {
+      eg_tensor x, y;
+      EG_CHECK(eg_runtime_output(a, o, &x) == EG_OK && eg_runtime_output(b, o, &y) == EG_OK);
+      const size_t n = (size_t)eg_tensor_numel(&x) * eg_dtype_size(x.dtype);
+      EG_CHECK_MSG(n > 0 && memcmp(x.data, y.data, n) == 0, "%s: output %d differs", json, o);
+    }
+  }
+  eg_runtime_destroy(a);
+  eg_runtime_destroy(b);
+  for (int c = 0; c < 2; c++) eg_graph_destroy(src_a[c]), eg_graph_destroy(src_b[c]);
+}
+
+/* npu_conv_train: spans 14208 bytes of arena against 15320 in blocks; tiny_step: blocks 7256
+ * (one shared region) against 7744, so its runtime keeps the blocks. */
+static void test_blocks_and_spans_run_alike(void) {
+  run_alike(EG_TEST_DATA "/npu_conv_train.json", true);
+  run_alike(TINY, false);
+}
+
+int main(void) {
+  EG_RUN(test_spans_of_lowered_partitions);
+  EG_RUN(test_blocks_and_spans_run_alike);
+  return eg_test_summary();
+}
