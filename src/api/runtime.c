@@ -40,10 +40,14 @@ struct eg_runtime {
   void *scratch;           /* kernel scratch: the CPU nodes' and the NPU steps' executors' */
   size_t scratch_bytes;
   size_t npu_scratch_bytes; /* the NPU steps' largest (the rest of their memory is the arena's) */
+  size_t npu_scratch_left;  /* that of the steps without spans (with spans, each op's scratch is
+                               a span of the arena) */
   int32_t *step_of_part;   /* per partition: its program step (the plan's work_offset index) */
-  int32_t *first_block;    /* per partition: its executor tensors' first plan block, */
+  int32_t *first_block;    /* per partition: its first span (eg_npu_step_tensor_spans), */
   int32_t *n_spans;        /* and how many (-1: the step keeps them in its working block) */
   bool spans_planned;      /* the plan placed the spans (else every step's working block) */
+  int32_t *span_block;     /* per span: its block in the plan; -1: none (an op's scratch in
+                              the shared scratch) */
   void **data;             /* per value id */
   bool *input_set;
   bool ran;
@@ -100,6 +104,37 @@ static eg_status bind_values(eg_runtime *rt) {
   return EG_OK;
 }
 
+/* held (eg_htp_nhwc_between_partitions: the values only NPU steps touch, held NHWC) less the
+ * values a partition also puts out as another value of the same bytes that the CPU reads (one
+ * tensor, or a copy: a ReLU's result for a CPU max pool and its detach for the backward's
+ * threshold): both then stay in IR order on one buffer (eg_npu_step_output_repeats) rather
+ * than one buffer in each order for as long as either lives; their NPU readers convert them
+ * as they take them. */
+static eg_status hold_repeats_alike(const eg_runtime *rt, bool *held) {
+  const eg_program *p = rt->program;
+  int32_t *root = NULL;
+  for (int32_t k = 0; k < p->parts.n_partitions; k++) {
+    const eg_htp_partition *hp = &p->lowered[k];
+    int32_t *grown = realloc(root, ((size_t)hp->n_outputs + 1) * sizeof(int32_t));
+    if (!grown) {
+      free(root);
+      return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+    }
+    root = grown;
+    for (int32_t j = 0; j < hp->n_outputs; j++)
+      root[j] = eg_npu_copy_root(rt->g, hp->outputs[j].value);
+    for (int32_t j = 1; j < hp->n_outputs; j++)
+      for (int32_t i = 0; i < j; i++) {
+        const int32_t vi = hp->outputs[i].value, vj = hp->outputs[j].value;
+        if ((hp->outputs[i].tensor == hp->outputs[j].tensor || root[i] == root[j]) &&
+            held[vi] != held[vj])
+          held[vi] = held[vj] = false;
+      }
+  }
+  free(root);
+  return EG_OK;
+}
+
 /* The NPU steps, before the plan: each one's working memory (staging and executor tensors) as
  * a block of the arena live while its step runs (*work: per program step, malloc'ed), and as
  * spans over the nodes whose ops use each tensor (*blocks, *n_blocks; *work_left: the blocks
@@ -120,6 +155,7 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, size_t **work_l
   /* a value only NPU steps touch stays NHWC in its buffer between them: no conversions */
   bool *held_nhwc = NULL;
   eg_status s = eg_htp_nhwc_between_partitions(rt->g, &p->parts, &held_nhwc);
+  if (s == EG_OK) s = hold_repeats_alike(rt, held_nhwc);
   int32_t cap = 0;
   for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
     s = eg_npu_step_create(rt->g, &p->lowered[k], held_nhwc, &rt->npu[k]);
@@ -143,6 +179,7 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, size_t **work_l
     (*work_left)[rt->step_of_part[k]] = n < 0 ? eg_npu_step_work_bytes(rt->npu[k]) : 0;
     const size_t scratch = eg_npu_step_scratch_bytes(rt->npu[k]);
     if (scratch > rt->npu_scratch_bytes) rt->npu_scratch_bytes = scratch;
+    if (n < 0 && scratch > rt->npu_scratch_left) rt->npu_scratch_left = scratch;
   }
   free(held_nhwc);
   return s;
@@ -165,8 +202,10 @@ static eg_status allocate_work(eg_runtime *rt) {
       break;
     }
     tensors = grown;
-    for (int32_t i = 0; i < n; i++)
-      tensors[i] = rt->arena + rt->plan.block_offset[rt->first_block[k] + i];
+    for (int32_t i = 0; rt->spans_planned && i < n; i++) {
+      const int32_t b = rt->span_block[rt->first_block[k] + i];
+      tensors[i] = b < 0 ? NULL : rt->arena + rt->plan.block_offset[b];
+    }
     s = eg_npu_step_bind(rt->npu[k], rt->g, rt->data, rt->arena + (off == EG_PLAN_NONE ? 0 : off),
                          rt->spans_planned && rt->n_spans[k] >= 0 ? tensors : NULL,
                          rt->scratch);
@@ -262,6 +301,88 @@ static eg_status copy_aliases(const eg_graph *g, const eg_program *p, int32_t **
   return EG_OK;
 }
 
+/* An NPU step's output that repeats an earlier one's bytes (eg_npu_step_output_repeats: a
+ * detach or view the partition also puts out) is planned onto that one, as a copy run on the
+ * CPU is onto its source (copy_aliases; chains resolved to their root). */
+static void npu_output_aliases(const eg_runtime *rt, int32_t *alias) {
+  const eg_program *p = rt->program;
+  for (int32_t k = 0; p && k < p->parts.n_partitions; k++)
+    for (int32_t j = 0; j < p->lowered[k].n_outputs; j++) {
+      int32_t r = eg_npu_step_output_repeats(rt->npu[k], j);
+      for (int32_t hops = 0; r >= 0 && alias[r] >= 0 && hops < rt->g->n_values; hops++)
+        r = alias[r];
+      const int32_t v = p->lowered[k].outputs[j].value;
+      if (r >= 0 && r != v && alias[v] < 0) alias[v] = r;
+    }
+}
+
+/* The largest scratch of the nodes the CPU runs. */
+static size_t cpu_scratch(const eg_runtime *rt) {
+  size_t most = 0;
+  const eg_program *p = rt->program;
+  for (int32_t k = 0; k < (p ? p->n_steps : rt->g->n_nodes); k++) {
+    const int32_t node = p ? p->steps[k].node : k;
+    if (p && p->steps[k].partition >= 0) continue;
+    if (rt->g->nodes[node].scratch_bytes > most) most = rt->g->nodes[node].scratch_bytes;
+  }
+  return most;
+}
+
+/* The activation plan (rt->plan, rt->scratch_bytes) of the smallest total, of three layouts
+ * of the NPU steps' memory: each step's working block (spec: step_work of every step); the
+ * spans of each step's tensors and staging among the values, its ops' scratch in the shared
+ * scratch; and those with the ops' scratch as spans too (the shared scratch then only the CPU
+ * nodes'). The spans pay where a partition's peak meets few live values (MobileNetV2 full
+ * training: 70 -> 57 MB of arena), the blocks on small graphs where first fit does worse. */
+static eg_status plan_memory(eg_runtime *rt, const eg_plan_spec *blocks_spec,
+                             const size_t *work_left, const eg_plan_block *spans,
+                             int32_t n_spans) {
+  const size_t cpu = cpu_scratch(rt);
+  const size_t all = cpu > rt->npu_scratch_bytes ? cpu : rt->npu_scratch_bytes;
+  const size_t left = cpu > rt->npu_scratch_left ? cpu : rt->npu_scratch_left;
+  EG_TRY(eg_plan_memory(rt->g, blocks_spec, &rt->plan));
+  rt->scratch_bytes = all;
+  if (n_spans <= 0) return EG_OK;
+  eg_plan_block *kept = malloc((size_t)n_spans * sizeof *kept);
+  int32_t *block = malloc((size_t)n_spans * sizeof(int32_t));
+  rt->span_block = malloc((size_t)n_spans * sizeof(int32_t));
+  if (!kept || !block || !rt->span_block) {
+    free(kept);
+    free(block);
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  }
+  eg_status s = EG_OK;
+  for (int with_scratch = 0; s == EG_OK && with_scratch < 2; with_scratch++) {
+    int32_t n = 0;
+    for (int32_t k = 0; k < rt->program->parts.n_partitions; k++)
+      for (int32_t i = 0; i < (rt->n_spans[k] > 0 ? rt->n_spans[k] : 0); i++) {
+        const int32_t at = rt->first_block[k] + i;
+        const bool drop = !with_scratch && eg_npu_step_span_is_scratch(rt->npu[k], i);
+        block[at] = drop ? -1 : n;
+        if (!drop) kept[n++] = spans[at];
+      }
+    eg_plan_spec spec = *blocks_spec;
+    spec.step_work = work_left;
+    spec.blocks = kept;
+    spec.n_blocks = n;
+    eg_plan alt = {0};
+    s = eg_plan_memory(rt->g, &spec, &alt);
+    const size_t scratch = with_scratch ? left : all;
+    if (s == EG_OK && alt.arena_bytes + scratch < rt->plan.arena_bytes + rt->scratch_bytes) {
+      eg_plan_free(&rt->plan);
+      rt->plan = alt;
+      rt->scratch_bytes = scratch;
+      rt->spans_planned = true;
+      memcpy(rt->span_block, block, (size_t)n_spans * sizeof(int32_t));
+    } else {
+      eg_plan_free(&alt);
+    }
+  }
+  free(kept);
+  free(block);
+  return s;
+}
+
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
  * rt->program, if compiled) are set. */
 static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
@@ -281,27 +402,12 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   if (s == EG_OK) s = copy_aliases(rt->g, rt->program, &alias_of);
   if (s == EG_OK && rt->program)
     s = create_npu_steps(rt, &step_work, &work_left, &blocks, &n_blocks);
+  if (s == EG_OK) npu_output_aliases(rt, alias_of);
   if (s == EG_OK) {
-    eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
-                         .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of,
-                         .aliasing = aliasing, .step_work = step_work};
-    s = eg_plan_memory(rt->g, &spec, &rt->plan);
-    /* the NPU steps' tensors and staging planned one by one among the values (a partition's
-     * peak then shares bytes with values the CPU path would hold at that point: MobileNetV2
-     * full training 70 -> 57 MB) — or, where first fit does worse (small graphs), each step's
-     * working block */
-    eg_plan alt = {0};
-    spec.step_work = work_left;
-    spec.blocks = blocks;
-    spec.n_blocks = n_blocks;
-    if (s == EG_OK && n_blocks > 0) s = eg_plan_memory(rt->g, &spec, &alt);
-    if (s == EG_OK && n_blocks > 0 && alt.arena_bytes < rt->plan.arena_bytes) {
-      eg_plan_free(&rt->plan);
-      rt->plan = alt;
-      rt->spans_planned = true;
-    } else {
-      eg_plan_free(&alt);
-    }
+    const eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
+                               .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of,
+                               .aliasing = aliasing, .step_work = step_work};
+    s = plan_memory(rt, &spec, work_left, blocks, n_blocks);
   }
   free(unplanned);
   free(step_of);
@@ -310,8 +416,6 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   free(step_work);
   free(work_left);
   free(blocks);
-  rt->scratch_bytes = rt->plan.scratch_bytes > rt->npu_scratch_bytes ? rt->plan.scratch_bytes
-                                                                     : rt->npu_scratch_bytes;
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {
     rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
@@ -386,6 +490,7 @@ void eg_runtime_destroy(eg_runtime *rt) {
   free(rt->step_of_part);
   free(rt->first_block);
   free(rt->n_spans);
+  free(rt->span_block);
   free(rt->data);
   free(rt->input_set);
   free(rt);

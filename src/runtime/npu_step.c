@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/transpose_f32.h"
+#include "ops/op.h"
 #include "util/clock.h"
 #include "util/error.h"
 
@@ -18,6 +19,8 @@ typedef struct staged {
   const char *label;  /* the value's name, for run-time errors */
   eg_qnn_qview *q;    /* held quantized (values.h eg_htp_held_quantized): its tensor's encoding */
   void *nhwc_ir;      /* converted (narrow or q) and nhwc: the value in NHWC order, IR dtype */
+  int32_t repeats;    /* an output: the earlier output whose bytes it repeats, else -1 */
+  bool same_tensor;   /* repeats one of the same tensor: bound to its buffer, no staging */
 } staged;
 
 /* Whether the bound buffer differs from the IR buffer (a layout, width or quantization to
@@ -43,6 +46,7 @@ struct eg_npu_step {
   size_t staging_bytes;       /* the converted values' buffers, at the start of the work block */
   int32_t n_spans;            /* >= 0: the executor's tensors and the staging planned one by one */
   int32_t n_work_spans;       /* the executor's, first in spans */
+  const eg_qnn_work_tensor *work; /* the executor's entries (eg_backend_executor.work_tensors) */
   eg_plan_block *spans;
 };
 
@@ -116,6 +120,56 @@ static void unstage_quant(eg_npu_step *s) {
   }
 }
 
+/* Outputs holding the same values alike (same dtype, shape, axis order and conversion): of one
+ * tensor, or a copy of another output (a detach the backward reads of a ReLU's result a CPU
+ * max pool reads: eg_copy_source, through chains). A later one repeats the first one's bytes,
+ * so it is not converted on its own — the runtime plans both on one buffer
+ * (eg_npu_step_output_repeats), else run copies the first one's converted bytes; one of the
+ * same tensor needs no staging either. */
+static bool same_layout(const staged *a, const staged *b) {
+  bool same = a->v->dtype == b->v->dtype && a->v->rank == b->v->rank &&
+              a->v->axes == b->v->axes && a->nhwc == b->nhwc && a->narrow == b->narrow &&
+              !a->q && !b->q;
+  for (int d = 0; same && d < a->v->rank; d++) same = a->v->shape[d] == b->v->shape[d];
+  return same;
+}
+
+int32_t eg_npu_copy_root(const eg_graph *g, int32_t v) {
+  for (int32_t hops = 0; hops < g->n_values; hops++) {
+    const eg_value *x = &g->values[v];
+    const int32_t src = x->role == EG_ROLE_NODE ? eg_copy_source(g, &g->nodes[x->def]) : -1;
+    if (src < 0 || src == v) break;
+    v = src;
+  }
+  return v;
+}
+
+static eg_status find_repeats(eg_npu_step *s, const eg_graph *g) {
+  int32_t *root = malloc(((size_t)s->n_out + 1) * sizeof(int32_t));
+  if (!root) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  for (int32_t k = 0; k < s->n_in; k++) s->in[k].repeats = -1;
+  for (int32_t k = 0; k < s->n_out; k++) {
+    staged *st = &s->out[k];
+    root[k] = eg_npu_copy_root(g, st->value);
+    st->repeats = -1;
+    st->same_tensor = false;
+    for (int32_t j = 0; j < k && st->repeats < 0; j++) {
+      const bool tensor = s->out_binding[j] == s->out_binding[k];
+      if (s->out[j].repeats < 0 && (tensor || root[j] == root[k]) &&
+          same_layout(&s->out[j], st)) {
+        st->repeats = j;
+        st->same_tensor = tensor;
+      }
+    }
+  }
+  free(root);
+  return EG_OK;
+}
+
+int32_t eg_npu_step_output_repeats(const eg_npu_step *s, int32_t k) {
+  return k >= 0 && k < s->n_out && s->out[k].repeats >= 0 ? s->out[s->out[k].repeats].value : -1;
+}
+
 /* Offsets of the converted values' buffers in the work block (eg_npu_step_bind turns them
  * into pointers): the bound buffer, and the NHWC-ordered IR-dtype buffer when narrowed or
  * quantized and NHWC. Unconverted values are bound to their IR buffers. */
@@ -123,7 +177,7 @@ static void lay_out_staging(eg_npu_step *s) {
   size_t at = 0;
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
-    if (!converted(st)) continue;
+    if (!converted(st) || st->same_tensor) continue;
     st->stage = (void *)at;
     at += align64(stage_bytes(st) + 1);
     if (st->nhwc && (st->narrow || st->q)) {
@@ -180,8 +234,9 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
   if (st == EG_OK) st = stage_all(g, hp->inputs, s->n_in, held_nhwc, s->in);
   if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, held_nhwc, s->out);
   if (st == EG_OK) st = stage_quant(s, hp);
-  if (st == EG_OK) lay_out_staging(s);
   if (st == EG_OK) st = bind(s, hp);
+  if (st == EG_OK) st = find_repeats(s, g);
+  if (st == EG_OK) lay_out_staging(s);
   s->backend = eg_backend_executor_for_program();
   if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);
   if (st != EG_OK) {
@@ -264,7 +319,7 @@ static int32_t staging_spans(const eg_npu_step *s, const eg_qnn_graph *qg, const
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     const bool in = k < s->n_in;
     const staged *st = in ? &s->in[k] : &s->out[k - s->n_in];
-    if (!converted(st)) continue;
+    if (!converted(st) || st->same_tensor) continue;
     const int32_t t = in ? s->bin[k].tensor : s->bout[s->out_binding[k - s->n_in]].tensor;
     const int32_t op = in ? reader[t] : eg_qnn_graph_tensor(qg, t)->producer;
     const eg_plan_block at_start = {0, first, first, 0, 0};
@@ -310,8 +365,13 @@ int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp
   s->spans = spans;
   s->n_spans = nw + n_staged;
   s->n_work_spans = nw;
+  s->work = wt;
   *out = spans;
   return s->n_spans;
+}
+
+bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i) {
+  return i >= 0 && i < s->n_work_spans && s->work[i].tensor < 0;
 }
 
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s) { return s->backend->scratch_bytes(s->ex); }
@@ -330,8 +390,8 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
                       "value crossing a partition boundary is planned",
                       eg_value_label(g, st->value));
     st->ir = data[st->value];
-    if (!converted(st)) {
-      st->stage = st->ir;
+    if (!converted(st) || st->same_tensor) { /* bound in place, or to the first one's */
+      st->stage = converted(st) ? NULL : st->ir;
       continue;
     }
     if (tensors) { /* the spans after the executor's, in lay_out_staging's order */
@@ -417,8 +477,12 @@ eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns) {
   EG_TRY(s->backend->run(s->ex, s->bin, s->n_in, s->bout, s->n_bout));
   const int64_t t2 = convert_ns ? eg_now_ns() : 0;
   /* an output bound in place needs nothing, unless a second value names the same tensor */
-  for (int32_t k = 0; k < s->n_out; k++)
-    EG_TRY(copy_value(&s->out[k], false, s->bout[s->out_binding[k]].data));
+  for (int32_t k = 0; k < s->n_out; k++) {
+    const staged *st = &s->out[k];
+    if (st->repeats < 0) EG_TRY(copy_value(st, false, s->bout[s->out_binding[k]].data));
+    else if (st->ir != s->out[st->repeats].ir)
+      memcpy(st->ir, s->out[st->repeats].ir, eg_value_nbytes(st->v));
+  }
   if (convert_ns) *convert_ns = (t1 - t0) + (eg_now_ns() - t2);
   return EG_OK;
 }

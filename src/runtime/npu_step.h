@@ -42,10 +42,23 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s);
  * gives them ("<node>", then "<node>_op<k>"); when that fails or the executor keeps its
  * tensors to itself, -1 and the step keeps its block. Else the count: the executor's tensors,
  * then the staging buffers (an input's from the step's start to its last reader, an output's
- * from its writer to the step's end); *out (the step's) stays valid until it is destroyed, and
- * eg_npu_step_bind may then take a buffer per span instead of the block. Before bind. */
+ * from its writer to the step's end) and the ops' scratch; *out (the step's) stays valid until
+ * it is destroyed, and eg_npu_step_bind may then take a buffer per span instead of the block.
+ * Before bind. */
 int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp,
                                  const eg_partition *part, const eg_plan_block **out);
+/* For output boundary k (of the partition's outputs): the value of an earlier output whose
+ * bytes it repeats (held alike, same dtype and shape, and the same tensor or a copy of the
+ * same value: eg_npu_copy_root), which the runtime may plan it onto; -1 if none. A repeat is
+ * not converted on its own: its buffer gets the first one's bytes (nothing to do when it is
+ * the same buffer). */
+int32_t eg_npu_step_output_repeats(const eg_npu_step *s, int32_t k);
+/* The value whose bytes v's repeat, through copies (eg_copy_source: detach, view, ...): v
+ * itself when it is no copy. */
+int32_t eg_npu_copy_root(const eg_graph *g, int32_t v);
+/* Whether span i is an op's scratch (a span of the op's tick alone): given no buffer (NULL in
+ * eg_npu_step_bind's `tensors`), the op uses the step's scratch instead. */
+bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i);
 /* The bytes of kernel scratch its executor's ops need while it runs. */
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s);
 /* Binds the step to the runtime's per-value buffer table `data` of graph g (fixed for the

@@ -39,6 +39,7 @@
 
 typedef struct plan {
   size_t scratch;
+  void *scratch_at; /* its own scratch (eg_qnn_executor_set_tensor_memory), else ex->scratch */
   bool folded; /* run once at create (constant folding), not by execute */
   bool transient; /* folded, and read only as the filter of TransposeConv2d ops that pack it:
                      its buffer is freed once they have (the packed form is what they read) */
@@ -117,6 +118,10 @@ static void *in_ptr(const exec_t *ex, const op_t *op, int i) {
 
 static void *out_ptr(const exec_t *ex, const op_t *op) { return ex->ptr[op->outputs[0]]; }
 
+static void *scratch_of(const exec_t *ex, const plan *pl) {
+  return pl->scratch_at ? pl->scratch_at : ex->scratch;
+}
+
 static int64_t dim(const eg_qnn_tensor *t, int i) { return (int64_t)t->dims[i]; }
 
 static void dims64(const eg_qnn_tensor *t, int64_t *out) {
@@ -143,7 +148,7 @@ static void run_conv(exec_t *ex, const op_t *op, const plan *pl) {
   eg_conv2d_nhwc_f32(&pl->u.conv, in_ptr(ex, op, 0),
                      pl->filter_src >= 0 ? ex->ptr[pl->filter_src] : in_ptr(ex, op, 1),
                      in_ptr(ex, op, 2), pl->y_dst >= 0 ? ex->ptr[pl->y_dst] : out_ptr(ex, op),
-                     ex->scratch);
+                     scratch_of(ex, pl));
 }
 
 static eg_status prepare_dwconv(exec_t *ex, const op_t *op, plan *pl) {
@@ -193,7 +198,7 @@ static void run_tconv(exec_t *ex, const op_t *op, const plan *pl) {
                    : pl->filter_src >= 0 ? (const float *)ex->ptr[pl->filter_src]
                                          : (const float *)in_ptr(ex, op, 1);
   eg_transpose_conv2d_nhwc_f32(&pl->u.tconv, in_ptr(ex, op, 0), f, in_ptr(ex, op, 2),
-                               out_ptr(ex, op), ex->scratch);
+                               out_ptr(ex, op), scratch_of(ex, pl));
 }
 
 /* ---- pooling ---- */
@@ -380,7 +385,7 @@ static eg_status prepare_reduce_mean(exec_t *ex, const op_t *op, plan *pl) {
 }
 
 static void run_reduce(exec_t *ex, const op_t *op, const plan *pl) {
-  eg_reduce_nhwc_f32(&pl->u.reduce, in_ptr(ex, op, 0), out_ptr(ex, op), ex->scratch);
+  eg_reduce_nhwc_f32(&pl->u.reduce, in_ptr(ex, op, 0), out_ptr(ex, op), scratch_of(ex, pl));
 }
 
 /* ---- elementwise ---- */
@@ -500,7 +505,7 @@ static eg_status prepare_group_norm(exec_t *ex, const op_t *op, plan *pl) {
 
 static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
   eg_norm_nhwc_f32(&pl->u.norm, in_ptr(ex, op, 0), in_ptr(ex, op, 1), in_ptr(ex, op, 2),
-                   out_ptr(ex, op), ex->scratch);
+                   out_ptr(ex, op), scratch_of(ex, pl));
 }
 
 /* ---- the kernel table ---- */
@@ -777,7 +782,7 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     const int32_t t = ex->plans[k].y_dst;
     if (t >= 0 && first[t] > k) first[t] = k;
   }
-  ex->work = calloc((size_t)eg_qnn_graph_num_ops(g) + 1, sizeof *ex->work);
+  ex->work = calloc(2 * (size_t)eg_qnn_graph_num_ops(g) + 1, sizeof *ex->work);
   if (!ex->work) {
     free(first);
     free(last);
@@ -807,6 +812,10 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     ex->native_sum += size;
     if (off + size > ex->arena_bytes) ex->arena_bytes = off + size;
   }
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) /* each op's scratch, at its op */
+    if (ex->plans[k].scratch && !ex->plans[k].folded && !ex->plans[k].skipped)
+      ex->work[ex->n_work++] = (eg_qnn_work_tensor){
+          .tensor = -1, .bytes = align64(ex->plans[k].scratch), .first_op = k, .last_op = k};
   free(first);
   free(last);
   return EG_OK;
@@ -1023,7 +1032,8 @@ static void point_tensor(exec_t *ex, int32_t t, void *at) {
 /* NATIVE tensors into the arena. */
 static void point_native(exec_t *ex) {
   for (int32_t i = 0; i < ex->n_work; i++)
-    point_tensor(ex, ex->work[i].tensor, ex->arena + ex->offset[ex->work[i].tensor]);
+    if (ex->work[i].tensor >= 0)
+      point_tensor(ex, ex->work[i].tensor, ex->arena + ex->offset[ex->work[i].tensor]);
 }
 
 /* The folded constants, and the arena and scratch unless they are the caller's (shared). */
@@ -1144,7 +1154,9 @@ int32_t eg_qnn_executor_work_tensors(const eg_qnn_executor *ex, const eg_qnn_wor
 }
 
 void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers, void *scratch) {
-  for (int32_t i = 0; i < ex->n_work; i++) point_tensor(ex, ex->work[i].tensor, buffers[i]);
+  for (int32_t i = 0; i < ex->n_work; i++)
+    if (ex->work[i].tensor >= 0) point_tensor(ex, ex->work[i].tensor, buffers[i]);
+    else ex->plans[ex->work[i].first_op].scratch_at = buffers[i];
   ex->scratch = scratch;
   ex->has_work = true;
 }

@@ -59,10 +59,12 @@ void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratc
 /* Or tensor by tensor, for a caller that plans the NATIVE tensors among its own buffers (the
  * runtime, with the values around the partition): each one with bytes, in order of production,
  * its bytes (a multiple of 64) and the first and last op (graph indices) that write or read it
- * — its bytes must not be anything else's from the start of first_op to the end of last_op.
- * set_tensor_memory gives tensor i the 64-byte aligned buffers[i], and the scratch. */
+ * — its bytes must not be anything else's from the start of first_op to the end of last_op —
+ * then each op's scratch (tensor -1, first_op == last_op its op). set_tensor_memory gives
+ * entry i the 64-byte aligned buffers[i]; `scratch` (eg_qnn_executor_get_stats' scratch_bytes,
+ * may be NULL when every op with scratch has its own) is what ops without an entry use. */
 typedef struct eg_qnn_work_tensor {
-  int32_t tensor;
+  int32_t tensor; /* -1: the scratch of op first_op */
   size_t bytes;
   int32_t first_op, last_op;
 } eg_qnn_work_tensor;
