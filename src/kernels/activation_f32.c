@@ -91,7 +91,7 @@ static inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
 
 EG_SIMD_CLONES
 void eg_hardtanh_f32(int64_t n, const float *x, float lo, float hi, float *y) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
     float v = x[i] < lo ? lo : x[i];
     y[i] = hi < v ? hi : v;
@@ -101,43 +101,43 @@ void eg_hardtanh_f32(int64_t n, const float *x, float lo, float hi, float *y) {
 EG_SIMD_CLONES
 void eg_hardtanh_backward_f32(int64_t n, const float *gy, const float *x, float lo, float hi,
                               float *gx) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : gy[i];
 }
 
 EG_SIMD_CLONES
 void eg_sigmoid_f32(int64_t n, const float *x, float *y) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = sigmoid_f32(x[i]);
 }
 
 EG_SIMD_CLONES
 void eg_sigmoid_backward_f32(int64_t n, const float *gy, const float *y, float *gx) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = gy[i] * (1.0f - y[i]) * y[i];
 }
 
 EG_SIMD_CLONES
 void eg_tanh_f32(int64_t n, const float *x, float *y) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = tanh_f32(x[i]);
 }
 
 EG_SIMD_CLONES
 void eg_tanh_backward_f32(int64_t n, const float *gy, const float *y, float *gx) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = gy[i] * (1.0f - y[i] * y[i]);
 }
 
 EG_SIMD_CLONES
 void eg_silu_f32(int64_t n, const float *x, float *y) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + exp_f32(-x[i]));
 }
 
 EG_SIMD_CLONES
 void eg_silu_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
     const float s = sigmoid_f32(x[i]);
     gx[i] = gy[i] * s * (1.0f + x[i] * (1.0f - s));
@@ -153,14 +153,14 @@ static inline float relu6_shift3(float x) {
 
 EG_SIMD_CLONES
 void eg_hardswish_f32(int64_t n, const float *x, float *y) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = x[i] * relu6_shift3(x[i]) / 6.0f;
 }
 
 /* PyTorch 2.x's vector loop: NaN x gives gy * NaN. */
 EG_SIMD_CLONES
 void eg_hardswish_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
     const float inner = gy[i] * (x[i] / 3.0f + 0.5f);
     gx[i] = x[i] <= -3.0f ? 0.0f : x[i] >= 3.0f ? gy[i] : inner;
@@ -169,14 +169,14 @@ void eg_hardswish_backward_f32(int64_t n, const float *gy, const float *x, float
 
 EG_SIMD_CLONES
 void eg_hardsigmoid_f32(int64_t n, const float *x, float *y) {
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) y[i] = relu6_shift3(x[i]) / 6.0f;
 }
 
 EG_SIMD_CLONES
 void eg_hardsigmoid_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
   const float sixth = 1.0f / 6.0f; /* ATen multiplies by one_sixth, rounded to float */
-#pragma omp parallel for simd schedule(static) if (n >= EG_ACT_PARALLEL)
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) gx[i] = x[i] > -3.0f && x[i] < 3.0f ? gy[i] * sixth : 0.0f;
 }
 

@@ -160,7 +160,7 @@ typedef void (*cast_fn)(const void *in, void *out, int64_t n);
   static void cast_##S##_##D(const void *iv, void *ov, int64_t n) {                     \
     const ST *restrict x = iv;                                                          \
     DT *restrict o = ov;                                                                \
-    _Pragma("omp parallel for simd schedule(static) if (n >= EG_COPY_OMP_MIN)")         \
+    _Pragma("omp parallel for simd schedule(static) if (parallel: n >= EG_COPY_OMP_MIN)")         \
     for (int64_t i = 0; i < n; i++) o[i] = TO_##D(LD_##S(x[i]));                        \
   }
 #define CAST_FNS(S, ST) CAST_TARGETS(CAST_FN, S, ST)
@@ -191,7 +191,7 @@ void eg_cast_dense(const void *in, eg_dtype from, void *out, eg_dtype to, int64_
     T v;                                                                            \
     memcpy(&v, value, sizeof v);                                                    \
     T *restrict o = ov;                                                             \
-    _Pragma("omp parallel for simd schedule(static) if (n >= EG_COPY_OMP_MIN)")     \
+    _Pragma("omp parallel for simd schedule(static) if (parallel: n >= EG_COPY_OMP_MIN)")     \
     for (int64_t i = 0; i < n; i++) o[i] = v;                                       \
   }
 FILL_FN(uint8_t, 1)

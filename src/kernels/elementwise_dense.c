@@ -198,7 +198,7 @@ typedef void (*unary_loop)(const void *x, void *out, int64_t n);
   static void name(const void *xv, void *ov, int64_t n) {                                 \
     const T *restrict x = xv;                                                             \
     T *restrict o = ov;                                                                   \
-    _Pragma("omp parallel for simd schedule(static) if (n >= EG_ELEMENTWISE_OMP_MIN)")    \
+    _Pragma("omp parallel for simd schedule(static) if (parallel: n >= EG_ELEMENTWISE_OMP_MIN)")    \
     for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, x[i]);                              \
   }
 

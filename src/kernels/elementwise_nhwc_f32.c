@@ -213,15 +213,15 @@ void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, floa
   const bool par = eg_nhwc_omp_worth(n);
   switch (op) {
   case EG_UNARY_NEG:
-#pragma omp parallel for simd schedule(static) if (par)
+#pragma omp parallel for simd schedule(static) if (parallel: par)
     for (int64_t e = 0; e < n; e++) y[e] = -x[e];
     break;
   case EG_UNARY_RELU: /* x < 0 ? 0 : x keeps NaN, as torch.relu does */
-#pragma omp parallel for simd schedule(static) if (par)
+#pragma omp parallel for simd schedule(static) if (parallel: par)
     for (int64_t e = 0; e < n; e++) y[e] = x[e] < 0.0f ? 0.0f : x[e];
     break;
   case EG_UNARY_RELU_MIN_MAX:
-#pragma omp parallel for simd schedule(static) if (par)
+#pragma omp parallel for simd schedule(static) if (parallel: par)
     for (int64_t e = 0; e < n; e++) y[e] = x[e] < lo ? lo : x[e] > hi ? hi : x[e];
     break;
   case EG_UNARY_SIGMOID:

@@ -319,6 +319,41 @@ static void test_transposed_sweep(void) {
   EG_CHECK_MSG(cases >= 200 * N_CHANNEL_CONFIGS, "ran %d cases", cases);
 }
 
+/* Depthwise-like convolutions at dilation 1 in both dimensions (the sweeps above pair a
+ * dilation of 2 with 1), the case of every depthwise conv in MobileNet-style nets: strides 1-3
+ * in each dimension, kernels, padding 0-2, leftover rows and columns, plain and transposed,
+ * multipliers 1-3 on either side; and two larger planes. */
+static void test_depthwise_dilation_1(void) {
+  static const int64_t depthwise[][3] = {{3, 3, 3}, {2, 4, 2}, {2, 6, 2}, {6, 2, 2}, {4, 4, 4}};
+  int cases = 0, counter = 0;
+  for (int64_t sh = 1; sh <= 3; sh++)
+    for (int64_t sw = 1; sw <= 3; sw++)
+      for (int k = 0; k < N_KERNELS; k++)
+        for (int64_t pad = 0; pad <= 2; pad++, counter++) {
+          const int64_t kh = kernel_sizes[k][0], kw = kernel_sizes[k][1];
+          const int64_t ph = pad < kh ? pad : kh - 1, pw = (pad + counter) % 3 < kw ? (pad + counter) % 3 : 0;
+          spec c = {.n = 1 + counter % 3, .kh = kh, .kw = kw, .sh = sh, .sw = sw, .ph = ph,
+                    .pw = pw, .dh = 1, .dw = 1, .transposed = counter % 4 == 3};
+          const int64_t lo_h = (kh - 2 * ph < 1 ? 1 : kh - 2 * ph) + counter % 5;
+          const int64_t lo_w = (kw - 2 * pw < 1 ? 1 : kw - 2 * pw) + counter % 7;
+          c.h = size_with_remainder(lo_h, ph, kh, sh, counter % sh);
+          c.w = size_with_remainder(lo_w, pw, kw, sw, (counter / 3) % sw);
+          if (c.transposed) c.oph = counter % sh, c.opw = (counter / 2) % sw;
+          const int64_t *ch = depthwise[counter % 5];
+          c.c_in = ch[0], c.c_out = ch[1], c.groups = ch[2];
+          cases += check_case(&c, 200000u + (unsigned)counter);
+        }
+  EG_CHECK_MSG(cases >= 155, "ran %d of 162 cases", cases);
+  /* a 3x3 stride-1 depthwise conv on 89x89 planes, a 5x5 stride-2 transposed one on 40x41 */
+  const spec big = {.n = 2, .c_in = 3, .c_out = 3, .groups = 3, .h = 89, .w = 89, .kh = 3,
+                    .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1};
+  EG_CHECK(check_case(&big, 300001u));
+  const spec big2 = {.n = 2, .c_in = 4, .c_out = 4, .groups = 4, .h = 40, .w = 41, .kh = 5,
+                     .kw = 5, .sh = 2, .sw = 2, .ph = 2, .pw = 2, .dh = 1, .dw = 1,
+                     .transposed = true, .oph = 1, .opw = 0};
+  EG_CHECK(check_case(&big2, 300002u));
+}
+
 /* ---- larger images: the one-image-per-GEMM paths, pointwise shortcuts, uneven batches ---- */
 
 /* Output planes of >= 1536 pixels put one image in each GEMM (writing y in place, bias via
@@ -421,6 +456,7 @@ static void test_empty_batch(void) {
 int main(void) {
   EG_RUN(test_conv_sweep);
   EG_RUN(test_transposed_sweep);
+  EG_RUN(test_depthwise_dilation_1);
   EG_RUN(test_one_image_per_gemm);
   EG_RUN(test_uneven_batches);
   EG_RUN(test_winograd);
