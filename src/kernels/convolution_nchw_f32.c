@@ -145,7 +145,7 @@ static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const flo
 }
 
 /* m images [c, p] <- packed [c, m*p] + bias[c] (bias may be NULL). */
-static void unpack_images(const float *packed, int64_t m, int64_t c, int64_t p,
+EG_SIMD_CLONES static void unpack_images(const float *packed, int64_t m, int64_t c, int64_t p,
                           const float *bias, float *dst) {
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * c * p))
   for (int64_t t = 0; t < m * c; t++) {

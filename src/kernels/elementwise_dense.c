@@ -49,7 +49,7 @@ typedef void (*binary_inner)(int64_t n, const void *a, int64_t sa, const void *b
  * reads both unconditionally and vectorises (with a[i] inside `?:` GCC kept a scalar branch:
  * 2.3 GB/s where relu ran at 45). */
 #define BINARY_INNER(name, T, U, MEMBER, EXPR)                                               \
-  static void name(int64_t n, const void *av, int64_t sa, const void *bv, int64_t sb,        \
+  EG_SIMD_CLONES static void name(int64_t n, const void *av, int64_t sa, const void *bv, int64_t sb,        \
                    const eg_scalar *alpha, void *ov) {                                       \
     const T *restrict a = av;                                                                \
     const T *restrict b = bv;                                                                \

@@ -21,6 +21,7 @@
  * full reduction, into fixed chunks whose partial sums live in scratch and are combined in
  * order; so results never depend on the number of threads. */
 #include "kernels/sum_dense.h"
+#include "util/simd.h"
 
 #include <omp.h>
 #include <string.h>
@@ -81,7 +82,7 @@ EG_SUM_GENERIC(u8, uint8_t, uint64_t)
  * vector reduction. Separate fixed-length lane groups keep GCC's -O2 vectoriser on registers. */
 enum { EG_SUM_F32_STRETCH = 512 };
 
-static void sum_run_f32(void *acc, int64_t ai, const void *x, int64_t xi, int64_t len) {
+EG_SIMD_CLONES static void sum_run_f32(void *acc, int64_t ai, const void *x, int64_t xi, int64_t len) {
   const float *p = (const float *)x + xi;
   double s = 0;
   int64_t i = 0;

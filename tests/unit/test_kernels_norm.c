@@ -336,16 +336,19 @@ static void check_bn(int64_t n, int64_t c, int64_t hw, bool training, bool with_
 }
 
 static void test_batch_norm(void) {
-  /* hw == 1 shapes take the channel-block path: {64, 200, 1} has a partial last block,
-   * {512, 96, 1} is big enough for OpenMP there; {8, 32, 300} for OpenMP per channel */
-  const int64_t shapes[][3] = {{2, 3, 5}, {4, 16, 1}, {1, 8, 49}, {3, 5, 7}, {7, 1, 1},
-                               {64, 200, 1}, {512, 96, 1}, {8, 32, 300}};
+  /* hw <= 16 shapes take the channel-block path: {64, 200, 1} and {8, 130, 4} have a partial
+   * last block, {512, 96, 1} and {16, 200, 16} are big enough for OpenMP there; {4, 70, 17}
+   * is the smallest plane per channel, {8, 32, 300} per channel with OpenMP */
+  const int64_t shapes[][3] = {{2, 3, 5},    {4, 16, 1},   {1, 8, 49},    {3, 5, 7},
+                               {7, 1, 1},    {64, 200, 1}, {512, 96, 1},  {8, 32, 300},
+                               {8, 130, 4},  {16, 200, 16}, {4, 70, 17}};
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
     for (int training = 0; training < 2; training++)
       for (int affine = 0; affine < 2; affine++)
         check_bn(shapes[s][0], shapes[s][1], shapes[s][2], training, affine, 0.0f);
   check_bn(4, 3, 25, true, true, 1000.0f);
   check_bn(4, 3, 25, false, true, 1000.0f);
+  check_bn(4, 3, 4, true, true, 1000.0f);
 }
 
 /* Eval with an empty batch: nothing to write, nothing read. */
