@@ -137,7 +137,7 @@ static void grad_f32(const float *gy, const float *x, float *gx, int64_t len, bn
     gx[i] = (float)((double)gy[i] * k.k + ((double)x[i] - k.mean) * k.kx + k.k0);
 }
 
-static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
+EG_SIMD_CLONES static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
                             int64_t ch) {
   const int64_t m = p->n * p->hw, stride = p->c * p->hw;
   const float *x0 = io->x + ch * p->hw;
@@ -153,7 +153,7 @@ static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_i
     affine_f32(x0 + b * stride, io->y + ch * p->hw + b * stride, p->hw, a);
 }
 
-static void backward_channel(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
+EG_SIMD_CLONES static void backward_channel(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
                              int64_t ch) {
   const int64_t stride = p->c * p->hw;
   double mean, invstd, sg = 0.0, sgx = 0.0;

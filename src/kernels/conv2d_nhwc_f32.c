@@ -255,7 +255,7 @@ size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p) {
 /* The column-matrix row of output pixel (n, i, j) for group q: dst[t*cig + ci'] = the channels
  * tap t reads (0 outside the image). With `flip`, tap t = (a, b) stores position
  * (k_h-1-a, k_w-1-b); for a fixed kernel row both orders fill one contiguous run of k_w taps. */
-static void im2col_pixel(const eg_conv2d_nhwc_params *p, const float *x, int64_t n, int64_t i,
+EG_SIMD_CLONES static void im2col_pixel(const eg_conv2d_nhwc_params *p, const float *x, int64_t n, int64_t i,
                          int64_t j, int64_t q, float *dst) {
   const int64_t cig = p->c_in / p->groups, kk = taps(p), kw = p->k_w;
   for (int64_t a = 0; a < p->k_h; a++) {
@@ -281,7 +281,7 @@ static void im2col_pixel(const eg_conv2d_nhwc_params *p, const float *x, int64_t
 /* The column-matrix row of output pixel (n, i, j) in (ci, tap) order, for filter_oihw:
  * dst[ci*k_h*k_w + t] = the channel ci tap t reads (0 outside the image). Each tap's channel
  * run is scattered k_h*k_w floats apart. */
-static void im2col_pixel_oihw(const eg_conv2d_nhwc_params *p, const float *x, int64_t n,
+EG_SIMD_CLONES static void im2col_pixel_oihw(const eg_conv2d_nhwc_params *p, const float *x, int64_t n,
                               int64_t i, int64_t j, float *restrict dst) {
   const int64_t kk = taps(p), ci = p->c_in;
   for (int64_t a = 0; a < p->k_h; a++) {

@@ -220,7 +220,7 @@ static void conv_down(const eg_conv_geom *g, const float *big, const float *w, c
 
 /* wf [cb, cs/groups, kh, kw] for geom_flipped(g): wf[q*cbg + u][v][a][b] =
  * w[q*csg + v][u][kh-1-a][kw-1-b]. */
-static void flip_weights(const eg_conv_geom *g, const float *w, float *wf) {
+EG_SIMD_CLONES static void flip_weights(const eg_conv_geom *g, const float *w, float *wf) {
   const int64_t cbg = g->cb / g->groups, csg = g->cs / g->groups, kk = g->kh * g->kw;
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->cs * cbg * kk))
   for (int64_t t = 0; t < g->cb * csg; t++) {

@@ -16,7 +16,7 @@ static void tap_accumulate(const float *restrict xp, const float *restrict w, in
     for (int64_t m = 0; m < mult; m++) out[c * mult + m] += xp[c] * w[c * mult + m];
 }
 
-static void output_pixel(const eg_dwconv2d_nhwc_params *p, const float *img, const float *f,
+EG_SIMD_CLONES static void output_pixel(const eg_dwconv2d_nhwc_params *p, const float *img, const float *f,
                          const float *bias, int64_t i, int64_t j, float *out) {
   const int64_t co = p->c_in * p->mult;
   for (int64_t e = 0; e < co; e++) out[e] = bias ? bias[e] : 0.0f;

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "util/simd.h"
+
 /* Merged runs: dims[i] with reduced[i]; adjacent runs alternate. */
 typedef struct runs {
   int n;
@@ -39,7 +41,7 @@ size_t eg_reduce_nhwc_f32_scratch(const eg_reduce_nhwc_params *p) {
 
 /* Adds the innermost run of x (len elements at x) into acc: a kept run adds element-wise, a
  * reduced run adds its sum into acc[0]. */
-static void add_run(bool reduced, int64_t len, const float *x, double *acc) {
+static inline void add_run(bool reduced, int64_t len, const float *x, double *acc) {
   if (reduced) {
     double s = 0.0;
     for (int64_t e = 0; e < len; e++) s += (double)x[e];
@@ -50,6 +52,7 @@ static void add_run(bool reduced, int64_t len, const float *x, double *acc) {
   for (int64_t e = 0; e < len; e++) acc[e] += (double)x[e];
 }
 
+EG_SIMD_CLONES
 void eg_reduce_nhwc_f32(const eg_reduce_nhwc_params *p, const float *x, float *y, void *scratch) {
   const runs r = runs_of(p);
   const int64_t n_out = out_numel(&r);
