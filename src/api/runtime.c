@@ -6,9 +6,10 @@
  * Memory is planned and allocated once at creation (runtime/plan.h, in the program's node order
  * when compiled): one activation arena, one buffer per graph input, and the CPU kernels'
  * scratch (one block of the largest need: nodes run one at a time). An NPU partition's staging
- * and executor memory is a block of the arena live while its step runs, sharing bytes with
- * values dead by then (the NPU steps are created before the plan, which asks each its need).
- * Values that live only inside an NPU partition get no arena bytes: its executor holds them.
+ * and executor memory is planned in the arena too (the NPU steps are created before the plan,
+ * which asks each its need): each tensor over the ops that use it, among the values, or as one
+ * block live while its step runs — whichever layout needs less (plan_memory). Values that live
+ * only inside an NPU partition get no arena bytes: its executor holds them.
  * Running allocates nothing. Each value's data pointer is fixed at creation.
  * eg_runtime_options.max_memory_bytes is checked against the plan (arena incl. the NPU steps'
  * blocks, CPU scratch, inputs) before any of them is allocated. */
@@ -185,7 +186,7 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, size_t **work_l
   return s;
 }
 
-/* The CPU kernels' scratch, and each NPU step bound to the buffers and its block. */
+/* The CPU kernels' scratch, and each NPU step bound to the buffers and its block or spans. */
 static eg_status allocate_work(eg_runtime *rt) {
   rt->scratch = aligned_alloc64(rt->scratch_bytes);
   if (!rt->scratch)

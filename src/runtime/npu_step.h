@@ -13,7 +13,7 @@
  * arena like a value live for that step alone, sharing bytes with values dead by then — or each
  * of them is planned alone, over the ops that use it (eg_npu_step_tensor_spans); the
  * executor's scratch (eg_npu_step_scratch_bytes) is the runtime's CPU kernel scratch, which
- * nothing else uses while the step runs. Creation needs no buffers; eg_npu_step_bind, once
+ * nothing else uses while the step runs, or per op a span too. Creation needs no buffers; eg_npu_step_bind, once
  * before the first run, hands the step the runtime's buffers and its memory; running allocates
  * nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
@@ -40,11 +40,12 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s);
  * its bytes and the partition nodes (graph node ids) whose ops write it first and read it
  * last. The ops are matched to the nodes `part` lists, in its order, by the names lowering
  * gives them ("<node>", then "<node>_op<k>"); when that fails or the executor keeps its
- * tensors to itself, -1 and the step keeps its block. Else the count: the executor's tensors,
- * then the staging buffers (an input's from the step's start to its last reader, an output's
- * from its writer to the step's end) and the ops' scratch; *out (the step's) stays valid until
- * it is destroyed, and eg_npu_step_bind may then take a buffer per span instead of the block.
- * Before bind. */
+ * tensors to itself, -1 and the step keeps its block. Else the count: the executor's tensors
+ * and its ops' scratch (eg_npu_step_span_is_scratch), then the staging buffers (an input's
+ * from the step's start to its last reader, an output's from its writer to the step's end);
+ * ticks order the step's work (0: the conversions in, op k: k + 1, ops + 1: the conversions
+ * out). *out (the step's) stays valid until it is destroyed, and eg_npu_step_bind may then
+ * take a buffer per span instead of the block. Before bind. */
 int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp,
                                  const eg_partition *part, const eg_plan_block **out);
 /* For output boundary k (of the partition's outputs): the value of an earlier output whose
@@ -59,14 +60,16 @@ int32_t eg_npu_copy_root(const eg_graph *g, int32_t v);
 /* Whether span i is an op's scratch (a span of the op's tick alone): given no buffer (NULL in
  * eg_npu_step_bind's `tensors`), the op uses the step's scratch instead. */
 bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i);
-/* The bytes of kernel scratch its executor's ops need while it runs. */
+/* The bytes of kernel scratch its executor's ops need while it runs (what the ops without a
+ * scratch span use). */
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s);
 /* Binds the step to the runtime's per-value buffer table `data` of graph g (fixed for the
  * runtime's life; every boundary value must have a buffer) and hands it its working memory:
  * a block (`work`: 64-byte aligned, eg_npu_step_work_bytes long, its own while it runs), or
  * with `tensors` (after eg_npu_step_tensor_spans) a 64-byte aligned buffer per span, each its
- * own over its span; and scratch (64-byte aligned, eg_npu_step_scratch_bytes long, free for it
- * while it runs). Once, before the first run. */
+ * own over its span (NULL for a scratch span: that op uses `scratch`); and scratch (64-byte
+ * aligned, eg_npu_step_scratch_bytes long, free for it while it runs; NULL when every op with
+ * scratch has its span). Once, before the first run. */
 eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
                            void *const *tensors, void *scratch);
 /* Runs the partition: converts its inputs, executes, converts its outputs back. With
