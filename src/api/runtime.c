@@ -40,9 +40,6 @@ struct eg_runtime {
   unsigned char *inputs;   /* all graph inputs, each 64-byte aligned */
   void *scratch;           /* kernel scratch: the CPU nodes' and the NPU steps' executors' */
   size_t scratch_bytes;
-  size_t npu_scratch_bytes; /* the NPU steps' largest (the rest of their memory is the arena's) */
-  size_t npu_scratch_left;  /* that of the steps without spans (with spans, each op's scratch is
-                               a span of the arena) */
   int32_t *step_of_part;   /* per partition: its program step (the plan's work_offset index) */
   int32_t *first_block;    /* per partition: its first span (eg_npu_step_tensor_spans), */
   int32_t *n_spans;        /* and how many (-1: the step keeps them in its working block) */
@@ -127,8 +124,7 @@ static eg_status hold_repeats_alike(const eg_runtime *rt, bool *held) {
     for (int32_t j = 1; j < hp->n_outputs; j++)
       for (int32_t i = 0; i < j; i++) {
         const int32_t vi = hp->outputs[i].value, vj = hp->outputs[j].value;
-        if ((hp->outputs[i].tensor == hp->outputs[j].tensor || root[i] == root[j]) &&
-            held[vi] != held[vj])
+        if (eg_npu_outputs_same_bytes(hp, root, i, j) && held[vi] != held[vj])
           held[vi] = held[vj] = false;
       }
   }
@@ -138,18 +134,17 @@ static eg_status hold_repeats_alike(const eg_runtime *rt, bool *held) {
 
 /* The NPU steps, before the plan: each one's working memory (staging and executor tensors) as
  * a block of the arena live while its step runs (*work: per program step, malloc'ed), and as
- * spans over the nodes whose ops use each tensor (*blocks, *n_blocks; *work_left: the blocks
- * of the steps without spans, whose ops cannot be told apart by node). */
-static eg_status create_npu_steps(eg_runtime *rt, size_t **work, size_t **work_left,
-                                  eg_plan_block **blocks, int32_t *n_blocks) {
+ * spans over the nodes whose ops use each tensor (*blocks, *n_blocks; none for a step whose
+ * ops cannot be told apart by node). */
+static eg_status create_npu_steps(eg_runtime *rt, size_t **work, eg_plan_block **blocks,
+                                  int32_t *n_blocks) {
   const eg_program *p = rt->program;
   *work = calloc((size_t)rt->g->n_nodes + 1, sizeof(size_t));
-  *work_left = calloc((size_t)rt->g->n_nodes + 1, sizeof(size_t));
   rt->npu = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_npu_step *));
   rt->step_of_part = calloc((size_t)p->parts.n_partitions + 1, sizeof(int32_t));
   rt->first_block = calloc((size_t)p->parts.n_partitions + 1, sizeof(int32_t));
   rt->n_spans = calloc((size_t)p->parts.n_partitions + 1, sizeof(int32_t));
-  if (!*work || !*work_left || !rt->npu || !rt->step_of_part || !rt->first_block || !rt->n_spans)
+  if (!*work || !rt->npu || !rt->step_of_part || !rt->first_block || !rt->n_spans)
     return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t k = 0; k < p->n_steps; k++)
     if (p->steps[k].partition >= 0) rt->step_of_part[p->steps[k].partition] = k;
@@ -177,10 +172,6 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, size_t **work_l
     }
     for (int32_t i = 0; i < n; i++) (*blocks)[(*n_blocks)++] = spans[i];
     (*work)[rt->step_of_part[k]] = eg_npu_step_work_bytes(rt->npu[k]);
-    (*work_left)[rt->step_of_part[k]] = n < 0 ? eg_npu_step_work_bytes(rt->npu[k]) : 0;
-    const size_t scratch = eg_npu_step_scratch_bytes(rt->npu[k]);
-    if (scratch > rt->npu_scratch_bytes) rt->npu_scratch_bytes = scratch;
-    if (n < 0 && scratch > rt->npu_scratch_left) rt->npu_scratch_left = scratch;
   }
   free(held_nhwc);
   return s;
@@ -336,18 +327,26 @@ static size_t cpu_scratch(const eg_runtime *rt) {
  * nodes'). The spans pay where a partition's peak meets few live values (MobileNetV2 full
  * training: 70 -> 57 MB of arena), the blocks on small graphs where first fit does worse. */
 static eg_status plan_memory(eg_runtime *rt, const eg_plan_spec *blocks_spec,
-                             const size_t *work_left, const eg_plan_block *spans,
-                             int32_t n_spans) {
-  const size_t cpu = cpu_scratch(rt);
-  const size_t all = cpu > rt->npu_scratch_bytes ? cpu : rt->npu_scratch_bytes;
-  const size_t left = cpu > rt->npu_scratch_left ? cpu : rt->npu_scratch_left;
+                             const eg_plan_block *spans, int32_t n_spans) {
+  /* the scratch all steps need in the shared scratch, and the steps without spans alone */
+  size_t all = cpu_scratch(rt), left = all;
+  const int32_t n_parts = rt->program ? rt->program->parts.n_partitions : 0;
+  for (int32_t k = 0; k < n_parts; k++) {
+    const size_t scratch = eg_npu_step_scratch_bytes(rt->npu[k]);
+    if (scratch > all) all = scratch;
+    if (rt->n_spans[k] < 0 && scratch > left) left = scratch;
+  }
   EG_TRY(eg_plan_memory(rt->g, blocks_spec, &rt->plan));
   rt->scratch_bytes = all;
   if (n_spans <= 0) return EG_OK;
+  size_t *work_left = calloc((size_t)rt->g->n_nodes + 1, sizeof(size_t)); /* steps w/o spans */
+  for (int32_t k = 0; work_left && k < n_parts; k++)
+    if (rt->n_spans[k] < 0) work_left[rt->step_of_part[k]] = eg_npu_step_work_bytes(rt->npu[k]);
   eg_plan_block *kept = malloc((size_t)n_spans * sizeof *kept);
   int32_t *block = malloc((size_t)n_spans * sizeof(int32_t));
   rt->span_block = malloc((size_t)n_spans * sizeof(int32_t));
-  if (!kept || !block || !rt->span_block) {
+  if (!work_left || !kept || !block || !rt->span_block) {
+    free(work_left);
     free(kept);
     free(block);
     return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
@@ -355,7 +354,7 @@ static eg_status plan_memory(eg_runtime *rt, const eg_plan_spec *blocks_spec,
   eg_status s = EG_OK;
   for (int with_scratch = 0; s == EG_OK && with_scratch < 2; with_scratch++) {
     int32_t n = 0;
-    for (int32_t k = 0; k < rt->program->parts.n_partitions; k++)
+    for (int32_t k = 0; k < n_parts; k++)
       for (int32_t i = 0; i < (rt->n_spans[k] > 0 ? rt->n_spans[k] : 0); i++) {
         const int32_t at = rt->first_block[k] + i;
         const bool drop = !with_scratch && eg_npu_step_span_is_scratch(rt->npu[k], i);
@@ -379,6 +378,7 @@ static eg_status plan_memory(eg_runtime *rt, const eg_plan_spec *blocks_spec,
       eg_plan_free(&alt);
     }
   }
+  free(work_left);
   free(kept);
   free(block);
   return s;
@@ -393,7 +393,7 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   rt->num_threads = opt ? opt->num_threads : 0;
   bool *unplanned = NULL;
   int32_t *step_of = NULL, *alias_of = NULL;
-  size_t *step_work = NULL, *work_left = NULL;
+  size_t *step_work = NULL;
   eg_plan_block *blocks = NULL;
   int32_t n_blocks = 0;
   bool *aliasing = NULL;
@@ -402,20 +402,19 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   if (s == EG_OK) s = aliasing_nodes(rt->g, rt->program, &aliasing);
   if (s == EG_OK) s = copy_aliases(rt->g, rt->program, &alias_of);
   if (s == EG_OK && rt->program)
-    s = create_npu_steps(rt, &step_work, &work_left, &blocks, &n_blocks);
+    s = create_npu_steps(rt, &step_work, &blocks, &n_blocks);
   if (s == EG_OK) npu_output_aliases(rt, alias_of);
   if (s == EG_OK) {
     const eg_plan_spec spec = {.order = rt->program ? rt->program->order : NULL,
                                .step_of = step_of, .unplanned = unplanned, .alias_of = alias_of,
                                .aliasing = aliasing, .step_work = step_work};
-    s = plan_memory(rt, &spec, work_left, blocks, n_blocks);
+    s = plan_memory(rt, &spec, blocks, n_blocks);
   }
   free(unplanned);
   free(step_of);
   free(aliasing);
   free(alias_of);
   free(step_work);
-  free(work_left);
   free(blocks);
   if (s == EG_OK) s = check_budget(rt, opt);
   if (s == EG_OK) {

@@ -144,7 +144,12 @@ int32_t eg_npu_copy_root(const eg_graph *g, int32_t v) {
   return v;
 }
 
-static eg_status find_repeats(eg_npu_step *s, const eg_graph *g) {
+bool eg_npu_outputs_same_bytes(const eg_htp_partition *hp, const int32_t *root, int32_t i,
+                               int32_t j) {
+  return hp->outputs[i].tensor == hp->outputs[j].tensor || root[i] == root[j];
+}
+
+static eg_status find_repeats(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp) {
   int32_t *root = malloc(((size_t)s->n_out + 1) * sizeof(int32_t));
   if (!root) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   for (int32_t k = 0; k < s->n_in; k++) s->in[k].repeats = -1;
@@ -153,14 +158,12 @@ static eg_status find_repeats(eg_npu_step *s, const eg_graph *g) {
     root[k] = eg_npu_copy_root(g, st->value);
     st->repeats = -1;
     st->same_tensor = false;
-    for (int32_t j = 0; j < k && st->repeats < 0; j++) {
-      const bool tensor = s->out_binding[j] == s->out_binding[k];
-      if (s->out[j].repeats < 0 && (tensor || root[j] == root[k]) &&
+    for (int32_t j = 0; j < k && st->repeats < 0; j++)
+      if (s->out[j].repeats < 0 && eg_npu_outputs_same_bytes(hp, root, j, k) &&
           same_layout(&s->out[j], st)) {
         st->repeats = j;
-        st->same_tensor = tensor;
+        st->same_tensor = s->out_binding[j] == s->out_binding[k];
       }
-    }
   }
   free(root);
   return EG_OK;
@@ -235,7 +238,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
   if (st == EG_OK) st = stage_all(g, hp->outputs, s->n_out, held_nhwc, s->out);
   if (st == EG_OK) st = stage_quant(s, hp);
   if (st == EG_OK) st = bind(s, hp);
-  if (st == EG_OK) st = find_repeats(s, g);
+  if (st == EG_OK) st = find_repeats(s, g, hp);
   if (st == EG_OK) lay_out_staging(s);
   s->backend = eg_backend_executor_for_program();
   if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);

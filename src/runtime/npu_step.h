@@ -57,6 +57,10 @@ int32_t eg_npu_step_output_repeats(const eg_npu_step *s, int32_t k);
 /* The value whose bytes v's repeat, through copies (eg_copy_source: detach, view, ...): v
  * itself when it is no copy. */
 int32_t eg_npu_copy_root(const eg_graph *g, int32_t v);
+/* Whether outputs i and j of hp hold the same values (root: eg_npu_copy_root of each output's
+ * value): one tensor, or copies of one value. */
+bool eg_npu_outputs_same_bytes(const eg_htp_partition *hp, const int32_t *root, int32_t i,
+                               int32_t j);
 /* Whether span i is an op's scratch (a span of the op's tick alone): given no buffer (NULL in
  * eg_npu_step_bind's `tensors`), the op uses the step's scratch instead. */
 bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i);
