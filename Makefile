@@ -8,6 +8,9 @@
 # `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
 # first (scripts/install-deps.sh; needs root when something is missing).
 
+# cmake --build runs make in the build folders: keep their "Entering directory" lines out.
+MAKEFLAGS  += --no-print-directory
+
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)

@@ -1,6 +1,6 @@
 /* bench_conv_kernels.c — GFLOP/s of eg_convolution_nchw_f32 (forward), and of
  * eg_convolution_backward_nchw_f32 for gx only (dgrad) and gw only (wgrad), on the shapes of
- * /work/shared/bench/dgrad_shapes.md plus two depthwise ones. Not a test.
+ * bench/dgrad_shapes.md plus two depthwise ones. Not a test.
  * FLOPs = 2*N*Cout*Ho*Wo*(Cin/groups)*kH*kW.
  * Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS. Arguments, if any: run only the shapes whose
  * name starts with one of them. Build, e.g.:

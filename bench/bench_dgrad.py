@@ -7,7 +7,7 @@ For each thread count, runs BENCH_BINARY (bench/bench_htp_dgrad.c: the NPU execu
 Transpose(W_hwio, perm [0,1,3,2]) + TransposeConv2d, exactly what `convolution_backward` with
 output_mask [True, False, False] lowers to) and, in the same run, PyTorch's
 `torch.ops.aten.convolution_backward` with the same mask, shapes and thread count, on the
-shapes of ../shared/bench/dgrad_shapes.md. Prints GFLOP/s of both, the ratio per shape and the
+shapes of bench/dgrad_shapes.md. Prints GFLOP/s of both, the ratio per shape and the
 geometric mean of the ratios. FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW. A benchmark, not a test: the
 machines are shared and noisy, so it reports and never fails on speed.
 

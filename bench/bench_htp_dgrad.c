@@ -1,6 +1,6 @@
 /* bench_htp_dgrad.c — GFLOP/s of the NPU (htp) path for a conv input gradient: the executor
  * running Transpose(W_hwio, perm [0,1,3,2]) + TransposeConv2d(grad_y, W_hwoi) on the shapes of
- * /work/shared/bench/dgrad_shapes.md. Not a test.
+ * bench/dgrad_shapes.md. Not a test.
  *
  * FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW (forward conv's Cin/Cout). Each shape is timed after one
  * warm-up as the best of 3 rounds of >= 0.3 s of eg_qnn_executor_execute calls. The weight is a

@@ -8,7 +8,7 @@
 #   2. run the first step and check its loss and every gradient against PyTorch's values stored
 #      at export time;
 #   3. train: epochs over the digits 5-9 (Debian's python3-sklearn copy of the data set), a
-#      quarter held back for validation, Adam; validation accuracy from chance to >= 90 %;
+#      quarter held back for validation, Adam; validation accuracy from ~30 % (the fresh head) to >= 90 %;
 #   4. draw the loss and accuracy curves (SVG) and write the trained weights (safetensors).
 # Needs no PyTorch: python3 with numpy reads the data and draws the picture.
 set -euo pipefail
