@@ -29,7 +29,11 @@
  *
  * Errors: every function that can fail returns an eg_status; on failure eg_last_error() returns
  * one line of the form "<where>: <what> (<values>): <rule>" describing it (per thread, until the
- * next failing call on that thread). Nothing a file or a caller passes can crash the library.
+ * next failing call on that thread). Nothing a file or a caller passes can crash the library:
+ * a NULL handle or required pointer, an index out of range, a negative count or a shape beyond
+ * edgegrad's limits gives EG_ERR_ARGUMENT with its message. The calls without a status (counts,
+ * getters) return 0 for them (NULL for a string, -1 for eg_tensor_numel) and leave the message
+ * as it was; the destroy and free calls accept NULL and do nothing.
  * Handles are not thread-safe; use one runtime per thread. */
 #ifndef EDGEGRAD_H
 #define EDGEGRAD_H
@@ -155,7 +159,10 @@ EG_API const char *eg_last_error(void);
 EG_API const char *eg_dtype_name(eg_dtype dtype);
 /* Bytes per element (bool: 1); 0 for an invalid value. */
 EG_API size_t eg_dtype_size(eg_dtype dtype);
-/* Number of elements of a tensor (1 for rank 0). */
+/* Number of elements of a tensor (1 for rank 0); -1 when `t` is NULL, its rank is outside
+ * [0, EG_MAX_RANK], a dimension is negative, or the shape breaks the size rule every reader
+ * applies (each dimension at most 2^40, the non-zero ones multiplying to at most 2^40): a
+ * count that is not -1 times eg_dtype_size cannot overflow. */
 EG_API int64_t eg_tensor_numel(const eg_tensor *t);
 
 /* ---- models --------------------------------------------------------------------------- */
@@ -171,9 +178,11 @@ EG_API eg_status eg_model_load(const char *json_path, eg_model **out);
 EG_API eg_status eg_model_load_compiled(const char *path, eg_model **out);
 EG_API void eg_model_destroy(eg_model *model);
 
+/* Counts of inputs and outputs (0 for a NULL model). */
 EG_API int eg_model_num_inputs(const eg_model *model);
 EG_API int eg_model_num_outputs(const eg_model *model);
-/* Describes input/output `index` (0-based). EG_ERR_ARGUMENT if out of range. */
+/* Describes input/output `index` (0-based). EG_ERR_ARGUMENT if out of range or a pointer is
+ * NULL. */
 EG_API eg_status eg_model_input(const eg_model *model, int index, eg_tensor_desc *out);
 EG_API eg_status eg_model_output(const eg_model *model, int index, eg_tensor_desc *out);
 
@@ -184,10 +193,12 @@ typedef struct eg_model_stats {
   int num_statics;        /* frozen weights and constants */
   size_t static_bytes;    /* their total size in bytes */
 } eg_model_stats;
+/* Fills *out (all zeros for a NULL model; nothing when `out` is NULL). */
 EG_API void eg_model_get_stats(const eg_model *model, eg_model_stats *out);
-/* Number of distinct op targets in the graph, and the `index`-th one (in first-use order)
- * with how many nodes use it. `target` is the traced name, e.g.
- * "aten.convolution_backward.default". */
+/* Number of distinct op targets in the graph (0 for a NULL model), and the `index`-th one (in
+ * first-use order) with how many nodes use it. `target` is the traced name, e.g.
+ * "aten.convolution_backward.default"; either of `target` and `count` may be NULL.
+ * EG_ERR_ARGUMENT for a NULL model or an index out of range. */
 EG_API int eg_model_num_op_kinds(const eg_model *model);
 EG_API eg_status eg_model_op_kind(const eg_model *model, int index, const char **target,
                                   int *count);
@@ -298,9 +309,18 @@ EG_API eg_status eg_runtime_profile_write_trace(const eg_runtime *rt, const char
 /* Counts the model's trainable parameters and state buffers under that contract. */
 EG_API void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers);
 
+/* The classes input `index` holds labels of: where an nll_loss node (cross_entropy's, over
+ * [N, C] or [N, C, H, W] log-probabilities) reads the input as its target, *classes = C and
+ * *ignore_index = that node's ignore_index (a label equal to it is skipped); a label outside
+ * [0, C) that is not ignore_index stops a run. *classes = 0 when no such node reads it (the
+ * smallest C when several do). Lets a training loop check its labels before the first step. */
+EG_API eg_status eg_model_input_classes(const eg_model *model, int index, int64_t *classes,
+                                        int64_t *ignore_index);
+
 /* After a successful run: one step of plain SGD on every trainable parameter input,
  * P <- P - lr * grad_P, and every buffer input takes its new value, B <- new_B, so the next
- * run continues training. EG_ERR_ARGUMENT before the first run. */
+ * run continues training. EG_ERR_STATE before the first successful run; EG_ERR_ARGUMENT for a
+ * NULL runtime or an lr that is not finite. */
 EG_API eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
 
 /* An optimizer over a runtime's trainable parameters (the contract above), with torch.optim's
@@ -351,11 +371,14 @@ EG_API eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options 
                                      eg_optimizer **out);
 EG_API void eg_optimizer_destroy(eg_optimizer *opt);
 /* After a successful eg_runtime_run: one update of every parameter from its gradient, and every
- * state buffer takes its new value (as eg_runtime_sgd_update). EG_ERR_STATE before a run. */
+ * state buffer takes its new value (as eg_runtime_sgd_update). EG_ERR_STATE before a run, and
+ * when the step count is INT64_MAX (no further step can be counted); a refused step changes
+ * nothing. */
 EG_API eg_status eg_optimizer_step(eg_optimizer *opt);
 /* The learning rate of the next steps (a schedule sets it before each). EG_ERR_ARGUMENT < 0. */
 EG_API eg_status eg_optimizer_set_lr(eg_optimizer *opt, double lr);
-/* Steps taken (Adam's t); set it when restoring a checkpoint together with the state. */
+/* Steps taken (Adam's t; 0 for a NULL optimizer); set it when restoring a checkpoint together
+ * with the state: any count >= 0 (else EG_ERR_ARGUMENT). */
 EG_API int64_t eg_optimizer_steps(const eg_optimizer *opt);
 EG_API eg_status eg_optimizer_set_steps(eg_optimizer *opt, int64_t steps);
 /* The optimizer's state tensors, for checkpoints: per parameter P, "P.momentum_buffer" (SGD
@@ -604,15 +627,48 @@ EG_API eg_status eg_model_npu_op(const eg_model *model, int partition, int op, e
 EG_API eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
                                        const char **name, char *value, size_t size);
 
+/* ---- files ------------------------------------------------------------------------------ */
+
+/* Opens `path` for reading as every edgegrad reader does: a regular file only (symbolic links
+ * followed). A FIFO, device, socket or folder is refused with EG_ERR_IO ("<path>: not a
+ * regular file (fifo): ...") without anything blocking on it. On success *fd is a blocking,
+ * read-only, close-on-exec descriptor (the caller closes it) and *size the file's size. */
+EG_API eg_status eg_file_open_read(const char *path, int *fd, uint64_t *size);
+
+/* One run of bytes eg_file_write_atomic writes. */
+typedef struct eg_file_part {
+  const void *data;
+  size_t size;
+} eg_file_part;
+/* Writes the `n_parts` parts, in order, to `path` atomically, as every edgegrad writer does: into
+ * a new file "<path>.tmp.XXXXXX" beside it (a random suffix; created exclusively, so never
+ * through an existing file or symbolic link; permissions 0666 less the umask, as any new file),
+ * flushed to disk, then renamed over `path`. Readers see the old file or the new one, never a
+ * part; a symbolic link at `path` is replaced, not followed. On failure the temporary file is
+ * removed, `path` is as it was, and the message names `path`. */
+EG_API eg_status eg_file_write_atomic(const char *path, const eg_file_part *parts, int n_parts);
+
 /* ---- .npy files ----------------------------------------------------------------------- */
 
 /* Parses the `size` bytes of a .npy file held in memory (e.g. a member of an .npz archive, or
  * an app's asset) as eg_npy_load reads a file; `name` is the file's name in messages. */
 EG_API eg_status eg_npy_parse(const char *name, const void *bytes, size_t size, eg_tensor *out);
+/* A source of bytes for eg_npy_read: copies up to `size` bytes into `buf` and returns how many
+ * (0 at the end of the source), or -1 on an error. */
+typedef int64_t (*eg_read_fn)(void *user, void *buf, size_t size);
+/* Reads a .npy file of `size` bytes from `read`, checking what eg_npy_parse checks, without
+ * holding its bytes twice: the header is read and checked first (the data must be exactly the
+ * `size` bytes after it), then out->data is allocated and the data read straight into it. Reads
+ * at most `size` bytes. A source that ends early or fails gives EG_ERR_IO ("<name>: read N of
+ * M bytes"). `name` names the file in messages. */
+EG_API eg_status eg_npy_read(const char *name, uint64_t size, eg_read_fn read, void *user,
+                             eg_tensor *out);
 /* Reads a NumPy .npy file (format 1.0/2.0/3.0, little-endian, C order, a dtype edgegrad
  * knows). On success out->data is malloc'ed: free it with eg_tensor_free. */
 EG_API eg_status eg_npy_load(const char *path, eg_tensor *out);
-/* Writes `t` as a .npy file, atomically (a temporary file renamed over `path`). */
+/* Writes `t` as a .npy file, atomically (a temporary file renamed over `path`). EG_ERR_ARGUMENT,
+ * with nothing written, for a NULL pointer, an invalid dtype or rank, a shape eg_tensor_numel
+ * refuses (-1), or NULL data for a non-empty tensor; EG_ERR_IO if it cannot be written. */
 EG_API eg_status eg_npy_save(const char *path, const eg_tensor *t);
 /* Frees data from eg_npy_load and sets it to NULL. */
 EG_API void eg_tensor_free(eg_tensor *t);

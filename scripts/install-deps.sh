@@ -3,7 +3,7 @@
 #
 #   scripts/install-deps.sh build   compiler, CMake, jansson (JSON), OpenBLAS built for OpenMP
 #                                   (CBLAS sgemm sharing the OpenMP thread pool), libzip (the
-#                                   CLI's .npz data sets)
+#                                   CLI's .npz data sets) and zlib (its checkpoints' CRC-32)
 #   scripts/install-deps.sh demo    the build packages plus python3 with numpy and Debian's
 #                                   python3-sklearn, which ships the digits data set `make demo`
 #                                   fine-tunes on (no PyTorch)
@@ -15,7 +15,8 @@
 #                                   (torchvision's model files import it) from PyPI in the
 #                                   virtual environment .venv
 #   scripts/install-deps.sh fuzz    the build packages plus clang with libFuzzer (libclang-rt-dev)
-#                                   and its OpenMP runtime (libomp-dev), for `make fuzz`
+#                                   and its OpenMP runtime (libomp-dev), for `make fuzz` and
+#                                   `make fuzz-smoke` (CI)
 #   scripts/install-deps.sh aarch64 the build packages plus the ARM64 cross toolchain
 #                                   (gcc-aarch64-linux-gnu), jansson, OpenBLAS and libzip for arm64
 #                                   (Debian multiarch: adds the arm64 architecture to dpkg) and
@@ -29,11 +30,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev libzip-dev)
+build_pkgs=(gcc make cmake pkg-config libjansson-dev libopenblas-openmp-dev libzip-dev zlib1g-dev)
 demo_pkgs=(python3 python3-numpy python3-sklearn)
 fuzz_pkgs=(clang libclang-rt-dev libomp-dev)
 aarch64_pkgs=(gcc-aarch64-linux-gnu qemu-user libjansson-dev:arm64 libopenblas-openmp-dev:arm64
-              libzip-dev:arm64)
+              libzip-dev:arm64 zlib1g-dev:arm64)
 test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip
            python3-setuptools python3-wheel)
 TORCH2=2.13.0

@@ -52,6 +52,12 @@ static eg_status check_tensor(const eg_tensor *t, const char *which) {
     if (t->shape[i] < 0)
       return eg_error(EG_ERR_ARGUMENT, WHERE ": %s shape invalid (dim %d is %lld): dims must be "
                       ">= 0", which, i, (long long)t->shape[i]);
+  if (eg_tensor_numel(t) < 0) {
+    char dims[160];
+    return eg_error(EG_ERR_ARGUMENT, WHERE ": %s shape too large (%s): the non-zero dims "
+                    "multiply to at most 2^40", which, eg_fmt_ints(dims, sizeof dims, t->shape,
+                                                                   t->rank));
+  }
   if (!t->data && eg_tensor_numel(t) > 0)
     return eg_error(EG_ERR_ARGUMENT, WHERE ": %s data is NULL (%lld elements): a non-empty "
                     "tensor needs data", which, (long long)eg_tensor_numel(t));

@@ -13,15 +13,38 @@
 #include "api/runtime.h"
 #include "util/error.h"
 
+/* A skip list of the options: checked here, before any compiler pass consults it. */
+static eg_status check_skips(const char *what, const char *const *names, int n) {
+  if (n < 0 || (n > 0 && !names))
+    return eg_error(EG_ERR_ARGUMENT, "compile options: num_%s (%d, %s list): a count >= 0 of "
+                    "the names in %s", what, n, names ? "a" : "a NULL", what);
+  for (int k = 0; k < n; k++)
+    if (!names[k])
+      return eg_error(EG_ERR_ARGUMENT, "compile options: %s[%d] is NULL: every name is a string",
+                      what, k);
+  return EG_OK;
+}
+
 eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out) {
   const eg_target *target = eg_target_find(o->soc);
   if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
+  EG_TRY(check_skips("skip_ops", o->skip_ops, o->num_skip_ops));
+  EG_TRY(check_skips("skip_nodes", o->skip_nodes, o->num_skip_nodes));
   *out = (eg_partition_options){.target = target,
                                 .skip_ops = o->skip_ops,
                                 .n_skip_ops = o->num_skip_ops,
                                 .skip_nodes = o->skip_nodes,
                                 .n_skip_nodes = o->num_skip_nodes};
   return EG_OK;
+}
+
+eg_status eg_api_require_graph(const eg_model *model, const char *fn) {
+  if (!model->compiled) return EG_OK;
+  eg_program_info info;
+  const char *soc = eg_model_program_info(model, &info) == EG_OK ? info.soc : "?";
+  return eg_error(EG_ERR_ARGUMENT, "%s: the model is a program compiled for %s: compiling "
+                  "takes a model loaded from a graph JSON (a compiled program runs as it is: "
+                  "eg_runtime_create)", fn, soc);
 }
 
 eg_status eg_model_load(const char *json_path, eg_model **out) {
@@ -54,6 +77,7 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
   *out = NULL;
   if (!model || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: model and options are required");
+  EG_TRY(eg_api_require_graph(model, "eg_runtime_create_compiled"));
   eg_partition_options popt;
   EG_TRY(eg_api_partition_options(options, &popt));
   eg_program *p = calloc(1, sizeof *p);
@@ -72,6 +96,7 @@ eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options
   if (!model || !options || !path)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_save_compiled: model, options and path are "
                     "required");
+  EG_TRY(eg_api_require_graph(model, "eg_model_save_compiled"));
   eg_partition_options popt;
   EG_TRY(eg_api_partition_options(options, &popt));
   eg_program p;

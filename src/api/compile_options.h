@@ -9,4 +9,8 @@
  * lists the valid names) when there is no such SoC. */
 eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out);
 
+/* Compiling starts from a graph: EG_ERR_ARGUMENT, naming `fn`, for a model loaded from a
+ * compiled program (its graph is already partitioned and lowered, and runs as it is). */
+eg_status eg_api_require_graph(const eg_model *model, const char *fn);
+
 #endif

@@ -98,6 +98,7 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   *out = NULL;
   if (!model || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_create: model and options are required");
+  EG_TRY(eg_api_require_graph(model, "eg_compile_report_create"));
   eg_partition_options popt;
   EG_TRY(eg_api_partition_options(options, &popt));
   eg_compile_report *r = calloc(1, sizeof *r);
@@ -137,9 +138,11 @@ void eg_compile_report_target(const eg_compile_report *r, eg_target_info *out) {
 int eg_compile_report_num_nodes(const eg_compile_report *r) { return r ? r->part.n_nodes : 0; }
 
 eg_status eg_compile_report_node(const eg_compile_report *r, int index, eg_placement_info *out) {
-  if (!r || !out || index < 0 || index >= r->part.n_nodes)
+  if (!r || !out)
+    return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_node: %s is NULL", r ? "out" : "report");
+  if (index < 0 || index >= r->part.n_nodes)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_node: index %d out of range [0, %d)",
-                    index, r ? r->part.n_nodes : 0);
+                    index, r->part.n_nodes);
   const eg_node_placement *p = &r->part.nodes[index];
   *out = (eg_placement_info){.name = r->names[index], .target = r->targets[index],
                              .placement = p->npu ? EG_PLACEMENT_NPU : EG_PLACEMENT_CPU,
@@ -159,9 +162,12 @@ int eg_compile_report_num_partitions(const eg_compile_report *r) {
 
 eg_status eg_compile_report_partition(const eg_compile_report *r, int index, int *num_nodes,
                                       const int32_t **nodes) {
-  if (!r || !num_nodes || !nodes || index < 0 || index >= r->part.n_partitions)
+  if (!r || !num_nodes || !nodes)
+    return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_partition: %s is NULL",
+                    !r ? "report" : !num_nodes ? "num_nodes" : "nodes");
+  if (index < 0 || index >= r->part.n_partitions)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_partition: index %d out of range "
-                    "[0, %d)", index, r ? r->part.n_partitions : 0);
+                    "[0, %d)", index, r->part.n_partitions);
   *num_nodes = r->part.partitions[index].n_nodes;
   *nodes = r->part.partitions[index].nodes;
   return EG_OK;

@@ -36,7 +36,8 @@ int eg_model_num_outputs(const eg_model *m) { return m ? m->graph->n_outputs : 0
 
 static eg_status describe(const eg_graph *g, const eg_named *list, int n, int index,
                           const char *what, eg_tensor_desc *out) {
-  if (!out || index < 0 || index >= n)
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: out is NULL", what);
+  if (index < 0 || index >= n)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: index %d out of range [0, %d)", what, index, n);
   const eg_value *v = &g->values[list[index].value];
   memset(out, 0, sizeof *out);
@@ -60,7 +61,39 @@ eg_status eg_model_output(const eg_model *m, int index, eg_tensor_desc *out) {
   return describe(m->graph, m->graph->outputs, m->graph->n_outputs, index, "output", out);
 }
 
+/* nll_loss(2d)_forward reads its scores as argument 0 (self) and its labels as argument 1
+ * (target), with ignore_index argument 4; the verifier checked their kinds and shapes. */
+eg_status eg_model_input_classes(const eg_model *m, int index, int64_t *classes,
+                                 int64_t *ignore_index) {
+  if (!m || !classes || !ignore_index)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_input_classes: %s is NULL",
+                    !m ? "model" : !classes ? "classes" : "ignore_index");
+  const eg_graph *g = m->graph;
+  if (index < 0 || index >= g->n_inputs)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_input_classes: index %d out of range [0, %d)",
+                    index, g->n_inputs);
+  *classes = 0;
+  *ignore_index = -100; /* ATen's default */
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_nll_loss_forward && n->op != EG_OP_nll_loss2d_forward) continue;
+    const eg_arg *self = eg_node_arg(n, 0, "self"), *target = eg_node_arg(n, 1, "target");
+    const eg_arg *ignore = eg_node_arg(n, 4, "ignore_index");
+    if (!self || !target || self->kind != EG_ARG_VALUE || target->kind != EG_ARG_VALUE ||
+        target->value != g->inputs[index].value)
+      continue;
+    const eg_value *s = &g->values[self->value];
+    const int64_t c = s->shape[s->rank == 1 ? 0 : 1];
+    if (*classes == 0 || c < *classes) {
+      *classes = c;
+      *ignore_index = ignore && ignore->kind == EG_ARG_INT ? ignore->i : -100;
+    }
+  }
+  return EG_OK;
+}
+
 void eg_model_get_stats(const eg_model *m, eg_model_stats *out) {
+  if (!out) return; /* nothing to fill: the call has no status to report it with */
   memset(out, 0, sizeof *out);
   if (!m) return;
   const eg_graph *g = m->graph;

@@ -158,6 +158,12 @@ static void adam(const eg_optimizer *opt, const opt_param *p, float *w, const fl
 
 eg_status eg_optimizer_step(eg_optimizer *opt) {
   if (!opt) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_step: NULL argument");
+  /* Adam's t is steps + 1 and the count goes up by one: both must stay an int64. Checked
+   * before any parameter moves, so a refused step changes nothing. */
+  if (opt->steps == INT64_MAX)
+    return eg_error(EG_ERR_STATE, "eg_optimizer_step: step count (%lld): at its maximum, no "
+                    "further step can be counted (eg_optimizer_set_steps sets it lower)",
+                    (long long)opt->steps);
   const eg_graph *g = eg_runtime_graph(opt->rt);
   for (int i = 0; i < opt->n_params; i++) {
     const opt_param *p = &opt->p[i];

@@ -13,6 +13,7 @@
  * Running allocates nothing. Each value's data pointer is fixed at creation.
  * eg_runtime_options.max_memory_bytes is checked against the plan (arena incl. the NPU steps'
  * blocks, CPU scratch, inputs) before any of them is allocated. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -645,6 +646,9 @@ void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffe
 
 eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
   if (!rt) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: runtime is NULL");
+  if (!isfinite(lr)) /* would turn every parameter into NaN */
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: lr (%g): must be finite",
+                    (double)lr);
   if (!rt->ran)
     return eg_error(EG_ERR_STATE, "eg_runtime_sgd_update: no successful run yet: the update "
                     "reads the gradients of the last eg_runtime_run that returned EG_OK");

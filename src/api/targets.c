@@ -7,7 +7,8 @@ int eg_num_targets(void) { return eg_target_count(); }
 
 eg_status eg_get_target(int index, eg_target_info *out) {
   const eg_target *t = eg_target_at(index);
-  if (!t || !out)
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_get_target: out is NULL");
+  if (!t)
     return eg_error(EG_ERR_ARGUMENT, "eg_get_target: index %d out of range [0, %d)", index,
                     eg_target_count());
   *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,

@@ -1,8 +1,14 @@
 /* arrays.h — a set of named NumPy arrays the CLI reads examples from: a folder of <name>.npy
  * files, or an .npz archive (numpy.savez / savez_compressed: a zip of <name>.npy members,
- * stored or deflated, read with libzip). A member is read whole into memory and parsed by the
- * library's eg_npy_parse, so both kinds check the same things; libzip checks each member's
- * size and CRC as it inflates it, so a truncated or altered archive is refused. */
+ * stored or deflated, read with libzip). Either kind is streamed through the library's
+ * eg_npy_read, so both check the same things and an array's bytes are held once: the header
+ * first, then the data straight into the array's buffer. libzip checks each member's size and
+ * CRC as it inflates it, so a truncated or altered archive is refused. Only regular files are
+ * opened (eg_file_open_read): a FIFO or device is refused, never waited on.
+ *
+ * Memory: every array is charged to a budget (the trainer's --max-memory) by its stated size
+ * (a file's size, a member's uncompressed size in the archive's directory) before a byte of it
+ * is read or inflated, so an archive that inflates to more than the budget is refused unread. */
 #ifndef EG_CLI_ARRAYS_H
 #define EG_CLI_ARRAYS_H
 
@@ -13,8 +19,11 @@
 typedef struct arrays arrays;
 
 /* Opens `path` (a folder, or a file: an .npz archive); `opt` names the option in messages
- * ("--data"). 0, or the exit status after a one-line message. */
-int arrays_open(const char *path, const char *opt, arrays **out);
+ * ("--data"). `budget` (NULL, or 0 in it: no limit) holds the bytes the arrays may still take;
+ * each array read takes its stated size from it, and one that would leave nothing of it (the
+ * runtime, created after the data, gets what is left) is refused before it is read. The budget
+ * must outlive `*out`. 0, or the exit status after a one-line message. */
+int arrays_open(const char *path, const char *opt, size_t *budget, arrays **out);
 /* Reads array `name` (the folder's <name>.npy, the archive's member <name>.npy) into *out
  * (eg_tensor_free it). 0; or the exit status after a one-line message, which for a missing
  * array says "<where>: missing: <why>" with `why` from the caller. */

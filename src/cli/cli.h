@@ -22,6 +22,21 @@ void format_shape(char *buf, size_t size, const eg_tensor *t);
  * of 1024). 0, or EXIT_USAGE after the message. */
 int parse_size(const char *cmd, const char *v, size_t *out);
 
+/* eg_model_load for command `cmd`, which reads `reads` ("a graph JSON or a compiled program"):
+ * a file that is neither says in its one-line message what it is instead (a safetensors file,
+ * a .npy array, a zip archive), by its first bytes. 0, or the exit status after the message. */
+int load_model(const char *cmd, const char *reads, const char *path, eg_model **out);
+#define READS_MODEL "a graph JSON or a compiled program"
+
+/* --init SRC of train and run: the first value of every parameter and buffer input i of `m`
+ * (an input P with an output grad_P, or B with new_B) that `skip` does not mark (skip NULL:
+ * none) into vals[i] (one per input; malloc'ed, eg_tensor_free), from a safetensors file
+ * (under its state_dict name or its input name; other tensors, e.g. the frozen weights of a
+ * whole state_dict, are ignored) or a folder of <input>.npy, each checked against its input.
+ * 0, or the exit status after the message (vals then hold nothing). */
+int init_load(const char *cmd, const eg_model *m, const char *src, const bool *skip,
+              eg_tensor *vals);
+
 /* Whether the model has an output named `prefix` + `name` ("grad_", "conv1_bias"). */
 bool has_output(const eg_model *m, const char *prefix, const char *name);
 

@@ -1,9 +1,9 @@
 /* main.c — the edgegrad command-line tool. Written against include/edgegrad.h only.
  *
  *   edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... --output-dir DIR [--expect DIR]
- *                [--max-memory SIZE]
+ *                [--init WEIGHTS] [--threads N] [--max-memory SIZE] ... (usage_run)
  *   edgegrad train MODEL.json|PROGRAM.egp --data DIR --init WEIGHTS --epochs E ... (train.c)
- *   edgegrad info MODEL.json [--json]
+ *   edgegrad info MODEL.json|PROGRAM.egp [--json]
  *   edgegrad targets
  *   edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json] [--skip-op OP]...
  *                    [--skip-node NAME]... [--no-fallback] [--dump-after=PASS]
@@ -28,13 +28,23 @@
 #include "outdir.h"
 #include "edgegrad.h"
 
+/* Every error is one line: a control character that a file or argument brought into the
+ * message (a newline in a name, a metadata value) is shown as '?'. */
 int fail(int code, const char *fmt, ...) {
-  va_list ap;
+  va_list ap, again;
   va_start(ap, fmt);
+  va_copy(again, ap);
   fflush(stdout); /* what was printed before comes first */
-  fputs("edgegrad: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  const int len = vsnprintf(NULL, 0, fmt, ap);
+  char *msg = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  if (msg) {
+    vsnprintf(msg, (size_t)len + 1, fmt, again);
+    for (char *c = msg; *c; c++)
+      if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+  }
+  fprintf(stderr, "edgegrad: %s\n", msg ? msg : fmt);
+  free(msg);
+  va_end(again);
   va_end(ap);
   return code;
 }
@@ -64,17 +74,25 @@ static const char usage_main[] =
     "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
 
 static const char usage_run[] =
-    "usage: edgegrad run MODEL.json --input NAME=FILE.npy ... [--output-dir DIR] [--expect DIR]\n"
-    "                    [--soc SOC] [--steps N --lr LR] [--max-memory SIZE]\n"
-    "                    [--profile] [--profile-trace FILE]\n"
+    "usage: edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... [--init WEIGHTS]\n"
+    "                    [--output-dir DIR] [--expect DIR] [--soc SOC [--skip-op OP]...\n"
+    "                    [--skip-node NAME]...] [--steps N --lr LR] [--threads N]\n"
+    "                    [--max-memory SIZE] [--profile] [--profile-trace FILE] [-q]\n"
     "\n"
     "Runs the exported graph MODEL.json once: on the portable CPU kernels, or compiled for a\n"
     "SoC with --soc. MODEL may also be a compiled program (`edgegrad compile -o`, told apart\n"
     "by its content, not its name), which runs as compiled: no --soc.\n"
     "\n"
-    "  --input NAME=FILE.npy  value of the model input NAME (every input, once each; dtype and\n"
+    "  -i, --input NAME=FILE.npy\n"
+    "                         value of the model input NAME (every input, once each; dtype and\n"
     "                         shape must match `edgegrad info MODEL.json`)\n"
-    "  --output-dir DIR       write every output to DIR/<output name>.npy (DIR is created).\n"
+    "  --init WEIGHTS         the parameters' and buffers' values (inputs P with an output\n"
+    "                         grad_P, B with new_B) that no --input gives, as train --init\n"
+    "                         reads them: a safetensors file with each under its PyTorch\n"
+    "                         state_dict name or its input name (STEM.init.safetensors), or a\n"
+    "                         folder of <input>.npy\n"
+    "  -o, --output-dir DIR   write every output to DIR/<output name>.npy (DIR is created; its\n"
+    "                         parent folder must exist, checked before the run).\n"
     "                         All files appear only when every one was written: a failed\n"
     "                         run leaves DIR as it was. Output names that are not file\n"
     "                         names (\"\", \".\", \"..\", '/' or '\\' in them) are refused\n"
@@ -98,6 +116,7 @@ static const char usage_run[] =
     "                         DIR/losses.npy and the final parameters and buffers to\n"
     "                         DIR/final/<input name>.npy (outputs are the last step's)\n"
     "  --lr LR                SGD learning rate for --steps (required with --steps > 1)\n"
+    "  --threads N            kernel threads (default: OMP_NUM_THREADS, else one per core)\n"
     "  --profile              after the run, print its steps slowest first (the top 30):\n"
     "                         time, share, estimated FLOPs and GFLOP/s, bytes read and\n"
     "                         written, CPU or NPU, for an NPU partition the time spent\n"
@@ -114,10 +133,11 @@ static const char usage_run[] =
     "Exit status: 0 ok, 1 run failed or --expect mismatch, 2 bad usage or input.\n";
 
 static const char usage_info[] =
-    "usage: edgegrad info MODEL.json [--json]\n"
+    "usage: edgegrad info MODEL.json|PROGRAM.egp [--json]\n"
     "\n"
-    "Loads and verifies MODEL.json and prints its inputs and outputs (name, dtype, shape), the\n"
-    "number of nodes per op, and the count and bytes of its static (frozen) weights.\n"
+    "Loads and verifies MODEL.json (or a compiled program) and prints its inputs and outputs\n"
+    "(name, dtype, shape), the number of nodes per op, and the count and bytes of its static\n"
+    "(frozen) weights. Another file (weights, an array, an archive) is named for what it is.\n"
     "\n"
     "  --json   print the same as one JSON object:\n"
     "           {\"inputs\": [{\"name\", \"dtype\", \"shape\" (, \"random\": {\"distribution\":\n"
@@ -126,6 +146,48 @@ static const char usage_info[] =
     "            \"static_bytes\": N}\n";
 
 bool is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
+
+/* What a regular file that is no model is, by its first bytes: one of the other files
+ * edgegrad reads or writes, "" for other bytes (not JSON text), NULL when it could be a graph
+ * JSON or is a compiled program (magic "EGP1", docs/program-format.md): the loader's message
+ * then says where it breaks. `lead` gets its first bytes in hex. */
+static const char *file_kind(const char *path, char *lead, size_t size) {
+  struct stat st;
+  unsigned char b[16] = {0};
+  size_t n = 0, used = 0;
+  FILE *f = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
+  if (f) {
+    n = fread(b, 1, sizeof b, f);
+    fclose(f);
+  }
+  for (size_t k = 0; k < n && k < 8 && used < size; k++)
+    used += (size_t)snprintf(lead + used, size - used, "%s%02x", k ? " " : "", b[k]);
+  uint64_t hlen = 0;
+  for (int k = 0; k < 8 && n >= 9; k++) hlen |= (uint64_t)b[k] << (8 * k);
+  if (n >= 4 && memcmp(b, "EGP1", 4) == 0) return NULL;
+  if (n >= 6 && memcmp(b, "\x93NUMPY", 6) == 0)
+    return "a .npy array (run --input NAME=FILE.npy and train --data take arrays)";
+  if (n >= 4 && memcmp(b, "PK\x03\x04", 4) == 0)
+    return "a zip archive (an .npz data set is for train --data)";
+  if (n >= 9 && b[8] == '{' && hlen <= (uint64_t)st.st_size - 8)
+    return "a safetensors file (weights: a graph JSON's own, or train --init)";
+  size_t k = 0;
+  while (k < n && strchr(" \t\r\n", b[k]) && b[k]) k++;
+  return k < n && b[k] != '{' && b[k] != '[' ? "" : NULL;
+}
+
+int load_model(const char *cmd, const char *reads, const char *path, eg_model **out) {
+  eg_status s = eg_model_load(path, out);
+  if (s == EG_OK) return 0;
+  char lead[64] = "";
+  const char *kind = s == EG_ERR_FORMAT ? file_kind(path, lead, sizeof lead) : NULL;
+  if (kind && kind[0])
+    return fail(EXIT_USAGE, "%s: %s: %s: %s reads %s", cmd, path, kind, cmd, reads);
+  if (kind)
+    return fail(EXIT_USAGE, "%s: %s: neither a graph JSON nor a compiled program (it begins "
+                "with bytes %s): %s reads %s", cmd, path, lead, cmd, reads);
+  return fail_status(s);
+}
 
 void format_shape(char *buf, size_t size, const eg_tensor *t) {
   size_t used = (size_t)snprintf(buf, size, "[");
@@ -228,9 +290,8 @@ static int cmd_info(int argc, char **argv) {
   }
   if (!path) return fail(EXIT_USAGE, "info: no model given (see edgegrad info --help)");
   eg_model *m;
-  eg_status s = eg_model_load(path, &m);
-  if (s != EG_OK) return fail_status(s);
-  int rc = 0;
+  int rc = load_model("info", READS_MODEL, path, &m);
+  if (rc) return rc;
   if (as_json) rc = info_json(m);
   else info_text(m);
   eg_model_destroy(m);
@@ -241,6 +302,7 @@ static int cmd_info(int argc, char **argv) {
 
 typedef struct run_args {
   const char *model, *output_dir, *expect_dir;
+  const char *init;           /* --init WEIGHTS: parameters and buffers not given by --input */
   const char *max_memory_arg; /* --max-memory as given; NULL: no limit */
   eg_runtime_options rt_opt;
   eg_compile_options compile; /* compile.soc set: run compiled for that SoC */
@@ -295,6 +357,17 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     } else if (strcmp(a, "--expect") == 0) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
       ra->expect_dir = argv[++i];
+    } else if (strcmp(a, "--init") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a file or folder (WEIGHTS)", a);
+      ra->init = argv[++i];
+    } else if (strcmp(a, "--threads") == 0) {
+      char *end = NULL;
+      const char *v = has_next ? argv[++i] : NULL;
+      long n = v ? strtol(v, &end, 10) : 0;
+      if (!v || *end || end == v || n < 1 || n > 1024)
+        return fail(EXIT_USAGE, "run: --threads %s: expected an integer in [1, 1024]",
+                    v ? v : "(missing)");
+      ra->rt_opt.num_threads = (int)n;
     } else if (strcmp(a, "--soc") == 0 || strcmp(a, "--skip-op") == 0 ||
                strcmp(a, "--skip-node") == 0) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a value", a);
@@ -344,12 +417,40 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     return fail(EXIT_USAGE, "run: --steps needs --output-dir for the final parameters");
   if (!ra->compile.soc && (ra->compile.num_skip_ops || ra->compile.num_skip_nodes))
     return fail(EXIT_USAGE, "run: --skip-op/--skip-node need --soc (they steer NPU placement)");
-  return 0;
+  /* where the run writes, checked before any work */
+  int rc = ra->output_dir ? outdir_check_dir("run", "--output-dir", ra->output_dir) : 0;
+  if (rc == 0 && ra->profile_trace)
+    rc = outdir_check_file("run", "--profile-trace", ra->profile_trace);
+  return rc;
 }
 
-/* Reads every --input and checks it against the model (name, dtype, shape) and that each model
- * input is given exactly once, all before a runtime reserves memory. vals[k] is spec k's. */
-static int load_inputs(const eg_model *m, const run_args *ra, eg_tensor *vals) {
+/* Whether an --input gives the model input `name`. */
+static bool given_by_input(const run_args *ra, const char *name) {
+  const size_t len = strlen(name);
+  for (int k = 0; k < ra->n_inputs; k++)
+    if (strncmp(ra->input_specs[k], name, len) == 0 && ra->input_specs[k][len] == '=') return true;
+  return false;
+}
+
+/* --init: init[i] for every parameter and buffer input i no --input gives (init_load). */
+static int load_init(const eg_model *m, const run_args *ra, eg_tensor *init) {
+  const int n = eg_model_num_inputs(m);
+  bool *skip = calloc((size_t)n + 1, sizeof *skip);
+  if (!skip) return fail(EXIT_FAIL, "run: out of memory");
+  for (int i = 0; i < n; i++) {
+    eg_tensor_desc d;
+    eg_model_input(m, i, &d);
+    skip[i] = given_by_input(ra, d.name);
+  }
+  int rc = init_load("run", m, ra->init, skip, init);
+  free(skip);
+  return rc;
+}
+
+/* Reads every --input and checks it against the model (name, dtype, shape), then --init, and
+ * that each model input is given exactly once, all before a runtime reserves memory. vals[k] is
+ * spec k's, init[i] model input i's from --init. */
+static int load_inputs(const eg_model *m, const run_args *ra, eg_tensor *vals, eg_tensor *init) {
   int n = eg_model_num_inputs(m);
   for (int k = 0; k < ra->n_inputs; k++) {
     const char *spec = ra->input_specs[k], *eq = strchr(spec, '=');
@@ -364,15 +465,14 @@ static int load_inputs(const eg_model *m, const run_args *ra, eg_tensor *vals) {
     if (s == EG_OK) s = eg_model_check_input(m, name, &vals[k]);
     if (s != EG_OK) return fail_status(s);
   }
+  if (ra->init) {
+    int rc = load_init(m, ra, init);
+    if (rc) return rc;
+  }
   for (int i = 0; i < n; i++) {
     eg_tensor_desc d;
     eg_model_input(m, i, &d);
-    bool given = false;
-    for (int k = 0; k < ra->n_inputs && !given; k++) {
-      size_t len = strlen(d.name);
-      given = strncmp(ra->input_specs[k], d.name, len) == 0 && ra->input_specs[k][len] == '=';
-    }
-    if (!given) {
+    if (!given_by_input(ra, d.name) && !init[i].data) {
       char shape[256];
       format_shape(shape, sizeof shape, &d.tensor);
       return fail(EXIT_USAGE, "run: input %s (%s %s) missing: give --input %s=FILE.npy", d.name,
@@ -382,13 +482,20 @@ static int load_inputs(const eg_model *m, const run_args *ra, eg_tensor *vals) {
   return 0;
 }
 
-/* Copies the checked inputs into the runtime. */
-static int set_inputs(eg_runtime *rt, const run_args *ra, const eg_tensor *vals) {
+/* Copies the checked inputs into the runtime: the --input values, then --init's. */
+static int set_inputs(const eg_model *m, eg_runtime *rt, const run_args *ra,
+                      const eg_tensor *vals, const eg_tensor *init) {
   for (int k = 0; k < ra->n_inputs; k++) {
     const char *spec = ra->input_specs[k], *eq = strchr(spec, '=');
     char name[256];
     snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
     eg_status s = eg_runtime_set_input(rt, name, &vals[k]);
+    if (s != EG_OK) return fail_status(s);
+  }
+  for (int i = 0; i < eg_model_num_inputs(m); i++) {
+    eg_tensor_desc d;
+    eg_model_input(m, i, &d);
+    eg_status s = init[i].data ? eg_runtime_set_input(rt, d.name, &init[i]) : EG_OK;
     if (s != EG_OK) return fail_status(s);
   }
   return 0;
@@ -628,9 +735,10 @@ static int create_runtime(const eg_model *m, const run_args *ra, eg_runtime **rt
   return s == EG_OK ? 0 : fail_status(s);
 }
 
-/* run, in the order that keeps failures cheap and the disk untouched: arguments, model, names,
- * inputs (read and checked), runtime (memory reserved, under --max-memory), the staging folder,
- * the run, then every file staged and moved into DIR together. */
+/* run, in the order that keeps failures cheap and the disk untouched: arguments (and the
+ * folders of the paths it writes), model, names, inputs (--input and --init, read and checked),
+ * runtime (memory reserved, under --max-memory), the staging folder, the run, then every file
+ * staged and moved into DIR together. */
 static int cmd_run(int argc, char **argv) {
   run_args ra = {0};
   int rc = parse_run_args(argc, argv, &ra);
@@ -641,13 +749,17 @@ static int cmd_run(int argc, char **argv) {
   outdir od = {0};
   bool trains = ra.steps > 1 || ra.have_lr;
   if (rc == 0 && !vals) rc = fail(EXIT_FAIL, "run: out of memory");
-  eg_status s = rc == 0 ? eg_model_load(ra.model, &m) : EG_OK;
-  if (s != EG_OK) rc = fail_status(s);
+  if (rc == 0) rc = load_model("run", READS_MODEL, ra.model, &m);
+  const int n_in = m ? eg_model_num_inputs(m) : 0;
+  eg_tensor *init = rc == 0 ? calloc((size_t)n_in + 1, sizeof *init) : NULL;
+  if (rc == 0 && !init) rc = fail(EXIT_FAIL, "run: out of memory");
   if (rc == 0) rc = check_names(m, &ra);
-  if (rc == 0) rc = load_inputs(m, &ra, vals);
+  if (rc == 0) rc = load_inputs(m, &ra, vals, init);
   if (rc == 0) rc = create_runtime(m, &ra, &rt);
-  if (rc == 0) rc = set_inputs(rt, &ra, vals);
+  if (rc == 0) rc = set_inputs(m, rt, &ra, vals, init);
   for (int k = 0; vals && k < ra.n_inputs; k++) eg_tensor_free(&vals[k]);
+  for (int i = 0; init && i < n_in; i++) eg_tensor_free(&init[i]);
+  free(init);
   if (rc == 0 && trains && !(losses = calloc((size_t)ra.steps, sizeof(float))))
     rc = fail(EXIT_FAIL, "run: out of memory");
   if (rc == 0 && ra.output_dir) rc = outdir_open(&od, ra.output_dir); /* before a long run */
@@ -708,7 +820,9 @@ static const char usage_compile[] =
     "keep the graph acyclic) and prints a table per op: count on the NPU, count on the CPU,\n"
     "their shares of the step's estimated FLOPs (%npu, %cpu) and the reasons, then the totals:\n"
     "nodes, partitions, and the step's FLOPs with the NPU's share. Ops without an NPU lowering\n"
-    "stay on the CPU (\"no NPU lowering for aten.X\").\n"
+    "stay on the CPU (\"no NPU lowering for aten.X\"). MODEL is a graph JSON: a compiled program\n"
+    "is refused (run and inspect take it). The folders of -o and --report must exist: checked\n"
+    "before anything is compiled.\n"
     "\n"
     "  -o, --output PROGRAM.egp\n"
     "                       also lower every partition to its QNN graph and write the compiled\n"
@@ -729,7 +843,8 @@ static const char usage_compile[] =
     "  --no-fallback        fail (exit 1) if any node would run on the CPU, listing each with\n"
     "                       its reason\n"
     "  -q, --quiet          print no table (warnings and errors still go to stderr)\n"
-    "  --dump-after=PASS    print the text IR (one line per input, static, node and output)\n"
+    "  --dump-after=PASS, --dump-after PASS\n"
+    "                       print the text IR (one line per input, static, node and output)\n"
     "                       after compiler pass PASS (decompose), or after every pass (all),\n"
     "                       run on a copy of the graph; an unknown name is a usage error\n"
     "                       listing the passes. Pass `place` decides the placement; the table\n"
@@ -797,7 +912,10 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
     }
     return fail(EXIT_USAGE, "compile: no --soc given: choose one of %s", names);
   }
-  return 0;
+  /* where compile writes, checked before the passes run */
+  int rc = ca->output ? outdir_check_file("compile", "-o", ca->output) : 0;
+  if (rc == 0 && ca->report) rc = outdir_check_file("compile", "--report", ca->report);
+  return rc;
 }
 
 /* One row of the per-op table: an op target and its distinct CPU reasons with counts. */
@@ -938,8 +1056,12 @@ static int cmd_compile(int argc, char **argv) {
   eg_model *m = NULL;
   eg_compile_report *rep = NULL;
   eg_status s = EG_OK;
-  if (rc == 0) s = eg_model_load(ca.model, &m);
-  if (rc == 0 && s == EG_OK) s = eg_compile_report_create(m, &ca.opt, &rep);
+  eg_program_info prog;
+  if (rc == 0) rc = load_model("compile", "a graph JSON", ca.model, &m);
+  if (rc == 0 && eg_model_program_info(m, &prog) == EG_OK)
+    rc = fail(EXIT_USAGE, "compile: %s: a program compiled for %s already: compile takes a graph "
+              "JSON (MODEL.json); run and inspect take a compiled program", ca.model, prog.soc);
+  if (rc == 0) s = eg_compile_report_create(m, &ca.opt, &rep);
   eg_status placed = s;
   if (rc == 0 && s != EG_OK && !rep) rc = fail_status(s);
   if (rc == 0) { /* a report exists: placement succeeded, or --no-fallback failed */
@@ -1103,8 +1225,8 @@ static int cmd_inspect(int argc, char **argv) {
   }
   if (!path) return fail(EXIT_USAGE, "inspect: no program given (see edgegrad inspect --help)");
   eg_model *m = NULL;
-  eg_status s = eg_model_load(path, &m);
-  if (s != EG_OK) return fail_status(s);
+  int rc = load_model("inspect", "a compiled program", path, &m);
+  if (rc) return rc;
   eg_program_info pi;
   if (eg_model_program_info(m, &pi) != EG_OK) {
     eg_model_destroy(m);
@@ -1114,7 +1236,7 @@ static int cmd_inspect(int argc, char **argv) {
   eg_target_info t = {.soc = pi.soc, .product = "?"};
   for (int i = 0; i < eg_num_targets(); i++)
     if (eg_get_target(i, &t) == EG_OK && strcmp(t.soc, pi.soc) == 0) break;
-  int rc = 0, nodes = pi.num_npu_nodes + pi.num_cpu_nodes;
+  int nodes = pi.num_npu_nodes + pi.num_cpu_nodes;
   if (as_json) {
     json_t *root = json_object(), *parts = json_array();
     json_object_set_new(root, "file", json_string(path));

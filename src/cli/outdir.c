@@ -31,6 +31,69 @@ char *outdir_join(const char *a, const char *b, const char *suffix) {
 
 static int oom(void) { return fail(EXIT_FAIL, "run: out of memory"); }
 
+/* The folder of `path`, malloc'ed: what comes before its last name ("a/b/c" -> "a/b", "c/" ->
+ * ".", "/c" -> "/", "c" -> "."); NULL when out of memory. */
+static char *parent_of(const char *path) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--; /* "out/" names "out" */
+  while (n > 0 && path[n - 1] != '/') n--; /* drop that name */
+  while (n > 1 && path[n - 1] == '/') n--; /* "a//b" lies in "a" */
+  if (n == 0) return concat(".", "", "", "");
+  char *p = malloc(n + 1);
+  if (p) memcpy(p, path, n), p[n] = 0;
+  return p;
+}
+
+/* `folder` (where `path` is, or will be, made) exists, is a folder, and files can be created in
+ * it: an output's staging file or temporary lives there before its rename. */
+static int writable_folder(const char *cmd, const char *opt, const char *path,
+                           const char *folder) {
+  struct stat st;
+  if (stat(folder, &st) != 0 && errno == ENOENT)
+    return fail(EXIT_USAGE, "%s: %s %s: cannot create (folder %s does not exist): an output's "
+                "folder must exist", cmd, opt, path, folder);
+  if (stat(folder, &st) != 0)
+    return fail(EXIT_USAGE, "%s: %s %s: cannot create (folder %s: %s): an output's folder must "
+                "exist", cmd, opt, path, folder, strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return fail(EXIT_USAGE, "%s: %s %s: cannot create (%s is not a folder): an output's folder "
+                "must be one", cmd, opt, path, folder);
+  if (access(folder, W_OK | X_OK) != 0)
+    return fail(EXIT_USAGE, "%s: %s %s: cannot create (folder %s is not writable: %s): an "
+                "output's folder must be", cmd, opt, path, folder, strerror(errno));
+  return 0;
+}
+
+int outdir_check_file(const char *cmd, const char *opt, const char *path) {
+  struct stat st;
+  const size_t n = strlen(path);
+  if ((stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || n == 0 || path[n - 1] == '/')
+    return fail(EXIT_USAGE, "%s: %s \"%s\": a folder, not a file name: give the file to write",
+                cmd, opt, path);
+  char *folder = parent_of(path);
+  int rc = folder ? writable_folder(cmd, opt, path, folder)
+                  : fail(EXIT_FAIL, "%s: out of memory", cmd);
+  free(folder);
+  return rc;
+}
+
+int outdir_check_dir(const char *cmd, const char *opt, const char *path) {
+  struct stat st;
+  if (!path[0]) return fail(EXIT_USAGE, "%s: %s \"\": expected a folder", cmd, opt);
+  if (stat(path, &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      return fail(EXIT_USAGE, "%s: %s %s: exists and is not a folder", cmd, opt, path);
+    return writable_folder(cmd, opt, path, path);
+  }
+  if (errno != ENOENT)
+    return fail(EXIT_USAGE, "%s: %s %s: cannot be used (%s)", cmd, opt, path, strerror(errno));
+  char *folder = parent_of(path); /* the run creates `path` there */
+  int rc = folder ? writable_folder(cmd, opt, path, folder)
+                  : fail(EXIT_FAIL, "%s: out of memory", cmd);
+  free(folder);
+  return rc;
+}
+
 int outdir_open(outdir *o, const char *dir) {
   memset(o, 0, sizeof *o);
   o->dir = dir;

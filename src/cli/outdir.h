@@ -36,6 +36,15 @@ int outdir_commit(outdir *o);
  * made by outdir_open, DIR too. Safe on a zeroed or already closed outdir. */
 void outdir_close(outdir *o, bool committed);
 
+/* Output paths checked before any work, so that a run never computes what it cannot write:
+ * `cmd` and `opt` name the command and option in the message ("train", "--out"), which names
+ * the user's path. outdir_check_file: `path` is a file to be written (atomically, beside
+ * itself): not a folder, and its folder exists and is a writable folder. outdir_check_dir:
+ * `path` is a folder a run writes into: an existing writable folder, or one whose parent is
+ * (the run creates it). 0, or EXIT_USAGE after the message. */
+int outdir_check_file(const char *cmd, const char *opt, const char *path);
+int outdir_check_dir(const char *cmd, const char *opt, const char *path);
+
 /* malloc'ed "<a>/<b><suffix>"; NULL when out of memory. */
 char *outdir_join(const char *a, const char *b, const char *suffix);
 

@@ -5,13 +5,10 @@
  * starts 8-byte aligned in the file. */
 #include "stfile.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -28,17 +25,12 @@ static size_t nbytes(const eg_tensor *t) {
   return (size_t)eg_tensor_numel(t) * eg_dtype_size(t->dtype);
 }
 
-/* Writes all of `len` bytes; false on an error (errno set). */
-static bool write_all(int fd, const void *p, size_t len) {
-  const unsigned char *b = p;
-  while (len) {
-    ssize_t w = write(fd, b, len);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    b += w;
-    len -= (size_t)w;
-  }
-  return true;
+/* The library's last message without its leading "<path>: ", for a message that names the file
+ * as `what` (the option and the path) already. */
+static const char *lib_message(const char *path) {
+  const char *m = eg_last_error();
+  const size_t n = strlen(path);
+  return strncmp(m, path, n) == 0 && m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
 }
 
 int st_write(const char *path, const char *what, const st_entry *e, int n, const st_meta *meta,
@@ -68,35 +60,24 @@ int st_write(const char *path, const char *what, const st_entry *e, int n, const
   else json_decref(md);
   char *text = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   json_decref(root);
-  if (!text) return fail(EXIT_FAIL, "%s: out of memory", what);
-  size_t hlen = strlen(text), padded = (hlen + 7) & ~(size_t)7;
-  unsigned char head[8];
-  for (int k = 0; k < 8; k++) head[k] = (unsigned char)((uint64_t)padded >> (8 * k));
-
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) {
+  eg_file_part *parts = text ? malloc(sizeof *parts * ((size_t)n + 3)) : NULL;
+  if (!parts) {
     free(text);
     return fail(EXIT_FAIL, "%s: out of memory", what);
   }
-  snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  bool ok = fd >= 0 && write_all(fd, head, 8) && write_all(fd, text, hlen) &&
-            write_all(fd, "        ", padded - hlen);
-  for (int i = 0; ok && i < n; i++) ok = write_all(fd, e[i].t.data, nbytes(&e[i].t));
-  ok = ok && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
-  int err = errno;
-  if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
-    if (errno) err = errno;
-    if (fd >= 0) unlink(tmp);
-  }
-  free(tmp);
+  size_t hlen = strlen(text), padded = (hlen + 7) & ~(size_t)7;
+  unsigned char head[8];
+  for (int k = 0; k < 8; k++) head[k] = (unsigned char)((uint64_t)padded >> (8 * k));
+  parts[0] = (eg_file_part){head, 8};
+  parts[1] = (eg_file_part){text, hlen};
+  parts[2] = (eg_file_part){"        ", padded - hlen};
+  for (int i = 0; i < n; i++) parts[i + 3] = (eg_file_part){e[i].t.data, nbytes(&e[i].t)};
+  /* the library's writer: a fresh temporary beside `path`, fsync'ed, renamed over it */
+  eg_status s = eg_file_write_atomic(path, parts, n + 3);
+  free(parts);
   free(text);
-  if (!ok)
-    return fail(EXIT_USAGE, "%s: cannot write (%s): the file, if it existed, is unchanged", what,
-                strerror(err));
+  if (s != EG_OK)
+    return fail(s == EG_ERR_NOMEM ? EXIT_FAIL : EXIT_USAGE, "%s: %s", what, lib_message(path));
   return 0;
 }
 
@@ -105,62 +86,23 @@ static int bad(const char *what, const char *fmt, const char *detail) {
               detail ? detail : "");
 }
 
-int st_read(const char *path, const char *what, st_file *out) {
-  memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return fail(EXIT_USAGE, "%s: cannot open (%s)", what, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return fail(EXIT_USAGE, "%s: not a regular file", what);
-  }
-  size_t size = (size_t)st.st_size;
-  out->bytes = malloc(size ? size : 1);
-  bool read_ok = out->bytes && fread(out->bytes, 1, size, f) == size;
-  fclose(f);
-  if (!read_ok) {
-    st_free(out);
-    return fail(EXIT_USAGE, "%s: cannot read %zu bytes", what, size);
-  }
-  if (size < 8) {
-    st_free(out);
-    return bad(what, "shorter than its 8-byte header length", NULL);
-  }
-  uint64_t hlen = 0;
-  for (int k = 0; k < 8; k++) hlen |= (uint64_t)out->bytes[k] << (8 * k);
-  if (hlen > size - 8) {
-    st_free(out);
-    return bad(what, "header length past the end of the file", NULL);
-  }
-  json_error_t jerr;
-  json_t *root = json_loadb((const char *)out->bytes + 8, (size_t)hlen, JSON_REJECT_DUPLICATES,
-                            &jerr);
-  out->header = root;
-  if (!json_is_object(root)) {
-    st_free(out);
-    return bad(what, "header is not a JSON object: ", root ? "" : jerr.text);
-  }
-  const size_t data_size = size - 8 - (size_t)hlen;
-  const unsigned char *data = out->bytes + 8 + hlen;
-  out->e = calloc(json_object_size(root) + 1, sizeof *out->e);
-  if (!out->e) {
-    st_free(out);
+/* The tensor entries of out->header into out->e, each checked against the `data_size` bytes at
+ * `data`. 0, or the exit status after the message. Frees nothing: the message may quote a name
+ * the header holds, so the caller frees `out` only after it was printed. */
+static int read_entries(st_file *out, const char *what, const unsigned char *data,
+                        size_t data_size) {
+  json_t *root = out->header;
+  if (!(out->e = calloc(json_object_size(root) + 1, sizeof *out->e)))
     return fail(EXIT_FAIL, "%s: out of memory", what);
-  }
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
     if (strcmp(key, "__metadata__") == 0) {
       const char *mk;
       json_t *mv;
-      if (!json_is_object(v)) {
-        st_free(out);
-        return bad(what, "__metadata__ is not an object", NULL);
-      }
-      json_object_foreach(v, mk, mv) if (!json_is_string(mv)) {
-        st_free(out);
+      if (!json_is_object(v)) return bad(what, "__metadata__ is not an object", NULL);
+      json_object_foreach(v, mk, mv) if (!json_is_string(mv))
         return bad(what, "a __metadata__ value is not a string: ", mk);
-      }
       continue;
     }
     st_entry *e = &out->e[out->n];
@@ -168,16 +110,11 @@ int st_read(const char *path, const char *what, st_file *out) {
     json_t *shape = NULL, *offs = NULL;
     if (json_unpack(v, "{s:s, s:o, s:o}", "dtype", &dt, "shape", &shape, "data_offsets", &offs) ||
         !json_is_array(shape) || !json_is_array(offs) || json_array_size(offs) != 2 ||
-        json_array_size(shape) > EG_MAX_RANK) {
-      st_free(out);
+        json_array_size(shape) > EG_MAX_RANK)
       return bad(what, "tensor entry without dtype, shape (rank <= 8) and data_offsets: ", key);
-    }
     int k = 0;
     while (k < N_ST_DTYPES && strcmp(st_dtypes[k].name, dt) != 0) k++;
-    if (k == N_ST_DTYPES) {
-      st_free(out);
-      return bad(what, "dtype unknown to edgegrad in: ", key);
-    }
+    if (k == N_ST_DTYPES) return bad(what, "dtype unknown to edgegrad in: ", key);
     e->name = key;
     e->t.dtype = st_dtypes[k].dtype;
     e->t.rank = (int32_t)json_array_size(shape);
@@ -195,14 +132,45 @@ int st_read(const char *path, const char *what, st_file *out) {
     ok = ok && count <= SIZE_MAX / eg_dtype_size(e->t.dtype);
     ok = ok && begin >= 0 && end >= begin && (uint64_t)end <= data_size &&
          (uint64_t)(end - begin) == count * eg_dtype_size(e->t.dtype);
-    if (!ok) {
-      st_free(out);
+    if (!ok)
       return bad(what, "shape or data_offsets out of range or not matching the dtype: ", key);
-    }
     e->t.data = (void *)(data + begin);
     out->n++;
   }
   return 0;
+}
+
+int st_read(const char *path, const char *what, st_file *out) {
+  memset(out, 0, sizeof *out);
+  int fd;
+  uint64_t size64;
+  eg_status s = eg_file_open_read(path, &fd, &size64); /* a regular file, or refused unopened */
+  if (s != EG_OK) return fail(EXIT_USAGE, "%s: %s", what, lib_message(path));
+  FILE *f = fdopen(fd, "rb");
+  const size_t size = (size_t)size64;
+  int rc = 0;
+  if (!f || size64 >= SIZE_MAX)
+    rc = fail(EXIT_FAIL, "%s: cannot read %llu bytes", what, (unsigned long long)size64);
+  else if (!(out->bytes = malloc(size ? size : 1)))
+    rc = fail(EXIT_FAIL, "%s: out of memory (%zu bytes)", what, size);
+  else if (fread(out->bytes, 1, size, f) != size)
+    rc = fail(EXIT_USAGE, "%s: cannot read %zu bytes", what, size);
+  if (f) fclose(f);
+  else close(fd);
+  uint64_t hlen = 0;
+  if (rc == 0 && size < 8) rc = bad(what, "shorter than its 8-byte header length", NULL);
+  for (int k = 0; rc == 0 && k < 8; k++) hlen |= (uint64_t)out->bytes[k] << (8 * k);
+  if (rc == 0 && hlen > size - 8) rc = bad(what, "header length past the end of the file", NULL);
+  json_error_t jerr;
+  json_t *root = rc ? NULL : json_loadb((const char *)out->bytes + 8, (size_t)hlen,
+                                        JSON_REJECT_DUPLICATES, &jerr);
+  out->header = root;
+  if (rc == 0 && !json_is_object(root))
+    rc = bad(what, "header is not a JSON object: ", root ? "" : jerr.text);
+  if (rc == 0)
+    rc = read_entries(out, what, out->bytes + 8 + hlen, size - 8 - (size_t)hlen);
+  if (rc) st_free(out); /* after the message: it may quote a name the header holds */
+  return rc;
 }
 
 const st_entry *st_find(const st_file *f, const char *name) {

@@ -1,8 +1,10 @@
 /* stfile.h — the CLI's safetensors files: `edgegrad train --out` (trained weights under their
- * PyTorch names) and its checkpoints. Written atomically (a temporary file beside the target,
- * fsync'ed, renamed over it: a reader, or a run killed at any moment, sees the old file or the
- * new one, never a part). Read with every offset, dtype and size checked before use. The
- * header is JSON (jansson), as the format says (huggingface.co/docs/safetensors). */
+ * PyTorch names) and its checkpoints. Written atomically by the library's eg_file_write_atomic
+ * (a fresh temporary file beside the target, fsync'ed, renamed over it: a reader, or a run
+ * killed at any moment, sees the old file or the new one, never a part; a killed run may leave
+ * "<target>.tmp.XXXXXX"). Read only from a regular file (eg_file_open_read), with every offset,
+ * dtype and size checked before use. The header is JSON (jansson), as the format says
+ * (huggingface.co/docs/safetensors). */
 #ifndef EG_CLI_STFILE_H
 #define EG_CLI_STFILE_H
 

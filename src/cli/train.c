@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "arrays.h"
 #include "cli.h"
@@ -32,7 +33,8 @@ static const char usage_train[] =
     "                      [--optimizer sgd|adam|adamw] [--lr LR] [--momentum M]\n"
     "                      [--dampening D] [--nesterov] [--weight-decay WD] [--betas B1,B2]\n"
     "                      [--eps EPS] [--lr-schedule constant|step|cosine] [--lr-step E]\n"
-    "                      [--lr-gamma G] [--no-shuffle] [--seed S] [--normalize MEAN,STD]\n"
+    "                      [--lr-gamma G] [--shuffle|--no-shuffle] [--seed S]\n"
+    "                      [--normalize MEAN,STD]\n"
     "                      [--checkpoint DIR [--checkpoint-every K] [--resume]]\n"
     "                      [--out WEIGHTS.safetensors] [--log FILE.jsonl] [--threads N]\n"
     "                      [--max-memory SIZE] [-q]\n"
@@ -50,7 +52,9 @@ static const char usage_train[] =
     "                      number of examples N on their first axis; the rest of each\n"
     "                      shape is the input's without its batch axis. float data must be\n"
     "                      finite; integer labels (any integer dtype, given to an int64\n"
-    "                      input) must be >= 0; uint8 data for a float32 input needs\n"
+    "                      input) must be >= 0 and, where the loss (nll_loss, cross_entropy)\n"
+    "                      reads them, < its classes C (every example, checked before\n"
+    "                      training); uint8 data for a float32 input needs\n"
     "                      --normalize. The batch size B is the graph's: each epoch runs\n"
     "                      N/B steps, and the N mod B examples left over are dropped (said).\n"
     "                      Random inputs (Dropout masks, `edgegrad info` marks them) are\n"
@@ -66,8 +70,7 @@ static const char usage_train[] =
     "                      statistics, no dropout; or a program compiled from it), run over\n"
     "                      the validation set before training and after every epoch with\n"
     "                      the step's current parameters and buffers: val loss, and val\n"
-    "                      accuracy (top-1) where its output is [batch, classes]; labels\n"
-    "                      must then be < classes (checked before training)\n"
+    "                      accuracy (top-1) where its output is [batch, classes]\n"
     "  --val-data DATA     the validation set, as --data, for EVAL's data inputs\n"
     "  --val-split F       hold back round(F*N) examples of --data as the validation set\n"
     "                      (drawn with --seed; the last ones with --no-shuffle)\n"
@@ -81,8 +84,8 @@ static const char usage_train[] =
     "                      G^floor(e / --lr-step) (torch StepLR; --lr-step 1, --lr-gamma 0.1\n"
     "                      by default); cosine: LR * (1 + cos(pi e / E)) / 2 (CosineAnnealingLR,\n"
     "                      T_max = E, eta_min 0)\n"
-    "  --no-shuffle        examples in file order (default: a permutation per epoch drawn\n"
-    "                      from --seed S, default 0, and the epoch)\n"
+    "  --no-shuffle        examples in file order (default, --shuffle: a permutation per\n"
+    "                      epoch drawn from --seed S, default 0, and the epoch)\n"
     "  --seed S            seeds the shuffle and the random inputs' stream (default 0)\n"
     "  --normalize M,S     uint8 data for float32 inputs becomes (x/255 - M) / S\n"
     "  --checkpoint DIR    after every epoch (and every K steps with --checkpoint-every K)\n"
@@ -90,7 +93,9 @@ static const char usage_train[] =
     "                      optimizer state, epoch, step and the random stream's state.\n"
     "                      --resume continues from it; the final weights equal an\n"
     "                      uninterrupted run's bit for bit. A checkpoint of another model,\n"
-    "                      data set or optimizer setting is refused\n"
+    "                      data set or optimizer setting, one past --epochs, or a damaged\n"
+    "                      one (its CRC-32 differs) is refused; one of a finished run (all\n"
+    "                      --epochs done) trains nothing and writes --out from it\n"
     "  --out FILE          write the trained parameters and buffers to FILE (safetensors)\n"
     "                      under their PyTorch state_dict names (model.load_state_dict(...,\n"
     "                      strict=False) takes them), atomically, after the last epoch\n"
@@ -101,13 +106,18 @@ static const char usage_train[] =
     "                      \"eval\" event for epoch 0 before training); appended to with\n"
     "                      --resume\n"
     "  --threads N         kernel threads (default: OMP_NUM_THREADS, else one per core)\n"
-    "  --max-memory SIZE   as for `edgegrad run`\n"
+    "  --max-memory SIZE   as for `edgegrad run`, the data included: each array's size (an\n"
+    "                      .npz member's uncompressed size) is taken from SIZE before it is\n"
+    "                      read, and the runtime gets what the data leaves\n"
     "  -q, --quiet         print nothing but errors\n"
     "\n"
     "Prints a line per epoch (train loss, val loss and accuracy, learning rate, time), and on\n"
     "a terminal a live\n"
-    "progress line (step, running loss, examples/s, ETA). A loss that is not finite stops\n"
-    "training with exit 1; the last checkpoint stays as it was.\n"
+    "progress line (step, running loss, examples/s, ETA); elsewhere (a file, a pipe) the\n"
+    "lines go out one at a time as they are printed. A loss that is not finite stops\n"
+    "training with exit 1; the last checkpoint stays as it was. The folders of --out,\n"
+    "--log and --checkpoint are checked before any work; a --checkpoint DIR this run made\n"
+    "is removed again when the run fails before writing into it.\n"
     "Exit status: 0 ok, 1 training failed, 2 bad usage or input.\n";
 
 enum { SCHED_CONSTANT, SCHED_STEP, SCHED_COSINE };
@@ -130,6 +140,7 @@ typedef struct train_args {
 typedef struct data_in {
   int input;
   eg_tensor_desc d;
+  char *where; /* the file it came from, for messages ("data/target.npy", "d.npz[target.npy]") */
   eg_tensor file;
   size_t row_file, row_batch; /* bytes per example */
   eg_tensor batch;
@@ -153,6 +164,7 @@ typedef struct trainer {
   int eval_loss_at, eval_out_at; /* outputs "loss" and "output" of the eval graph; -1 none */
   FILE *log;
   char *ckpt_path;
+  bool ckpt_made; /* --checkpoint DIR was created by this run: removed again if left empty */
   /* position: epochs done, steps done in the current epoch, and its loss sum so far */
   long epoch;
   int64_t step;
@@ -424,8 +436,9 @@ static int attach(trainer *tr, dataset *ds, data_in *x, const char *path) {
   x->row_file = (size_t)per * eg_dtype_size(x->file.dtype);
   x->row_batch = (size_t)per * eg_dtype_size(x->d.tensor.dtype);
   x->batch = x->d.tensor;
-  if (!(x->batch.data = malloc(x->row_batch * (size_t)ds->batch + 1)))
-    return fail(EXIT_FAIL, "train: out of memory");
+  x->batch.data = malloc(x->row_batch * (size_t)ds->batch + 1);
+  x->where = strdup(path);
+  if (!x->batch.data || !x->where) return fail(EXIT_FAIL, "train: out of memory");
   return 0;
 }
 
@@ -454,8 +467,8 @@ static int load_set(trainer *tr, const eg_model *m, const char *src, const char 
   const int n = eg_model_num_inputs(m);
   if (!(ds->in = calloc((size_t)n + 1, sizeof *ds->in)))
     return fail(EXIT_FAIL, "train: out of memory");
-  arrays *arr;
-  int rc = arrays_open(src, opt, &arr);
+  arrays *arr; /* the data takes its bytes from --max-memory: the runtimes get what is left */
+  int rc = arrays_open(src, opt, &tr->a.rt_opt.max_memory_bytes, &arr);
   for (int i = 0; rc == 0 && i < n; i++) {
     data_in *x = &ds->in[ds->n_in];
     eg_model_input(m, i, &x->d);
@@ -824,6 +837,56 @@ static void free_names(char **nm, int n) {
   free(nm);
 }
 
+/* A checkpoint's metadata (safetensors "__metadata__", all strings): these keys, in this order,
+ * then "checksum". Version 3 added the checksum; version 2 is read without one. */
+static const char *const ckpt_keys[] = {"format", "version", "run", "epoch", "step",
+                                        "global_step", "epoch_loss_sum", "rng"};
+#define N_CKPT_KEYS ((int)(sizeof ckpt_keys / sizeof *ckpt_keys))
+
+/* zlib's crc32 continued over `n` bytes at `p`, in parts: its lengths are 32-bit. */
+static uLong crc_bytes(uLong crc, const void *p, size_t n) {
+  const Bytef *b = p;
+  while (n > 0) {
+    const uInt part = n > (1u << 30) ? 1u << 30 : (uInt)n;
+    crc = crc32(crc, b, part);
+    b += part;
+    n -= part;
+  }
+  return crc;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(const st_entry *const *)a)->name, (*(const st_entry *const *)b)->name);
+}
+
+/* The checksum of a checkpoint, as 8 hex digits into out: zlib's CRC-32 over every tensor (name,
+ * dtype, shape and bytes; by name, so that it does not depend on the order a JSON reader gives
+ * the header's entries in) and every metadata value of ckpt_keys (key and value), so that a
+ * changed byte anywhere resume reads is found before any of it is used. 0 or the exit status. */
+static int ckpt_checksum(const st_entry *e, int n, const char *const *values, char out[16]) {
+  const st_entry **order = malloc(sizeof *order * ((size_t)n + 1));
+  if (!order) return fail(EXIT_FAIL, "train: out of memory");
+  for (int k = 0; k < n; k++) order[k] = &e[k];
+  qsort(order, (size_t)n, sizeof *order, by_name);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  char head[512];
+  for (int k = 0; k < n; k++) {
+    const eg_tensor *t = &order[k]->t;
+    int len = snprintf(head, sizeof head, "%s %s", order[k]->name, eg_dtype_name(t->dtype));
+    for (int d = 0; d < t->rank && len < (int)sizeof head - 24; d++)
+      len += snprintf(head + len, sizeof head - (size_t)len, " %lld", (long long)t->shape[d]);
+    crc = crc_bytes(crc, head, strlen(head) + 1); /* a long name: what snprintf kept */
+    crc = crc_bytes(crc, t->data, (size_t)eg_tensor_numel(t) * eg_dtype_size(t->dtype));
+  }
+  free(order);
+  for (int k = 0; k < N_CKPT_KEYS; k++) {
+    crc = crc_bytes(crc, ckpt_keys[k], strlen(ckpt_keys[k]) + 1);
+    crc = crc_bytes(crc, values[k] ? values[k] : "", values[k] ? strlen(values[k]) + 1 : 1);
+  }
+  snprintf(out, 16, "%08lx", (unsigned long)crc);
+  return 0;
+}
+
 static int write_checkpoint(trainer *tr) {
   st_entry *e;
   char **nm;
@@ -836,29 +899,85 @@ static int write_checkpoint(trainer *tr) {
   snprintf(gstep, sizeof gstep, "%lld", (long long)eg_optimizer_steps(tr->opt));
   snprintf(loss, sizeof loss, "%a", tr->loss_sum);
   snprintf(rng, sizeof rng, "%016" PRIx64, tr->rng);
-  const st_meta meta[] = {{"format", "edgegrad.checkpoint"}, {"version", "2"},
-                          {"run", sig}, {"epoch", epoch}, {"step", step},
-                          {"global_step", gstep}, {"epoch_loss_sum", loss}, {"rng", rng}};
+  const char *values[N_CKPT_KEYS] = {"edgegrad.checkpoint", "3", sig, epoch, step, gstep, loss,
+                                     rng};
+  st_meta meta[N_CKPT_KEYS + 1];
+  for (int k = 0; k < N_CKPT_KEYS; k++) meta[k] = (st_meta){ckpt_keys[k], values[k]};
+  char sum[16];
+  rc = ckpt_checksum(e, n, values, sum);
+  meta[N_CKPT_KEYS] = (st_meta){"checksum", sum};
   char what[1100];
   snprintf(what, sizeof what, "train: checkpoint %s", tr->ckpt_path);
-  rc = st_write(tr->ckpt_path, what, e, n, meta, (int)(sizeof meta / sizeof *meta));
+  if (rc == 0) rc = st_write(tr->ckpt_path, what, e, n, meta, N_CKPT_KEYS + 1);
   if (rc == 0) tr->ckpt_written_step = eg_optimizer_steps(tr->opt);
   free_names(nm, n);
   free(e);
   return rc;
 }
 
+/* A count of the checkpoint's metadata: decimal digits only, at most INT64_MAX. */
 static int parse_count(const st_file *f, const char *key, int64_t *out) {
   const char *v = st_meta_get(f, key);
-  char *end = NULL;
-  long long x = v ? strtoll(v, &end, 10) : -1;
-  if (!v || !*v || *end || x < 0) return -1;
+  const size_t len = v ? strlen(v) : 0;
+  if (len == 0 || strspn(v, "0123456789") != len) return -1;
+  errno = 0;
+  const long long x = strtoll(v, NULL, 10);
+  if (errno) return -1;
   *out = x;
   return 0;
 }
 
-/* --resume: the checkpoint read, checked against this run (every tensor by name, dtype and
- * shape, and the run's signature), and restored. */
+/* The checkpoint's checksum against its contents (ckpt_checksum). Version 2 (before the
+ * checksum) has none and is read as it is; a file that carries one is always checked. */
+static int check_checksum(const st_file *f, const char *what) {
+  const char *sum = st_meta_get(f, "checksum"), *version = st_meta_get(f, "version");
+  if (!sum && version && strcmp(version, "2") == 0) return 0;
+  const char *values[N_CKPT_KEYS];
+  for (int k = 0; k < N_CKPT_KEYS; k++) values[k] = st_meta_get(f, ckpt_keys[k]);
+  char want[16];
+  int rc = ckpt_checksum(f->e, f->n, values, want);
+  /* the stored value is shown only when it has the form written: the message stays one line */
+  const bool hex8 = sum && strlen(sum) == 8 && strspn(sum, "0123456789abcdef") == 8;
+  if (rc == 0 && (!sum || strcmp(sum, want) != 0))
+    rc = fail(EXIT_USAGE, "%s: checksum mismatch (stored %s, contents %s): the file is damaged",
+              what, !sum ? "(none)" : hex8 ? sum : "(not 8 hex digits)", want);
+  return rc;
+}
+
+/* The checkpoint's position, field by field, as one of this run: epoch (epochs done) in
+ * [0, --epochs], where --epochs means a finished run, at step 0; step (steps done in the next
+ * epoch) in [0, steps per epoch); global_step = epoch * steps + step, computed without wrapping.
+ * pos: epoch, step, global_step. */
+static int check_position(const trainer *tr, const st_file *f, const char *what, int64_t pos[3]) {
+  static const char *const keys[] = {"epoch", "step", "global_step"};
+  for (int k = 0; k < 3; k++)
+    if (parse_count(f, keys[k], &pos[k])) {
+      const char *v = st_meta_get(f, keys[k]);
+      return fail(EXIT_USAGE, "%s: %s \"%s\": expected a count (decimal digits, < 2^63)",
+                  what, keys[k], v ? v : "(none)");
+    }
+  const int64_t epoch = pos[0], step = pos[1], gstep = pos[2], steps = tr->train.steps;
+  int64_t at = 0;
+  if (epoch > tr->a.epochs)
+    return fail(EXIT_USAGE, "%s: epoch %lld (epochs done): beyond this run's --epochs %ld: "
+                "resume with --epochs %lld or more", what, (long long)epoch, tr->a.epochs,
+                (long long)epoch);
+  if (step >= steps || (epoch == tr->a.epochs && step > 0))
+    return fail(EXIT_USAGE, "%s: step %lld (after epoch %lld): %s (%lld steps per epoch)", what,
+                (long long)step, (long long)epoch,
+                epoch == tr->a.epochs ? "past the last epoch of this run's --epochs"
+                                      : "not a step of an epoch of this run",
+                (long long)steps);
+  if (__builtin_mul_overflow(epoch, steps, &at) || __builtin_add_overflow(at, step, &at) ||
+      gstep != at)
+    return fail(EXIT_USAGE, "%s: global_step %lld: epoch %lld and step %lld of %lld steps per "
+                "epoch make %lld", what, (long long)gstep, (long long)epoch, (long long)step,
+                (long long)steps, (long long)at);
+  return 0;
+}
+
+/* --resume: the checkpoint read, checked against this run (its checksum, format, the run's
+ * signature, its position, every tensor by name, dtype and shape), and restored. */
 static int resume(trainer *tr) {
   char what[1100];
   snprintf(what, sizeof what, "train: --resume: checkpoint %s", tr->ckpt_path);
@@ -875,32 +994,32 @@ static int resume(trainer *tr) {
   run_signature(tr, sig, sizeof sig);
   const char *format = st_meta_get(&f, "format"), *version = st_meta_get(&f, "version");
   const char *theirs = st_meta_get(&f, "run");
-  int64_t epoch = 0, step = 0, gstep = 0;
+  int64_t pos[3] = {0, 0, 0};
   const char *loss = st_meta_get(&f, "epoch_loss_sum");
   char *end = NULL, *rng_end = NULL;
   double loss_sum = loss ? strtod(loss, &end) : NAN;
   const char *rng = st_meta_get(&f, "rng");
   errno = 0;
   const uint64_t rng_state = rng && strlen(rng) == 16 ? strtoull(rng, &rng_end, 16) : 0;
+  const bool rng_ok = rng_end && !*rng_end && !errno;
   if (!format || strcmp(format, "edgegrad.checkpoint") != 0 || !version ||
-      strcmp(version, "2") != 0)
-    rc = fail(EXIT_USAGE, "%s: format %s version %s: not an edgegrad checkpoint of version 2",
+      (strcmp(version, "2") != 0 && strcmp(version, "3") != 0))
+    rc = fail(EXIT_USAGE, "%s: format %s version %s: not an edgegrad checkpoint of version 2 or 3",
               what, format ? format : "(none)", version ? version : "(none)");
-  else if (!rng_end || *rng_end || errno)
+  if (rc == 0) rc = check_checksum(&f, what);
+  if (rc == 0 && !rng_ok)
     rc = fail(EXIT_USAGE, "%s: rng %s: expected the random stream's state as 16 hex digits",
               what, rng ? rng : "(none)");
-  else if (!theirs || strcmp(theirs, sig) != 0)
-  {
+  if (rc == 0 && (!theirs || strcmp(theirs, sig) != 0)) {
     char diff[2100];
     signature_diff(theirs ? theirs : "", sig, diff, sizeof diff);
     rc = fail(EXIT_USAGE, "%s: written by another run (%s): resume with the same data, batch, "
               "optimizer, schedule and seed", what, diff);
   }
-  else if (parse_count(&f, "epoch", &epoch) || parse_count(&f, "step", &step) ||
-           parse_count(&f, "global_step", &gstep) || !end || *end || !isfinite(loss_sum) ||
-           step >= tr->train.steps || gstep != epoch * tr->train.steps + step)
-    rc = fail(EXIT_USAGE, "%s: epoch, step and global_step are not a position of this run "
-              "(%lld steps per epoch)", what, (long long)tr->train.steps);
+  if (rc == 0) rc = check_position(tr, &f, what, pos);
+  if (rc == 0 && (!end || *end || !isfinite(loss_sum)))
+    rc = fail(EXIT_USAGE, "%s: epoch_loss_sum %s: expected a finite number", what,
+              loss ? loss : "(none)");
   if (rc == 0) rc = state_entries(tr, false, &e, &n, &nm);
   for (int k = 0; rc == 0 && k < n; k++) {
     const st_entry *c = st_find(&f, e[k].name);
@@ -933,12 +1052,12 @@ static int resume(trainer *tr) {
     }
   }
   if (rc == 0) {
-    eg_optimizer_set_steps(tr->opt, gstep);
-    tr->epoch = (long)epoch;
-    tr->step = step;
+    eg_optimizer_set_steps(tr->opt, pos[2]);
+    tr->epoch = (long)pos[0];
+    tr->step = pos[1];
     tr->loss_sum = loss_sum;
     tr->rng = rng_state;
-    tr->ckpt_written_step = gstep;
+    tr->ckpt_written_step = pos[2];
   }
   free_names(nm, n);
   free(e);
@@ -1137,7 +1256,8 @@ static int make_runtime(trainer *tr, const eg_model *m, const char *path, eg_run
                     ? eg_runtime_create_compiled_with_options(m, &a->compile, &a->rt_opt, rt)
                     : eg_runtime_create_with_options(m, &a->rt_opt, rt);
   if (s == EG_ERR_LIMIT)
-    return fail(EXIT_USAGE, "train: --max-memory %s: %s", a->max_memory_arg, eg_last_error());
+    return fail(EXIT_USAGE, "train: --max-memory %s, less the data's bytes: %s",
+                a->max_memory_arg, eg_last_error());
   return s == EG_OK ? 0 : fail_status(s);
 }
 
@@ -1153,8 +1273,8 @@ static int output_at(const eg_model *m, const char *name) {
  * a parameter or buffer of the step has the step's dtype and shape; it has a scalar "loss". */
 static int setup_eval(trainer *tr) {
   const char *path = tr->a.eval;
-  eg_status s = eg_model_load(path, &tr->eval_m);
-  if (s != EG_OK) return fail_status(s);
+  int rc = load_model("train: --eval", READS_MODEL, path, &tr->eval_m);
+  if (rc) return rc;
   tr->eval_loss_at = output_at(tr->eval_m, "loss");
   tr->eval_out_at = output_at(tr->eval_m, "output");
   eg_tensor_desc d;
@@ -1189,34 +1309,39 @@ static int setup_eval(trainer *tr) {
   return 0;
 }
 
-/* With an eval graph whose output is [batch, classes]: every integer label of the data is a
- * class index (< classes), checked before the first step. */
+/* Every integer label of a data set, the examples past its last whole batch included, is a
+ * class of the loss that reads it (eg_model_input_classes: < C of its nll_loss, or its
+ * ignore_index), checked before the first step: the training set against the step, the
+ * validation set against the evaluation graph. A model whose labels no nll_loss reads (none
+ * here) leaves them to its own ops. */
 static int check_labels(const trainer *tr) {
-  eg_tensor_desc d;
-  if (!tr->eval_m || tr->eval_out_at < 0 ||
-      eg_model_output(tr->eval_m, tr->eval_out_at, &d) != EG_OK || d.tensor.rank != 2)
-    return 0;
-  const int64_t classes = d.tensor.shape[1];
-  for (const dataset *ds = &tr->train; ds; ds = ds == &tr->train ? &tr->val : NULL)
+  for (const dataset *ds = &tr->train; ds; ds = ds == &tr->train ? &tr->val : NULL) {
+    const eg_model *m = ds == &tr->train ? tr->m : tr->eval_m;
     for (int k = 0; k < ds->n_in; k++) {
       const data_in *x = &ds->in[k];
-      if (x->d.tensor.dtype != EG_DTYPE_INT64 || x->d.tensor.rank != 1) continue;
-      for (int64_t e = 0; e < ds->n_examples; e++)
-        if (int_at(&x->file, e) >= classes)
-          return fail(EXIT_USAGE, "train: data %s: label %lld at example %lld%s: the model has "
-                      "%lld classes (its output is %s [%lld, %lld])", x->d.name,
-                      (long long)int_at(&x->file, e), (long long)e,
-                      ds == &tr->val ? " of the validation set" : "", (long long)classes,
-                      eg_dtype_name(d.tensor.dtype), (long long)d.tensor.shape[0],
-                      (long long)classes);
+      int64_t classes = 0, ignore = 0;
+      if (x->d.tensor.dtype != EG_DTYPE_INT64 ||
+          eg_model_input_classes(m, x->input, &classes, &ignore) != EG_OK || classes <= 0)
+        continue;
+      const int64_t n = eg_tensor_numel(&x->file), per = n / x->file.shape[0];
+      for (int64_t e = 0; e < n; e++) {
+        const int64_t label = int_at(&x->file, e);
+        if (label < classes || label == ignore) continue;
+        return fail(EXIT_USAGE, "train: data %s: label %lld at example %lld%s: the model has "
+                    "%lld classes (input %s is the target of its nll_loss): labels are in [0, "
+                    "%lld)", x->where, (long long)label, (long long)(e / per),
+                    ds == &tr->val ? " of the validation set" : "", (long long)classes,
+                    x->d.name, (long long)classes);
+      }
     }
+  }
   return 0;
 }
 
 static int setup(trainer *tr) {
   train_args *a = &tr->a;
-  eg_status s = eg_model_load(a->model, &tr->m);
-  if (s != EG_OK) return fail_status(s);
+  int rc = load_model("train", READS_MODEL, a->model, &tr->m);
+  if (rc) return rc;
   tr->loss_at = -1;
   for (int i = 0; i < eg_model_num_outputs(tr->m); i++) {
     eg_tensor_desc d;
@@ -1231,7 +1356,7 @@ static int setup(trainer *tr) {
                 "inputs P with outputs grad_P (python/edgegrad/export.py)", a->model,
                 tr->loss_at < 0 ? "no scalar output loss" : "no trainable parameter");
   if (!a->have_wd && a->opt.kind == EG_OPTIMIZER_ADAMW) a->opt.weight_decay = 1e-2;
-  int rc = a->eval ? setup_eval(tr) : 0;
+  rc = a->eval ? setup_eval(tr) : 0;
   if (rc == 0) rc = load_data(tr);
   if (rc == 0) rc = check_labels(tr);
   if (rc == 0) rc = setup_random(tr);
@@ -1240,46 +1365,68 @@ static int setup(trainer *tr) {
   return rc;
 }
 
-/* --init: every parameter and buffer input's first value, from a safetensors file (under its
- * state_dict name, or its input name; other tensors, e.g. frozen weights of a whole
- * state_dict, are ignored) or a folder of <input>.npy. */
-static int set_init(trainer *tr) {
-  const char *src = tr->a.init;
+/* A copy of `t` (a view into a file's bytes, maybe unaligned) in malloc'ed memory. */
+static int copy_tensor(const char *cmd, const eg_tensor *t, eg_tensor *out) {
+  const size_t bytes = (size_t)eg_tensor_numel(t) * eg_dtype_size(t->dtype);
+  *out = *t;
+  if (!(out->data = malloc(bytes + 1))) return fail(EXIT_FAIL, "%s: out of memory", cmd);
+  memcpy(out->data, t->data, bytes);
+  return 0;
+}
+
+int init_load(const char *cmd, const eg_model *m, const char *src, const bool *skip,
+              eg_tensor *vals) {
   struct stat st;
   if (stat(src, &st) != 0)
-    return fail(EXIT_USAGE, "train: --init %s: cannot open (%s)", src, strerror(errno));
+    return fail(EXIT_USAGE, "%s: --init %s: cannot open (%s)", cmd, src, strerror(errno));
   const bool dir = S_ISDIR(st.st_mode);
   st_file f = {0};
   char what[1100];
-  snprintf(what, sizeof what, "train: --init %s", src);
+  snprintf(what, sizeof what, "%s: --init %s", cmd, src);
   int rc = dir ? 0 : st_read(src, what, &f);
-  for (int i = 0; rc == 0 && i < eg_model_num_inputs(tr->m); i++) {
+  const int n = eg_model_num_inputs(m);
+  for (int i = 0; rc == 0 && i < n; i++) {
     eg_tensor_desc d;
-    eg_model_input(tr->m, i, &d);
-    if (!is_state(tr->m, d.name)) continue;
-    eg_tensor t = {0};
+    eg_model_input(m, i, &d);
+    if (!is_state(m, d.name) || (skip && skip[i])) continue;
     const st_entry *e = NULL;
+    eg_status s = EG_OK;
     if (dir) {
       char *path = outdir_name_ok(d.name) ? outdir_join(src, d.name, ".npy") : NULL;
-      eg_status s = path ? eg_npy_load(path, &t) : EG_ERR_ARGUMENT;
-      if (!path) rc = fail(EXIT_USAGE, "train: --init %s: input %s: not usable as a file name",
+      if (!path) rc = fail(EXIT_USAGE, "%s: --init %s: input %s: not usable as a file name", cmd,
                            src, d.name);
-      else if (s != EG_OK) rc = fail_status(s);
+      else s = eg_npy_load(path, &vals[i]);
       free(path);
     } else if ((e = d.state_dict ? st_find(&f, d.state_dict) : NULL) || (e = st_find(&f, d.name))) {
-      t = e->t;
+      rc = copy_tensor(cmd, &e->t, &vals[i]);
     } else {
-      rc = fail(EXIT_USAGE, "train: --init %s: no tensor %s%s%s%s: every parameter and buffer "
-                "needs a first value", src, d.state_dict ? d.state_dict : d.name,
+      rc = fail(EXIT_USAGE, "%s: --init %s: no tensor %s%s%s%s: every parameter and buffer "
+                "needs a first value", cmd, src, d.state_dict ? d.state_dict : d.name,
                 d.state_dict ? " (nor " : "", d.state_dict ? d.name : "",
                 d.state_dict ? ")" : "");
     }
-    if (rc) break;
-    eg_status s = eg_runtime_set_input(tr->rt, d.name, &t);
-    if (s != EG_OK) rc = fail_status(s);
-    if (dir) eg_tensor_free(&t);
+    if (rc == 0 && s == EG_OK) s = eg_model_check_input(m, d.name, &vals[i]);
+    if (rc == 0 && s != EG_OK) rc = fail_status(s);
   }
   st_free(&f);
+  for (int i = 0; rc && i < n; i++) eg_tensor_free(&vals[i]);
+  return rc;
+}
+
+/* --init: every parameter and buffer input's first value (init_load) into the runtime. */
+static int set_init(trainer *tr) {
+  const int n = eg_model_num_inputs(tr->m);
+  eg_tensor *vals = calloc((size_t)n + 1, sizeof *vals);
+  if (!vals) return fail(EXIT_FAIL, "train: out of memory");
+  int rc = init_load("train", tr->m, tr->a.init, NULL, vals);
+  for (int i = 0; i < n; i++) {
+    eg_tensor_desc d;
+    eg_model_input(tr->m, i, &d);
+    eg_status s = rc == 0 && vals[i].data ? eg_runtime_set_input(tr->rt, d.name, &vals[i]) : EG_OK;
+    if (s != EG_OK) rc = fail_status(s);
+    eg_tensor_free(&vals[i]);
+  }
+  free(vals);
   return rc;
 }
 
@@ -1288,6 +1435,7 @@ static void cleanup(trainer *tr) {
     for (int k = 0; ds->in && k < ds->n_in; k++) {
       eg_tensor_free(&ds->in[k].file);
       free(ds->in[k].batch.data);
+      free(ds->in[k].where);
     }
     free(ds->in);
     free(ds->perm);
@@ -1320,16 +1468,33 @@ static void remove_stale_temporaries(const char *dir) {
   closedir(d);
 }
 
+/* Where the run writes, checked before any work: a run must not train for hours and then find
+ * it cannot save. --log is written in place (appended to with --resume): an existing one must
+ * be writable itself. */
+static int check_outputs(const train_args *a) {
+  int rc = a->out ? outdir_check_file("train", "--out", a->out) : 0;
+  if (rc == 0 && a->log) rc = outdir_check_file("train", "--log", a->log);
+  if (rc == 0 && a->log && access(a->log, F_OK) == 0 && access(a->log, W_OK) != 0)
+    rc = fail(EXIT_USAGE, "train: --log %s: cannot write (%s): the log is written in place",
+              a->log, strerror(errno));
+  if (rc == 0 && a->ckpt_dir) rc = outdir_check_dir("train", "--checkpoint", a->ckpt_dir);
+  return rc;
+}
+
 int cmd_train(int argc, char **argv) {
   trainer tr = {.ckpt_written_step = -1};
+  /* progress piped to a file or another program appears as it happens, a line at a time */
+  if (!isatty(STDOUT_FILENO)) setvbuf(stdout, NULL, _IOLBF, 0);
   int rc = parse_train_args(argc, argv, &tr.a);
+  if (rc == 0) rc = check_outputs(&tr.a);
   if (rc == 0) rc = setup(&tr);
   if (rc == 0 && !tr.a.resume) rc = set_init(&tr);
   eg_status s = EG_OK;
   if (rc == 0 && (s = eg_optimizer_create(tr.rt, &tr.a.opt, &tr.opt)) != EG_OK)
     rc = fail_status(s);
   if (rc == 0 && tr.a.ckpt_dir) {
-    if (mkdir(tr.a.ckpt_dir, 0777) != 0 && errno != EEXIST)
+    tr.ckpt_made = mkdir(tr.a.ckpt_dir, 0777) == 0;
+    if (!tr.ckpt_made && errno != EEXIST)
       rc = fail(EXIT_USAGE, "train: --checkpoint %s: cannot create (%s)", tr.a.ckpt_dir,
                 strerror(errno));
     else if (!(tr.ckpt_path = outdir_join(tr.a.ckpt_dir, "checkpoint", ".safetensors")))
@@ -1356,13 +1521,17 @@ int cmd_train(int argc, char **argv) {
       if (vleft) printf(" (the last %lld not evaluated: the graph's batch size is fixed)", vleft);
       printf("\n");
     }
-    if (tr.a.resume)
+    if (tr.a.resume && tr.epoch == tr.a.epochs)
+      printf("train: %s is of a finished run (%ld epochs): nothing left to train\n",
+             tr.ckpt_path, tr.a.epochs);
+    else if (tr.a.resume)
       printf("train: resumed from %s at epoch %ld, step %lld\n", tr.ckpt_path, tr.epoch + 1,
              (long long)tr.step + 1);
   }
   if (rc == 0) rc = train_epochs(&tr);
   if (rc == 0 && tr.a.out) rc = write_out(&tr);
   if (rc == 0 && tr.a.out && !tr.a.quiet) printf("train: trained weights written to %s\n", tr.a.out);
+  if (rc > 0 && tr.ckpt_made) rmdir(tr.a.ckpt_dir); /* only if nothing was written in it */
   cleanup(&tr);
   return rc < 0 ? 0 : rc;
 }

@@ -20,7 +20,7 @@
 /* File codes are the enums' values: pin them so a reordered enum cannot change the format. */
 _Static_assert(EG_DTYPE_FLOAT32 == 0 && EG_DTYPE_BOOL == 7 && EG_DTYPE_COUNT == 8, "dtype codes");
 _Static_assert(EG_ARG_NONE == 0 && EG_ARG_VALUE == 4 && EG_ARG_LIST == 5 &&
-               EG_ARG_MEMORY_FORMAT == 9, "arg kind codes");
+               EG_ARG_MEMORY_FORMAT == 9 && EG_ARG_STR == 10, "arg kind codes");
 _Static_assert(EG_QNN_TENSOR_APP_WRITE == 0 && EG_QNN_TENSOR_STATIC == 3, "tensor type codes");
 _Static_assert(EG_QNN_DTYPE_FLOAT_32 == 0 && EG_QNN_DTYPE_BOOL_8 == 6 &&
                EG_QNN_DTYPE_SFIXED_POINT_32 == 11 && EG_QNN_DTYPE_COUNT == 12, "QNN dtype codes");
@@ -239,7 +239,7 @@ static void put_arg(writer *w, wbuf *b, const eg_arg *a) {
     for (int32_t i = 0; i < a->list.n; i++) put_arg(w, b, &a->list.items[i]);
     break;
   case EG_ARG_DTYPE: put_u8(b, (uint32_t)a->dtype); break;
-  default: put_str(w, b, a->str); break; /* LAYOUT, DEVICE, MEMORY_FORMAT */
+  default: put_str(w, b, a->str); break; /* LAYOUT, DEVICE, MEMORY_FORMAT, STR */
   }
 }
 

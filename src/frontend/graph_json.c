@@ -164,6 +164,23 @@ static eg_status check_tuples(loader *L) {
 
 static eg_status parse_arg(loader *L, json_t *j, const char *where, int depth, eg_arg *a);
 
+/* {"str": S}: a Python str argument. Its values are each op's to check (in the verifier, which
+ * also reads .egp files); here only its form: a string of 1 to EG_GRAPH_MAX_STR bytes without
+ * NUL (a NUL would cut the C string short and a check could pass on the part before it). */
+enum { EG_GRAPH_MAX_STR = 64 };
+
+static eg_status parse_str(loader *L, json_t *x, const char *where, eg_arg *a) {
+  if (!json_is_string(x)) return bad(EG_ERR_FORMAT, "%s: str is not a string", where);
+  const size_t len = json_string_length(x);
+  if (len == 0 || len > EG_GRAPH_MAX_STR || strlen(json_string_value(x)) != len)
+    return bad(EG_ERR_FORMAT, "%s: str of %zu bytes%s: expected 1 to %d bytes without NUL",
+               where, len, strlen(json_string_value(x)) != len ? " with a NUL" : "",
+               EG_GRAPH_MAX_STR);
+  a->kind = EG_ARG_STR;
+  a->str = eg_arena_strdup(L->g->arena, json_string_value(x));
+  return a->str ? EG_OK : bad(EG_ERR_NOMEM, "%s: out of memory", where);
+}
+
 static eg_status parse_tagged(loader *L, json_t *j, const char *where, eg_arg *a) {
   json_t *x;
   if (json_object_size(j) != 1)
@@ -186,6 +203,7 @@ static eg_status parse_tagged(loader *L, json_t *j, const char *where, eg_arg *a
     else return bad(EG_ERR_FORMAT, "%s: float is neither a number nor inf/-inf/nan", where);
     return EG_OK;
   }
+  if ((x = json_object_get(j, "str"))) return parse_str(L, x, where, a);
   if ((x = json_object_get(j, "dtype"))) {
     a->kind = EG_ARG_DTYPE;
     if (!json_is_string(x)) return bad(EG_ERR_FORMAT, "%s: dtype is not a string", where);

@@ -19,7 +19,8 @@ static bool clone_arg(eg_arena *a, eg_arg *dst, const eg_arg *src) {
   switch (src->kind) {
   case EG_ARG_LAYOUT:
   case EG_ARG_DEVICE:
-  case EG_ARG_MEMORY_FORMAT: return !src->str || (dst->str = eg_arena_strdup(a, src->str));
+  case EG_ARG_MEMORY_FORMAT:
+  case EG_ARG_STR: return !src->str || (dst->str = eg_arena_strdup(a, src->str));
   case EG_ARG_LIST:
     dst->list.items = eg_arena_array(a, (size_t)src->list.n + 1, sizeof(eg_arg));
     if (!dst->list.items) return false;

@@ -1,5 +1,6 @@
 /* dtype.c — dtype names and sizes (public API). */
 #include "edgegrad.h"
+#include "util/checked.h"
 
 static const struct {
   const char *name;
@@ -19,8 +20,9 @@ size_t eg_dtype_size(eg_dtype dtype) {
   return (unsigned)dtype < EG_DTYPE_COUNT ? eg_dtypes[dtype].size : 0;
 }
 
+/* -1 for what no reader would accept (util/checked.h's rule), so that the count a caller
+ * multiplies by eg_dtype_size cannot have wrapped. */
 int64_t eg_tensor_numel(const eg_tensor *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->shape[i];
-  return n;
+  if (!t || t->rank < 0 || t->rank > EG_MAX_RANK) return -1;
+  return eg_shape_numel(t->shape, t->rank, EG_MAX_NUMEL);
 }

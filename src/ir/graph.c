@@ -126,7 +126,7 @@ static const char *arg_label(char *buf, size_t size, int pos, const char *kw) {
 
 static const char *kind_name(eg_arg_kind k) {
   static const char *const names[] = {"None", "int", "float", "bool", "value", "list",
-                                      "dtype", "layout", "device", "memory_format"};
+                                      "dtype", "layout", "device", "memory_format", "str"};
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
@@ -281,6 +281,39 @@ eg_status eg_arg_opt_dtype(const eg_node *n, int pos, const char *kw, eg_dtype *
   if (a->kind != EG_ARG_DTYPE) return arg_wrong(n, pos, kw, a, "a dtype");
   *out = a->dtype;
   return EG_OK;
+}
+
+/* s for a message: itself when it is 1 to 32 printable ASCII characters, else its length (a
+ * .egp string may hold any bytes, and a message is one line). */
+static const char *shown_str(char *buf, size_t size, const char *s) {
+  size_t len = strlen(s);
+  bool plain = len > 0 && len <= 32;
+  for (size_t i = 0; plain && i < len; i++) plain = s[i] >= 0x20 && s[i] <= 0x7e;
+  if (plain) snprintf(buf, size, "'%s'", s);
+  else snprintf(buf, size, "(a str of %zu bytes)", len);
+  return buf;
+}
+
+eg_status eg_arg_choice(const eg_node *n, int pos, const char *kw, const char *const *choices,
+                        bool none_ok, int *out) {
+  const eg_arg *a = eg_node_arg(n, pos, kw);
+  if (!a || (none_ok && a->kind == EG_ARG_NONE)) return EG_OK;
+  char set[160] = "", l[96], s[64];
+  for (int k = 0; choices[k]; k++) {
+    size_t used = strlen(set);
+    snprintf(set + used, sizeof set - used, "%s%s", k ? ", " : "", choices[k]);
+  }
+  const char *label = pos < 0 && kw ? kw : arg_label(l, sizeof l, pos, kw); /* keyword-only */
+  if (a->kind != EG_ARG_STR)
+    return eg_node_error(n, EG_ERR_INVALID, "%s is a %s: expected %sa str in {%s}", label,
+                         kind_name(a->kind), none_ok ? "None or " : "", set);
+  for (int k = 0; choices[k]; k++)
+    if (strcmp(a->str, choices[k]) == 0) {
+      *out = k;
+      return EG_OK;
+    }
+  return eg_node_error(n, EG_ERR_INVALID, "%s %s not in {%s}", label,
+                       shown_str(s, sizeof s, a->str), set);
 }
 
 eg_status eg_node_check_arity(const eg_node *n, int min_pos, int max_pos,

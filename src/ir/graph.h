@@ -46,7 +46,9 @@ typedef enum eg_arg_kind {
   EG_ARG_DTYPE,
   EG_ARG_LAYOUT, /* str: "strided", ... */
   EG_ARG_DEVICE, /* str: "cpu", ... */
-  EG_ARG_MEMORY_FORMAT /* str: "preserve_format", "contiguous_format", ... */
+  EG_ARG_MEMORY_FORMAT, /* str: "preserve_format", "contiguous_format", ... */
+  EG_ARG_STR            /* str: a Python str argument ("trunc", "tanh", ...); each op checks
+                         * its own values */
 } eg_arg_kind;
 
 typedef struct eg_arg eg_arg;
@@ -213,6 +215,11 @@ eg_status eg_arg_opt_int_list(const eg_node *n, int pos, const char *kw, int64_t
 eg_status eg_arg_bool_list(const eg_node *n, int pos, const char *kw, bool *out, int count);
 /* Optional dtype: missing or None leaves *out unchanged. */
 eg_status eg_arg_opt_dtype(const eg_node *n, int pos, const char *kw, eg_dtype *out);
+/* A str argument that must be one of `choices` (NULL-terminated): *out gets its index. Missing
+ * (or None, when none_ok) leaves *out unchanged (the default); another kind or another string
+ * is EG_ERR_INVALID, e.g. "rounding_mode 'ceil' not in {trunc, floor}". */
+eg_status eg_arg_choice(const eg_node *n, int pos, const char *kw, const char *const *choices,
+                        bool none_ok, int *out);
 /* Rejects positional arguments past `max_pos` and keywords not in `known` (NULL-terminated). */
 eg_status eg_node_check_arity(const eg_node *n, int min_pos, int max_pos, const char *const *known);
 

@@ -91,6 +91,7 @@ static void print_arg(const eg_arg *a, FILE *out) {
   case EG_ARG_LAYOUT:
   case EG_ARG_DEVICE:
   case EG_ARG_MEMORY_FORMAT: fputs(a->str ? a->str : "?", out); break;
+  case EG_ARG_STR: fprintf(out, "'%s'", a->str ? a->str : "?"); break;
   default: fputs("?", out); break;
   }
 }

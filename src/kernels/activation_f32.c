@@ -201,3 +201,29 @@ void eg_gelu_backward_f32(int64_t n, const float *gy, const float *x, float *gx)
     gx[i] = gy[i] * (normal_cdf(x[i]) + x[i] * pdf);
   }
 }
+
+/* gelu's tanh form: ATen's constants, rounded to float as its float kernel holds them. */
+#define EG_GELU_BETA 0.7978845608028654f /* sqrt(2) * (2 / sqrt(pi)) * 0.5 = sqrt(2 / pi) */
+#define EG_GELU_KAPPA 0.044715f
+
+EG_SIMD_CLONES
+void eg_gelu_tanh_f32(int64_t n, const float *x, float *y) {
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) {
+    const float v = x[i], cube = v * v * v;
+    const float t = tanh_f32(EG_GELU_BETA * (v + EG_GELU_KAPPA * cube));
+    y[i] = 0.5f * v * (1.0f + t);
+  }
+}
+
+EG_SIMD_CLONES
+void eg_gelu_tanh_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
+#pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
+  for (int64_t i = 0; i < n; i++) {
+    const float v = x[i], sq = v * v, cube = sq * v;
+    const float t = tanh_f32(EG_GELU_BETA * (v + EG_GELU_KAPPA * cube));
+    const float left = 0.5f * v, right = 1.0f + t;
+    const float inner_d = EG_GELU_BETA * (1.0f + 3.0f * EG_GELU_KAPPA * sq);
+    gx[i] = gy[i] * (0.5f * right + left * (1.0f - t * t) * inner_d);
+  }
+}

@@ -21,6 +21,11 @@
  *   gelu(x)                 = x * 0.5 * (1 + erf(x / sqrt 2))        (approximate='none')
  *   gelu_backward(gy, x)    = gy * (cdf + x * pdf), cdf = 0.5 * (1 + erf(x / sqrt 2)),
  *                             pdf = exp(-x^2 / 2) / sqrt(2 pi)
+ *   gelu_tanh(x)            = 0.5 * x * (1 + t), t = tanh(b * (x + k * x^3)),
+ *                             b = sqrt(2 / pi), k = 0.044715          (approximate='tanh')
+ *   gelu_tanh_backward      = gy * (0.5 * (1 + t) + 0.5 * x * (1 - t^2) * b * (1 + 3 k x^2))
+ *                             (in float, in ATen's order: x^3 or x^2 overflowing gives NaN for
+ *                             |x| beyond about 1.8e19 in the backward, as ATen's)
  * Inputs and outputs may alias (same pointer) but must not partially overlap. */
 #ifndef EG_KERNELS_ACTIVATION_F32_H
 #define EG_KERNELS_ACTIVATION_F32_H
@@ -42,5 +47,7 @@ void eg_hardsigmoid_f32(int64_t n, const float *x, float *y);
 void eg_hardsigmoid_backward_f32(int64_t n, const float *gy, const float *x, float *gx);
 void eg_gelu_f32(int64_t n, const float *x, float *y);
 void eg_gelu_backward_f32(int64_t n, const float *gy, const float *x, float *gx);
+void eg_gelu_tanh_f32(int64_t n, const float *x, float *y);
+void eg_gelu_tanh_backward_f32(int64_t n, const float *gy, const float *x, float *gx);
 
 #endif

@@ -8,6 +8,7 @@
 #include "kernels/elementwise_dense.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stddef.h>
 #include "util/simd.h"
 
@@ -40,6 +41,33 @@ bool eg_elementwise_dtype_ok(eg_dtype dtype) { return dtype_slot(dtype) >= 0; }
 #define I_ADD(T, U, x, y, al) ((T)((U)(x) + (U)(y)))
 #define I_ADD_ALPHA(T, U, x, y, al) ((T)((U)(x) + (U)(al) * (U)(y)))
 #define I_MUL(T, U, x, y, al) ((T)((U)(x) * (U)(y)))
+#define F_DIV_TRUNC(T, U, x, y, al) (_Generic((T)0, float: truncf, double: trunc)((x) / (y)))
+#define F_DIV_FLOOR(T, U, x, y, al) \
+  (_Generic((T)0, float: floor_div_f32, double: floor_div_f64)(x, y))
+/* Integer divisions: b == 0 gives 0 (the caller refuses it first) and b == -1 negates with
+ * wrap-around, so neither traps. */
+#define I_DIV_TRUNC(T, U, x, y, al) \
+  ((y) == 0 ? (T)0 : (y) == -1 ? (T)(0 - (U)(x)) : (T)((x) / (y)))
+#define I_DIV_FLOOR(T, U, x, y, al)                                 \
+  ((y) == 0    ? (T)0                                               \
+   : (y) == -1 ? (T)(0 - (U)(x))                                    \
+               : (T)((x) / (y) - ((x) % (y) != 0 && ((x) < 0) != ((y) < 0))))
+
+/* c10::div_floor_floating: floor(a / b) from the exact remainder, so that a / b rounding up to
+ * an integer does not floor one too high. */
+#define DIV_FLOOR_FLOAT(name, T, FMOD, FLOOR, COPYSIGN)                   \
+  static inline T name(T a, T b) {                                        \
+    if (b == 0) return a / b;                                             \
+    const T mod = FMOD(a, b);                                             \
+    T div = (a - mod) / b;                                                \
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= (T)1;                    \
+    if (div == 0) return COPYSIGN((T)0, a / b);                           \
+    T fl = FLOOR(div);                                                    \
+    if (div - fl > (T)0.5) fl += (T)1;                                    \
+    return fl;                                                            \
+  }
+DIV_FLOOR_FLOAT(floor_div_f32, float, fmodf, floorf, copysignf)
+DIV_FLOOR_FLOAT(floor_div_f64, double, fmod, floor, copysign)
 
 typedef void (*binary_inner)(int64_t n, const void *a, int64_t sa, const void *b, int64_t sb,
                              const eg_scalar *alpha, void *out);
@@ -92,6 +120,10 @@ BINARY_INT(add_alpha, I_ADD_ALPHA)
 BINARY_FLOAT(mul, F_MUL)
 BINARY_INT(mul, I_MUL)
 BINARY_FLOAT(div, F_DIV)
+BINARY_FLOAT(div_trunc, F_DIV_TRUNC)
+BINARY_INT(div_trunc, I_DIV_TRUNC)
+BINARY_FLOAT(div_floor, F_DIV_FLOOR)
+BINARY_INT(div_floor, I_DIV_FLOOR)
 BINARY_FLOAT(threshold_backward, X_THRESHOLD_BACKWARD)
 BINARY_INT(threshold_backward, X_THRESHOLD_BACKWARD)
 
@@ -103,6 +135,8 @@ static const binary_inner binary_table[EG_BINARY_COUNT][SLOT_COUNT] = {
     [EG_BINARY_ADD_ALPHA] = ALL_SLOTS(add_alpha),
     [EG_BINARY_MUL] = ALL_SLOTS(mul),
     [EG_BINARY_DIV] = {[SLOT_F32] = div_f32, [SLOT_F64] = div_f64},
+    [EG_BINARY_DIV_TRUNC] = ALL_SLOTS(div_trunc),
+    [EG_BINARY_DIV_FLOOR] = ALL_SLOTS(div_floor),
     [EG_BINARY_THRESHOLD_BACKWARD] = ALL_SLOTS(threshold_backward),
 };
 
@@ -141,6 +175,14 @@ void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const v
     eg_iter_thread_span(total, &begin, &end);
     binary_range(it, f, esize, a, b, &alpha, out, begin, end);
   }
+}
+
+int64_t eg_binary_first_zero(eg_dtype dtype, const void *x, int64_t n) {
+  const int64_t *v64 = x;
+  const int32_t *v32 = x;
+  for (int64_t i = 0; i < n; i++)
+    if (dtype == EG_DTYPE_INT64 ? v64[i] == 0 : v32[i] == 0) return i;
+  return -1;
 }
 
 /* ---- where ---- */

@@ -46,7 +46,14 @@ void eg_layer_norm_f32(const eg_layer_norm_params *p, const eg_layer_norm_io *io
   }
 }
 
-/* gx of row r (see the header): A and B in double, then the write in float. */
+/* gx of row r (see the header): A and B in double, then the write in float.
+ *
+ * Both passes use the same float products wg[j] = gy[j] * w[j]: A sums exactly the values the
+ * write scales, so rstd*wg[j] and k0 = -rstd*A/cols cancel as far as they cancel exactly. With
+ * one column (x - mean is 0, the exact gradient 0) the write is rf*wg - rf*wg, bit for bit 0:
+ * rstd*A is a product of two floats, exact in double, and rounds to float as wg*rf does. A sum
+ * of exact double products gy*w instead left the rounding of wg*rf behind, amplified by rstd
+ * (1/sqrt(eps) ~ 316 for one column). */
 static void input_grad_row(const eg_layer_norm_params *p, const eg_layer_norm_backward_io *io,
                            int64_t r) {
   const int64_t m = p->cols;
@@ -56,7 +63,7 @@ static void input_grad_row(const eg_layer_norm_params *p, const eg_layer_norm_ba
   double a = 0.0, b = 0.0;
 #pragma omp simd reduction(+ : a, b)
   for (int64_t j = 0; j < m; j++) {
-    const double wg = (double)gy[j] * (w ? w[j] : 1.0);
+    const double wg = w ? gy[j] * w[j] : gy[j];
     a += wg;
     b += wg * ((double)x[j] - mean);
   }
@@ -67,7 +74,10 @@ static void input_grad_row(const eg_layer_norm_params *p, const eg_layer_norm_ba
   const float mf = (float)mean, rf = (float)rstd, kxf = (float)kx;
   const float k0f = (float)(k0 - (mean - (double)mf) * kx);
 #pragma omp simd
-  for (int64_t j = 0; j < m; j++) gx[j] = gy[j] * (w ? w[j] * rf : rf) + (x[j] - mf) * kxf + k0f;
+  for (int64_t j = 0; j < m; j++) {
+    const float wg = w ? gy[j] * w[j] : gy[j];
+    gx[j] = wg * rf + (x[j] - mf) * kxf + k0f;
+  }
 }
 
 /* gw and gb of columns [c0, c0 + nb): sums over every row in double. */

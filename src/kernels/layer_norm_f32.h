@@ -45,7 +45,9 @@ typedef struct eg_layer_norm_backward_io {
  *   gx[r, j] = rstd[r] * (w[j]*gy[r, j] - A/cols - xhat[r, j] * B/cols),
  *              A = sum_j w[j]*gy[r, j],  B = sum_j w[j]*gy[r, j]*xhat[r, j];
  *   gw[j] = sum_r gy[r, j] * xhat[r, j];   gb[j] = sum_r gy[r, j].
- * Outputs asked for are fully overwritten (0 for gw/gb when rows is 0). */
+ * Outputs asked for are fully overwritten (0 for gw/gb when rows is 0). With one column and the
+ * forward's mean (then x - mean is 0), gx and gw are exactly 0 for finite inputs, as in exact
+ * arithmetic, not the rounding of two terms of size rstd*|w*gy| that cancel. */
 void eg_layer_norm_backward_f32(const eg_layer_norm_params *p,
                                 const eg_layer_norm_backward_io *io);
 

@@ -16,9 +16,9 @@
  * float32 is supported (an integer or other float dtype is EG_ERR_UNSUPPORTED at check time);
  * min_val/max_val and clamp's bounds are rounded to float as ATen's Scalar-to-float conversion
  * does; clamp needs at least one bound, and a missing one is -inf / +inf (the same result:
- * NaN stays NaN, min > max gives max everywhere). gelu takes only approximate='none' (the erf
- * form): the graph format holds no strings, so a traced approximate='tanh' never reaches a
- * file, and any approximate argument that does is rejected. A backward
+ * NaN stays NaN, min > max gives max everywhere). gelu and its backward take approximate
+ * 'none' (the erf form, the default) or 'tanh' (the tanh form); another value or a None is
+ * refused. A backward
  * operand that is smaller than the result is first expanded into scratch (eg_strided_copy with
  * stride 0), so the kernels only ever see dense, equal-length arrays. */
 #include <math.h>
@@ -257,13 +257,19 @@ EG_PLAIN_ACTIVATIONS(EG_DEFINE_PLAIN_ACTIVATION)
 static const char *const gelu_kw[] = {"self", "approximate", NULL};
 static const char *const gelu_bwd_kw[] = {"grad_output", "self", "approximate", NULL};
 
-/* approximate must be absent (the default 'none'): a string cannot be in the file, so anything
- * there is not 'none'. */
-static eg_status gelu_approximate(const eg_node *n) {
-  const eg_arg *a = eg_node_arg(n, -1, "approximate");
-  if (!a) return EG_OK;
-  return eg_node_error(n, EG_ERR_UNSUPPORTED, "argument approximate is given: only the default "
-                       "'none' (the erf form) is supported");
+/* approximate (keyword only; ATen's str, never None), as an index of gelu_forms. */
+typedef struct eg_gelu_attrs {
+  int form;
+} eg_gelu_attrs;
+EG_ATTRS_FIT(eg_gelu_attrs);
+
+enum { EG_GELU_ERF, EG_GELU_TANH };
+static const char *const gelu_forms[] = {"none", "tanh", NULL};
+
+static eg_status gelu_approximate(eg_node *n) {
+  eg_gelu_attrs *at = EG_ATTRS(n, eg_gelu_attrs);
+  at->form = EG_GELU_ERF;
+  return eg_arg_choice(n, -1, "approximate", gelu_forms, false, &at->form);
 }
 
 eg_status eg_check_gelu(eg_graph *g, eg_node *n) {
@@ -272,7 +278,8 @@ eg_status eg_check_gelu(eg_graph *g, eg_node *n) {
 }
 
 eg_status eg_run_gelu(const eg_exec *ex, const eg_node *n) {
-  run_unary(ex, n, eg_gelu_f32);
+  const bool tanh_form = EG_ATTRS(n, const eg_gelu_attrs)->form == EG_GELU_TANH;
+  run_unary(ex, n, tanh_form ? eg_gelu_tanh_f32 : eg_gelu_f32);
   return EG_OK;
 }
 
@@ -282,6 +289,7 @@ eg_status eg_check_gelu_backward(eg_graph *g, eg_node *n) {
 }
 
 eg_status eg_run_gelu_backward(const eg_exec *ex, const eg_node *n) {
-  run_binary(ex, n, gelu_bwd_kw, eg_gelu_backward_f32);
+  const bool tanh_form = EG_ATTRS(n, const eg_gelu_attrs)->form == EG_GELU_TANH;
+  run_binary(ex, n, gelu_bwd_kw, tanh_form ? eg_gelu_tanh_backward_f32 : eg_gelu_backward_f32);
   return EG_OK;
 }

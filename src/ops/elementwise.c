@@ -1,8 +1,8 @@
 /* elementwise.c — ATen's pointwise arithmetic: relu, neg, threshold_backward, add/sub (Tensor
- * and Scalar overloads, with alpha), rsub (Scalar and Tensor), mul and div (Tensor and Scalar
- * overloads), and where.self(condition, self, other) (a bool condition choosing between two
- * float32 tensors, all three broadcast together; no dtype promotion: other dtypes are
- * unsupported).
+ * and Scalar overloads, with alpha), rsub (Scalar and Tensor), mul and div (Tensor, Scalar,
+ * Tensor_mode and Scalar_mode overloads), and where.self(condition, self, other) (a bool
+ * condition choosing between two float32 tensors, all three broadcast together; no dtype
+ * promotion: other dtypes are unsupported).
  *
  * Every binary op is one row of a spec table: where its two operands come from (a tensor
  * argument, a Python number, or either), which kernel op it is, and where its alpha (or
@@ -11,6 +11,11 @@
  *     which outrank Python numbers, and a lower kind only counts when it is of a higher
  *     category (bool < integer < floating) — so float32 * 2.5 stays float32, and int64 * 2.5
  *     is float32 (the default dtype). True division of integers gives float32.
+ *   - div's rounding_mode (Tensor_mode, Scalar_mode: None, 'trunc' or 'floor'; any other value
+ *     is refused at check time): None is true division; 'trunc' and 'floor' keep the result
+ *     dtype (integers stay integers) and round as ATen's kernels (elementwise_dense.h). An
+ *     integer divisor of 0 is found before the kernel runs and fails the run (EG_ERR_RUNTIME),
+ *     as ATen raises ZeroDivisionError; a float one gives +-inf or NaN.
  *   - shapes broadcast both ways (NumPy rules); a 0-d tensor broadcasts like a number.
  *   - an input whose dtype is not the computation dtype is converted into scratch first (as
  *     TensorIterator casts to the common dtype); Python numbers are converted at check time and
@@ -194,6 +199,7 @@ typedef struct binary_spec {
   bool negate_alpha;          /* sub, rsub: a + (-alpha) * b */
   bool is_sub;                /* ATen's sub_check: no bool operands */
   bool true_div;              /* integer results are computed as float32 */
+  bool rounding;              /* takes div's keyword rounding_mode */
   int max_pos;
   const char *const *known;   /* keyword names by position (eg_node_check_arity) */
 } binary_spec;
@@ -208,31 +214,33 @@ static const char *const kw_threshold[] = {"grad_output", "self", "threshold", N
 #define OTHER_N {1, "other", false, true}
 
 static const binary_spec spec_add_Tensor = {"add", EG_BINARY_ADD, SELF_T, OTHER_TN, -1, "alpha",
-                                            false, false, false, 2, kw_tensor_alpha};
+                                            false, false, false, false, 2, kw_tensor_alpha};
 static const binary_spec spec_sub_Tensor = {"sub", EG_BINARY_ADD, SELF_T, OTHER_TN, -1, "alpha",
-                                            true, true, false, 2, kw_tensor_alpha};
+                                            true, true, false, false, 2, kw_tensor_alpha};
 static const binary_spec spec_add_Scalar = {"add", EG_BINARY_ADD, SELF_T, OTHER_N, 2, "alpha",
-                                            false, false, false, 3, kw_tensor_alpha};
+                                            false, false, false, false, 3, kw_tensor_alpha};
 static const binary_spec spec_sub_Scalar = {"sub", EG_BINARY_ADD, SELF_T, OTHER_N, 2, "alpha",
-                                            true, true, false, 3, kw_tensor_alpha};
+                                            true, true, false, false, 3, kw_tensor_alpha};
 /* rsub(self, other, alpha) = other - alpha * self: the number is the kernel's first operand. */
 static const binary_spec spec_rsub_Scalar = {"rsub", EG_BINARY_ADD, OTHER_N, SELF_T, 2, "alpha",
-                                             true, true, false, 3, kw_tensor_alpha};
+                                             true, true, false, false, 3, kw_tensor_alpha};
 static const binary_spec spec_mul_Tensor = {"mul", EG_BINARY_MUL, SELF_T, OTHER_TN, -1, NULL,
-                                            false, false, false, 2, kw_tensor};
+                                            false, false, false, false, 2, kw_tensor};
 static const binary_spec spec_mul_Scalar = {"mul", EG_BINARY_MUL, SELF_T, OTHER_N, -1, NULL,
-                                            false, false, false, 2, kw_tensor};
+                                            false, false, false, false, 2, kw_tensor};
 static const binary_spec spec_div_Tensor = {"div", EG_BINARY_DIV, SELF_T, OTHER_TN, -1, NULL,
-                                            false, false, true, 2, kw_div};
-/* div.Tensor_mode(self, other, *, rounding_mode): the format encodes no strings, so only
- * rounding_mode=None (true division) can reach us; the check rejects anything else. */
-#define spec_div_Tensor_mode spec_div_Tensor
+                                            false, false, true, false, 2, kw_tensor};
+/* div.Tensor_mode / div.Scalar_mode(self, other, *, rounding_mode=None) */
+static const binary_spec spec_div_Tensor_mode = {"div", EG_BINARY_DIV, SELF_T, OTHER_TN, -1,
+                                                 NULL, false, false, true, true, 2, kw_div};
 static const binary_spec spec_div_Scalar = {"div", EG_BINARY_DIV, SELF_T, OTHER_N, -1, NULL,
-                                            false, false, true, 2, kw_tensor};
+                                            false, false, true, false, 2, kw_tensor};
+static const binary_spec spec_div_Scalar_mode = {"div", EG_BINARY_DIV, SELF_T, OTHER_N, -1,
+                                                 NULL, false, false, true, true, 2, kw_div};
 /* threshold_backward(grad_output, self, threshold) = self <= threshold ? 0 : grad_output. */
 static const binary_spec spec_threshold_backward = {
     "threshold_backward", EG_BINARY_THRESHOLD_BACKWARD, {0, "grad_output", true, false},
-    {1, "self", true, false}, 2, "threshold", false, false, false, 3, kw_threshold};
+    {1, "self", true, false}, 2, "threshold", false, false, false, false, 3, kw_threshold};
 
 /* Per operand, what the check decided. */
 typedef struct operand_attrs {
@@ -244,7 +252,7 @@ typedef struct operand_attrs {
 } operand_attrs;
 
 typedef struct eg_binary_attrs {
-  eg_binary_op op;    /* resolved: ADD_ALPHA when alpha != 1 */
+  eg_binary_op op;    /* resolved: ADD_ALPHA when alpha != 1, DIV_TRUNC / DIV_FLOOR by mode */
   eg_dtype dtype;     /* computation and output dtype */
   eg_scalar alpha;    /* alpha (negated for sub) or threshold, in dtype */
   operand_attrs operand[2];
@@ -329,18 +337,30 @@ static eg_status plan_operand(const eg_node *n, const eg_value *v, const number 
   return EG_OK;
 }
 
+/* The kernel op of div's rounding_mode (keyword only): None keeps spec's true division. */
+static eg_status check_rounding(const eg_node *n, const binary_spec *s, eg_binary_op *op,
+                                bool *true_div) {
+  static const char *const modes[] = {"trunc", "floor", NULL};
+  int mode = -1;
+  *op = s->op;
+  *true_div = s->true_div;
+  if (!s->rounding) return EG_OK;
+  EG_TRY(eg_arg_choice(n, -1, "rounding_mode", modes, true, &mode));
+  if (mode < 0) return EG_OK;
+  *op = mode == 0 ? EG_BINARY_DIV_TRUNC : EG_BINARY_DIV_FLOOR;
+  *true_div = false; /* ATen: the operands' common dtype, integers included */
+  return EG_OK;
+}
+
 static eg_status check_binary(eg_graph *g, eg_node *n, const binary_spec *s) {
   EG_TRY(eg_node_check_arity(n, s->max_pos, s->max_pos, s->known));
   const eg_value *v[2];
   number x[2] = {{0}, {0}};
   EG_TRY(get_operand(g, n, &s->a, &v[0], &x[0]));
   EG_TRY(get_operand(g, n, &s->b, &v[1], &x[1]));
-  if (s->op == EG_BINARY_DIV) {
-    const eg_arg *rm = eg_node_arg(n, -1, "rounding_mode");
-    if (rm && rm->kind != EG_ARG_NONE)
-      return eg_node_error(n, EG_ERR_UNSUPPORTED, "rounding_mode is not None: only true "
-                           "division is supported");
-  }
+  eg_binary_op op;
+  bool true_div;
+  EG_TRY(check_rounding(n, s, &op, &true_div));
   if (s->is_sub) EG_TRY(check_sub_bool(n, v, x));
 
   /* Result dtype and computation dtype (they are the same). */
@@ -353,15 +373,15 @@ static eg_status check_binary(eg_graph *g, eg_node *n, const binary_spec *s) {
   if (dtype == EG_DTYPE_COUNT)
     return eg_node_error(n, EG_ERR_UNSUPPORTED, "operands uint8 and int8 promote to int16: "
                          "edgegrad has no int16");
-  if (s->true_div && !is_float(dtype)) dtype = EG_DTYPE_FLOAT32;
+  if (true_div && !is_float(dtype)) dtype = EG_DTYPE_FLOAT32;
   EG_TRY(check_compute_dtype(n, s->what, dtype));
 
   eg_binary_attrs *at = EG_ATTRS(n, eg_binary_attrs);
   memset(at, 0, sizeof *at);
   at->dtype = dtype;
   EG_TRY(check_alpha(n, s, at));
-  at->op = s->op;
-  if (s->op == EG_BINARY_ADD && !scalar_is_one(at->alpha, dtype)) at->op = EG_BINARY_ADD_ALPHA;
+  at->op = op;
+  if (op == EG_BINARY_ADD && !scalar_is_one(at->alpha, dtype)) at->op = EG_BINARY_ADD_ALPHA;
 
   size_t scratch = 0;
   for (int i = 0; i < 2; i++)
@@ -396,12 +416,29 @@ static const void *run_operand(const eg_exec *ex, const eg_node *n, const operan
   return dst;
 }
 
+/* ATen's integer division by zero (ZeroDivisionError), checked before the kernel runs: with a
+ * non-empty result every element of the divisor is read. */
+static eg_status check_divisor(const eg_node *n, const eg_binary_attrs *at, const void *b,
+                               const eg_value *bv, const eg_value *out) {
+  const bool rounding = at->op == EG_BINARY_DIV_TRUNC || at->op == EG_BINARY_DIV_FLOOR;
+  if (!rounding || is_float(at->dtype) || eg_value_numel(out) == 0) return EG_OK;
+  const int64_t zero = eg_binary_first_zero(at->dtype, b, bv ? eg_value_numel(bv) : 1);
+  if (zero < 0) return EG_OK;
+  char at_text[48] = "";
+  if (bv) snprintf(at_text, sizeof at_text, " element %lld", (long long)zero);
+  return eg_node_error(n, EG_ERR_RUNTIME, "integer division by zero (other%s is 0, rounding_mode "
+                       "'%s', %s): ATen raises ZeroDivisionError", at_text,
+                       at->op == EG_BINARY_DIV_TRUNC ? "trunc" : "floor",
+                       eg_dtype_name(at->dtype));
+}
+
 static eg_status run_binary(const eg_exec *ex, const eg_node *n, const binary_spec *s) {
   const eg_binary_attrs *at = EG_ATTRS(n, eg_binary_attrs);
   const eg_value *v[2];
   const void *data[2] = {run_operand(ex, n, &s->a, &at->operand[0], at->dtype, &v[0]),
                          run_operand(ex, n, &s->b, &at->operand[1], at->dtype, &v[1])};
   const eg_value *out = eg_exec_outv(ex, n);
+  EG_TRY(check_divisor(n, at, data[1], v[1], out));
   int64_t stride[2][EG_MAX_RANK];
   for (int i = 0; i < 2; i++) {
     if (v[i]) eg_broadcast_strides(v[i]->shape, v[i]->rank, out->shape, out->rank, stride[i]);
@@ -433,6 +470,7 @@ BINARY_OP(mul_Scalar)
 BINARY_OP(div_Tensor)
 BINARY_OP(div_Tensor_mode)
 BINARY_OP(div_Scalar)
+BINARY_OP(div_Scalar_mode)
 BINARY_OP(threshold_backward)
 
 /* ---- rsub.Tensor ---- */
@@ -441,7 +479,8 @@ BINARY_OP(threshold_backward)
  * kernel computes other + (-alpha) * self, as for rsub.Scalar but with a tensor (or a number,
  * as sub.Tensor takes one) for other. */
 static const binary_spec spec_rsub_Tensor = {"rsub", EG_BINARY_ADD, OTHER_TN, SELF_T, -1,
-                                             "alpha", true, true, false, 2, kw_tensor_alpha};
+                                             "alpha", true, true, false, false, 2,
+                                             kw_tensor_alpha};
 BINARY_OP(rsub_Tensor)
 
 /* ---- unary ops ---- */

@@ -75,10 +75,11 @@
  *               enum codes, so reordering ops.def never changes the format); i32 output (value
  *               id, or -1); str source (STR_NONE, or the traced node a pass made this one
  *               from); u32 n_args; n_args x Arg; u32 n_kwargs; n_kwargs x { str name; Arg }
- *     Arg    := u8 kind (eg_arg_kind code 0..9), then by kind:
+ *     Arg    := u8 kind (eg_arg_kind code 0..10), then by kind:
  *               NONE —; INT i64; FLOAT f64; BOOL u8 (0 or 1); VALUE i32 (value id);
  *               LIST u32 n; n x Arg (lists nest at most 4 deep); DTYPE u8 (eg_dtype code);
- *               LAYOUT, DEVICE, MEMORY_FORMAT str
+ *               LAYOUT, DEVICE, MEMORY_FORMAT, STR (10, a Python str argument such as
+ *               div's rounding_mode; a reader before it refuses the kind) str
  *   Names of inputs, of outputs and of statics are unique within each list.
  *
  * PLACEMENT (3) — the partitioning (ir/placement.h):

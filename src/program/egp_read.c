@@ -8,18 +8,18 @@
  * before it is checked; every count is bounded by the bytes left in its section before anything
  * is allocated for it. The file's bytes stay in one 64-byte aligned buffer that IR statics and
  * QNN STATIC tensors point into (read in place, never copied). */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ir/quant_rule.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "ops/verify.h"
 #include "util/names.h"
 
@@ -457,9 +457,9 @@ static eg_status read_arg(loader *L, rd *c, const char *w, int depth, eg_arg *a)
     return bad(c, EG_ERR_FORMAT, "%s: lists nested deeper than %d", w, EG_EGP_MAX_ARG_DEPTH);
   uint8_t kind, dtype;
   EG_TRY(rd_u8(c, w, &kind));
-  if (kind > EG_ARG_MEMORY_FORMAT)
+  if (kind > EG_ARG_STR)
     return bad(c, EG_ERR_FORMAT, "%s: argument kind (%u): must be in [0, %d]", w, kind,
-               EG_ARG_MEMORY_FORMAT);
+               EG_ARG_STR);
   a->kind = (eg_arg_kind)kind;
   switch (a->kind) {
   case EG_ARG_NONE: return EG_OK;
@@ -486,7 +486,7 @@ static eg_status read_arg(loader *L, rd *c, const char *w, int depth, eg_arg *a)
                  EG_DTYPE_COUNT);
     a->dtype = (eg_dtype)dtype;
     return EG_OK;
-  default: return rd_str(L, c, w, false, &a->str); /* LAYOUT, DEVICE, MEMORY_FORMAT */
+  default: return rd_str(L, c, w, false, &a->str); /* LAYOUT, DEVICE, MEMORY_FORMAT, STR */
   }
 }
 
@@ -1081,39 +1081,34 @@ eg_status eg_egp_read_memory(const char *name, const void *data, size_t size, eg
 
 eg_status eg_egp_read(const char *path, eg_egp **out) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return eg_error(EG_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return eg_error(EG_ERR_IO, "%s: not a regular file", path);
+  int fd;
+  uint64_t fsize;
+  EG_TRY(eg_file_open_read(path, &fd, &fsize));
+  if (fsize > EG_EGP_MAX_FILE) {
+    close(fd);
+    return eg_error(EG_ERR_FORMAT, "%s: size %llu bytes: more than the limit 2^40", path,
+                    (unsigned long long)fsize);
   }
-  if ((uint64_t)st.st_size > EG_EGP_MAX_FILE) {
-    fclose(f);
-    return eg_error(EG_ERR_FORMAT, "%s: size %lld bytes: more than the limit 2^40", path,
-                    (long long)st.st_size);
-  }
-  size_t size = (size_t)st.st_size;
+  size_t size = (size_t)fsize;
   unsigned char *buf = alloc_file(size);
-  if (!buf) {
-    fclose(f);
-    return eg_error(EG_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
-  }
-  size_t got = fread(buf, 1, size, f);
-  fclose(f);
-  if (got != size) {
+  eg_status s = buf ? eg_file_read_fd(path, fd, buf, size)
+                    : eg_error(EG_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
+  close(fd);
+  if (s != EG_OK) {
     free(buf);
-    return eg_error(EG_ERR_IO, "%s: read %zu of %zu bytes", path, got, size);
+    return s;
   }
   return read_owned(path, buf, size, out);
 }
 
 bool eg_egp_file_has_magic(const char *path) {
-  FILE *f = path ? fopen(path, "rb") : NULL;
-  if (!f) return false;
+  int fd;
+  uint64_t size;
+  if (!path || eg_file_open_read(path, &fd, &size) != EG_OK) return false; /* the loader says why */
   char head[4];
-  bool yes = fread(head, 1, 4, f) == 4 && memcmp(head, EG_EGP_MAGIC, 4) == 0;
-  fclose(f);
+  bool yes = size >= 4 && eg_file_read_fd(path, fd, head, 4) == EG_OK &&
+             memcmp(head, EG_EGP_MAGIC, 4) == 0;
+  close(fd);
   return yes;
 }
 

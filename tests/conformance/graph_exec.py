@@ -174,6 +174,8 @@ def decode(arg, env):
         return getattr(torch, x)
     if tag == "device":
         return torch.device(x)
+    if tag == "str":
+        return x
     raise FormatError(f"argument {arg!r}: unknown tag {tag!r}")
 
 

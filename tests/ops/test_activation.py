@@ -10,9 +10,8 @@ bool result the graph format cannot hold. aten.silu_backward never appears in a 
 (see silu_backward below): silu's autograd formula traces as sigmoid, empty_like, fill, sub,
 mul and add (elementwise family), so the silu chain tests those. The sigmoid/tanh chains also
 trace aten.detach (shape family). clamp has no chain: its autograd formula traces ge.Scalar,
-le.Scalar, logical_and and scalar_tensor, which edgegrad does not have. gelu's
-approximate='tanh' cannot be exported (the graph format holds no strings), so only the erf form
-is tested. hardswish_backward at exactly x = +-3 differs between PyTorch versions (see
+le.Scalar, logical_and and scalar_tensor, which edgegrad does not have. gelu and gelu_backward
+are tested in both forms, approximate='none' (erf) and 'tanh'. hardswish_backward at exactly x = +-3 differs between PyTorch versions (see
 kernels/activation_f32.h); edgegrad follows 2.x, and that case says it is skipped under 1.x.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_activation.py \
@@ -249,6 +248,36 @@ suite.case("gelu_backward_bcast",
 suite.case("gelu_backward_large", lambda g, x: aten.gelu_backward(g, x),
            [torch.randn(4, 128, 160), torch.randn(4, 128, 160) * 3])
 
+# ---- gelu's tanh form (approximate='tanh'), and 'none' given explicitly ----
+
+
+def gelu_tanh(x):
+    return F.gelu(x, approximate="tanh")
+
+
+def gelu_tanh_backward(g, x):
+    return aten.gelu_backward(g, x, approximate="tanh")
+
+
+for i, s_ in enumerate(shapes):
+    suite.case(f"gelu_tanh_{i}", gelu_tanh, [torch.randn(s_) * 4])
+    suite.case(f"gelu_tanh_backward_{i}", gelu_tanh_backward,
+               [torch.randn(s_), torch.randn(s_) * 4])
+suite.case("gelu_none_explicit", lambda x: F.gelu(x, approximate="none"), [torch.randn(3, 5) * 3])
+suite.case("gelu_backward_none_explicit", lambda g, x: aten.gelu_backward(g, x, approximate="none"),
+           [torch.randn(3, 5), torch.randn(3, 5) * 3])
+suite.case("gelu_tanh_extremes", gelu_tanh, [special()])
+suite.case("gelu_tanh_backward_extremes", gelu_tanh_backward, [torch.randn(2, 8), special()])
+# +-inf: tanh's saturation gives inf and NaN (0.5 * -inf * 0) in the forward, NaN (0 * inf) in
+# the backward, as ATen's formula does
+suite.case("gelu_tanh_ieee", gelu_tanh, [ieee()])
+suite.case("gelu_tanh_backward_ieee", gelu_tanh_backward, [torch.randn(2, 4), ieee()])
+suite.case("gelu_tanh_large", gelu_tanh, [torch.randn(4, 128, 160) * 3])
+suite.case("gelu_tanh_backward_large", gelu_tanh_backward,
+           [torch.randn(4, 128, 160), torch.randn(4, 128, 160) * 3])
+suite.case("grad_gelu_tanh", chain(lambda x, g: vjp([gelu_tanh(x)], [x], [g])),
+           [leaf(3, 7), torch.randn(3, 7)])
+
 # ---- autograd chains ----
 suite.case("grad_relu6", chain(lambda x, g: vjp([F.relu6(x)], [x], [g])),
            [leaf(4, 6), torch.randn(4, 6)])
@@ -337,13 +366,25 @@ suite.case("clamp_min_missing",
            expect_error="argument min")
 
 
-def _gelu_approximate(graph):
-    node(graph, "aten.gelu.default")["kwargs"]["approximate"] = 1
+def _gelu_approximate(value, target="aten.gelu.default"):
+    def edit(graph):
+        node(graph, target)["kwargs"]["approximate"] = value
+    return edit
 
 
-suite.case("gelu_approximate_given",
-           _Edited(lambda x: F.gelu(x), _gelu_approximate), [torch.randn(3)],
-           expect_error="argument approximate is given")
+suite.case("gelu_approximate_int",
+           _Edited(lambda x: F.gelu(x), _gelu_approximate(1)), [torch.randn(3)],
+           expect_error="approximate is a int: expected a str in {none, tanh}")
+suite.case("gelu_approximate_none_value",
+           _Edited(lambda x: F.gelu(x, approximate="tanh"), _gelu_approximate(None)),
+           [torch.randn(3)], expect_error="approximate is a None: expected a str in {none, tanh}")
+suite.case("gelu_approximate_unknown",
+           _Edited(lambda x: F.gelu(x, approximate="tanh"), _gelu_approximate({"str": "erf"})),
+           [torch.randn(3)], expect_error="approximate 'erf' not in {none, tanh}")
+suite.case("gelu_backward_approximate_unknown",
+           _Edited(lambda g, x: aten.gelu_backward(g, x, approximate="tanh"),
+                   _gelu_approximate({"str": "Tanh"}, "aten.gelu_backward.default")),
+           [torch.randn(3), torch.randn(3)], expect_error="approximate 'Tanh' not in {none, tanh}")
 
 
 def _hardswish_bwd_bad_shape(graph):

@@ -1,6 +1,7 @@
 """PyTorch comparison tests for the elementwise family (src/ops/elementwise.c): relu, neg,
 threshold_backward, add/sub (Tensor, Scalar, alpha), rsub (Scalar, Tensor), mul and div (Tensor,
-Scalar), where.self (a bool condition input: edgegrad has no comparison ops to make one).
+Scalar, and with rounding_mode None / 'trunc' / 'floor': Tensor_mode, Scalar_mode), where.self
+(a bool condition input: edgegrad has no comparison ops to make one).
 
 Covers same-shape, scalar, 0-d, per-channel and two-sided broadcasting, dtype promotion (Python
 numbers, 0-d tensors, int/float mixes, true division of integers), sizes large enough for the
@@ -11,8 +12,10 @@ PyTorch will not trace them).
         --edgegrad build/edgegrad --workdir /tmp/ops-elementwise
 """
 import os
+import subprocess
 import sys
 
+import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -42,7 +45,58 @@ def set_input(graph, index, dtype=None, shape=None):
         v["shape"] = shape
 
 
-suite = optest.EditSuite("elementwise")
+class ElementwiseSuite(optest.EditSuite):
+    """An EditSuite with two more kinds of case, for inputs PyTorch cannot run (or trace, as
+    make_fx runs the ops on its example inputs): the graph is exported from `args` and run on
+    other inputs, either `run_with=(inputs, ref)` (compared with ref(*inputs)) or
+    `runtime_error=(inputs, text)` (exit 1, a failed run, with that text on one line); or
+    `via_egp=SOC`: compiled for SOC to a .egp file, which is run (the program file carries the
+    node's arguments, strings included) and compared with fn."""
+
+    def __init__(self, family):
+        super().__init__(family)
+        self.other = {}
+
+    def case(self, name, fn, args, static=(), expect_error=None, edit=None, run_with=None,
+             runtime_error=None, via_egp=None):
+        super().case(name, fn, args, static, expect_error, edit)
+        if run_with or runtime_error or via_egp:
+            self.other[name] = (run_with, runtime_error, via_egp)
+
+    def _run_case(self, exe, workdir, name, fn, args, static, expect_error):
+        if name not in self.other:
+            return super()._run_case(exe, workdir, name, fn, args, static, expect_error)
+        (run_with, runtime_error, via_egp), d = self.other[name], os.path.join(workdir, name)
+        inputs = (run_with or runtime_error or (args,))[0]
+        os.makedirs(d, exist_ok=True)
+        names = [f"arg{i}" for i in range(len(args))]
+        self._export(name, fn, args, os.path.join(d, "model"), arg_names=names)
+        program = os.path.join(d, "model.json")
+        if via_egp:
+            program = os.path.join(d, "model.egp")
+            r = subprocess.run([exe, "compile", os.path.join(d, "model.json"), "--soc", via_egp,
+                                "-o", program], capture_output=True, text=True)
+            if r.returncode != 0:
+                return f"compile exit {r.returncode}: {r.stderr.strip()}"
+            run_with = (args, fn)
+        cmd = [exe, "run", program, "--output-dir", os.path.join(d, "out"), "-q"]
+        for nm, a in zip(names, inputs):
+            np.save(os.path.join(d, nm + ".npy"), a.numpy())
+            cmd += ["--input", f"{nm}={os.path.join(d, nm + '.npy')}"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if run_with:
+            if r.returncode != 0:
+                return f"edgegrad exit {r.returncode}: {r.stderr.strip()}"
+            got = np.load(os.path.join(d, "out", "out0.npy"))
+            return optest.allclose_report(got, run_with[1](*inputs).numpy())
+        lines, text = r.stderr.strip().splitlines(), runtime_error[1]
+        if r.returncode != 1 or len(lines) != 1 or text not in lines[0]:
+            return f"expected exit 1 with one line containing {text!r}; got {r.returncode}: " \
+                   f"{r.stderr.strip()!r}"
+        return None
+
+
+suite = ElementwiseSuite("elementwise")
 
 
 def rand(*shape, dtype=torch.float32):
@@ -307,6 +361,118 @@ suite.case("div_Tensor_mode_none", lambda x, y: torch.div(x, y, rounding_mode=No
            [torch.randn(3, 4), torch.rand(3, 4) + 0.5])
 suite.case("div_by_zero_inf_nan", lambda x, y: x / y,
            [torch.tensor([1.0, -1.0, 0.0, 2.0]), torch.tensor([0.0, 0.0, 0.0, 4.0])])
+
+# ---- div with rounding_mode 'trunc' / 'floor' (div.Tensor_mode, div.Scalar_mode) --------------
+# ATen's semantics: floats round trunc(a / b) or floor division from the exact remainder (so
+# 1 // 0.1 is 9, though 1 / 0.1 rounds to 10), division by zero gives +-inf or NaN; integers
+# stay integers (C's truncation; floor one less where the signs differ), incl. negative values.
+
+def div_mode(mode):
+    return lambda x, y: torch.div(x, y, rounding_mode=mode)
+
+
+def div_number(mode, number):
+    return lambda x: torch.div(x, number, rounding_mode=mode)
+
+
+def div_scalar_mode(mode, number):
+    return lambda x: aten.div.Scalar_mode(x, number, rounding_mode=mode)
+
+
+INF, NAN = float("inf"), float("nan")
+SPECIAL_A = [7.0, -7.0, 7.0, -7.0, 0.0, -0.0, 1.0, -1.0, 0.0, INF, -INF, NAN, 5.0, 1.0, -1.0,
+             3.5, -3.5, 1e30, 6.0, -6.0, 2.5, 1.0, -1.0, 0.3, 1e-30, -5.0]
+SPECIAL_B = [2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 0.0, 0.0, 0.0, 2.0, 2.0, 1.0, INF, -INF, INF, 0.5,
+             -0.5, 1e-30, 3.0, 3.0, -0.0, 0.1, 0.1, 0.1, 7.0, NAN]
+
+
+def int_pair(dtype, n=64, lo=-60, hi=60):
+    a = ints(n, lo=lo, hi=hi, dtype=dtype)
+    b = ints(n, lo=1, hi=10, dtype=dtype) * (ints(n, lo=0, hi=2, dtype=dtype) * 2 - 1)
+    return [a, b]
+
+
+for mode in ("trunc", "floor"):
+    suite.case(f"div_{mode}", div_mode(mode), [rand(4, 5) * 10, rand(4, 5)])
+    suite.case(f"div_{mode}_bcast", div_mode(mode), [rand(3, 1, 5) * 7, rand(4, 1) + 0.5])
+    suite.case(f"div_{mode}_special", div_mode(mode),
+               [torch.tensor(SPECIAL_A), torch.tensor(SPECIAL_B)])
+    suite.case(f"div_{mode}_f64", div_mode(mode),
+               [torch.tensor(SPECIAL_A, dtype=torch.float64),
+                torch.tensor(SPECIAL_B, dtype=torch.float64)])
+    suite.case(f"div_{mode}_big", div_mode(mode), [rand(64, 64, 20) * 100, rand(64, 1, 20)])
+    suite.case(f"div_{mode}_int64", div_mode(mode), int_pair(torch.int64))
+    suite.case(f"div_{mode}_int32", div_mode(mode), int_pair(torch.int32))
+    suite.case(f"div_{mode}_int64_large", div_mode(mode),
+               [torch.tensor([2 ** 62 + 3, -(2 ** 62) - 3, 2 ** 63 - 1, -(2 ** 63), -(2 ** 63)]),
+                torch.tensor([-7, 7, -2, 3, 2 ** 63 - 1])])
+    suite.case(f"div_{mode}_int_bcast", div_mode(mode),
+               [ints(3, 1), ints(4, lo=1, hi=9) * torch.tensor([1, -1, 1, -1])])
+    suite.case(f"div_{mode}_int32_by_int64_0d", div_mode(mode),
+               [ints(6, dtype=torch.int32), torch.tensor(-4)])
+    suite.case(f"div_{mode}_int_float", div_mode(mode), [ints(3, 4), rand(3, 4) + 3])
+    suite.case(f"div_{mode}_int_number", div_number(mode, -3), [ints(12)])
+    suite.case(f"div_{mode}_int_float_number", div_number(mode, 2.5), [ints(12)])
+    suite.case(f"div_{mode}_float_number", div_number(mode, -0.75), [rand(3, 4) * 5])
+    suite.case(f"div_{mode}_number_zero", div_number(mode, 0.0), [rand(8)])
+    suite.case(f"div_{mode}_empty", div_mode(mode), [ints(0, 3), ints(3, lo=1, hi=5)])
+    suite.case(f"div_Scalar_mode_{mode}", div_scalar_mode(mode, 4), [ints(10)])
+    suite.case(f"div_Scalar_mode_{mode}_float", div_scalar_mode(mode, -1.5), [rand(10) * 4])
+    # The minimum integer divided by -1 overflows: ATen traps (SIGFPE, so the graph is traced
+    # on other values); edgegrad wraps it to itself as integer negation does, so the reference
+    # is PyTorch's (wrapping) negation.
+    suite.case(f"div_{mode}_int64_min_by_minus_one", div_mode(mode),
+               [ints(4), torch.tensor([-1, -1, -1, -1])],
+               run_with=([torch.tensor([-(2 ** 63), 5, -5, 0]), torch.tensor([-1, -1, -1, -1])],
+                         lambda x, y: -x))
+    suite.case(f"div_{mode}_int32_min_by_minus_one", div_number(mode, -1),
+               [ints(3, dtype=torch.int32)],
+               run_with=([torch.tensor([-(2 ** 31), 2 ** 31 - 1, -3], dtype=torch.int32)],
+                         lambda x: -x))
+    # an integer divisor of 0 fails the run, as ATen raises ZeroDivisionError
+    suite.case(f"err_div_{mode}_int_by_zero", div_mode(mode), int_pair(torch.int64, n=5),
+               runtime_error=([ints(5), torch.tensor([3, -2, 0, 1, 0])],
+                              f"integer division by zero (other element 2 is 0, rounding_mode "
+                              f"'{mode}', int64): ATen raises ZeroDivisionError"))
+    suite.case(f"err_div_{mode}_int32_by_zero_0d", div_mode(mode),
+               [ints(4, dtype=torch.int32), torch.tensor(3, dtype=torch.int32)],
+               runtime_error=([ints(4, dtype=torch.int32), torch.tensor(0, dtype=torch.int32)],
+                              "integer division by zero (other element 0 is 0"))
+suite.case("div_mode_none_int", div_mode(None), [ints(3, 4), ints(3, 4, lo=1, hi=9)])
+suite.case("div_floor_egp", lambda x, y: torch.div(x * 2.0, y, rounding_mode="floor"),
+           [rand(2, 3, 4, 5) * 10, rand(2, 3, 4, 5)], via_egp="SM8650")
+suite.case("div_Scalar_mode_trunc_egp", div_scalar_mode("trunc", -3), [ints(3, 4)],
+           via_egp="SM8650")
+suite.case("div_Scalar_mode_none", div_scalar_mode(None, 3), [ints(5)])
+
+
+def rounding_kwarg(value, target="aten.div.Tensor_mode"):
+    def edit(g):
+        node(g, target)["kwargs"]["rounding_mode"] = value
+    return edit
+
+
+E("err_rounding_mode_ceil", div_mode("floor"), [rand(3), rand(3)], rounding_kwarg({"str": "ceil"}),
+  "rounding_mode 'ceil' not in {trunc, floor}")
+E("err_rounding_mode_scalar_mode", div_scalar_mode("trunc", 2), [rand(3)],
+  rounding_kwarg({"str": "Floor"}, "aten.div.Scalar_mode"),
+  "rounding_mode 'Floor' not in {trunc, floor}")
+E("err_rounding_mode_int", div_mode("trunc"), [rand(3), rand(3)], rounding_kwarg(1),
+  "rounding_mode is a int: expected None or a str in {trunc, floor}")
+E("err_rounding_mode_control", div_mode("trunc"), [rand(3), rand(3)],
+  rounding_kwarg({"str": "floor\nfloor"}), "rounding_mode (a str of 11 bytes) not in")
+E("err_str_empty", div_mode("trunc"), [rand(3), rand(3)], rounding_kwarg({"str": ""}),
+  "str of 0 bytes: expected 1 to 64 bytes without NUL")
+E("err_str_long", div_mode("trunc"), [rand(3), rand(3)], rounding_kwarg({"str": "t" * 65}),
+  "str of 65 bytes: expected 1 to 64 bytes without NUL")
+E("err_str_nul", div_mode("trunc"), [rand(3), rand(3)], rounding_kwarg({"str": "floor\u0000"}),
+  "\\u0000 is not allowed")
+E("err_str_not_string", div_mode("trunc"), [rand(3), rand(3)], rounding_kwarg({"str": 2}),
+  "str is not a string")
+E("err_str_bare", div_mode("trunc"), [rand(3), rand(3)], rounding_kwarg("trunc"),
+  "a bare real or string is not an argument")
+E("err_div_trunc_bool", div_mode("trunc"), [rand(3), rand(3)], sub_bool,
+  "result dtype bool: div computes in float32, float64, int64 or int32 only")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,37 @@ import optest  # noqa: E402
 
 aten = torch.ops.aten
 torch.manual_seed(0)
-suite = optest.Suite("norm")
+
+
+class _OnSocs:
+    """A case compiled for every SoC of test_npu_elementwise.SOCS instead of run on the CPU
+    alone: the compile report must place the targets of `npu` on the NPU and those of `cpu` on
+    the CPU with the given reason (its check_model), and every output must match fn's."""
+
+    def __init__(self, fn, npu=(), cpu=None):
+        self.fn, self.npu, self.cpu = fn, npu, cpu or {}
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+class NormSuite(optest.Suite):
+    def _run_case(self, exe, workdir, name, fn, args, static, expect_error):
+        if not isinstance(fn, _OnSocs):
+            return super()._run_case(exe, workdir, name, fn, args, static, expect_error)
+        from test_npu_elementwise import SOCS, _t, check_model
+        d = os.path.join(workdir, name)
+        os.makedirs(d, exist_ok=True)
+        names = [f"arg{i}" for i in range(len(args))]
+        optest.export_function(fn.fn, args, os.path.join(d, "model"), arg_names=names)
+        with torch.no_grad():
+            refs = {f"out{k}": r.numpy() for k, r in enumerate(fn(*args))}
+        return check_model(exe, os.path.join(d, "model.json"),
+                           {nm: a.numpy() for nm, a in zip(names, args)}, refs, d, SOCS,
+                           {_t(t) for t in fn.npu}, {_t(t): v for t, v in fn.cpu.items()})
+
+
+suite = NormSuite("norm")
 MASKS = [list(m) for m in itertools.product([False, True], repeat=3)]
 
 
@@ -405,7 +435,7 @@ for shape, ks in [((2, 3, 4, 5), (1, 2, 3, 4)), ((2, 7, 7, 96), (1,)), ((4, 768)
     for k in ks:
         ns = list(shape[len(shape) - k:])
         suite.case(f"ln_{tag}_k{k}", ln_fwd(ns), ln_args(shape, k))
-        if shape[-1] > 1:  # one value per row: grad_input is exactly 0, ATen's rounding noise
+        if shape[-1] > 1:  # one value per row: against float64 below (ATen's fp32 is noise)
             suite.case(f"ln_bwd_{tag}_k{k}", ln_bwd(ns, [True, True, True]),
                        ln_args(shape, k, backward=True))
 suite.case("ln_noweight", ln_fwd([6], weighted=False), ln_args((3, 4, 6), 1))
@@ -423,6 +453,86 @@ suite.case("ln_bwd_TTF_nobias", ln_bwd([6], [True, True, False], biased=False),
            ln_args((3, 4, 6), 1, True))
 suite.case("ln_bwd_large_mean", ln_bwd([16], [True, True, True]),
            [rand(4, 16), rand(4, 16, offset=50.0), rand(16), rand(16)])
+
+
+# ---- layer norm over few values, against PyTorch in float64 ---------------------------------
+# Over one value (normalized_shape [1], [1, 1]) x - mean is 0 and the exact grad_input and
+# grad_weight are 0, while ATen's fp32 backward is the rounding noise of two terms of size
+# rstd*|w*gy| that cancel (rstd = 1/sqrt(eps) ~ 316): about 1e-4. So these cases take PyTorch's
+# float64 result (rounded to float32) as the reference, at the project tolerance: over one
+# value edgegrad must give the exact answer. Over 2 and 3 values grad_input is as
+# ill-conditioned where a row's variance is small (its terms of size rstd*|w*gy| cancel to a
+# fraction eps*rstd^2), beyond what float32 mean/rstd can carry (ATen's fp32 and edgegrad
+# both miss by up to 1e-4 there): those rows keep a spread of at least 1.
+
+
+class _Float64Ref(_Retargeted):
+    """A case traced in float32 whose reference is the same function in float64, rounded."""
+
+    def __init__(self, fn):
+        super().__init__(self._f64, fn, lambda graph: None)
+        self.f32 = fn
+
+    def _f64(self, *args):
+        out = self.f32(*[a.double() for a in args])
+        return tuple(t.float() for t in out)
+
+
+def spread_rows(shape, k):
+    """x of `shape` whose rows over the last k dims hold c + s * (a permutation of m values
+    evenly spaced in [-1, 1]) + small noise, s in [1, 2): variance of at least about 1/3."""
+    m = 1
+    for d in shape[len(shape) - k:]:
+        m *= d
+    rows = 1
+    for d in shape[:len(shape) - k]:
+        rows *= d
+    grid = torch.linspace(-1.0, 1.0, m) if m > 1 else torch.zeros(1)
+    perm = torch.stack([grid[torch.randperm(m)] for _ in range(rows)])
+    x = rand(rows, 1) * 3 + (torch.rand(rows, 1) + 1) * perm + rand(rows, m) * 0.05
+    return x.reshape(shape)
+
+
+def ln_few_args(shape, k, backward):
+    ns = shape[len(shape) - k:]
+    return ([rand(*shape) * 3] if backward else []) + [spread_rows(shape, k), rand(*ns) * 2,
+                                                       rand(*ns)]
+
+
+LN_FEW = [((6, 1), 1), ((3, 4, 1, 1), 2), ((5, 2, 1), 1), ((8, 2), 1), ((8, 3), 1),
+          ((2, 4, 3), 1), ((6, 64), 1), ((4, 2, 8, 8), 2)]
+for shape, k in LN_FEW:
+    ns = list(shape[len(shape) - k:])
+    tag = "x".join(map(str, shape)) + f"_k{k}"
+    suite.case(f"ln_f64_{tag}", _Float64Ref(ln_fwd(ns)), ln_few_args(shape, k, False))
+    suite.case(f"ln_f64_bwd_{tag}", _Float64Ref(ln_bwd(ns, [True, True, True])),
+               ln_few_args(shape, k, True))
+for mask in ([True, False, False], [True, True, False]):
+    suite.case(f"ln_f64_bwd_one_{mask_name(mask)}", _Float64Ref(ln_bwd([1], mask)),
+               ln_few_args((7, 1), 1, True))
+suite.case("ln_f64_bwd_one_noaffine",
+           _Float64Ref(ln_bwd([1], [True, False, False], weighted=False, biased=False)),
+           ln_few_args((7, 1), 1, True))
+
+
+# The same compiled for SoCs: layer norm has no NPU lowering, so it runs on the CPU between
+# NPU partitions (the scaling before it runs on the NPU of V69+), and must give the same.
+def ln_scaled_bwd(ns):
+    inner = ln_bwd(ns, [True, True, True])
+
+    def fn(gy, x, w, b):
+        return inner(gy, x * 2.0, w, b)
+    return fn
+
+
+for shape, k in [((6, 1), 1), ((3, 4, 1, 1), 2), ((8, 2), 1), ((8, 3), 1), ((6, 64), 1)]:
+    ns = list(shape[len(shape) - k:])
+    tag = "x".join(map(str, shape)) + f"_k{k}"
+    suite.case(f"ln_f64_npu_bwd_{tag}",
+               _OnSocs(_Float64Ref(ln_scaled_bwd(ns)), npu=["mul.Tensor"],
+                       cpu={"native_layer_norm": "no NPU lowering for aten.native_layer_norm",
+                            "native_layer_norm_backward": "no NPU lowering"}),
+               ln_few_args(shape, k, True))
 
 # ---- invalid graphs -------------------------------------------------------------------------
 

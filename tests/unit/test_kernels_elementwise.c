@@ -182,21 +182,28 @@ static void run_kernel(eg_binary_op op, eg_dtype dt, const shapes *s, const void
   eg_binary_dense(op, dt, &it, a, b, alpha, out);
 }
 
+/* (The rounding divisions' reference: the quotient in double, rounded; the data keeps it away
+ * from the integers a float quotient could round onto.) */
 static double ref_op_f(eg_binary_op op, double x, double y, double al) {
   switch (op) {
   case EG_BINARY_ADD: return x + y;
   case EG_BINARY_ADD_ALPHA: return x + al * y;
   case EG_BINARY_MUL: return x * y;
   case EG_BINARY_DIV: return x / y;
+  case EG_BINARY_DIV_TRUNC: return trunc(x / y);
+  case EG_BINARY_DIV_FLOOR: return floor(x / y);
   default: return y <= al ? 0.0 : x;
   }
 }
 
+/* Integer division: a divisor of 0 gives 0 (the op layer refuses it before the kernel runs). */
 static int64_t ref_op_i(eg_binary_op op, int64_t x, int64_t y, int64_t al) {
   switch (op) {
   case EG_BINARY_ADD: return x + y;
   case EG_BINARY_ADD_ALPHA: return x + al * y;
   case EG_BINARY_MUL: return x * y;
+  case EG_BINARY_DIV_TRUNC: return y ? x / y : 0;
+  case EG_BINARY_DIV_FLOOR: return y ? x / y - (x % y != 0 && (x < 0) != (y < 0)) : 0;
   default: return y <= al ? 0 : x;
   }
 }
@@ -222,7 +229,7 @@ static void check_f32(eg_binary_op op, const shapes *s, const char *what) {
   float *ref = malloc(sizeof(float) * (size_t)(no + 1));
   eg_test_fill(a, na, 1);
   eg_test_fill(b, nb, 2);
-  if (op == EG_BINARY_DIV)
+  if (op == EG_BINARY_DIV || op == EG_BINARY_DIV_TRUNC || op == EG_BINARY_DIV_FLOOR)
     for (int64_t i = 0; i < nb; i++) b[i] += b[i] < 0 ? -0.5f : 0.5f;
   const float al = op == EG_BINARY_THRESHOLD_BACKWARD ? 0.125f : -1.5f;
   for (int64_t i = 0; i < no; i++) out[i] = NAN;

@@ -4,7 +4,9 @@
  * eg_runtime_sgd_update; Adam's first step moves every parameter by lr * sign(grad) (bias
  * correction makes m/sqrt(v) = g/|g| at t = 1); AdamW's decoupled decay scales a zero-gradient
  * parameter by exactly (1 - lr*wd); SGD's momentum buffer equals the gradient after one step.
- * The numeric match with torch.optim over 20 steps is tests/conformance/test_train.py. */
+ * The numeric match with torch.optim over 20 steps is tests/conformance/test_train.py; term by
+ * term (weight decay under Nesterov, Adam's L2 against AdamW's decay, dampening, momentum, bias
+ * correction, eps), weights compared after every step, tests/ops/test_optimizer.py. */
 #include "eg_test.h"
 
 static eg_model *load(void) {

@@ -63,6 +63,7 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_div_Tensor] = &eg_htp_builder_div_Tensor,
     [EG_OP_div_Tensor_mode] = &eg_htp_builder_div_Tensor_mode,
     [EG_OP_div_Scalar] = &eg_htp_builder_div_Scalar,
+    [EG_OP_div_Scalar_mode] = NO_LOWERING,
     [EG_OP_neg] = &eg_htp_builder_neg,
     [EG_OP_where_self] = NO_LOWERING,
 

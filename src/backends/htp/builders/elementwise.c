@@ -304,7 +304,8 @@ static bool arith_supports(const eg_graph *g, const eg_node *n, const eg_target 
   if (n->op == EG_OP_div_Tensor_mode) {
     const eg_arg *m = eg_node_arg(n, 2, "rounding_mode");
     if (m && m->kind != EG_ARG_NONE) {
-      snprintf(reason, size, "rounding_mode is set: ElementWiseDivide is true division");
+      snprintf(reason, size, "rounding_mode '%s': ElementWiseDivide is true division (no "
+               "trunc or floor rounding lowered)", m->kind == EG_ARG_STR ? m->str : "?");
       return false;
     }
   }
