@@ -268,10 +268,10 @@ def replay_draws(fn, masks):
                 return args[0].copy_(mask)
             return mask.clone()
 
-    def replayed(*args):
+    def replayed(*args, **kwargs):
         mode = Replay()
         with mode:
-            result = fn(*args)
+            result = fn(*args, **kwargs)
         if mode.k != len(masks):
             raise ValueError(f"reference run drew {mode.k} Bernoulli masks, the trace "
                              f"{len(masks)}")

@@ -25,7 +25,10 @@ Contract:
   at fault: non-tensor or ``None`` outputs, argument types outside the format's ARG table (e.g.
   strings), dtypes outside its list, ranks above 8, writes into arguments that are not state,
   writes no trace declares, views whose strides are not those of a plain reshape, BatchNorm
-  with ``momentum=None`` in train mode, quantized statics.
+  with ``momentum=None`` in train mode, quantized statics. So is a graph edgegrad's runtime
+  could not run (``_ops.check_graph``: an op it lacks, a dtype an op does not take), naming the
+  module whose forward runs the node where it is known (``_module_locator``), unless
+  ``export_function(..., check_runtime=False)``. Nothing is written when a check fails.
 - Quantized models are exported in QDQ form (``torch.quantize_per_tensor`` /
   ``quantize_per_channel`` followed by ``dequantize``; ``edgegrad.quantize.qdq`` wraps a
   model's convolutions and linears so): a quantized value is written with its storage dtype
@@ -46,8 +49,9 @@ import torch.fx
 from . import safetensors
 from ._files import write_atomic
 from ._functional import functional_trace, replay_draws
+from ._ops import check_graph
+from ._version import FORMAT_VERSION
 
-FORMAT_VERSION = 1
 MAX_RANK = 8
 
 _DTYPE_NAMES = {
@@ -87,7 +91,7 @@ class ExportResult:
 
 
 def export_function(fn, example_args, path, *, arg_names=None, output_names=None,
-                    static_args=()):
+                    static_args=(), check_runtime=True):
     """Trace ``fn(*example_args)`` and write ``path.json`` + ``path.safetensors``.
 
     ``example_args``: tensors only (the format's inputs are tensors); they are traced as dense
@@ -98,13 +102,18 @@ def export_function(fn, example_args, path, *, arg_names=None, output_names=None
     ``output_names``: one unique name per returned tensor; default ``out0``, ``out1``, ...
     ``fn`` must return a tensor or a tuple/list of tensors. The graph is functionalized
     (in-place ops become functional ones); ``fn`` may not write into its arguments.
+    ``check_runtime``: refuse a graph edgegrad's runtime could not run (an op it lacks, a
+    dtype an op does not take: ``_ops.check_graph``); False writes any graph the format can
+    hold (e.g. to test the runtime's own refusals).
     Returns an ExportResult. Raises ValueError for anything the format cannot represent.
     """
     args = _copy_args(example_args)
     names = _arg_names(fn, args, arg_names)
     static = _static_set(names, static_args)
     trace = functional_trace(fn, args, names)
-    return _export(trace, fn, args, names, static, output_names, path)
+    module_of = _module_locator(fn, args) if isinstance(fn, torch.nn.Module) else None
+    return _export(trace, fn, args, names, static, output_names, path,
+                   module_of=module_of if check_runtime else False)
 
 
 def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None,
@@ -122,7 +131,8 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     Outputs: ``loss``, ``grad_<param_name>`` per trainable parameter in
     ``model.named_parameters()`` order, ``grad_input`` if ``input_grad``, then
     ``new_<buffer_name>`` per updated buffer in ``model.named_buffers()`` order.
-    ``trainable``: None for all parameters, else an iterable of parameter names.
+    ``trainable``: None for every parameter that requires grad (``p.requires_grad_(False)``
+    freezes one), else an iterable of parameter names (trained whatever their requires_grad).
     ``eval_graph``: also write ``path.eval.json``, the evaluation of the same model in eval
     mode (BatchNorm on its running statistics, no dropout): inputs the example inputs, then the
     step's trainable parameters and state buffers under the same names (a trainer copies them
@@ -141,7 +151,8 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     params, buffers = dict(model.named_parameters()), dict(model.named_buffers())
     train = _trainable_names(params, trainable)
     if not train and not input_grad:
-        raise ValueError("nothing to differentiate: no trainable parameter and input_grad=False")
+        raise ValueError("nothing to differentiate: no trainable parameter (trainable=None "
+                         "trains the parameters with requires_grad) and input_grad=False")
     frozen = [name for name in params if name not in train]
     step = _make_step(model, loss_fn, len(example_inputs), train + frozen, len(train),
                       list(buffers), input_grad)
@@ -166,7 +177,7 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     outputs += ["new_" + name for name in trace.mutated]
     state_dict = {_flat(name): name for name in train}
     state_dict.update({_flat(name): name for name in buffers if _flat(name) in updated})
-    evaluation = None
+    evaluation = no_eval = None
     if eval_graph or eval_graph is None:
         state_buffers = [name for name in buffers if _flat(name) in updated]
         try:
@@ -175,9 +186,12 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
         except ValueError as e:
             if eval_graph:
                 raise
-            warnings.warn(f"export_training_step: no evaluation graph ({e})")
-    return _export(trace, step, args, arg_names, static, outputs, path, state_dict=state_dict,
-                   eval_graph=evaluation)
+            no_eval = e
+    result = _export(trace, step, args, arg_names, static, outputs, path, state_dict=state_dict,
+                     eval_graph=evaluation, module_of=_module_locator(model, example_inputs[:1]))
+    if no_eval is not None:  # said once the step itself is written (its refusal comes first)
+        warnings.warn(f"export_training_step: no evaluation graph ({no_eval})")
+    return result
 
 
 def _encode_eval(model, loss_fn, example_inputs, input_names, train, frozen, buffer_names,
@@ -211,11 +225,11 @@ def _encode_eval(model, loss_fn, example_inputs, input_names, train, frozen, buf
         raise ValueError("the eval-mode forward draws random numbers")
     return _encode(trace, forward, args, names, static,
                    ["loss", "output"] + ["new_" + name for name in trace.mutated],
-                   state_dict=state_dict)
+                   state_dict=state_dict, module_of=_module_locator(evaluated, args[:1]))
 
 
 def _export(trace, fn, args, names, static, output_names, path, reference=None,
-            state_dict=None, eval_graph=None):
+            state_dict=None, eval_graph=None, module_of=None):
     """Check and encode a functional trace, compute the reference, write the files. The
     trace's random draws become inputs after ``names``; the reference replays them.
     ``reference``: PyTorch's eager outputs, one tensor per graph output in order, computed by
@@ -223,8 +237,11 @@ def _export(trace, fn, args, names, static, output_names, path, reference=None,
     the module's state_dict name, written as the input's ``"state_dict"`` (trainable parameters
     and state buffers: what a trainer hands back to ``load_state_dict``). ``eval_graph``: an
     _Encoded eval-mode forward written beside it as ``path.eval.json``, its statics in the
-    same weights file (shared where they are the same tensor)."""
-    enc = _encode(trace, fn, args, names, static, output_names, reference, state_dict)
+    same weights file (shared where they are the same tensor). ``module_of``: names a node's
+    module in a refusal (``_ops.check_graph``); None: not known; False: the runtime's
+    capabilities are not checked (only the format's)."""
+    enc = _encode(trace, fn, args, names, static, output_names, reference, state_dict,
+                  module_of)
     weights = dict(enc.weights)
     if eval_graph is not None:
         _merge_statics(eval_graph, weights)
@@ -245,7 +262,8 @@ class _Encoded:
         self.graph, self.weights, self.names, self.args = graph, weights, names, args
 
 
-def _encode(trace, fn, args, names, static, output_names, reference=None, state_dict=None):
+def _encode(trace, fn, args, names, static, output_names, reference=None, state_dict=None,
+            module_of=None):
     if trace.draws:
         fn = _drop_draw_args(replay_draws(fn, [mask for _, _, mask in trace.draws]), len(args))
         args = list(args) + [mask for _, _, mask in trace.draws]
@@ -253,6 +271,8 @@ def _encode(trace, fn, args, names, static, output_names, reference=None, state_
     _check_unique(names, "argument")
     _check_functional(trace.gm)
     _check_strided_views(trace.gm, trace.results)
+    if module_of is not False:
+        check_graph(trace.gm, trace.results, module_of or (lambda n: None))
     graph, weights = _Encoder(trace.gm, trace.results, names, static).encode()
     _name_outputs(graph, output_names)
     for entry in graph["inputs"]:
@@ -301,9 +321,11 @@ def _flat(name):
 
 
 def _trainable_names(params, trainable):
-    """Trainable parameter names in model order; unknown names are refused."""
+    """Trainable parameter names in model order: those named by ``trainable``, or for None
+    those with ``requires_grad`` (as torch.optim over model.parameters() would update);
+    unknown names are refused."""
     if trainable is None:
-        return list(params)
+        return [name for name, p in params.items() if p.requires_grad]
     wanted = set(trainable)
     unknown = sorted(wanted - set(params))
     if unknown:
@@ -334,6 +356,58 @@ def _make_step(model, loss_fn, n_inputs, param_names, n_train, buffer_names, inp
         return (loss, *torch.autograd.grad(loss, wrt))
 
     return step
+
+
+def _module_locator(model, example_args):
+    """``module_of`` for ``_ops.check_graph``: ``node -> "name (Type)"``, the innermost module
+    of ``model`` whose forward first runs the node's op, or None (an op no module runs: a
+    backward, the loss). Found, only when a node is refused, by one eager forward of a copy of
+    ``model`` on copies of ``example_args`` with forward hooks, under a dispatch mode that
+    sees each ATen op; the caller's model and random generator are left as they were. An
+    in-place op run eagerly (``relu_``) counts as its functional form (``relu``)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = {}
+
+    def op_key(op):
+        schema = getattr(op, "_schema", None)
+        return None if schema is None else (schema.name.rstrip("_"), schema.overload_name)
+
+    def locate():
+        copied = copy.deepcopy(model)
+        names = {m: name for name, m in copied.named_modules()}
+        stack, hooks = [], []
+
+        class Watch(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if stack:
+                    seen.setdefault(op_key(func), stack[-1])
+                return func(*args, **(kwargs or {}))
+
+        def enter(module, args):  # hooks return None: the module's input and output stay
+            stack.append(f"{names[module] or 'model'} ({type(module).__name__})")
+
+        def leave(module, args, output):
+            stack.pop()
+
+        for m in names:
+            hooks += [m.register_forward_pre_hook(enter), m.register_forward_hook(leave)]
+        try:
+            with torch.random.fork_rng(devices=[]), Watch():
+                copied(*_copy_args(example_args))
+        finally:
+            for h in hooks:
+                h.remove()
+
+    def module_of(n):
+        if not seen:
+            try:
+                locate()
+            except Exception:  # best effort: the refusal stands without a module name
+                seen[None] = None
+        return seen.get(op_key(n.target))
+
+    return module_of
 
 
 def _check_modules(model):
@@ -578,7 +652,9 @@ def _float(x):
 
 
 def _tag(a, where):
-    """A tagged ARG for dtype, layout, device and memory_format; refuse any other type."""
+    """A tagged ARG for str, dtype, layout, device and memory_format; refuse any other type."""
+    if isinstance(a, str):
+        return {"str": a}
     if isinstance(a, torch.dtype):
         if a not in _DTYPE_NAMES:
             raise ValueError(f"{where}: dtype {a} is not one of the format's dtypes")

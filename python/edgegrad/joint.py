@@ -24,8 +24,16 @@ Contract:
              input with a GRADIENT_TO_USER_INPUT output, ``new_<buffer>`` per mutated buffer,
              then the other user outputs ``out0``, ``out1``, ... in the forward's order.
   Every role comes from ``graph_signature`` (input_specs / output_specs), never from position.
+  Each trainable parameter and state buffer names its ``state_dict`` entry (init file,
+  ``edgegrad train --out``) as the plain model does: the FQN without ``state_dict_prefix``
+  (default: the wrapper's attribute, where one submodule holds every parameter and buffer).
+- Random draws become inputs ``bernoulli_<k>`` after all others, as in export.py's make_fx
+  path (``_RandomMasks``): ``native_dropout`` (Dropout) is rewritten to eager PyTorch's CPU
+  dropout on the mask input, ``bernoulli.p`` (Dropout2d) reads it; any other random op is
+  refused.
 - The graph holds the joint program's nodes, except the identities ``alias``, ``detach`` and
-  ``lift_fresh_copy``, whose uses read their argument. Values' dtypes and shapes are recorded by
+  ``lift_fresh_copy``, whose uses read their argument, and ``_assert_tensor_metadata`` checks
+  (they ran at trace time). Values' dtypes and shapes are recorded by
   running that graph on ``ep.example_inputs`` with pure semantics (``_functional.record``).
 - The ``reference`` block is computed independently of the joint graph: ``ep.module()`` run
   eagerly on a copy of the example inputs, ``torch.autograd.grad`` of its output ``loss_index``
@@ -33,16 +41,19 @@ Contract:
 - Refused with a one-line ValueError: torch without ``torch.export`` (Debian's 1.13), a program
   that is already joint, a signature kind this mapping does not know (or cannot hold: input or
   parameter mutations, tokens, custom objects), a loss that is not a floating-point scalar, a
-  parameter whose gradient is None, and everything ``export.py`` refuses.
+  parameter whose gradient is None, and everything ``export.py`` refuses (the runtime's ops
+  and dtypes included; the module named from the node's ``nn_module_stack`` where torch kept
+  one).
 """
 import copy
 import importlib
+import operator
 import warnings
 
 import torch
 
 from . import export as _export_mod
-from ._functional import Trace, record
+from ._functional import _BERNOULLI, _BLANKS, _RANDOM, Trace, record, replay_draws
 
 # Ops edgegrad implements (src/ir/ops.def) that PyTorch's core ATen table would decompose
 # into primitives edgegrad lacks (unsqueeze/where/scatter/gather/...). Removed from the table, so
@@ -84,6 +95,9 @@ KEEP_WHOLE = (
 # Identities in a graph of immutable values (export.py's make_fx path drops alias and
 # lift_fresh_copy; torch.export's joint graph also leaves detach chains).
 _IDENTITY_TARGETS = ("aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default")
+# Checks of a traced value's metadata that ran when torch traced the program; no result.
+_ASSERTIONS = ("aten._assert_tensor_metadata.default",)
+_NATIVE_DROPOUT = "aten::native_dropout"
 
 # The signature kinds this mapping knows; any other kind is refused by name.
 _INPUT_KINDS = ("USER_INPUT", "PARAMETER", "BUFFER", "CONSTANT_TENSOR")
@@ -91,7 +105,7 @@ _OUTPUT_KINDS = ("LOSS_OUTPUT", "GRADIENT_TO_PARAMETER", "GRADIENT_TO_USER_INPUT
                  "BUFFER_MUTATION", "USER_OUTPUT")
 
 
-def export_joint(ep, path, *, loss_index=0, input_names=None):
+def export_joint(ep, path, *, loss_index=0, input_names=None, state_dict_prefix=None):
     """Export the joint forward+backward of ``ep`` to ``path.json`` + ``path.safetensors``.
 
     ``ep``: ``torch.export.export(module_with_loss, example_args, strict=False)``, whose
@@ -99,6 +113,12 @@ def export_joint(ep, path, *, loss_index=0, input_names=None):
     module returning ``(F.cross_entropy(out, y), out.detach())``. The parameters that require
     grad are trained; the module's train/eval mode is the one it was exported in.
     ``input_names``: one unique name per user input (default: the forward's parameter names).
+    ``state_dict_prefix``: what the ``state_dict`` names of the trained parameters and state
+    buffers (``STEM.init.safetensors``, ``edgegrad train --out``) leave out of torch's FQNs,
+    so that they load into the model itself. None (the default): the wrapper's attribute
+    (``"m."``) when every parameter and buffer of the program lies in that one submodule,
+    else nothing; ``""``: the FQNs as they are; another string: that prefix, which every
+    trained parameter and state buffer must carry.
     Returns an ExportResult; see the module docstring for names, order and refusals.
     """
     _require_torch_export()
@@ -108,18 +128,22 @@ def export_joint(ep, path, *, loss_index=0, input_names=None):
     _check_not_joint(ep)
     joint = _joint_program(ep, loss_index)
     layout = _Layout(joint, input_names)
-    reference = _eager_reference(ep, layout, loss_index)
     gm = joint.graph_module
     _arrange(gm, layout)
     args = [layout.example[name] for name in layout.arg_names]
-    results = record(gm, _clones(args), layout.arg_names)
+    draws = _RandomMasks(gm, args).run()
+    masks = [mask for _, _, mask in draws]
+    reference = _eager_reference(ep, layout, loss_index, masks)
+    results = record(gm, _clones(args + masks),
+                     layout.arg_names + [name for name, _, _ in draws])
     _check_loss(results, gm)
-    trace = Trace(gm, results, layout.state_names)
+    trace = Trace(gm, results, layout.state_names, draws)
     flat = _export_mod._flat
-    state_dict = {flat(name): name for name in layout.trainable + layout.state}
+    strip = _state_dict_prefix(joint, layout, state_dict_prefix)
+    state_dict = {flat(name): name[len(strip):] for name in layout.trainable + layout.state}
     return _export_mod._export(trace, None, args, layout.arg_names, layout.static,
                                layout.output_names, path, reference=reference,
-                               state_dict=state_dict)
+                               state_dict=state_dict, module_of=_module_of)
 
 
 # --------------------------------------------------------------------------------------------
@@ -348,9 +372,12 @@ def _arrange(gm, layout):
             first.prepend(nodes[name])
     output.args = (tuple(nodes[name] for name in layout.output_nodes),)
     identities = {_overload(t) for t in _IDENTITY_TARGETS}
+    assertions = {_overload(t) for t in _ASSERTIONS}
     for n in list(graph.nodes):
         if n.op == "call_function" and n.target in identities:
             n.replace_all_uses_with(n.args[0])
+            graph.erase_node(n)
+        elif n.op == "call_function" and n.target in assertions and not n.users:
             graph.erase_node(n)
     graph.lint()
     gm.recompile()
@@ -367,12 +394,150 @@ def _check_loss(results, gm):
 
 
 # --------------------------------------------------------------------------------------------
+# random draws: Dropout masks become inputs
+
+
+class _RandomMasks:
+    """Makes each Bernoulli draw of the arranged joint graph ``gm`` a graph input, as
+    ``_functional.functional_trace`` does for a make_fx trace: ``bernoulli_<k>`` in graph
+    order, appended after the other placeholders, holding a 0/1 mask of the dtype and shape
+    of the draw, its example value drawn once with torch's generator seeded 0 (the caller's
+    state kept). ``run()`` returns [(name, p, mask)], ``p`` the probability of a one (None
+    where a tensor gives it). Two kinds of draw:
+
+    - ``bernoulli.p(blank, p)`` (``Dropout2d``'s, StochasticDepth's): its readers read the
+      mask input;
+    - ``native_dropout(x, p, train=True)`` (``Dropout``'s): becomes what eager PyTorch's CPU
+      dropout computes, ``x * (mask / (1 - p))`` with ``mask`` drawn with probability
+      ``1 - p``; a reader of its boolean mask (the backward) reads ``mask`` as bool.
+
+    Any other random op is refused by name (its numbers could not be reproduced)."""
+
+    def __init__(self, gm, args):
+        self.gm, self.graph, self.args = gm, gm.graph, args
+
+    def run(self):
+        draws = [n for n in self.graph.nodes if self._kind(n) is not None]
+        if not draws:
+            return []
+        values = self._draw(draws)
+        last = [n for n in self.graph.nodes if n.op == "placeholder"][-1]
+        found = []
+        for k, n in enumerate(draws):
+            name = f"bernoulli_{k}"
+            with self.graph.inserting_after(last):
+                last = self.graph.placeholder(name)
+            if self._kind(n) == "bernoulli":
+                found.append(self._bernoulli(n, last, name, values[n]))
+            else:
+                found.append(self._dropout(n, last, name, values[n]))
+        self.graph.lint()
+        self.gm.recompile()
+        return found
+
+    @staticmethod
+    def _kind(n):
+        schema = getattr(n.target, "_schema", None) if n.op == "call_function" else None
+        name = schema.name if schema is not None else None
+        if name in _BERNOULLI:
+            return "bernoulli"
+        if name == _NATIVE_DROPOUT:
+            if len(n.args) > 2 and n.args[2] is True:
+                return "dropout"
+            raise ValueError(f"node {n.name} ({n.target}): train={n.args[2:3]}: only a "
+                             "training-mode dropout can become a mask input")
+        if name in _RANDOM:
+            raise ValueError(f"node {n.name} ({n.target}) draws random numbers: only "
+                             "Bernoulli draws (Dropout, StochasticDepth) can become graph "
+                             "inputs; other random ops cannot be reproduced")
+        return None
+
+    def _draw(self, draws):
+        """One run of the graph with the generator seeded 0: each draw's 0/1 mask."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            results = record(self.gm, _clones(self.args))
+        values = {}
+        for n in draws:
+            if self._kind(n) == "bernoulli":
+                values[n] = results[n].detach().clone()
+            else:  # (output, bool mask): the mask in the input's dtype
+                values[n] = results[n][1].to(results[n.args[0]].dtype)
+        return values
+
+    def _bernoulli(self, n, mask, name, value):
+        blank = n.args[0]
+        p = n.args[1] if len(n.args) > 1 else n.kwargs.get("p")
+        n.replace_all_uses_with(mask)
+        self.graph.erase_node(n)
+        if isinstance(blank, torch.fx.Node) and not blank.users and \
+                getattr(blank.target, "_schema", None) is not None and \
+                blank.target._schema.name in _BLANKS:
+            self.graph.erase_node(blank)
+        p = float(p) if isinstance(p, (int, float)) and not isinstance(p, bool) else None
+        return name, p, value
+
+    def _dropout(self, n, mask, name, value):
+        x, p = n.args[0], float(n.args[1])
+        aten = torch.ops.aten
+        with self.graph.inserting_before(n):
+            noise = self.graph.call_function(aten.div.Scalar, (mask, 1.0 - p))
+            out = self.graph.call_function(aten.mul.Tensor, (x, noise))
+            flags = self.graph.call_function(aten._to_copy.default, (mask,),
+                                             {"dtype": torch.bool})
+        for user in list(n.users):
+            if user.target is not operator.getitem or user.args[1] not in (0, 1):
+                raise ValueError(f"node {user.name} reads {n.name} ({n.target}) other than "
+                                 "by its output or mask")
+            user.replace_all_uses_with(out if user.args[1] == 0 else flags)
+            self.graph.erase_node(user)
+        self.graph.erase_node(n)
+        if not flags.users:
+            self.graph.erase_node(flags)
+        return name, 1.0 - p, value
+
+
+# --------------------------------------------------------------------------------------------
+# state_dict names and module names
+
+
+def _state_dict_prefix(joint, layout, prefix):
+    """The prefix the state_dict names leave out (see export_joint's ``state_dict_prefix``)."""
+    named = layout.trainable + layout.state
+    if prefix is not None:
+        prefix = str(prefix)
+        outside = [name for name in named if not name.startswith(prefix)]
+        if outside:
+            raise ValueError(f"state_dict_prefix {prefix!r}: {outside[0]} does not start "
+                             "with it: give a prefix every trained parameter and state "
+                             "buffer carries, or '' for none")
+        return prefix
+    targets = [s.target for s in joint.graph_signature.input_specs
+               if _kind(s) in ("PARAMETER", "BUFFER")]
+    heads = {t.split(".", 1)[0] for t in targets}
+    if len(heads) != 1 or not all("." in t for t in targets):
+        return ""
+    return heads.pop() + "."
+
+
+def _module_of(n):
+    """The module a joint graph node comes from, as torch.export recorded it, or None."""
+    stack = n.meta.get("nn_module_stack") or {}
+    if not stack:
+        return None
+    fqn, kind = list(stack.values())[-1]
+    kind = getattr(kind, "__name__", str(kind)).rsplit(".", 1)[-1]
+    return f"{fqn or 'the module'} ({kind})"
+
+
+# --------------------------------------------------------------------------------------------
 # the reference, from eager PyTorch
 
 
-def _eager_reference(ep, layout, loss_index):
-    """PyTorch's values of the file's outputs: ``ep.module()`` run eagerly (on copies), the
-    loss's gradients by torch.autograd.grad, buffers after the run."""
+def _eager_reference(ep, layout, loss_index, masks=()):
+    """PyTorch's values of the file's outputs: ``ep.module()`` run eagerly (on copies), its
+    Bernoulli draws (Dropout's) answered by ``masks`` in order, the loss's gradients by
+    torch.autograd.grad, buffers after the run."""
     with warnings.catch_warnings():  # torch 2.13's pytree deprecation notes on deepcopy
         warnings.simplefilter("ignore", FutureWarning)
         mod = copy.deepcopy(ep.module())
@@ -388,7 +553,7 @@ def _eager_reference(ep, layout, loss_index):
         x.requires_grad_(name in layout.input_grads)
     args, kwargs = torch.utils._pytree.tree_unflatten(leaves, spec)
     with torch.enable_grad():
-        out = torch.utils._pytree.tree_leaves(mod(*args, **kwargs))
+        out = torch.utils._pytree.tree_leaves(replay_draws(mod, list(masks))(*args, **kwargs))
         loss = out[loss_index]
         wrt = [params[name] for name in layout.trainable]
         wrt += [x for name, x in zip(user_names, leaves) if name in layout.input_grads]

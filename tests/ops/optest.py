@@ -37,8 +37,16 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from edgegrad.export import export_function  # noqa: E402
+from edgegrad import export as _export  # noqa: E402
 from edgegrad.tolerance import compare  # noqa: E402
+
+
+def export_function(fn, args, path, **kwargs):
+    """edgegrad's export_function, writing whatever the graph format holds: the op tests check
+    the runtime's own refusals (a float64 mm, an edited graph), so the exporter's check of the
+    runtime's ops and dtypes is off unless a case asks for it."""
+    kwargs.setdefault("check_runtime", False)
+    return _export.export_function(fn, args, path, **kwargs)
 
 
 def allclose_report(got, ref):
