@@ -3,8 +3,11 @@
 #                checked against PyTorch's values, validation accuracy, curves, weights)
 #   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
 #   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
+#   make fuzz-smoke     the same build, each target run for FUZZ_SMOKE_TIME seconds (CI)
 #   make check-aarch64  cross-build for ARM64 and run the unit, CLI and op tests under qemu
 #   make bench-steps    whole training steps, edgegrad beside PyTorch eager (bench/README.md)
+#   make mutants        apply each realistic bug of tests/mutants/*.patch in a copy of the tree
+#                       (build-mutants/) and check that the tests it names fail (MUTANTS=a,b)
 # `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
 # first (scripts/install-deps.sh; needs root when something is missing).
 
@@ -18,8 +21,9 @@ FUZZ_BUILD ?= build-fuzz
 AARCH64_BUILD ?= build-aarch64
 FUZZ_TIME  ?= 600
 FUZZ_JOBS  ?= 1
+FUZZ_SMOKE_TIME ?= 10
 
-.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench bench-steps fuzz clean
+.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench bench-steps fuzz mutants clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -77,14 +81,21 @@ bench-steps: test-deps all
 # (asserts on, -O1), the seed corpus made from tests/data, then each target run for FUZZ_TIME
 # seconds (FUZZ_JOBS at a time), printing its executed inputs and coverage. A crash is saved in
 # tests/fuzz/crashes/<target>/ (then replayed by make check) and fails this target. FUZZ_FLAGS
-# adds libFuzzer flags (e.g. FUZZ_FLAGS="-fork=1 -ignore_crashes=1" keeps going past a crash).
+# adds libFuzzer flags (e.g. FUZZ_FLAGS="-fork=1 -ignore_crashes=1" keeps going past a crash);
+# FUZZ_TARGETS="npz checkpoint" runs only those (default: every target CMakeLists.txt lists).
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
 	  -DEG_FUZZ=ON -DEG_SANITIZE=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_corpus fuzz_graph_json fuzz_safetensors \
-	  fuzz_npy fuzz_egp
-	@FUZZ_FLAGS="$(FUZZ_FLAGS)" tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_JOBS)
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
+	@FUZZ_FLAGS="$(FUZZ_FLAGS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+	  tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_JOBS)
+
+# CI's check of the fuzz targets (.ci/run): `make fuzz` for FUZZ_SMOKE_TIME seconds a target. A
+# target that no longer builds with clang and libFuzzer, or a finding, fails it.
+.PHONY: fuzz-smoke
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_SMOKE_TIME)
 
 # The ARM64 build (README, "Testing"): cross-compiled with Debian's gcc-aarch64-linux-gnu
 # against the arm64 jansson and OpenBLAS (cmake/aarch64-linux-gnu.cmake), then the unit, CLI,
@@ -102,5 +113,12 @@ check-aarch64: test-deps
 	  -R '^(unit|cli|fuzz|ops)/' -E '@torch2$$|^($(AARCH64_SKIP))$$'
 	@scripts/test-summary.sh $(AARCH64_BUILD)
 
+# Mutation testing (README, "Testing"): tests/mutants/run_mutants.sh builds a copy of the tree
+# in build-mutants/ (release, and Debug + EG_SANITIZE=ON for "# build: asan" mutants), checks
+# that each mutant's tests pass unmutated, then applies each patch in turn and requires those
+# tests to fail. MUTANTS=name1,name2 runs some; exits non-zero if a mutant survived or is stale.
+mutants: test-deps
+	@JOBS=$(JOBS) tests/mutants/run_mutants.sh $(MUTANTS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(AARCH64_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(AARCH64_BUILD) build-mutants

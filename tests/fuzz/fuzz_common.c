@@ -2,9 +2,11 @@
  * share (fuzz_common.h). */
 #include "fuzz_common.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ir/graph.h"
@@ -18,13 +20,26 @@ static volatile size_t eg_fuzz_sink;
 static char tmp_dir[512];
 static char tmp_path[640];
 
-/* Removes the files the targets wrote, then the folder. */
-static void remove_tmp_dir(void) {
-  static const char *const names[] = {"graph.json", "weights.safetensors", "input.npy",
-                                      "input.safetensors", "input.egp", "compiled.egp"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(eg_fuzz_path(names[i]));
-  rmdir(tmp_dir);
+/* Removes `path` and, for a folder, everything in it (symbolic links removed, never
+ * followed): the targets that drive the CLI leave files and folders of their own making. */
+static void remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    unlink(path);
+    return;
+  }
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char sub[4096];
+    if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < sizeof sub) remove_tree(sub);
+  }
+  if (d) closedir(d);
+  rmdir(path);
 }
+
+static void remove_tmp_dir(void) { remove_tree(tmp_dir); }
 
 static int ensure_tmp_dir(void) {
   if (tmp_dir[0]) return 0;
@@ -49,6 +64,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
   return ensure_tmp_dir();
 }
+
+const char *eg_fuzz_dir(void) { return ensure_tmp_dir() == 0 ? tmp_dir : NULL; }
 
 const char *eg_fuzz_path(const char *name) {
   if (ensure_tmp_dir() != 0) return NULL;

@@ -28,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *eg_fuzz_write_file(const char *name, const void *data, size_t size);
 /* The path of `name` in the temporary folder, without writing it (static, as above). */
 const char *eg_fuzz_path(const char *name);
+/* The temporary folder itself (an absolute path when $TMPDIR is one), or NULL when it cannot be
+ * made. Whatever a target leaves in it is removed at exit. */
+const char *eg_fuzz_dir(void);
 
 /* The start of every target: forgets the last error message and writes the input to `name` in
  * the temporary folder (eg_fuzz_write_file); returns its path, aborting when it cannot be

@@ -3,9 +3,11 @@
 #
 #   tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS [JOBS]
 #
-# Each target BUILD_DIR/fuzz_<t> runs for SECONDS (JOBS targets at a time, default 1) over a
-# working corpus BUILD_DIR/fuzz-work/<t> (new inputs go there) and the seeds
-# BUILD_DIR/fuzz-corpus/<t>, with one thread, a 25 s per-input timeout and a 2 GiB RSS limit.
+# Each target BUILD_DIR/fuzz_<t> (the names CMake wrote to BUILD_DIR/fuzz-targets.txt, or those
+# of FUZZ_TARGETS in the environment, space-separated) runs for SECONDS (JOBS targets at a
+# time, default 1) over a working corpus BUILD_DIR/fuzz-work/<t> (new inputs go there) and the
+# seeds BUILD_DIR/fuzz-corpus/<t>, with one thread, a 25 s per-input timeout, a 2 GiB RSS limit
+# and its stdout discarded (the CLI's targets print what the CLI prints; reports go to stderr).
 # A crash, leak, timeout or out-of-memory input is saved as tests/fuzz/crashes/<t>/<kind>-<sha1>
 # (libFuzzer's -artifact_prefix), where ctest's fuzz/replay_<t> replays it from then on.
 # Prints per target the executed inputs, the final coverage (cov: edges, ft: features) and any
@@ -18,7 +20,14 @@ build=$1
 seconds=$2
 jobs=${3:-1}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-targets=(graph_json safetensors npy egp)
+if [[ -n ${FUZZ_TARGETS:-} ]]; then
+  read -r -a targets <<<"$FUZZ_TARGETS"
+elif [[ -f $build/fuzz-targets.txt ]]; then
+  read -r -a targets <"$build/fuzz-targets.txt"
+else
+  echo "run_fuzz: $build/fuzz-targets.txt missing (configure with -DEG_FUZZ=ON)" >&2
+  exit 2
+fi
 
 run_one() {
   local t=$1 work="$build/fuzz-work/$t" crashes="$root/tests/fuzz/crashes/$t"
@@ -27,7 +36,8 @@ run_one() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$build/fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=25 \
-    -rss_limit_mb=2048 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} "$work" "$build/fuzz-corpus/$t" \
+    -rss_limit_mb=2048 -close_fd_mask=1 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} "$work" \
+    "$build/fuzz-corpus/$t" \
     >"$work.log" 2>&1
   echo $? >"$work.rc"
 }
