@@ -140,26 +140,36 @@ static void rows_arith(eg_ew_op op, const ew_iter *it, int64_t r0, int64_t r1, c
   }
 }
 
-EG_SIMD_CLONES
-static void rows_greater(const ew_iter *it, int64_t r0, int64_t r1, const float *A,
-                         const float *B, uint8_t *Y) {
-  const int last = it->rank - 1;
-  const int64_t n = it->dims[last], sa = it->stride[0][last], sb = it->stride[1][last];
-  row_cursor c;
-  cursor_at(it, 2, r0, &c);
-  for (int64_t r = r0; r < r1; r++, cursor_next(it, 2, &c)) {
-    const float *a = A + c.off[0], *b = B + c.off[1];
-    uint8_t *restrict y = Y + r * n;
-    if (sa == 1 && sb == 0) {
-      const float bv = b[0];
-      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = a[e] > bv;
-    } else if (sa == 1 && sb == 1) {
-      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = a[e] > b[e];
-    } else {
-      for (int64_t e = 0; e < n; e++) y[e] = a[e * sa] > b[e * sb];
-    }
+/* One comparison's rows; CMP is the C operator (>, >=, <=), so each op gets its own loops. */
+#define ROWS_COMPARE(name, CMP)                                                                 \
+  EG_SIMD_CLONES                                                                                \
+  static void name(const ew_iter *it, int64_t r0, int64_t r1, const float *A, const float *B,  \
+                   uint8_t *Y) {                                                                \
+    const int last = it->rank - 1;                                                              \
+    const int64_t n = it->dims[last], sa = it->stride[0][last], sb = it->stride[1][last];      \
+    row_cursor c;                                                                               \
+    cursor_at(it, 2, r0, &c);                                                                   \
+    for (int64_t r = r0; r < r1; r++, cursor_next(it, 2, &c)) {                                \
+      const float *a = A + c.off[0], *b = B + c.off[1];                                         \
+      uint8_t *restrict y = Y + r * n;                                                          \
+      if (sa == 1 && sb == 0) {                                                                 \
+        const float bv = b[0];                                                                  \
+        _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = a[e] CMP bv;                 \
+      } else if (sa == 0 && sb == 1) {                                                          \
+        const float av = a[0];                                                                  \
+        _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = av CMP b[e];                 \
+      } else if (sa == 1 && sb == 1) {                                                          \
+        _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = a[e] CMP b[e];               \
+      } else {                                                                                  \
+        for (int64_t e = 0; e < n; e++) y[e] = a[e * sa] CMP b[e * sb];                         \
+      }                                                                                         \
+    }                                                                                           \
   }
-}
+
+ROWS_COMPARE(rows_greater, >)
+ROWS_COMPARE(rows_greater_equal, >=)
+ROWS_COMPARE(rows_less_equal, <=)
+#undef ROWS_COMPARE
 
 EG_SIMD_CLONES
 static void rows_select(const ew_iter *it, int64_t r0, int64_t r1, const uint8_t *C,
@@ -203,6 +213,10 @@ void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *cons
       rows_select(&it, r0, r1, in[0], in[1], in[2], out);
     else if (op == EG_EW_GREATER)
       rows_greater(&it, r0, r1, in[0], in[1], out);
+    else if (op == EG_EW_GREATER_EQUAL)
+      rows_greater_equal(&it, r0, r1, in[0], in[1], out);
+    else if (op == EG_EW_LESS_EQUAL)
+      rows_less_equal(&it, r0, r1, in[0], in[1], out);
     else
       rows_arith(op, &it, r0, r1, in[0], in[1], out);
   }

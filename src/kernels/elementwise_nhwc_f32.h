@@ -1,12 +1,14 @@
 /* elementwise_nhwc_f32 — the htp executor's elementwise kernels (any layout; fp32 data, uint8
- * masks): QNN ElementWiseAdd/Subtract/Multiply/Divide/Greater/Select with NumPy broadcasting,
+ * masks): QNN ElementWiseAdd/Subtract/Multiply/Divide/Greater/GreaterEqual/LessEqual/Select with
+ * NumPy broadcasting,
  * the unary ops ElementWiseNeg, Relu, ReluMinMax, Sigmoid, Tanh, and Cast.
  *
  * Broadcasting: eg_ew_shape_init right-aligns every input's dims to the output rank (leading
  * 1s) and broadcasts; a dim of 1 is read with stride 0. Dims are then merged where every
  * operand stays contiguous, and the innermost run is a specialised loop per op (both operands
  * streaming, one a scalar, ...). NaN behaves as in PyTorch: relu/clamp keep it, max-like
- * comparisons are false. Greater writes 1/0 bytes; Select reads nonzero bytes as true. Never
+ * comparisons are false. The comparisons are IEEE's (false when either side is NaN, -0 == +0)
+ * and write 1/0 bytes; Select reads nonzero bytes as true. Never
  * allocates. */
 #ifndef EG_KERNELS_ELEMENTWISE_NHWC_F32_H
 #define EG_KERNELS_ELEMENTWISE_NHWC_F32_H
@@ -21,7 +23,9 @@ typedef enum eg_ew_op {
   EG_EW_SUB,
   EG_EW_MUL,
   EG_EW_DIV,
-  EG_EW_GREATER, /* in: a, b (float); out uint8 a > b */
+  EG_EW_GREATER,       /* in: a, b (float); out uint8 a > b */
+  EG_EW_GREATER_EQUAL, /* in: a, b (float); out uint8 a >= b */
+  EG_EW_LESS_EQUAL,    /* in: a, b (float); out uint8 a <= b */
   EG_EW_SELECT   /* in: cond (uint8), a, b (float); out cond ? a : b */
 } eg_ew_op;
 

@@ -36,7 +36,10 @@ What is checked:
      SoC it is on the NPU iff its grad_output / input / weight are float 4-D tensors,
      transposed == False, it computes something (a grad_input or grad_bias element, or a
      grad_weight element that is READ by a node or as a graph output), and, where it computes
-     grad_input, dilation == [1, 1] (TransposeConv2d has none). Frozen and trainable weights,
+     grad_input, dilation == [1, 1] (TransposeConv2d has none) and, with groups > 1, the derived
+     output_padding <= padding in each dim (QNN HTP computes a grouped TransposeConv2d's
+     output_padding shifted, so the lowering uses asymmetric pads [p, p - op] instead, which
+     needs op <= p). Frozen and trainable weights,
      every groups value (depthwise included) and every output_mask lower. PyTorch 1.13 returns
      a grad_weight element for a non-transposed mask [*, F, T] although the mask does not ask
      for it; nothing reads it, and the lowering does not compute it (src/backends/htp/
@@ -87,6 +90,7 @@ CONDITIONS = collections.OrderedDict([
     ("transposed", ("transposed",)),
     ("dilation", ("dilation",)),
     ("nothing", ("no gradient",)),
+    ("grouped output_padding", ("output_padding",)),
 ])
 
 
@@ -120,6 +124,11 @@ def scope_from_config(c, present):
         violated.append(("transposed", "transposed=True"))
     if c.dilation != 1 and computes[0]:
         violated.append(("dilation", f"dilation [{c.dilation}, {c.dilation}] with grad_input"))
+    elif c.groups > 1 and computes[0] and not c.transposed and \
+            any(op > c.padding for op in c.derived_op):
+        violated.append(("grouped output_padding",
+                         f"output_padding {list(c.derived_op)} > padding {c.padding} with "
+                         f"groups {c.groups}"))
     return violated
 
 
@@ -142,6 +151,16 @@ def scope_from_graph(graph, node):
         violated.append(("transposed", "transposed=True"))
     if dilation != [1, 1] and elements[0] is not None:
         violated.append(("dilation", f"dilation {dilation} with grad_input"))
+    elif args[9] > 1 and elements[0] is not None and not transposed and \
+            not any(c in ("float", "rank") for c, _ in violated):
+        x, gy, w = (values[args[i]["value"]]["shape"] for i in (1, 0, 2))
+        stride, padding = list(args[4]), list(args[5])
+        stride, padding = stride * (2 // len(stride)), padding * (2 // len(padding))
+        op = [x[2 + d] - ((gy[2 + d] - 1) * stride[d] - 2 * padding[d] + w[2 + d])
+              for d in range(2)]
+        if any(op[d] > padding[d] for d in range(2)):
+            violated.append(("grouped output_padding",
+                             f"output_padding {op} > padding {padding} with groups {args[9]}"))
     return violated
 
 

@@ -163,6 +163,12 @@ NPU_CASES = [npu_case(f"npu_g{g}_{ci}to{co}_{''.join('T' if m else 'F' for m in 
              for (ci, co, g) in [(4, 6, 1), (4, 6, 2), (6, 9, 3), (8, 8, 4), (8, 8, 8),
                                  (4, 8, 4)]
              for mask in ([True, False, False], [True, False, True], [True, True, True])]
+# stride 2 on 7x6: grad_input needs output_padding 1 in W, which a grouped TransposeConv2d
+# gets as pad_amount [1, 0] (builders/conv.c)
+NPU_CASES += [npu_case(f"npu_g{g}_{ci}to{co}_s2_{''.join('T' if m else 'F' for m in mask)}",
+                       ci, co, g, mask, s=(2, 2))
+              for (ci, co, g) in [(4, 6, 2), (8, 8, 8), (4, 8, 4)]
+              for mask in ([True, False, False], [True, True, True])]
 
 
 def main():

@@ -121,8 +121,51 @@ static void test_declines(void) {
 
 /* ---- comparisons ---- */
 
-/* Two threshold_backward nodes: Greater(nextafter(t), x) + Select(mask, 0, g) each, with
- * unique op names; run on the executor, NaN / inf / exact thresholds give ATen's results. */
+/* Whether v is a binary16 value (NaN, the infinities and +-0 included): a target that computes
+ * in fp16 then reads the constant unchanged. */
+static bool fp16_exact(float v) {
+  if (isnan(v) || isinf(v) || v == 0.0f) return true;
+  const float a = fabsf(v);
+  if (a > 65504.0f || a < 0x1p-24f) return false;
+  int e;
+  frexpf(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  const float scaled = ldexpf(a, a >= 0x1p-14f ? 11 - e : 24); /* 11 significant bits, or
+                                                                   subnormal steps of 2^-24 */
+  return scaled == truncf(scaled);
+}
+
+/* Every STATIC float constant a comparison of g reads holds fp16-exact values; *n counts the
+ * constants checked, so a test can see the check was not vacuous. */
+static bool comparison_constants_fp16_exact(const eg_qnn_graph *g, int *n) {
+  *n = 0;
+  for (int k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
+    if (!eg_qnn_op_is_comparison(op->type)) continue;
+    for (int i = 0; i < op->n_inputs; i++) {
+      const eg_qnn_tensor *t = in_of(g, k, i);
+      if (t->type != EG_QNN_TENSOR_STATIC || t->dtype != EG_QNN_DTYPE_FLOAT_32) continue;
+      ++*n;
+      const float *d = t->data;
+      for (int64_t e = 0; e < eg_qnn_tensor_numel(t); e++)
+        if (!fp16_exact(d[e])) return false;
+    }
+  }
+  return true;
+}
+
+/* The check itself: the fp16 neighbour rule on values either side of representability. */
+static void test_fp16_exact(void) {
+  EG_CHECK(fp16_exact(0.0f) && fp16_exact(-0.0f) && fp16_exact(6.0f) && fp16_exact(-1.0f));
+  EG_CHECK(fp16_exact(0.5f) && fp16_exact(65504.0f) && fp16_exact(0x1p-24f) &&
+           fp16_exact(3.0f * 0x1p-24f) && fp16_exact(2047.0f) && fp16_exact(-INFINITY));
+  EG_CHECK(!fp16_exact(nextafterf(0.0f, INFINITY)) && !fp16_exact(nextafterf(6.0f, -INFINITY)));
+  EG_CHECK(!fp16_exact(nextafterf(1.0f, -INFINITY)) && !fp16_exact(0.1f) &&
+           !fp16_exact(2049.0f) && !fp16_exact(65505.0f) && !fp16_exact(0x1p-25f));
+}
+
+/* Two threshold_backward nodes: LessEqual(x, t) + Select(mask, 0, g) each, t the threshold
+ * itself (0, 0.5: exact in fp16), with unique op names; run on the executor, NaN / inf / exact
+ * thresholds give ATen's results. */
 static void test_threshold_backward(void) {
   compiled c = compile("thr", T(0, "[2, 6]") "," T(1, "[2, 6]") "," T(2, "[2, 6]") ","
                        T(3, "[2, 6]"), IN("g", 0) "," IN("x", 1), "",
@@ -132,14 +175,17 @@ static void test_threshold_backward(void) {
                             "[{\"value\": 2}, {\"value\": 1}, {\"float\": 0.5}]", 3),
                        IN("z", 3), 0, NULL);
   const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT,
-                          EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT)));
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
   if (!g || eg_qnn_graph_num_ops(g) != 4) {
     release(&c);
     return;
   }
-  EG_CHECK(scalar_const_is(in_of(g, 0, 0), nextafterf(0.0f, INFINITY)));
-  EG_CHECK(scalar_const_is(in_of(g, 2, 0), nextafterf(0.5f, INFINITY)));
+  int n_const;
+  EG_CHECK(comparison_constants_fp16_exact(g, &n_const) && n_const == 2);
+  EG_CHECK(in_of(g, 0, 0) == in_of(g, 2, 0)); /* x, compared as in[0] */
+  EG_CHECK(scalar_const_is(in_of(g, 0, 1), 0.0f));
+  EG_CHECK(scalar_const_is(in_of(g, 2, 1), 0.5f));
   EG_CHECK(out_of(g, 0)->dtype == EG_QNN_DTYPE_BOOL_8 &&
            out_of(g, 0)->type == EG_QNN_TENSOR_NATIVE);
   EG_CHECK(scalar_const_is(in_of(g, 1, 1), 0.0f));
@@ -159,43 +205,68 @@ static void test_threshold_backward(void) {
   release(&c);
 }
 
-/* hardtanh_backward(g, x, -1, 1): two Greater + two Select; exact at the bounds and for NaN. */
-static void test_hardtanh_backward(void) {
-  compiled c = compile("htb", T(0, "[12]") "," T(1, "[12]") "," T(2, "[12]"),
-                       IN("g", 0) "," IN("x", 1), "",
-                       NODE("hardtanh_backward", "aten.hardtanh_backward.default",
-                            "[{\"value\": 0}, {\"value\": 1}, -1, {\"float\": 1.0}]", 2),
-                       IN("z", 2), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT,
-                          EG_QNN_OP_ELEMENT_WISE_GREATER, EG_QNN_OP_ELEMENT_WISE_SELECT)));
+/* hardtanh_backward(g, x, lo, hi) compiled as c: GreaterEqual(x, hi) + Select, then
+ * LessEqual(x, lo) + Select, against the bounds themselves; exact at the bounds and for NaN. */
+static void check_hardtanh_backward(compiled *c, float lo, float hi) {
+  const eg_qnn_graph *g = qg(c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
   if (!g || eg_qnn_graph_num_ops(g) != 4) {
-    release(&c);
+    release(c);
     return;
   }
-  EG_CHECK(scalar_const_is(in_of(g, 0, 1), nextafterf(1.0f, -INFINITY)));
-  EG_CHECK(scalar_const_is(in_of(g, 2, 0), nextafterf(-1.0f, INFINITY)));
+  int n_const;
+  EG_CHECK(comparison_constants_fp16_exact(g, &n_const) && n_const == 2);
+  EG_CHECK(in_of(g, 0, 0) == in_of(g, 2, 0)); /* x, compared as in[0] */
+  EG_CHECK(scalar_const_is(in_of(g, 0, 1), hi));
+  EG_CHECK(scalar_const_is(in_of(g, 2, 1), lo));
   const float inf = INFINITY, nan = NAN;
-  float gy[12], x[12] = {nan, -inf, inf, -1.0f, 1.0f, -0.99999994f, 0.99999994f, -1.0000001f,
-                         1.0000001f, 0.0f, -0.0f, 0.25f};
-  float want[12], got[12];
-  for (int i = 0; i < 12; i++) {
+  float gy[16], x[16] = {nan, -inf, inf, -1.0f, 1.0f, -0.99999994f, 0.99999994f, -1.0000001f,
+                         1.0000001f, 0.0f, -0.0f, 1e-45f, 6.0f, 5.9999995f, 6.0000005f, 0.25f};
+  float want[16], got[16];
+  for (int i = 0; i < 16; i++) {
     gy[i] = -2.0f - (float)i;
-    want[i] = (x[i] <= -1.0f || x[i] >= 1.0f) ? 0.0f : gy[i];
+    want[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : gy[i];
   }
   float *in[2] = {gy, x};
-  if (execute(&c, 0, 2, (const int32_t[]){0, 1}, in, 2, got)) EG_CHECK(same_values(got, want, 12));
-  release(&c);
+  if (execute(c, 0, 2, (const int32_t[]){0, 1}, in, 2, got)) EG_CHECK(same_values(got, want, 16));
+  release(c);
 }
 
-/* threshold +inf has no exact Greater form: declined. */
+/* hardtanh's (-1, 1), ReLU6's (0, 6) (fp16-exact constants), and an infinite bound (-1, -inf):
+ * x >= -inf holds for every non-NaN x. */
+static void test_hardtanh_backward(void) {
+#define HTB(args)                                                                                \
+  compile("htb", T(0, "[16]") "," T(1, "[16]") "," T(2, "[16]"), IN("g", 0) "," IN("x", 1), "",  \
+          NODE("hardtanh_backward", "aten.hardtanh_backward.default",                            \
+               "[{\"value\": 0}, {\"value\": 1}, " args "]", 2),                                 \
+          IN("z", 2), 0, NULL)
+  compiled c = HTB("-1, {\"float\": 1.0}");
+  check_hardtanh_backward(&c, -1.0f, 1.0f);
+  c = HTB("0, 6");
+  check_hardtanh_backward(&c, 0.0f, 6.0f);
+  c = HTB("-1, {\"float\": -1e39}");
+  check_hardtanh_backward(&c, -1.0f, -INFINITY);
+#undef HTB
+}
+
+/* threshold +inf (1e39 as float): LessEqual(x, +inf), every non-NaN x gets 0. */
 static void test_threshold_inf(void) {
   compiled c = compile("thr_inf", T(0, "[4]") "," T(1, "[4]") "," T(2, "[4]"),
                        IN("g", 0) "," IN("x", 1), "",
                        NODE("threshold_backward", "aten.threshold_backward.default",
                             "[{\"value\": 0}, {\"value\": 1}, {\"float\": 1e39}]", 2),
                        IN("z", 2), 0, NULL);
-  EG_CHECK(strstr(reason_of(&c, "threshold_backward"), "threshold +inf") != NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (g && eg_qnn_graph_num_ops(g) == 2) {
+    EG_CHECK(scalar_const_is(in_of(g, 0, 1), INFINITY));
+    float gy[4] = {1.0f, 2.0f, 3.0f, 4.0f}, x[4] = {INFINITY, -INFINITY, NAN, 3.0f}, got[4];
+    const float want[4] = {0.0f, 0.0f, 3.0f, 0.0f};
+    float *in[2] = {gy, x};
+    if (execute(&c, 0, 2, (const int32_t[]){0, 1}, in, 2, got))
+      EG_CHECK(same_values(got, want, 4));
+  }
   release(&c);
 }
 
@@ -386,6 +457,7 @@ int main(void) {
   EG_RUN(test_scalar_overloads);
   EG_RUN(test_broadcast_layouts);
   EG_RUN(test_declines);
+  EG_RUN(test_fp16_exact);
   EG_RUN(test_threshold_backward);
   EG_RUN(test_hardtanh_backward);
   EG_RUN(test_threshold_inf);

@@ -399,6 +399,25 @@ static void test_elementwise_and_misc_rules(void) {
   int32_t mask;
   EG_CHECK(eg_qnn_graph_add_tensor(g, &md, &mask) == EG_OK);
   EG_CHECK(add_op(g, "gt2", EG_QNN_OP_ELEMENT_WISE_GREATER, 2, ab, mask, 0, NULL) == EG_OK);
+  /* GreaterEqual and LessEqual: comparisons too, BOOL_8 out */
+  const int32_t le = T4(g, "le", EG_QNN_TENSOR_NATIVE, 2, 3, 4, 5);
+  expect_error(add_op(g, "le", EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, 2, ab, le, 0, NULL),
+               EG_ERR_INVALID, "op le (ElementWiseLessEqual): out[0] le (float32)", "bool8", NULL);
+  expect_error(add_op(g, "ge", EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, 2, ab, le, 0, NULL),
+               EG_ERR_INVALID, "op ge (ElementWiseGreaterEqual): out[0] le (float32)", "bool8",
+               NULL);
+  const eg_qnn_tensor_desc mle = {.name = "mask_le", .type = EG_QNN_TENSOR_NATIVE,
+                                  .dtype = EG_QNN_DTYPE_BOOL_8, .rank = 4, .dims = d4, .key = -1};
+  const eg_qnn_tensor_desc mge = {.name = "mask_ge", .type = EG_QNN_TENSOR_NATIVE,
+                                  .dtype = EG_QNN_DTYPE_BOOL_8, .rank = 4, .dims = d4, .key = -1};
+  int32_t mask_le, mask_ge;
+  EG_CHECK(eg_qnn_graph_add_tensor(g, &mle, &mask_le) == EG_OK &&
+           eg_qnn_graph_add_tensor(g, &mge, &mask_ge) == EG_OK);
+  EG_CHECK(add_op(g, "le2", EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, 2, ab, mask_le, 0, NULL) == EG_OK);
+  EG_CHECK(add_op(g, "ge2", EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, 2, ab, mask_ge, 0, NULL) ==
+           EG_OK);
+  EG_CHECK(eg_qnn_op_from_name("ElementWiseLessEqual") == EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL &&
+           eg_qnn_op_from_name("ElementWiseGreaterEqual") == EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL);
   const int32_t sel = T4(g, "sel", EG_QNN_TENSOR_APP_READ, 2, 3, 4, 5);
   const int32_t bad_sel[3] = {o, a, b}, good_sel[3] = {mask, a, b};
   expect_error(add_op(g, "sel", EG_QNN_OP_ELEMENT_WISE_SELECT, 3, bad_sel, sel, 0, NULL),

@@ -450,6 +450,64 @@ static void test_tconv2d_vs_nchw(void) {
         }
 }
 
+/* Asymmetric pad_amount [p, p - op] with output_padding 0 (how the NPU lowering describes a
+ * grouped TransposeConv2d with output_padding op) against ATen's transposed convolution with
+ * symmetric padding p and output_padding op: every algorithm (run_tconv_case), and as 1 to 4
+ * pieces, equal the NCHW reference. Depthwise (groups == channels, with a multiplier), grouped
+ * and ungrouped, strides 2 and 3, op in H and W separately. */
+static void test_tconv2d_asymmetric_vs_nchw(void) {
+  static const long cases[][11] = {/* n, cin, h, w, cout, k, s, p, oph, opw, groups */
+                                   {2, 4, 4, 4, 4, 3, 2, 1, 1, 1, 4},
+                                   {1, 6, 5, 3, 12, 3, 2, 1, 1, 0, 6},
+                                   {2, 6, 3, 4, 9, 5, 3, 2, 2, 1, 3},
+                                   {1, 8, 4, 5, 8, 3, 2, 1, 0, 1, 2},
+                                   {2, 4, 3, 3, 6, 3, 2, 1, 1, 1, 1}};
+  for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const long *v = cases[k], s = v[6], p = v[7];
+    const tconv_case c = {v[0], v[1], v[2], v[3], v[4], v[5], v[5], s, s, p, p - v[8], p,
+                          p - v[9], 0, 0, v[10]};
+    const long ho = tconv_out(c.h, c.kh, s, c.pt, c.pb, 0);
+    const long wo = tconv_out(c.w, c.kw, s, c.pl, c.pr, 0);
+    EG_CHECK(ho == tconv_out(c.h, c.kh, s, p, p, v[8]) &&
+             wo == tconv_out(c.w, c.kw, s, p, p, v[9])); /* ATen's output size */
+    float *y;
+    const unsigned seed = 900 + 10 * k;
+    run_tconv_case(&c, seed, &y); /* every algorithm against the naive scatter */
+    const long cog = c.cout / c.groups, nx = c.n * c.h * c.w * c.cin;
+    const long nf = c.kh * c.kw * c.cin * cog, ny = c.n * ho * wo * c.cout;
+    float *x = eg_test_rand_buf(nx, seed), *f = eg_test_rand_buf(nf, seed + 1);
+    float *bias = eg_test_rand_buf(c.cout, seed + 2), *xc = eg_test_nan_buf(nx);
+    float *fc = eg_test_nan_buf(nf), *yc = eg_test_nan_buf(ny), *ref = eg_test_nan_buf(ny);
+    nhwc_to_nchw(x, c.n, c.h, c.w, c.cin, xc);
+    hw_last2_to_first2(f, c.kh, c.kw, c.cin, cog, false, fc); /* -> [Cin, Cout/g, k, k] */
+    const eg_conv2d_params q = {.n = c.n, .c_in = c.cin, .h_in = c.h, .w_in = c.w,
+                                .c_out = c.cout, .h_out = ho, .w_out = wo, .k_h = c.kh,
+                                .k_w = c.kw, .stride = {s, s}, .padding = {p, p},
+                                .dilation = {1, 1}, .output_padding = {v[8], v[9]},
+                                .groups = c.groups, .transposed = true};
+    void *sc = scratch_buf(eg_convolution_nchw_f32_scratch(&q));
+    eg_convolution_nchw_f32(&q, xc, fc, bias, yc, sc);
+    nchw_to_nhwc(yc, c.n, c.cout, ho, wo, ref);
+    char what[96];
+    snprintf(what, sizeof what, "tconv2d asymmetric vs nchw case %u", k);
+    check_close(what, y, ref, ny);
+    for (int64_t parts = 2; parts <= 4; parts++) { /* pieces: image ranges or row bands */
+      const eg_transpose_conv2d_nhwc_params pp = {
+          .n = c.n, .h_in = c.h, .w_in = c.w, .c_in = c.cin, .h_out = ho, .w_out = wo,
+          .c_out = c.cout, .k_h = c.kh, .k_w = c.kw, .stride = {s, s}, .pad = {c.pt, c.pl},
+          .groups = c.groups, .algo = EG_TRANSPOSE_CONV2D_AUTO, .parts = parts};
+      void *ps = scratch_buf(eg_transpose_conv2d_nhwc_f32_scratch(&pp));
+      float *yp = eg_test_nan_buf(ny);
+      eg_transpose_conv2d_nhwc_f32(&pp, x, f, bias, yp, ps);
+      snprintf(what, sizeof what, "tconv2d asymmetric vs nchw case %u parts %lld", k,
+               (long long)parts);
+      check_close(what, yp, ref, ny);
+      free(yp), free(ps);
+    }
+    free(y), free(x), free(f), free(bias), free(xc), free(fc), free(yc), free(ref), free(sc);
+  }
+}
+
 /* AUTO's choices (the benchmark-driven rules in transpose_conv2d_nhwc_f32.c). */
 static void test_tconv2d_pick(void) {
   eg_transpose_conv2d_nhwc_params p = {.n = 8, .h_in = 56, .w_in = 56, .c_in = 64, .h_out = 56,
@@ -687,12 +745,18 @@ static void test_elementwise_broadcast(void) {
       }
       check_close("broadcast arith", y, ref, n);
     }
-    uint8_t *mask = malloc((size_t)n);
+    uint8_t *mask = malloc((size_t)(n > 0 ? n : 1));
     const void *gin[2] = {a, b};
-    eg_elementwise_nhwc_f32(EG_EW_GREATER, &s, gin, mask);
-    bool ok = true;
-    for (int64_t o = 0; o < n; o++) ok &= mask[o] == (a[bcast_index(&s, 0, o)] > b[bcast_index(&s, 1, o)]);
-    EG_CHECK_MSG(ok, "greater case %u", k);
+    for (int op = EG_EW_GREATER; op <= EG_EW_LESS_EQUAL; op++) {
+      eg_elementwise_nhwc_f32((eg_ew_op)op, &s, gin, mask);
+      bool ok = true;
+      for (int64_t o = 0; o < n; o++) {
+        const float av = a[bcast_index(&s, 0, o)], bv = b[bcast_index(&s, 1, o)];
+        ok &= mask[o] == (op == EG_EW_GREATER ? av > bv : op == EG_EW_GREATER_EQUAL ? av >= bv
+                                                                                     : av <= bv);
+      }
+      EG_CHECK_MSG(ok, "comparison %d case %u", op, k);
+    }
     /* Select with the condition broadcast like `a`, true values `a`, false values `b`. */
     eg_ew_shape s3;
     const int r3[3] = {cases[k].ra, cases[k].ra, cases[k].rb};
@@ -711,6 +775,62 @@ static void test_elementwise_broadcast(void) {
   const int ranks[2] = {2, 2};
   const int64_t d0[2] = {3, 4}, d1[2] = {2, 4}, *dims[2] = {d0, d1};
   EG_CHECK(!eg_ew_shape_init(&s, 2, ranks, dims));
+}
+
+/* Greater / GreaterEqual / LessEqual on every pair of special values (NaN, +-inf, +-0, the
+ * smallest subnormal, equal finite values), in each of the kernel's row forms: both operands
+ * streaming, b a scalar, a a scalar, and strided (both broadcast along the row). */
+static void test_comparisons(void) {
+  enum { V = 10 };
+  const float v[V] = {NAN, -INFINITY, -1.0f, -0.0f, 0.0f, 1e-45f, -1e-45f, 6.0f, 5.9999995f,
+                      INFINITY};
+  float a[V * V], b[V * V];
+  for (int i = 0; i < V; i++)
+    for (int j = 0; j < V; j++) a[i * V + j] = v[i], b[i * V + j] = v[j];
+  /* {rank a, rank b, dims a, dims b, element of a / b for output (i, j)} */
+  static const struct {
+    int ra, rb;
+    int64_t da[3], db[3];
+    bool a_full, b_full; /* the operand holds all V*V pairs (else just the V values) */
+  } forms[] = {{2, 2, {V, V}, {V, V}, true, true},   /* both streaming */
+               {2, 2, {V, 1}, {1, V}, false, false}, /* a a scalar per row, b streaming */
+               {2, 2, {1, V}, {V, 1}, false, false}, /* a streaming, b a scalar per row */
+               {3, 3, {V, 1, 1}, {1, V, 1}, false, false}}; /* rows of one: strided */
+  for (unsigned f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+    const int ranks[2] = {forms[f].ra, forms[f].rb};
+    const int64_t *dims[2] = {forms[f].da, forms[f].db};
+    eg_ew_shape s;
+    EG_CHECK(eg_ew_shape_init(&s, 2, ranks, dims));
+    /* operand buffers: all pairs, or the V values along the operand's non-1 dim */
+    const float *pa = forms[f].a_full ? a : v, *pb = forms[f].b_full ? b : v;
+    const void *in[2] = {pa, pb};
+    const bool swap = f == 2; /* form 2 puts v along b's rows: output (i, j) is (v[j], v[i]) */
+    for (int op = EG_EW_GREATER; op <= EG_EW_LESS_EQUAL; op++) {
+      uint8_t y[V * V];
+      memset(y, 0xAA, sizeof y);
+      eg_elementwise_nhwc_f32((eg_ew_op)op, &s, in, y);
+      bool ok = true;
+      for (int i = 0; i < V; i++)
+        for (int j = 0; j < V; j++) {
+          const float x = swap ? v[j] : v[i], t = swap ? v[i] : v[j];
+          const bool want = op == EG_EW_GREATER ? x > t : op == EG_EW_GREATER_EQUAL ? x >= t
+                                                                                     : x <= t;
+          ok &= y[i * V + j] == (uint8_t)want;
+        }
+      EG_CHECK_MSG(ok, "comparison %d form %u", op, f);
+      if (op == EG_EW_LESS_EQUAL && f == 1) {
+        /* spot values written out: -0 <= 0 and 0 <= -0, NaN never, -inf <= -inf */
+        EG_CHECK(y[3 * V + 4] == 1 && y[4 * V + 3] == 1 && y[0 * V + 0] == 0 &&
+                 y[4 * V + 0] == 0 && y[1 * V + 1] == 1 && y[5 * V + 4] == 0 &&
+                 y[6 * V + 4] == 1 && y[8 * V + 7] == 1 && y[7 * V + 8] == 0);
+      }
+      if (op == EG_EW_GREATER_EQUAL && f == 1)
+        EG_CHECK(y[7 * V + 7] == 1 && y[9 * V + 9] == 1 && y[0 * V + 9] == 0 &&
+                 y[9 * V + 0] == 0 && y[3 * V + 4] == 1 && y[8 * V + 7] == 0);
+      if (op == EG_EW_GREATER && f == 1)
+        EG_CHECK(y[4 * V + 3] == 0 && y[5 * V + 4] == 1 && y[7 * V + 7] == 0);
+    }
+  }
 }
 
 static void test_unary_and_cast(void) {
@@ -916,11 +1036,13 @@ int main(void) {
   EG_RUN(test_depthwise_conv2d);
   EG_RUN(test_tconv2d_naive);
   EG_RUN(test_tconv2d_vs_nchw);
+  EG_RUN(test_tconv2d_asymmetric_vs_nchw);
   EG_RUN(test_tconv2d_pick);
   EG_RUN(test_transpose);
   EG_RUN(test_pools);
   EG_RUN(test_reduce);
   EG_RUN(test_elementwise_broadcast);
+  EG_RUN(test_comparisons);
   EG_RUN(test_unary_and_cast);
   EG_RUN(test_fully_connected_and_matmul);
   EG_RUN(test_log_softmax);

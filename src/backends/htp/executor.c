@@ -397,6 +397,8 @@ static eg_ew_op ew_op_of(eg_qnn_op t) {
   case EG_QNN_OP_ELEMENT_WISE_MULTIPLY: return EG_EW_MUL;
   case EG_QNN_OP_ELEMENT_WISE_DIVIDE: return EG_EW_DIV;
   case EG_QNN_OP_ELEMENT_WISE_GREATER: return EG_EW_GREATER;
+  case EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: return EG_EW_GREATER_EQUAL;
+  case EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL: return EG_EW_LESS_EQUAL;
   default: return EG_EW_SELECT;
   }
 }
@@ -546,6 +548,10 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_ELEMENT_WISE_DIVIDE run_ew
 #define prepare_ELEMENT_WISE_GREATER prepare_ew
 #define run_ELEMENT_WISE_GREATER run_ew
+#define prepare_ELEMENT_WISE_GREATER_EQUAL prepare_ew
+#define run_ELEMENT_WISE_GREATER_EQUAL run_ew
+#define prepare_ELEMENT_WISE_LESS_EQUAL prepare_ew
+#define run_ELEMENT_WISE_LESS_EQUAL run_ew
 #define prepare_STRIDED_SLICE prepare_strided_slice
 #define run_STRIDED_SLICE run_strided_slice
 #define prepare_ELEMENT_WISE_SELECT prepare_ew
@@ -716,7 +722,7 @@ static void quant_write(exec_t *ex, const op_t *op) {
 
 /* ---- dtypes the executor runs ---- */
 
-/* Every tensor an op touches is FLOAT_32, except ElementWiseGreater's output and
+/* Every tensor an op touches is FLOAT_32, except a comparison's output and
  * ElementWiseSelect's condition (BOOL_8) and Cast's (checked by prepare_cast), and has fewer than
  * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose, StridedSlice and
  * Concat only move 4-byte elements (memcpy, register shuffles), so they also run all-INT_32 (the
@@ -727,7 +733,7 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
     const bool is_out = i == op->n_inputs;
     const eg_qnn_tensor *t = is_out ? tout(ex, op) : tin(ex, op, i);
     if (!t) continue;
-    const bool mask = (is_out && op->type == EG_QNN_OP_ELEMENT_WISE_GREATER) ||
+    const bool mask = (is_out && eg_qnn_op_is_comparison(op->type)) ||
                       (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
     const bool moves = op->type == EG_QNN_OP_RESHAPE || op->type == EG_QNN_OP_TRANSPOSE ||
                        op->type == EG_QNN_OP_CONCAT || op->type == EG_QNN_OP_STRIDED_SLICE;

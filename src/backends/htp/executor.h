@@ -11,7 +11,7 @@
  * Inputs and outputs are bound per execute, like QNN's graphExecute: every APP_WRITE tensor gets
  * a caller buffer it is read from, and every APP_READ tensor a caller buffer it is written to,
  * by tensor id, with the exact byte size. Kernels read and write those buffers directly (no
- * copies). The executor runs FLOAT_32 graphs (BOOL_8 masks for ElementWiseGreater/Select, and
+ * copies). The executor runs FLOAT_32 graphs (BOOL_8 masks for the comparisons and Select, and
  * Cast between float32/int32/uint32/int8/uint8/bool8); other dtypes are refused at create with
  * EG_ERR_UNSUPPORTED.
  *

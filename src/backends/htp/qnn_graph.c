@@ -36,6 +36,11 @@ eg_qnn_op eg_qnn_op_from_name(const char *name) {
   return EG_QNN_OP_COUNT;
 }
 
+bool eg_qnn_op_is_comparison(eg_qnn_op op) {
+  return op == EG_QNN_OP_ELEMENT_WISE_GREATER || op == EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL ||
+         op == EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL;
+}
+
 static const struct {
   const char *name;
   size_t size;
@@ -944,8 +949,9 @@ static eg_status check_reduce(check_ctx *c) {
 
 /* ---- rules: elementwise ---- */
 
-/* ElementWiseAdd/Subtract/Multiply/Divide/Greater: in[0], in[1] of one dtype, NumPy
- * broadcasting; out: the broadcast shape, in[0]'s dtype (Greater: BOOL_8). */
+/* ElementWiseAdd/Subtract/Multiply/Divide and the comparisons Greater/GreaterEqual/LessEqual
+ * (in[0] > / >= / <= in[1]): in[0], in[1] of one dtype, NumPy broadcasting; out: the broadcast
+ * shape, in[0]'s dtype (a comparison: BOOL_8). */
 static eg_status check_binary(check_ctx *c) {
   const eg_qnn_tensor *a = c->in[0], *b = c->in[1];
   EG_TRY(expect_dtype(c, "in[1]", b, a->dtype));
@@ -955,7 +961,7 @@ static eg_status check_binary(check_ctx *c) {
     return fail(c, "in[0] %s %s and in[1] %s %s: shapes must broadcast", a->name,
                 fmt_dims((char[96]){0}, 96, a->dims, a->rank), b->name,
                 fmt_dims((char[96]){0}, 96, b->dims, b->rank));
-  const bool cmp = c->d->type == EG_QNN_OP_ELEMENT_WISE_GREATER;
+  const bool cmp = eg_qnn_op_is_comparison(c->d->type);
   return expect_out(c, r, dims, cmp ? EG_QNN_DTYPE_BOOL_8 : a->dtype);
 }
 
@@ -1106,6 +1112,8 @@ static const op_rule rules[] = {
     [EG_QNN_OP_ELEMENT_WISE_MULTIPLY] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_DIVIDE] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_GREATER] = BINARY,
+    [EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL] = BINARY,
+    [EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_SELECT] = {3, 3, 1, {{0}}, check_select},
     [EG_QNN_OP_ELEMENT_WISE_NEG] = UNARY,
     [EG_QNN_OP_ELEMENT_WISE_RSQRT] = UNARY,

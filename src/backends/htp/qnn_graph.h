@@ -51,6 +51,9 @@ typedef enum eg_qnn_op {
 const char *eg_qnn_op_name(eg_qnn_op op);
 /* The op whose QNN name is `name`; EG_QNN_OP_COUNT if none. */
 eg_qnn_op eg_qnn_op_from_name(const char *name);
+/* Whether op is a comparison (ElementWiseGreater, GreaterEqual, LessEqual): two float inputs, a
+ * BOOL_8 output. */
+bool eg_qnn_op_is_comparison(eg_qnn_op op);
 
 /* ---- tensors ---- */
 #define EG_QNN_MAX_RANK 8

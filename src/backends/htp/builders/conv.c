@@ -24,13 +24,15 @@
  *   STATIC tensor (eg_htp_filter), a trainable one is a partition input (APP_WRITE, the
  *   runtime's own buffer: never copied into the program) permuted by a Transpose inside the
  *   graph every step (filter_of). pad_amount is [[pad_h, pad_h], [pad_w, pad_w]] from ATen's
- *   symmetric padding.)
+ *   symmetric padding; a grouped TransposeConv2d (group > 1) with output_padding op > 0 in a
+ *   dim instead gets [p, p - op] there and output_padding 0 (tconv_pads).)
  *
  * Constraints, both ops: float32 operands (the partitioner's float gate already requires HTP
  * V69+ with fp16 and sends V68 and fp16-less parts to the CPU before supports() is asked, so
  * neither builder checks the arch), rank-4 non-empty tensors, stride / padding / dilation lists
  * of 2 values; a trainable weight carries no quantization encodings.
  *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
+ *   both, TransposeConv2d with group > 1: output_padding <= padding per dim (tconv_pads).
  *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq).
  *   backward: no quantized grad_output / weight (see quantized()), nor a quantized forward input
  *   where grad_weight reads it; transposed False; where grad_input is computed, dilation [1, 1]
@@ -170,6 +172,33 @@ static bool out_pad_ok(const int64_t op[2], const int64_t stride[2], char *reaso
   return true;
 }
 
+/* TransposeConv2d's pad_amount and output_padding for ATen's symmetric padding `pad` and its
+ * output_padding `op`. QNN HTP computes a grouped TransposeConv2d with output_padding > 0 wrong
+ * (measured on Qualcomm's HTP emulator, group == channels: the output_padding row/column lands
+ * at the top/left, shifting the whole output by one), so for group > 1 the same output is
+ * described without it: cropping p - op instead of p at the bottom/right leaves the output the
+ * same size, and the rows/cols op adds past a crop of p are exactly the ones the smaller crop
+ * keeps, so pad_amount [p, p - op] with output_padding 0 is exact (QNN HTP computes it right).
+ * That needs p >= op in each dim; otherwise false with the reason. Group 1 keeps
+ * [[p, p], ..] and op (QNN computes it right). pads is pad_amount's [[top, bottom], [left,
+ * right]]. */
+static bool tconv_pads(const int64_t pad[2], const int64_t op[2], int64_t groups,
+                       uint32_t pads[4], int64_t out_pad[2], char *reason, size_t size) {
+  for (int d = 0; d < 2; d++) {
+    const bool fold = groups > 1 && op[d] > 0;
+    if (fold && op[d] > pad[d]) {
+      snprintf(reason, size, "output_padding %lld > padding %lld with group %lld: QNN HTP "
+               "computes grouped TransposeConv2d with output_padding shifted (measured); no "
+               "exact form lowered", (long long)op[d], (long long)pad[d], (long long)groups);
+      return false;
+    }
+    pads[2 * d] = (uint32_t)pad[d];
+    pads[2 * d + 1] = (uint32_t)(fold ? pad[d] - op[d] : pad[d]);
+    out_pad[d] = fold ? 0 : op[d];
+  }
+  return true;
+}
+
 /* ---- QNN params ---- */
 
 static eg_qnn_param pair_param(const char *name, const int64_t v[2]) {
@@ -266,7 +295,10 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
   const int64_t cin = g->values[a->x].shape[1];
   if (a->transposed) {
     *kind = FWD_TRANSPOSE;
-    return dilation_one(a, reason, size) && out_pad_ok(a->out_pad, a->stride, reason, size);
+    uint32_t pads[4];
+    int64_t op[2];
+    return dilation_one(a, reason, size) && out_pad_ok(a->out_pad, a->stride, reason, size) &&
+           tconv_pads(a->pad, a->out_pad, a->groups, pads, op, reason, size);
   }
   *kind = is_depthwise(a, cin) ? FWD_DEPTHWISE : FWD_CONV;
   return true;
@@ -300,7 +332,12 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   eg_qnn_param p[4] = {pair_param("stride", a.stride), pad_param(a.pad)};
   int np = 2;
   if (kind == FWD_TRANSPOSE) {
-    p[np++] = pair_param("output_padding", a.out_pad);
+    uint32_t pads[4];
+    int64_t out_pad[2];
+    /* fwd_plan accepted these: tconv_pads succeeds */
+    (void)tconv_pads(a.pad, a.out_pad, a.groups, pads, out_pad, why, sizeof why);
+    p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, pads);
+    p[np++] = pair_param("output_padding", out_pad);
     p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
   } else {
     p[np++] = pair_param("dilation", a.dil);
@@ -316,6 +353,8 @@ typedef struct bwd_plan_t {
   int32_t gy;            /* grad_output */
   int32_t grad_input, grad_weight, grad_bias; /* the elements computed, -1 when not */
   int64_t out_pad[2];    /* derived, for grad_input */
+  uint32_t tc_pads[4];   /* grad_input's TransposeConv2d pad_amount and output_padding, */
+  int64_t tc_out_pad[2]; /* from tconv_pads */
 } bwd_plan_t;
 
 /* Decides the backward lowering; false (with the reason) when there is none. The order of the
@@ -371,7 +410,10 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
     for (int d = 0; d < 2; d++)
       pl->out_pad[d] = x->shape[2 + d] - ((gy->shape[2 + d] - 1) * pl->a.stride[d] -
                                           2 * pl->a.pad[d] + w->shape[2 + d]);
-    if (!out_pad_ok(pl->out_pad, pl->a.stride, reason, size)) return false;
+    if (!out_pad_ok(pl->out_pad, pl->a.stride, reason, size) ||
+        !tconv_pads(pl->a.pad, pl->out_pad, pl->a.groups, pl->tc_pads, pl->tc_out_pad, reason,
+                    size))
+      return false;
   }
   return true;
 }
@@ -409,8 +451,10 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   EG_TRY(eg_htp_define(L, pl->grad_input, &gx));
   in[0] = gy;
   in[1] = w_hwoi;
-  const eg_qnn_param p[4] = {pair_param("stride", pl->a.stride), pad_param(pl->a.pad),
-                             pair_param("output_padding", pl->out_pad),
+  const eg_qnn_param p[4] = {pair_param("stride", pl->a.stride),
+                             eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2},
+                                                     pl->tc_pads),
+                             pair_param("output_padding", pl->tc_out_pad),
                              eg_qnn_param_u32("group", (uint32_t)pl->a.groups)};
   return eg_htp_op(L, EG_QNN_OP_TRANSPOSE_CONV_2D, in, 2, &gx, 1, p, 4);
 }

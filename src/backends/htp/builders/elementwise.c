@@ -9,9 +9,9 @@
  *   aten.div.Tensor / div.Scalar / div.Tensor_mode (rounding_mode None)
  *                                       -> ElementWiseDivide
  *   aten.neg(x)                         -> ElementWiseNeg
- *   aten.threshold_backward(g, x, t)    -> ElementWiseGreater(t', x) + ElementWiseSelect(., 0, g)
- *   aten.hardtanh_backward(g, x, lo, hi)-> ElementWiseGreater(lo', x), ElementWiseGreater(x, hi')
- *                                          + two ElementWiseSelect(., 0, .)
+ *   aten.threshold_backward(g, x, t)    -> ElementWiseLessEqual(x, t) + ElementWiseSelect(., 0, g)
+ *   aten.hardtanh_backward(g, x, lo, hi)-> ElementWiseGreaterEqual(x, hi),
+ *                                          ElementWiseLessEqual(x, lo) + two ElementWiseSelect
  *   aten.sigmoid_backward(g, y)         -> g * (1 - y) * y: ElementWiseSubtract + 2 Multiply
  *   aten.tanh_backward(g, y)            -> g * (1 - y * y): Multiply, Subtract, Multiply
  *   aten.silu(x)                        -> x * sigmoid(x): Sigmoid + ElementWiseMultiply
@@ -23,12 +23,16 @@
  * more ElementWiseMultiply), or is folded into the number it scales (alpha * s in float, as
  * ATen computes it).
  *
- * Comparisons are exact, NaN included, with QNN's only comparison, Greater: for floats,
- * x <= t  <=>  nextafter(t, +inf) > x, and x >= t  <=>  x > nextafter(t, -inf) (both sides
- * false for a NaN x or t, as ATen's). So threshold_backward (x <= t ? 0 : g) and
- * hardtanh_backward ((x <= lo || x >= hi) ? 0 : g) select 0 where the shifted Greater holds.
- * The one value with no neighbour on that side declines: threshold or min_val +inf, max_val
- * -inf.
+ * Comparisons use QNN's own LessEqual / GreaterEqual against the bound itself: threshold_backward
+ * (x <= t ? 0 : g) and hardtanh_backward ((x <= lo || x >= hi) ? 0 : g) select 0 where
+ * LessEqual(x, t) / LessEqual(x, lo) / GreaterEqual(x, hi) holds (false for a NaN x or bound,
+ * as ATen's; any bound, infinities included). The STATIC constant a comparison reads is always
+ * the float32 bound ATen compares with, never a neighbour of it (a nextafter(t, +/-inf) form of
+ * Greater breaks on a target that computes in fp16: nextafter(0, +inf) rounds to 0 there, and
+ * every exact 0 — half a ReLU's outputs — would pass its gradient). So where the bound is exact
+ * in fp16 (ReLU's 0, ReLU6's 0 and 6, hardtanh's -1 and 1) the fp16 comparison is exact at the
+ * bound; a bound fp16 cannot hold is rounded to nearest as the target rounds x, which keeps the
+ * comparison monotone. The executor compares in float32, exactly as ATen does.
  *
  * Broadcasting. QNN's binary ops broadcast NumPy-style over QNN dims, and a rank-4 value may be
  * held NHWC (eg_value.axes, pass layout_nhwc) while other ranks keep ATen's order. A rank-4
@@ -218,7 +222,7 @@ static eg_status operand_tensor(eg_htp_lower *L, const eg_graph *g, const operan
 }
 
 /* Appends `op` over 1..3 inputs. Its output is the node's result when `what` is NULL, else a
- * NATIVE temporary "<node>_<what>" (BOOL_8 for ElementWiseGreater). `out` may be an input. */
+ * NATIVE temporary "<node>_<what>" (BOOL_8 for a comparison). `out` may be an input. */
 static eg_status emit(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_tensor *const *in,
                       int n_in, const char *what, ew_tensor *out) {
   int32_t ids[3];
@@ -228,7 +232,7 @@ static eg_status emit(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_
   *out = shape;
   if (what) {
     const eg_qnn_dtype dt =
-        op == EG_QNN_OP_ELEMENT_WISE_GREATER ? EG_QNN_DTYPE_BOOL_8 : EG_QNN_DTYPE_FLOAT_32;
+        eg_qnn_op_is_comparison(op) ? EG_QNN_DTYPE_BOOL_8 : EG_QNN_DTYPE_FLOAT_32;
     EG_TRY(eg_htp_temp(L, what, dt, out->rank, out->dims, &out->id));
   } else {
     EG_TRY(eg_htp_define(L, n->output, &out->id));
@@ -383,20 +387,15 @@ static float number_arg(const eg_node *n, int pos, const char *kw, float dflt) {
   return v;
 }
 
-static bool threshold_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
-                                        char *reason, size_t size) {
+static bool bound_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                    char *reason, size_t size) {
   (void)t;
   operand ops[2];
-  if (!backward_operands(g, n, &self_t1, ops, reason, size)) return false;
-  if (number_arg(n, 2, "threshold", 0.0f) == INFINITY) {
-    snprintf(reason, size, "threshold +inf: x <= t has no exact Greater form (no float above "
-             "+inf)");
-    return false;
-  }
-  return true;
+  return backward_operands(g, n, &self_t1, ops, reason, size);
 }
 
-/* threshold_backward(g, x, t) = x <= t ? 0 : g  =  Select(nextafter(t, +inf) > x, 0, g). */
+/* threshold_backward(g, x, t) = x <= t ? 0 : g  =  Select(LessEqual(x, t), 0, g), t the bound
+ * itself (see the comparisons above). */
 static eg_status threshold_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const eg_value *res = &g->values[n->output];
   const int32_t r = res->rank;
@@ -404,28 +403,15 @@ static eg_status threshold_backward_lower(eg_htp_lower *L, const eg_graph *g, co
   ew_tensor gy, x, t, zero, mask, y;
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
-  EG_TRY(scalar_tensor(L, "threshold_up", r, nextafterf(thr, INFINITY), &t));
+  EG_TRY(scalar_tensor(L, "threshold", r, thr, &t));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &t, &x, "le_mask", &mask));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &t, "le_mask", &mask));
   return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &mask, &zero, &gy, NULL, &y);
 }
 
-static bool hardtanh_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
-                                       char *reason, size_t size) {
-  (void)t;
-  operand ops[2];
-  if (!backward_operands(g, n, &self_t1, ops, reason, size)) return false;
-  const float lo = number_arg(n, 2, "min_val", -1.0f), hi = number_arg(n, 3, "max_val", 1.0f);
-  if (lo == INFINITY || hi == -INFINITY) {
-    snprintf(reason, size, "min_val %g, max_val %g: an infinite bound on the wrong side has no "
-             "exact Greater form", (double)lo, (double)hi);
-    return false;
-  }
-  return true;
-}
-
 /* hardtanh_backward(g, x, lo, hi) = (x <= lo || x >= hi) ? 0 : g
- *   = Select(nextafter(lo, +inf) > x, 0, Select(x > nextafter(hi, -inf), 0, g)). */
+ *   = Select(LessEqual(x, lo), 0, Select(GreaterEqual(x, hi), 0, g)), lo and hi the bounds
+ * themselves. */
 static eg_status hardtanh_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const eg_value *res = &g->values[n->output];
   const int32_t r = res->rank;
@@ -433,12 +419,12 @@ static eg_status hardtanh_backward_lower(eg_htp_lower *L, const eg_graph *g, con
   ew_tensor gy, x, tlo, thi, zero, m_lo, m_hi, inner, y;
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
-  EG_TRY(scalar_tensor(L, "min_up", r, nextafterf(lo, INFINITY), &tlo));
-  EG_TRY(scalar_tensor(L, "max_down", r, nextafterf(hi, -INFINITY), &thi));
+  EG_TRY(scalar_tensor(L, "min_val", r, lo, &tlo));
+  EG_TRY(scalar_tensor(L, "max_val", r, hi, &thi));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &x, &thi, "ge_max", &m_hi));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, &x, &thi, "ge_max", &m_hi));
   EG_TRY(emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &zero, &gy, "below_max", &inner));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &tlo, &x, "le_min", &m_lo));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &tlo, "le_min", &m_lo));
   return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &inner, NULL, &y);
 }
 
@@ -496,11 +482,11 @@ const eg_htp_builder eg_htp_builder_neg = {"aten.neg -> ElementWiseNeg", 0, unar
 const eg_htp_builder eg_htp_builder_silu = {"aten.silu -> Sigmoid + ElementWiseMultiply", 0,
                                             unary_supports, silu_lower};
 const eg_htp_builder eg_htp_builder_threshold_backward = {
-    "aten.threshold_backward -> ElementWiseGreater + ElementWiseSelect", 0,
-    threshold_backward_supports, threshold_backward_lower};
+    "aten.threshold_backward -> ElementWiseLessEqual + ElementWiseSelect", 0,
+    bound_backward_supports, threshold_backward_lower};
 const eg_htp_builder eg_htp_builder_hardtanh_backward = {
-    "aten.hardtanh_backward -> 2 ElementWiseGreater + 2 ElementWiseSelect", 0,
-    hardtanh_backward_supports, hardtanh_backward_lower};
+    "aten.hardtanh_backward -> ElementWiseGreaterEqual + ElementWiseLessEqual + 2 "
+    "ElementWiseSelect", 0, bound_backward_supports, hardtanh_backward_lower};
 const eg_htp_builder eg_htp_builder_sigmoid_backward = {
     "aten.sigmoid_backward -> ElementWiseSubtract + 2 ElementWiseMultiply", 0,
     output_backward_supports, sigmoid_backward_lower};
