@@ -5,6 +5,7 @@
 #   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
 #   make fuzz-smoke     the same build, each target run for FUZZ_SMOKE_TIME seconds (CI)
 #   make check-aarch64  cross-build for ARM64 and run the unit, CLI and op tests under qemu
+#   make htp-check      every NPU partition checked on Qualcomm's HTP backend (QNN's emulator)
 #   make bench-steps    whole training steps, edgegrad beside PyTorch eager (bench/README.md)
 #   make mutants        apply each realistic bug of tests/mutants/*.patch in a copy of the tree
 #                       (build-mutants/) and check that the tests it names fail (MUTANTS=a,b)
@@ -23,7 +24,7 @@ FUZZ_TIME  ?= 600
 FUZZ_JOBS  ?= 1
 FUZZ_SMOKE_TIME ?= 10
 
-.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models bench bench-steps fuzz mutants clean
+.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models htp-check bench bench-steps fuzz mutants clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -61,6 +62,17 @@ check-asan: test-deps
 models: test-deps all
 	@PYTHONPATH=python .venv/bin/python tests/models/run_models.py --edgegrad $(BUILD)/edgegrad \
 	  --workdir $(BUILD)/models -j $(JOBS)
+
+# Qualcomm's own HTP stack in the loop (README, "Testing"): every NPU partition of the
+# conformance cases (SM8650, SM8550, SM8750) and of the 12 torchvision families x full/head/bias
+# (SM8650, batch 2 of 3x32x32) exported as ONNX (edgegrad export-onnx), fed from edgegrad's own
+# dumps (run --dump-partitions) to QNN's HTP backend (onnxruntime-qnn's x86 emulation, CPU
+# fallback disabled) and ONNX Runtime's CPU: accepted whole, agreeing with edgegrad in fp32 and
+# fp16. A table per QNN op kind and per SoC; every partition's row in $(BUILD)/htp-check.json.
+# HTP_CHECK_FLAGS: e.g. "--sets families --families resnet18 --regimes head".
+htp-check: test-deps all
+	@PYTHONPATH=python .venv/bin/python tests/htp/htp_check.py --edgegrad $(BUILD)/edgegrad \
+	  --workdir $(BUILD)/htp-check --json $(BUILD)/htp-check.json -j $(JOBS) $(HTP_CHECK_FLAGS)
 
 # The conv input-gradient benchmark: edgegrad's NPU path (Transpose + TransposeConv2d on the
 # executor) and PyTorch's convolution_backward side by side, 1 and 2 threads, with ratios.

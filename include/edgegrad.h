@@ -92,6 +92,19 @@ typedef enum eg_dtype {
   EG_DTYPE_COUNT
 } eg_dtype;
 
+/* How NPU partitions compute floats (docs/fp16.md). FP32: every float tensor of a partition
+ * holds fp32 values (an "ideal NPU"). FP16: as Qualcomm's HTP computes float graphs — every
+ * float tensor of a partition is stored as fp16 would store it (inputs and weights rounded to
+ * nearest even as they enter, each op's output rounded after the op, magnitudes above 65504
+ * saturated), each op computing in fp32 in between. CPU nodes always compute in fp32.
+ * DEFAULT (0) means "unset": fp32 when compiling, the program's recorded precision when
+ * running one. */
+typedef enum eg_precision {
+  EG_PRECISION_DEFAULT = 0,
+  EG_PRECISION_FP32 = 1,
+  EG_PRECISION_FP16 = 2
+} eg_precision;
+
 /* A dense, C-ordered tensor. `data` holds product(shape) elements of `dtype`. Who owns `data`
  * is said by the call that produced the tensor. */
 typedef struct eg_tensor {
@@ -236,6 +249,30 @@ typedef struct eg_runtime_options {
   /* Time every step of each run (a CPU node, or an NPU partition with its layout conversions)
    * for eg_runtime_profile_*; off (false) costs nothing but a branch per step. */
   bool profile;
+  /* A folder to dump every NPU partition's boundary tensors into, so that a partition can be
+   * checked on its own (e.g. its ONNX model, `edgegrad export-onnx`, fed from the dump on
+   * another backend): each run writes, for each partition it runs, <dir>/partition_<k>/
+   * <name>.npy for every input of the partition (just before it runs) and every output (just
+   * after). <name> is the tensor's name in the partition's graph (`edgegrad inspect`); one
+   * that is not a plain file name ([A-Za-z0-9_.-], not starting with '.', at most 200 bytes)
+   * has its other bytes replaced by '_' and "~<tensor index>" appended. Each file holds the
+   * value as PyTorch has it: the graph's dtype and shape in NCHW order (int64 also where the
+   * NPU holds int32, the float where it holds a quantized value). Files are written atomically
+   * and overwritten by the next run; other files in <dir> are left alone. The dump's time
+   * counts into its partition's step in a profile. Checked at creation: <dir> is an existing
+   * folder, or its parent is (the first run creates it), and the runtime runs at least one
+   * NPU partition (a compiled program or eg_runtime_create_compiled, with nodes on the NPU);
+   * else EG_ERR_ARGUMENT. A folder or file that cannot be written fails the run (EG_ERR_IO),
+   * leaving the files written so far. NULL = off, costing nothing but a branch per NPU
+   * partition run. The string is copied. */
+  const char *dump_partitions_dir;
+  /* How the NPU partitions of a compiled program compute floats (eg_precision): DEFAULT (0)
+   * runs them at the precision the program was compiled for (eg_compile_options.precision,
+   * recorded in a .egp); FP32 or FP16 overrides it; another value is EG_ERR_ARGUMENT at
+   * creation. Ignored for a model that is not compiled (CPU nodes compute in fp32). FP16
+   * partitions hold fp16-rounded copies of their float inputs and weights, reserved at
+   * creation beside the derived constants (not counted in max_memory_bytes). */
+  eg_precision precision;
 } eg_runtime_options;
 
 /* eg_runtime_create with limits; `options` NULL means none. For a model loaded from a compiled
@@ -398,6 +435,12 @@ typedef struct eg_target_info {
   int vtcm_mb;          /* VTCM size in MB */
   int has_float;        /* 1 if the NPU runs float (fp16) graphs on this SoC */
   const char *note;     /* why it differs from its generation, or "" */
+  int soc_model;        /* QNN's number for the SoC (its HTP backend's soc_model, 57 for
+                           SM8650); 0 when not known */
+  /* How its HTP computes float graphs, as measured with QNN's HTP emulator: "fp16" (fp16
+   * storage: eg_precision FP16), or "none" without a float path. Compiling uses fp32 unless
+   * eg_compile_options.precision says otherwise. */
+  const char *float_precision;
 } eg_target_info;
 
 EG_API int eg_num_targets(void);
@@ -462,6 +505,12 @@ typedef struct eg_compile_options {
    * with EG_ERR_ARGUMENT listing the valid ones. Ignored by eg_runtime_create_compiled and
    * eg_model_save_compiled. */
   const char *dump_after;
+  /* How the program's NPU partitions compute floats (eg_precision; `--precision`): DEFAULT (0)
+   * or FP32 compiles for fp32, FP16 for the fp16 storage QNN's HTP computes float graphs in
+   * (eg_target_info.float_precision says which the SoC's HTP uses). A compiled program
+   * records it, and its runtimes use it unless eg_runtime_options.precision overrides it;
+   * another value is EG_ERR_ARGUMENT. It does not change placement. */
+  eg_precision precision;
 } eg_compile_options;
 
 typedef struct eg_compile_report eg_compile_report;
@@ -497,6 +546,9 @@ EG_API void eg_compile_report_destroy(eg_compile_report *report);
 
 /* The SoC placed for. */
 EG_API void eg_compile_report_target(const eg_compile_report *report, eg_target_info *out);
+/* The precision the NPU partitions compute floats in (options->precision): "fp32" or "fp16";
+ * NULL for a NULL report. */
+EG_API const char *eg_compile_report_precision(const eg_compile_report *report);
 /* Nodes in graph (topological) order; `index` in [0, num_nodes), else EG_ERR_ARGUMENT. */
 EG_API int eg_compile_report_num_nodes(const eg_compile_report *report);
 EG_API eg_status eg_compile_report_node(const eg_compile_report *report, int index,
@@ -565,6 +617,9 @@ EG_API int eg_model_is_compiled(const eg_model *model);
 /* A compiled model's program. Strings belong to the model. */
 typedef struct eg_program_info {
   const char *soc;          /* the SoC it was compiled for, e.g. "SM8650" */
+  /* How its NPU partitions compute floats, as compiled (eg_compile_options.precision; a
+   * runtime may override it): "fp32" or "fp16". */
+  const char *precision;
   int num_partitions;       /* NPU partitions */
   int num_npu_nodes;        /* graph nodes inside them */
   int num_cpu_nodes;        /* graph nodes run on the CPU kernels */
@@ -601,6 +656,9 @@ typedef struct eg_npu_tensor_info {
   int num_scales;           /* 1 or dims[quant_axis] */
   const float *scales;      /* owned by the model */
   const int32_t *offsets;
+  /* A float32 tensor: the precision its values are stored in when the program runs as
+   * compiled, "fp32" or "fp16" (eg_program_info.precision); NULL for other dtypes. */
+  const char *precision;
 } eg_npu_tensor_info;
 
 /* A QNN op of a partition (op `index` in [0, num_ops), in execution order). */
@@ -626,6 +684,16 @@ EG_API eg_status eg_model_npu_op(const eg_model *model, int partition, int op, e
  * the string "inf", "-inf" or "nan". */
 EG_API eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
                                        const char **name, char *value, size_t size);
+
+/* Writes NPU partition `partition` of a compiled model as a standard ONNX model (IR version 8,
+ * opset 17) at `path`, atomically: the function the partition computes on its boundary tensors,
+ * which are the graph's inputs and outputs in the layout and dtype the CPU side holds them
+ * (NCHW, int64), named as `edgegrad run --dump-partitions` names its files; STATIC tensors are
+ * initializers (each once); every QNN op becomes the ONNX op(s) that QNN's ONNX Runtime
+ * execution provider turns back into it (docs/onnx-export.md), node names leading back to the
+ * IR nodes. EG_ERR_ARGUMENT for a model that is not compiled or a partition out of range;
+ * EG_ERR_UNSUPPORTED naming the tensor or op for a partition with quantized tensors. */
+EG_API eg_status eg_model_export_onnx(const eg_model *model, int partition, const char *path);
 
 /* ---- files ------------------------------------------------------------------------------ */
 

@@ -11,9 +11,14 @@
 #                                   Debian's python3-torch 1.13 with numpy and torchvision 0.14
 #                                   (/usr/bin/python3), setuptools and wheel (the offline
 #                                   `pip install ./python` of tests/cli/test_python_package.sh),
-#                                   and PyTorch 2.13.0 (CPU build) with numpy and Pillow
+#                                   PyTorch 2.13.0 (CPU build) with numpy and Pillow
 #                                   (torchvision's model files import it) from PyPI in the
-#                                   virtual environment .venv
+#                                   virtual environment .venv, and there too Qualcomm's HTP
+#                                   stack the NPU partitions are checked on (tests/htp):
+#                                   onnxruntime-qnn 2.7.0 (QNN's HTP backend as x86 emulation
+#                                   behind ONNX Runtime's QNN execution provider),
+#                                   onnxruntime 1.32.0 and onnx 1.23.2 — test dependencies
+#                                   only: neither the C build nor `make demo` uses them
 #   scripts/install-deps.sh fuzz    the build packages plus clang with libFuzzer (libclang-rt-dev)
 #                                   and its OpenMP runtime (libomp-dev), for `make fuzz` and
 #                                   `make fuzz-smoke` (CI)
@@ -26,7 +31,8 @@
 # (apt-get); run as another user with packages missing, it says what to install and fails.
 # The .venv is made with the first Python 3.11 found (python3.11, python3 on PATH, then
 # /usr/bin/python3, for which python3-venv is installed); `pip install torch==2.13.0` takes the
-# CPU build (README, "PyTorch versions").
+# CPU build (README, "PyTorch versions"). A .venv whose torch is right but whose QNN packages
+# are missing or at other versions gets just those (pip install of the three pins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +44,7 @@ aarch64_pkgs=(gcc-aarch64-linux-gnu qemu-user libjansson-dev:arm64 libopenblas-o
 test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv python3-pip
            python3-setuptools python3-wheel)
 TORCH2=2.13.0
+QNN_PINS=(onnxruntime-qnn==2.7.0 onnxruntime==1.32.0 onnx==1.23.2)
 VENV=.venv
 
 case "${1:-build}" in
@@ -79,7 +86,24 @@ fi
 [[ "${1:-build}" == test ]] || exit 0
 
 # PyTorch 2.x in .venv: present and importable with the pinned version, else (re)made.
-if "$VENV/bin/python" -c "import torch, numpy, PIL, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH2')" 2>/dev/null; then
+# qnn_ok: the QNN_PINS distributions are installed at exactly those versions and import.
+torch_ok() {
+  "$VENV/bin/python" -c "import torch, numpy, PIL, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH2')" 2>/dev/null
+}
+qnn_ok() {
+  "$VENV/bin/python" - "${QNN_PINS[@]}" 2>/dev/null <<'PY'
+import importlib.metadata as md, sys
+import onnx, onnxruntime, onnxruntime_qnn
+sys.exit(any(md.version(n) != v for n, v in (p.split("==") for p in sys.argv[1:])))
+PY
+}
+install_qnn() {
+  echo "install-deps: installing ${QNN_PINS[*]} in $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${QNN_PINS[@]}"
+  qnn_ok || { echo "install-deps: $VENV: ${QNN_PINS[*]} do not import after pip install" >&2; exit 1; }
+}
+if torch_ok; then
+  qnn_ok || install_qnn
   exit 0
 fi
 base=""
@@ -95,3 +119,4 @@ rm -rf "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH2" numpy pillow
 "$VENV/bin/python" -c "import torch, sys; v = torch.__version__; print('install-deps: torch', v, 'in $VENV'); sys.exit(not v.startswith('$TORCH2') or torch.version.cuda is not None)" || {
   echo "install-deps: $VENV has torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') — want the $TORCH2 CPU build" >&2; exit 1; }
+install_qnn

@@ -30,6 +30,9 @@ eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_opt
   if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
   EG_TRY(check_skips("skip_ops", o->skip_ops, o->num_skip_ops));
   EG_TRY(check_skips("skip_nodes", o->skip_nodes, o->num_skip_nodes));
+  if ((unsigned)o->precision > (unsigned)EG_PRECISION_FP16)
+    return eg_error(EG_ERR_ARGUMENT, "compile options: precision (%d): must be "
+                    "EG_PRECISION_DEFAULT, _FP32 or _FP16", (int)o->precision);
   *out = (eg_partition_options){.target = target,
                                 .skip_ops = o->skip_ops,
                                 .n_skip_ops = o->num_skip_ops,
@@ -87,6 +90,7 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
     free(p);
     return s;
   }
+  p->precision = options->precision ? options->precision : EG_PRECISION_FP32;
   /* the compiled graph: same inputs and outputs as the model's */
   return eg_runtime_create_program(p->graph, p, runtime_options, out);
 }
@@ -101,6 +105,7 @@ eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options
   EG_TRY(eg_api_partition_options(options, &popt));
   eg_program p;
   EG_TRY(eg_program_build(model->graph, &popt, &p));
+  p.precision = options->precision ? options->precision : EG_PRECISION_FP32;
   eg_status s = eg_egp_write(&p, path);
   eg_program_free(&p);
   return s;

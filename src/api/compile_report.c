@@ -22,6 +22,7 @@
 
 struct eg_compile_report {
   const eg_target *target;
+  eg_precision precision; /* the options' (FP32 or FP16): what the NPU partitions' floats are */
   eg_partitioning part;   /* its arena also holds names[] and targets[] */
   const char **names;     /* per node */
   const char **targets;   /* per node, as traced */
@@ -104,6 +105,7 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   eg_compile_report *r = calloc(1, sizeof *r);
   if (!r) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   r->target = popt.target;
+  r->precision = options->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16 : EG_PRECISION_FP32;
   eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
   eg_status s = place(model->graph, &popt, options->dump_after, &compiled, &r->part);
   if (s == EG_OK) s = copy_names(r, compiled);
@@ -124,6 +126,10 @@ void eg_compile_report_destroy(eg_compile_report *r) {
   free(r);
 }
 
+const char *eg_compile_report_precision(const eg_compile_report *r) {
+  return r ? eg_precision_name(r->precision) : NULL;
+}
+
 void eg_compile_report_target(const eg_compile_report *r, eg_target_info *out) {
   if (!out) return;
   memset(out, 0, sizeof *out);
@@ -132,7 +138,8 @@ void eg_compile_report_target(const eg_compile_report *r, eg_target_info *out) {
   *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
                           .vtcm_mb = t->vtcm_mb,
                           .has_float = (t->features & EG_HTP_FEATURE_FLOAT) != 0,
-                          .note = t->note};
+                          .note = t->note, .soc_model = t->soc_model,
+                          .float_precision = eg_precision_name(t->float_precision)};
 }
 
 int eg_compile_report_num_nodes(const eg_compile_report *r) { return r ? r->part.n_nodes : 0; }
@@ -234,7 +241,9 @@ static json_t *partitions_json(const eg_compile_report *r) {
         json_decref(names);
         names = NULL;
       }
-    json_t *o = names ? json_pack("{s:i, s:o}", "id", (int)k, "nodes", names) : NULL;
+    json_t *o = names ? json_pack("{s:i, s:s, s:o}", "id", (int)k, "precision",
+                                  eg_precision_name(r->precision), "nodes", names)
+                      : NULL;
     if (!o || json_array_append_new(arr, o) != 0) {
       json_decref(arr);
       return NULL;
@@ -267,10 +276,11 @@ static json_t *report_json(const eg_compile_report *r) {
   const eg_target *t = r->target;
   const double share = r->flops_total > 0 ? r->flops_npu / r->flops_total : 0;
   /* "o" steals the references, also when json_pack fails */
-  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:{s:I, s:I, s:f}, s:o, s:o, s:o, s:o}",
+  return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:s, s:{s:I, s:I, s:f}, s:o, s:o, s:o, s:o}",
                    "format", EG_REPORT_FORMAT, "version", EG_REPORT_VERSION, "soc", t->soc,
                    "product", t->product, "htp_arch", t->htp_arch, "fp16",
-                   (t->features & EG_HTP_FEATURE_FLOAT) != 0, "flops", "total",
+                   (t->features & EG_HTP_FEATURE_FLOAT) != 0, "precision",
+                   eg_precision_name(r->precision), "flops", "total",
                    (json_int_t)llround(r->flops_total), "npu", (json_int_t)llround(r->flops_npu),
                    "npu_share", share, "nodes", nodes, "partitions", parts, "warnings", warnings,
                    "notes", notes);

@@ -23,6 +23,8 @@ eg_status eg_model_program_info(const eg_model *model, eg_program_info *out) {
   EG_TRY(compiled(model, "eg_model_program_info", &p));
   memset(out, 0, sizeof *out);
   out->soc = p->target->soc;
+  out->precision = eg_precision_name(p->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16
+                                                                       : EG_PRECISION_FP32);
   out->num_partitions = p->parts.n_partitions;
   for (int32_t i = 0; i < p->parts.n_nodes; i++) {
     if (p->parts.nodes[i].npu) out->num_npu_nodes++;
@@ -78,6 +80,9 @@ eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
   for (int d = 0; d < t->rank; d++) out->dims[d] = t->dims[d];
   out->nbytes = (size_t)eg_qnn_tensor_numel(t) * eg_qnn_dtype_size(t->dtype);
   out->quant_axis = -1;
+  if (t->dtype == EG_QNN_DTYPE_FLOAT_32)
+    out->precision = eg_precision_name(p->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16
+                                                                         : EG_PRECISION_FP32);
   if (t->quant.encoding == EG_QNN_QUANT_SCALE_OFFSET) {
     out->encoding = "SCALE_OFFSET";
     out->num_scales = 1;

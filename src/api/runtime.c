@@ -25,6 +25,7 @@
 #include "program/program.h"
 #include "api/runtime.h"
 #include "runtime/model.h"
+#include "runtime/npu_dump.h"
 #include "runtime/npu_step.h"
 #include "runtime/plan.h"
 #include "target/targets.h"
@@ -51,7 +52,10 @@ struct eg_runtime {
   bool *input_set;
   bool ran;
   int num_threads;         /* eg_runtime_options.num_threads; 0: the caller's */
+  eg_precision precision;  /* the NPU steps': eg_runtime_options.precision, else the program's */
   eg_run_profile *profile; /* eg_runtime_options.profile; NULL when off */
+  char *dump_dir;          /* eg_runtime_options.dump_partitions_dir, copied; NULL when off */
+  bool *dump_nhwc;         /* dumping: per value id, its buffer holds NHWC (held_nhwc) */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -155,7 +159,7 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, eg_plan_block *
   if (s == EG_OK) s = hold_repeats_alike(rt, held_nhwc);
   int32_t cap = 0;
   for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
-    s = eg_npu_step_create(rt->g, &p->lowered[k], held_nhwc, &rt->npu[k]);
+    s = eg_npu_step_create(rt->g, &p->lowered[k], held_nhwc, rt->precision, &rt->npu[k]);
     if (s != EG_OK) break;
     const eg_plan_block *spans = NULL;
     const int32_t n = eg_npu_step_tensor_spans(rt->npu[k], rt->g, &p->lowered[k],
@@ -174,7 +178,8 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, eg_plan_block *
     for (int32_t i = 0; i < n; i++) (*blocks)[(*n_blocks)++] = spans[i];
     (*work)[rt->step_of_part[k]] = eg_npu_step_work_bytes(rt->npu[k]);
   }
-  free(held_nhwc);
+  if (rt->dump_dir) rt->dump_nhwc = held_nhwc; /* the dump permutes those back to NCHW */
+  else free(held_nhwc);
   return s;
 }
 
@@ -385,6 +390,23 @@ static eg_status plan_memory(eg_runtime *rt, const eg_plan_spec *blocks_spec,
   return s;
 }
 
+/* eg_runtime_options.dump_partitions_dir: checked (a folder, or one to make in an existing
+ * folder; a runtime with NPU partitions) and copied. */
+static eg_status keep_dump_dir(eg_runtime *rt, const char *dir) {
+  EG_TRY(eg_npu_dump_check(dir));
+  if (!rt->program || rt->program->parts.n_partitions == 0)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: dump_partitions_dir %s: the runtime runs "
+                    "no NPU partition (%s%s%s): only a compiled program's NPU partitions are "
+                    "dumped", dir, rt->program ? "compiled for " : "not compiled: every node ",
+                    rt->program ? rt->program->target->soc : "runs on the CPU",
+                    rt->program ? " with every node on the CPU" : "");
+  const size_t n = strlen(dir) + 1;
+  if (!(rt->dump_dir = malloc(n)))
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  memcpy(rt->dump_dir, dir, n);
+  return EG_OK;
+}
+
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
  * rt->program, if compiled) are set. */
 static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
@@ -392,6 +414,13 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: num_threads (%d): must be >= 0 (0: the "
                     "process default)", opt->num_threads);
   rt->num_threads = opt ? opt->num_threads : 0;
+  if (opt && (unsigned)opt->precision > (unsigned)EG_PRECISION_FP16)
+    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: precision (%d): must be "
+                    "EG_PRECISION_DEFAULT (the program's), _FP32 or _FP16", (int)opt->precision);
+  rt->precision = opt && opt->precision ? opt->precision
+                  : rt->program        ? rt->program->precision
+                                       : EG_PRECISION_FP32;
+  if (opt && opt->dump_partitions_dir) EG_TRY(keep_dump_dir(rt, opt->dump_partitions_dir));
   bool *unplanned = NULL;
   int32_t *step_of = NULL, *alias_of = NULL;
   size_t *step_work = NULL;
@@ -494,6 +523,8 @@ void eg_runtime_destroy(eg_runtime *rt) {
   free(rt->span_block);
   free(rt->data);
   free(rt->input_set);
+  free(rt->dump_dir);
+  free(rt->dump_nhwc);
   free(rt);
 }
 
@@ -548,6 +579,17 @@ eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor
   return EG_OK;
 }
 
+/* NPU partition k's step; when dumping, its inputs written before and its outputs after. */
+static eg_status run_npu_step(const eg_runtime *rt, int32_t k, int64_t *convert_ns) {
+  const eg_htp_partition *hp = &rt->program->lowered[k];
+  if (rt->dump_dir)
+    EG_TRY(eg_npu_dump_write(rt->dump_dir, k, rt->g, hp, false, rt->data, rt->dump_nhwc));
+  EG_TRY(eg_npu_step_run(rt->npu[k], convert_ns));
+  if (rt->dump_dir)
+    EG_TRY(eg_npu_dump_write(rt->dump_dir, k, rt->g, hp, true, rt->data, rt->dump_nhwc));
+  return EG_OK;
+}
+
 static eg_status run_steps(const eg_runtime *rt) {
   const eg_graph *g = rt->g;
   eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
@@ -559,7 +601,7 @@ static eg_status run_steps(const eg_runtime *rt) {
     const eg_program_step *st = rt->program ? &rt->program->steps[k] : NULL;
     int64_t convert = 0;
     if (st && st->partition >= 0)
-      EG_TRY(eg_npu_step_run(rt->npu[st->partition], prof ? &convert : NULL));
+      EG_TRY(run_npu_step(rt, st->partition, prof ? &convert : NULL));
     else
       EG_TRY(eg_op_run[g->nodes[st ? st->node : k].op](&ex, &g->nodes[st ? st->node : k]));
     if (prof) { /* one clock read per step: a step ends where the next begins */

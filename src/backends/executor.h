@@ -16,8 +16,9 @@
 
 typedef struct eg_backend_executor {
   const char *name; /* "htp" */
-  /* Plans everything for graph `g` once (kernels, memory); *out is the backend's executor. */
-  eg_status (*create)(const eg_qnn_graph *g, void **out);
+  /* Plans everything for graph `g` once (kernels, memory); *out is the backend's executor. It
+   * computes floats at `precision` (edgegrad.h eg_precision; DEFAULT is FP32). */
+  eg_status (*create)(const eg_qnn_graph *g, eg_precision precision, void **out);
   /* The working memory run() needs: `work_bytes` for its intermediate tensors, `scratch_bytes`
    * for scratch used inside one op. set_work hands over both (64-byte aligned) once, before the
    * first run; nothing in them outlives a run, so the runtime plans the tensors' block in its

@@ -37,6 +37,10 @@ int load_model(const char *cmd, const char *reads, const char *path, eg_model **
 int init_load(const char *cmd, const eg_model *m, const char *src, const bool *skip,
               eg_tensor *vals);
 
+/* --precision V of command `cmd`: "fp16" or "fp32" into *out. 0, or EXIT_USAGE after the
+ * message (a missing value is NULL). */
+int parse_precision(const char *cmd, const char *v, eg_precision *out);
+
 /* Whether the model has an output named `prefix` + `name` ("grad_", "conv1_bias"). */
 bool has_output(const eg_model *m, const char *prefix, const char *name);
 

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "outdir.h"
@@ -70,6 +71,8 @@ static const char usage_main[] =
     "  compile decide, node by node, what a SoC's NPU runs and why the rest stays on\n"
     "          the CPU, and write the compiled program (-o PROGRAM.egp)\n"
     "  inspect show a compiled program: its NPU partitions' QNN ops and tensors\n"
+    "  export-onnx  write each NPU partition of a compiled program as an ONNX model, to be\n"
+    "          checked on ONNX Runtime or Qualcomm's QNN HTP backend\n"
     "\n"
     "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
 
@@ -77,7 +80,8 @@ static const char usage_run[] =
     "usage: edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... [--init WEIGHTS]\n"
     "                    [--output-dir DIR] [--expect DIR] [--soc SOC [--skip-op OP]...\n"
     "                    [--skip-node NAME]...] [--steps N --lr LR] [--threads N]\n"
-    "                    [--max-memory SIZE] [--profile] [--profile-trace FILE] [-q]\n"
+    "                    [--max-memory SIZE] [--profile] [--profile-trace FILE]\n"
+    "                    [--dump-partitions DIR] [--precision fp16|fp32] [-q]\n"
     "\n"
     "Runs the exported graph MODEL.json once: on the portable CPU kernels, or compiled for a\n"
     "SoC with --soc. MODEL may also be a compiled program (`edgegrad compile -o`, told apart\n"
@@ -104,6 +108,11 @@ static const char usage_run[] =
     "                         NPU partitions run on the NPU executor (QNN-modelled ops,\n"
     "                         NHWC), the rest on the CPU kernels\n"
     "  --skip-op OP, --skip-node NAME   keep ops/nodes on the CPU (with --soc)\n"
+    "  --precision fp16|fp32  how NPU partitions compute floats (docs/fp16.md; see\n"
+    "                         `edgegrad compile --help`): with --soc, what to compile for\n"
+    "                         (default fp32); for a compiled program, overrides the\n"
+    "                         precision it records (default: the recorded one). No effect\n"
+    "                         on a run without NPU partitions\n"
     "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
     "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b| over finite b), NaN\n"
     "                         only against NaN, inf only against the same inf, integers\n"
@@ -127,6 +136,19 @@ static const char usage_run[] =
     "                         step, and nested in an NPU partition's one per QNN op it ran,\n"
     "                         named after its node; chrome://tracing or ui.perfetto.dev),\n"
     "                         atomically\n"
+    "  --dump-partitions DIR  write every NPU partition's boundary tensors, to check a\n"
+    "                         partition on its own (its ONNX model from `edgegrad\n"
+    "                         export-onnx` fed from them): DIR/<partition>/<name>.npy\n"
+    "                         (partition_0, ... as `edgegrad inspect` names them) for\n"
+    "                         each of its inputs as it is about to run and each output\n"
+    "                         after it ran; <name> is the tensor's name in `edgegrad\n"
+    "                         inspect` (any byte outside [A-Za-z0-9_.-] made '_' and\n"
+    "                         \"~<tensor index>\" appended). Each holds the value as\n"
+    "                         PyTorch has it: the model's dtype and shape, NCHW. DIR is\n"
+    "                         created (its parent folder must exist); each file is\n"
+    "                         written atomically; other files in DIR are left alone.\n"
+    "                         With --steps: the last step's. Needs NPU partitions: a\n"
+    "                         run without --soc, or of a program with none, is refused\n"
     "  -q, --quiet            print nothing on success\n"
     "\n"
     "Prints one line per output: name, dtype, shape and L2 norm.\n"
@@ -368,6 +390,10 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
         return fail(EXIT_USAGE, "run: --threads %s: expected an integer in [1, 1024]",
                     v ? v : "(missing)");
       ra->rt_opt.num_threads = (int)n;
+    } else if (strcmp(a, "--precision") == 0) { /* overrides a program's; sets a --soc one's */
+      if (parse_precision("run", has_next ? argv[++i] : NULL, &ra->rt_opt.precision))
+        return EXIT_USAGE;
+      ra->compile.precision = ra->rt_opt.precision;
     } else if (strcmp(a, "--soc") == 0 || strcmp(a, "--skip-op") == 0 ||
                strcmp(a, "--skip-node") == 0) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a value", a);
@@ -401,6 +427,9 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
       if (!has_next) return fail(EXIT_USAGE, "run: %s needs a file name (TRACE.json)", a);
       ra->profile_trace = argv[++i];
       ra->rt_opt.profile = true;
+    } else if (strcmp(a, "--dump-partitions") == 0) {
+      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
+      ra->rt_opt.dump_partitions_dir = argv[++i];
     } else if (a[0] == '-') {
       return fail(EXIT_USAGE, "run: option %s unknown (see edgegrad run --help)", a);
     } else if (ra->model) {
@@ -421,7 +450,21 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
   int rc = ra->output_dir ? outdir_check_dir("run", "--output-dir", ra->output_dir) : 0;
   if (rc == 0 && ra->profile_trace)
     rc = outdir_check_file("run", "--profile-trace", ra->profile_trace);
+  if (rc == 0 && ra->rt_opt.dump_partitions_dir)
+    rc = outdir_check_dir("run", "--dump-partitions", ra->rt_opt.dump_partitions_dir);
   return rc;
+}
+
+/* --dump-partitions on a run without NPU partitions is refused before any work: it would
+ * write nothing a user asked for. (A compiled program with none is refused by the runtime.) */
+static int check_dump(const eg_model *m, const run_args *ra) {
+  eg_program_info prog;
+  if (!ra->rt_opt.dump_partitions_dir || ra->compile.soc ||
+      eg_model_program_info(m, &prog) == EG_OK)
+    return 0;
+  return fail(EXIT_USAGE, "run: --dump-partitions %s: %s runs on the CPU only (no --soc): only "
+              "a compiled run has NPU partitions to dump: give --soc SOC, or a compiled program",
+              ra->rt_opt.dump_partitions_dir, ra->model);
 }
 
 /* Whether an --input gives the model input `name`. */
@@ -754,6 +797,7 @@ static int cmd_run(int argc, char **argv) {
   eg_tensor *init = rc == 0 ? calloc((size_t)n_in + 1, sizeof *init) : NULL;
   if (rc == 0 && !init) rc = fail(EXIT_FAIL, "run: out of memory");
   if (rc == 0) rc = check_names(m, &ra);
+  if (rc == 0) rc = check_dump(m, &ra);
   if (rc == 0) rc = load_inputs(m, &ra, vals, init);
   if (rc == 0) rc = create_runtime(m, &ra, &rt);
   if (rc == 0) rc = set_inputs(m, rt, &ra, vals, init);
@@ -787,8 +831,11 @@ static const char usage_targets[] =
     "usage: edgegrad targets\n"
     "\n"
     "Lists the SoCs edgegrad compiles for: the name --soc takes, the product, the HTP\n"
-    "(Hexagon Tensor Processor) generation, VTCM size, and whether the NPU runs float\n"
-    "(fp16) graphs there. Float ops need HTP V69+ on an fp16-capable SoC.\n";
+    "(Hexagon Tensor Processor) generation, VTCM size, whether the NPU runs float (fp16)\n"
+    "graphs there, QNN's soc_model number for the SoC (0: not known) and the precision its\n"
+    "HTP computes float graphs in (fp16, measured with QNN's HTP emulator; none: no float\n"
+    "path). Float ops need HTP V69+ on an fp16-capable SoC. Compiling uses fp32 unless\n"
+    "compile --precision fp16 says otherwise.\n";
 
 static int cmd_targets(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
@@ -798,12 +845,13 @@ static int cmd_targets(int argc, char **argv) {
     }
     return fail(EXIT_USAGE, "targets: argument %s unknown (see edgegrad targets --help)", argv[i]);
   }
-  printf("%-8s %-26s %-5s %-6s %-6s %s\n", "soc", "product", "htp", "vtcm", "float", "note");
+  printf("%-8s %-26s %-5s %-6s %-6s %-9s %-9s %s\n", "soc", "product", "htp", "vtcm", "float",
+         "soc_model", "precision", "note");
   for (int i = 0; i < eg_num_targets(); i++) {
     eg_target_info t;
     if (eg_get_target(i, &t) != EG_OK) continue;
-    printf("%-8s %-26s V%-4d %2d MB  %-6s %s\n", t.soc, t.product, t.htp_arch, t.vtcm_mb,
-           t.has_float ? "yes" : "no", t.note);
+    printf("%-8s %-26s V%-4d %2d MB  %-6s %-9d %-9s %s\n", t.soc, t.product, t.htp_arch,
+           t.vtcm_mb, t.has_float ? "yes" : "no", t.soc_model, t.float_precision, t.note);
   }
   return 0;
 }
@@ -813,7 +861,7 @@ static int cmd_targets(int argc, char **argv) {
 static const char usage_compile[] =
     "usage: edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json]\n"
     "                        [--skip-op OP]... [--skip-node NAME]... [--no-fallback]\n"
-    "                        [--dump-after=PASS] [-q]\n"
+    "                        [--dump-after=PASS] [--precision fp16|fp32] [-q]\n"
     "\n"
     "Decides, node by node, what the NPU (Qualcomm HTP) of SOC would run and why every other\n"
     "node stays on the CPU, groups the NPU nodes into partitions (maximal connected groups that\n"
@@ -842,6 +890,13 @@ static const char usage_compile[] =
     "                       A skip name matching no node prints a warning on stderr.\n"
     "  --no-fallback        fail (exit 1) if any node would run on the CPU, listing each with\n"
     "                       its reason\n"
+    "  --precision fp16|fp32\n"
+    "                       how the NPU partitions compute floats (docs/fp16.md): fp32\n"
+    "                       (default) keeps every float tensor fp32; fp16 stores each as QNN's\n"
+    "                       HTP does (inputs, weights and every op's output rounded to fp16,\n"
+    "                       ops computing in fp32 between). The program records it (run and\n"
+    "                       train use it unless their --precision overrides it); the table\n"
+    "                       and --report show it. Placement does not change\n"
     "  -q, --quiet          print no table (warnings and errors still go to stderr)\n"
     "  --dump-after=PASS, --dump-after PASS\n"
     "                       print the text IR (one line per input, static, node and output)\n"
@@ -883,6 +938,9 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
       else ca->skip_nodes[ca->opt.num_skip_nodes++] = v;
     } else if (strcmp(a, "--no-fallback") == 0) {
       ca->opt.no_fallback = 1;
+    } else if (strcmp(a, "--precision") == 0) {
+      if (parse_precision("compile", has_next ? argv[++i] : NULL, &ca->opt.precision))
+        return EXIT_USAGE;
     } else if (strncmp(a, "--dump-after=", 13) == 0) {
       ca->opt.dump_after = a + 13;
     } else if (strcmp(a, "--dump-after") == 0) {
@@ -1035,6 +1093,9 @@ static int print_compile_table(const eg_compile_report *rep, const char *model,
     printf("partition %d: %d node%s, %s .. %s\n", k, count, count == 1 ? "" : "s", first.name,
            last.name);
   }
+  if (n_parts > 0)
+    printf("precision: the NPU partitions' float tensors are stored in %s\n",
+           eg_compile_report_precision(rep));
   if (!output) printf("placement only: -o PROGRAM.egp writes the compiled program\n");
   return 0;
 }
@@ -1130,6 +1191,7 @@ static json_t *inspect_partition_json(const eg_model *m, int k, const eg_npu_par
     for (int d = 0; d < t.rank; d++) json_array_append_new(shape, json_integer(t.dims[d]));
     json_t *tj = json_pack("{s:s, s:s, s:s, s:o, s:I}", "name", t.name, "type", t.type, "dtype",
                            t.dtype, "shape", shape, "bytes", (json_int_t)t.nbytes);
+    if (t.precision) json_object_set_new(tj, "precision", json_string(t.precision));
     if (t.encoding) { /* a quantized tensor: its encoding */
       json_t *sc = json_array(), *of = json_array();
       for (int j = 0; j < t.num_scales; j++) {
@@ -1180,8 +1242,8 @@ static void inspect_partition_text(const eg_model *m, int k, const eg_npu_partit
     eg_tensor as_tensor = {.rank = t.rank};
     for (int d = 0; d < t.rank; d++) as_tensor.shape[d] = t.dims[d];
     format_shape(shape, sizeof shape, &as_tensor);
-    printf("    %%%-3d %-32s %-9s %-8s %-20s %zu bytes\n", i, t.name, t.type, t.dtype, shape,
-           t.nbytes);
+    printf("    %%%-3d %-32s %-9s %-8s %-20s %zu bytes%s%s\n", i, t.name, t.type, t.dtype, shape,
+           t.nbytes, t.precision ? ", stored " : "", t.precision ? t.precision : "");
   }
   printf("  ops:\n");
   for (int i = 0; i < pi->num_ops; i++) {
@@ -1242,6 +1304,7 @@ static int cmd_inspect(int argc, char **argv) {
     json_object_set_new(root, "file", json_string(path));
     json_object_set_new(root, "soc", json_string(pi.soc));
     json_object_set_new(root, "htp_arch", json_integer(t.htp_arch));
+    json_object_set_new(root, "precision", json_string(pi.precision));
     json_object_set_new(root, "nodes", json_integer(nodes));
     json_object_set_new(root, "npu_nodes", json_integer(pi.num_npu_nodes));
     json_object_set_new(root, "cpu_nodes", json_integer(pi.num_cpu_nodes));
@@ -1260,7 +1323,8 @@ static int cmd_inspect(int argc, char **argv) {
     else rc = fail(EXIT_FAIL, "inspect: out of memory");
     free(text);
   } else {
-    printf("%s: compiled for %s (%s, HTP V%d)\n", path, pi.soc, t.product, t.htp_arch);
+    printf("%s: compiled for %s (%s, HTP V%d), precision %s\n", path, pi.soc, t.product,
+           t.htp_arch, pi.precision);
     printf("nodes: %d (%d on the NPU in %d partition%s, %d on the CPU), %d steps\n", nodes,
            pi.num_npu_nodes, pi.num_partitions, pi.num_partitions == 1 ? "" : "s",
            pi.num_cpu_nodes, pi.num_steps);
@@ -1270,6 +1334,108 @@ static int cmd_inspect(int argc, char **argv) {
     }
     printf("totals: static weight bytes %zu, file bytes %zu\n", pi.static_bytes, pi.file_bytes);
   }
+  eg_model_destroy(m);
+  return rc;
+}
+
+/* ---- export-onnx ---- */
+
+static const char usage_export_onnx[] =
+    "usage: edgegrad export-onnx PROGRAM.egp DIR\n"
+    "\n"
+    "Writes each NPU partition of a compiled program as a standard ONNX model,\n"
+    "DIR/<partition>.onnx (partition_0.onnx, ...; ONNX IR 8, opset 17): the function the\n"
+    "partition computes, op for op from its QNN graph, on its boundary tensors. Its inputs and\n"
+    "outputs are those tensors as the CPU side holds them (NCHW, the IR's dtype), named as\n"
+    "`edgegrad run --dump-partitions` names its files, so a partition can be fed and checked\n"
+    "from a dump alone; its weights are initializers, each stored once; every node is named\n"
+    "after its QNN op (the IR node's name, or NODE_op<k>). ONNX Runtime's CPU and its QNN\n"
+    "execution provider (Qualcomm's HTP backend) run these models; docs/onnx-export.md gives\n"
+    "the ONNX form of each QNN op. DIR is made if missing (its parent must exist); the files\n"
+    "appear together or not at all. A partition holding quantized tensors is refused.\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad usage, a file that is not a compiled program, or a partition\n"
+    "that cannot be exported; 1 a write failed.\n";
+
+/* Writes every partition into a staging folder inside `dir`, then renames them into place:
+ * DIR gets all the models or none. */
+static int export_partitions(const eg_model *m, const eg_program_info *pi, const char *dir) {
+  char *tmp = outdir_join(dir, ".edgegrad-tmp.XXXXXX", "");
+  if (!tmp) return fail(EXIT_FAIL, "export-onnx: out of memory");
+  if (!mkdtemp(tmp)) {
+    int rc = fail(EXIT_FAIL, "export-onnx: %s: cannot create a staging folder in it (%s)", dir,
+                  strerror(errno));
+    free(tmp);
+    return rc;
+  }
+  int rc = 0, written = 0;
+  for (int k = 0; k < pi->num_partitions && rc == 0; k++, written++) {
+    eg_npu_partition_info p;
+    eg_status s = eg_model_npu_partition(m, k, &p);
+    char *path = s == EG_OK ? outdir_join(tmp, p.name, ".onnx") : NULL;
+    if (s == EG_OK && !path) rc = fail(EXIT_FAIL, "export-onnx: out of memory");
+    else if (s == EG_OK) s = eg_model_export_onnx(m, k, path);
+    if (s != EG_OK) rc = s == EG_ERR_IO ? fail(EXIT_FAIL, "%s", eg_last_error()) : fail_status(s);
+    free(path);
+  }
+  for (int k = 0; k < written; k++) { /* move each into DIR (rc == 0), or remove it */
+    eg_npu_partition_info p;
+    if (eg_model_npu_partition(m, k, &p) != EG_OK) continue;
+    char *from = outdir_join(tmp, p.name, ".onnx"), *to = outdir_join(dir, p.name, ".onnx");
+    if (!from || !to) rc = rc ? rc : fail(EXIT_FAIL, "export-onnx: out of memory");
+    else if (rc == 0 && rename(from, to) != 0)
+      rc = fail(EXIT_FAIL, "export-onnx: %s: cannot move into place (%s)", to, strerror(errno));
+    else if (rc == 0)
+      printf("wrote %s (%d QNN ops)\n", to, p.num_ops);
+    if (from) remove(from);
+    free(from);
+    free(to);
+  }
+  rmdir(tmp);
+  free(tmp);
+  return rc;
+}
+
+static int cmd_export_onnx(int argc, char **argv) {
+  const char *path = NULL, *dir = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(usage_export_onnx, stdout);
+      return 0;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return fail(EXIT_USAGE, "export-onnx: option %s unknown (see edgegrad export-onnx --help)",
+                  argv[i]);
+    } else if (!path) {
+      path = argv[i];
+    } else if (!dir) {
+      dir = argv[i];
+    } else {
+      return fail(EXIT_USAGE, "export-onnx: a third argument %s: give PROGRAM.egp DIR", argv[i]);
+    }
+  }
+  if (!dir)
+    return fail(EXIT_USAGE, "export-onnx: %s: give PROGRAM.egp DIR (see edgegrad export-onnx "
+                "--help)", path ? "no DIR" : "no program");
+  int rc = outdir_check_dir("export-onnx", "DIR", dir);
+  if (rc) return rc;
+  eg_model *m = NULL;
+  rc = load_model("export-onnx", "a compiled program", path, &m);
+  if (rc) return rc;
+  eg_program_info pi;
+  if (eg_model_program_info(m, &pi) != EG_OK) {
+    eg_model_destroy(m);
+    return fail(EXIT_USAGE, "export-onnx: %s is a graph file, not a compiled program: write one "
+                "with `edgegrad compile %s --soc SOC -o PROGRAM.egp`", path, path);
+  }
+  if (pi.num_partitions == 0) {
+    fprintf(stderr, "export-onnx: %s has no NPU partition (everything runs on the CPU): nothing "
+            "to write\n", path);
+    eg_model_destroy(m);
+    return 0;
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    rc = fail(EXIT_USAGE, "export-onnx: DIR %s: cannot create (%s)", dir, strerror(errno));
+  if (rc == 0) rc = export_partitions(m, &pi, dir);
   eg_model_destroy(m);
   return rc;
 }
@@ -1305,7 +1471,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
   if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
-  return fail(EXIT_USAGE, "command '%s' unknown: use run, train, info, targets, compile or inspect "
-              "(see edgegrad --help)",
+  if (strcmp(cmd, "export-onnx") == 0) return cmd_export_onnx(argc - 2, argv + 2);
+  return fail(EXIT_USAGE, "command '%s' unknown: use run, train, info, targets, compile, inspect "
+              "or export-onnx (see edgegrad --help)",
               cmd);
 }

@@ -37,7 +37,7 @@ static const char usage_train[] =
     "                      [--normalize MEAN,STD]\n"
     "                      [--checkpoint DIR [--checkpoint-every K] [--resume]]\n"
     "                      [--out WEIGHTS.safetensors] [--log FILE.jsonl] [--threads N]\n"
-    "                      [--max-memory SIZE] [-q]\n"
+    "                      [--max-memory SIZE] [--precision fp16|fp32] [-q]\n"
     "\n"
     "Fine-tunes the exported training step MODEL (python/edgegrad/export.py) over a data set:\n"
     "E epochs of shuffled mini-batches of the graph's batch size; after each step an optimizer\n"
@@ -106,6 +106,9 @@ static const char usage_train[] =
     "                      \"eval\" event for epoch 0 before training); appended to with\n"
     "                      --resume\n"
     "  --threads N         kernel threads (default: OMP_NUM_THREADS, else one per core)\n"
+    "  --precision fp16|fp32  how NPU partitions compute floats (docs/fp16.md): with --soc,\n"
+    "                      what to compile for (default fp32); for a compiled program,\n"
+    "                      overrides the precision it records (default: the recorded one)\n"
     "  --max-memory SIZE   as for `edgegrad run`, the data included: each array's size (an\n"
     "                      .npz member's uncompressed size) is taken from SIZE before it is\n"
     "                      read, and the runtime gets what the data leaves\n"
@@ -233,7 +236,7 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
         "--dampening",
         "--weight-decay", "--betas", "--eps", "--lr-schedule", "--lr-step", "--lr-gamma",
         "--seed", "--normalize", "--checkpoint", "--checkpoint-every", "--out", "--log",
-        "--threads", "--max-memory"};
+        "--threads", "--max-memory", "--precision"};
     bool needs = false;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) needs |= strcmp(o, valued[k]) == 0;
     if (needs && !v) return fail(EXIT_USAGE, "train: %s needs a value", o);
@@ -294,6 +297,9 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
     else if (strcmp(o, "--threads") == 0) {
       rc = int_arg(o, v, 1, 1024, &n);
       a->rt_opt.num_threads = (int)n;
+    } else if (strcmp(o, "--precision") == 0) { /* overrides a program's; sets a --soc one's */
+      rc = parse_precision("train", v, &a->rt_opt.precision);
+      a->compile.precision = a->rt_opt.precision;
     } else if (strcmp(o, "--max-memory") == 0) {
       a->max_memory_arg = v;
       rc = parse_size("train", v, &a->rt_opt.max_memory_bytes);

@@ -423,6 +423,7 @@ static void write_program(writer *w) {
   const eg_program *p = w->p;
   wbuf *b = &w->sec[EG_EGP_SECTION_PROGRAM];
   put_str(w, b, p->target->soc);
+  put_u8(b, (uint8_t)(p->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16 : EG_PRECISION_FP32));
   put_u32(b, (uint32_t)p->n_steps);
   for (int32_t k = 0; k < p->n_steps; k++) {
     put_i32(b, p->steps[k].node);

@@ -1,6 +1,7 @@
-/* egp_format.h — the compiled program file (.egp), version 4 (2 added the compiler's value
- * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind;
- * older versions are refused): one binary holding everything a
+/* egp_format.h — the compiled program file (.egp), version 5 (2 added the compiler's value
+ * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind,
+ * 5 the program's precision; version 4 files are read as fp32 programs, older versions are
+ * refused): one binary holding everything a
  * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
  * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
  * and every STATIC byte exactly once.
@@ -23,7 +24,8 @@
  * ==== Layout ====
  *   offset 0   Header (32 bytes)
  *     0  u8[4] magic        "EGP1"
- *     4  u32   version      4 (EG_EGP_VERSION); another version is refused
+ *     4  u32   version      5 (EG_EGP_VERSION), or 4 (EG_EGP_VERSION_MIN: PROGRAM without
+ *                           `precision`, read as fp32); another version is refused
  *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
  *                           refused before anything else is read)
  *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
@@ -126,6 +128,8 @@
  *
  * PROGRAM (5) — the target and the order (program/program.h):
  *   str soc (a name eg_target_find knows, e.g. "SM8650")
+ *   u8 precision (version 5 only: eg_precision, 1 fp32 or 2 fp16 — how the NPU partitions
+ *       compute floats; absent in version 4, which means fp32)
  *   u32 n_steps (== n_partitions + number of CPU nodes);
  *       n_steps x { i32 node; i32 partition }   CPU step: (node, -1); NPU step: (-1, partition);
  *       every CPU node and every partition exactly once
@@ -154,7 +158,8 @@
 #include "program/program.h"
 
 #define EG_EGP_MAGIC "EGP1"
-#define EG_EGP_VERSION 4u
+#define EG_EGP_VERSION 5u
+#define EG_EGP_VERSION_MIN 4u /* the oldest version read (as fp32) */
 #define EG_EGP_HEADER_SIZE 32u
 #define EG_EGP_SECTION_ENTRY_SIZE 24u
 #define EG_EGP_STATIC_ALIGN 64u

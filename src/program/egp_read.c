@@ -148,6 +148,7 @@ typedef struct loader {
   const char *file;
   const unsigned char *data;
   size_t size;
+  uint32_t version;  /* EG_EGP_VERSION_MIN .. EG_EGP_VERSION */
   uint64_t sec_off[EG_EGP_N_SECTIONS + 1], sec_size[EG_EGP_N_SECTIONS + 1];
   int32_t n_strs;
   const char **strs;
@@ -206,9 +207,10 @@ static eg_status read_header(loader *L) {
                L->size, EG_EGP_HEADER_SIZE);
   uint32_t version = le32(L->data + 4), n_sections = le32(L->data + 16), flags = le32(L->data + 20);
   uint64_t file_size = le64(L->data + 8), reserved = le64(L->data + 24);
-  if (version != EG_EGP_VERSION)
-    return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): this edgegrad reads version %u", version,
-               EG_EGP_VERSION);
+  if (version < EG_EGP_VERSION_MIN || version > EG_EGP_VERSION)
+    return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): this edgegrad reads versions %u to %u "
+               "(compile the graph again)", version, EG_EGP_VERSION_MIN, EG_EGP_VERSION);
+  L->version = version;
   if (file_size != L->size)
     return bad(&c, EG_ERR_FORMAT, "file_size (%llu) but the file has %zu bytes: truncated or "
                "extended", (unsigned long long)file_size, L->size);
@@ -981,6 +983,11 @@ static eg_status read_program(loader *L) {
   p->target = eg_target_find(soc);
   if (!p->target)
     return bad(&c, EG_ERR_UNSUPPORTED, "soc (%s): a SoC this edgegrad does not know", soc);
+  uint8_t precision = EG_PRECISION_FP32; /* version 4 has none: its programs computed in fp32 */
+  if (L->version >= 5) EG_TRY(rd_u8(&c, "precision", &precision));
+  if (precision != EG_PRECISION_FP32 && precision != EG_PRECISION_FP16)
+    return bad(&c, EG_ERR_FORMAT, "precision (%u): must be 1 (fp32) or 2 (fp16)", precision);
+  p->precision = (eg_precision)precision;
   int32_t n_steps, n_order, n_cpu = 0;
   for (int32_t i = 0; i < pt->n_nodes; i++) n_cpu += !pt->nodes[i].npu;
   EG_TRY(rd_count(&c, "n_steps", 8, INT32_MAX - 1, &n_steps));

@@ -30,6 +30,8 @@ typedef struct eg_program {
   eg_graph *graph;            /* the compiled graph */
   bool owns_graph;            /* built here (freed with the program); false when read from a file */
   const eg_target *target;
+  eg_precision precision;     /* how its NPU partitions compute floats: FP32 or FP16 (never
+                                 DEFAULT; a .egp records it) */
   eg_partitioning parts;
   eg_htp_partition *lowered;  /* per partition */
   int32_t n_steps;

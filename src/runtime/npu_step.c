@@ -50,9 +50,7 @@ struct eg_npu_step {
   eg_plan_block *spans;
 };
 
-/* NCHW <-> NHWC of a rank-4 value of element size es; to_nhwc chooses the direction. 4-byte
- * elements (float32, int32) go through the tiled transpose kernel. */
-static void permute_nc(const void *src, void *dst, const int64_t *s, size_t es, bool to_nhwc) {
+void eg_npu_permute_nc(const void *src, void *dst, const int64_t *s, size_t es, bool to_nhwc) {
   const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
   if (es == 4) {
     const int64_t dims[3] = {n, to_nhwc ? c : hw, to_nhwc ? hw : c};
@@ -195,14 +193,14 @@ static void copy_quantized(const staged *st, bool into_stage, const void *from_s
   if (into_stage) {
     const float *src = st->ir;
     if (st->nhwc) {
-      permute_nc(st->ir, st->nhwc_ir, st->v->shape, sizeof(float), true);
+      eg_npu_permute_nc(st->ir, st->nhwc_ir, st->v->shape, sizeof(float), true);
       src = st->nhwc_ir;
     }
     eg_quantize_f32(&st->q->v, src, st->stage);
   } else {
     float *dst = st->nhwc ? st->nhwc_ir : st->ir;
     eg_dequantize_f32(&st->q->v, from_stage, dst);
-    if (st->nhwc) permute_nc(st->nhwc_ir, st->ir, st->v->shape, sizeof(float), false);
+    if (st->nhwc) eg_npu_permute_nc(st->nhwc_ir, st->ir, st->v->shape, sizeof(float), false);
   }
 }
 
@@ -224,7 +222,7 @@ static eg_status bind(eg_npu_step *s, const eg_htp_partition *hp) {
 }
 
 eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
-                             const bool *held_nhwc, eg_npu_step **out) {
+                             const bool *held_nhwc, eg_precision precision, eg_npu_step **out) {
   *out = NULL;
   eg_npu_step *s = calloc(1, sizeof *s);
   if (!s) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
@@ -241,7 +239,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
   if (st == EG_OK) st = find_repeats(s, g, hp);
   if (st == EG_OK) lay_out_staging(s);
   s->backend = eg_backend_executor_for_program();
-  if (st == EG_OK) st = s->backend->create(hp->graph, &s->ex);
+  if (st == EG_OK) st = s->backend->create(hp->graph, precision, &s->ex);
   if (st != EG_OK) {
     eg_npu_step_destroy(s);
     return st;
@@ -440,7 +438,7 @@ static eg_status copy_narrowed(const staged *st, bool into_stage, const void *fr
                         "i64_to_i32)", st->label, (long long)i, (long long)ir[i]);
     const int64_t *src = ir;
     if (st->nhwc) {
-      permute_nc(st->ir, st->nhwc_ir, st->v->shape, sizeof(int64_t), true);
+      eg_npu_permute_nc(st->ir, st->nhwc_ir, st->v->shape, sizeof(int64_t), true);
       src = st->nhwc_ir;
     }
     int32_t *dst = st->stage;
@@ -449,7 +447,7 @@ static eg_status copy_narrowed(const staged *st, bool into_stage, const void *fr
     const int32_t *src = from_stage;
     int64_t *dst = st->nhwc ? st->nhwc_ir : st->ir;
     for (int64_t i = 0; i < n; i++) dst[i] = src[i];
-    if (st->nhwc) permute_nc(st->nhwc_ir, st->ir, st->v->shape, sizeof(int64_t), false);
+    if (st->nhwc) eg_npu_permute_nc(st->nhwc_ir, st->ir, st->v->shape, sizeof(int64_t), false);
   }
   return EG_OK;
 }
@@ -463,10 +461,10 @@ static eg_status copy_value(const staged *st, bool into_stage, const void *from_
   }
   size_t es = eg_dtype_size(st->v->dtype), nb = eg_value_nbytes(st->v);
   if (into_stage) {
-    if (st->nhwc) permute_nc(st->ir, st->stage, st->v->shape, es, true);
+    if (st->nhwc) eg_npu_permute_nc(st->ir, st->stage, st->v->shape, es, true);
     else if (st->stage != st->ir) memcpy(st->stage, st->ir, nb);
   } else {
-    if (st->nhwc) permute_nc(from_stage, st->ir, st->v->shape, es, false);
+    if (st->nhwc) eg_npu_permute_nc(from_stage, st->ir, st->v->shape, es, false);
     else if (from_stage != st->ir) memcpy(st->ir, from_stage, nb);
   }
   return EG_OK;

@@ -27,9 +27,9 @@ typedef struct eg_npu_step eg_npu_step;
 
 /* `held_nhwc` (per value id, or NULL: none) marks the values whose runtime buffers hold NHWC
  * order already (eg_htp_nhwc_between_partitions: only NPU steps touch them): those are bound
- * in place. */
+ * in place. The executor computes floats at `precision` (edgegrad.h eg_precision). */
 eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
-                             const bool *held_nhwc, eg_npu_step **out);
+                             const bool *held_nhwc, eg_precision precision, eg_npu_step **out);
 void eg_npu_step_destroy(eg_npu_step *s);
 /* The bytes of working memory the step needs while it runs as one block (staging + its
  * executor's). */
@@ -82,5 +82,9 @@ eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);
 /* Profiling: per op of the partition's graph, start and duration of the next runs
  * (eg_backend_executor.set_op_times); NULL turns it off. */
 void eg_npu_step_set_op_times(eg_npu_step *s, int64_t *times);
+
+/* NCHW <-> NHWC of a rank-4 value of shape s (NCHW dims) and element size es; to_nhwc chooses
+ * the direction. 4-byte elements (float32, int32) go through the tiled transpose kernel. */
+void eg_npu_permute_nc(const void *src, void *dst, const int64_t *s, size_t es, bool to_nhwc);
 
 #endif

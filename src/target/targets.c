@@ -3,7 +3,13 @@
  * Arch and VTCM per SoC follow Qualcomm's published QNN/ExecuTorch SoC tables. SM7675
  * (Snapdragon 7+ Gen 3) and SM8635 (Snapdragon 8s Gen 3) are V73 parts whose QNN HTP backend
  * rejects fp16 graphs, so they carry no FLOAT bit; their VTCM size is not in the public tables
- * and is recorded as the V73 family's smallest published value (2 MB). */
+ * and is recorded as the V73 family's smallest published value (2 MB).
+ *
+ * soc_model is QNN's number for the SoC (QnnHtpDevice's SoC model, the `soc_model` option of
+ * ONNX Runtime's QNN execution provider); SM7675's and SM8635's are not in the public tables
+ * (0). The float precision is what QNN's HTP emulator (onnxruntime-qnn 2.7.0) computed float
+ * graphs in for each soc_model: fp16 storage on every float SoC, whatever
+ * enable_htp_fp16_precision said (docs/fp16.md, tests/htp/fp16_probe.py). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -14,17 +20,26 @@
 #define QUANT (EG_HTP_FEATURE_INT8 | EG_HTP_FEATURE_INT16)
 #define FULL (QUANT | EG_HTP_FEATURE_FLOAT)
 
+#define NO_FLOAT EG_PRECISION_DEFAULT
+#define FP16 EG_PRECISION_FP16
+
 static const eg_target eg_targets[] = {
-    {"SM8350", "Snapdragon 888", 68, 4, QUANT, "V68 has no floating-point path"},
-    {"SM8450", "Snapdragon 8 Gen 1", 69, 8, FULL, ""},
-    {"SM8475", "Snapdragon 8+ Gen 1", 69, 8, FULL, ""},
-    {"SM7675", "Snapdragon 7+ Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part"},
-    {"SM8550", "Snapdragon 8 Gen 2", 73, 8, FULL, ""},
-    {"SM8635", "Snapdragon 8s Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part"},
-    {"SM8650", "Snapdragon 8 Gen 3", 75, 8, FULL, ""},
-    {"SM8750", "Snapdragon 8 Elite", 79, 8, FULL, ""},
-    {"SM8850", "Snapdragon 8 Elite Gen 5", 81, 8, FULL, ""},
+    {"SM8350", "Snapdragon 888", 68, 4, QUANT, "V68 has no floating-point path", 30, NO_FLOAT},
+    {"SM8450", "Snapdragon 8 Gen 1", 69, 8, FULL, "", 36, FP16},
+    {"SM8475", "Snapdragon 8+ Gen 1", 69, 8, FULL, "", 42, FP16},
+    {"SM7675", "Snapdragon 7+ Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part", 0,
+     NO_FLOAT},
+    {"SM8550", "Snapdragon 8 Gen 2", 73, 8, FULL, "", 43, FP16},
+    {"SM8635", "Snapdragon 8s Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part", 0,
+     NO_FLOAT},
+    {"SM8650", "Snapdragon 8 Gen 3", 75, 8, FULL, "", 57, FP16},
+    {"SM8750", "Snapdragon 8 Elite", 79, 8, FULL, "", 69, FP16},
+    {"SM8850", "Snapdragon 8 Elite Gen 5", 81, 8, FULL, "", 87, FP16},
 };
+
+const char *eg_precision_name(eg_precision p) {
+  return p == EG_PRECISION_FP16 ? "fp16" : p == EG_PRECISION_FP32 ? "fp32" : "none";
+}
 
 int eg_target_count(void) { return (int)(sizeof eg_targets / sizeof eg_targets[0]); }
 

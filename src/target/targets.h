@@ -3,7 +3,13 @@
  * One const table maps each SoC to its HTP (Hexagon Tensor Processor) architecture, its VTCM
  * size and its feature bits. Every placement decision that depends on the target reads this
  * table (never an `if (arch == ...)` in a builder): float execution needs
- * EG_HTP_FEATURE_FLOAT, which V68 lacks entirely and which some V73 parts' QNN rejects. */
+ * EG_HTP_FEATURE_FLOAT, which V68 lacks entirely and which some V73 parts' QNN rejects.
+ *
+ * Each SoC also carries QNN's own number for it (the HTP backend's `soc_model`, as ONNX
+ * Runtime's QNN execution provider takes it) and the precision its HTP computes float graphs
+ * in, measured with QNN's HTP emulator (docs/fp16.md): fp16 storage on every SoC with a float
+ * path. Compiling does not follow it yet: the default precision is fp32 everywhere
+ * (eg_compile_options.precision chooses). */
 #ifndef EG_TARGET_TARGETS_H
 #define EG_TARGET_TARGETS_H
 
@@ -22,11 +28,16 @@ typedef struct eg_target {
   int vtcm_mb;            /* on-chip tightly coupled memory, MB */
   unsigned features;      /* eg_htp_feature bits */
   const char *note;       /* why the features differ from the arch's usual, or "" */
+  int soc_model;          /* QNN's soc_model number (SM8650: 57); 0 when not known */
+  eg_precision float_precision; /* how its HTP computes float graphs (FP16); DEFAULT: no float
+                                   path */
 } eg_target;
 
 /* The target called `soc` (case-insensitive), or NULL with an error listing the valid names. */
 const eg_target *eg_target_find(const char *soc);
 int eg_target_count(void);
+/* "fp32", "fp16", or "none" for DEFAULT (a target's float_precision: no float path). */
+const char *eg_precision_name(eg_precision p);
 const eg_target *eg_target_at(int index);
 
 #endif

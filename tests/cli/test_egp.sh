@@ -151,7 +151,7 @@ corrupt bad_nodes "o, s, e = sec[3]; struct.pack_into('<I', b, o, $((n - 1)))"
 expect_fail 2 "PLACEMENT: n_nodes ($((n - 1))): must equal the graph's $n" -- $exe inspect "$work/bad_nodes.egp"
 corrupt bad_parts 'o, s, e = sec[4]; n = struct.unpack_from("<I", b, o)[0]; struct.pack_into("<I", b, o, n + 1)'
 expect_fail 2 "NPU: n_partitions" -- $exe inspect "$work/bad_parts.egp"
-corrupt bad_step 'o, s, e = sec[5]; struct.pack_into("<ii", b, o + 8, 9999, -1)'
+corrupt bad_step 'o, s, e = sec[5]; struct.pack_into("<ii", b, o + 9, 9999, -1)'  # soc, precision, n_steps
 expect_fail 2 "PROGRAM: steps[0] (node 9999, partition -1)" -- $exe run "$work/bad_step.egp" "${inputs[@]}"
 corrupt bad_padding 'o, s, e = sec[6]; b[o - 1] = 7'
 expect_fail 2 "padding is zero" -- $exe inspect "$work/bad_padding.egp"

@@ -88,9 +88,11 @@ CONDITIONS = collections.OrderedDict([
     ("float", ("float32", "float tensor", "dtype", "int64")),
     ("rank", ("4-d", "rank")),
     ("transposed", ("transposed",)),
-    ("dilation", ("dilation",)),
+    ("dilation", ("has no dilation",)),
     ("nothing", ("no gradient",)),
-    ("grouped output_padding", ("output_padding",)),
+    ("output_padding above padding", ("output_padding",)),
+    ("depthwise wide kernel", ("past 3 wide",)),
+    ("strided dilated grad_weight", ("would have both",)),
 ])
 
 
@@ -124,12 +126,27 @@ def scope_from_config(c, present):
         violated.append(("transposed", "transposed=True"))
     if c.dilation != 1 and computes[0]:
         violated.append(("dilation", f"dilation [{c.dilation}, {c.dilation}] with grad_input"))
-    elif c.groups > 1 and computes[0] and not c.transposed and \
-            any(op > c.padding for op in c.derived_op):
-        violated.append(("grouped output_padding",
-                         f"output_padding {list(c.derived_op)} > padding {c.padding} with "
-                         f"groups {c.groups}"))
+    elif computes[0] and not c.transposed:
+        violated += tconv_scope([c.stride] * 2, [c.padding] * 2, list(c.derived_op), c.groups,
+                                c.cin == c.groups and c.cout == c.groups, list(c.kernel))
+    if computes[1] and c.stride > 1 and c.dilation > 1:
+        violated.append(("strided dilated grad_weight",
+                         f"grad_weight with stride {c.stride} and dilation {c.dilation}"))
     return violated
+
+
+def tconv_scope(stride, padding, op, groups, depthwise, kernel):
+    """The violated conditions of grad_input's TransposeConv2d: the forms Qualcomm's HTP was
+    measured to compute wrong (src/backends/htp/builders/conv.c, tconv_pads): output_padding
+    above the padding where group > 1 or stride > 2, and a depthwise one at stride > 1 with a
+    kernel wider than 3."""
+    if depthwise and any(stride[d] > 1 and kernel[d] > 3 for d in range(2)):
+        return [("depthwise wide kernel", f"depthwise, stride {stride}, kernel {kernel}")]
+    if any(op[d] > padding[d] and (groups > 1 or stride[d] > 2) for d in range(2)):
+        return [("output_padding above padding",
+                 f"output_padding {op} > padding {padding} with groups {groups}, stride "
+                 f"{stride}")]
+    return []
 
 
 def scope_from_graph(graph, node):
@@ -149,18 +166,24 @@ def scope_from_graph(graph, node):
     transposed, dilation = args[7], list(args[6])
     if transposed:
         violated.append(("transposed", "transposed=True"))
+    shapes_ok = not any(c in ("float", "rank") for c, _ in violated)
+    stride = list(args[4])
+    stride = stride * (2 // len(stride))
     if dilation != [1, 1] and elements[0] is not None:
         violated.append(("dilation", f"dilation {dilation} with grad_input"))
-    elif args[9] > 1 and elements[0] is not None and not transposed and \
-            not any(c in ("float", "rank") for c, _ in violated):
+    elif elements[0] is not None and not transposed and shapes_ok:
         x, gy, w = (values[args[i]["value"]]["shape"] for i in (1, 0, 2))
-        stride, padding = list(args[4]), list(args[5])
-        stride, padding = stride * (2 // len(stride)), padding * (2 // len(padding))
+        padding = list(args[5])
+        padding = padding * (2 // len(padding))
         op = [x[2 + d] - ((gy[2 + d] - 1) * stride[d] - 2 * padding[d] + w[2 + d])
               for d in range(2)]
-        if any(op[d] > padding[d] for d in range(2)):
-            violated.append(("grouped output_padding",
-                             f"output_padding {op} > padding {padding} with groups {args[9]}"))
+        violated += tconv_scope(stride, padding, op, args[9],
+                                w[0] == args[9] and w[1] == 1, w[2:])
+    dilation = dilation * (2 // len(dilation))
+    if element_read(graph, node, 1) and any(s > 1 for s in stride) and \
+            any(d > 1 for d in dilation):
+        violated.append(("strided dilated grad_weight",
+                         f"grad_weight with stride {stride} and dilation {dilation}"))
     return violated
 
 

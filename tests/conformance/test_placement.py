@@ -262,8 +262,9 @@ def main():
     g_tr, scopes_tr = export(transposed, folder, "transposed")
     # [T, F, T]: PyTorch 1.13 returns grad_weight unasked (nothing reads it); [T, T, F] reads it
     unread_gw = config(mask=(True, False, True), dilation=1, **conv_configs.NPU_SCOPE)
+    # stride 1: with stride 2 too, grad_weight's Conv2d would have both > 1 (out of scope)
     read_gw = config(mask=(False, True, False), dilation=2, group_kind="depthwise",
-                     static=False, **conv_configs.NPU_SCOPE)
+                     static=False, **{**conv_configs.NPU_SCOPE, "stride": 1})
     g_ug, scopes_ug = export(unread_gw, folder, "unread_gw")
     g_rg, scopes_rg = export(read_gw, folder, "read_gw")
     cb = "convolution_backward"

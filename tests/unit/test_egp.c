@@ -897,7 +897,7 @@ static void test_header_rejected(void) {
                {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
                {4, 2, "version (2)"}, /* version 2 (no state_dict names) is refused */
                {4, 3, "version (3)"}, /* version 3 (no random inputs) is refused */
-               {4, 5, "version (5)"},
+               {4, 6, "version (6)"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

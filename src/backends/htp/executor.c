@@ -13,7 +13,14 @@
  * costs 8-14% of a ResNet layer's input gradient when run every time). Likewise a
  * TransposeConv2d whose filter is constant (STATIC or folded) is planned with
  * params.prepacked, and when its algorithm reads the filter in a form of its own (Winograd's
- * transformed filter) that form is computed once at create into the plan's `packed`. */
+ * transformed filter) that form is computed once at create into the plan's `packed`.
+ *
+ * fp16 precision (executor.h) is storage only, in three places: STATIC tensors are rounded once
+ * into `f16` copies before anything reads them (folding and packing then work on the rounded
+ * weights), APP_WRITE inputs are rounded into their `f16` copies when bound, and execute rounds
+ * each op's float output in place (the tensor it wrote: its output, or y_dst). The kernels are
+ * the fp32 ones: measured against QNN's HTP (docs/fp16.md, tests/htp/fp16_probe.py), Conv2d,
+ * MatMul, ReduceSum and ElementWiseAdd on fp16 values accumulate at least as wide as fp32. */
 #include "backends/htp/executor.h"
 
 #include <stdlib.h>
@@ -36,6 +43,7 @@
 #include "kernels/transpose_f32.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/fp16.h"
 
 typedef struct plan {
   size_t scratch;
@@ -96,6 +104,10 @@ struct eg_qnn_executor {
   bool has_work;             /* shared: set_work was called */
   int64_t *op_times;         /* profiling (eg_qnn_executor_set_op_times): start, ns per op */
   struct qstate *quant;      /* fixed-point tensors (executor.h; NULL when there are none) */
+  bool fp16;                 /* eg_precision FP16: float tensors stored as fp16 values */
+  float **f16;               /* fp16: per tensor, the rounded copy of a FLOAT_32 STATIC or
+                                APP_WRITE tensor (in f16_block), else NULL */
+  unsigned char *f16_block;  /* those copies, each 64-byte aligned */
 };
 
 typedef eg_qnn_executor exec_t;
@@ -1042,6 +1054,60 @@ static void point_native(exec_t *ex) {
       point_tensor(ex, ex->work[i].tensor, ex->arena + ex->offset[ex->work[i].tensor]);
 }
 
+/* Whether tensor t gets an fp16 copy: a FLOAT_32 STATIC or APP_WRITE tensor in fp16 mode. */
+static bool has_f16_copy(const exec_t *ex, const eg_qnn_tensor *t) {
+  return ex->fp16 && t->dtype == EG_QNN_DTYPE_FLOAT_32 &&
+         (t->type == EG_QNN_TENSOR_STATIC || t->type == EG_QNN_TENSOR_APP_WRITE);
+}
+
+/* fp16 mode: one block for the rounded copies; STATIC ones rounded now and read from there. */
+static eg_status fp16_copies(exec_t *ex) {
+  if (!ex->fp16) return EG_OK;
+  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  size_t bytes = 0;
+  for (int32_t t = 0; t < nt; t++)
+    if (has_f16_copy(ex, eg_qnn_graph_tensor(ex->g, t)))
+      bytes += align64(eg_qnn_graph_tensor(ex->g, t)->nbytes);
+  ex->f16 = calloc((size_t)nt + 1, sizeof *ex->f16);
+  ex->f16_block = bytes ? aligned_alloc(64, bytes) : NULL;
+  if (!ex->f16 || (bytes && !ex->f16_block))
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of fp16 inputs and "
+                    "weights)", eg_qnn_graph_name(ex->g), bytes);
+  size_t at = 0;
+  for (int32_t t = 0; t < nt; t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (!has_f16_copy(ex, x)) continue;
+    ex->f16[t] = (float *)(ex->f16_block + at);
+    at += align64(x->nbytes);
+    if (x->type != EG_QNN_TENSOR_STATIC) continue;
+    memcpy(ex->f16[t], x->data, x->nbytes);
+    eg_fp16_store_f32(ex->f16[t], (size_t)eg_qnn_tensor_numel(x));
+    ex->ptr[t] = ex->f16[t];
+  }
+  return EG_OK;
+}
+
+/* fp16 mode, after binding: each float input rounded into its copy, which the ops read. */
+static void fp16_bind(exec_t *ex) {
+  for (int32_t t = 0; ex->fp16 && t < eg_qnn_graph_num_tensors(ex->g); t++) {
+    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    if (x->type != EG_QNN_TENSOR_APP_WRITE || !ex->f16[t]) continue;
+    memcpy(ex->f16[t], ex->ptr[t], x->nbytes);
+    eg_fp16_store_f32(ex->f16[t], (size_t)eg_qnn_tensor_numel(x));
+    ex->ptr[t] = ex->f16[t];
+  }
+}
+
+/* fp16 mode, after op k ran: the float tensor it wrote, rounded in place. */
+static void fp16_store_output(exec_t *ex, int32_t k) {
+  if (!ex->fp16) return;
+  const plan *pl = &ex->plans[k];
+  const int32_t t = pl->y_dst >= 0 ? pl->y_dst : eg_qnn_graph_op(ex->g, k)->outputs[0];
+  const eg_qnn_tensor *y = eg_qnn_graph_tensor(ex->g, t);
+  if (y->dtype != EG_QNN_DTYPE_FLOAT_32 || !ex->ptr[t]) return;
+  eg_fp16_store_f32(ex->ptr[t], (size_t)eg_qnn_tensor_numel(y));
+}
+
 /* The folded constants, and the arena and scratch unless they are the caller's (shared). */
 static eg_status allocate(exec_t *ex) {
   const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
@@ -1061,6 +1127,7 @@ static eg_status allocate(exec_t *ex) {
     const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
     if (x->type == EG_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
   }
+  EG_TRY(fp16_copies(ex)); /* before folded outputs take their inputs' pointers */
   if (!ex->shared) point_native(ex);
   size_t at = 0, at_transient = 0;
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
@@ -1085,7 +1152,10 @@ static eg_status fold_constants(exec_t *ex) {
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
     plan *pl = &ex->plans[k];
-    if (pl->folded && !pl->elided) kernels[op->type].run(ex, op, pl);
+    if (pl->folded && !pl->elided) {
+      kernels[op->type].run(ex, op, pl);
+      fp16_store_output(ex, k);
+    }
     if (pl->packed_floats) {
       pl->packed = aligned_alloc(64, align64(sizeof(float) * pl->packed_floats));
       if (!pl->packed)
@@ -1104,14 +1174,20 @@ static eg_status fold_constants(exec_t *ex) {
 
 /* Folded ops read constants and write ex->consts only (no arena, no scratch), so folding
  * runs at create also when the arena is the caller's and not handed over yet. */
-static eg_status create(const eg_qnn_graph *g, bool shared, eg_qnn_executor **out) {
+static eg_status create(const eg_qnn_graph *g, eg_precision precision, bool shared,
+                        eg_qnn_executor **out) {
   *out = NULL;
+  if (precision != EG_PRECISION_DEFAULT && precision != EG_PRECISION_FP32 &&
+      precision != EG_PRECISION_FP16)
+    return eg_error(EG_ERR_ARGUMENT, "executor %s: precision (%d): must be EG_PRECISION_DEFAULT, "
+                    "_FP32 or _FP16", eg_qnn_graph_name(g), (int)precision);
   const int32_t nt = eg_qnn_graph_num_tensors(g), no = eg_qnn_graph_num_ops(g);
   exec_t *ex = calloc(1, sizeof *ex);
   eg_status st = EG_ERR_NOMEM;
   if (!ex) goto fail;
   ex->g = g;
   ex->shared = shared;
+  ex->fp16 = precision == EG_PRECISION_FP16;
   ex->ptr = calloc((size_t)nt + 1, sizeof(void *));
   ex->plans = calloc((size_t)no + 1, sizeof(plan));
   ex->offset = calloc((size_t)nt + 1, sizeof(size_t));
@@ -1132,11 +1208,16 @@ fail:
 }
 
 eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out) {
-  return create(g, false, out);
+  return create(g, EG_PRECISION_FP32, false, out);
 }
 
 eg_status eg_qnn_executor_create_shared(const eg_qnn_graph *g, eg_qnn_executor **out) {
-  return create(g, true, out);
+  return create(g, EG_PRECISION_FP32, true, out);
+}
+
+eg_status eg_qnn_executor_create_precision(const eg_qnn_graph *g, eg_precision precision,
+                                           bool shared, eg_qnn_executor **out) {
+  return create(g, precision, shared, out);
 }
 
 size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex) {
@@ -1193,6 +1274,8 @@ void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
   }
   free(ex->consts);
   free(ex->transient);
+  free(ex->f16);
+  free(ex->f16_block);
   free(ex);
 }
 
@@ -1248,6 +1331,7 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
   EG_TRY(bind(ex, inputs, n_inputs, EG_QNN_TENSOR_APP_WRITE, "input"));
   EG_TRY(bind(ex, outputs, n_outputs, EG_QNN_TENSOR_APP_READ, "output"));
   quant_bind(ex);
+  fp16_bind(ex);
   int64_t *times = ex->op_times;
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_qnn_graph_op(ex->g, k);
@@ -1255,6 +1339,7 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
     const int64_t t0 = times ? eg_now_ns() : 0;
     kernels[op->type].run(ex, op, &ex->plans[k]);
     quant_write(ex, op);
+    fp16_store_output(ex, k);
     if (times) {
       times[2 * k] = t0;
       times[2 * k + 1] = eg_now_ns() - t0;
@@ -1265,9 +1350,9 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
 
 /* ---- the runtime half of the backend interface (backends/executor.h) ---- */
 
-static eg_status htp_create(const eg_qnn_graph *g, void **out) {
+static eg_status htp_create(const eg_qnn_graph *g, eg_precision precision, void **out) {
   eg_qnn_executor *ex = NULL;
-  eg_status s = eg_qnn_executor_create_shared(g, &ex);
+  eg_status s = eg_qnn_executor_create_precision(g, precision, true, &ex);
   *out = ex;
   return s;
 }

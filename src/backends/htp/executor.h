@@ -22,6 +22,7 @@
 #ifndef EG_BACKENDS_HTP_EXECUTOR_H
 #define EG_BACKENDS_HTP_EXECUTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,18 @@ typedef struct eg_qnn_binding {
 } eg_qnn_binding;
 
 eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
+/* Precision (edgegrad.h eg_precision; DEFAULT is FP32). FP16 runs the graph as QNN's HTP
+ * computes float graphs (docs/fp16.md): every FLOAT_32 tensor holds the values fp16 can store
+ * (util/fp16.h eg_fp16_store_f32: round to nearest even, saturating at +-65504) — STATIC ones
+ * rounded once at create into copies of the executor's own (the graph's bytes are never
+ * written: CPU nodes may read the same weights), APP_WRITE ones rounded into copies of the
+ * executor's own as each execute binds them (inputs stay read-only), and every op's FLOAT_32
+ * output rounded after the op, in its tensor (so APP_READ buffers get fp16 values) — while each
+ * op computes in fp32 between, as the HTP accumulates wider than fp16. Those copies are the
+ * executor's, like folded constants, not part of the working memory. Fixed-point, integer and
+ * bool tensors are unaffected. EG_ERR_ARGUMENT for another precision value. */
+eg_status eg_qnn_executor_create_precision(const eg_qnn_graph *g, eg_precision precision,
+                                           bool shared, eg_qnn_executor **out);
 /* Profiling: with `times` (2 per op; NULL: off), each execute writes op k's start (monotonic
  * clock, ns) and duration at times[2k], times[2k + 1]; folded ops stay 0, 0. */
 void eg_qnn_executor_set_op_times(eg_qnn_executor *ex, int64_t *times);

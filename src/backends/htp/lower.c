@@ -367,6 +367,17 @@ eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, cons
   return eg_qnn_graph_add_tensor(L->qg, &d, tensor);
 }
 
+eg_status eg_htp_transcendental_input(eg_htp_lower *L, int32_t in, const char *what,
+                                      int32_t *out) {
+  const eg_qnn_tensor *t = eg_qnn_graph_tensor(L->qg, in);
+  uint32_t dims[EG_QNN_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++) dims[d] = t->dims[d];
+  EG_TRY(eg_htp_temp(L, what, t->dtype, t->rank, dims, out));
+  const eg_qnn_param p[2] = {eg_qnn_param_f32("min_value", -65504.0f),
+                             eg_qnn_param_f32("max_value", 65504.0f)};
+  return eg_htp_op(L, EG_QNN_OP_RELU_MIN_MAX, &in, 1, out, 1, p, 2);
+}
+
 bool eg_htp_is_needed_outside(const eg_htp_lower *L, int32_t value) {
   return needed_outside(L, value);
 }

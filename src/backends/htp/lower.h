@@ -93,6 +93,15 @@ eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int3
                     const int32_t *outputs, int32_t n_outputs, const eg_qnn_param *params,
                     int32_t n_params);
 
+/* The input Sigmoid and Tanh read: float tensor `in` through ReluMinMax(-65504, 65504) into a
+ * new NATIVE tensor "<node>_<what>" (*out). QNN's HTP computes Sigmoid and Tanh whose input a
+ * Conv2d, MatMul or ElementWiseAdd wrote with a coarser approximation (measured on QNN 2.51's
+ * HTP emulator at fp16: relative error 3.9e-3 to 7.5e-3, against 8e-4 and 1.3e-3 for the same
+ * ops after this clamp); the clamp is exact — the identity on every finite fp16 value and on
+ * NaN, and Sigmoid and Tanh of +-65504 are those of +-inf in fp32 and fp16. */
+eg_status eg_htp_transcendental_input(eg_htp_lower *L, int32_t in, const char *what,
+                                      int32_t *out);
+
 /* EG_OK when IR value `value` (called `what` in the message) is in axis order `axes`, or is not
  * a rank-4 tensor (other ranks have one order); else a node error naming the value, its order
  * and the order the node's lowering needs: the builder cannot lower it correctly (pass

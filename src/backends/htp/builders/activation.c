@@ -3,8 +3,10 @@
  *   aten.relu(x)                      -> Relu
  *   aten.hardtanh(x, min, max)        -> ReluMinMax(min_value, max_value)
  *   aten.clamp(x, min, max)           -> ReluMinMax(min_value, max_value)   [both bounds given]
- *   aten.sigmoid(x)                   -> Sigmoid
- *   aten.tanh(x)                      -> Tanh
+ *   aten.sigmoid(x)                   -> Sigmoid(ReluMinMax(x, -65504, 65504))
+ *   aten.tanh(x)                      -> Tanh(ReluMinMax(x, -65504, 65504))
+ *     (the clamp is exact, and makes QNN HTP compute them as accurately after a Conv2d,
+ *     MatMul or ElementWiseAdd as after anything else: eg_htp_transcendental_input)
  * Constraints: float32 tensors (the float gate in the partitioner already requires an
  * fp16-capable HTP V69+). ReluMinMax needs min_value <= max_value: a node whose bounds (as
  * floats) are not so ordered (min > max, where ATen gives max everywhere, or a NaN bound) is
@@ -44,14 +46,26 @@ static eg_status relu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   return lower_unary(L, n, EG_QNN_OP_RELU, NULL, 0);
 }
 
+/* Sigmoid and Tanh read their input clamped to fp16's range (eg_htp_transcendental_input: the
+ * form QNN HTP computes as accurately after any producer). */
+static eg_status lower_transcendental(eg_htp_lower *L, const eg_node *n, eg_qnn_op op) {
+  const int32_t x = eg_htp_arg(n, 0, "self");
+  int32_t in, clamped, out;
+  EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(&eg_htp_ir(L)->values[x]), "result"));
+  EG_TRY(eg_htp_input(L, x, &in));
+  EG_TRY(eg_htp_transcendental_input(L, in, "in_clamped", &clamped));
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return eg_htp_op(L, op, &clamped, 1, &out, 1, NULL, 0);
+}
+
 static eg_status sigmoid_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  return lower_unary(L, n, EG_QNN_OP_SIGMOID, NULL, 0);
+  return lower_transcendental(L, n, EG_QNN_OP_SIGMOID);
 }
 
 static eg_status tanh_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  return lower_unary(L, n, EG_QNN_OP_TANH, NULL, 0);
+  return lower_transcendental(L, n, EG_QNN_OP_TANH);
 }
 
 /* The float bounds of a hardtanh (min_val, max_val; defaults -1, 1) or clamp (min, max; no

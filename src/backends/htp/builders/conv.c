@@ -24,15 +24,19 @@
  *   STATIC tensor (eg_htp_filter), a trainable one is a partition input (APP_WRITE, the
  *   runtime's own buffer: never copied into the program) permuted by a Transpose inside the
  *   graph every step (filter_of). pad_amount is [[pad_h, pad_h], [pad_w, pad_w]] from ATen's
- *   symmetric padding; a grouped TransposeConv2d (group > 1) with output_padding op > 0 in a
- *   dim instead gets [p, p - op] there and output_padding 0 (tconv_pads).)
+ *   symmetric padding; a TransposeConv2d with output_padding op > 0 in a dim and group > 1 or
+ *   stride > 2 there instead gets [p, p - op] there and output_padding 0 (tconv_pads).)
  *
  * Constraints, both ops: float32 operands (the partitioner's float gate already requires HTP
  * V69+ with fp16 and sends V68 and fp16-less parts to the CPU before supports() is asked, so
  * neither builder checks the arch), rank-4 non-empty tensors, stride / padding / dilation lists
  * of 2 values; a trainable weight carries no quantization encodings.
  *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
- *   both, TransposeConv2d with group > 1: output_padding <= padding per dim (tconv_pads).
+ *   both, TransposeConv2d (tconv_pads, the forms QNN HTP computes right): output_padding <=
+ *   padding per dim where it has group > 1 or stride > 2; depthwise (one channel per group in
+ *   and out) with stride > 1: kernel at most 3 wide.
+ *   backward, grad_weight: not with stride > 1 and dilation > 1 both (its Conv2d then has
+ *   both, which QNN HTP refuses for some shapes: measured).
  *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq).
  *   backward: no quantized grad_output / weight (see quantized()), nor a quantized forward input
  *   where grad_weight reads it; transposed False; where grad_input is computed, dilation [1, 1]
@@ -172,28 +176,43 @@ static bool out_pad_ok(const int64_t op[2], const int64_t stride[2], char *reaso
   return true;
 }
 
-/* TransposeConv2d's pad_amount and output_padding for ATen's symmetric padding `pad` and its
- * output_padding `op`. QNN HTP computes a grouped TransposeConv2d with output_padding > 0 wrong
- * (measured on Qualcomm's HTP emulator, group == channels: the output_padding row/column lands
- * at the top/left, shifting the whole output by one), so for group > 1 the same output is
- * described without it: cropping p - op instead of p at the bottom/right leaves the output the
- * same size, and the rows/cols op adds past a crop of p are exactly the ones the smaller crop
- * keeps, so pad_amount [p, p - op] with output_padding 0 is exact (QNN HTP computes it right).
- * That needs p >= op in each dim; otherwise false with the reason. Group 1 keeps
- * [[p, p], ..] and op (QNN computes it right). pads is pad_amount's [[top, bottom], [left,
+/* TransposeConv2d's pad_amount and output_padding for ATen's symmetric padding a->pad and the
+ * output_padding `op`, in a form Qualcomm's HTP computes right; false with the reason where
+ * none is known. Measured on QNN's HTP emulator (QNN 2.51 through onnxruntime-qnn 2.7.0,
+ * fp16 SoCs), against PyTorch's conv_transpose2d:
+ *   - a grouped TransposeConv2d with output_padding > 0 is wrong (group == channels: the
+ *     output_padding row/column lands at the top/left, shifting the whole output), and so is a
+ *     group-1 one with output_padding > padding at stride 3 (relative error 0.4-1.0);
+ *   - a depthwise one (one channel per group in and out) at stride > 1 with a kernel wider
+ *     than 3 is wrong with or without output_padding (0.1-1.0 at 5x5, strides 2 and 3); 3x3
+ *     is right without output_padding and in the form below.
+ * Where output_padding needs folding (group > 1, or stride > 2) the same output is described
+ * without it: cropping p - op instead of p at the bottom/right leaves the output the same
+ * size, and the rows/cols op adds past a crop of p are exactly the ones the smaller crop keeps,
+ * so pad_amount [p, p - op] with output_padding 0 is exact (and computed right). That needs
+ * p >= op. Otherwise [[p, p], ..] and op. pads is pad_amount's [[top, bottom], [left,
  * right]]. */
-static bool tconv_pads(const int64_t pad[2], const int64_t op[2], int64_t groups,
+static bool tconv_pads(const eg_graph *g, const conv_args *a, const int64_t op[2],
                        uint32_t pads[4], int64_t out_pad[2], char *reason, size_t size) {
+  const int64_t *w = g->values[a->w].shape; /* [in, out / group, kH, kW] or [out, in / g, ..] */
+  const bool depthwise = w[0] == a->groups && w[1] == 1;
   for (int d = 0; d < 2; d++) {
-    const bool fold = groups > 1 && op[d] > 0;
-    if (fold && op[d] > pad[d]) {
-      snprintf(reason, size, "output_padding %lld > padding %lld with group %lld: QNN HTP "
-               "computes grouped TransposeConv2d with output_padding shifted (measured); no "
-               "exact form lowered", (long long)op[d], (long long)pad[d], (long long)groups);
+    if (depthwise && a->stride[d] > 1 && w[2 + d] > 3) {
+      snprintf(reason, size, "depthwise TransposeConv2d with stride %lld and a kernel %lld wide: "
+               "QNN HTP computes it wrong past 3 wide (measured: relative error 0.1-1.0 at 5x5)",
+               (long long)a->stride[d], (long long)w[2 + d]);
       return false;
     }
-    pads[2 * d] = (uint32_t)pad[d];
-    pads[2 * d + 1] = (uint32_t)(fold ? pad[d] - op[d] : pad[d]);
+    const bool fold = op[d] > 0 && (a->groups > 1 || a->stride[d] > 2);
+    if (fold && op[d] > a->pad[d]) {
+      snprintf(reason, size, "output_padding %lld > padding %lld with group %lld, stride %lld: "
+               "QNN HTP computes such a TransposeConv2d wrong (measured: shifted); no exact form "
+               "lowered", (long long)op[d], (long long)a->pad[d], (long long)a->groups,
+               (long long)a->stride[d]);
+      return false;
+    }
+    pads[2 * d] = (uint32_t)a->pad[d];
+    pads[2 * d + 1] = (uint32_t)(fold ? a->pad[d] - op[d] : a->pad[d]);
     out_pad[d] = fold ? 0 : op[d];
   }
   return true;
@@ -298,7 +317,7 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
     uint32_t pads[4];
     int64_t op[2];
     return dilation_one(a, reason, size) && out_pad_ok(a->out_pad, a->stride, reason, size) &&
-           tconv_pads(a->pad, a->out_pad, a->groups, pads, op, reason, size);
+           tconv_pads(g, a, a->out_pad, pads, op, reason, size);
   }
   *kind = is_depthwise(a, cin) ? FWD_DEPTHWISE : FWD_CONV;
   return true;
@@ -335,7 +354,7 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
     uint32_t pads[4];
     int64_t out_pad[2];
     /* fwd_plan accepted these: tconv_pads succeeds */
-    (void)tconv_pads(a.pad, a.out_pad, a.groups, pads, out_pad, why, sizeof why);
+    (void)tconv_pads(g, &a, a.out_pad, pads, out_pad, why, sizeof why);
     p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, pads);
     p[np++] = pair_param("output_padding", out_pad);
     p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
@@ -402,6 +421,18 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
     return false;
   }
   if (!lists_ok(&pl->a, reason, size)) return false;
+  /* grad_weight's Conv2d has the forward dilation as stride and the forward stride as
+   * dilation: QNN HTP refused 5 of 25 such Conv2d with both > 1 in the conformance sweep
+   * (measured through onnxruntime-qnn 2.7.0, QNN 2.51), with no rule found in their shapes */
+  const bool strided = pl->a.stride[0] > 1 || pl->a.stride[1] > 1;
+  const bool dilated = pl->a.dil[0] > 1 || pl->a.dil[1] > 1;
+  if (pl->grad_weight >= 0 && strided && dilated) {
+    snprintf(reason, size, "grad_weight with stride [%lld, %lld] and dilation [%lld, %lld]: its "
+             "Conv2d would have both > 1, which QNN HTP refuses for some shapes (measured)",
+             (long long)pl->a.stride[0], (long long)pl->a.stride[1], (long long)pl->a.dil[0],
+             (long long)pl->a.dil[1]);
+    return false;
+  }
   /* 5. grad_input: TransposeConv2d has no dilation; its output_padding makes grad_input exactly
    *    input's size: H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
   if (pl->grad_input >= 0) {
@@ -411,8 +442,7 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
       pl->out_pad[d] = x->shape[2 + d] - ((gy->shape[2 + d] - 1) * pl->a.stride[d] -
                                           2 * pl->a.pad[d] + w->shape[2 + d]);
     if (!out_pad_ok(pl->out_pad, pl->a.stride, reason, size) ||
-        !tconv_pads(pl->a.pad, pl->out_pad, pl->a.groups, pl->tc_pads, pl->tc_out_pad, reason,
-                    size))
+        !tconv_pads(g, &pl->a, pl->out_pad, pl->tc_pads, pl->tc_out_pad, reason, size))
       return false;
   }
   return true;

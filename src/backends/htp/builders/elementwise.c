@@ -359,9 +359,11 @@ static eg_status neg_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n)
 }
 
 static eg_status silu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  ew_tensor x, s, y;
+  ew_tensor x, c, s, y;
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "self"), &g->values[n->output], "x", &x));
-  const ew_tensor *in[1] = {&x};
+  c = x; /* Sigmoid reads x clamped to fp16's range (eg_htp_transcendental_input) */
+  EG_TRY(eg_htp_transcendental_input(L, x.id, "x_clamped", &c.id));
+  const ew_tensor *in[1] = {&c};
   EG_TRY(emit(L, n, EG_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
   return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &s, NULL, &y);
 }

@@ -16,6 +16,9 @@
  * ATen's ceil-mode size drops a last window that would start in the bottom/right padding, and
  * then equals the FLOOR count with the same windows, so rounding_mode is CEIL only where ATen's
  * size exceeds the floor size; a node whose two dims would need different modes is declined.
+ * Average pooling never uses CEIL: its last window becomes FLOOR over that much more
+ * bottom/right padding, not counted (avg_end_pad: QNN HTP computes CEIL windows past the edge
+ * wrong); with count_include_pad and padding such a node is declined.
  * Clipping and divisors match ATen: windows are clipped to the input (max) and averages divide
  * by the window clipped to the padded extent (count_include_pad) or to the input.
  * The backward pools (max_pool2d_with_indices_backward, avg_pool2d_backward,
@@ -163,7 +166,30 @@ static bool avg_pool_supports(const eg_graph *g, const eg_node *n, const eg_targ
     snprintf(reason, size, "divisor_override is set: PoolAvg2d divides by the window size");
     return false;
   }
+  /* A CEIL last window is lowered as FLOOR over explicit bottom/right padding, not counted
+   * (avg_end_pad). With count_include_pad and padding, ATen counts the padding but not the
+   * overhang past it, which no one count_pad_for_edges gives. */
+  if (w.rounding && bool_arg(n, 5, "count_include_pad", true) && (w.p[0] || w.p[1])) {
+    snprintf(reason, size, "ceil_mode with count_include_pad and padding [%lld, %lld]: the last "
+             "window's divisor counts the padding but not the overhang, which PoolAvg2d cannot "
+             "express (and QNN HTP computes CEIL windows past the edge wrong)",
+             (long long)w.p[0], (long long)w.p[1]);
+    return false;
+  }
   return true;
+}
+
+/* Average pooling's CEIL rounding as FLOOR over `end` more bottom/right padding (the last
+ * window's overhang), not counted: QNN HTP (QNN 2.51's HTP backend, measured through
+ * onnxruntime-qnn 2.7.0) gets PoolAvg2d's CEIL windows that run past the edge wrong (a 2x2
+ * stride-2 window over a 7-wide input: relative error 1.0), and right with explicit padding.
+ * Without padding, count_include_pad counts nothing past the input either, so the two agree. */
+static void avg_end_pad(window *w, const int64_t in[2], const int64_t out[2], int64_t end[2]) {
+  for (int d = 0; d < 2; d++) {
+    const int64_t need = (out[d] - 1) * w->s[d] + w->k[d] - (in[d] + 2 * w->p[d]);
+    end[d] = w->rounding && need > 0 ? need : 0;
+  }
+  w->rounding = 0;
 }
 
 static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -173,11 +199,14 @@ static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   const int32_t x = eg_htp_arg(n, 0, "self"), y = pooled_value(g, n);
   parse_window(n, &w);
   choose_rounding(&w, &g->values[x].shape[2], &g->values[y].shape[2], why, sizeof why);
+  int64_t end[2] = {0, 0};
+  const bool overhang = !is_max && w.rounding;
+  if (overhang) avg_end_pad(&w, &g->values[x].shape[2], &g->values[y].shape[2], end);
   static const uint32_t two[1] = {2}, two_by_two[2] = {2, 2};
   const uint32_t k[2] = {(uint32_t)w.k[0], (uint32_t)w.k[1]};
   const uint32_t s[2] = {(uint32_t)w.s[0], (uint32_t)w.s[1]};
-  const uint32_t pad[4] = {(uint32_t)w.p[0], (uint32_t)w.p[0], (uint32_t)w.p[1],
-                           (uint32_t)w.p[1]};
+  const uint32_t pad[4] = {(uint32_t)w.p[0], (uint32_t)(w.p[0] + end[0]), (uint32_t)w.p[1],
+                           (uint32_t)(w.p[1] + end[1])};
   eg_qnn_param p[5] = {eg_qnn_param_u32_tensor("filter_size", 1, two, k),
                        eg_qnn_param_u32_tensor("stride", 1, two, s),
                        eg_qnn_param_u32_tensor("pad_amount", 2, two_by_two, pad),
@@ -185,7 +214,7 @@ static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   int n_params = 4;
   if (!is_max)
     p[n_params++] = eg_qnn_param_bool("count_pad_for_edges",
-                                      bool_arg(n, 5, "count_include_pad", true));
+                                      !overhang && bool_arg(n, 5, "count_include_pad", true));
   int32_t in, out;
   EG_TRY(eg_htp_want_axes(L, x, EG_AXES_NHWC, "input"));
   EG_TRY(eg_htp_want_axes(L, y, EG_AXES_NHWC, "result"));

@@ -1,0 +1,374 @@
+"""`make htp-check`: every NPU partition edgegrad compiles, checked on Qualcomm's own HTP stack.
+
+    PYTHONPATH=python .venv/bin/python tests/htp/htp_check.py --edgegrad build/edgegrad \\
+        [--workdir DIR] [--sets conformance,families] [--socs SM8650,SM8550,SM8750]
+        [--family-socs SM8650] [--families resnet18,...] [--regimes full,head,bias]
+        [--size 32] [--filter SUBSTR] [-j 2] [--json FILE]
+
+Cases: ``conformance`` is every case of the PyTorch conformance run (tests/conformance/cases.py:
+the convolution_backward sweep, the training steps, the model zoo, the frozen-model inference
+graphs, the SGD runs), built as that run builds them; ``families`` is the twelve torchvision
+families of ``make models`` x full/head/bias, built as tests/models/run_models.py builds them
+but at batch 2 of 3 x SIZE x SIZE (32 by default here, 64 there; the graphs are the same, the
+emulator's time grows with the pixels). Each case is compiled for each SoC (--socs for the
+conformance cases; --family-socs for the families, whose large partitions cost QNN's graph
+compiler about a minute each), run twice by ``edgegrad run --dump-partitions`` (fp32, and
+``--precision fp16``), and each NPU partition written as ONNX by ``edgegrad export-onnx``. Then,
+per partition, with QNN HTP's session for the SoC's soc_model (ONNX Runtime's CPU fallback
+disabled) and ONNX Runtime's CPU session (the exact fp32 function of the ONNX graph):
+
+  export   the ONNX graph computes what edgegrad's fp32 executor computed: CPU(in32) against
+           edgegrad's fp32 outputs, err <= 1e-4 (fp32 summation order only);
+  accepted QNN HTP builds the whole partition (a refusal fails the partition, naming QNN's
+           message);
+  agree    on the fp16 run's inputs, QNN HTP is as close to the fp32 function as edgegrad's
+           fp16 mode: err(QNN(in16), CPU(in16)) <= 3 * err16 + 2^-10, where err16 =
+           err(eg16, CPU(in16)); and on the fp32 run's inputs QNN HTP agrees with edgegrad's
+           fp32 outputs within the HTP's own rounding: err(QNN(in32), eg32) <= 3 * max(err16,
+           err(QNN(in16), CPU(in16))) + 2^-10;
+  fp16     edgegrad's fp16 mode is as close to the fp32 function as QNN HTP is:
+           err16 <= 3 * err(QNN(in16), CPU(in16)) + 2^-11; and edgegrad's fp16 mode differs
+           from the fp32 function somewhere (the emulation is real).
+
+err(a, b) = max|a - b| / max(max|b|, floor) per float output (the worst output counts), the
+floor M * 2^-12 in fp32 and M * 2^-10 in fp16, M the partition's largest boundary value: an
+output that cancels to rounding noise (a bias's gradient under a normalization) is judged
+against the partition's magnitude, as fp16 cannot resolve it. Integer and boolean outputs
+compare exactly. QNN's emulated cycles of each partition's fp32 run are recorded (min over the
+two runs: bench/htp_cycles.md says why they measure the emulating host, not the NPU).
+
+Prints one line per failing partition, a table per QNN op kind (partitions holding it,
+accepted, worst agreement ratio) and per SoC, and the summary line ``htp-check: N passed,
+M failed`` (partitions); --json writes every partition's row. Exit 0 only if all passed.
+"""
+import argparse
+import collections
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+for sub in ("tests/htp", "tests/conformance", "tests/models", "python"):
+    sys.path.insert(0, os.path.join(ROOT, sub))
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+
+EXPORT_TOL = 1e-4
+AGREE_FACTOR, AGREE_FLOOR = 3.0, 2.0 ** -10
+FP16_FACTOR, FP16_FLOOR = 3.0, 2.0 ** -11
+RUN_TIMEOUT_S = 900
+
+
+def soc_models(edgegrad):
+    """{soc: soc_model} from `edgegrad targets` (the SoC table is edgegrad's, not ours)."""
+    import re
+    out = subprocess.run([edgegrad, "targets"], capture_output=True, text=True, check=True).stdout
+    rows = [re.match(r"^(\S+)\s.*\s(?:yes|no)\s+(\d+)\s", line) for line in out.splitlines()[1:]]
+    return {m.group(1): int(m.group(2)) for m in rows if m}
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+def conformance_cases(filt):
+    import cases
+    return [("conformance", c.name, c) for c in cases.all_cases() if filt in c.name]
+
+
+def family_cases(families, regimes, filt):
+    return [("families", f"{f}_{r}", (f, r)) for f in families for r in regimes
+            if filt in f"{f}_{r}"]
+
+
+def build_case(kind, spec, folder):
+    """(graph json path, {input name: array}) of one case."""
+    if kind == "conformance":
+        import cases
+        built = cases.build(spec, folder)
+        return built.json_path, built.inputs
+    import torch
+    import torch.nn.functional as F
+    import run_models as rm
+    from edgegrad import export_training_step
+    family, regime = spec
+    model, x, y = rm.build(family, ARGS.size)
+    train = rm.trainable(model, regime)
+    result = export_training_step(model, F.cross_entropy, (x, y), os.path.join(folder, "model"),
+                                  trainable=train)
+    known = {"input": x, "target": y, **result.draws}
+    known.update({rm._flat(n): p for n, p in model.named_parameters()})
+    known.update({rm._flat(n): b for n, b in model.named_buffers()})
+    torch.set_num_threads(1)
+    return result.json_path, {e["name"]: known[e["name"]].detach().numpy()
+                              for e in result.graph["inputs"]}
+
+
+# ---- one case ------------------------------------------------------------------------------
+
+def sh(argv):
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    if proc.returncode:
+        lines = (proc.stderr.strip() or proc.stdout.strip() or "(no message)").splitlines()
+        raise RuntimeError(f"{' '.join(os.path.basename(a) for a in argv[:2])} exit "
+                           f"{proc.returncode}: {lines[-1]}")
+    return proc.stdout
+
+
+def err(got, want, floor=0.0):
+    """The comparison of one output: (error, kind). Floats: max|d| / max(max|want|, floor)
+    (inf when the non-finite positions differ); others: the share of differing elements."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return float("inf"), "shape"
+    if want.dtype.kind != "f":
+        return float(np.mean(got != want)) if want.size else 0.0, "exact"
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    fin = np.isfinite(w)
+    if not np.array_equal(fin, np.isfinite(g)) or not np.array_equal(g[~fin], w[~fin]):
+        return float("inf"), "float"
+    if not fin.any():
+        return 0.0, "float"
+    scale = max(float(np.max(np.abs(w[fin]))), floor)
+    d = float(np.max(np.abs(g[fin] - w[fin])))
+    return (d / scale if scale > 0 else (0.0 if d == 0 else float("inf"))), "float"
+
+
+def magnitude(*arrays):
+    """The largest finite |value| of the float arrays (a partition's scale)."""
+    m = 0.0
+    for a in arrays:
+        a = np.asarray(a)
+        if a.dtype.kind == "f" and a.size:
+            fin = a[np.isfinite(a)]
+            m = max(m, float(np.max(np.abs(fin)))) if fin.size else m
+    return m
+
+
+def load_dump(folder, names):
+    return {n: np.load(os.path.join(folder, n + ".npy")) for n in names}
+
+
+def check_partition(onnx_path, part, d32, d16, soc_model):
+    import onnx
+    import qnn_ref
+    row = {"partition": part, "failures": []}
+    model = onnx.load(onnx_path, load_external_data=False)
+    ins = [i.name for i in model.graph.input]
+    outs = [o.name for o in model.graph.output]
+    in32, want32 = load_dump(os.path.join(d32, part), ins), load_dump(os.path.join(d32, part), outs)
+    in16, got16 = load_dump(os.path.join(d16, part), ins), load_dump(os.path.join(d16, part), outs)
+    cpu = qnn_ref.cpu_session(onnx_path)
+    cpu32, cpu16 = qnn_ref.run(cpu, in32), qnn_ref.run(cpu, in16)
+    # An output far below the partition's own magnitude M (a sum that cancels: the gradient of
+    # a bias a normalization follows is 0 up to rounding) is judged against M's rounding:
+    # errors are relative to max(max|output|, M * 2^-12) in fp32, M * 2^-10 in fp16.
+    mag = magnitude(*in32.values(), *want32.values())
+    row["export"] = max((err(cpu32[o], want32[o], mag * 2.0 ** -12)[0] for o in outs),
+                        default=0.0)
+    if row["export"] > EXPORT_TOL:
+        row["failures"].append(f"export: ONNX on the CPU differs from edgegrad fp32 by "
+                               f"{row['export']:.2e} (> {EXPORT_TOL:g})")
+    start = time.monotonic()
+    try:
+        q = qnn_ref.qnn_session(onnx_path, soc_model)
+    except qnn_ref.QnnRefusal as e:
+        row.update(accepted=False, prepare_s=time.monotonic() - start)
+        row["failures"].append(f"refused: {e.ort_message.splitlines()[0][:300]}")
+        return row
+    row.update(accepted=True, prepare_s=time.monotonic() - start)
+    q32 = qnn_ref.run(q, in32)
+    q16 = qnn_ref.run(q, in16)
+    runs = qnn_ref.cycles_runs(q)
+    row["cycles"] = min(total for _, total in runs) if runs else None
+    worst_agree, worst_fp16, e16_max = 0.0, 0.0, 0.0
+    mag16 = magnitude(*in16.values(), *cpu16.values())
+    for o in outs:
+        e_q32, kind = err(q32[o], want32[o], mag * 2.0 ** -10)
+        e16, _ = err(got16[o], cpu16[o], mag16 * 2.0 ** -10)
+        eq16, _ = err(q16[o], cpu16[o], mag16 * 2.0 ** -10)
+        if kind == "exact":
+            if e_q32 > 0 or e16 > 0:
+                row["failures"].append(f"output {o}: integer/boolean elements differ (QNN "
+                                       f"{e_q32:.2e}, edgegrad fp16 {e16:.2e} of them)")
+            continue
+        e16_max = max(e16_max, e16)
+        # same inputs (the fp16 run's): QNN's fp16 error within 3x of edgegrad fp16's, and
+        # edgegrad fp16's within 3x of QNN's; on the fp32 run's inputs, QNN within 3x of the
+        # larger of the two (the HTP's own rounding there)
+        agree_bound = AGREE_FACTOR * e16 + AGREE_FLOOR
+        run32_bound = AGREE_FACTOR * max(e16, eq16) + AGREE_FLOOR
+        fp16_bound = FP16_FACTOR * eq16 + FP16_FLOOR
+        worst_agree = max(worst_agree, eq16 / agree_bound, e_q32 / run32_bound)
+        worst_fp16 = max(worst_fp16, e16 / fp16_bound)
+        if eq16 > agree_bound:
+            row["failures"].append(f"output {o}: QNN HTP fp16 is {eq16:.2e} from the fp32 "
+                                   f"function, edgegrad fp16 {e16:.2e} (bound {agree_bound:.2e})")
+        if e_q32 > run32_bound:
+            row["failures"].append(f"output {o}: QNN HTP differs from edgegrad fp32 by "
+                                   f"{e_q32:.2e} (bound {run32_bound:.2e} from the fp16 errors "
+                                   f"{e16:.2e} / {eq16:.2e})")
+        if e16 > fp16_bound:
+            row["failures"].append(f"output {o}: edgegrad fp16 is {e16:.2e} from the fp32 "
+                                   f"function, QNN HTP fp16 {eq16:.2e} (bound {fp16_bound:.2e})")
+    row.update(agree=worst_agree, fp16=worst_fp16, err16=e16_max)
+    return row
+
+
+def run_case(task):
+    kind, name, spec, socs = task
+    folder = os.path.join(ARGS.workdir, kind, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    rows = []
+    try:
+        json_path, inputs = build_case(kind, spec, folder)
+        in_dir = os.path.join(folder, "inputs")
+        os.makedirs(in_dir)
+        argv_in = []
+        for n, a in inputs.items():
+            np.save(os.path.join(in_dir, n + ".npy"), np.asarray(a, order="C"))
+            argv_in += ["--input", f"{n}={os.path.join(in_dir, n + '.npy')}"]
+    except Exception as e:
+        return [{"case": name, "set": kind, "soc": s, "partition": None,
+                 "failures": [f"build: {type(e).__name__}: {str(e)[:300]}"]} for s in socs]
+    for soc in socs:
+        base = {"case": name, "set": kind, "soc": soc}
+        sf = os.path.join(folder, soc)
+        os.makedirs(sf)
+        egp = os.path.join(sf, "program.egp")
+        try:
+            sh([ARGS.edgegrad, "compile", json_path, "--soc", soc, "-o", egp, "-q"])
+            info = json.loads(sh([ARGS.edgegrad, "inspect", egp, "--json"]))
+            if not info["partitions"]:
+                continue
+            d32, d16, onnx_dir = (os.path.join(sf, d) for d in ("dump32", "dump16", "onnx"))
+            sh([ARGS.edgegrad, "run", egp, *argv_in, "--dump-partitions", d32, "-q",
+                "--output-dir", os.path.join(sf, "out32")])
+            sh([ARGS.edgegrad, "run", egp, *argv_in, "--dump-partitions", d16, "-q",
+                "--precision", "fp16", "--output-dir", os.path.join(sf, "out16")])
+            sh([ARGS.edgegrad, "export-onnx", egp, onnx_dir])
+        except Exception as e:
+            rows.append({**base, "partition": None,
+                         "failures": [f"edgegrad: {type(e).__name__}: {str(e)[:300]}"]})
+            continue
+        model = SOC_MODELS[soc]
+        program_rows = []
+        for p in info["partitions"]:
+            ops = collections.Counter(o["type"] for o in p["ops"])
+            try:
+                row = check_partition(os.path.join(onnx_dir, p["name"] + ".onnx"), p["name"],
+                                      d32, d16, model)
+            except Exception as e:
+                row = {"partition": p["name"], "failures": [f"harness: {type(e).__name__}: "
+                                                            f"{str(e)[:300]}"]}
+            row.update(base, qnn_ops=sum(ops.values()), op_kinds=dict(ops))
+            program_rows.append(row)
+        rows += program_rows
+        if not ARGS.keep:
+            for d in ("dump32", "dump16", "out32", "out16"):
+                shutil.rmtree(os.path.join(sf, d), ignore_errors=True)
+    return rows
+
+
+def init_worker(args, models):
+    global ARGS, SOC_MODELS
+    ARGS, SOC_MODELS = args, models
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# ---- report --------------------------------------------------------------------------------
+
+def report(rows, seconds):
+    failed = [r for r in rows if r["failures"]]
+    for r in failed:
+        where = f"{r['set']} {r['case']} {r['soc']} {r['partition'] or ''}".rstrip()
+        for f in r["failures"]:
+            print(f"FAIL {where}: {f}")
+    parts = [r for r in rows if r.get("partition")]
+    kinds = collections.defaultdict(lambda: [0, 0, 0.0])
+    for r in parts:
+        for k in r.get("op_kinds", {}):
+            kinds[k][0] += 1
+            kinds[k][1] += bool(r.get("accepted"))
+            kinds[k][2] = max(kinds[k][2], r.get("agree", 0.0))
+    print(f"{'QNN op':28s} {'partitions':>10s} {'accepted':>9s} {'worst agree/bound':>18s}")
+    for k in sorted(kinds):
+        n, a, w = kinds[k]
+        print(f"{k:28s} {n:10d} {a:9d} {w:18.3f}")
+    for soc in sorted({r['soc'] for r in rows}):
+        rs = [r for r in parts if r["soc"] == soc]
+        acc = sum(bool(r.get("accepted")) for r in rs)
+        print(f"{soc}: {len(rs)} partitions, {acc} accepted whole, "
+              f"{sum(not r['failures'] for r in rs)} passed every check; worst agreement "
+              f"{max((r.get('agree', 0) for r in rs), default=0):.3f} of its bound, worst fp16 "
+              f"{max((r.get('fp16', 0) for r in rs), default=0):.3f} of its bound; "
+              f"QNN prepare {sum(r.get('prepare_s', 0) for r in rs):.0f} s")
+    real = any(r.get("err16", 0) > 0 for r in parts)
+    if parts and not real:
+        print("FAIL fp16: edgegrad's fp16 mode equals the fp32 function on every partition")
+    print(f"{len({(r['set'], r['case']) for r in rows})} cases, {seconds:.0f} s")
+    print(f"htp-check: {len(rows) - len(failed)} passed, {len(failed)} failed")
+    return 0 if rows and not failed and real else 1
+
+
+def main(argv):
+    import run_models
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--edgegrad", required=True)
+    p.add_argument("--workdir", help="case files (default: a temporary folder, removed)")
+    p.add_argument("--sets", default="conformance,families")
+    p.add_argument("--socs", default="SM8650,SM8550,SM8750",
+                   help="SoCs of the conformance cases")
+    p.add_argument("--family-socs", default="SM8650", help="SoCs of the torchvision families")
+    p.add_argument("--families", default=",".join(run_models.FAMILIES))
+    p.add_argument("--regimes", default=",".join(run_models.REGIMES))
+    p.add_argument("--size", type=int, default=32)
+    p.add_argument("--filter", default="")
+    p.add_argument("--keep", action="store_true", help="keep the dumps")
+    p.add_argument("-j", "--jobs", type=int, default=2)
+    p.add_argument("--json", help="write every partition's row here")
+    args = p.parse_args(argv)
+    args.edgegrad = os.path.abspath(args.edgegrad)
+    temporary = args.workdir is None
+    args.workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="edgegrad-htp-"))
+    models = soc_models(args.edgegrad)
+    sets = args.sets.split(",")
+    tasks = []
+    if "families" in sets:
+        tasks += [(*t, args.family_socs.split(",")) for t in
+                  family_cases(args.families.split(","), args.regimes.split(","), args.filter)]
+    if "conformance" in sets:
+        tasks += [(*t, args.socs.split(",")) for t in conformance_cases(args.filter)]
+    for t in tasks:
+        for s in t[3]:
+            if models.get(s, 0) <= 0:
+                print(f"htp-check: SoC {s}: no QNN soc_model in edgegrad's SoC table",
+                      file=sys.stderr)
+                return 2
+    start = time.monotonic()
+    with multiprocessing.get_context("fork").Pool(max(1, args.jobs), init_worker,
+                                                  (args, models)) as pool:
+        rows = [r for rs in pool.imap_unordered(run_case, tasks) for r in rs]
+    rows.sort(key=lambda r: (r["set"], r["case"], r["soc"], r.get("partition") or ""))
+    if args.json:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(tmp, args.json)
+    rc = report(rows, time.monotonic() - start)
+    if temporary and rc == 0:
+        shutil.rmtree(args.workdir, ignore_errors=True)
+    else:
+        print(f"case files: {args.workdir}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,167 @@
+"""Self-test of tests/htp/qnn_ref.py, the harness every HTP check runs QNN through: on tiny ONNX
+graphs made with onnx.helper,
+- an accepted graph (Conv -> Relu -> Sigmoid, SM8650) runs as QNN ops (the EP's JSON dump of the
+  graph QNN built) and gives QNN's fp16 result within the fp16 error bound of ONNX Runtime's
+  CPU result, bitwise the same on a second run;
+- a graph with an op QNN HTP lacks (Det) raises QnnRefusal with ONNX Runtime's message, where
+  ONNX Runtime with its default CPU fallback would have run it quietly;
+- the profile gives one cycle count per QNN op, a positive total, and QNN node names that
+  map back to the ONNX node names (named, unnamed, rewritten by the layout pass, inserted).
+Needs onnxruntime, onnxruntime-qnn and onnx (scripts/install-deps.sh test), not PyTorch.
+
+    .venv/bin/python tests/htp/test_qnn_ref.py
+
+Prints one line per failed check and last `qnn_ref self-test: N passed, M failed`; exit 0 only
+if every check passed.
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qnn_ref  # noqa: E402
+
+SM8650 = 57
+U16 = 2.0 ** -11  # unit roundoff of fp16, the precision QNN HTP computes float graphs in
+
+
+def save_model(path, nodes, inputs, y_shape, inits, opset=17):
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y_shape))
+    graph = helper.make_graph(nodes, "g", inputs, [out], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+def conv_chain(path, w, x_shape, tail=True):
+    """Conv (named) -> Relu (unnamed) -> Sigmoid (named): the three ways QNN names ops; the
+    Conv alone if not tail."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c" if tail else "y"], name="conv",
+                              pads=[1, 1, 1, 1])]
+    if tail:
+        nodes += [helper.make_node("Relu", ["c"], ["r"]),
+                  helper.make_node("Sigmoid", ["r"], ["y"], name="sig")]
+    y_shape = (x_shape[0], w.shape[0]) + tuple(x_shape[2:])
+    return save_model(path, nodes, [x], y_shape, [numpy_helper.from_array(w, "w")])
+
+
+def main():
+    passed = failed = 0
+
+    def expect(what, ok, detail=""):
+        nonlocal passed, failed
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAIL {what}: {detail}")
+
+    rng = np.random.default_rng(0)
+    tmp_dir = tempfile.TemporaryDirectory(prefix="qnn-ref-test-")
+    tmp = tmp_dir.name
+    w = rng.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((1, 4, 10, 10)).astype(np.float32)
+    chain = conv_chain(os.path.join(tmp, "chain.onnx"), w, x.shape)
+
+    # Accepted: QNN's result against the CPU's. fp16 bound on the conv output z: inputs and
+    # weights rounded to fp16 (2u per product) and a K-term sum (K u, the worst case even if
+    # HTP accumulated in fp16); relu passes it on, sigmoid scales it by at most 1/4, and the
+    # relu and sigmoid outputs are rounded once more each (u each; sigmoid's output <= 1).
+    qnn = qnn_ref.qnn_session(chain, SM8650, workdir=os.path.join(tmp, "qnn"))
+    y_qnn = qnn_ref.run(qnn, {"x": x})["y"].astype(np.float64)
+    y_cpu = qnn_ref.run(qnn_ref.cpu_session(chain), {"x": x})["y"]
+    abs_model = conv_chain(os.path.join(tmp, "abs.onnx"), np.abs(w), x.shape, tail=False)
+    abs_sum = qnn_ref.run(qnn_ref.cpu_session(abs_model), {"x": np.abs(x)})["y"]  # sum |w||x|
+    k = w.shape[1] * w.shape[2] * w.shape[3]
+    bound = (k + 3) * U16 * abs_sum / 4 + 2 * U16
+    err = np.abs(y_qnn - y_cpu)
+    print(f"QNN HTP vs CPU: max error {err.max():.3g}, worst error/bound {np.max(err / bound):.3g}")
+    expect("QNN HTP result within the fp16 bound of the CPU result",
+           y_qnn.shape == y_cpu.shape and bool(np.all(err <= bound)),
+           f"max error {err.max():.3g}, worst error/bound {np.max(err / bound):.3g}")
+    expect("QNN HTP computes at fp16 here, not fp32 (the bound is not vacuous)",
+           err.max() > 1e-6, f"max error {err.max():.3g}")
+    # The bound can fail: the same conv with its kernel flipped (convolution for
+    # cross-correlation, a classic layout slip) is far outside it.
+    flipped = conv_chain(os.path.join(tmp, "flip.onnx"), w[:, :, ::-1, ::-1].copy(), x.shape)
+    y_flip = qnn_ref.run(qnn_ref.cpu_session(flipped), {"x": x})["y"]
+    expect("a flipped kernel falls outside the bound", bool(np.any(np.abs(y_qnn - y_flip) > bound)))
+    y_again = qnn_ref.run(qnn, {"x": x})["y"]
+    expect("QNN HTP outputs are deterministic", np.array_equal(y_qnn, y_again))
+
+    graphs = qnn_ref.qnn_graphs(qnn)
+    types = sorted(t for g in graphs for t in g.values())
+    expect("the accepted graph ran as QNN ops (JSON graph dump)",
+           len(graphs) == 1 and "Conv2d" in types and "Sigmoid" in types
+           and any(t in ("Relu", "ElementWiseNeuron") for t in types), f"{graphs}")
+
+    # Cycles: one entry per QNN op of the dumped graph, a positive total covering them.
+    per_op, total = qnn_ref.cycles(qnn)
+    expect("one cycle count per QNN op", graphs and set(per_op) == set(graphs[0]),
+           f"profile {sorted(per_op)} vs graph {sorted(graphs[0]) if graphs else None}")
+    expect("positive total covering the ops", total > 0 and total >= sum(per_op.values()),
+           f"total {total}, ops {per_op}")
+    expect("every profiled run parsed", len(qnn_ref.cycles_runs(qnn)) == 2,
+           f"{len(qnn_ref.cycles_runs(qnn))} runs")
+
+    # QNN names -> ONNX names: each ONNX node is the source of a QNN op; the rest are the
+    # EP's layout Transposes.
+    origin = {name: qnn_ref.onnx_node(qnn, name) for name in per_op}
+    expect("every ONNX node found among the QNN ops",
+           sorted(set(origin.values()) - {None}) == sorted(["conv", "Relu1", "sig"]),
+           f"{origin}")
+    inserted = {n: graphs[0][n] for n, src in origin.items() if src is None}
+    expect("only layout Transposes are unmapped", set(inserted.values()) <= {"Transpose"},
+           f"{inserted}")
+    expect("workdir holds the session's files",
+           os.path.isfile(os.path.join(tmp, "qnn", "profile.csv")))
+
+    try:
+        qnn_ref.qnn_session(chain, 0)
+        expect("soc_model 0 rejected", False, "qnn_session returned a session")
+    except ValueError as e:
+        expect("soc_model 0 rejected", "positive integer" in str(e), str(e))
+
+    # Refused: Det has no QNN HTP op. The harness raises; ONNX Runtime with its default CPU
+    # fallback would have built a session that runs Det on the CPU.
+    xd = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])
+    det = save_model(os.path.join(tmp, "det.onnx"), [helper.make_node("Det", ["x"], ["y"])],
+                     [xd], [2], [])
+    try:
+        qnn_ref.qnn_session(det, SM8650)
+        expect("Det refused", False, "qnn_session returned a session")
+    except qnn_ref.QnnRefusal as e:
+        expect("Det refused with ONNX Runtime's message",
+               "fallback to CPU EP has been explicitly disabled" in e.ort_message
+               and det in str(e), str(e))
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.add_provider_for_devices([qnn_ref._qnn_device()], {"backend_type": "htp"})
+    quiet = ort.InferenceSession(det, so)
+    xv = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    expect("with CPU fallback ONNX Runtime quietly runs the refused graph",
+           np.allclose(quiet.run(None, {"x": xv})[0], np.linalg.det(xv), rtol=1e-4, atol=1e-5))
+
+    del qnn
+    before = set(os.listdir(tempfile.gettempdir()))
+    temp_session = qnn_ref.qnn_session(chain, SM8650)
+    temp_dir = temp_session.workdir
+    made = os.path.isdir(temp_dir) and os.path.basename(temp_dir) not in before
+    del temp_session
+    expect("a session's own temporary directory goes with it",
+           made and not os.path.exists(temp_dir), temp_dir)
+    tmp_dir.cleanup()
+    print(f"qnn_ref self-test: {passed} passed, {failed} failed")
+    return 0 if passed and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
