@@ -378,7 +378,28 @@ EG_API eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
  * b = momentum*b + (1-dampening)*g, and g = nesterov ? g + momentum*b : b; p -= lr*g.
  * Adam: g = grad + weight_decay*p; AdamW: p *= 1 - lr*weight_decay. Then (t = step count)
  * m = beta1*m + (1-beta1)*g, v = beta2*v + (1-beta2)*g*g,
- * p -= lr/(1-beta1^t) * m / (sqrt(v)/sqrt(1-beta2^t) + eps). */
+ * p -= lr/(1-beta1^t) * m / (sqrt(v)/sqrt(1-beta2^t) + eps).
+ *
+ * Loss scaling (loss_scale; torch.amp.GradScaler's rules), against gradients that underflow
+ * in fp16 NPU partitions (docs/fp16.md): each run's backward starts from S instead of 1 (its
+ * seed, ones_like(loss) or the constant it is compiled into, holds S; the loss output stays
+ * as it is), so every gradient comes out multiplied by S. eg_optimizer_step then unscales the
+ * gradient outputs in place (grad *= (float)(1/S)) before the update, so the update (weight
+ * decay, momentum, Adam's moments) sees unscaled gradients, and skips the update when any
+ * scaled gradient element was inf or NaN — or, on a runtime with fp16 NPU partitions, of a
+ * magnitude >= 65504 (fp16's largest: the HTP saturates there instead of overflowing to inf):
+ * the parameters, the optimizer's state and its step count stay, the buffers still take their
+ * new values (the forward ran, as in PyTorch). DYNAMIC then adapts S: after a skipped step
+ * S *= backoff_factor and the count of good steps restarts; after growth_interval good steps
+ * in a row S *= growth_factor (unless that overflows float32). STATIC keeps S. The seed must
+ * be read on the CPU (no loss backward has an NPU lowering); eg_optimizer_create refuses a
+ * model without one (EG_ERR_UNSUPPORTED). */
+typedef enum eg_loss_scale_mode {
+  EG_LOSS_SCALE_NONE = 0, /* the seed is 1: no scaling, no checks (today's behaviour) */
+  EG_LOSS_SCALE_STATIC,   /* S = init_scale throughout; overflowed steps skipped */
+  EG_LOSS_SCALE_DYNAMIC   /* GradScaler: S from init_scale, adapted */
+} eg_loss_scale_mode;
+
 typedef enum eg_optimizer_kind {
   EG_OPTIMIZER_SGD = 0,
   EG_OPTIMIZER_ADAM,
@@ -394,6 +415,12 @@ typedef struct eg_optimizer_options {
   bool nesterov;       /* SGD: needs momentum > 0 and dampening 0 (as torch.optim.SGD) */
   double beta1, beta2; /* Adam/AdamW, each in [0, 1) */
   double eps;          /* Adam/AdamW, >= 0 */
+  /* Loss scaling (above); zero fields take GradScaler's defaults. */
+  eg_loss_scale_mode loss_scale;
+  double init_scale;        /* STATIC, DYNAMIC: the first S, finite in (0, FLT_MAX] (0: 65536) */
+  double growth_factor;     /* DYNAMIC: finite, > 1 (0: 2) */
+  double backoff_factor;    /* DYNAMIC: in (0, 1) (0: 0.5) */
+  int64_t growth_interval;  /* DYNAMIC: good steps before S grows, in [1, INT32_MAX] (0: 2000) */
 } eg_optimizer_options;
 
 typedef struct eg_optimizer eg_optimizer;
@@ -424,6 +451,13 @@ EG_API eg_status eg_optimizer_set_steps(eg_optimizer *opt, int64_t steps);
 EG_API int eg_optimizer_num_states(const eg_optimizer *opt);
 EG_API eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **name,
                                     eg_tensor *out);
+/* Loss scaling: S, the scale the next run's backward starts from (1 without loss scaling, 0
+ * for a NULL optimizer), and the steps skipped so far because their gradients overflowed (-1
+ * when a restored state holds no count; eg_optimizer_step then refuses it).
+ * With loss scaling the state tensors end with "loss_scaler", float64 [3]: S, the good steps
+ * since S last changed (DYNAMIC), the skipped steps; a checkpoint restores them there. */
+EG_API double eg_optimizer_loss_scale(const eg_optimizer *opt);
+EG_API int64_t eg_optimizer_skipped_steps(const eg_optimizer *opt);
 
 /* ---- targets -------------------------------------------------------------------------- */
 

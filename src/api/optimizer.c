@@ -4,7 +4,15 @@
  * input B with an output new_B). Parameters are updated in place in the runtime's input
  * buffers, so the next eg_runtime_run trains on; state is one float32 tensor per parameter and
  * kind (momentum_buffer; exp_avg, exp_avg_sq), allocated at creation. Scalars are double, the
- * element arithmetic float, in torch.optim's order of operations (its single-tensor path). */
+ * element arithmetic float, in torch.optim's order of operations (its single-tensor path).
+ *
+ * Loss scaling follows torch.amp.GradScaler (torch/amp/grad_scaler.py and ATen's CPU kernels
+ * _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_): S is a float32 value, its
+ * inverse (float)(1/(double)S), each gradient element checked for inf/NaN and multiplied by it
+ * in float32; S *= backoff and S *= growth in double, stored as float. The runtime's seed
+ * reads S from this optimizer's state (eg_runtime_bind_loss_seed), so a checkpoint restored
+ * into the state view scales the next run. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +36,15 @@ struct eg_optimizer {
   int n_params;
   opt_param *p;
   int n_states_per_param; /* 0 (plain SGD), 1 (SGD with momentum), 2 (Adam/AdamW) */
+  /* loss scaling (o.loss_scale != NONE): S, good steps in a row, skipped steps; the state
+   * tensor "loss_scaler" */
+  double scaler[3];
+  float overflow_at;      /* a scaled gradient of this magnitude overflowed (inf; fp16's max
+                             on a runtime with fp16 NPU partitions) */
 };
+
+enum { SCALER_SCALE, SCALER_GOOD, SCALER_SKIPPED };
+static const char scaler_name[] = "loss_scaler";
 
 eg_optimizer_options eg_optimizer_defaults(eg_optimizer_kind kind) {
   eg_optimizer_options o = {.kind = kind, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
@@ -48,6 +64,16 @@ static eg_status check_options(const eg_optimizer_options *o) {
   RANGE(isfinite(o->lr) && o->lr >= 0, "lr", o->lr, "must be finite and >= 0");
   RANGE(isfinite(o->weight_decay) && o->weight_decay >= 0, "weight_decay", o->weight_decay,
         "must be finite and >= 0");
+  RANGE(o->loss_scale >= EG_LOSS_SCALE_NONE && o->loss_scale <= EG_LOSS_SCALE_DYNAMIC,
+        "loss_scale", (double)o->loss_scale, "not an eg_loss_scale_mode");
+  RANGE(o->init_scale >= 0 && o->init_scale <= FLT_MAX, "init_scale", o->init_scale,
+        "must be in (0, FLT_MAX] (0: GradScaler's 65536)");
+  RANGE(o->growth_factor == 0 || (isfinite(o->growth_factor) && o->growth_factor > 1),
+        "growth_factor", o->growth_factor, "must be finite and > 1 (0: GradScaler's 2)");
+  RANGE(o->backoff_factor >= 0 && o->backoff_factor < 1, "backoff_factor", o->backoff_factor,
+        "must be in (0, 1) (0: GradScaler's 0.5)");
+  RANGE(o->growth_interval >= 0 && o->growth_interval <= INT32_MAX, "growth_interval",
+        (double)o->growth_interval, "must be in [1, 2147483647] (0: GradScaler's 2000)");
   if (o->kind == EG_OPTIMIZER_SGD) {
     RANGE(isfinite(o->momentum) && o->momentum >= 0, "momentum", o->momentum,
           "must be finite and >= 0");
@@ -76,6 +102,12 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
   }
   opt->rt = rt;
   opt->o = *options;
+  if (!opt->o.init_scale) opt->o.init_scale = 65536.0; /* GradScaler's defaults */
+  if (!opt->o.growth_factor) opt->o.growth_factor = 2.0;
+  if (!opt->o.backoff_factor) opt->o.backoff_factor = 0.5;
+  if (!opt->o.growth_interval) opt->o.growth_interval = 2000;
+  opt->scaler[SCALER_SCALE] = (float)opt->o.init_scale;
+  opt->overflow_at = eg_runtime_npu_fp16(rt) ? 65504.0f : INFINITY;
   opt->n_states_per_param = options->kind != EG_OPTIMIZER_SGD ? 2 : options->momentum > 0;
   static const char *const suffix[2][2] = {{".momentum_buffer", ""}, {".exp_avg", ".exp_avg_sq"}};
   const int family = options->kind != EG_OPTIMIZER_SGD;
@@ -107,12 +139,21 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
     return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: the model has no input P with an "
                     "output grad_P (nor B with new_B): nothing to train");
   }
+  eg_status s = options->loss_scale != EG_LOSS_SCALE_NONE
+                    ? eg_runtime_bind_loss_seed(rt, &opt->scaler[SCALER_SCALE])
+                    : EG_OK;
+  if (s != EG_OK) {
+    opt->o.loss_scale = EG_LOSS_SCALE_NONE; /* nothing bound: nothing to undo */
+    eg_optimizer_destroy(opt);
+    return s;
+  }
   *out = opt;
   return EG_OK;
 }
 
 void eg_optimizer_destroy(eg_optimizer *opt) {
   if (!opt) return;
+  if (opt->o.loss_scale != EG_LOSS_SCALE_NONE) eg_runtime_bind_loss_seed(opt->rt, NULL);
   for (int i = 0; i < opt->n_params; i++)
     for (int k = 0; k < 2; k++) {
       free(opt->p[i].state[k]);
@@ -156,27 +197,72 @@ static void adam(const eg_optimizer *opt, const opt_param *p, float *w, const fl
   }
 }
 
-eg_status eg_optimizer_step(eg_optimizer *opt) {
-  if (!opt) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_step: NULL argument");
-  /* Adam's t is steps + 1 and the count goes up by one: both must stay an int64. Checked
-   * before any parameter moves, so a refused step changes nothing. */
-  if (opt->steps == INT64_MAX)
-    return eg_error(EG_ERR_STATE, "eg_optimizer_step: step count (%lld): at its maximum, no "
-                    "further step can be counted (eg_optimizer_set_steps sets it lower)",
-                    (long long)opt->steps);
-  const eg_graph *g = eg_runtime_graph(opt->rt);
+/* Parameter p's gradient output of the last successful run. */
+static eg_status grad_of(const eg_optimizer *opt, const opt_param *p, eg_tensor *grad) {
+  eg_status s = eg_runtime_output(opt->rt, p->grad_output, grad);
+  if (s == EG_ERR_STATE)
+    return eg_error(EG_ERR_STATE, "eg_optimizer_step: no successful run yet: the step reads "
+                    "the gradients of the last eg_runtime_run that returned EG_OK");
+  return s;
+}
+
+/* The loss scaler's state, which a checkpoint may have written: S a positive float32, the
+ * counts whole numbers, the good steps fewer than growth_interval. */
+static eg_status check_scaler(const eg_optimizer *opt) {
+  const double *st = opt->scaler, scale = st[SCALER_SCALE];
+  const bool ok = scale > 0 && scale <= FLT_MAX && (double)(float)scale == scale &&
+                  st[SCALER_GOOD] >= 0 && st[SCALER_GOOD] < (double)opt->o.growth_interval &&
+                  st[SCALER_GOOD] == floor(st[SCALER_GOOD]) && st[SCALER_SKIPPED] >= 0 &&
+                  st[SCALER_SKIPPED] < 0x1p53 && st[SCALER_SKIPPED] == floor(st[SCALER_SKIPPED]);
+  if (ok) return EG_OK;
+  return eg_error(EG_ERR_STATE, "eg_optimizer_step: %s (scale %g, good steps %g, skipped %g): "
+                  "the scale must be a positive float32, the counts whole numbers >= 0, the "
+                  "good steps below growth_interval %lld", scaler_name, scale, st[SCALER_GOOD],
+                  st[SCALER_SKIPPED], (long long)opt->o.growth_interval);
+}
+
+/* Loss scaling, before the update: every gradient element checked (inf, NaN, or a magnitude
+ * of at least overflow_at) and unscaled in place; *overflowed when one failed the check. A
+ * gradient buffer two parameters share is unscaled once. */
+static eg_status unscale(const eg_optimizer *opt, bool *overflowed) {
+  const float inv = (float)(1.0 / opt->scaler[SCALER_SCALE]), limit = opt->overflow_at;
+  bool found = false;
   for (int i = 0; i < opt->n_params; i++) {
-    const opt_param *p = &opt->p[i];
-    eg_tensor w, grad;
-    eg_status s = eg_runtime_output(opt->rt, p->grad_output, &grad);
-    if (s == EG_ERR_STATE)
-      return eg_error(EG_ERR_STATE, "eg_optimizer_step: no successful run yet: the step reads "
-                      "the gradients of the last eg_runtime_run that returned EG_OK");
-    if (s == EG_OK) s = eg_runtime_input(opt->rt, p->input, &w);
-    if (s != EG_OK) return s;
-    if (opt->o.kind == EG_OPTIMIZER_SGD) sgd(opt, p, w.data, grad.data);
-    else adam(opt, p, w.data, grad.data);
+    eg_tensor grad, other;
+    EG_TRY(grad_of(opt, &opt->p[i], &grad));
+    bool seen = false;
+    for (int j = 0; j < i && !seen; j++)
+      seen = grad_of(opt, &opt->p[j], &other) == EG_OK && other.data == grad.data;
+    float *g = grad.data;
+    for (int64_t k = 0; !seen && k < opt->p[i].numel; k++) {
+      found = found || !(fabsf(g[k]) < limit); /* NaN fails the comparison too */
+      if (inv != 1.0f) g[k] *= inv;
+    }
   }
+  *overflowed = found;
+  return EG_OK;
+}
+
+/* GradScaler's update of S after a step (DYNAMIC; STATIC keeps S, counting skips only). */
+static void update_scale(eg_optimizer *opt, bool overflowed) {
+  double *st = opt->scaler;
+  if (overflowed) st[SCALER_SKIPPED] += 1;
+  if (opt->o.loss_scale != EG_LOSS_SCALE_DYNAMIC) return;
+  if (overflowed) {
+    st[SCALER_SCALE] = (float)(st[SCALER_SCALE] * opt->o.backoff_factor);
+    st[SCALER_GOOD] = 0;
+  } else if (st[SCALER_GOOD] + 1 == (double)opt->o.growth_interval) {
+    const float grown = (float)(st[SCALER_SCALE] * opt->o.growth_factor);
+    if (isfinite(grown)) st[SCALER_SCALE] = grown; /* never past float32's range */
+    st[SCALER_GOOD] = 0;
+  } else {
+    st[SCALER_GOOD] += 1;
+  }
+}
+
+/* Every state buffer takes its new value. */
+static void take_buffers(const eg_optimizer *opt) {
+  const eg_graph *g = eg_runtime_graph(opt->rt);
   for (int32_t i = 0; i < g->n_inputs; i++) {
     int32_t o = eg_graph_paired_output(g, i, "new_");
     eg_tensor b, nb;
@@ -186,7 +272,34 @@ eg_status eg_optimizer_step(eg_optimizer *opt) {
     const size_t bytes = (size_t)eg_tensor_numel(&b) * eg_dtype_size(b.dtype);
     if (bytes && b.data != nb.data) memcpy(b.data, nb.data, bytes);
   }
-  opt->steps++;
+}
+
+eg_status eg_optimizer_step(eg_optimizer *opt) {
+  if (!opt) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_step: NULL argument");
+  /* Adam's t is steps + 1 and the count goes up by one: both must stay an int64. Checked
+   * before any parameter moves, so a refused step changes nothing. */
+  if (opt->steps == INT64_MAX)
+    return eg_error(EG_ERR_STATE, "eg_optimizer_step: step count (%lld): at its maximum, no "
+                    "further step can be counted (eg_optimizer_set_steps sets it lower)",
+                    (long long)opt->steps);
+  const bool scaling = opt->o.loss_scale != EG_LOSS_SCALE_NONE;
+  bool overflowed = false;
+  if (scaling) {
+    EG_TRY(check_scaler(opt));
+    EG_TRY(unscale(opt, &overflowed));
+  }
+  for (int i = 0; i < opt->n_params && !overflowed; i++) {
+    const opt_param *p = &opt->p[i];
+    eg_tensor w, grad;
+    eg_status s = grad_of(opt, p, &grad);
+    if (s == EG_OK) s = eg_runtime_input(opt->rt, p->input, &w);
+    if (s != EG_OK) return s;
+    if (opt->o.kind == EG_OPTIMIZER_SGD) sgd(opt, p, w.data, grad.data);
+    else adam(opt, p, w.data, grad.data);
+  }
+  take_buffers(opt);
+  if (scaling) update_scale(opt, overflowed);
+  if (!overflowed) opt->steps++;
   return EG_OK;
 }
 
@@ -210,7 +323,8 @@ eg_status eg_optimizer_set_steps(eg_optimizer *opt, int64_t steps) {
 }
 
 int eg_optimizer_num_states(const eg_optimizer *opt) {
-  return opt ? opt->n_params * opt->n_states_per_param : 0;
+  if (!opt) return 0;
+  return opt->n_params * opt->n_states_per_param + (opt->o.loss_scale != EG_LOSS_SCALE_NONE);
 }
 
 eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **name, eg_tensor *out) {
@@ -219,15 +333,33 @@ eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **name, eg
   if (index < 0 || index >= n)
     return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_state: index (%d) out of range [0, %d)", index,
                     n);
+  memset(out, 0, sizeof *out);
+  if (index == opt->n_params * opt->n_states_per_param) { /* the loss scaler's, last */
+    out->dtype = EG_DTYPE_FLOAT64;
+    out->rank = 1;
+    out->shape[0] = 3;
+    out->data = opt->scaler;
+    *name = scaler_name;
+    return EG_OK;
+  }
   const opt_param *p = &opt->p[index / opt->n_states_per_param];
   const int k = index % opt->n_states_per_param;
   const eg_graph *g = eg_runtime_graph(opt->rt);
   const eg_value *v = &g->values[g->inputs[p->input].value];
-  memset(out, 0, sizeof *out);
   out->dtype = EG_DTYPE_FLOAT32;
   out->rank = v->rank;
   memcpy(out->shape, v->shape, sizeof out->shape);
   out->data = p->state[k];
   *name = p->state_name[k];
   return EG_OK;
+}
+
+double eg_optimizer_loss_scale(const eg_optimizer *opt) {
+  if (!opt) return 0;
+  return opt->o.loss_scale != EG_LOSS_SCALE_NONE ? opt->scaler[SCALER_SCALE] : 1.0;
+}
+
+int64_t eg_optimizer_skipped_steps(const eg_optimizer *opt) {
+  const double k = opt ? opt->scaler[SCALER_SKIPPED] : 0; /* a checkpoint may have written it */
+  return k >= 0 && k < 0x1p53 ? (int64_t)k : -1;
 }

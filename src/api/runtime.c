@@ -56,6 +56,10 @@ struct eg_runtime {
   eg_run_profile *profile; /* eg_runtime_options.profile; NULL when off */
   char *dump_dir;          /* eg_runtime_options.dump_partitions_dir, copied; NULL when off */
   bool *dump_nhwc;         /* dumping: per value id, its buffer holds NHWC (held_nhwc) */
+  const double *seed_scale; /* loss scaling (eg_runtime_bind_loss_seed); NULL: not bound */
+  int32_t seed_value;      /* the backward's seed, */
+  int32_t seed_node;       /* its ones_like node, filled after it runs; -1: a constant, */
+  float *seed_buf;         /* rebound to this buffer, filled as each run starts */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -525,6 +529,7 @@ void eg_runtime_destroy(eg_runtime *rt) {
   free(rt->input_set);
   free(rt->dump_dir);
   free(rt->dump_nhwc);
+  free(rt->seed_buf);
   free(rt);
 }
 
@@ -590,6 +595,14 @@ static eg_status run_npu_step(const eg_runtime *rt, int32_t k, int64_t *convert_
   return EG_OK;
 }
 
+/* Loss scaling: the backward's seed takes the bound scale in every element. */
+static void fill_seed(const eg_runtime *rt) {
+  float *seed = rt->data[rt->seed_value];
+  const float s = (float)*rt->seed_scale;
+  const int64_t n = eg_value_numel(&rt->g->values[rt->seed_value]);
+  for (int64_t k = 0; k < n; k++) seed[k] = s;
+}
+
 static eg_status run_steps(const eg_runtime *rt) {
   const eg_graph *g = rt->g;
   eg_exec ex = {.g = g, .data = rt->data, .scratch = rt->scratch};
@@ -597,13 +610,17 @@ static eg_status run_steps(const eg_runtime *rt) {
   const int64_t t0 = prof ? eg_now_ns() : 0;
   int64_t at = t0;
   const int32_t n = rt->program ? rt->program->n_steps : g->n_nodes;
+  if (rt->seed_scale && rt->seed_node < 0) fill_seed(rt);
   for (int32_t k = 0; k < n; k++) {
     const eg_program_step *st = rt->program ? &rt->program->steps[k] : NULL;
     int64_t convert = 0;
-    if (st && st->partition >= 0)
+    if (st && st->partition >= 0) {
       EG_TRY(run_npu_step(rt, st->partition, prof ? &convert : NULL));
-    else
-      EG_TRY(eg_op_run[g->nodes[st ? st->node : k].op](&ex, &g->nodes[st ? st->node : k]));
+    } else {
+      const int32_t node = st ? st->node : k;
+      EG_TRY(eg_op_run[g->nodes[node].op](&ex, &g->nodes[node]));
+      if (rt->seed_scale && node == rt->seed_node) fill_seed(rt); /* before any reader runs */
+    }
     if (prof) { /* one clock read per step: a step ends where the next begins */
       const int64_t end = eg_now_ns();
       prof->e[k].start_ns = at - t0;
@@ -710,6 +727,41 @@ eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
       memcpy(rt->data[in], rt->data[g->outputs[o].value], eg_value_nbytes(v));
   }
   return EG_OK;
+}
+
+/* A seed that is a constant gets a buffer of the runtime's own (the graph's bytes are shared by
+ * every runtime of the model); no NPU step reads it (eg_graph_loss_seed), so rebinding its data
+ * pointer after creation reaches every reader. */
+eg_status eg_runtime_bind_loss_seed(eg_runtime *rt, const double *scale) {
+  const eg_graph *g = rt->g;
+  if (!scale) {
+    if (rt->seed_scale && rt->seed_node < 0)
+      rt->data[rt->seed_value] = (void *)g->statics[g->values[rt->seed_value].def].data;
+    rt->seed_scale = NULL;
+    return EG_OK;
+  }
+  if (rt->seed_scale)
+    return eg_error(EG_ERR_STATE, "eg_optimizer_create: loss scaling: the runtime's loss seed "
+                    "is already scaled by another optimizer: one optimizer with loss scaling per "
+                    "runtime");
+  int32_t v;
+  EG_TRY(eg_graph_loss_seed(g, rt->program, &v));
+  const eg_value *x = &g->values[v];
+  rt->seed_node = x->role == EG_ROLE_NODE ? x->def : -1;
+  if (rt->seed_node < 0) {
+    float *buf = aligned_alloc64(eg_value_nbytes(x));
+    if (!buf) return eg_error(EG_ERR_NOMEM, "eg_optimizer_create: out of memory");
+    free(rt->seed_buf);
+    rt->seed_buf = buf;
+    rt->data[v] = buf;
+  }
+  rt->seed_value = v;
+  rt->seed_scale = scale;
+  return EG_OK;
+}
+
+bool eg_runtime_npu_fp16(const eg_runtime *rt) {
+  return rt->program && rt->program->parts.n_partitions > 0 && rt->precision == EG_PRECISION_FP16;
 }
 
 const eg_graph *eg_runtime_graph(const eg_runtime *rt) { return rt->g; }

@@ -832,7 +832,7 @@ static const char usage_targets[] =
     "\n"
     "Lists the SoCs edgegrad compiles for: the name --soc takes, the product, the HTP\n"
     "(Hexagon Tensor Processor) generation, VTCM size, whether the NPU runs float (fp16)\n"
-    "graphs there, QNN's soc_model number for the SoC (0: not known) and the precision its\n"
+    "graphs there, QNN's soc_model number for the SoC and the precision its\n"
     "HTP computes float graphs in (fp16, measured with QNN's HTP emulator; none: no float\n"
     "path). Float ops need HTP V69+ on an fp16-capable SoC. Compiling uses fp32 unless\n"
     "compile --precision fp16 says otherwise.\n";

@@ -11,6 +11,7 @@
  * run resumed at any step sees the batches an uninterrupted run would. */
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -37,7 +38,8 @@ static const char usage_train[] =
     "                      [--normalize MEAN,STD]\n"
     "                      [--checkpoint DIR [--checkpoint-every K] [--resume]]\n"
     "                      [--out WEIGHTS.safetensors] [--log FILE.jsonl] [--threads N]\n"
-    "                      [--max-memory SIZE] [--precision fp16|fp32] [-q]\n"
+    "                      [--max-memory SIZE] [--precision fp16|fp32]\n"
+    "                      [--loss-scale none|dynamic|S [--loss-scale-interval N]] [-q]\n"
     "\n"
     "Fine-tunes the exported training step MODEL (python/edgegrad/export.py) over a data set:\n"
     "E epochs of shuffled mini-batches of the graph's batch size; after each step an optimizer\n"
@@ -100,21 +102,34 @@ static const char usage_train[] =
     "                      under their PyTorch state_dict names (model.load_state_dict(...,\n"
     "                      strict=False) takes them), atomically, after the last epoch\n"
     "  --log FILE          one JSON object per line: {\"event\": \"step\", \"epoch\", \"step\",\n"
-    "                      \"global_step\", \"loss\", \"lr\"} after every step and {\"event\":\n"
-    "                      \"epoch\", \"epoch\", \"train_loss\", \"val_loss\", \"val_accuracy\",\n"
-    "                      \"seconds\", \"lr\"} after every epoch (val_* with --eval; an\n"
+    "                      \"global_step\", \"loss\", \"lr\", with loss scaling \"loss_scale\"\n"
+    "                      (for the next step) and \"skipped_steps\"} after every step and\n"
+    "                      {\"event\": \"epoch\", \"epoch\", \"train_loss\", \"val_loss\",\n"
+    "                      \"val_accuracy\", \"seconds\", \"lr\", \"zero_grads\" (the share of\n"
+    "                      gradient elements exactly 0), with loss scaling \"loss_scale\" and\n"
+    "                      \"skipped_steps\"} after every epoch (val_* with --eval; an\n"
     "                      \"eval\" event for epoch 0 before training); appended to with\n"
     "                      --resume\n"
     "  --threads N         kernel threads (default: OMP_NUM_THREADS, else one per core)\n"
     "  --precision fp16|fp32  how NPU partitions compute floats (docs/fp16.md): with --soc,\n"
     "                      what to compile for (default fp32); for a compiled program,\n"
     "                      overrides the precision it records (default: the recorded one)\n"
+    "  --loss-scale none|dynamic|S  loss scaling against gradients that underflow in fp16\n"
+    "                      (torch.amp.GradScaler's rules): each step's backward starts from a\n"
+    "                      scale S instead of 1, the gradients are unscaled before the\n"
+    "                      update, and a step whose scaled gradients overflow (inf, NaN, or\n"
+    "                      at fp16 >= 65504) is skipped. dynamic: S from 65536, halved after\n"
+    "                      a skipped step, doubled after --loss-scale-interval N good steps\n"
+    "                      in a row (default 2000); S (a number > 0): that scale throughout.\n"
+    "                      Default: dynamic when the NPU partitions compute in fp16\n"
+    "                      (--precision, or the program's recorded one), else none\n"
     "  --max-memory SIZE   as for `edgegrad run`, the data included: each array's size (an\n"
     "                      .npz member's uncompressed size) is taken from SIZE before it is\n"
     "                      read, and the runtime gets what the data leaves\n"
     "  -q, --quiet         print nothing but errors\n"
     "\n"
-    "Prints a line per epoch (train loss, val loss and accuracy, learning rate, time), and on\n"
+    "Prints a line per epoch (train loss, val loss and accuracy, learning rate, time, the\n"
+    "share of zero gradients; the loss scale and skipped steps with loss scaling), and on\n"
     "a terminal a live\n"
     "progress line (step, running loss, examples/s, ETA); elsewhere (a file, a pipe) the\n"
     "lines go out one at a time as they are printed. A loss that is not finite stops\n"
@@ -137,6 +152,8 @@ typedef struct train_args {
   uint64_t seed;
   int schedule;
   double gamma, mean, std;
+  const char *loss_scale;      /* --loss-scale; NULL: by the precision (resolve_loss_scale) */
+  long loss_scale_interval;    /* --loss-scale-interval N; 0: GradScaler's 2000 */
 } train_args;
 
 /* One data input: the model's input, the file's array [N, ...] and the batch buffer. */
@@ -184,6 +201,7 @@ typedef struct trainer {
   uint64_t rng;
   char note[1200];
   int loss_at;
+  int64_t grad_elems, zero_grads; /* this epoch's gradient elements, and those exactly 0 */
 } trainer;
 
 /* ---- arguments ---- */
@@ -220,6 +238,24 @@ static int pair_arg(const char *opt, const char *v, double *a, double *b) {
                        opt, v);
 }
 
+/* --loss-scale none|dynamic|S: S a number in (0, FLT_MAX] (the scale is a float32). */
+static int parse_loss_scale(train_args *a) {
+  const char *v = a->loss_scale;
+  char *end = NULL;
+  if (strcmp(v, "none") == 0) a->opt.loss_scale = EG_LOSS_SCALE_NONE;
+  else if (strcmp(v, "dynamic") == 0) a->opt.loss_scale = EG_LOSS_SCALE_DYNAMIC;
+  else {
+    errno = 0;
+    const double s = strtod(v, &end);
+    if (!end || end == v || *end || errno || !(s > 0 && s <= FLT_MAX))
+      return fail(EXIT_USAGE, "train: --loss-scale %s: expected none, dynamic or a scale in (0, "
+                  "%g]", v, (double)FLT_MAX);
+    a->opt.loss_scale = EG_LOSS_SCALE_STATIC;
+    a->opt.init_scale = s;
+  }
+  return 0;
+}
+
 static int parse_train_args(int argc, char **argv, train_args *a) {
   eg_optimizer_kind kind = EG_OPTIMIZER_SGD;
   double lr = -1, momentum = 0, dampening = 0, wd = 0, b1 = 0.9, b2 = 0.999, eps = 1e-8;
@@ -236,7 +272,7 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
         "--dampening",
         "--weight-decay", "--betas", "--eps", "--lr-schedule", "--lr-step", "--lr-gamma",
         "--seed", "--normalize", "--checkpoint", "--checkpoint-every", "--out", "--log",
-        "--threads", "--max-memory", "--precision"};
+        "--threads", "--max-memory", "--precision", "--loss-scale", "--loss-scale-interval"};
     bool needs = false;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) needs |= strcmp(o, valued[k]) == 0;
     if (needs && !v) return fail(EXIT_USAGE, "train: %s needs a value", o);
@@ -303,7 +339,10 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
     } else if (strcmp(o, "--max-memory") == 0) {
       a->max_memory_arg = v;
       rc = parse_size("train", v, &a->rt_opt.max_memory_bytes);
-    } else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) a->quiet = true;
+    } else if (strcmp(o, "--loss-scale") == 0) a->loss_scale = v;
+    else if (strcmp(o, "--loss-scale-interval") == 0)
+      rc = int_arg(o, v, 1, INT32_MAX, &a->loss_scale_interval);
+    else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) a->quiet = true;
     else if (o[0] == '-') rc = fail(EXIT_USAGE, "train: option %s unknown (see edgegrad train "
                                     "--help)", o);
     else if (a->model) rc = fail(EXIT_USAGE, "train: a second model %s: give one MODEL", o);
@@ -346,6 +385,23 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
                 "needs --momentum > 0 and dampening 0", momentum, dampening);
   if (b1 < 0 || b1 >= 1 || b2 < 0 || b2 >= 1)
     return fail(EXIT_USAGE, "train: --betas %g,%g: each must be in [0, 1)", b1, b2);
+  return a->loss_scale ? parse_loss_scale(a) : 0;
+}
+
+/* Loss scaling by the model's precision when --loss-scale is not given: dynamic when its NPU
+ * partitions compute in fp16 (--precision, else a program's recorded precision), else none.
+ * --loss-scale-interval belongs to dynamic scaling. */
+static int resolve_loss_scale(train_args *a, const eg_model *m) {
+  eg_program_info prog;
+  const bool fp16 = a->rt_opt.precision ? a->rt_opt.precision == EG_PRECISION_FP16
+                    : eg_model_program_info(m, &prog) == EG_OK && prog.precision &&
+                          strcmp(prog.precision, "fp16") == 0;
+  if (!a->loss_scale) a->opt.loss_scale = fp16 ? EG_LOSS_SCALE_DYNAMIC : EG_LOSS_SCALE_NONE;
+  if (a->loss_scale_interval && a->opt.loss_scale != EG_LOSS_SCALE_DYNAMIC)
+    return fail(EXIT_USAGE, "train: --loss-scale-interval %ld: loss scaling is %s: the interval "
+                "is dynamic loss scaling's (--loss-scale dynamic)", a->loss_scale_interval,
+                a->opt.loss_scale == EG_LOSS_SCALE_NONE ? "none" : "static");
+  a->opt.growth_interval = a->loss_scale_interval;
   return 0;
 }
 
@@ -753,6 +809,11 @@ static double lr_at(const train_args *a, long e) {
 
 /* ---- checkpoints ---- */
 
+/* Steps run: the optimizer's, and those loss scaling skipped (their gradients overflowed). */
+static int64_t global_step(const trainer *tr) {
+  return eg_optimizer_steps(tr->opt) + eg_optimizer_skipped_steps(tr->opt);
+}
+
 static const char *kind_name(eg_optimizer_kind k) {
   return k == EG_OPTIMIZER_SGD ? "sgd" : k == EG_OPTIMIZER_ADAM ? "adam" : "adamw";
 }
@@ -771,6 +832,11 @@ static void run_signature(const trainer *tr, char *buf, size_t size) {
   else
     n += snprintf(buf + n, size - (size_t)n, " betas=%.17g,%.17g eps=%.17g", o->beta1, o->beta2,
                   o->eps);
+  if (o->loss_scale == EG_LOSS_SCALE_STATIC)
+    n += snprintf(buf + n, size - (size_t)n, " loss_scale=%.17g", o->init_scale);
+  if (o->loss_scale == EG_LOSS_SCALE_DYNAMIC)
+    n += snprintf(buf + n, size - (size_t)n, " loss_scale=dynamic growth_interval=%lld",
+                  (long long)(o->growth_interval ? o->growth_interval : 2000));
   n += snprintf(buf + n, size - (size_t)n, " lr_schedule=%s", sched[a->schedule]);
   if (a->schedule == SCHED_STEP)
     n += snprintf(buf + n, size - (size_t)n, " lr_step=%ld lr_gamma=%.17g", a->lr_step, a->gamma);
@@ -902,7 +968,7 @@ static int write_checkpoint(trainer *tr) {
   run_signature(tr, sig, sizeof sig);
   snprintf(epoch, sizeof epoch, "%ld", tr->epoch);
   snprintf(step, sizeof step, "%lld", (long long)tr->step);
-  snprintf(gstep, sizeof gstep, "%lld", (long long)eg_optimizer_steps(tr->opt));
+  snprintf(gstep, sizeof gstep, "%lld", (long long)global_step(tr));
   snprintf(loss, sizeof loss, "%a", tr->loss_sum);
   snprintf(rng, sizeof rng, "%016" PRIx64, tr->rng);
   const char *values[N_CKPT_KEYS] = {"edgegrad.checkpoint", "3", sig, epoch, step, gstep, loss,
@@ -915,7 +981,7 @@ static int write_checkpoint(trainer *tr) {
   char what[1100];
   snprintf(what, sizeof what, "train: checkpoint %s", tr->ckpt_path);
   if (rc == 0) rc = st_write(tr->ckpt_path, what, e, n, meta, N_CKPT_KEYS + 1);
-  if (rc == 0) tr->ckpt_written_step = eg_optimizer_steps(tr->opt);
+  if (rc == 0) tr->ckpt_written_step = global_step(tr);
   free_names(nm, n);
   free(e);
   return rc;
@@ -1057,8 +1123,12 @@ static int resume(trainer *tr) {
       memcpy(e[k].t.data, c->t.data, bytes);
     }
   }
+  const int64_t skipped = rc == 0 ? eg_optimizer_skipped_steps(tr->opt) : 0;
+  if (rc == 0 && !(skipped >= 0 && skipped <= pos[2]))
+    rc = fail(EXIT_USAGE, "%s: optimizer/loss_scaler: %lld skipped steps of global_step %lld: "
+              "a count from 0 to global_step", what, (long long)skipped, (long long)pos[2]);
   if (rc == 0) {
-    eg_optimizer_set_steps(tr->opt, pos[2]);
+    eg_optimizer_set_steps(tr->opt, pos[2] - skipped); /* the steps that updated */
     tr->epoch = (long)pos[0];
     tr->step = pos[1];
     tr->loss_sum = loss_sum;
@@ -1147,6 +1217,23 @@ static const char *first_non_finite(const trainer *tr) {
   return NULL;
 }
 
+/* The gradient outputs' elements and those exactly 0, added to the epoch's counts. Read before
+ * the optimizer's step (loss scaling unscales them in place; a zero stays a zero): at fp16 the
+ * share shows the gradients that underflowed, which loss scaling avoids. */
+static void count_zero_grads(trainer *tr) {
+  for (int i = 0; i < eg_model_num_outputs(tr->m); i++) {
+    eg_tensor_desc d;
+    eg_tensor t;
+    if (eg_model_output(tr->m, i, &d) != EG_OK || strncmp(d.name, "grad_", 5) != 0 ||
+        eg_runtime_output(tr->rt, i, &t) != EG_OK || t.dtype != EG_DTYPE_FLOAT32)
+      continue;
+    const float *g = t.data;
+    const int64_t n = eg_tensor_numel(&t);
+    for (int64_t k = 0; k < n; k++) tr->zero_grads += g[k] == 0.0f;
+    tr->grad_elems += n;
+  }
+}
+
 /* The state of the checkpoint for a message of a failed step. */
 static const char *checkpoint_note(trainer *tr) {
   if (!tr->ckpt_path || tr->ckpt_written_step < 0) return "no checkpoint was written";
@@ -1167,6 +1254,21 @@ static void val_text(double loss, double acc, char *text, size_t ts, char *json,
   }
 }
 
+/* The gradients' part of an epoch's line and of its JSON object: the share of gradient
+ * elements exactly 0 this epoch; with loss scaling the scale of the next step and the steps
+ * skipped so far. */
+static void grads_text(const trainer *tr, char *text, size_t ts, char *json, size_t js) {
+  const double zero = tr->grad_elems ? (double)tr->zero_grads / (double)tr->grad_elems : 0.0;
+  int n = snprintf(text, ts, "  zero grads %.1f %%", 100.0 * zero);
+  int m = snprintf(json, js, ", \"zero_grads\": %.9g", zero);
+  if (tr->a.opt.loss_scale == EG_LOSS_SCALE_NONE) return;
+  const double scale = eg_optimizer_loss_scale(tr->opt);
+  const long long skipped = (long long)eg_optimizer_skipped_steps(tr->opt);
+  snprintf(text + n, ts - (size_t)n, "  loss scale %g  skipped %lld", scale, skipped);
+  snprintf(json + m, js - (size_t)m, ", \"loss_scale\": %.9g, \"skipped_steps\": %lld", scale,
+           skipped);
+}
+
 static int train_epochs(trainer *tr) {
   const bool live = !tr->a.quiet && isatty(STDOUT_FILENO);
   int rc = 0;
@@ -1183,6 +1285,7 @@ static int train_epochs(trainer *tr) {
     const double lr = lr_at(&tr->a, tr->epoch), t0 = now_s();
     const int64_t first = tr->step;
     double shown = 0;
+    tr->grad_elems = tr->zero_grads = 0;
     eg_optimizer_set_lr(tr->opt, lr);
     permute(tr->train.perm, tr->train.n_examples, tr->a.shuffle, tr->a.seed, (uint64_t)tr->epoch);
     for (; tr->step < tr->train.steps && rc == 0; tr->step++) {
@@ -1201,6 +1304,7 @@ static int train_epochs(trainer *tr) {
                   "the update (lower --lr, check the data); %s", tr->epoch + 1,
                   (long long)tr->step + 1, loss, checkpoint_note(tr));
       }
+      if (rc == 0) count_zero_grads(tr);
       if (rc == 0 && (s = eg_optimizer_step(tr->opt)) != EG_OK) rc = fail_status(s);
       const char *bad = rc == 0 ? first_non_finite(tr) : NULL;
       if (bad) {
@@ -1211,15 +1315,19 @@ static int train_epochs(trainer *tr) {
       }
       if (rc) break;
       tr->loss_sum += loss;
+      char scaling[96] = "";
+      if (tr->a.opt.loss_scale != EG_LOSS_SCALE_NONE)
+        snprintf(scaling, sizeof scaling, ", \"loss_scale\": %.9g, \"skipped_steps\": %lld",
+                 eg_optimizer_loss_scale(tr->opt), (long long)eg_optimizer_skipped_steps(tr->opt));
       rc = log_line(tr, "{\"event\": \"step\", \"epoch\": %ld, \"step\": %lld, \"global_step\": "
-                    "%lld, \"loss\": %.9g, \"lr\": %.9g}", tr->epoch + 1, (long long)tr->step + 1,
-                    (long long)eg_optimizer_steps(tr->opt), loss, lr);
+                    "%lld, \"loss\": %.9g, \"lr\": %.9g%s}", tr->epoch + 1,
+                    (long long)tr->step + 1, (long long)global_step(tr), loss, lr, scaling);
       const double t = now_s();
       if (live && (t - shown > 0.1 || tr->step + 1 == tr->train.steps)) {
         progress(tr, tr->step + 1 - first, tr->loss_sum / (double)(tr->step + 1), t0);
         shown = t;
       }
-      if (rc == 0 && tr->a.ckpt_every && eg_optimizer_steps(tr->opt) % tr->a.ckpt_every == 0 &&
+      if (rc == 0 && tr->a.ckpt_every && global_step(tr) % tr->a.ckpt_every == 0 &&
           tr->step + 1 < tr->train.steps) {
         tr->step++;
         rc = write_checkpoint(tr);
@@ -1231,15 +1339,17 @@ static int train_epochs(trainer *tr) {
     double vloss = NAN, vacc = NAN;
     if (tr->eval_rt) rc = evaluate(tr, &vloss, &vacc);
     if (rc) break;
-    char val[128], vjson[128];
+    char val[128], vjson[128], grads[128], gjson[160];
     val_text(vloss, vacc, val, sizeof val, vjson, sizeof vjson);
+    grads_text(tr, grads, sizeof grads, gjson, sizeof gjson);
     if (!tr->a.quiet)
-      printf("%sepoch %ld/%ld  train loss %.6g%s  lr %.4g  %.2f s  %.0f ex/s%s\n",
-             live ? "\r" : "", tr->epoch + 1, tr->a.epochs, mean, val, lr, secs,
+      printf("%sepoch %ld/%ld  train loss %.6g%s  lr %.4g%s  %.2f s  %.0f ex/s%s\n",
+             live ? "\r" : "", tr->epoch + 1, tr->a.epochs, mean, val, lr, grads, secs,
              secs > 0 ? (double)((tr->train.steps - first) * tr->train.batch) / secs : 0.0,
              live ? "\033[K" : "");
     rc = log_line(tr, "{\"event\": \"epoch\", \"epoch\": %ld, \"train_loss\": %.9g%s, "
-                  "\"seconds\": %.6f, \"lr\": %.9g}", tr->epoch + 1, mean, vjson, secs, lr);
+                  "\"seconds\": %.6f, \"lr\": %.9g%s}", tr->epoch + 1, mean, vjson, secs, lr,
+                  gjson);
     if (rc == 0 && tr->ckpt_path) {
       tr->epoch++, tr->step = 0, tr->loss_sum = 0;
       rc = write_checkpoint(tr);
@@ -1362,7 +1472,8 @@ static int setup(trainer *tr) {
                 "inputs P with outputs grad_P (python/edgegrad/export.py)", a->model,
                 tr->loss_at < 0 ? "no scalar output loss" : "no trainable parameter");
   if (!a->have_wd && a->opt.kind == EG_OPTIMIZER_ADAMW) a->opt.weight_decay = 1e-2;
-  rc = a->eval ? setup_eval(tr) : 0;
+  rc = resolve_loss_scale(a, tr->m);
+  if (rc == 0) rc = a->eval ? setup_eval(tr) : 0;
   if (rc == 0) rc = load_data(tr);
   if (rc == 0) rc = check_labels(tr);
   if (rc == 0) rc = setup_random(tr);

@@ -6,8 +6,9 @@
  * and is recorded as the V73 family's smallest published value (2 MB).
  *
  * soc_model is QNN's number for the SoC (QnnHtpDevice's SoC model, the `soc_model` option of
- * ONNX Runtime's QNN execution provider); SM7675's and SM8635's are not in the public tables
- * (0). The float precision is what QNN's HTP emulator (onnxruntime-qnn 2.7.0) computed float
+ * ONNX Runtime's QNN execution provider): SM8635 is 68 and SM7675 70 (QNN 2.51's HTP backend
+ * names them so in its log, "Performance Estimates unsupported on soc SM8635", and refuses
+ * float graphs there: "The SocModel doesn't support FP16"). The float precision is what QNN's HTP emulator (onnxruntime-qnn 2.7.0) computed float
  * graphs in for each soc_model: fp16 storage on every float SoC, whatever
  * enable_htp_fp16_precision said (docs/fp16.md, tests/htp/fp16_probe.py). */
 #include <stdio.h>
@@ -27,10 +28,10 @@ static const eg_target eg_targets[] = {
     {"SM8350", "Snapdragon 888", 68, 4, QUANT, "V68 has no floating-point path", 30, NO_FLOAT},
     {"SM8450", "Snapdragon 8 Gen 1", 69, 8, FULL, "", 36, FP16},
     {"SM8475", "Snapdragon 8+ Gen 1", 69, 8, FULL, "", 42, FP16},
-    {"SM7675", "Snapdragon 7+ Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part", 0,
+    {"SM7675", "Snapdragon 7+ Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part", 70,
      NO_FLOAT},
     {"SM8550", "Snapdragon 8 Gen 2", 73, 8, FULL, "", 43, FP16},
-    {"SM8635", "Snapdragon 8s Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part", 0,
+    {"SM8635", "Snapdragon 8s Gen 3", 73, 2, QUANT, "QNN rejects fp16 on this V73 part", 68,
      NO_FLOAT},
     {"SM8650", "Snapdragon 8 Gen 3", 75, 8, FULL, "", 57, FP16},
     {"SM8750", "Snapdragon 8 Elite", 79, 8, FULL, "", 69, FP16},

@@ -183,10 +183,20 @@ def check_partition(onnx_path, part, d32, d16, soc_model):
         row["failures"].append(f"refused: {e.ort_message.splitlines()[0][:300]}")
         return row
     row.update(accepted=True, prepare_s=time.monotonic() - start)
+    row["qnn_built"] = dict(collections.Counter(t for g in qnn_ref.qnn_graphs(q)
+                                                for t in g.values()))
     q32 = qnn_ref.run(q, in32)
     q16 = qnn_ref.run(q, in16)
     runs = qnn_ref.cycles_runs(q)
-    row["cycles"] = min(total for _, total in runs) if runs else None
+    if runs:  # the run with the fewest cycles, and its cycles per QNN op type
+        ops, total = min(runs, key=lambda r: r[1])
+        types = {}
+        for graph in qnn_ref.qnn_graphs(q):
+            types.update(graph)
+        by_type = collections.Counter()
+        for name, c in ops.items():
+            by_type[types.get(name, "(unnamed)")] += c
+        row.update(cycles=total, cycles_by_type=dict(by_type))
     worst_agree, worst_fp16, e16_max = 0.0, 0.0, 0.0
     mag16 = magnitude(*in16.values(), *cpu16.values())
     for o in outs:
@@ -292,16 +302,20 @@ def report(rows, seconds):
         for f in r["failures"]:
             print(f"FAIL {where}: {f}")
     parts = [r for r in rows if r.get("partition")]
-    kinds = collections.defaultdict(lambda: [0, 0, 0.0])
+    kinds = collections.defaultdict(lambda: [0, 0, 0.0, 0, 0])
     for r in parts:
-        for k in r.get("op_kinds", {}):
+        for k, n in r.get("op_kinds", {}).items():
             kinds[k][0] += 1
             kinds[k][1] += bool(r.get("accepted"))
             kinds[k][2] = max(kinds[k][2], r.get("agree", 0.0))
-    print(f"{'QNN op':28s} {'partitions':>10s} {'accepted':>9s} {'worst agree/bound':>18s}")
+            kinds[k][3] += n
+        for k, n in r.get("qnn_built", {}).items():
+            kinds[k][4] += n
+    print(f"{'QNN op':28s} {'partitions':>10s} {'accepted':>9s} {'worst agree/bound':>18s} "
+          f"{'ops':>7s} {'QNN built':>9s}")
     for k in sorted(kinds):
-        n, a, w = kinds[k]
-        print(f"{k:28s} {n:10d} {a:9d} {w:18.3f}")
+        n, a, w, ops, built = kinds[k]
+        print(f"{k:28s} {n:10d} {a:9d} {w:18.3f} {ops:7d} {built:9d}")
     for soc in sorted({r['soc'] for r in rows}):
         rs = [r for r in parts if r["soc"] == soc]
         acc = sum(bool(r.get("accepted")) for r in rs)
@@ -353,11 +367,24 @@ def main(argv):
                       file=sys.stderr)
                 return 2
     start = time.monotonic()
+    if args.json and os.path.exists(args.json + ".partial"):
+        os.remove(args.json + ".partial")
+    rows = []
     with multiprocessing.get_context("fork").Pool(max(1, args.jobs), init_worker,
                                                   (args, models)) as pool:
-        rows = [r for rs in pool.imap_unordered(run_case, tasks) for r in rs]
+        for rs in pool.imap_unordered(run_case, tasks):
+            rows += rs
+            if args.json:  # each case's rows as it ends (JSON lines), for a run cut short
+                with open(args.json + ".partial", "a") as f:
+                    f.writelines(json.dumps(r) + "\n" for r in rs)
+            if rs and rs[0]["set"] == "families":  # the long ones: a line each as they end
+                bad = sum(bool(r["failures"]) for r in rs)
+                print(f"{rs[0]['case']}: {len(rs)} partitions, {bad} failed, QNN prepare "
+                      f"{sum(r.get('prepare_s', 0) for r in rs):.0f} s", flush=True)
     rows.sort(key=lambda r: (r["set"], r["case"], r["soc"], r.get("partition") or ""))
     if args.json:
+        if os.path.exists(args.json + ".partial"):
+            os.remove(args.json + ".partial")
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
             json.dump(rows, f, indent=1)
