@@ -97,8 +97,9 @@ typedef enum eg_dtype {
  * float tensor of a partition is stored as fp16 would store it (inputs and weights rounded to
  * nearest even as they enter, each op's output rounded after the op, magnitudes above 65504
  * saturated), each op computing in fp32 in between. CPU nodes always compute in fp32.
- * DEFAULT (0) means "unset": fp32 when compiling, the program's recorded precision when
- * running one. */
+ * DEFAULT (0) means "unset": when compiling, the SoC's own (fp16 on every SoC with a float
+ * path, as its HTP computes; fp32 elsewhere), the program's recorded precision when running
+ * one. */
 typedef enum eg_precision {
   EG_PRECISION_DEFAULT = 0,
   EG_PRECISION_FP32 = 1,
@@ -472,8 +473,8 @@ typedef struct eg_target_info {
   int soc_model;        /* QNN's number for the SoC (its HTP backend's soc_model, 57 for
                            SM8650); 0 when not known */
   /* How its HTP computes float graphs, as measured with QNN's HTP emulator: "fp16" (fp16
-   * storage: eg_precision FP16), or "none" without a float path. Compiling uses fp32 unless
-   * eg_compile_options.precision says otherwise. */
+   * storage: eg_precision FP16), or "none" without a float path. Compiling uses it (fp32
+   * where it is "none") unless eg_compile_options.precision says otherwise. */
   const char *float_precision;
 } eg_target_info;
 
@@ -539,9 +540,10 @@ typedef struct eg_compile_options {
    * with EG_ERR_ARGUMENT listing the valid ones. Ignored by eg_runtime_create_compiled and
    * eg_model_save_compiled. */
   const char *dump_after;
-  /* How the program's NPU partitions compute floats (eg_precision; `--precision`): DEFAULT (0)
-   * or FP32 compiles for fp32, FP16 for the fp16 storage QNN's HTP computes float graphs in
-   * (eg_target_info.float_precision says which the SoC's HTP uses). A compiled program
+  /* How the program's NPU partitions compute floats (eg_precision; `--precision`): FP16 for
+   * the fp16 storage QNN's HTP computes float graphs in, FP32 for an "ideal NPU" computing in
+   * fp32; DEFAULT (0) takes the SoC's (eg_target_info.float_precision: fp16 on every SoC with
+   * a float path, fp32 on the others, which place no float partition). A compiled program
    * records it, and its runtimes use it unless eg_runtime_options.precision overrides it;
    * another value is EG_ERR_ARGUMENT. It does not change placement. */
   eg_precision precision;

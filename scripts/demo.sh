@@ -6,9 +6,11 @@
 #   1. compile the step and its eval graph, with the per-op table of what the NPU runs and why
 #      the rest stays on the CPU;
 #   2. run the first step and check its loss and every gradient against PyTorch's values stored
-#      at export time;
+#      at export time (with --precision fp32: PyTorch computes in fp32, the SoC's HTP in fp16);
 #   3. train: epochs over the digits 5-9 (Debian's python3-sklearn copy of the data set), a
-#      quarter held back for validation, Adam; validation accuracy from ~30 % (the fresh head) to >= 90 %;
+#      quarter held back for validation, Adam, the NPU partitions in fp16 as SM8650's HTP
+#      computes them, with dynamic loss scaling; validation accuracy from ~30 % (the fresh head)
+#      to >= 90 %;
 #   4. draw the loss and accuracy curves (SVG) and write the trained weights (safetensors).
 # Needs no PyTorch: python3 with numpy reads the data and draws the picture.
 set -euo pipefail
@@ -27,13 +29,14 @@ args=()
 for f in "$stem"_inputs/*.npy; do
   args+=(--input "$(basename "$f" .npy)=$f")
 done
-echo "== edgegrad run $out/digits_step.egp   (the first step, compared with PyTorch's in ${stem}_reference/)"
-"$exe" run "$out/digits_step.egp" "${args[@]}" --output-dir "$out/first_step" --expect "${stem}_reference"
+echo "== edgegrad run $out/digits_step.egp --precision fp32   (the first step, compared with PyTorch's in ${stem}_reference/)"
+"$exe" run "$out/digits_step.egp" "${args[@]}" --precision fp32 --output-dir "$out/first_step" \
+  --expect "${stem}_reference"
 echo
 echo "== the digits 5-9 (scikit-learn's digits data set, from Debian's python3-sklearn)"
 /usr/bin/python3 scripts/digits_data.py "$out/digits59"
 echo
-echo "== edgegrad train $out/digits_step.egp   (log: $out/train.jsonl)"
+echo "== edgegrad train $out/digits_step.egp   (the SoC's precision, dynamic loss scaling; log: $out/train.jsonl)"
 "$exe" train "$out/digits_step.egp" --eval "$out/digits_step.eval.egp" --data "$out/digits59" \
   --val-split 0.25 --init "$stem.init.safetensors" --epochs 5 --optimizer adam --lr 0.01 \
   --seed 1 --log "$out/train.jsonl" --out "$out/trained.safetensors"

@@ -41,6 +41,11 @@ eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_opt
   return EG_OK;
 }
 
+eg_precision eg_api_precision(const eg_compile_options *o, const eg_target *target) {
+  if (o->precision) return o->precision;
+  return target->float_precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16 : EG_PRECISION_FP32;
+}
+
 eg_status eg_api_require_graph(const eg_model *model, const char *fn) {
   if (!model->compiled) return EG_OK;
   eg_program_info info;
@@ -90,7 +95,7 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
     free(p);
     return s;
   }
-  p->precision = options->precision ? options->precision : EG_PRECISION_FP32;
+  p->precision = eg_api_precision(options, popt.target);
   /* the compiled graph: same inputs and outputs as the model's */
   return eg_runtime_create_program(p->graph, p, runtime_options, out);
 }
@@ -105,7 +110,7 @@ eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options
   EG_TRY(eg_api_partition_options(options, &popt));
   eg_program p;
   EG_TRY(eg_program_build(model->graph, &popt, &p));
-  p.precision = options->precision ? options->precision : EG_PRECISION_FP32;
+  p.precision = eg_api_precision(options, popt.target);
   eg_status s = eg_egp_write(&p, path);
   eg_program_free(&p);
   return s;

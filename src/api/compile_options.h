@@ -9,6 +9,11 @@
  * lists the valid names) when there is no such SoC. */
 eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out);
 
+/* The precision a program compiled with `o` for `target` computes in: o->precision when set,
+ * else the target's float path (fp16 on every SoC that has one, as QNN's HTP computes float
+ * graphs), else fp32 (a SoC without a float path places no float partition). */
+eg_precision eg_api_precision(const eg_compile_options *o, const eg_target *target);
+
 /* Compiling starts from a graph: EG_ERR_ARGUMENT, naming `fn`, for a model loaded from a
  * compiled program (its graph is already partitioned and lowered, and runs as it is). */
 eg_status eg_api_require_graph(const eg_model *model, const char *fn);

@@ -105,7 +105,7 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   eg_compile_report *r = calloc(1, sizeof *r);
   if (!r) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   r->target = popt.target;
-  r->precision = options->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16 : EG_PRECISION_FP32;
+  r->precision = eg_api_precision(options, popt.target);
   eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
   eg_status s = place(model->graph, &popt, options->dump_after, &compiled, &r->part);
   if (s == EG_OK) s = copy_names(r, compiled);

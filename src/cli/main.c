@@ -110,8 +110,9 @@ static const char usage_run[] =
     "  --skip-op OP, --skip-node NAME   keep ops/nodes on the CPU (with --soc)\n"
     "  --precision fp16|fp32  how NPU partitions compute floats (docs/fp16.md; see\n"
     "                         `edgegrad compile --help`): with --soc, what to compile for\n"
-    "                         (default fp32); for a compiled program, overrides the\n"
-    "                         precision it records (default: the recorded one). No effect\n"
+    "                         (default: the SoC's, `edgegrad targets`); for a compiled\n"
+    "                         program, overrides the precision it records (default: the\n"
+    "                         recorded one). No effect\n"
     "                         on a run without NPU partitions\n"
     "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
     "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b| over finite b), NaN\n"
@@ -834,8 +835,8 @@ static const char usage_targets[] =
     "(Hexagon Tensor Processor) generation, VTCM size, whether the NPU runs float (fp16)\n"
     "graphs there, QNN's soc_model number for the SoC and the precision its\n"
     "HTP computes float graphs in (fp16, measured with QNN's HTP emulator; none: no float\n"
-    "path). Float ops need HTP V69+ on an fp16-capable SoC. Compiling uses fp32 unless\n"
-    "compile --precision fp16 says otherwise.\n";
+    "path). Float ops need HTP V69+ on an fp16-capable SoC. Compiling uses that precision\n"
+    "unless compile --precision fp32 asks for an \"ideal NPU\" computing in fp32.\n";
 
 static int cmd_targets(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
@@ -891,10 +892,12 @@ static const char usage_compile[] =
     "  --no-fallback        fail (exit 1) if any node would run on the CPU, listing each with\n"
     "                       its reason\n"
     "  --precision fp16|fp32\n"
-    "                       how the NPU partitions compute floats (docs/fp16.md): fp32\n"
-    "                       (default) keeps every float tensor fp32; fp16 stores each as QNN's\n"
-    "                       HTP does (inputs, weights and every op's output rounded to fp16,\n"
-    "                       ops computing in fp32 between). The program records it (run and\n"
+    "                       how the NPU partitions compute floats (docs/fp16.md): fp16 stores\n"
+    "                       each float tensor as QNN's HTP does (inputs, weights and every\n"
+    "                       op's output rounded to fp16, ops computing in fp32 between); fp32\n"
+    "                       keeps every float tensor fp32 (an \"ideal NPU\"). Default: the\n"
+    "                       SoC's precision (`edgegrad targets`: fp16 on every SoC with a float\n"
+    "                       path, fp32 on the others). The program records it (run and\n"
     "                       train use it unless their --precision overrides it); the table\n"
     "                       and --report show it. Placement does not change\n"
     "  -q, --quiet          print no table (warnings and errors still go to stderr)\n"

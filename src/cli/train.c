@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,7 +113,8 @@ static const char usage_train[] =
     "                      --resume\n"
     "  --threads N         kernel threads (default: OMP_NUM_THREADS, else one per core)\n"
     "  --precision fp16|fp32  how NPU partitions compute floats (docs/fp16.md): with --soc,\n"
-    "                      what to compile for (default fp32); for a compiled program,\n"
+    "                      what to compile for (default: the SoC's, fp16 on every SoC with a\n"
+    "                      float path, as `edgegrad targets` lists); for a compiled program,\n"
     "                      overrides the precision it records (default: the recorded one)\n"
     "  --loss-scale none|dynamic|S  loss scaling against gradients that underflow in fp16\n"
     "                      (torch.amp.GradScaler's rules): each step's backward starts from a\n"
@@ -122,7 +124,8 @@ static const char usage_train[] =
     "                      a skipped step, doubled after --loss-scale-interval N good steps\n"
     "                      in a row (default 2000); S (a number > 0): that scale throughout.\n"
     "                      Default: dynamic when the NPU partitions compute in fp16\n"
-    "                      (--precision, or the program's recorded one), else none\n"
+    "                      (--precision, the program's recorded one, or with --soc the\n"
+    "                      SoC's), else none\n"
     "  --max-memory SIZE   as for `edgegrad run`, the data included: each array's size (an\n"
     "                      .npz member's uncompressed size) is taken from SIZE before it is\n"
     "                      read, and the runtime gets what the data leaves\n"
@@ -388,14 +391,26 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
   return a->loss_scale ? parse_loss_scale(a) : 0;
 }
 
-/* Loss scaling by the model's precision when --loss-scale is not given: dynamic when its NPU
- * partitions compute in fp16 (--precision, else a program's recorded precision), else none.
- * --loss-scale-interval belongs to dynamic scaling. */
-static int resolve_loss_scale(train_args *a, const eg_model *m) {
+/* Whether the NPU partitions train runs compute in fp16: --precision, else the program's
+ * recorded precision, else (a graph compiled for --soc) the SoC's own, as compiling takes it. */
+static bool npu_fp16(const train_args *a, const eg_model *m) {
+  if (a->rt_opt.precision) return a->rt_opt.precision == EG_PRECISION_FP16;
   eg_program_info prog;
-  const bool fp16 = a->rt_opt.precision ? a->rt_opt.precision == EG_PRECISION_FP16
-                    : eg_model_program_info(m, &prog) == EG_OK && prog.precision &&
-                          strcmp(prog.precision, "fp16") == 0;
+  if (eg_model_program_info(m, &prog) == EG_OK)
+    return prog.precision && strcmp(prog.precision, "fp16") == 0;
+  for (int i = 0; a->compile.soc && i < eg_num_targets(); i++) {
+    eg_target_info t;
+    if (eg_get_target(i, &t) == EG_OK && strcasecmp(t.soc, a->compile.soc) == 0)
+      return t.float_precision && strcmp(t.float_precision, "fp16") == 0;
+  }
+  return false;
+}
+
+/* Loss scaling by the model's precision when --loss-scale is not given: dynamic when its NPU
+ * partitions compute in fp16 (npu_fp16), else none. --loss-scale-interval belongs to dynamic
+ * scaling. */
+static int resolve_loss_scale(train_args *a, const eg_model *m) {
+  const bool fp16 = npu_fp16(a, m);
   if (!a->loss_scale) a->opt.loss_scale = fp16 ? EG_LOSS_SCALE_DYNAMIC : EG_LOSS_SCALE_NONE;
   if (a->loss_scale_interval && a->opt.loss_scale != EG_LOSS_SCALE_DYNAMIC)
     return fail(EXIT_USAGE, "train: --loss-scale-interval %ld: loss scaling is %s: the interval "

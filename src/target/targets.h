@@ -8,8 +8,7 @@
  * Each SoC also carries QNN's own number for it (the HTP backend's `soc_model`, as ONNX
  * Runtime's QNN execution provider takes it) and the precision its HTP computes float graphs
  * in, measured with QNN's HTP emulator (docs/fp16.md): fp16 storage on every SoC with a float
- * path. Compiling does not follow it yet: the default precision is fp32 everywhere
- * (eg_compile_options.precision chooses). */
+ * path. Compiling follows it unless eg_compile_options.precision says otherwise. */
 #ifndef EG_TARGET_TARGETS_H
 #define EG_TARGET_TARGETS_H
 

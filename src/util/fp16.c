@@ -46,6 +46,20 @@ float eg_fp16_to_f32(uint16_t h) {
   return sign ? -mag : mag;
 }
 
+void eg_fp16_store_result_f32(float *x, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const float v = x[i], a = v < 0 ? -v : v;
+    if (!(a >= 65520.0f)) { /* fp16's range rounds alike (65520 is the tie to 65536); NaN */
+      x[i] = eg_fp16_to_f32(eg_fp16_from_f32(v));
+    } else if (a >= 131040.0f) { /* rounds past 131008 (the tie to 131072), infinities */
+      x[i] = v < 0 ? -EG_FP16_RESULT_MAX : EG_FP16_RESULT_MAX;
+    } else { /* a normal float32: keep 10 of its 23 fraction bits, to nearest even */
+      const uint32_t u = bits_of(v);
+      x[i] = float_of((u + 0x0FFFu + ((u >> 13) & 1u)) & ~0x1FFFu);
+    }
+  }
+}
+
 void eg_fp16_store_f32(float *x, size_t n) {
   for (size_t i = 0; i < n; i++) {
     float v = x[i];

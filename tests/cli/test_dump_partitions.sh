@@ -4,7 +4,8 @@
 # against `edgegrad inspect --json` (a file per APP_WRITE / APP_READ tensor, named by the export
 # naming rule, NCHW), the graph (the IR value's dtype and shape) and PyTorch (its value), a
 # tensor passed from one partition to a later one byte-identical in both, and a dumped graph
-# output equal to the run's own file. On examples/digits_step (values held NHWC between
+# output equal to the run's own file. Programs are compiled with --precision fp32, the precision
+# PyTorch's values are computed in. On examples/digits_step (values held NHWC between
 # partitions), tests/data/quant_net (a value held quantized: the float on file) and an exported
 # function with an int64 rank-4 input narrowed to int32 on the NPU. Then: the in-memory compile
 # (--soc) dumps the same bytes as the .egp; a later run (--steps) overwrites the dump; and the
@@ -46,7 +47,7 @@ if $exe run --help | grep -q -- "--dump-partitions DIR"; then ok; else bad "run 
 # ---- digits: 4 partitions, values held NHWC between them (detach_4, detach_5), t_1 passed on ----
 digits=$root/examples/digits_step.json
 digits_in=$root/examples/digits_step_inputs
-if $exe compile "$digits" --soc SM8650 -o "$work/digits.egp" >"$work/compile.txt" 2>&1; then ok
+if $exe compile "$digits" --soc SM8650 --precision fp32 -o "$work/digits.egp" >"$work/compile.txt" 2>&1; then ok
 else bad "compile digits: $(cat "$work/compile.txt")"; fi
 dump_check digits "$digits" "$digits_in" "$work/digits.egp" --min-shared 1 --min-outputs 1
 for t in t_1 detach_4 detach_5; do
@@ -56,7 +57,7 @@ done
 
 # the same run compiled in memory (--soc) dumps the same bytes
 inputs_of "$digits_in"
-if $exe run "$digits" --soc SM8650 "${ins[@]}" -q --dump-partitions "$work/digits_soc" \
+if $exe run "$digits" --soc SM8650 --precision fp32 "${ins[@]}" -q --dump-partitions "$work/digits_soc" \
      >"$work/soc.txt" 2>&1 && diff -r "$work/digits/dump" "$work/digits_soc" >"$work/diff.txt"
 then ok; else bad "digits --soc: $(cat "$work/soc.txt" "$work/diff.txt" | head -5)"; fi
 
@@ -88,7 +89,7 @@ for e in g["inputs"]:
     v = g["values"][e["value"]]
     np.save(f"{d}/{e['name']}.npy", rng.standard_normal(v["shape"]).astype(v["dtype"]))
 EOF
-if $exe compile "$root/tests/data/quant_net.json" --soc SM8650 -o "$work/quant.egp" \
+if $exe compile "$root/tests/data/quant_net.json" --soc SM8650 --precision fp32 -o "$work/quant.egp" \
      >"$work/compile.txt" 2>&1; then ok; else bad "compile quant_net: $(cat "$work/compile.txt")"; fi
 if $exe inspect "$work/quant.egp" | grep -Eq "APP_(WRITE|READ) +[us]fixed_point"; then ok
 else bad "quant_net: no quantized boundary tensor in the program (the case tests nothing)"; fi
@@ -113,7 +114,7 @@ os.makedirs(d + "/in", exist_ok=True)
 np.save(d + "/in/x.npy", args[0].numpy())
 np.save(d + "/in/q.npy", args[2].numpy())
 EOF
-if $exe compile "$work/i64/i64.json" --soc SM8650 -o "$work/i64.egp" >"$work/compile.txt" 2>&1
+if $exe compile "$work/i64/i64.json" --soc SM8650 --precision fp32 -o "$work/i64.egp" >"$work/compile.txt" 2>&1
 then ok; else bad "compile i64: $(cat "$work/compile.txt")"; fi
 if $exe inspect "$work/i64.egp" | grep -q "APP_WRITE int32"; then ok
 else bad "i64: no int32 boundary tensor in the program (the case tests nothing)"; fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test_egp.sh EDGEGRAD WORKDIR — compiled program files (.egp) through the CLI, on the committed
-# fixture (tests/data/tiny_step.*): `compile -o` for SM8650 (NPU partitions) and SM8350 (none:
-# V68 has no float path), `inspect` as text and as --json (valid JSON, consistent with the
-# placement report), `run PROGRAM.egp` against PyTorch's stored outputs (and identical to
-# `run MODEL.json --soc`), `info` on a program, and corrupted files — truncated, bad offsets,
-# bad counts, bad ids, not a program at all — each exiting 2 with exactly one line.
+# fixture (tests/data/tiny_step.*): `compile -o --precision fp32` for SM8650 (NPU partitions,
+# computing in fp32 as PyTorch's stored outputs do) and SM8350 (none: V68 has no float path),
+# `inspect` as text and as --json (valid JSON, consistent with the placement report), `run
+# PROGRAM.egp` against PyTorch's stored outputs (and identical to `run MODEL.json --soc
+# --precision fp32`), `info` on a program, and corrupted files — truncated, bad offsets, bad
+# counts, bad ids, not a program at all — each exiting 2 with exactly one line.
 set -u
 exe=$1
 work=$2
@@ -59,7 +60,7 @@ EOF
 
 for soc in SM8650 SM8350; do
   egp=$work/tiny_$soc.egp
-  if $exe compile "$model" --soc $soc -o "$egp" --report "$work/rep_$soc.json" >"$work/compile.txt" 2>&1 &&
+  if $exe compile "$model" --soc $soc --precision fp32 -o "$egp" --report "$work/rep_$soc.json" >"$work/compile.txt" 2>&1 &&
       grep -q "^wrote .*tiny_$soc.egp ([0-9]* bytes)" "$work/compile.txt" && [[ -s $egp ]] &&
       [[ $(head -c 4 "$egp") == EGP1 ]]; then ok
   else bad "compile --soc $soc -o: $(cat "$work/compile.txt")"; continue; fi
@@ -79,7 +80,7 @@ for soc in SM8650 SM8350; do
       --output-dir "$work/out_egp_$soc" >"$work/run.txt" 2>&1 &&
       grep -q "^ok: 6 outputs compared" "$work/run.txt"; then ok
   else bad "run $soc .egp: $(cat "$work/run.txt")"; fi
-  if $exe run "$model" --soc $soc "${inputs[@]}" --output-dir "$work/out_mem_$soc" -q &&
+  if $exe run "$model" --soc $soc --precision fp32 "${inputs[@]}" --output-dir "$work/out_mem_$soc" -q &&
       cmp -s <(cat "$work/out_egp_$soc"/*.npy) <(cat "$work/out_mem_$soc"/*.npy); then ok
   else bad "run $soc: the .egp's outputs differ from the in-memory compile's"; fi
   # info reads a program like a graph: the compiled graph's nodes, which the report lists

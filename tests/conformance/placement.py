@@ -93,6 +93,7 @@ CONDITIONS = collections.OrderedDict([
     ("output_padding above padding", ("output_padding",)),
     ("depthwise wide kernel", ("past 3 wide",)),
     ("strided dilated grad_weight", ("would have both",)),
+    ("padding reaching grad_output", ("reaches its kernel",)),
 ])
 
 
@@ -132,7 +133,22 @@ def scope_from_config(c, present):
     if computes[1] and c.stride > 1 and c.dilation > 1:
         violated.append(("strided dilated grad_weight",
                          f"grad_weight with stride {c.stride} and dilation {c.dilation}"))
+    elif computes[1] and not c.transposed:
+        violated += grad_weight_pad_scope([c.stride] * 2, [c.dilation] * 2, [c.padding] * 2,
+                                          list(c.out_size()))
     return violated
+
+
+def grad_weight_pad_scope(stride, dilation, padding, gy_size):
+    """The violated condition of grad_weight's Conv2d (grad_output as its kernel, the forward's
+    stride as its dilation), measured to compute wrong on Qualcomm's HTP
+    (src/backends/htp/builders/conv.c, conv2d_pads_ok): stride and dilation 1 in a dim where
+    the padding reaches grad_output's size, at least 2."""
+    if any(stride[d] == 1 and dilation[d] == 1 and gy_size[d] >= 2 and
+           padding[d] >= gy_size[d] for d in range(2)):
+        return [("padding reaching grad_output",
+                 f"grad_weight with padding {padding} and grad_output {gy_size}")]
+    return []
 
 
 def tconv_scope(stride, padding, op, groups, depthwise, kernel):
@@ -184,6 +200,11 @@ def scope_from_graph(graph, node):
             any(d > 1 for d in dilation):
         violated.append(("strided dilated grad_weight",
                          f"grad_weight with stride {stride} and dilation {dilation}"))
+    elif element_read(graph, node, 1) and not transposed and shapes_ok:
+        padding = list(args[5])
+        padding = padding * (2 // len(padding))
+        gy = values[args[0]["value"]]["shape"]
+        violated += grad_weight_pad_scope(stride, dilation, padding, gy[2:])
     return violated
 
 

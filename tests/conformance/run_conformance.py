@@ -15,16 +15,17 @@ buffer after the last step) with PyTorch's N eager steps.
 
 NPU path (--soc): each case is exported once and then run on every path named: `cpu` (the
 default when --soc is absent: the CPU path only) and each SoC, for which the CLI is called as
-    EDGEGRAD compile MODEL.json --soc SOC --report DIR/report-SOC.json -q
-    EDGEGRAD run MODEL.json --soc SOC --input ... --output-dir DIR/out-SOC [--steps ...]
-The outputs must pass compare.py exactly as on the CPU path, and the report must list every
-node and place it as placement.py computes independently of the C code (format and gate
-order; a float node on a SoC without fp16, e.g. SM8350, on the CPU with "float ops need HTP
-V69+ with fp16; SM8350 is V68" or, for an op without builder, "no NPU lowering for aten.X";
+    EDGEGRAD compile MODEL.json --soc SOC --precision fp32 --report DIR/report-SOC.json -q
+    EDGEGRAD run MODEL.json --soc SOC --precision fp32 --input ... --output-dir DIR/out-SOC [...]
+(fp32, the precision PyTorch computes in; compiling defaults to the SoC's own, fp16 on every SoC
+with a float path). The outputs must pass compare.py exactly as on the CPU path, and the report
+must list every node and place it as placement.py computes independently of the C code (format
+and gate order; a float node on a SoC without fp16, e.g. SM8350, on the CPU with "float ops need
+HTP V69+ with fp16; SM8350 is V68" or, for an op without builder, "no NPU lowering for aten.X";
 every aten.convolution_backward on the NPU exactly where its lowering's scope says — for the
-sweep computed from the case's configuration and PyTorch's eager call — and otherwise on the
-CPU with one reason naming a violated condition). One more check runs over all reports: an
-op's reason is "no NPU lowering" on every SoC or on none.
+sweep computed from the case's configuration and PyTorch's eager call — and otherwise on the CPU
+with one reason naming a violated condition). One more check runs over all reports: an op's
+reason is "no NPU lowering" on every SoC or on none.
 A case counts once per path: prints one line per failure (`FAIL case [path]: ...`), a
 breakdown line per path (for a SoC with its NPU node counts, and a line of the tuple-output
 ops placed on its NPU), for SM8650 a line on the frozen-backbone training steps, and last
@@ -136,7 +137,7 @@ def _run_and_compare(command, built, inputs, folder, path):
         argv += ["--input", f"{name}={file}"]
     argv += ["--output-dir", out_dir]
     if path != CPU:
-        argv += ["--soc", path]
+        argv += ["--soc", path, "--precision", "fp32"]
     if built.steps > 1:
         argv += ["--steps", str(built.steps), "--lr", repr(built.lr), "--quiet"]
     failures = _invoke(argv, "edgegrad run")
@@ -154,7 +155,8 @@ def _compile_and_check(command, built, folder, soc):
     report_path = os.path.join(folder, f"report-{soc}.json")
     if os.path.exists(report_path):
         os.remove(report_path)
-    argv = command + ["compile", built.json_path, "--soc", soc, "--report", report_path, "-q"]
+    argv = command + ["compile", built.json_path, "--soc", soc, "--precision", "fp32", "--report",
+                      report_path, "-q"]
     failures = _invoke(argv, "edgegrad compile")
     if not os.path.exists(report_path):
         return failures + [f"edgegrad compile wrote no report {report_path}"], None

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """edgegrad.export_joint end to end: torch.export joint training steps exported, run with the
-edgegrad CLI on the CPU path and compiled for and run on SM8650's NPU path, compared with
-PyTorch computed eagerly. Needs PyTorch 2.x (torch.export):
+edgegrad CLI on the CPU path and compiled for and run on SM8650's NPU path (at fp32, the
+precision of the reference), compared with PyTorch computed eagerly. Needs PyTorch 2.x
+(torch.export):
 
     .venv/bin/python tests/conformance/test_joint_export.py \
         --edgegrad build/edgegrad --workdir DIR [--filter SUBSTR] [--models DIR]
@@ -241,8 +242,8 @@ def known_ops():
 
 
 def run_cli(cli, json_path, inputs, folder, soc=None):
-    """`edgegrad run` (after `compile --report` for a SoC): (outputs or None, failure or None,
-    report or None)."""
+    """`edgegrad run` (after `compile --report` for a SoC, both at --precision fp32, PyTorch's
+    precision): (outputs or None, failure or None, report or None)."""
     in_dir = os.path.join(folder, "inputs")
     os.makedirs(in_dir, exist_ok=True)
     argv = [cli, "run", json_path]
@@ -256,13 +257,13 @@ def run_cli(cli, json_path, inputs, folder, soc=None):
     report = None
     if soc:
         report_path = os.path.join(folder, f"report-{soc}.json")
-        failure = _cli([cli, "compile", json_path, "--soc", soc, "--report", report_path, "-q"],
-                       f"edgegrad compile --soc {soc}")
+        failure = _cli([cli, "compile", json_path, "--soc", soc, "--precision", "fp32", "--report",
+                        report_path, "-q"], f"edgegrad compile --soc {soc}")
         if failure:
             return None, failure, None
         with open(report_path, encoding="utf-8") as f:
             report = json.load(f)
-        argv += ["--soc", soc]
+        argv += ["--soc", soc, "--precision", "fp32"]
     failure = _cli(argv, "edgegrad run" + (f" --soc {soc}" if soc else ""))
     if failure:
         return None, failure, report

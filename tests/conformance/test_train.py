@@ -4,10 +4,11 @@
 
 Numeric cases (zoo models, export_training_step at batch 4; 41 random examples, so 10 steps per
 epoch with one example dropped; 2 epochs = 20 steps), each on the CPU path and as a program
-compiled for SM8650 (`edgegrad compile -o`, then `edgegrad train PROGRAM.egp`): edgegrad's per-step losses (--log) and trained weights (--out, by state_dict name) must
-match a PyTorch loop over the same batches in the same order (edgegrad's shuffle reproduced
-here) with the same torch.optim optimizer and per-epoch schedule, at the project tolerance
-(edgegrad.tolerance; integers exact):
+compiled for SM8650 at fp32 (`edgegrad compile --precision fp32 -o`, then `edgegrad train
+PROGRAM.egp`; fp32 is what the PyTorch loop computes in): edgegrad's per-step losses (--log)
+and trained weights (--out, by state_dict name) must match a PyTorch loop over the same batches
+in the same order (edgegrad's shuffle reproduced here) with the same torch.optim optimizer and
+per-epoch schedule, at the project tolerance (edgegrad.tolerance; integers exact):
 - lenet5: SGD, momentum 0.9, Nesterov, weight decay 1e-4, shuffled (seed 7), StepLR(1, 0.5);
 - resnet_block: BatchNorm state (running statistics, num_batches_tracked), Adam, file order;
 - mobilenet_v2_block: depthwise convs, BatchNorm, MSE loss on float targets, AdamW (weight
@@ -234,7 +235,7 @@ def numeric(cli, case, work, soc):
     if soc != "cpu":  # the programs a device app ships: compiled once, then trained
         for graph, k in ((stem + ".json", 0), (stem + ".eval.json", args.index("--eval") + 1)):
             egp = graph[:-len(".json")] + f"_{soc}.egp"
-            r = run(cli, "compile", graph, "--soc", soc, "-o", egp)
+            r = run(cli, "compile", graph, "--soc", soc, "--precision", "fp32", "-o", egp)
             if r.returncode != 0:
                 return f"edgegrad compile {graph} exit {r.returncode}: {r.stderr.strip()}"
             args[k] = egp

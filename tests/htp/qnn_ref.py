@@ -34,6 +34,7 @@ Contracts:
 - Emulated cycles are not deterministic from run to run (bench/htp_cycles.md says what they
   track and which statistic to use); outputs are.
 """
+import collections
 import contextlib
 import csv
 import glob
@@ -108,10 +109,18 @@ def _workdir(workdir, prefix):
     return workdir, False
 
 
-def qnn_session(onnx_path, soc_model, profile=True, workdir=None):
+# QNN's graph finalization effort (the EP's htp_graph_finalization_optimization_mode): None
+# leaves the EP's default
+PREPARE_MODES = {"default": None, "fast": "1"}
+
+
+def qnn_session(onnx_path, soc_model, profile=True, workdir=None, prepare="default"):
     """A session on QNN's HTP backend for SoC model `soc_model` (QNN's number, e.g. 57 for
     SM8650), with ONNX Runtime's CPU fallback disabled. profile=True records per-op cycles
-    (read them with cycles()). The JSON dump of the QNN graph goes to <workdir>/qnn_graph."""
+    (read them with cycles()). The JSON dump of the QNN graph goes to <workdir>/qnn_graph.
+    prepare: how hard QNN's graph compiler optimizes, "default" or "fast" (the EP's
+    htp_graph_finalization_optimization_mode 1: a 500-op ResNet-18 backward partition at
+    64x64 prepares in about a minute instead of over 50)."""
     onnx_path = os.path.abspath(onnx_path)
     if not os.path.isfile(onnx_path):
         raise FileNotFoundError(f"{onnx_path}: no such ONNX file")
@@ -120,6 +129,8 @@ def qnn_session(onnx_path, soc_model, profile=True, workdir=None):
     if isinstance(soc_model, bool) or int(soc_model) != soc_model or soc_model <= 0:
         raise ValueError(f"soc_model {soc_model!r}: not a QNN SoC model number (e.g. 57 for "
                          "SM8650): must be a positive integer")
+    if prepare not in PREPARE_MODES:
+        raise ValueError(f"prepare {prepare!r}: must be one of {', '.join(PREPARE_MODES)}")
     dev = _qnn_device()
     workdir, temporary = _workdir(workdir, "qnn-htp-")
     graph_dir = os.path.join(workdir, "qnn_graph")
@@ -127,6 +138,8 @@ def qnn_session(onnx_path, soc_model, profile=True, workdir=None):
     csv_path = os.path.join(workdir, "profile.csv") if profile else None
     opts = {"backend_type": "htp", "soc_model": str(int(soc_model)),
             "dump_json_qnn_graph": "1", "json_qnn_graph_dir": graph_dir}
+    if PREPARE_MODES[prepare]:
+        opts["htp_graph_finalization_optimization_mode"] = PREPARE_MODES[prepare]
     if profile:
         opts.update(profiling_level="detailed", profiling_file_path=csv_path)
     so = ort.SessionOptions()
@@ -239,6 +252,24 @@ def cycles(session):
     if not runs:
         raise ValueError(f"{session.profile_csv}: no profiled run yet")
     return runs[-1]
+
+
+def cheapest_run_by_type(session, runs=None):
+    """The profiled run with the fewest cycles (cycles_runs(), or `runs` of it), as (total,
+    {QNN op type: cycles}): each QNN node's cycles counted under its op type (qnn_graphs());
+    None when no run was profiled. The minimum, as bench/htp_cycles.md advises: the emulated
+    cycles move with the host's load."""
+    runs = cycles_runs(session) if runs is None else runs
+    if not runs:
+        return None
+    ops, total = min(runs, key=lambda r: r[1])
+    types = {}
+    for graph in qnn_graphs(session):
+        types.update(graph)
+    by_type = collections.Counter()
+    for name, c in ops.items():
+        by_type[types.get(name, "(unnamed)")] += c
+    return total, dict(by_type)
 
 
 def onnx_node(session, qnn_name):

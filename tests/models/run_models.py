@@ -12,8 +12,9 @@ StochasticDepth draw masks, which the export makes graph inputs and every PyTorc
 replays), batch 2 of 3 x SIZE x SIZE (64 by default), loss cross-entropy. Regimes: ``full``
 (every parameter), ``head`` (the classifier's last Linear or Conv2d only), ``bias`` (BitFit:
 every bias). Targets: ``cpu`` (the portable kernels), ``SM8650`` (HTP V75, fp16: the NPU
-partitions run on the QNN-semantics executor; the placement report is checked by
-tests/conformance/placement.py) and ``SM8350`` (V68: no float path, everything falls back).
+partitions run on the QNN-semantics executor, compiled and run with --precision fp32 as the
+fp32 bounds below assume; the placement report is checked by tests/conformance/placement.py)
+and ``SM8350`` (V68: no float path, everything falls back).
 
 Numerics policy: the rule for real, deep nets in tests/conformance/spread.py (its module doc
 says why), shared with the acceptance nets of tests/conformance/test_joint_export.py. Each
@@ -173,7 +174,7 @@ def edgegrad_decisions(command, path, kinds, inputs, target, folder):
     for name, file in inputs:
         argv += ["--input", f"{name}={file}"]
     if target != "cpu":
-        argv += ["--soc", target]
+        argv += ["--soc", target, "--precision", "fp32"]
     failures = rc._invoke(argv, "edgegrad run (decisions)")
     if failures:
         return None, failures
@@ -229,7 +230,7 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
             for name, file in inputs:
                 argv += ["--input", f"{name}={file}"]
             if target != "cpu":
-                argv += ["--soc", target]
+                argv += ["--soc", target, "--precision", "fp32"]
             ran = rc._invoke(argv, "edgegrad run")
             failures += ran
             worst, note = float("nan"), ""

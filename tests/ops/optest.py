@@ -40,6 +40,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 from edgegrad import export as _export  # noqa: E402
 from edgegrad.tolerance import compare  # noqa: E402
 
+# The `edgegrad compile` / `run` / `train` options of every NPU (--soc) run the tests/ops files
+# compare with PyTorch at the project tolerance: the NPU partitions compute in fp32, as PyTorch
+# does (compiling defaults to the SoC's own precision, fp16 on every SoC with a float path;
+# test_fp16.py checks fp16 against PyTorch in half storage).
+NPU_FP32 = ("--precision", "fp32")
+
 
 def export_function(fn, args, path, **kwargs):
     """edgegrad's export_function, writing whatever the graph format holds: the op tests check

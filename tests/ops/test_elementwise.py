@@ -50,8 +50,8 @@ class ElementwiseSuite(optest.EditSuite):
     make_fx runs the ops on its example inputs): the graph is exported from `args` and run on
     other inputs, either `run_with=(inputs, ref)` (compared with ref(*inputs)) or
     `runtime_error=(inputs, text)` (exit 1, a failed run, with that text on one line); or
-    `via_egp=SOC`: compiled for SOC to a .egp file, which is run (the program file carries the
-    node's arguments, strings included) and compared with fn."""
+    `via_egp=SOC`: compiled for SOC (at fp32, optest.NPU_FP32) to a .egp file, which is run (the
+    program file carries the node's arguments, strings included) and compared with fn."""
 
     def __init__(self, family):
         super().__init__(family)
@@ -75,7 +75,7 @@ class ElementwiseSuite(optest.EditSuite):
         if via_egp:
             program = os.path.join(d, "model.egp")
             r = subprocess.run([exe, "compile", os.path.join(d, "model.json"), "--soc", via_egp,
-                                "-o", program], capture_output=True, text=True)
+                                *optest.NPU_FP32, "-o", program], capture_output=True, text=True)
             if r.returncode != 0:
                 return f"compile exit {r.returncode}: {r.stderr.strip()}"
             run_with = (args, fn)

@@ -1,12 +1,12 @@
 """NPU convolution builders (src/backends/htp/builders/conv.c) against PyTorch, per SoC.
 
 Every case is exported, compiled with `edgegrad compile --soc SOC --report` and run with
-`edgegrad run --soc SOC` for SM8450 (V69), SM8650 (V75) and SM8850 (V81) — the report must show
-each convolution / convolution_backward node on the NPU exactly where the lowering's scope says,
-and otherwise on the CPU with its one exact reason — and for SM8350 (V68), where every float
-node stays on the CPU with "float ops need HTP V69+ with fp16; SM8350 is V68". Every run must
-match PyTorch at the project tolerance, so a declined node is also checked numerically through
-the portable kernel.
+`edgegrad run --soc SOC`, both at --precision fp32 (optest.NPU_FP32), for SM8450 (V69), SM8650
+(V75) and SM8850 (V81) — the report must show each convolution / convolution_backward node on
+the NPU exactly where the lowering's scope says, and otherwise on the CPU with its one exact
+reason — and for SM8350 (V68), where every float node stays on the CPU with "float ops need
+HTP V69+ with fp16; SM8350 is V68". Every run must match PyTorch at the project tolerance, so a
+declined node is also checked numerically through the portable kernel.
 
   forward:  plain, strided, padded (also beyond the kernel), dilated, grouped, depthwise (with
             a channel multiplier), Cin 1, transposed (with groups and output_padding), runtime
@@ -211,7 +211,8 @@ bwd("runtime_weight", r(2, 3, 7, 6), r(4, 3, 3, 3), (T, F_, T), stride=(2, 2), p
 # ---- running a case ----------------------------------------------------------------------
 
 def run_edgegrad(exe, model, inputs, soc, out_dir, extra=()):
-    cmd = [exe, "run", model, "--soc", soc, "--output-dir", out_dir, "-q", *extra]
+    cmd = [exe, "run", model, "--soc", soc, *optest.NPU_FP32, "--output-dir", out_dir, "-q",
+           *extra]
     for name, path in inputs:
         cmd += ["--input", f"{name}={path}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -222,8 +223,8 @@ def run_edgegrad(exe, model, inputs, soc, out_dir, extra=()):
 def compile_report(exe, model, soc, path, extra=()):
     """The placement report of `model` compiled for `soc` (extra: more compile options, e.g. a
     skip list)."""
-    p = subprocess.run([exe, "compile", model, "--soc", soc, "--report", path, "-q", *extra],
-                       capture_output=True, text=True)
+    p = subprocess.run([exe, "compile", model, "--soc", soc, *optest.NPU_FP32, "--report", path,
+                        "-q", *extra], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"compile --soc {soc}: exit {p.returncode}: {p.stderr.strip()}")
     with open(path) as f:

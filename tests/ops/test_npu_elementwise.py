@@ -4,8 +4,8 @@ HTP generation.
 
 Each case is a small function of tensors, exported once. For every SoC of SOCS it runs
 `edgegrad compile --soc SOC --report R.json` and asserts the placement from the report, then
-`edgegrad run --soc SOC` and compares every output with PyTorch's at the project tolerance
-(optest.allclose_report):
+`edgegrad run --soc SOC`, both at --precision fp32 (optest.NPU_FP32), and compares every output
+with PyTorch's at the project tolerance (optest.allclose_report):
   - SM8450 (V69), SM8650 (V75), SM8850 (V81): every node whose target is in `npu` is placed on
     the NPU; every node whose target is a key of `cpu` is on the CPU with a reason containing
     the value (a builder's decline);
@@ -93,13 +93,14 @@ def check_model(exe, json_path, inputs, refs, workdir, socs, npu, cpu):
         args += ["--input", f"{name}={f}"]
     for soc in socs:
         rep = os.path.join(workdir, f"report_{soc}.json")
-        run_cli([exe, "compile", json_path, "--soc", soc, "--report", rep])
+        run_cli([exe, "compile", json_path, "--soc", soc, *optest.NPU_FP32, "--report", rep])
         with open(rep) as f:
             why = check_placement(json.load(f), soc, npu, cpu)
         if why:
             return why
         out = os.path.join(workdir, "out_" + soc)
-        run_cli([exe, "run", json_path, "--soc", soc, "--output-dir", out, "-q"] + args)
+        run_cli([exe, "run", json_path, "--soc", soc, *optest.NPU_FP32, "--output-dir", out, "-q"]
+                + args)
         why = compare_dir(out, refs)
         if why:
             return f"{soc}: {why}"

@@ -4,14 +4,14 @@ through the CLI.
 The NPU has no int64: views, permutes, copies and cat of int64 tensors are placed on the NPU,
 held there as int32 (the executor moves 4-byte elements), narrowed when staged in and widened
 back to int64 when read out, so graph outputs keep dtype int64. Each case is exported once and
-run with `edgegrad run --soc SOC` for SM8450, SM8650, SM8850 and SM8350 (V68: no float, but the
-int-only nodes run there too); the outputs must equal PyTorch's exactly for int64 (values
-include -1 and INT32_MIN/MAX, which are NaN or extreme bit patterns as float) and at the project
-tolerance for float. The compile report must place every int64 node on the NPU (float nodes too
-on the float SoCs). Then, for SM8650, the compiled .egp (`compile -o`) must run to the same
-outputs (int64 constants stored narrowed, every boundary tensor int32), and a label outside
-int32 at run time must fail with a one-line error naming the input (in memory and from the
-.egp), while the CPU-only path keeps the full int64 value.
+run with `edgegrad run --soc SOC --precision fp32` (optest.NPU_FP32) for SM8450, SM8650, SM8850
+and SM8350 (V68: no float, but the int-only nodes run there too); the outputs must equal
+PyTorch's exactly for int64 (values include -1 and INT32_MIN/MAX, which are NaN or extreme bit
+patterns as float) and at the project tolerance for float. The compile report must place every
+int64 node on the NPU (float nodes too on the float SoCs). Then, for SM8650, the compiled .egp
+(`compile -o`) must run to the same outputs (int64 constants stored narrowed, every boundary
+tensor int32), and a label outside int32 at run time must fail with a one-line error naming the
+input (in memory and from the .egp), while the CPU-only path keeps the full int64 value.
 
     /usr/bin/python3 tests/ops/test_npu_int64.py --edgegrad build/edgegrad --workdir /tmp/w
 """
@@ -153,14 +153,16 @@ def run_case(exe, workdir, c):
         return "no int64 graph output"
     for soc in FLOAT_SOCS + (V68_SOC,):
         out = os.path.join(d, soc)
-        r = sh(exe, "run", model + ".json", *inputs, "--soc", soc, "--output-dir", out, "-q")
+        r = sh(exe, "run", model + ".json", *inputs, "--soc", soc, *optest.NPU_FP32,
+               "--output-dir", out, "-q")
         if r.returncode != 0:
             return f"{soc}: edgegrad run exit {r.returncode}: {r.stderr.strip()}"
         why = compare(out, refs)
         if why:
             return f"{soc}: {why}"
         rep = os.path.join(d, soc + "_report.json")
-        r = sh(exe, "compile", model + ".json", "--soc", soc, "--report", rep, "-q")
+        r = sh(exe, "compile", model + ".json", "--soc", soc, *optest.NPU_FP32, "--report", rep,
+               "-q")
         if r.returncode != 0:
             return f"{soc}: edgegrad compile exit {r.returncode}: {r.stderr.strip()}"
         why = check_placement(rep, soc, c["npu_float"], int_nodes)
@@ -168,7 +170,7 @@ def run_case(exe, workdir, c):
             return why
     # the compiled program file: same outputs
     egp = os.path.join(d, "model.egp")
-    r = sh(exe, "compile", model + ".json", "--soc", EGP_SOC, "-o", egp, "-q")
+    r = sh(exe, "compile", model + ".json", "--soc", EGP_SOC, *optest.NPU_FP32, "-o", egp, "-q")
     if r.returncode != 0:
         return f"compile -o: exit {r.returncode}: {r.stderr.strip()}"
     out = os.path.join(d, "egp_out")

@@ -1,8 +1,9 @@
 """NPU builders for matrix products and shape ops (src/backends/htp/builders/matmul.c,
 shape.c) against PyTorch, through the CLI, per SoC.
 
-Each case is exported once and, for every SoC in SOCS, run with `edgegrad run --soc SOC` (the
-NPU partitions on the QNN-modelled executor, NHWC inside) and compared with PyTorch's eager
+Each case is exported once and, for every SoC in SOCS, run with `edgegrad run --soc SOC
+--precision fp32` (optest.NPU_FP32: the NPU partitions on the QNN-modelled executor, NHWC inside,
+computing in fp32 as PyTorch does) and compared with PyTorch's eager
 result at the project tolerance; `edgegrad compile --soc SOC --report` must place the expected
 nodes: on SM8450/SM8650/SM8850 every node on the NPU except those the case names (with the
 reason it expects), on SM8350 (V68) every node on the CPU with the float-arch reason. The last
@@ -109,7 +110,8 @@ class NpuSuite:
         for soc in SOCS:
             out = os.path.join(d, soc)
             r = subprocess.run([exe, "run", model + ".json", *inputs, "--soc", soc,
-                                "--output-dir", out, "-q"], capture_output=True, text=True)
+                                *optest.NPU_FP32, "--output-dir", out, "-q"],
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 return f"{soc}: edgegrad run exit {r.returncode}: {r.stderr.strip()}"
             for k, rv in enumerate(refs):
@@ -125,8 +127,8 @@ class NpuSuite:
 
     def compile_and_check(self, exe, model_json, soc, out, cpu, partitions):
         rep = out + "_report.json"
-        r = subprocess.run([exe, "compile", model_json, "--soc", soc, "--report", rep, "-q"],
-                           capture_output=True, text=True)
+        r = subprocess.run([exe, "compile", model_json, "--soc", soc, *optest.NPU_FP32,
+                            "--report", rep, "-q"], capture_output=True, text=True)
         if r.returncode != 0:
             return f"{soc}: edgegrad compile exit {r.returncode}: {r.stderr.strip()}"
         return self.check_report(rep, soc, cpu, partitions)
@@ -170,16 +172,17 @@ def tiny_step(exe, workdir, filt):
     for soc in SOCS:
         name = f"tiny_step_{soc}"
         out = os.path.join(workdir, name)
-        r = subprocess.run([exe, "run", model, *inputs, "--soc", soc, "--output-dir", out,
-                            "--expect", os.path.join(data, "tiny_step_reference"), "-q"],
+        r = subprocess.run([exe, "run", model, *inputs, "--soc", soc, *optest.NPU_FP32,
+                            "--output-dir", out, "--expect",
+                            os.path.join(data, "tiny_step_reference"), "-q"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             results.append((name, f"edgegrad run exit {r.returncode}: "
                                   f"{(r.stdout + r.stderr).strip()}"))
             continue
         rep = out + "_report.json"
-        r = subprocess.run([exe, "compile", model, "--soc", soc, "--report", rep, "-q"],
-                           capture_output=True, text=True)
+        r = subprocess.run([exe, "compile", model, "--soc", soc, *optest.NPU_FP32, "--report",
+                            rep, "-q"], capture_output=True, text=True)
         if r.returncode != 0:
             results.append((name, f"compile exit {r.returncode}: {r.stderr.strip()}"))
             continue

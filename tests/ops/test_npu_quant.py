@@ -2,7 +2,8 @@
 (src/ops/quant.c, src/kernels/quant_f32.c), the exporter's QDQ form and its helper
 (python/edgegrad/quantize.py), passes prune, annotate_quant and fold_qdq, the conv builders'
 quantization guard (src/backends/htp/builders/conv.c quantized()) and the quantized tensors of
-the executor and of partition boundaries.
+the executor and of partition boundaries. Every --soc compile and run is at --precision fp32
+(optest.NPU_FP32), the precision PyTorch computes in.
 
   ops:   quantize_per_tensor (quint8 / qint8 / qint32, ties to even, clamping, a scale with no
          exact float reciprocal), quantize_per_channel (axis 1, non-zero zero points, traced
@@ -188,7 +189,7 @@ def run_op_case(exe, workdir, name, fn, x):
     for soc in (None,) + SOCS:
         out = os.path.join(d, f"out_{soc or 'cpu'}")
         cmd = [exe, "run", stem + ".json", "--output-dir", out, "-q"]
-        cmd += ["--soc", soc] if soc else []
+        cmd += ["--soc", soc, *optest.NPU_FP32] if soc else []
         for nm, path in inputs:
             cmd += ["--input", f"{nm}={path}"]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -234,8 +235,8 @@ def run_egp(exe, d, stem, inputs, refs, extra=()):
     """Compiles stem.json for SM8650 into model.egp (extra: compile options), runs the file and
     compares its outputs with refs. Returns (failures, `inspect --json` of it or None)."""
     egp = os.path.join(d, "model.egp")
-    p = subprocess.run([exe, "compile", stem + ".json", "--soc", "SM8650", "-o", egp, "-q",
-                        *extra], capture_output=True, text=True)
+    p = subprocess.run([exe, "compile", stem + ".json", "--soc", "SM8650", *optest.NPU_FP32, "-o",
+                        egp, "-q", *extra], capture_output=True, text=True)
     if p.returncode != 0:
         return [f"compile -o: exit {p.returncode}: {p.stderr.strip()}"], None
     out = os.path.join(d, "out_egp")

@@ -6,7 +6,8 @@ A frozen 3x3 conv with 128 -> 128 channels (a 589,824-byte fp32 filter) is expor
   pair:  y = conv2d(x, W, b); gx = convolution_backward(y, x, W, mask [T,F,F])[0]
          (the backward reads y, so forward and backward land in one NPU partition)
 
-Both are compiled for SM8650 into .egp files and inspected (`edgegrad inspect --json`):
+Both are compiled for SM8650 at --precision fp32 (optest.NPU_FP32) into .egp files and
+inspected (`edgegrad inspect --json`):
   - the pair's NPU graph has Conv2d, Transpose(perm [0,1,3,2]) and TransposeConv2d, and the
     Transpose reads the very STATIC tensor the Conv2d reads;
   - the STATIC bytes of the two files are equal (the backward stores no copy of W), and the
@@ -34,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "data"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-from optest import allclose_report  # noqa: E402
+from optest import NPU_FP32, allclose_report  # noqa: E402
 from make_npu_fixtures import edit_json, drop_grad_weight  # noqa: E402
 from edgegrad.export import export_function, export_training_step  # noqa: E402
 
@@ -55,7 +56,8 @@ def sh(*cmd):
 def compile_inspect(exe, stem, workdir):
     egp = os.path.join(workdir, os.path.basename(stem) + ".egp")
     report = egp + ".report.json"
-    sh(exe, "compile", stem + ".json", "--soc", SOC, "-o", egp, "--report", report, "-q")
+    sh(exe, "compile", stem + ".json", "--soc", SOC, *NPU_FP32, "-o", egp, "--report", report,
+       "-q")
     with open(report) as f:
         rep = json.load(f)
     return egp, json.loads(sh(exe, "inspect", egp, "--json")), rep

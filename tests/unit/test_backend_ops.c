@@ -8,8 +8,8 @@
  *   - SM8650 (V75): node "ut" is placed on the NPU (a builder declining its own case is a
  *     failure, with the reason), and every output of the compiled runtime (NPU partitions on
  *     the htp executor) equals the CPU runtime's on the same seeded inputs: floats within
- *     rtol 1e-4 / atol 1e-5 (the executor computes in fp32 like the CPU kernels), other dtypes
- *     exactly;
+ *     rtol 1e-4 / atol 1e-5 (compiled with EG_PRECISION_FP32, the executor computes in fp32
+ *     like the CPU kernels; fp16 storage has tests of its own), other dtypes exactly;
  *   - SM8350 (V68, no float path): every float node but getitems is on the CPU with the reason
  *     "float ops need HTP V69+ ...", and the outputs equal the CPU runtime's (an int64 case,
  *     which only moves elements, may run on the NPU there too).
@@ -396,7 +396,7 @@ static void run_case(const bo_case *c, unsigned seed) {
   EG_CHECK_MSG(eg_runtime_create(&m, &rts[0]) == EG_OK, "%s: %s", c->name, eg_last_error());
   for (int s = 0; s < 2; s++) {
     check_placement(c, &m, socs[s]);
-    eg_compile_options opt = {.soc = socs[s]};
+    eg_compile_options opt = {.soc = socs[s], .precision = EG_PRECISION_FP32};
     EG_CHECK_MSG(eg_runtime_create_compiled(&m, &opt, &rts[1 + s]) == EG_OK, "%s on %s: %s",
                  c->name, socs[s], eg_last_error());
   }

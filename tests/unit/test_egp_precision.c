@@ -1,11 +1,15 @@
 /* test_egp_precision.c — the precision a compiled program records (.egp version 5, PROGRAM's
  * u8 after the SoC; egp_format.h): written as compiled (fp16 here), read back into the
  * program and eg_model_program_info / eg_model_npu_tensor; an unknown code refused; a version
- * 4 file (no such byte) read as fp32; compile and runtime options out of range refused. */
+ * 4 file (no such byte) read as fp32; compile and runtime options out of range refused. And
+ * the default (precision unset) for every SoC eg_get_target lists: its float_precision (fp16)
+ * in the report, the saved program and the in-memory runtime, fp32 on a SoC without a float
+ * path; EG_PRECISION_FP32 gives fp32 everywhere. */
 #include <stdint.h>
 #include <string.h>
 
 #include "eg_test.h"
+#include "api/runtime.h"
 #include "program/egp_format.h"
 #include "util/error.h"
 
@@ -107,7 +111,66 @@ static void test_recorded(void) {
   free(b);
 }
 
+/* 16 for "fp16", 32 for "fp32", 0 for NULL, -1 for anything else. */
+static int precision_bits(const char *name) {
+  if (!name) return 0;
+  return strcmp(name, "fp16") == 0 ? 16 : strcmp(name, "fp32") == 0 ? 32 : -1;
+}
+
+/* The precision compiling `m` for `soc` with `precision` takes, as the report, a saved and
+ * reloaded program and the in-memory runtime have it: "fp16" or "fp32" when all three agree,
+ * else NULL (a check failure says which). */
+static const char *compiled_precision(const eg_model *m, const char *soc, eg_precision precision) {
+  const eg_compile_options opt = {.soc = soc, .precision = precision};
+  eg_compile_report *rep = NULL;
+  EG_CHECK_MSG(eg_compile_report_create(m, &opt, &rep) == EG_OK, "%s: %s", soc, eg_last_error());
+  const int reported = precision_bits(rep ? eg_compile_report_precision(rep) : NULL);
+  const bool has_partitions = rep && eg_compile_report_num_partitions(rep) > 0;
+  eg_compile_report_destroy(rep);
+  eg_model *p = NULL;
+  eg_program_info pi = {0};
+  EG_CHECK_MSG(eg_model_save_compiled(m, &opt, "precision_default.egp") == EG_OK &&
+                   eg_model_load("precision_default.egp", &p) == EG_OK &&
+                   eg_model_program_info(p, &pi) == EG_OK,
+               "%s: %s", soc, eg_last_error());
+  const int recorded = precision_bits(pi.precision);
+  eg_model_destroy(p);
+  eg_runtime *rt = NULL;
+  EG_CHECK_MSG(eg_runtime_create_compiled(m, &opt, &rt) == EG_OK, "%s: %s", soc, eg_last_error());
+  const bool rt_fp16 = rt && eg_runtime_npu_fp16(rt);
+  eg_runtime_destroy(rt);
+  const bool agree = reported > 0 && recorded == reported &&
+                     rt_fp16 == (has_partitions && reported == 16);
+  EG_CHECK_MSG(agree, "%s (precision %d): report fp%d, program fp%d, runtime %s", soc,
+               (int)precision, reported, recorded, rt_fp16 ? "fp16" : "not fp16");
+  return !agree ? NULL : reported == 16 ? "fp16" : "fp32";
+}
+
+static void test_default(void) {
+  eg_model *m = NULL;
+  EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK, "%s", eg_last_error());
+  if (!m) return;
+  int n_fp16 = 0, n_none = 0;
+  for (int i = 0; i < eg_num_targets(); i++) {
+    eg_target_info t;
+    EG_CHECK(eg_get_target(i, &t) == EG_OK && t.float_precision);
+    if (!t.float_precision) continue;
+    const bool fp16 = strcmp(t.float_precision, "fp16") == 0;
+    n_fp16 += fp16;
+    n_none += !fp16;
+    const char *got = compiled_precision(m, t.soc, EG_PRECISION_DEFAULT);
+    EG_CHECK_MSG(got && strcmp(got, fp16 ? "fp16" : "fp32") == 0, "%s (float path %s): %s",
+                 t.soc, t.float_precision, got ? got : "-");
+    got = compiled_precision(m, t.soc, EG_PRECISION_FP32);
+    EG_CHECK_MSG(got && strcmp(got, "fp32") == 0, "%s with FP32: %s", t.soc, got ? got : "-");
+  }
+  EG_CHECK_MSG(n_fp16 > 0 && n_none > 0, "%d SoCs with an fp16 float path, %d without", n_fp16,
+               n_none);
+  eg_model_destroy(m);
+}
+
 int main(void) {
   EG_RUN(test_recorded);
+  EG_RUN(test_default);
   return eg_test_summary();
 }

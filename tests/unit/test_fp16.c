@@ -123,8 +123,43 @@ static void test_store(void) {
   EG_CHECK(isnan(x[6]) && x[7] == 0 && signbit(x[7]) && x[8] == 0);
 }
 
+/* Op results: fp16's rounding below 65520, 11 significant bits (spacing 32 up to 65536, 64
+ * above) up to 131008, saturated past it; checked against rounding in double. */
+static double round11(double v) {
+  int e;
+  const double m = frexp(v, &e); /* v = m * 2^e, 0.5 <= |m| < 1: 11 bits are m * 2^11 */
+  return ldexp(nearbyint(m * 2048.0), e - 11);
+}
+
+static void test_store_result(void) {
+  float x[] = {65519.0f, 65520.0f, 65552.0f, 65569.0f, 100000.0f, -100016.0f,  131008.0f,
+               131039.0f, 131040.0f, 1e9f,     INFINITY, -INFINITY, NAN,        1.0f / 3,
+               1e-8f,     -0.0f};
+  float want[] = {65504.0f,  65536.0f,  65536.0f, 65600.0f, 99968.0f, -100032.0f, 131008.0f,
+                  131008.0f, 131008.0f, 131008.0f, 131008.0f, -131008.0f, NAN, 0, 0, -0.0f};
+  want[13] = eg_fp16_to_f32(eg_fp16_from_f32(1.0f / 3));
+  eg_fp16_store_result_f32(x, sizeof x / sizeof x[0]);
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+    EG_CHECK_MSG(isnan(want[i]) ? isnan(x[i]) : x[i] == want[i] && signbit(x[i]) == signbit(want[i]),
+                 "[%zu]: %.9g, want %.9g", i, (double)x[i], (double)want[i]);
+  int wrong = 0; /* every 61st float32 from 2^-14 up to 131008, both signs */
+  for (uint32_t u = 0x38800000u; u <= 0x47FFE000u; u += 61) {
+    for (int s = 0; s < 2; s++) {
+      const float f = from_bits(u | (s ? 0x80000000u : 0));
+      float got = f;
+      eg_fp16_store_result_f32(&got, 1);
+      const double want_d = round11((double)f);
+      if ((double)got != (fabs(want_d) > 131008.0 ? copysign(131008.0, f) : want_d) &&
+          wrong++ == 0)
+        EG_CHECK_MSG(false, "%a: got %a, want %a", (double)f, (double)got, want_d);
+    }
+  }
+  EG_CHECK(wrong == 0);
+}
+
 int main(void) {
   EG_RUN(test_every_value);
+  EG_RUN(test_store_result);
   EG_RUN(test_ties_to_even);
   EG_RUN(test_edges);
   EG_RUN(test_against_float16);

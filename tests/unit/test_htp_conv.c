@@ -560,6 +560,20 @@ static void test_backward_reasons(void) {
                        "have both > 1, which QNN HTP refuses for some shapes (measured)");
     stride->list.items[0].i = stride->list.items[1].i = 1;
     check_reason(g, n, NULL); /* dilation alone is fine */
+    /* stride and dilation 1, the padding reaching grad_output's height: grad_weight's Conv2d
+     * (grad_output as its kernel) is one QNN HTP computes wrong */
+    dil->list.items[0].i = 1;
+    eg_arg *pad = &n->args[5];
+    const int64_t ho = g->values[n->args[0].value].shape[2], pad0 = pad->list.items[0].i;
+    char want[256];
+    snprintf(want, sizeof want, "grad_weight with stride 1, a kernel %lld wide and padding %lld: "
+             "QNN HTP computes a Conv2d whose padding reaches its kernel's width wrong "
+             "(measured: relative error 1-1e4)", (long long)ho, (long long)ho);
+    pad->list.items[0].i = ho;
+    check_reason(g, n, want);
+    pad->list.items[0].i = ho - 1;
+    check_reason(g, n, NULL);
+    pad->list.items[0].i = pad0;
     stride->list.items[0].i = stride->list.items[1].i = 2;
     dil->list.items[0].i = 1;
     tuple->elems[0] = gx;
@@ -602,6 +616,24 @@ static void test_forward_kinds(void) {
   n->args[7].list.items[0].i = 0;
   n->args[6].b = false;
   EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  /* a padding as wide as the kernel at stride 1: QNN HTP computes that Conv2d wrong; at
+   * stride 2 (the fixture's), or one narrower, it is right */
+  const int64_t kw = g->values[n->args[1].value].shape[3];
+  eg_arg *stride = &n->args[3], *pad = &n->args[4];
+  const int64_t pad1 = pad->list.items[1].i;
+  pad->list.items[1].i = kw;
+  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  stride->list.items[1].i = 1;
+  char want[256];
+  snprintf(want, sizeof want, "convolution with stride 1, a kernel %lld wide and padding %lld: "
+           "QNN HTP computes a Conv2d whose padding reaches its kernel's width wrong (measured: "
+           "relative error 1-1e4)", (long long)kw, (long long)kw);
+  EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+           strcmp(reason, want) == 0);
+  pad->list.items[1].i = kw - 1;
+  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  stride->list.items[1].i = 2;
+  pad->list.items[1].i = pad1;
 
   eg_program p;
   if (eg_test_build(g, "SM8650", &p)) {

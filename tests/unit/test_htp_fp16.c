@@ -7,8 +7,9 @@
  * each op as fp32 mode does between: so y equals, bit for bit, fp32 mode's Conv2d on the
  * fp16-rounded x and W, rounded, times the rounded s, rounded; gx equals fp32 mode's
  * TransposeConv2d on the rounded gy and W, rounded. Outputs are fp16 values and differ from
- * fp32 mode's; the graph's STATIC bytes and the caller's inputs are never written. Magnitudes
- * above 65504 saturate (inputs and op outputs), and a precision out of range is refused. */
+ * fp32 mode's; the graph's STATIC bytes and the caller's inputs are never written. Inputs
+ * above 65504 saturate there, op outputs reach one binade further (131008), and a precision
+ * out of range is refused. */
 #include <stdint.h>
 #include <string.h>
 
@@ -143,20 +144,22 @@ static void test_stores_fp16(void) {
       free(gx32), free(xr), free(wr), free(gyr), free(cref), free(yref), free(gxref);
 }
 
-/* y = x + x: inputs above 65504 saturate on entry, sums above it on the way out. */
+/* y = x + x: inputs above 65504 saturate to it on entry; sums keep fp16's precision up to
+ * 131008 (as QNN HTP computes x + x of 65504: docs/fp16.md). */
 static void test_saturates(void) {
   eg_qnn_graph *g;
   EG_CHECK(eg_qnn_graph_create("sat", &g) == EG_OK);
-  const int32_t tx = tensor(g, "x", EG_QNN_TENSOR_APP_WRITE, 1, DIMS(5), NULL);
-  const int32_t ty = tensor(g, "y", EG_QNN_TENSOR_APP_READ, 1, DIMS(5), NULL);
+  const int32_t tx = tensor(g, "x", EG_QNN_TENSOR_APP_WRITE, 1, DIMS(6), NULL);
+  const int32_t ty = tensor(g, "y", EG_QNN_TENSOR_APP_READ, 1, DIMS(6), NULL);
   op(g, "add", EG_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){tx, tx}, ty, 0, NULL);
   eg_qnn_executor *ex = NULL;
   EG_CHECK(eg_qnn_executor_create_precision(g, EG_PRECISION_FP16, false, &ex) == EG_OK);
-  const float x[5] = {1e5f, -40000.0f, 1.0f / 3, 1e-8f, 65504.0f};
-  float y[5];
+  const float x[6] = {1e5f, -40000.0f, 1.0f / 3, 1e-8f, 65504.0f, 50000.3f};
+  float y[6];
   const eg_qnn_binding in = {tx, (void *)x, sizeof x}, out = {ty, y, sizeof y};
   EG_CHECK(ex && eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
-  EG_CHECK(y[0] == 65504.0f && y[1] == -65504.0f && y[4] == 65504.0f);
+  EG_CHECK(y[0] == 131008.0f && y[1] == -80000.0f && y[4] == 131008.0f);
+  EG_CHECK(y[5] == 100032.0f); /* 50000.3 enters as 50016 (fp16); doubled, kept */
   EG_CHECK(y[2] == 2 * eg_fp16_to_f32(eg_fp16_from_f32(1.0f / 3)) && y[3] == 0);
   eg_qnn_executor_destroy(ex);
   ex = NULL;

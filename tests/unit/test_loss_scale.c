@@ -14,10 +14,12 @@ static eg_model *load(void) {
   return m;
 }
 
-/* A runtime over the tiny step, compiled for SM8650 or not, with its inputs set. */
+/* A runtime over the tiny step, compiled for SM8650 or not, with its inputs set. Compiled at
+ * fp32: a power-of-two scale is then exact on every gradient (fp16 storage would round or
+ * flush the unscaled runtime's small ones, which is what loss scaling is for). */
 static eg_runtime *runtime(const eg_model *m, bool compiled) {
   eg_runtime *rt = NULL;
-  const eg_compile_options co = {.soc = "SM8650"};
+  const eg_compile_options co = {.soc = "SM8650", .precision = EG_PRECISION_FP32};
   eg_status s = compiled ? eg_runtime_create_compiled(m, &co, &rt) : eg_runtime_create(m, &rt);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
   if (s == EG_OK && eg_test_set_tiny_inputs(m, rt) != EG_OK) {

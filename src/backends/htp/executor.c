@@ -1098,14 +1098,15 @@ static void fp16_bind(exec_t *ex) {
   }
 }
 
-/* fp16 mode, after op k ran: the float tensor it wrote, rounded in place. */
+/* fp16 mode, after op k ran: the float tensor it wrote, rounded in place to the format the HTP
+ * keeps op results in (fp16's precision, one binade more range: eg_fp16_store_result_f32). */
 static void fp16_store_output(exec_t *ex, int32_t k) {
   if (!ex->fp16) return;
   const plan *pl = &ex->plans[k];
   const int32_t t = pl->y_dst >= 0 ? pl->y_dst : eg_qnn_graph_op(ex->g, k)->outputs[0];
   const eg_qnn_tensor *y = eg_qnn_graph_tensor(ex->g, t);
   if (y->dtype != EG_QNN_DTYPE_FLOAT_32 || !ex->ptr[t]) return;
-  eg_fp16_store_f32(ex->ptr[t], (size_t)eg_qnn_tensor_numel(y));
+  eg_fp16_store_result_f32(ex->ptr[t], (size_t)eg_qnn_tensor_numel(y));
 }
 
 /* The folded constants, and the arena and scratch unless they are the caller's (shared). */

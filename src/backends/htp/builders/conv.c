@@ -37,6 +37,9 @@
  *   and out) with stride > 1: kernel at most 3 wide.
  *   backward, grad_weight: not with stride > 1 and dilation > 1 both (its Conv2d then has
  *   both, which QNN HTP refuses for some shapes: measured).
+ *   forward Conv2d / DepthWiseConv2d and grad_weight's Conv2d: not with stride 1, dilation 1 and
+ *   a padding that reaches the kernel's width in a dim (conv2d_pads_ok: QNN HTP computes it
+ *   wrong, measured).
  *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq).
  *   backward: no quantized grad_output / weight (see quantized()), nor a quantized forward input
  *   where grad_weight reads it; transposed False; where grad_input is computed, dilation [1, 1]
@@ -145,6 +148,27 @@ static bool lists_ok(const conv_args *a, char *reason, size_t size) {
   for (int i = 0; i < 3; i++)
     if (!eg_htp_u32_params_ok(names[i], vals[i], 2, reason, size)) return false;
   return true; /* output_padding, where used, lies in [0, stride) (out_pad_ok) */
+}
+
+/* Whether QNN HTP computes a Conv2d / DepthWiseConv2d of these attributes right (`what` names
+ * it in the reason). Measured on QNN's HTP emulator (QNN 2.51 through onnxruntime-qnn 2.7.0,
+ * SM8650), against ONNX Runtime's CPU: where in some dim stride and dilation are 1, the kernel
+ * is at least 2 wide and the leading padding at least as wide as the kernel, the output is
+ * wrong (relative error 1 to 1e4; any group, static or runtime filter, leading padding alone
+ * or on both sides); a 1-wide kernel, stride 2, dilation 2, or the same padding at the end only
+ * are right. A grad_weight convolution has it when the forward's padding reaches grad_output's
+ * size (a 5x5 depthwise conv with padding 2 on a 2x2 map). */
+static bool conv2d_pads_ok(const char *what, const int64_t kernel[2], const int64_t stride[2],
+                           const int64_t dil[2], const int64_t pad_before[2], char *reason,
+                           size_t size) {
+  for (int d = 0; d < 2; d++)
+    if (stride[d] == 1 && dil[d] == 1 && kernel[d] >= 2 && pad_before[d] >= kernel[d]) {
+      snprintf(reason, size, "%s with stride 1, a kernel %lld wide and padding %lld: QNN HTP "
+               "computes a Conv2d whose padding reaches its kernel's width wrong (measured: "
+               "relative error 1-1e4)", what, (long long)kernel[d], (long long)pad_before[d]);
+      return false;
+    }
+  return true;
 }
 
 static bool dilation_one(const conv_args *a, char *reason, size_t size) {
@@ -320,7 +344,9 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
            tconv_pads(g, a, a->out_pad, pads, op, reason, size);
   }
   *kind = is_depthwise(a, cin) ? FWD_DEPTHWISE : FWD_CONV;
-  return true;
+  const int64_t *w = g->values[a->w].shape;
+  return conv2d_pads_ok("convolution", (const int64_t[2]){w[2], w[3]}, a->stride, a->dil,
+                        a->pad, reason, size);
 }
 
 static bool conv_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -433,6 +459,12 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
              (long long)pl->a.dil[1]);
     return false;
   }
+  /* grad_weight's Conv2d: grad_output as the kernel, the forward's stride as its dilation */
+  const int64_t *gy_shape = g->values[pl->gy].shape;
+  if (pl->grad_weight >= 0 &&
+      !conv2d_pads_ok("grad_weight", (const int64_t[2]){gy_shape[2], gy_shape[3]}, pl->a.dil,
+                      pl->a.stride, pl->a.pad, reason, size))
+    return false;
   /* 5. grad_input: TransposeConv2d has no dilation; its output_padding makes grad_input exactly
    *    input's size: H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
   if (pl->grad_input >= 0) {
