@@ -294,10 +294,12 @@ static const char *transpose(exporter *x, const char *in, int elem, int rank, co
 
 /* ---- ops ---- */
 
+/* One QNN op being translated. in / in_name hold at least MAX_IO entries (those past the op's
+ * inputs NULL: an absent optional input) and as many as its inputs (a Concat may have dozens). */
 typedef struct op_ctx {
   const eg_qnn_op_node *op;
-  const eg_qnn_tensor *in[MAX_IO];
-  const char *in_name[MAX_IO];
+  const eg_qnn_tensor **in;
+  const char **in_name;
   const eg_qnn_tensor *out;
   const char *out_name;
 } op_ctx;
@@ -746,9 +748,16 @@ static eg_status build_graph(exporter *x, eg_pb *graph) {
   /* names: boundary names first (as the dump names its files), then every other tensor's */
   char **ename = calloc((size_t)nt, sizeof *ename);
   bool *io = calloc((size_t)nt, sizeof *io);
-  if (!ename || !io) {
+  int max_in = MAX_IO;
+  for (int32_t k = 0; k < eg_qnn_graph_num_ops(x->g); k++)
+    if (eg_qnn_graph_op(x->g, k)->n_inputs > max_in) max_in = eg_qnn_graph_op(x->g, k)->n_inputs;
+  const eg_qnn_tensor **in = calloc((size_t)max_in, sizeof *in);
+  const char **in_name = calloc((size_t)max_in, sizeof *in_name);
+  if (!ename || !io || !in || !in_name) {
     free(ename);
     free(io);
+    free(in);
+    free(in_name);
     return eg_error(EG_ERR_NOMEM, "export-onnx: %s: out of memory", x->part_name);
   }
   for (int side = 0; side < 2; side++) {
@@ -783,8 +792,16 @@ static eg_status build_graph(exporter *x, eg_pb *graph) {
       value_info(x, &x->infos, GRAPH_VALUE_INFO, x->name[i], onnx_qnn_dtype(t->dtype), t->rank, d);
   }
   for (int32_t k = 0; k < eg_qnn_graph_num_ops(x->g) && x->status == EG_OK; k++) {
-    op_ctx c = {.op = eg_qnn_graph_op(x->g, k)};
-    EG_ASSERT(c.op->n_inputs <= MAX_IO && c.op->n_outputs == 1);
+    op_ctx c = {.op = eg_qnn_graph_op(x->g, k), .in = in, .in_name = in_name};
+    EG_ASSERT(c.op->n_inputs <= max_in);
+    if (c.op->n_outputs != 1) {
+      x->op = c.op->name;
+      x->op_type = eg_qnn_op_name(c.op->type);
+      unsupported(x, "an op with other than one output has no ONNX form here");
+      break;
+    }
+    memset(in, 0, (size_t)max_in * sizeof *in);
+    memset(in_name, 0, (size_t)max_in * sizeof *in_name);
     for (int i = 0; i < c.op->n_inputs; i++) {
       c.in[i] = c.op->inputs[i] >= 0 ? eg_qnn_graph_tensor(x->g, c.op->inputs[i]) : NULL;
       c.in_name[i] = c.in[i] ? x->name[c.op->inputs[i]] : NULL;
@@ -808,6 +825,8 @@ static eg_status build_graph(exporter *x, eg_pb *graph) {
 done:
   free(ename);
   free(io);
+  free(in);
+  free(in_name);
   if (x->status == EG_OK && graph->failed)
     x->status = eg_error(EG_ERR_NOMEM, "export-onnx: %s: out of memory", x->part_name);
   return x->status;

@@ -48,6 +48,27 @@ mkdir "$work/q"
 expect_fail 2 "quantized tensors are not exported" -- $exe export-onnx "$work/quant.egp" "$work/q"
 [[ -z "$(ls -A "$work/q")" ]] && ok || bad "a refused export left $(ls -A "$work/q") in DIR"
 
+# an op with more inputs than most (DenseNet's torch.cat of a block's feature maps): a Concat of
+# 12 inputs, every one of them in the ONNX node (the relu's output named 12 times there)
+/usr/bin/python3 - "$work/cat12.json" <<'PY'
+import json, sys
+t = lambda c: {"kind": "tensor", "dtype": "float32", "shape": [1, c, 3, 3]}
+json.dump({"format": "edgegrad.graph", "version": 1,
+           "producer": {"name": "edgegrad.export", "torch": "2.13.0"},
+           "values": [dict(t(2), id=0), dict(t(2), id=1), dict(t(24), id=2)],
+           "inputs": [{"name": "x", "value": 0}], "statics": [],
+           "nodes": [{"name": "relu", "target": "aten.relu.default", "args": [{"value": 0}],
+                      "kwargs": {}, "output": 1},
+                     {"name": "cat", "target": "aten.cat.default",
+                      "args": [[{"value": 1}] * 12, 1], "kwargs": {}, "output": 2}],
+           "outputs": [{"name": "y", "value": 2}]}, open(sys.argv[1], "w"))
+PY
+$exe compile "$work/cat12.json" --soc SM8650 -o "$work/cat12.egp" -q || bad "compile cat12"
+if $exe export-onnx "$work/cat12.egp" "$work/cat12" >/dev/null 2>"$work/err.txt" &&
+   /usr/bin/python3 -c 'import sys; d = open(sys.argv[1], "rb").read()
+assert d.count(b"\x0a\x04relu") >= 12, d.count(b"\x0a\x04relu")' "$work/cat12/partition_0.onnx"
+then ok; else bad "export of a 12-input Concat: $(cat "$work/err.txt")"; fi
+
 # SM8350 (V68) has no float path: nothing on the NPU, nothing written, exit 0 with a note
 $exe compile "$root/examples/digits_step.json" --soc SM8350 -o "$work/v68.egp" -q || bad "compile SM8350"
 if $exe export-onnx "$work/v68.egp" "$work/v68" >/dev/null 2>"$work/err.txt" &&
