@@ -485,7 +485,10 @@ def _check_functional(gm):
 
 def _check_strided_views(gm, results):
     """``_reshape_alias``/``as_strided`` carry strides; dense values can only express them
-    when they equal the strides of ``input.view(size)`` (then the op is a plain reshape)."""
+    when they equal the strides of ``input.view(size)`` (then the op is a plain reshape).
+    Such a view of a non-contiguous input (PyTorch 1.13 traces reshape after a transpose as
+    ``_reshape_alias`` with the transposed strides, e.g. in nn.MultiheadAttention) is recorded
+    with the contiguous strides of its size: the reshape of the format's dense values."""
     for n in gm.graph.nodes:
         if n.op != "call_function" or str(n.target) not in _STRIDED_VIEWS:
             continue
@@ -502,6 +505,9 @@ def _check_strided_views(gm, results):
             raise ValueError(f"node {n.name} ({n.target}): size {size} stride {stride} is not "
                              f"a plain reshape of {n.args[0].name} {list(source.shape)}: the "
                              "graph format holds dense tensors without strides")
+        dense = list(torch.empty(size, device="meta").stride())
+        if stride != dense:
+            n.args = (n.args[0], n.args[1], dense, *n.args[3:])
 
 
 # --------------------------------------------------------------------------------------------

@@ -122,6 +122,12 @@ suite.case("unsafe_view", lambda x: aten._unsafe_view(x, [6, -1]), [rand(3, 4)])
 suite.case("reshape_alias", lambda x: x.reshape(3, 2), [rand(2, 3)])
 suite.case("reshape_alias_ones", lambda x: x.reshape(1, 6, 1), [rand(2, 3)])
 suite.case("reshape_of_permute", lambda x: x.permute(1, 0).reshape(-1), [rand(2, 3)])
+# a reshape that is a view of a transposed tensor: torch 1.13 traces _reshape_alias with the
+# transposed strides ([2, 1, 4] here; nn.MultiheadAttention's head split), which the exporter
+# records as the contiguous strides of the dense result
+suite.case("reshape_view_of_transpose", lambda x: x.t().reshape(2, 2, 3) * 2, [rand(3, 4)])
+suite.case("reshape_view_of_permute", lambda x: x.permute(2, 0, 1).reshape(17, 2, 8, 8),
+           [rand(2, 64, 17)])
 suite.case("flatten", lambda x: x.flatten(1), [rand(2, 3, 4, 5)])
 
 
