@@ -5,7 +5,7 @@
         [--threads 1,2] [--reps 10] [--compile-families resnet18,...] [--no-compile-times]
 
 Cases: family x regime (full / head / bias, as tests/models/run_models.py defines them: its
-FAMILIES and trainable() are imported, not copied); a --cases entry is FAMILY (every regime) or
+FAMILIES, build() and trainable() are imported, not copied); a --cases entry is FAMILY (every regime) or
 FAMILY:REGIME. Each model is torchvision's definition (tests/models/tvshim.py), random
 initialisation (torch.manual_seed(0)), 10 classes, train mode, batch 8 of 3x64x64, loss
 cross-entropy, exported with edgegrad.export_training_step. For each case and thread count T:
@@ -15,8 +15,9 @@ cross-entropy, exported with edgegrad.export_training_step. For each case and th
   Dropout draws its own masks), torch.set_num_threads(T), in a child process of its own so its
   peak RSS (VmHWM) is that case's alone;
 - edgegrad CPU: bench_step on the exported .json (every node on the portable CPU kernels);
-- edgegrad .egp: bench_step on the program `edgegrad compile --soc SM8650 -o` wrote (the NPU
-  partitions run on the QNN-semantics executor on this CPU).
+- edgegrad .egp: bench_step on the program `edgegrad compile --soc SM8650 --precision fp32 -o`
+  wrote (the NPU partitions run on the QNN-semantics executor on this CPU; fp32, because the
+  fp16 default emulates the HTP's rounding of every op result, a cost the phone never pays).
 
 Each side: one warm-up, then the minimum (and median) of --reps steps; bench_step runs with
 --threads T and OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = T. Ratio = edgegrad / PyTorch (< 1:
@@ -49,22 +50,16 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import run_models  # noqa: E402
-import tvshim  # noqa: E402
 
 DEFAULT_FAMILIES = ("resnet18", "mobilenet_v2", "squeezenet1_1")
 COMPILE_FAMILIES = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "densenet121")
-BATCH, SIZE, CLASSES = 8, 64, 10
+BATCH, SIZE, CLASSES = 8, 64, run_models.CLASSES
 COMPILE_BATCH = 2
 SOC = "SM8650"
 
 
 def build(family, batch, size=SIZE):
-    module, ctor, extra = run_models.FAMILIES[family]
-    torch.manual_seed(0)
-    model = getattr(tvshim.load(module), ctor)(num_classes=CLASSES, **extra).train()
-    x = torch.randn(batch, 3, size, size)
-    y = torch.randint(0, CLASSES, (batch,))
-    return model, x, y
+    return run_models.build(family, size, batch)
 
 
 def peak_rss_kb():
@@ -84,7 +79,7 @@ def torch_child(family, regime, threads, reps):
     """The PyTorch measurement, run in a process of its own: one JSON line."""
     torch.set_num_threads(threads)
     model, x, y = build(family, BATCH)
-    train = set(run_models.trainable(model, regime))
+    train = set(run_models.trainable(model, regime, family))
     params = []
     for name, p in model.named_parameters():
         p.requires_grad_(name in train)
@@ -124,15 +119,17 @@ def export_case(family, regime, workdir, edgegrad):
     os.makedirs(folder, exist_ok=True)
     model, x, y = build(family, BATCH)
     result = export_training_step(model, F.cross_entropy, (x, y), os.path.join(folder, "model"),
-                                  trainable=run_models.trainable(model, regime))
+                                  trainable=run_models.trainable(model, regime, family))
     known = {"input": x, "target": y, **result.draws}
     known.update({n.replace(".", "_"): p for n, p in model.named_parameters()})
     known.update({n.replace(".", "_"): b for n, b in model.named_buffers()})
     rc._save_inputs({e["name"]: known[e["name"]].detach().numpy()
                      for e in result.graph["inputs"]}, os.path.join(folder, "inputs"))
     egp = os.path.join(folder, "model.egp")
-    subprocess.run([edgegrad, "compile", result.json_path, "--soc", SOC, "-o", egp, "-q"],
-                   check=True, capture_output=True)
+    # fp32: the fp16 default would emulate the HTP's rounding of every op result on this CPU,
+    # a model of the phone's numerics whose cost the phone never pays
+    subprocess.run([edgegrad, "compile", result.json_path, "--soc", SOC, "--precision", "fp32",
+                    "-o", egp, "-q"], check=True, capture_output=True)
     return result.json_path, egp, os.path.join(folder, "inputs")
 
 

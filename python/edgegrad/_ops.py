@@ -26,12 +26,15 @@ RUNTIME_OPS = {target: family for family, targets in {
     "conv": ("aten.convolution.default", "aten.convolution_backward.default"),
     "matmul": ("aten.mm.default", "aten.addmm.default", "aten.bmm.default", "aten.mv.default",
                "aten.dot.default"),
+    "attention": ("aten._scaled_dot_product_flash_attention_for_cpu.default",
+                  "aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
+                  "aten._safe_softmax.default"),
     "shape": ("aten.t.default", "aten.view.default", "aten._unsafe_view.default",
               "aten._reshape_alias.default", "aten.reshape.default", "aten.permute.default",
               "aten.transpose.int", "aten.expand.default", "aten.detach.default",
               "aten.alias.default", "aten.lift_fresh_copy.default", "aten.clone.default",
               "aten._to_copy.default", "aten.ones_like.default", "aten.zeros_like.default",
-              "aten.full.default"),
+              "aten.full.default", "aten.scalar_tensor.default"),
     "elementwise": ("aten.relu.default", "aten.threshold_backward.default", "aten.add.Tensor",
                     "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar", "aten.rsub.Scalar",
                     "aten.rsub.Tensor", "aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor",
@@ -55,6 +58,10 @@ RUNTIME_OPS = {target: family for family, targets in {
              "aten.avg_pool2d_backward.default", "aten._adaptive_avg_pool2d.default",
              "aten._adaptive_avg_pool2d_backward.default", "aten.adaptive_max_pool2d.default",
              "aten.adaptive_max_pool2d_backward.default"),
+    "resize": ("aten.upsample_bilinear2d.default", "aten.upsample_bilinear2d.vec",
+               "aten.upsample_bilinear2d_backward.default", "aten.upsample_bilinear2d_backward.vec",
+               "aten.upsample_nearest2d.default", "aten.upsample_nearest2d.vec",
+               "aten.upsample_nearest2d_backward.default", "aten.upsample_nearest2d_backward.vec"),
     "activation": ("aten.hardtanh.default", "aten.hardtanh_backward.default",
                    "aten.sigmoid.default", "aten.sigmoid_backward.default", "aten.tanh.default",
                    "aten.tanh_backward.default", "aten.silu.default", "aten.silu_backward.default",
@@ -74,7 +81,8 @@ RUNTIME_OPS = {target: family for family, targets in {
 
 FLOAT_DTYPES = {
     "conv": ("float32",), "matmul": ("float32",), "norm": ("float32",), "pool": ("float32",),
-    "loss": ("float32",), "activation": ("float32",),
+    "loss": ("float32",), "activation": ("float32",), "resize": ("float32",),
+    "attention": ("float32",),
     "elementwise": ("float32", "float64"),  # no float16 arithmetic
 }
 # ops whose rule is narrower than their family's

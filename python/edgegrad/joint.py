@@ -63,6 +63,7 @@ from ._functional import _BERNOULLI, _BLANKS, _RANDOM, Trace, record, replay_dra
 KEEP_WHOLE = (
     "aten.convolution.default", "aten.convolution_backward.default",
     "aten.mm.default", "aten.addmm.default", "aten.t.default",
+    "aten._scaled_dot_product_flash_attention_for_cpu.default", "aten._safe_softmax.default",
     "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
     "aten.permute.default", "aten.expand.default", "aten.clone.default",
     "aten._to_copy.default", "aten.ones_like.default", "aten.zeros_like.default",

@@ -459,6 +459,14 @@ static void reshape(exporter *x, const op_ctx *c) {
   if (in[1]) node(x, "Reshape", c->op->name, in, 2, &c->out_name, 1, NULL);
 }
 
+/* Tile: ONNX Tile, its repeats an int64 initializer of the multiples. */
+static void tile(exporter *x, const op_ctx *c) {
+  int64_t m[EG_QNN_MAX_RANK];
+  for (int d = 0; d < c->in[0]->rank; d++) m[d] = c->op->attrs.tile.multiples[d];
+  const char *in[2] = {c->in_name[0], const_i64(x, "repeats", m, c->in[0]->rank)};
+  if (in[1]) node(x, "Tile", c->op->name, in, 2, &c->out_name, 1, NULL);
+}
+
 static void strided_slice(exporter *x, const op_ctx *c) {
   const eg_qnn_param *p = eg_qnn_op_param(c->op, "ranges");
   const int r = c->in[0]->rank;
@@ -505,6 +513,19 @@ static void relu_min_max(exporter *x, const op_ctx *c) {
   const char *in[3] = {c->in_name[0], const_f32(x, "min", c->op->attrs.relu_min_max.min_value, 0, 1),
                        const_f32(x, "max", c->op->attrs.relu_min_max.max_value, 0, 1)};
   if (in[1] && in[2]) node(x, "Clip", c->op->name, in, 3, &c->out_name, 1, NULL);
+}
+
+/* ElementWiseNeuron's two modelled operations are ONNX ops of their own (QNN's EP maps them
+ * back to ElementWiseNeuron). */
+static void neuron(exporter *x, const op_ctx *c) {
+  if (c->op->attrs.neuron.operation == EG_QNN_NEURON_HARD_SWISH) {
+    one_to_one(x, c, "HardSwish", NULL);
+    return;
+  }
+  eg_pb a = {0};
+  attr_float(&a, "alpha", c->op->attrs.neuron.alpha);
+  attr_float(&a, "beta", c->op->attrs.neuron.beta);
+  one_to_one(x, c, "HardSigmoid", &a);
 }
 
 static void log_softmax(exporter *x, const op_ctx *c) {
@@ -634,6 +655,7 @@ static void translate(exporter *x, const op_ctx *c) {
   }
   case EG_QNN_OP_RESHAPE: reshape(x, c); return;
   case EG_QNN_OP_STRIDED_SLICE: strided_slice(x, c); return;
+  case EG_QNN_OP_TILE: tile(x, c); return;
   case EG_QNN_OP_CONCAT: {
     eg_pb a = {0};
     attr_int(&a, "axis", c->op->attrs.concat.axis);
@@ -655,13 +677,16 @@ static void translate(exporter *x, const op_ctx *c) {
   case EG_QNN_OP_ELEMENT_WISE_GREATER: one_to_one(x, c, "Greater", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: one_to_one(x, c, "GreaterOrEqual", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL: one_to_one(x, c, "LessOrEqual", NULL); return;
+  case EG_QNN_OP_ELEMENT_WISE_EQUAL: one_to_one(x, c, "Equal", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_SELECT: one_to_one(x, c, "Where", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_NEG: one_to_one(x, c, "Neg", NULL); return;
+  case EG_QNN_OP_ELEMENT_WISE_EXP: one_to_one(x, c, "Exp", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_RSQRT: rsqrt(x, c); return;
   case EG_QNN_OP_RELU: one_to_one(x, c, "Relu", NULL); return;
   case EG_QNN_OP_RELU_MIN_MAX: relu_min_max(x, c); return;
   case EG_QNN_OP_SIGMOID: one_to_one(x, c, "Sigmoid", NULL); return;
   case EG_QNN_OP_TANH: one_to_one(x, c, "Tanh", NULL); return;
+  case EG_QNN_OP_ELEMENT_WISE_NEURON: neuron(x, c); return;
   case EG_QNN_OP_LOG_SOFTMAX: log_softmax(x, c); return;
   case EG_QNN_OP_BATCHNORM: batchnorm(x, c); return;
   case EG_QNN_OP_INSTANCE_NORM: instance_norm(x, c); return;

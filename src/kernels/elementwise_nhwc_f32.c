@@ -246,6 +246,25 @@ void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, floa
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t e = 0; e < n; e++) y[e] = (float)(1.0 / sqrt((double)x[e]));
     break;
+  case EG_UNARY_EXP:
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t e = 0; e < n; e++) y[e] = expf(x[e]);
+    break;
+  case EG_UNARY_HARD_SWISH: /* a NaN x fails both compares and stays NaN */
+#pragma omp parallel for simd schedule(static) if (parallel: par)
+    for (int64_t e = 0; e < n; e++) {
+      float c = x[e] + 3.0f;
+      c = c < 0.0f ? 0.0f : c > 6.0f ? 6.0f : c;
+      y[e] = x[e] * c / 6.0f;
+    }
+    break;
+  case EG_UNARY_HARD_SIGMOID:
+#pragma omp parallel for simd schedule(static) if (parallel: par)
+    for (int64_t e = 0; e < n; e++) {
+      const float v = lo * x[e] + hi;
+      y[e] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+    }
+    break;
   default:
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t e = 0; e < n; e++) y[e] = tanhf(x[e]);

@@ -1,7 +1,8 @@
 /* elementwise_nhwc_f32 — the htp executor's elementwise kernels (any layout; fp32 data, uint8
  * masks): QNN ElementWiseAdd/Subtract/Multiply/Divide/Greater/GreaterEqual/LessEqual/Select with
  * NumPy broadcasting,
- * the unary ops ElementWiseNeg, Relu, ReluMinMax, Sigmoid, Tanh, and Cast.
+ * the unary ops ElementWiseNeg, ElementWiseExp, Relu, ReluMinMax, Sigmoid, Tanh,
+ * ElementWiseNeuron's HARD_SWISH and HARD_SIGMOID, and Cast.
  *
  * Broadcasting: eg_ew_shape_init right-aligns every input's dims to the output rank (leading
  * 1s) and broadcasts; a dim of 1 is read with stride 0. Dims are then merged where every
@@ -48,10 +49,16 @@ typedef enum eg_unary_op {
   EG_UNARY_RELU_MIN_MAX, /* clamp to [lo, hi] */
   EG_UNARY_SIGMOID,
   EG_UNARY_TANH,
-  EG_UNARY_RSQRT /* 1 / sqrt(x), evaluated in double and rounded once */
+  EG_UNARY_RSQRT, /* 1 / sqrt(x), evaluated in double and rounded once */
+  EG_UNARY_EXP,   /* expf(x), as ATen's CPU exp of float32 */
+  /* ElementWiseNeuron: HARD_SWISH x * min(max(x + 3, 0), 6) / 6 (ATen's order of operations);
+   * HARD_SIGMOID min(max(lo * x + hi, 0), 1), lo = alpha, hi = beta. Both keep NaN. */
+  EG_UNARY_HARD_SWISH,
+  EG_UNARY_HARD_SIGMOID
 } eg_unary_op;
 
-/* y[i] = op(x[i]) for n elements; x and y may alias. lo/hi only for RELU_MIN_MAX. */
+/* y[i] = op(x[i]) for n elements; x and y may alias. lo/hi only for RELU_MIN_MAX (its bounds)
+ * and HARD_SIGMOID (alpha, beta). */
 void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, float lo, float hi);
 
 typedef enum eg_cast_type {

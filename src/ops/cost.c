@@ -59,6 +59,15 @@ double eg_node_flops(const eg_graph *g, const eg_node *n) {
     return 2.0 * written * inner_k(arg_tensor(g, n, 0));
   case EG_OP_addmm:
     return 2.0 * written * inner_k(arg_tensor(g, n, 1)) + written;
+  case EG_OP_sdpa_flash: /* q @ k^T and P @ v: 2 L S E each per (batch, head) */
+  case EG_OP_sdpa_flash_backward: { /* five such products */
+    const eg_value *q = arg_tensor(g, n, n->op == EG_OP_sdpa_flash ? 0 : 1),
+                   *k = arg_tensor(g, n, n->op == EG_OP_sdpa_flash ? 1 : 2);
+    const double products = n->op == EG_OP_sdpa_flash ? 2.0 : 5.0;
+    return q && k && k->rank == 4 ? products * 2.0 * (double)eg_value_numel(q) *
+                                        (double)k->shape[2] + written
+                                  : written;
+  }
   case EG_OP_getitem:
   case EG_OP_t:
   case EG_OP_view:

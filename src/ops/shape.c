@@ -1,5 +1,6 @@
 /* shape.c — shape ops, copies and creation: t, view, _unsafe_view, _reshape_alias, reshape,
- * permute, transpose.int, expand, detach, alias, clone, _to_copy, ones_like, zeros_like, full.
+ * permute, transpose.int, expand, detach, alias, clone, _to_copy, ones_like, zeros_like, full,
+ * scalar_tensor.
  *
  * ATen's views alias their input; edgegrad's values are dense C-ordered buffers, one per node,
  * so every op here writes a dense copy of what the view would show:
@@ -10,7 +11,7 @@
  *     checked.
  *   - t, permute, transpose.int, expand: a strided gather (kernels/copy_dense.h), 0 strides
  *     for expand.
- *   - _to_copy: a dtype conversion; ones_like, zeros_like, full: fills.
+ *   - _to_copy: a dtype conversion; ones_like, zeros_like, full, scalar_tensor: fills.
  * Tensor options are checked, not ignored: layout must be strided, device cpu; memory_format
  * only changes strides, which dense values do not have, so it is accepted (with ATen's rank
  * rule for channels_last). */
@@ -549,3 +550,25 @@ eg_status eg_check_full(eg_graph *g, eg_node *n) {
 }
 
 eg_status eg_run_full(const eg_exec *ex, const eg_node *n) { return run_fill(ex, n); }
+
+/* scalar_tensor(s, *, dtype, layout, device, pin_memory): a 0-d fill. Without dtype it is the
+ * default dtype, float32, whatever the kind of s (torch 2's F.scaled_dot_product_attention
+ * makes the 0 and -inf of a bool mask's float form with it). */
+eg_status eg_check_scalar_tensor(eg_graph *g, eg_node *n) {
+  static const char *const known[] = {"s", "dtype", "layout", "device", "pin_memory", NULL};
+  EG_TRY(eg_node_check_arity(n, 1, 1, known));
+  const eg_arg *s = eg_node_arg(n, 0, "s");
+  if (!s || (s->kind != EG_ARG_INT && s->kind != EG_ARG_FLOAT && s->kind != EG_ARG_BOOL))
+    return eg_node_error(n, EG_ERR_INVALID, "argument s (#0) is %s: expected a number",
+                         s ? "not a number" : "missing");
+  eg_dtype dtype = EG_DTYPE_FLOAT32;
+  EG_TRY(eg_arg_opt_dtype(n, -1, "dtype", &dtype));
+  EG_TRY(check_options(n, 0));
+  const bool is_float = s->kind == EG_ARG_FLOAT;
+  const int64_t i = s->kind == EG_ARG_INT ? s->i : s->kind == EG_ARG_BOOL ? s->b : 0;
+  EG_TRY(fill_value(n, is_float, i, is_float ? s->f : 0.0, dtype, EG_ATTRS(n, eg_fill_attrs)));
+  const int64_t no_dims[1] = {0};
+  return eg_out_tensor(g, n, dtype, 0, no_dims);
+}
+
+eg_status eg_run_scalar_tensor(const eg_exec *ex, const eg_node *n) { return run_fill(ex, n); }

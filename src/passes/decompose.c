@@ -4,8 +4,9 @@
  *   rules[]  op -> rewrite. Each rewrite is exact: the rewritten graph computes bit for bit what
  *            the node's CPU kernel computed (same float operations in the same order), so the CPU
  *            path gives identical outputs before and after the pass.
- *              ones_like, zeros_like, full, zeros, new_zeros, fill.Scalar, empty_like,
- *              empty.memory_format    -> a static constant (the op's own CPU kernel fills it,
+ *              ones_like, zeros_like, full, scalar_tensor, zeros, new_zeros, fill.Scalar,
+ *              empty_like, empty.memory_format
+ *                                     -> a static constant (the op's own CPU kernel fills it,
  *                                        so the bytes are exactly what the node would give;
  *                                        empty* is zero-filled by edgegrad's contract). Only up
  *                                        to EG_FOLD_MAX_BYTES: larger fills stay nodes.
@@ -185,6 +186,7 @@ static const rule rules[] = {
     {EG_OP_ones_like, 0, 0, fold_fill},
     {EG_OP_zeros_like, 0, 0, fold_fill},
     {EG_OP_full, 0, 0, fold_fill},
+    {EG_OP_scalar_tensor, 0, 0, fold_fill},
     {EG_OP_zeros, 0, 0, fold_fill},
     {EG_OP_new_zeros, 0, 0, fold_fill},
     {EG_OP_fill_Scalar, 0, 0, fold_fill},

@@ -10,7 +10,8 @@
   NHWC, inspect's permuted to NCHW); its dtype
   float32 for a float32 or fixed-point (quantized) tensor, int64 or int32 for an int32 one.
 - Graph: every file is an IR value of MODEL.json (an input, a node's result, or an element of a
-  node's tuple result, named "<node>_out<id>" by the lowering, matched by dtype and shape), and
+  node's tuple result, named "<node>_out<id>" by the lowering, matched by id, else by dtype
+  and shape), and
   has exactly its dtype and shape.
 - PyTorch: every file equals that value as the graph's ops compute it in PyTorch on INPUTS_DIR
   (graph_exec), within the run's --expect tolerance, or one quantization step for a value the
@@ -104,12 +105,15 @@ def reference(graph, statics, inputs):
 
 
 def ir_value(graph, names, name, arr):
-    """The value a file is: its name's, or for "<node>_out<id>" the one element of the node's
-    tuple of the file's dtype and shape."""
-    m = re.fullmatch(r"(.*)_out\d+", name)
+    """The value a file is: its name's, or for "<node>_out<id>" the element of the node's
+    tuple with value id <id> (the passes keep a traced node's value ids), else the one of the
+    file's dtype and shape."""
+    m = re.fullmatch(r"(.*)_out(\d+)", name)
     cands = names.get(name) or (names.get(m.group(1)) if m else None) or []
     fit = [v for v in cands if graph["values"][v]["dtype"] == str(arr.dtype) and
            list(graph["values"][v]["shape"]) == list(arr.shape)]
+    if m and not names.get(name) and int(m.group(2)) in fit:
+        return int(m.group(2))
     return cands[0] if len(cands) == 1 else fit[0] if len(fit) == 1 else None
 
 

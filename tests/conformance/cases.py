@@ -186,6 +186,41 @@ class StridedNet(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class HardSwishSENet(nn.Module):
+    """MobileNetV3's activations: conv -> hardswish, a squeeze-excitation gate (mean, 1x1 conv,
+    relu, 1x1 conv, hardsigmoid, multiply), conv -> hardswish, linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.se_reduce = nn.Conv2d(8, 4, 1)
+        self.se_expand = nn.Conv2d(4, 8, 1)
+        self.conv2 = nn.Conv2d(8, 6, 3, stride=2, padding=1)
+        self.fc = nn.Linear(6 * 4 * 4, 5)
+
+    def forward(self, x):
+        x = F.hardswish(self.conv1(x))
+        s = F.relu(self.se_reduce(x.mean((2, 3), keepdim=True)))
+        x = x * F.hardsigmoid(self.se_expand(s))
+        x = F.hardswish(self.conv2(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+class PooledNet(nn.Module):
+    """A classifier's end: conv -> relu -> strided conv -> relu -> adaptive_avg_pool2d(1) ->
+    linear (the global pooling's backward broadcasts the [N, C, 1, 1] gradient over the map)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 12, 3, stride=2, padding=1)
+        self.fc = nn.Linear(12, 7)
+
+    def forward(self, x):
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 def eager_step(model, loss_fn, x, target, trainable, input_grad):
     """PyTorch's loss and gradients, computed eagerly with loss.backward()."""
     model.zero_grad()
@@ -241,8 +276,28 @@ def _strided_frozen_convs(stem, seed):
     return build_training(model, F.cross_entropy, x, target, stem, trainable, input_grad=True)
 
 
+def _hardswish_se(stem, seed):
+    """Full training of HardSwishSENet with the input gradient: hardswish, hardsigmoid and both
+    backward ops in one step."""
+    torch.manual_seed(seed)
+    model = HardSwishSENet()
+    x, target = torch.randn(2, 3, 8, 8) * 2, torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
+def _pooled_cross_entropy(stem, seed):
+    """Full training of PooledNet with cross_entropy over a batch where one target is
+    ignore_index (-100): not counted in the mean, no gradient in its row."""
+    torch.manual_seed(seed)
+    model = PooledNet()
+    x, target = torch.randn(4, 3, 10, 10), torch.tensor([3, -100, 6, 0], dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
 TRAINING_STEPS = {
     "train_conv_mlp_mse": _conv_mlp_mse,
     "train_strided_cross_entropy": _strided_cross_entropy,
     "train_strided_frozen_convs": _strided_frozen_convs,
+    "train_hardswish_se": _hardswish_se,
+    "train_pooled_cross_entropy": _pooled_cross_entropy,
 }

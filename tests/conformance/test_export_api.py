@@ -12,7 +12,7 @@ reported as "not run" (never passed) under 1.13. Cases:
   `edgegrad --version` prints, and what python/pyproject.toml's package metadata reads;
 - ``runtime_ops_table``: edgegrad._ops.RUNTIME_OPS is src/ir/ops.def's op list, target for
   target and family (src/ops file) for family, both ways;
-- ``runtime_refusals``: bilinear interpolation (an op the runtime lacks) and float64 models
+- ``runtime_refusals``: reflection padding (an op the runtime lacks) and float64 models
   are refused at export with one line naming the node, the op and the module, writing no
   file; for each op family with a dtype rule, a float64 graph the exporter refuses is refused
   by `edgegrad info` too when written with check_runtime=False, and its float32 twin is taken
@@ -30,7 +30,7 @@ reported as "not run" (never passed) under 1.13. Cases:
   train` (2 SGD steps, masks drawn from --seed) matches a PyTorch loop given the same masks;
   and its --out file, read by edgegrad.load_state_dict, loads into the plain model with
   strict=False missing exactly conv.weight, nothing unexpected;
-- ``joint_refusals`` (2.x): export_joint of a bilinear model is refused naming the node and
+- ``joint_refusals`` (2.x): export_joint of a reflection-padded model is refused naming the node and
   op (its decomposition's first one the runtime lacks); the state_dict prefix rule (stripped
   only when one submodule holds every parameter and buffer; "" keeps torch's names).
 Prints one line per case and last `export_api: N passed, M failed`; exit 1 on any failure.
@@ -164,15 +164,15 @@ class WithLoss(nn.Module):
         return loss, out.detach()
 
 
-class UpNet(nn.Module):
+class PadNet(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(1, 2, 3, padding=1)
-        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
-        self.fc = nn.Linear(2 * 8 * 8, 3)
+        self.conv = nn.Conv2d(1, 2, 3)
+        self.pad = nn.ReflectionPad2d(1)
+        self.fc = nn.Linear(2 * 4 * 4, 3)
 
     def forward(self, x):
-        return self.fc(torch.flatten(self.up(F.relu(self.conv(x))), 1))
+        return self.fc(torch.flatten(self.pad(F.relu(self.conv(x))), 1))
 
 
 class SmallNet(nn.Module):
@@ -279,6 +279,8 @@ _DTYPE_PROBES = [
     ("matmul", lambda a, b: a @ b, lambda: (torch.randn(3, 4), torch.randn(4, 2))),
     ("norm", lambda x: F.layer_norm(x, [4]), lambda: (torch.randn(2, 4),)),
     ("pool", lambda x: F.max_pool2d(x, 2), lambda: (torch.randn(1, 2, 4, 4),)),
+    ("resize", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+     lambda: (torch.randn(1, 2, 3, 4),)),
     ("loss", lambda x: F.log_softmax(x, 1), lambda: (torch.randn(2, 5),)),
     ("activation", lambda x: torch.sigmoid(x), lambda: (torch.randn(2, 5),)),
     ("where", lambda c, a, b: torch.where(c, a, b),
@@ -295,14 +297,14 @@ def case_runtime_refusals(exe, work):
         if why:
             bad.append(f"{label}: {why}")
 
-    stem = os.path.join(work, "bilinear_step")
-    check("bilinear step", lambda: edgegrad.export_training_step(
-        UpNet(), F.cross_entropy, (x, y), stem), stem, "node upsample_bilinear2d",
-        "aten.upsample_bilinear2d", "module up (Upsample)", "runtime")
-    stem = os.path.join(work, "bilinear_fn")
-    check("bilinear function", lambda: edgegrad.export_function(
-        lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), (x,), stem), stem,
-        "aten.upsample_bilinear2d")
+    stem = os.path.join(work, "reflection_pad_step")
+    check("reflection pad step", lambda: edgegrad.export_training_step(
+        PadNet(), F.cross_entropy, (x, y), stem), stem, "node reflection_pad2d",
+        "aten.reflection_pad2d", "module pad (ReflectionPad2d)", "runtime")
+    stem = os.path.join(work, "reflection_pad_fn")
+    check("reflection pad function", lambda: edgegrad.export_function(
+        lambda t: F.pad(t, (1, 1, 1, 1), mode="reflect"), (x,), stem), stem,
+        "aten.reflection_pad2d")
     stem = os.path.join(work, "float64_step")
     check("float64 step", lambda: edgegrad.export_training_step(
         SmallNet().double(), F.cross_entropy, (x.double(), y), stem),
@@ -495,12 +497,12 @@ def case_joint_refusals(exe, work):
         raise NotRun(f"torch {torch.__version__} has no torch.export")
     bad = []
     x, y = torch.randn(2, 1, 4, 4), torch.randint(0, 3, (2,))
-    stem = os.path.join(work, "bilinear")
-    # torch's decomposition of the interpolation keeps no module in its nodes' metadata
-    why = refused(lambda: _export_joint(WithLoss(UpNet()), (x, y), stem), stem,
+    stem = os.path.join(work, "reflection_pad")
+    # torch's decomposition of the padding keeps no module in its nodes' metadata
+    why = refused(lambda: _export_joint(WithLoss(PadNet()), (x, y), stem), stem,
                   "op aten.", "is not one edgegrad's runtime implements")
     if why:
-        bad.append(f"bilinear: {why}")
+        bad.append(f"reflection pad: {why}")
     xs, ys = torch.randn(2, 1, 4, 4), torch.randint(0, 3, (2,))
 
     def names(module, **kw):

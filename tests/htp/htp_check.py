@@ -117,7 +117,7 @@ def build_case(kind, spec, folder):
     from edgegrad import export_training_step
     family, regime = spec
     model, x, y = rm.build(family, ARGS.size)
-    train = rm.trainable(model, regime)
+    train = rm.trainable(model, regime, family)
     result = export_training_step(model, F.cross_entropy, (x, y), os.path.join(folder, "model"),
                                   trainable=train)
     known = {"input": x, "target": y, **result.draws}

@@ -1,6 +1,7 @@
 """The torchvision model zoo (`make models`): torchvision's own definitions of twelve conv-net
-families, each trained in three regimes, exported with export_training_step, run by edgegrad on
-the CPU and compiled for two SoCs, and compared with PyTorch under the numerics policy below.
+families, a segmentation model and a small vision transformer, each trained in three regimes,
+exported with export_training_step, run by edgegrad on the CPU and compiled for two SoCs, and
+compared with PyTorch under the numerics policy below.
 
     PYTHONPATH=python .venv/bin/python tests/models/run_models.py --edgegrad build/edgegrad \\
         [--workdir DIR] [--families resnet18,...] [--regimes full,head,bias]
@@ -11,7 +12,11 @@ Cases: every family x regime x target. A model is built with random initialisati
 StochasticDepth draw masks, which the export makes graph inputs and every PyTorch reference
 replays), batch 2 of 3 x SIZE x SIZE (64 by default), loss cross-entropy. Regimes: ``full``
 (every parameter), ``head`` (the classifier's last Linear or Conv2d only), ``bias`` (BitFit:
-every bias). Targets: ``cpu`` (the portable kernels), ``SM8650`` (HTP V75, fp16: the NPU
+every bias). The segmentation model (LRASPP-MobileNetV3-Large) is trained with pixel-wise
+cross-entropy against a class per pixel, its head regime being its two classifier convolutions;
+the vision transformer (torchvision's VisionTransformer, 4 layers, patches of 8 x 8) always
+takes 32 x 32 images (OPTIONS).
+Targets: ``cpu`` (the portable kernels), ``SM8650`` (HTP V75, fp16: the NPU
 partitions run on the QNN-semantics executor, compiled and run with --precision fp32 as the
 fp32 bounds below assume; the placement report is checked by tests/conformance/placement.py)
 and ``SM8350`` (V68: no float path, everything falls back).
@@ -80,30 +85,71 @@ FAMILIES = {
     "googlenet": ("googlenet", "googlenet", {"aux_logits": False, "init_weights": True}),
     "densenet121": ("densenet", "densenet121", {}),
     "convnext_tiny": ("convnext", "convnext_tiny", {}),
+    # segmentation: MobileNetV3-Large with the Lite R-ASPP head (no pretrained backbone)
+    "lraspp_mobilenet_v3_large": ("segmentation.lraspp", "lraspp_mobilenet_v3_large",
+                                  {"weights": None, "weights_backbone": None}),
+    # a small vision transformer: 4 encoder layers over 16 patches of 8 x 8
+    "vit_tiny": ("vision_transformer", "VisionTransformer",
+                 {"image_size": 32, "patch_size": 8, "num_layers": 4, "num_heads": 4,
+                  "hidden_dim": 64, "mlp_dim": 128}),
+}
+# What sets a family apart from an image classifier at --size:
+#   size          the input size it is built for (ViT lays its patches out for one size)
+#   segmentation  the model returns {"out": logits per pixel}; the loss is pixel-wise
+#                 cross-entropy (aten.nll_loss2d) against a class per pixel
+#   head          the modules the head regime trains (default: the last Linear or Conv2d)
+OPTIONS = {
+    "lraspp_mobilenet_v3_large": {"segmentation": True,
+                                  "head": ("classifier.low_classifier",
+                                           "classifier.high_classifier")},
+    "vit_tiny": {"size": 32},
 }
 REGIMES = ("full", "head", "bias")
 TARGETS = ("cpu", "SM8650", "SM8350")
 CLASSES, BATCH = 10, 2
 
 
-def build(family, size):
+_PIXEL_LOGITS = {}
+
+
+def _pixel_logits(cls):
+    """``cls`` whose forward returns the segmentation logits alone (its {"out": ...}), so the
+    step's loss is F.cross_entropy(model(x), y) as for the classifiers. One class per ``cls``,
+    defined here so that copies and state dicts keep torchvision's parameter names."""
+    if cls not in _PIXEL_LOGITS:
+        _PIXEL_LOGITS[cls] = type(cls.__name__, (cls,),
+                                  {"forward": lambda self, x: cls.forward(self, x)["out"]})
+    return _PIXEL_LOGITS[cls]
+
+
+def build(family, size, batch=BATCH):
+    """(model, input, target) of ``family``: input [batch, 3, size, size] (or the family's own
+    size), target a class per image, or per pixel for segmentation."""
     module, ctor, extra = FAMILIES[family]
+    options = OPTIONS.get(family, {})
+    size = options.get("size", size)
     torch.manual_seed(0)
     model = getattr(tvshim.load(module), ctor)(num_classes=CLASSES, **extra).train()
-    x = torch.randn(BATCH, 3, size, size)
-    y = torch.randint(0, CLASSES, (BATCH,))
+    if options.get("segmentation"):
+        model.__class__ = _pixel_logits(type(model))
+    x = torch.randn(batch, 3, size, size)
+    y = torch.randint(0, CLASSES, (batch, size, size) if options.get("segmentation")
+                      else (batch,))
     return model, x, y
 
 
-def trainable(model, regime):
+def trainable(model, regime, family=None):
+    """The parameter names ``regime`` trains: every one (full), every bias (BitFit), or the
+    head: the family's head modules, else the last Linear or Conv2d."""
     names = [n for n, _ in model.named_parameters()]
     if regime == "full":
         return names
     if regime == "bias":
         return [n for n in names if n.endswith("bias")]
-    last = [name for name, m in model.named_modules()
-            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))][-1]
-    return [n for n in names if n.startswith(last + ".")]
+    heads = OPTIONS.get(family, {}).get("head") or \
+        [[name for name, m in model.named_modules()
+          if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))][-1]]
+    return [n for n in names if any(n.startswith(h + ".") for h in heads)]
 
 
 def _flat(name):
@@ -190,7 +236,7 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
     for regime in regimes:
         stem_dir = os.path.join(workdir, family, regime)
         os.makedirs(stem_dir, exist_ok=True)
-        train = trainable(model, regime)
+        train = trainable(model, regime, family)
         try:
             result = export_training_step(model, F.cross_entropy, (x, y),
                                           os.path.join(stem_dir, "model"), trainable=train)

@@ -55,12 +55,15 @@ def _install(root):
         def __init__(self, *args, **kwargs):
             pass
 
+    class SemanticSegmentation(ImageClassification):  # the segmentation models' metadata
+        pass
+
     class InterpolationMode(enum.Enum):
         NEAREST = "nearest"
         BILINEAR = "bilinear"
         BICUBIC = "bicubic"
 
-    for cls in (ImageClassification, InterpolationMode):
+    for cls in (ImageClassification, SemanticSegmentation, InterpolationMode):
         setattr(presets, cls.__name__, cls)
     sys.modules["torchvision.transforms._presets"] = presets
     tv.transforms._presets = presets

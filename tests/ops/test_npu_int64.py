@@ -45,8 +45,9 @@ def labels_moves(lab):
 
 
 def loss_with_labels(x, w, lab):
-    """A forward loss: logits on the NPU, the labels' view on the NPU (int32) read by the CPU
-    nll_loss (widened back), and the labels joined into an int64 graph output."""
+    """A forward loss: logits on the NPU, the labels' view on the NPU (int32) read by nll_loss
+    (on the NPU too on the float SoCs: it compares the int32 labels with the class indices),
+    and the labels joined into an int64 graph output."""
     logp = F.log_softmax(x @ w.t(), dim=1)
     flat = lab.view(-1)
     return F.nll_loss(logp, flat), torch.cat([flat, flat]).view(2, -1)
@@ -71,6 +72,8 @@ CASES = [
     dict(name="labels_moves", fn=labels_moves, args=[labels()], names=["lab"], npu_float=False),
     dict(name="labels_moves_large", fn=labels_moves, args=[big_ints(24, 40)], names=["lab"],
          npu_float=False),
+    dict(name="labels_expand", fn=lambda lab: lab.view(-1, 1).expand(6, 4).reshape(-1),
+         args=[labels()], names=["lab"], npu_float=False),  # a broadcast: Tile on INT_32
     dict(name="rank4_moves", fn=rank4_moves, args=[big_ints(2, 3, 4, 5)],
          names=["q"], npu_float=False),
     dict(name="labels_and_constant", fn=lambda lab, c: torch.cat([lab.view(-1), c.t().reshape(-1)]),
@@ -111,7 +114,8 @@ def compare(out_dir, refs):
 
 def check_placement(report, soc, npu_float, int_nodes):
     """Every int64 node on the NPU; on SM8350 every other node on the CPU (float); on the float
-    SoCs, when npu_float, every other node on the NPU but nll_loss (no NPU lowering)."""
+    SoCs, when npu_float, every other node on the NPU (nll_loss may be on either side: its
+    placement is tests/ops/test_npu_loss.py's)."""
     rep = json.load(open(report))
     for nd in rep["nodes"]:
         tgt, where, why = nd["target"], nd["placement"], nd["reason"]

@@ -14,8 +14,8 @@ inspected (`edgegrad inspect --json`):
     file grows by far less than the filter: only the Transpose / TransposeConv2d op records and
     the NATIVE tensors' descriptors (asserted: under 1% of the filter's bytes);
   - both programs run and match PyTorch (y, and gx against aten.convolution_backward).
-A frozen-backbone training step whose loss (cross entropy: nll_loss runs on the CPU and its
-backward needs its result) sits between forward and backward puts them in different partitions: compile must then say, in the report's notes, that the weight is
+A frozen-backbone training step whose loss (cross entropy with reduction none, summed: that
+nll_loss runs on the CPU and its backward needs its total_weight) sits between forward and backward puts them in different partitions: compile must then say, in the report's notes, that the weight is
 held by several partitions.
 
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_npu_weight_once.py \\
@@ -167,7 +167,7 @@ def main():
         model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
                                     torch.nn.Conv2d(8, 4, 3, padding=1), torch.nn.Flatten())
         stem = os.path.join(a.workdir, "step")
-        export_training_step(model, torch.nn.CrossEntropyLoss(),
+        export_training_step(model, lambda y, t: F.cross_entropy(y, t, reduction="none").sum(),
                              (torch.randn(2, 3, 6, 6), torch.tensor([3, 17])), stem,
                              trainable=("0.bias", "2.bias"))
         _, _, rep = compile_inspect(a.edgegrad, stem, a.workdir)

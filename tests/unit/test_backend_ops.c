@@ -186,6 +186,25 @@ static const bo_case cases[] = {
     SHAPED(mean_dim, "mean_dim", X4, "[2, 3]", "aten.mean.dim", "[" V(0) ", [-1, -2]]"),
     SHAPED(_log_softmax, "log_softmax", "[4, 10]", "[4, 10]", "aten._log_softmax.default",
            "[" V(0) ", 1, false]"),
+    SHAPED(expand, "expand_broadcast", "[2, 3, 1, 1]", X4, "aten.expand.default",
+           "[" V(0) ", [2, 3, 6, 6]]"),
+
+    /* the loss end: targets in [-1, 10) (set_inputs), -1 the ignore_index */
+    {EG_OP__log_softmax_backward_data, "log_softmax_backward", T(0, "[4, 10]") ","
+     T(1, "[4, 10]") "," T(2, "[4, 10]"), IN("g", 0) "," IN("y", 1), "",
+     UT("aten._log_softmax_backward_data.default",
+        "[" V(0) ", " V(1) ", 1, {\"dtype\": \"float32\"}]", 2), IN("z", 2), NO_ST},
+    {EG_OP_nll_loss_forward, "nll_loss_forward", T(0, "[6, 10]") "," TI(1, "[6]") ","
+     TUPLE(2, "[3, 4]") "," T(3, "[]") "," T(4, "[]") "," T(5, "[]") "," T(6, "[]"),
+     IN("x", 0) "," IN("target", 1), "",
+     UT("aten.nll_loss_forward.default", "[" V(0) ", " V(1) ", null, 1, -1]", 2) ","
+     GETITEM("getitem", 2, 0, 5) "," GETITEM("getitem_1", 2, 1, 6),
+     IN("loss", 5) "," IN("total_weight", 6), NO_ST},
+    {EG_OP_nll_loss_backward, "nll_loss_backward", T(0, "[]") "," T(1, "[6, 10]") ","
+     TI(2, "[6]") "," T(3, "[]") "," T(4, "[6, 10]"),
+     IN("gy", 0) "," IN("x", 1) "," IN("target", 2) "," IN("total_weight", 3), "",
+     UT("aten.nll_loss_backward.default",
+        "[" V(0) ", " V(1) ", " V(2) ", null, 2, -1, " V(3) "]", 4), IN("gx", 4), NO_ST},
 
     /* normalisation */
     BN(native_batch_norm, "batch_norm", "aten.native_batch_norm.default",
@@ -253,6 +272,12 @@ static const bo_case cases[] = {
     UNARY(tanh, "tanh", "aten.tanh.default", "[" V(0) "]"),
     BINARY(tanh_backward, "tanh_backward", "aten.tanh_backward.default", "[" V(0) ", " V(1) "]"),
     UNARY(silu, "silu", "aten.silu.default", "[" V(0) "]"),
+    UNARY(hardswish, "hardswish", "aten.hardswish.default", "[" V(0) "]"),
+    BINARY(hardswish_backward, "hardswish_backward", "aten.hardswish_backward.default",
+           "[" V(0) ", " V(1) "]"),
+    UNARY(hardsigmoid, "hardsigmoid", "aten.hardsigmoid.default", "[" V(0) "]"),
+    BINARY(hardsigmoid_backward, "hardsigmoid_backward", "aten.hardsigmoid_backward.default",
+           "[" V(0) ", " V(1) "]"),
     UNARY(clamp, "clamp", "aten.clamp.default", "[" V(0) ", " F(-0.5) ", " F(0.5) "]"),
 
     /* joining */
@@ -345,8 +370,8 @@ static void check_output(const bo_case *c, const char *soc, const eg_runtime *go
   }
 }
 
-/* Seeded inputs on every runtime of rts[0..n): float32 in [-1, 1), int64 in (-1000, 1000),
- * other dtypes zero. */
+/* Seeded inputs on every runtime of rts[0..n): float32 in [-1, 1), int64 in (-1000, 1000) —
+ * but an input named "target" (nll_loss's class indices) in [-1, 10) — other dtypes zero. */
 static void set_inputs(const eg_model *m, unsigned seed, eg_runtime *const *rts, int n) {
   for (int i = 0; i < eg_model_num_inputs(m); i++) {
     eg_tensor_desc d;
@@ -356,7 +381,9 @@ static void set_inputs(const eg_model *m, unsigned seed, eg_runtime *const *rts,
     float *u = eg_test_rand_buf((long)numel, seed * 31u + (unsigned)i);
     for (int64_t e = 0; e < numel; e++) {
       if (d.tensor.dtype == EG_DTYPE_FLOAT32) ((float *)buf)[e] = u[e];
-      if (d.tensor.dtype == EG_DTYPE_INT64) ((int64_t *)buf)[e] = (int64_t)(u[e] * 1000.0f);
+      if (d.tensor.dtype == EG_DTYPE_INT64)
+        ((int64_t *)buf)[e] = strcmp(d.name, "target") == 0 ? (int64_t)((u[e] + 1.0f) * 5.5f) - 1
+                                                            : (int64_t)(u[e] * 1000.0f);
     }
     free(u);
     eg_tensor t = d.tensor;

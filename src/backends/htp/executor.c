@@ -32,6 +32,7 @@
 #include "kernels/conv2d_nhwc_f32.h"
 #include "kernels/depthwise_conv2d_nhwc_f32.h"
 #include "kernels/elementwise_nhwc_f32.h"
+#include "kernels/equal_nhwc_i32.h"
 #include "kernels/matmul_nhwc_f32.h"
 #include "kernels/norm_nhwc_f32.h"
 #include "kernels/parallel_nhwc_f32.h"
@@ -39,6 +40,7 @@
 #include "kernels/reduce_nhwc_f32.h"
 #include "kernels/softmax_nhwc_f32.h"
 #include "kernels/strided_copy.h"
+#include "kernels/tile_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "kernels/transpose_f32.h"
 #include "util/clock.h"
@@ -72,6 +74,7 @@ typedef struct plan {
     struct { int64_t m, k, units; } fc;
     eg_matmul_nhwc_params mm;
     struct { int rank; int64_t dims[EG_QNN_MAX_RANK]; uint32_t perm[EG_QNN_MAX_RANK]; } tr;
+    struct { int rank; int64_t dims[EG_QNN_MAX_RANK], multiples[EG_QNN_MAX_RANK]; } tile;
     struct { size_t nbytes; } copy;
     struct { eg_strided_copy_params box; int64_t offset; } slice; /* StridedSlice */
     struct { int64_t outer, inner; int64_t *sizes; const float **xs; } concat;
@@ -303,6 +306,19 @@ static void run_copy(exec_t *ex, const op_t *op, const plan *pl) {
   if (dst != src) memcpy(dst, src, pl->u.copy.nbytes);
 }
 
+static eg_status prepare_tile(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0);
+  pl->u.tile.rank = x->rank;
+  dims64(x, pl->u.tile.dims);
+  for (int d = 0; d < x->rank; d++) pl->u.tile.multiples[d] = op->attrs.tile.multiples[d];
+  return EG_OK;
+}
+
+static void run_tile(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_tile_nhwc_f32(pl->u.tile.rank, pl->u.tile.dims, pl->u.tile.multiples, in_ptr(ex, op, 0),
+                   out_ptr(ex, op));
+}
+
 /* StridedSlice: the output is the box of in[0] starting at `begin`, stepping `step` per dim
  * (qnn_graph.c check_strided_slice): one strided copy. */
 static eg_status prepare_strided_slice(exec_t *ex, const op_t *op, plan *pl) {
@@ -436,6 +452,11 @@ static void run_ew(exec_t *ex, const op_t *op, const plan *pl) {
   eg_elementwise_nhwc_f32(pl->u.ew.op, &pl->u.ew.shape, in, out_ptr(ex, op));
 }
 
+/* ElementWiseEqual: INT_32 operands only (check_supported), its own kernel. */
+static void run_equal(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_equal_nhwc_i32(&pl->u.ew.shape, in_ptr(ex, op, 0), in_ptr(ex, op, 1), out_ptr(ex, op));
+}
+
 static eg_status prepare_unary(exec_t *ex, const op_t *op, plan *pl) {
   pl->u.unary.n = eg_qnn_tensor_numel(tin(ex, op, 0));
   switch (op->type) {
@@ -444,6 +465,13 @@ static eg_status prepare_unary(exec_t *ex, const op_t *op, plan *pl) {
   case EG_QNN_OP_SIGMOID: pl->u.unary.op = EG_UNARY_SIGMOID; break;
   case EG_QNN_OP_TANH: pl->u.unary.op = EG_UNARY_TANH; break;
   case EG_QNN_OP_ELEMENT_WISE_RSQRT: pl->u.unary.op = EG_UNARY_RSQRT; break;
+  case EG_QNN_OP_ELEMENT_WISE_EXP: pl->u.unary.op = EG_UNARY_EXP; break;
+  case EG_QNN_OP_ELEMENT_WISE_NEURON: /* validation admits HARD_SWISH and HARD_SIGMOID only */
+    pl->u.unary.op = op->attrs.neuron.operation == EG_QNN_NEURON_HARD_SWISH
+                         ? EG_UNARY_HARD_SWISH : EG_UNARY_HARD_SIGMOID;
+    pl->u.unary.lo = op->attrs.neuron.alpha;
+    pl->u.unary.hi = op->attrs.neuron.beta;
+    break;
   default:
     pl->u.unary.op = EG_UNARY_RELU_MIN_MAX;
     pl->u.unary.lo = op->attrs.relu_min_max.min_value;
@@ -544,6 +572,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_RESHAPE run_copy
 #define prepare_CONCAT prepare_concat
 #define run_CONCAT run_concat
+#define prepare_TILE prepare_tile
+#define run_TILE run_tile
 #define prepare_CAST prepare_cast
 #define run_CAST run_cast
 #define prepare_REDUCE_SUM prepare_reduce_sum
@@ -564,12 +594,16 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_ELEMENT_WISE_GREATER_EQUAL run_ew
 #define prepare_ELEMENT_WISE_LESS_EQUAL prepare_ew
 #define run_ELEMENT_WISE_LESS_EQUAL run_ew
+#define prepare_ELEMENT_WISE_EQUAL prepare_ew
+#define run_ELEMENT_WISE_EQUAL run_equal
 #define prepare_STRIDED_SLICE prepare_strided_slice
 #define run_STRIDED_SLICE run_strided_slice
 #define prepare_ELEMENT_WISE_SELECT prepare_ew
 #define run_ELEMENT_WISE_SELECT run_ew
 #define prepare_ELEMENT_WISE_NEG prepare_unary
 #define run_ELEMENT_WISE_NEG run_unary
+#define prepare_ELEMENT_WISE_EXP prepare_unary
+#define run_ELEMENT_WISE_EXP run_unary
 #define prepare_ELEMENT_WISE_RSQRT prepare_unary
 #define run_ELEMENT_WISE_RSQRT run_unary
 #define prepare_RELU prepare_unary
@@ -580,6 +614,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_SIGMOID run_unary
 #define prepare_TANH prepare_unary
 #define run_TANH run_unary
+#define prepare_ELEMENT_WISE_NEURON prepare_unary
+#define run_ELEMENT_WISE_NEURON run_unary
 #define prepare_LOG_SOFTMAX prepare_log_softmax
 #define run_LOG_SOFTMAX run_log_softmax
 #define prepare_BATCHNORM prepare_batchnorm
@@ -736,9 +772,10 @@ static void quant_write(exec_t *ex, const op_t *op) {
 
 /* Every tensor an op touches is FLOAT_32, except a comparison's output and
  * ElementWiseSelect's condition (BOOL_8) and Cast's (checked by prepare_cast), and has fewer than
- * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose, StridedSlice and
- * Concat only move 4-byte elements (memcpy, register shuffles), so they also run all-INT_32 (the
- * int64 values pass i64_to_i32 narrows). */
+ * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose, StridedSlice,
+ * Concat and Tile only move 4-byte elements (memcpy, register shuffles), so they also run
+ * all-INT_32 (the int64 values pass i64_to_i32 narrows). ElementWiseEqual runs on INT_32
+ * operands only (the class indices of nll_loss's one-hot mask). */
 static eg_status check_supported(const exec_t *ex, const op_t *op) {
   if (op->type == EG_QNN_OP_CAST) return EG_OK;
   for (int i = 0; i <= op->n_inputs; i++) { /* inputs, then (i == n_inputs) the output */
@@ -748,11 +785,12 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
     const bool mask = (is_out && eg_qnn_op_is_comparison(op->type)) ||
                       (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
     const bool moves = op->type == EG_QNN_OP_RESHAPE || op->type == EG_QNN_OP_TRANSPOSE ||
-                       op->type == EG_QNN_OP_CONCAT || op->type == EG_QNN_OP_STRIDED_SLICE;
+                       op->type == EG_QNN_OP_CONCAT || op->type == EG_QNN_OP_STRIDED_SLICE ||
+                       op->type == EG_QNN_OP_TILE;
+    const bool int_in = op->type == EG_QNN_OP_ELEMENT_WISE_EQUAL ||
+                        (moves && tout(ex, op)->dtype == EG_QNN_DTYPE_INT_32);
     const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8
-                              : moves && tout(ex, op)->dtype == EG_QNN_DTYPE_INT_32
-                                  ? EG_QNN_DTYPE_INT_32
-                                  : EG_QNN_DTYPE_FLOAT_32;
+                              : int_in ? EG_QNN_DTYPE_INT_32 : EG_QNN_DTYPE_FLOAT_32;
     if (eg_qnn_tensor_numel(t) > INT32_MAX) /* sgemm takes int dimensions */
       return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s has %lld elements: the executor "
                       "handles up to 2^31-1 per tensor", op->name, eg_qnn_op_name(op->type),

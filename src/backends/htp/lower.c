@@ -349,22 +349,32 @@ eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int
   return eg_qnn_graph_add_tensor(L->qg, &d, tensor);
 }
 
-eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
-                           const float *data, int32_t *tensor) {
+/* A STATIC constant "<node>_<what>" of `dtype` (4-byte elements), its bytes copied. */
+static eg_status add_const(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int32_t rank,
+                           const uint32_t *dims, const void *data, int32_t *tensor) {
   char name[256];
   snprintf(name, sizeof name, "%s_%s", L->node->name, what);
   int64_t shape[EG_QNN_MAX_RANK];
   for (int32_t k = 0; k < rank && k < EG_QNN_MAX_RANK; k++) shape[k] = dims[k];
   size_t nbytes;
   if (rank < 0 || rank > EG_QNN_MAX_RANK ||
-      !eg_count_bytes(eg_shape_numel(shape, rank, EG_MAX_NUMEL), sizeof(float), &nbytes))
+      !eg_count_bytes(eg_shape_numel(shape, rank, EG_MAX_NUMEL), 4, &nbytes))
     return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "constant %s (rank %d): more than 2^40 "
                          "elements, or a rank above %d", name, (int)rank, EG_QNN_MAX_RANK);
-  eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_STATIC,
-                          .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = rank, .dims = dims,
-                          .data = data, .nbytes = nbytes, .copy_data = true,
-                          .key = EG_QNN_KEY_NONE};
+  eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_STATIC, .dtype = dtype,
+                          .rank = rank, .dims = dims, .data = data, .nbytes = nbytes,
+                          .copy_data = true, .key = EG_QNN_KEY_NONE};
   return eg_qnn_graph_add_tensor(L->qg, &d, tensor);
+}
+
+eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
+                           const float *data, int32_t *tensor) {
+  return add_const(L, what, EG_QNN_DTYPE_FLOAT_32, rank, dims, data, tensor);
+}
+
+eg_status eg_htp_const_i32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
+                           const int32_t *data, int32_t *tensor) {
+  return add_const(L, what, EG_QNN_DTYPE_INT_32, rank, dims, data, tensor);
 }
 
 eg_status eg_htp_transcendental_input(eg_htp_lower *L, int32_t in, const char *what,

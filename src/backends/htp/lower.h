@@ -73,6 +73,9 @@ eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int
 /* A STATIC float32 constant of the given shape (e.g. a scalar operand), copied. */
 eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
                            const float *data, int32_t *tensor);
+/* A STATIC INT_32 constant of the given shape (e.g. the class indices 0..C-1), copied. */
+eg_status eg_htp_const_i32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
+                           const int32_t *data, int32_t *tensor);
 /* Whether IR value `value` is needed outside the partition (a CPU node, another partition or a
  * graph output reads it): its tensor is then an APP_READ written by an op of this partition. */
 bool eg_htp_is_needed_outside(const eg_htp_lower *L, int32_t value);

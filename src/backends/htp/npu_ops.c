@@ -29,6 +29,11 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_mv] = NO_LOWERING,
     [EG_OP_dot] = NO_LOWERING,
 
+    /* attention (src/ops/attention.c) */
+    [EG_OP_sdpa_flash] = NO_LOWERING,
+    [EG_OP_sdpa_flash_backward] = NO_LOWERING,
+    [EG_OP__safe_softmax] = NO_LOWERING,
+
     /* shape and copies (src/ops/shape.c) */
     [EG_OP_t] = &eg_htp_builder_t,
     [EG_OP_view] = &eg_htp_builder_view,
@@ -48,6 +53,7 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_ones_like] = NO_LOWERING,
     [EG_OP_zeros_like] = NO_LOWERING,
     [EG_OP_full] = NO_LOWERING,
+    [EG_OP_scalar_tensor] = NO_LOWERING,
 
     /* elementwise (src/ops/elementwise.c) */
     [EG_OP_relu] = &eg_htp_builder_relu,
@@ -75,11 +81,11 @@ const eg_htp_builder *const eg_htp_builders[] = {
 
     /* softmax and losses (src/ops/loss.c) */
     [EG_OP__log_softmax] = &eg_htp_builder__log_softmax,
-    [EG_OP__log_softmax_backward_data] = NO_LOWERING,
+    [EG_OP__log_softmax_backward_data] = &eg_htp_builder__log_softmax_backward_data,
     [EG_OP__softmax] = NO_LOWERING,
     [EG_OP__softmax_backward_data] = NO_LOWERING,
-    [EG_OP_nll_loss_forward] = NO_LOWERING,
-    [EG_OP_nll_loss_backward] = NO_LOWERING,
+    [EG_OP_nll_loss_forward] = &eg_htp_builder_nll_loss_forward,
+    [EG_OP_nll_loss_backward] = &eg_htp_builder_nll_loss_backward,
     [EG_OP_nll_loss2d_forward] = NO_LOWERING,
     [EG_OP_nll_loss2d_backward] = NO_LOWERING,
     [EG_OP_mse_loss] = NO_LOWERING,
@@ -108,6 +114,16 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_adaptive_max_pool2d] = NO_LOWERING,
     [EG_OP_adaptive_max_pool2d_backward] = NO_LOWERING,
 
+    /* upsampling (src/ops/resize.c) */
+    [EG_OP_upsample_bilinear2d] = NO_LOWERING,
+    [EG_OP_upsample_bilinear2d_vec] = NO_LOWERING,
+    [EG_OP_upsample_bilinear2d_backward] = NO_LOWERING,
+    [EG_OP_upsample_bilinear2d_backward_vec] = NO_LOWERING,
+    [EG_OP_upsample_nearest2d] = NO_LOWERING,
+    [EG_OP_upsample_nearest2d_vec] = NO_LOWERING,
+    [EG_OP_upsample_nearest2d_backward] = NO_LOWERING,
+    [EG_OP_upsample_nearest2d_backward_vec] = NO_LOWERING,
+
     /* activations (src/ops/activation.c) */
     [EG_OP_hardtanh] = &eg_htp_builder_hardtanh,
     [EG_OP_hardtanh_backward] = &eg_htp_builder_hardtanh_backward,
@@ -117,10 +133,10 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_tanh_backward] = &eg_htp_builder_tanh_backward,
     [EG_OP_silu] = &eg_htp_builder_silu,
     [EG_OP_silu_backward] = NO_LOWERING,
-    [EG_OP_hardswish] = NO_LOWERING,
-    [EG_OP_hardswish_backward] = NO_LOWERING,
-    [EG_OP_hardsigmoid] = NO_LOWERING,
-    [EG_OP_hardsigmoid_backward] = NO_LOWERING,
+    [EG_OP_hardswish] = &eg_htp_builder_hardswish,
+    [EG_OP_hardswish_backward] = &eg_htp_builder_hardswish_backward,
+    [EG_OP_hardsigmoid] = &eg_htp_builder_hardsigmoid,
+    [EG_OP_hardsigmoid_backward] = &eg_htp_builder_hardsigmoid_backward,
     [EG_OP_gelu] = NO_LOWERING,
     [EG_OP_gelu_backward] = NO_LOWERING,
     [EG_OP_clamp] = &eg_htp_builder_clamp,

@@ -60,6 +60,8 @@ extern const eg_htp_builder eg_htp_builder_hardtanh;
 extern const eg_htp_builder eg_htp_builder_sigmoid;
 extern const eg_htp_builder eg_htp_builder_tanh;
 extern const eg_htp_builder eg_htp_builder_clamp;
+extern const eg_htp_builder eg_htp_builder_hardswish;
+extern const eg_htp_builder eg_htp_builder_hardsigmoid;
 /* elementwise.c, pool.c, norm.c */
 extern const eg_htp_builder eg_htp_builder_add_Tensor;
 extern const eg_htp_builder eg_htp_builder_sub_Tensor;
@@ -74,6 +76,8 @@ extern const eg_htp_builder eg_htp_builder_div_Scalar;
 extern const eg_htp_builder eg_htp_builder_neg;
 extern const eg_htp_builder eg_htp_builder_threshold_backward;
 extern const eg_htp_builder eg_htp_builder_hardtanh_backward;
+extern const eg_htp_builder eg_htp_builder_hardswish_backward;
+extern const eg_htp_builder eg_htp_builder_hardsigmoid_backward;
 extern const eg_htp_builder eg_htp_builder_sigmoid_backward;
 extern const eg_htp_builder eg_htp_builder_tanh_backward;
 extern const eg_htp_builder eg_htp_builder_silu;
@@ -110,6 +114,10 @@ extern const eg_htp_builder eg_htp_builder_sum_dim_IntList;
 extern const eg_htp_builder eg_htp_builder_mean_default;
 extern const eg_htp_builder eg_htp_builder_mean_dim;
 extern const eg_htp_builder eg_htp_builder__log_softmax;
+/* loss.c */
+extern const eg_htp_builder eg_htp_builder__log_softmax_backward_data;
+extern const eg_htp_builder eg_htp_builder_nll_loss_forward;
+extern const eg_htp_builder eg_htp_builder_nll_loss_backward;
 extern const eg_htp_builder eg_htp_builder_cat;
 extern const eg_htp_builder eg_htp_builder_stack;
 

@@ -38,7 +38,7 @@ eg_qnn_op eg_qnn_op_from_name(const char *name) {
 
 bool eg_qnn_op_is_comparison(eg_qnn_op op) {
   return op == EG_QNN_OP_ELEMENT_WISE_GREATER || op == EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL ||
-         op == EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL;
+         op == EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL || op == EG_QNN_OP_ELEMENT_WISE_EQUAL;
 }
 
 static const struct {
@@ -920,6 +920,24 @@ static eg_status check_cast(check_ctx *c) {
   return expect_out(c, x->rank, x->dims, o->dtype);
 }
 
+/* Tile: in[0] rank n >= 1; multiples [n] mandatory, each >= 1. out dims[i] = in dims[i] *
+ * multiples[i] (in[0] repeated along each axis), in[0]'s dtype. */
+static eg_status check_tile(check_ctx *c) {
+  const eg_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  uint32_t *m = c->attrs.tile.multiples, dims[EG_QNN_MAX_RANK];
+  param_u32s(c, "multiples", m, m, x->rank);
+  for (int i = 0; i < x->rank; i++) {
+    const uint64_t d = (uint64_t)x->dims[i] * m[i];
+    if (m[i] < 1 || d > UINT32_MAX)
+      return fail(c, "param multiples (%s, in[0] dims %s): each multiple must be >= 1 and "
+                  "keep the dim within 32 bits", fmt_dims((char[96]){0}, 96, m, x->rank),
+                  fmt_dims((char[96]){0}, 96, x->dims, x->rank));
+    dims[i] = (uint32_t)d;
+  }
+  return expect_out(c, x->rank, dims, x->dtype);
+}
+
 /* ---- rules: reductions ---- */
 
 /* ReduceSum / ReduceMean: in[0] rank n >= 1; axes [m] mandatory, distinct, each < n; keep_dims
@@ -949,9 +967,9 @@ static eg_status check_reduce(check_ctx *c) {
 
 /* ---- rules: elementwise ---- */
 
-/* ElementWiseAdd/Subtract/Multiply/Divide and the comparisons Greater/GreaterEqual/LessEqual
- * (in[0] > / >= / <= in[1]): in[0], in[1] of one dtype, NumPy broadcasting; out: the broadcast
- * shape, in[0]'s dtype (a comparison: BOOL_8). */
+/* ElementWiseAdd/Subtract/Multiply/Divide and the comparisons Greater/GreaterEqual/LessEqual/
+ * Equal (in[0] > / >= / <= / == in[1]): in[0], in[1] of one dtype, NumPy broadcasting; out:
+ * the broadcast shape, in[0]'s dtype (a comparison: BOOL_8). */
 static eg_status check_binary(check_ctx *c) {
   const eg_qnn_tensor *a = c->in[0], *b = c->in[1];
   EG_TRY(expect_dtype(c, "in[1]", b, a->dtype));
@@ -982,7 +1000,7 @@ static eg_status check_select(check_ctx *c) {
   return expect_out(c, r, dims, a->dtype);
 }
 
-/* ElementWiseNeg, Relu, Sigmoid, Tanh: out like in[0]. */
+/* ElementWiseNeg, ElementWiseRsqrt, ElementWiseExp, Relu, Sigmoid, Tanh: out like in[0]. */
 static eg_status check_unary(check_ctx *c) { return expect_out_like(c, c->in[0]); }
 
 /* ReluMinMax: min_value and max_value (float scalars) mandatory, min <= max. */
@@ -993,6 +1011,27 @@ static eg_status check_relu_min_max(check_ctx *c) {
                 (double)lo, (double)hi);
   c->attrs.relu_min_max.min_value = lo;
   c->attrs.relu_min_max.max_value = hi;
+  return expect_out_like(c, c->in[0]);
+}
+
+/* ElementWiseNeuron: operation (UINT_32, mandatory) 2 HARD_SIGMOID or 3 HARD_SWISH (QNN's
+ * other operations are not modelled); HARD_SIGMOID needs alpha and beta (finite floats: QNN's
+ * defaults are not relied on), HARD_SWISH takes neither. out like in[0]. */
+static eg_status check_neuron(check_ctx *c) {
+  const uint32_t op = param_u32(c, "operation", 0);
+  const bool has_a = c->param[find_rule_param(c->rule, "alpha")] != NULL;
+  const bool has_b = c->param[find_rule_param(c->rule, "beta")] != NULL;
+  const float alpha = param_f32(c, "alpha", 0.0f), beta = param_f32(c, "beta", 0.0f);
+  if (op != EG_QNN_NEURON_HARD_SIGMOID && op != EG_QNN_NEURON_HARD_SWISH)
+    return fail(c, "param operation (%u): must be 2 (HARD_SIGMOID) or 3 (HARD_SWISH)", op);
+  if (op == EG_QNN_NEURON_HARD_SWISH && (has_a || has_b))
+    return fail(c, "param %s: HARD_SWISH takes no alpha or beta", has_a ? "alpha" : "beta");
+  if (op == EG_QNN_NEURON_HARD_SIGMOID && !(has_a && has_b && isfinite(alpha) && isfinite(beta)))
+    return fail(c, "params alpha %g, beta %g%s: HARD_SIGMOID needs both, finite", (double)alpha,
+                (double)beta, has_a && has_b ? "" : " (one missing)");
+  c->attrs.neuron.operation = op;
+  c->attrs.neuron.alpha = alpha;
+  c->attrs.neuron.beta = beta;
   return expect_out_like(c, c->in[0]);
 }
 
@@ -1105,6 +1144,8 @@ static const op_rule rules[] = {
                                  check_strided_slice},
     [EG_QNN_OP_CONCAT] = {1, MAX_INPUTS, 1, {SCALAR("axis", U32, false)}, check_concat},
     [EG_QNN_OP_CAST] = {1, 1, 1, {{0}}, check_cast},
+    [EG_QNN_OP_TILE] = {1, 1, 1, {{"multiples", EG_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},
+                        check_tile},
     [EG_QNN_OP_REDUCE_SUM] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
     [EG_QNN_OP_REDUCE_MEAN] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
     [EG_QNN_OP_ELEMENT_WISE_ADD] = BINARY,
@@ -1114,15 +1155,21 @@ static const op_rule rules[] = {
     [EG_QNN_OP_ELEMENT_WISE_GREATER] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL] = BINARY,
+    [EG_QNN_OP_ELEMENT_WISE_EQUAL] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_SELECT] = {3, 3, 1, {{0}}, check_select},
     [EG_QNN_OP_ELEMENT_WISE_NEG] = UNARY,
     [EG_QNN_OP_ELEMENT_WISE_RSQRT] = UNARY,
+    [EG_QNN_OP_ELEMENT_WISE_EXP] = UNARY,
     [EG_QNN_OP_RELU] = UNARY,
     [EG_QNN_OP_RELU_MIN_MAX] = {1, 1, 1,
                                 {SCALAR("min_value", F32, true), SCALAR("max_value", F32, true)},
                                 check_relu_min_max},
     [EG_QNN_OP_SIGMOID] = UNARY,
     [EG_QNN_OP_TANH] = UNARY,
+    [EG_QNN_OP_ELEMENT_WISE_NEURON] = {1, 1, 1,
+                                       {SCALAR("operation", U32, true),
+                                        SCALAR("alpha", F32, false), SCALAR("beta", F32, false)},
+                                       check_neuron},
     [EG_QNN_OP_LOG_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
                                check_log_softmax},
     [EG_QNN_OP_BATCHNORM] = {2, 3, 1, {{0}}, check_batchnorm},

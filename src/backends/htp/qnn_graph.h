@@ -51,9 +51,16 @@ typedef enum eg_qnn_op {
 const char *eg_qnn_op_name(eg_qnn_op op);
 /* The op whose QNN name is `name`; EG_QNN_OP_COUNT if none. */
 eg_qnn_op eg_qnn_op_from_name(const char *name);
-/* Whether op is a comparison (ElementWiseGreater, GreaterEqual, LessEqual): two float inputs, a
- * BOOL_8 output. */
+/* Whether op is a comparison (ElementWiseGreater, GreaterEqual, LessEqual: two float inputs;
+ * ElementWiseEqual: two float or two INT_32 inputs): a BOOL_8 output. */
 bool eg_qnn_op_is_comparison(eg_qnn_op op);
+
+/* ElementWiseNeuron's `operation` param: QNN's numbering (QnnOpDef.h), of which edgegrad
+ * models these two. */
+typedef enum eg_qnn_neuron_op {
+  EG_QNN_NEURON_HARD_SIGMOID = 2, /* max(0, min(1, alpha * x + beta)) */
+  EG_QNN_NEURON_HARD_SWISH = 3    /* x * max(0, min(6, x + 3)) / 6 */
+} eg_qnn_neuron_op;
 
 /* ---- tensors ---- */
 #define EG_QNN_MAX_RANK 8
@@ -210,9 +217,11 @@ typedef union eg_qnn_attrs {
   eg_qnn_pool_attrs pool;
   eg_qnn_norm_attrs norm;
   struct { uint32_t perm[EG_QNN_MAX_RANK]; } transpose;
+  struct { uint32_t multiples[EG_QNN_MAX_RANK]; } tile;
   struct { uint32_t begin[EG_QNN_MAX_RANK], step[EG_QNN_MAX_RANK]; } slice;
   struct { uint32_t mask; bool keep_dims; } reduce; /* bit d set: dim d is reduced */
   struct { float min_value, max_value; } relu_min_max;
+  struct { uint32_t operation; float alpha, beta; } neuron; /* ElementWiseNeuron */
   struct { uint32_t axis; float beta; } softmax;
   struct { uint32_t axis; } concat;
   struct { bool transpose_in0, transpose_in1; } matmul;

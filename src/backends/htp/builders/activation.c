@@ -7,6 +7,10 @@
  *   aten.tanh(x)                      -> Tanh(ReluMinMax(x, -65504, 65504))
  *     (the clamp is exact, and makes QNN HTP compute them as accurately after a Conv2d,
  *     MatMul or ElementWiseAdd as after anything else: eg_htp_transcendental_input)
+ *   aten.hardswish(x)                 -> ElementWiseNeuron(operation HARD_SWISH)
+ *   aten.hardsigmoid(x)               -> ElementWiseNeuron(operation HARD_SIGMOID, alpha 1/6,
+ *                                        beta 0.5)
+ *     (the form QNN's ONNX Runtime provider itself builds for ONNX HardSwish / HardSigmoid)
  * Constraints: float32 tensors (the float gate in the partitioner already requires an
  * fp16-capable HTP V69+). ReluMinMax needs min_value <= max_value: a node whose bounds (as
  * floats) are not so ordered (min > max, where ATen gives max everywhere, or a NaN bound) is
@@ -68,6 +72,24 @@ static eg_status tanh_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   return lower_transcendental(L, n, EG_QNN_OP_TANH);
 }
 
+/* hardswish and hardsigmoid are one ElementWiseNeuron each: QNN's HTP computes them within an
+ * fp16 rounding of the result after any producer (no clamp of the input as for Sigmoid), and
+ * HARD_SIGMOID's alpha * x + beta with alpha = 1/6, beta = 0.5 is ATen's (x + 3) / 6 (to a
+ * float32 rounding; exactly 0 and 1 from the kinks -3 and 3 outward). */
+static eg_status hardswish_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  (void)g;
+  const eg_qnn_param p = eg_qnn_param_u32("operation", EG_QNN_NEURON_HARD_SWISH);
+  return lower_unary(L, n, EG_QNN_OP_ELEMENT_WISE_NEURON, &p, 1);
+}
+
+static eg_status hardsigmoid_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  (void)g;
+  const eg_qnn_param p[3] = {eg_qnn_param_u32("operation", EG_QNN_NEURON_HARD_SIGMOID),
+                             eg_qnn_param_f32("alpha", 1.0f / 6.0f),
+                             eg_qnn_param_f32("beta", 0.5f)};
+  return lower_unary(L, n, EG_QNN_OP_ELEMENT_WISE_NEURON, p, 3);
+}
+
 /* The float bounds of a hardtanh (min_val, max_val; defaults -1, 1) or clamp (min, max; no
  * defaults: *given is false unless both are there) node. */
 static void min_max_bounds(const eg_node *n, float *lo, float *hi, bool *given) {
@@ -120,3 +142,8 @@ const eg_htp_builder eg_htp_builder_hardtanh = {"aten.hardtanh -> ReluMinMax", 0
                                                 min_max_supports, min_max_lower};
 const eg_htp_builder eg_htp_builder_clamp = {"aten.clamp -> ReluMinMax", 0, min_max_supports,
                                              min_max_lower};
+const eg_htp_builder eg_htp_builder_hardswish = {
+    "aten.hardswish -> ElementWiseNeuron(HARD_SWISH)", 0, float_unary_supports, hardswish_lower};
+const eg_htp_builder eg_htp_builder_hardsigmoid = {
+    "aten.hardsigmoid -> ElementWiseNeuron(HARD_SIGMOID, alpha 1/6, beta 0.5)", 0,
+    float_unary_supports, hardsigmoid_lower};

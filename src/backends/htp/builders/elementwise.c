@@ -12,6 +12,10 @@
  *   aten.threshold_backward(g, x, t)    -> ElementWiseLessEqual(x, t) + ElementWiseSelect(., 0, g)
  *   aten.hardtanh_backward(g, x, lo, hi)-> ElementWiseGreaterEqual(x, hi),
  *                                          ElementWiseLessEqual(x, lo) + two ElementWiseSelect
+ *   aten.hardswish_backward(g, x)       -> LessEqual(x, -3), GreaterEqual(x, 3), two Select
+ *                                          around g * (x / 3 + 0.5): Divide, Add, Multiply
+ *   aten.hardsigmoid_backward(g, x)     -> Greater(x, -3), Greater(3, x), two Select around
+ *                                          g * (1/6): Multiply
  *   aten.sigmoid_backward(g, y)         -> g * (1 - y) * y: ElementWiseSubtract + 2 Multiply
  *   aten.tanh_backward(g, y)            -> g * (1 - y * y): Multiply, Subtract, Multiply
  *   aten.silu(x)                        -> x * sigmoid(x): Sigmoid + ElementWiseMultiply
@@ -32,7 +36,9 @@
  * every exact 0 — half a ReLU's outputs — would pass its gradient). So where the bound is exact
  * in fp16 (ReLU's 0, ReLU6's 0 and 6, hardtanh's -1 and 1) the fp16 comparison is exact at the
  * bound; a bound fp16 cannot hold is rounded to nearest as the target rounds x, which keeps the
- * comparison monotone. The executor compares in float32, exactly as ATen does.
+ * comparison monotone. The executor compares in float32, exactly as ATen does. hardswish's and
+ * hardsigmoid's backward compare with their kinks -3 and 3 (exact in fp16) the same way, each
+ * with the strictness ATen uses there (Greater(3, x) for x < 3).
  *
  * Broadcasting. QNN's binary ops broadcast NumPy-style over QNN dims, and a rank-4 value may be
  * held NHWC (eg_value.axes, pass layout_nhwc) while other ranks keep ATen's order. A rank-4
@@ -430,6 +436,52 @@ static eg_status hardtanh_backward_lower(eg_htp_lower *L, const eg_graph *g, con
   return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &inner, NULL, &y);
 }
 
+/* hardswish_backward(g, x) = x <= -3 ? 0 : x >= 3 ? g : g * (x / 3 + 0.5)   (ATen 2.x's ends)
+ *   = Select(LessEqual(x, -3), 0, Select(GreaterEqual(x, 3), g, g * (x / 3 + 0.5))),
+ * the middle piece in ATen's order (ElementWiseDivide, Add, Multiply), +-3 the kinks themselves
+ * (exact in fp16). A NaN x fails both comparisons and gives g * NaN, as the CPU kernel. */
+static eg_status hardswish_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
+  ew_tensor gy, x, m3, p3, half, zero, q, lin, mid, m_hi, m_lo, upper, y;
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
+  EG_TRY(scalar_tensor(L, "minus_three", r, -3.0f, &m3));
+  EG_TRY(scalar_tensor(L, "three", r, 3.0f, &p3));
+  EG_TRY(scalar_tensor(L, "half", r, 0.5f, &half));
+  EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_DIVIDE, &x, &p3, "x_third", &q));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_ADD, &q, &half, "slope", &lin));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &lin, "grad_slope", &mid));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, &x, &p3, "ge_three", &m_hi));
+  EG_TRY(emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &gy, &mid, "upper", &upper));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &m3, "le_minus_three", &m_lo));
+  return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &upper, NULL, &y);
+}
+
+/* hardsigmoid_backward(g, x) = (x > -3 && x < 3) ? g * (1/6) : 0
+ *   = Select(Greater(x, -3), Select(Greater(3, x), g * (1/6), 0), 0),
+ * 1/6 rounded to float as ATen's one_sixth; strict comparisons against the kinks themselves
+ * (exact in fp16), so +-3 and a NaN x get 0 as in ATen. */
+static eg_status hardsigmoid_backward_lower(eg_htp_lower *L, const eg_graph *g,
+                                            const eg_node *n) {
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
+  ew_tensor gy, x, m3, p3, sixth, zero, scaled, m_lo, m_hi, inner, y;
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
+  EG_TRY(scalar_tensor(L, "minus_three", r, -3.0f, &m3));
+  EG_TRY(scalar_tensor(L, "three", r, 3.0f, &p3));
+  EG_TRY(scalar_tensor(L, "one_sixth", r, 1.0f / 6.0f, &sixth));
+  EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &sixth, "grad_sixth", &scaled));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &p3, &x, "lt_three", &m_hi));
+  EG_TRY(emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &scaled, &zero, "below_max",
+               &inner));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &x, &m3, "gt_minus_three", &m_lo));
+  return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &inner, &zero, NULL, &y);
+}
+
 static bool output_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                                      char *reason, size_t size) {
   (void)t;
@@ -489,6 +541,13 @@ const eg_htp_builder eg_htp_builder_threshold_backward = {
 const eg_htp_builder eg_htp_builder_hardtanh_backward = {
     "aten.hardtanh_backward -> ElementWiseGreaterEqual + ElementWiseLessEqual + 2 "
     "ElementWiseSelect", 0, bound_backward_supports, hardtanh_backward_lower};
+const eg_htp_builder eg_htp_builder_hardswish_backward = {
+    "aten.hardswish_backward -> ElementWiseDivide + Add + Multiply, ElementWiseGreaterEqual + "
+    "ElementWiseLessEqual + 2 ElementWiseSelect", 0, bound_backward_supports,
+    hardswish_backward_lower};
+const eg_htp_builder eg_htp_builder_hardsigmoid_backward = {
+    "aten.hardsigmoid_backward -> ElementWiseMultiply + 2 ElementWiseGreater + 2 "
+    "ElementWiseSelect", 0, bound_backward_supports, hardsigmoid_backward_lower};
 const eg_htp_builder eg_htp_builder_sigmoid_backward = {
     "aten.sigmoid_backward -> ElementWiseSubtract + 2 ElementWiseMultiply", 0,
     output_backward_supports, sigmoid_backward_lower};

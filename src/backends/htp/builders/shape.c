@@ -2,8 +2,15 @@
  *
  *   aten.view / _unsafe_view / reshape / _reshape_alias(x, size)
  *                                     -> Reshape (no op when the QNN dims stay)
- *   aten.expand(x, size), only when it adds no element (every expanded dim is 1 -> 1, new
- *       leading dims are 1): a view as above; a real broadcast is declined
+ *   aten.expand(x, size)              -> a view as above when it adds no element (every
+ *                                        expanded dim is 1 -> 1, new leading dims are 1); a
+ *                                        broadcast -> [Reshape to the result's rank] + Tile
+ *       Tile rather than a broadcasting ElementWiseMultiply by ones (what QNN's ONNX Runtime
+ *       EP makes of ONNX Expand): QNN HTP takes Tile as it is, in fp32 and fp16 graphs alike
+ *       (one-op probes on SM8650: the EP keeps ONNX Tile a QNN Tile, results equal to ONNX
+ *       Runtime's CPU after the fp16 rounding of the input), and Tile only moves elements, so
+ *       it is exact in every dtype, the int32 of int64 values included, where a Multiply by
+ *       ones is float arithmetic only.
  *   aten.t(x)                         -> Transpose perm [1,0] (rank < 2: a copy)
  *   aten.permute(x, dims)             -> Transpose (ATen's perm composed with the layouts)
  *   aten.transpose.int(x, d0, d1)     -> Transpose, as permute with d0 and d1 swapped
@@ -29,7 +36,8 @@
  *
  * Constraints: float32 tensors (the executor's dtype) or int64 ones, held as INT_32 (pass
  * i64_to_i32; these ops only move elements, builders/common.c), one dtype per node (no
- * conversions), no empty tensors (QNN dims are >= 1),
+ * conversions), no empty tensors (QNN dims are >= 1), no quantized input to a broadcasting
+ * expand (its Reshape temporary is a plain tensor),
  * cat, stack: inputs of one rank, at most 64 of them (QNN Concat's limit here). */
 #include <stdio.h>
 #include <string.h>
@@ -109,15 +117,48 @@ static bool expand_supports(const eg_graph *g, const eg_node *n, const eg_target
                             char *reason, size_t size) {
   (void)t;
   if (!eg_htp_self_and_result_move_ok(g, n, reason, size)) return false;
-  const eg_value *x = &g->values[eg_htp_arg(n, 0, "self")], *y = &g->values[n->output];
-  if (eg_value_numel(x) != eg_value_numel(y)) {
+  const int32_t x_id = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
+  if (eg_value_numel(x) != eg_value_numel(y) && eg_htp_held_quantized(g, x_id)) {
     char a[160], b[160];
-    snprintf(reason, size, "expand %s to %s broadcasts: the NPU lowering takes only expands "
-             "that add no element (a reshape)", eg_fmt_ints(a, sizeof a, x->shape, x->rank),
-             eg_fmt_ints(b, sizeof b, y->shape, y->rank));
+    snprintf(reason, size, "expand %s to %s broadcasts a quantized tensor: the NPU Tile "
+             "lowering takes float and int tensors only", eg_fmt_ints(a, sizeof a, x->shape,
+             x->rank), eg_fmt_ints(b, sizeof b, y->shape, y->rank));
     return false;
   }
   return true;
+}
+
+/* expand: a view when it adds no element; else x (traced order, as the result: pass
+ * layout_nhwc holds expand's rank-4 values so) right-aligned to the result's rank by a
+ * Reshape that adds leading 1s, then Tile by the result's dims over x's (each x dim is 1 or
+ * the result's, as ATen's expand requires). */
+static eg_status expand_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t x_id = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
+  if (eg_value_numel(x) == eg_value_numel(y)) return lower_view_of(L, n, x_id);
+  EG_TRY(eg_htp_want_axes(L, x_id, EG_AXES_TRACED, "self"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_TRACED, "result"));
+  uint32_t x_dims[EG_MAX_RANK], y_dims[EG_MAX_RANK], padded[EG_MAX_RANK], mult[EG_MAX_RANK];
+  eg_htp_dims(x, x_dims);
+  eg_htp_dims(y, y_dims);
+  const int lead = y->rank - x->rank;
+  for (int d = 0; d < y->rank; d++) {
+    padded[d] = d < lead ? 1 : x_dims[d - lead];
+    mult[d] = y_dims[d] / padded[d];
+  }
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, x_id, &in));
+  if (lead > 0) {
+    int32_t r;
+    EG_TRY(eg_htp_temp(L, "ranked", eg_htp_value_dtype(x), y->rank, padded, &r));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &r, 1, NULL, 0));
+    in = r;
+  }
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  const uint32_t md[1] = {(uint32_t)y->rank};
+  const eg_qnn_param p = eg_qnn_param_u32_tensor("multiples", 1, md, mult);
+  return eg_htp_op(L, EG_QNN_OP_TILE, &in, 1, &out, 1, &p, 1);
 }
 
 /* ---- t, permute ---- */
@@ -316,8 +357,8 @@ COPY_BUILDER(alias, "aten.alias -> (alias)")
 COPY_BUILDER(clone, "aten.clone -> (alias), or Transpose between axis orders")
 COPY_BUILDER(lift_fresh_copy, "aten.lift_fresh_copy -> (alias)")
 
-const eg_htp_builder eg_htp_builder_expand = {"aten.expand (no broadcast) -> Reshape", 0,
-                                              expand_supports, view_lower};
+const eg_htp_builder eg_htp_builder_expand = {"aten.expand -> Reshape, or [Reshape] + Tile", 0,
+                                              expand_supports, expand_lower};
 const eg_htp_builder eg_htp_builder__to_copy = {"aten._to_copy (same dtype) -> (alias)", 0,
                                                 to_copy_supports, copy_lower};
 const eg_htp_builder eg_htp_builder_t = {"aten.t -> Transpose", 0, view_supports, t_lower};
