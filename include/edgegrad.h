@@ -384,17 +384,20 @@ EG_API eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
  * Loss scaling (loss_scale; torch.amp.GradScaler's rules), against gradients that underflow
  * in fp16 NPU partitions (docs/fp16.md): each run's backward starts from S instead of 1 (its
  * seed, ones_like(loss) or the constant it is compiled into, holds S; the loss output stays
- * as it is), so every gradient comes out multiplied by S. eg_optimizer_step then unscales the
- * gradient outputs in place (grad *= (float)(1/S)) before the update, so the update (weight
+ * as it is), so every gradient comes out multiplied by S. Where fp16 NPU partitions read the
+ * seed it holds S as fp16 stores it: rounded, saturated at 65504 (65536 is 65504).
+ * eg_optimizer_step then unscales the gradient outputs in place (grad *= (float)(1/S), S the
+ * value the seed held) before the update, so the update (weight
  * decay, momentum, Adam's moments) sees unscaled gradients, and skips the update when any
  * scaled gradient element was inf or NaN — or, on a runtime with fp16 NPU partitions, of a
  * magnitude >= 65504 (fp16's largest: the HTP saturates there instead of overflowing to inf):
  * the parameters, the optimizer's state and its step count stay, the buffers still take their
  * new values (the forward ran, as in PyTorch). DYNAMIC then adapts S: after a skipped step
  * S *= backoff_factor and the count of good steps restarts; after growth_interval good steps
- * in a row S *= growth_factor (unless that overflows float32). STATIC keeps S. The seed must
- * be read on the CPU (no loss backward has an NPU lowering); eg_optimizer_create refuses a
- * model without one (EG_ERR_UNSUPPORTED). */
+ * in a row S *= growth_factor (unless that overflows float32). STATIC keeps S. An NPU
+ * partition reads the seed as an input the runtime writes before each run (the compiler
+ * lowers it so); eg_optimizer_create refuses a model without a seed, with two, or with one an
+ * NPU partition holds any other way (EG_ERR_UNSUPPORTED). */
 typedef enum eg_loss_scale_mode {
   EG_LOSS_SCALE_NONE = 0, /* the seed is 1: no scaling, no checks (today's behaviour) */
   EG_LOSS_SCALE_STATIC,   /* S = init_scale throughout; overflowed steps skipped */

@@ -490,9 +490,9 @@ static void reduce(exporter *x, const op_ctx *c) {
     if (c->op->attrs.reduce.mask >> d & 1u) axes[n++] = d;
   eg_pb a = {0};
   attr_int(&a, "keepdims", c->op->attrs.reduce.keep_dims);
-  if (c->op->type == EG_QNN_OP_REDUCE_MEAN) { /* opset 17: axes an attribute */
+  if (c->op->type != EG_QNN_OP_REDUCE_SUM) { /* opset 17: axes an attribute */
     attr_ints(&a, "axes", axes, n);
-    one_to_one(x, c, "ReduceMean", &a);
+    one_to_one(x, c, c->op->type == EG_QNN_OP_REDUCE_MAX ? "ReduceMax" : "ReduceMean", &a);
     return;
   }
   const char *in[2] = {c->in_name[0], const_i64(x, "axes", axes, n)};
@@ -528,7 +528,30 @@ static void neuron(exporter *x, const op_ctx *c) {
   one_to_one(x, c, "HardSigmoid", &a);
 }
 
-static void log_softmax(exporter *x, const op_ctx *c) {
+/* Gelu (erf form): opset 17 has no Gelu op, so it is written as ONNX's own decomposition,
+ * Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), which ONNX Runtime computes exactly and QNN's
+ * EP fuses back into one QNN Gelu (ONNX Erf alone it refuses). */
+static void gelu(exporter *x, const op_ctx *c) {
+  int64_t d[EG_QNN_MAX_RANK];
+  qnn_dims(c->out, d);
+  const int r = c->out->rank, dt = onnx_qnn_dtype(c->out->dtype);
+  const char *t[4] = {helper_tensor(x, "scaled", dt, r, d), helper_tensor(x, "erf", dt, r, d),
+                      helper_tensor(x, "erf_1", dt, r, d), helper_tensor(x, "x_erf_1", dt, r, d)};
+  const char *k[3] = {const_f32(x, "sqrt2", 1.41421356237309505f, 0, 1),
+                      const_f32(x, "one", 1.0f, 0, 1), const_f32(x, "half", 0.5f, 0, 1)};
+  if (!t[0] || !t[1] || !t[2] || !t[3] || !k[0] || !k[1] || !k[2]) return;
+  const char *div[2] = {c->in_name[0], k[0]}, *add[2] = {t[1], k[1]},
+             *mul[2] = {c->in_name[0], t[2]}, *half[2] = {t[3], k[2]};
+  node(x, "Div", c->op->name, div, 2, &t[0], 1, NULL);
+  node(x, "Erf", NULL, &t[0], 1, &t[1], 1, NULL);
+  node(x, "Add", NULL, add, 2, &t[2], 1, NULL);
+  node(x, "Mul", NULL, mul, 2, &t[3], 1, NULL);
+  node(x, "Mul", NULL, half, 2, &c->out_name, 1, NULL);
+}
+
+/* Softmax and LogSoftmax: ONNX's op of the same name along the axis, after a Mul by beta when
+ * beta is not 1. */
+static void softmax(exporter *x, const op_ctx *c, const char *type) {
   const char *in = c->in_name[0];
   if (c->op->attrs.softmax.beta != 1.0f) {
     int64_t d[EG_QNN_MAX_RANK];
@@ -540,7 +563,7 @@ static void log_softmax(exporter *x, const op_ctx *c) {
   }
   eg_pb a = {0};
   attr_int(&a, "axis", c->op->attrs.softmax.axis);
-  node(x, "LogSoftmax", c->op->name, &in, 1, &c->out_name, 1, &a);
+  node(x, type, c->op->name, &in, 1, &c->out_name, 1, &a);
 }
 
 /* Batchnorm (channel last, statistics folded): in * weights (+ bias). */
@@ -669,7 +692,8 @@ static void translate(exporter *x, const op_ctx *c) {
     return;
   }
   case EG_QNN_OP_REDUCE_SUM:
-  case EG_QNN_OP_REDUCE_MEAN: reduce(x, c); return;
+  case EG_QNN_OP_REDUCE_MEAN:
+  case EG_QNN_OP_REDUCE_MAX: reduce(x, c); return;
   case EG_QNN_OP_ELEMENT_WISE_ADD: one_to_one(x, c, "Add", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_SUBTRACT: one_to_one(x, c, "Sub", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_MULTIPLY: one_to_one(x, c, "Mul", NULL); return;
@@ -681,13 +705,16 @@ static void translate(exporter *x, const op_ctx *c) {
   case EG_QNN_OP_ELEMENT_WISE_SELECT: one_to_one(x, c, "Where", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_NEG: one_to_one(x, c, "Neg", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_EXP: one_to_one(x, c, "Exp", NULL); return;
+  case EG_QNN_OP_ELEMENT_WISE_LOG: one_to_one(x, c, "Log", NULL); return;
   case EG_QNN_OP_ELEMENT_WISE_RSQRT: rsqrt(x, c); return;
   case EG_QNN_OP_RELU: one_to_one(x, c, "Relu", NULL); return;
   case EG_QNN_OP_RELU_MIN_MAX: relu_min_max(x, c); return;
   case EG_QNN_OP_SIGMOID: one_to_one(x, c, "Sigmoid", NULL); return;
   case EG_QNN_OP_TANH: one_to_one(x, c, "Tanh", NULL); return;
+  case EG_QNN_OP_GELU: gelu(x, c); return;
   case EG_QNN_OP_ELEMENT_WISE_NEURON: neuron(x, c); return;
-  case EG_QNN_OP_LOG_SOFTMAX: log_softmax(x, c); return;
+  case EG_QNN_OP_SOFTMAX: softmax(x, c, "Softmax"); return;
+  case EG_QNN_OP_LOG_SOFTMAX: softmax(x, c, "LogSoftmax"); return;
   case EG_QNN_OP_BATCHNORM: batchnorm(x, c); return;
   case EG_QNN_OP_INSTANCE_NORM: instance_norm(x, c); return;
   case EG_QNN_OP_GROUP_NORM: norm(x, c, c->op->attrs.norm.group); return;

@@ -225,7 +225,9 @@ static eg_status check_scaler(const eg_optimizer *opt) {
  * of at least overflow_at) and unscaled in place; *overflowed when one failed the check. A
  * gradient buffer two parameters share is unscaled once. */
 static eg_status unscale(const eg_optimizer *opt, bool *overflowed) {
-  const float inv = (float)(1.0 / opt->scaler[SCALER_SCALE]), limit = opt->overflow_at;
+  /* the seed held S as its readers store it (fp16 on an NPU partition: 65536 is 65504) */
+  const double held = eg_runtime_loss_seed_value(opt->rt, opt->scaler[SCALER_SCALE]);
+  const float inv = (float)(1.0 / held), limit = opt->overflow_at;
   bool found = false;
   for (int i = 0; i < opt->n_params; i++) {
     eg_tensor grad, other;

@@ -31,6 +31,7 @@
 #include "target/targets.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/fp16.h"
 
 struct eg_runtime {
   const eg_graph *g;
@@ -59,7 +60,10 @@ struct eg_runtime {
   const double *seed_scale; /* loss scaling (eg_runtime_bind_loss_seed); NULL: not bound */
   int32_t seed_value;      /* the backward's seed, */
   int32_t seed_node;       /* its ones_like node, filled after it runs; -1: a constant, */
-  float *seed_buf;         /* rebound to this buffer, filled as each run starts */
+  float *seed_buf;         /* rebound to this buffer, filled as each run starts, */
+  bool seed_fed;           /* or a constant fed to NPU partitions: its `fed` copy is filled */
+  bool seed_fp16;          /* fed to partitions that store floats as fp16 (docs/fp16.md) */
+  unsigned char *fed;      /* the statics NPU partitions take as inputs, copied (bind_values) */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -91,6 +95,31 @@ static eg_status check_budget(const eg_runtime *rt, const eg_runtime_options *op
                   opt->max_memory_bytes);
 }
 
+/* A static an NPU partition takes as a boundary input (the backward's seed: ir/seed.h) is
+ * bound to a copy of the runtime's own, in one block: the step binds its buffer in place at
+ * creation, and loss scaling writes the scale into it before each run, which the graph's
+ * bytes, shared by every runtime of the model, must not take. */
+static eg_status copy_fed_statics(eg_runtime *rt) {
+  const eg_graph *g = rt->g;
+  size_t bytes = 0;
+  for (int32_t i = 0; rt->program && i < g->n_statics; i++)
+    if (eg_program_npu_input(rt->program, -1, g->statics[i].value))
+      bytes += align64(g->statics[i].nbytes);
+  if (!bytes) return EG_OK;
+  if (!(rt->fed = aligned_alloc64(bytes)))
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu bytes of fed "
+                    "constants)", bytes);
+  size_t off = 0;
+  for (int32_t i = 0; i < g->n_statics; i++) {
+    const eg_static *st = &g->statics[i];
+    if (!eg_program_npu_input(rt->program, -1, st->value)) continue;
+    if (st->nbytes) memcpy(rt->fed + off, st->data, st->nbytes);
+    rt->data[st->value] = rt->fed + off;
+    off += align64(st->nbytes);
+  }
+  return EG_OK;
+}
+
 static eg_status bind_values(eg_runtime *rt) {
   const eg_graph *g = rt->g;
   size_t in_bytes = input_bytes(g);
@@ -106,6 +135,7 @@ static eg_status bind_values(eg_runtime *rt) {
   }
   for (int32_t i = 0; i < g->n_statics; i++)
     rt->data[g->statics[i].value] = (void *)g->statics[i].data;
+  EG_TRY(copy_fed_statics(rt));
   for (int32_t v = 0; v < g->n_values; v++)
     if (rt->plan.offset[v] != EG_PLAN_NONE) rt->data[v] = rt->arena + rt->plan.offset[v];
   return EG_OK;
@@ -530,6 +560,7 @@ void eg_runtime_destroy(eg_runtime *rt) {
   free(rt->dump_dir);
   free(rt->dump_nhwc);
   free(rt->seed_buf);
+  free(rt->fed);
   free(rt);
 }
 
@@ -595,10 +626,11 @@ static eg_status run_npu_step(const eg_runtime *rt, int32_t k, int64_t *convert_
   return EG_OK;
 }
 
-/* Loss scaling: the backward's seed takes the bound scale in every element. */
+/* Loss scaling: the backward's seed takes the bound scale in every element, as the value its
+ * readers hold (eg_runtime_loss_seed_value): CPU and NPU readers see the same. */
 static void fill_seed(const eg_runtime *rt) {
   float *seed = rt->data[rt->seed_value];
-  const float s = (float)*rt->seed_scale;
+  const float s = eg_runtime_loss_seed_value(rt, *rt->seed_scale);
   const int64_t n = eg_value_numel(&rt->g->values[rt->seed_value]);
   for (int64_t k = 0; k < n; k++) seed[k] = s;
 }
@@ -730,13 +762,16 @@ eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
 }
 
 /* A seed that is a constant gets a buffer of the runtime's own (the graph's bytes are shared by
- * every runtime of the model); no NPU step reads it (eg_graph_loss_seed), so rebinding its data
- * pointer after creation reaches every reader. */
+ * every runtime of the model): the copy made at creation when NPU partitions take it as an
+ * input (their steps bound it then: copy_fed_statics), else a buffer it is rebound to now, which
+ * reaches its CPU readers (eg_graph_loss_seed refuses NPU readers that hold it otherwise). */
 eg_status eg_runtime_bind_loss_seed(eg_runtime *rt, const double *scale) {
   const eg_graph *g = rt->g;
   if (!scale) {
-    if (rt->seed_scale && rt->seed_node < 0)
-      rt->data[rt->seed_value] = (void *)g->statics[g->values[rt->seed_value].def].data;
+    const eg_static *st = rt->seed_scale && rt->seed_node < 0
+                              ? &g->statics[g->values[rt->seed_value].def] : NULL;
+    if (st && rt->seed_fed && st->nbytes) memcpy(rt->data[rt->seed_value], st->data, st->nbytes);
+    else if (st) rt->data[rt->seed_value] = (void *)st->data;
     rt->seed_scale = NULL;
     return EG_OK;
   }
@@ -748,7 +783,9 @@ eg_status eg_runtime_bind_loss_seed(eg_runtime *rt, const double *scale) {
   EG_TRY(eg_graph_loss_seed(g, rt->program, &v));
   const eg_value *x = &g->values[v];
   rt->seed_node = x->role == EG_ROLE_NODE ? x->def : -1;
-  if (rt->seed_node < 0) {
+  rt->seed_fed = rt->program && eg_program_npu_input(rt->program, -1, v);
+  rt->seed_fp16 = rt->seed_fed && eg_runtime_npu_fp16(rt);
+  if (rt->seed_node < 0 && !rt->seed_fed) {
     float *buf = aligned_alloc64(eg_value_nbytes(x));
     if (!buf) return eg_error(EG_ERR_NOMEM, "eg_optimizer_create: out of memory");
     free(rt->seed_buf);
@@ -758,6 +795,12 @@ eg_status eg_runtime_bind_loss_seed(eg_runtime *rt, const double *scale) {
   rt->seed_value = v;
   rt->seed_scale = scale;
   return EG_OK;
+}
+
+float eg_runtime_loss_seed_value(const eg_runtime *rt, double scale) {
+  float s = (float)scale;
+  if (rt->seed_fp16) eg_fp16_store_f32(&s, 1);
+  return s;
 }
 
 bool eg_runtime_npu_fp16(const eg_runtime *rt) {

@@ -21,15 +21,21 @@ const eg_graph *eg_runtime_graph(const eg_runtime *rt);
 int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *prefix);
 
 /* Loss scaling (api/loss_seed.c): the value seeding the backward of training step g — its
- * node ones_like(loss), or the constant of ones pass decompose folds that into — in *value.
- * EG_ERR_UNSUPPORTED (message set) when g has none, several, or one an NPU partition of `p`
- * (may be NULL) reads. */
+ * node ones_like(loss), or the constant of ones pass decompose folds that into (ir/seed.h) —
+ * in *value. EG_ERR_UNSUPPORTED (message set) when g has none, several, or one an NPU
+ * partition of `p` (may be NULL) reads without taking it as a boundary input. */
 eg_status eg_graph_loss_seed(const eg_graph *g, const eg_program *p, int32_t *value);
 
-/* Makes the backward's seed (eg_graph_loss_seed) of `rt` hold (float)*scale in every element
- * at each run from now on, read as the run starts: the caller may change *scale between runs.
- * NULL undoes it (the seed is 1 again). One binding per runtime: EG_ERR_STATE while bound. */
+/* Makes the backward's seed (eg_graph_loss_seed) of `rt` hold eg_runtime_loss_seed_value(rt,
+ * *scale) in every element at each run from now on, read as the run starts: the caller may
+ * change *scale between runs. NULL undoes it (the seed is 1 again). One binding per runtime:
+ * EG_ERR_STATE while bound. */
 eg_status eg_runtime_bind_loss_seed(eg_runtime *rt, const double *scale);
+/* The value a bound seed holds for scale `scale`, which the gradients come out multiplied by:
+ * (float)scale, or, when NPU partitions that store floats as fp16 take the seed as an input,
+ * the fp16 value it rounds to, saturated at 65504 as the HTP's inputs are (docs/fp16.md):
+ * GradScaler's 65536 is 65504 there. */
+float eg_runtime_loss_seed_value(const eg_runtime *rt, double scale);
 
 /* Does `rt` run NPU partitions whose float tensors are stored as fp16 (eg_precision FP16)? */
 bool eg_runtime_npu_fp16(const eg_runtime *rt);

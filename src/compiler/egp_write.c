@@ -296,9 +296,11 @@ static void write_graph(writer *w) {
     put_str(w, b, s->name);
     put_i32(b, s->value);
     /* one weight, one copy: a static only NPU partitions read (through their own, usually
-     * re-laid-out STATIC tensors) keeps its record but not its bytes */
-    put_u64(b, eg_program_cpu_reads(w->p, s->value) ? static_offset(w, s->data, s->nbytes)
-                                                    : EG_EGP_NO_BYTES);
+     * re-laid-out STATIC tensors) keeps its record but not its bytes; one a partition takes
+     * as a boundary input (the backward's seed) is fed from these bytes */
+    const bool cpu_side = eg_program_cpu_reads(w->p, s->value) ||
+                          eg_program_npu_input(w->p, -1, s->value);
+    put_u64(b, cpu_side ? static_offset(w, s->data, s->nbytes) : EG_EGP_NO_BYTES);
     put_u64(b, s->nbytes);
   }
   put_u32(b, (uint32_t)g->n_nodes);

@@ -250,6 +250,14 @@ void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, floa
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t e = 0; e < n; e++) y[e] = expf(x[e]);
     break;
+  case EG_UNARY_LOG:
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t e = 0; e < n; e++) y[e] = logf(x[e]);
+    break;
+  case EG_UNARY_GELU:
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t e = 0; e < n; e++) y[e] = x[e] * 0.5f * (1.0f + erff(x[e] * 0.70710678118654752f));
+    break;
   case EG_UNARY_HARD_SWISH: /* a NaN x fails both compares and stays NaN */
 #pragma omp parallel for simd schedule(static) if (parallel: par)
     for (int64_t e = 0; e < n; e++) {

@@ -51,6 +51,8 @@ typedef enum eg_unary_op {
   EG_UNARY_TANH,
   EG_UNARY_RSQRT, /* 1 / sqrt(x), evaluated in double and rounded once */
   EG_UNARY_EXP,   /* expf(x), as ATen's CPU exp of float32 */
+  EG_UNARY_LOG,   /* logf(x): -inf at 0, NaN below */
+  EG_UNARY_GELU,  /* x * 0.5 * (1 + erff(x / sqrt 2)), ATen's erf-form gelu of float32 */
   /* ElementWiseNeuron: HARD_SWISH x * min(max(x + 3, 0), 6) / 6 (ATen's order of operations);
    * HARD_SIGMOID min(max(lo * x + hi, 0), 1), lo = alpha, hi = beta. Both keep NaN. */
   EG_UNARY_HARD_SWISH,

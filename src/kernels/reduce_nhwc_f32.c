@@ -1,6 +1,7 @@
-/* reduce_nhwc_f32.c — sum/mean over a dim mask (contract in the header). */
+/* reduce_nhwc_f32.c — sum/mean/max over a dim mask (contract in the header). */
 #include "kernels/reduce_nhwc_f32.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "util/simd.h"
@@ -52,12 +53,24 @@ static inline void add_run(bool reduced, int64_t len, const float *x, double *ac
   for (int64_t e = 0; e < len; e++) acc[e] += (double)x[e];
 }
 
+/* As add_run, keeping the largest element instead of the sum; a NaN wins (NaN > m is false,
+ * so it is taken by its own test). */
+static inline void max_run(bool reduced, int64_t len, const float *x, double *acc) {
+  for (int64_t e = 0; e < len; e++) {
+    double *a = reduced ? &acc[0] : &acc[e];
+    const double v = (double)x[e];
+    if (v > *a || v != v) *a = v;
+  }
+}
+
 EG_SIMD_CLONES
 void eg_reduce_nhwc_f32(const eg_reduce_nhwc_params *p, const float *x, float *y, void *scratch) {
   const runs r = runs_of(p);
   const int64_t n_out = out_numel(&r);
   double *acc = scratch;
   memset(acc, 0, sizeof(double) * (size_t)n_out);
+  if (p->max)
+    for (int64_t i = 0; i < n_out; i++) acc[i] = -INFINITY;
   int64_t n_in = 1;
   for (int i = 0; i < r.n; i++) n_in *= r.dims[i];
   if (r.n == 0) { /* every dim is 1 */
@@ -74,7 +87,8 @@ void eg_reduce_nhwc_f32(const eg_reduce_nhwc_params *p, const float *x, float *y
     if (!r.reduced[i]) s *= r.dims[i];
   }
   for (int64_t row = 0; row < rows; row++) {
-    add_run(r.reduced[last], len, x + row * len, acc + out_off);
+    if (p->max) max_run(r.reduced[last], len, x + row * len, acc + out_off);
+    else add_run(r.reduced[last], len, x + row * len, acc + out_off);
     for (int i = last - 1; i >= 0; i--) { /* odometer over the outer runs */
       out_off += out_stride[i];
       if (++idx[i] < r.dims[i]) break;
@@ -82,6 +96,6 @@ void eg_reduce_nhwc_f32(const eg_reduce_nhwc_params *p, const float *x, float *y
       idx[i] = 0;
     }
   }
-  const double scale = p->mean ? (double)n_out / (double)n_in : 1.0;
+  const double scale = p->mean && !p->max ? (double)n_out / (double)n_in : 1.0;
   for (int64_t i = 0; i < n_out; i++) y[i] = (float)(acc[i] * scale);
 }

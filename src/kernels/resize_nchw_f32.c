@@ -34,34 +34,56 @@ static int64_t floor_clamped(float src, int64_t in) {
   return (int64_t)floorf(src);
 }
 
-/* The taps of one dim (ATen's compute_source_index_and_lambda with PyTorch 2's guard). */
+/* The tap of output position d of one dim (ATen's compute_source_index_and_lambda with
+ * PyTorch 2's guard); ratio from resize_ratio. */
+static lerp_tap lerp_tap_at(int64_t in, int64_t out, bool align_corners, float ratio,
+                            int64_t d) {
+  lerp_tap t = {d, d, 1.0f, 0.0f};
+  if (out == in) return t; /* a copy, whatever the ratio */
+  float src = align_corners ? ratio * (float)d : ratio * ((float)d + 0.5f) - 0.5f;
+  if (!align_corners && src < 0.0f) src = 0.0f;
+  t.i0 = floor_clamped(src, in);
+  t.i1 = t.i0 < in - 1 ? t.i0 + 1 : t.i0;
+  float l1 = src - (float)t.i0;
+  l1 = l1 < 0.0f ? 0.0f : l1 > 1.0f ? 1.0f : l1;
+  t.l1 = l1;
+  t.l0 = 1.0f - l1;
+  return t;
+}
+
+/* The taps of one dim. */
 static void lerp_taps(int64_t in, int64_t out, bool align_corners, double scale,
                       lerp_tap *taps) {
   const float ratio = resize_ratio(in, out, align_corners, scale);
-  for (int64_t d = 0; d < out; d++) {
-    lerp_tap *t = &taps[d];
-    if (out == in) { /* a copy, whatever the ratio */
-      t->i0 = t->i1 = d;
-      t->l0 = 1.0f;
-      t->l1 = 0.0f;
-      continue;
-    }
-    float src = align_corners ? ratio * (float)d : ratio * ((float)d + 0.5f) - 0.5f;
-    if (!align_corners && src < 0.0f) src = 0.0f;
-    t->i0 = floor_clamped(src, in);
-    t->i1 = t->i0 < in - 1 ? t->i0 + 1 : t->i0;
-    float l1 = src - (float)t->i0;
-    l1 = l1 < 0.0f ? 0.0f : l1 > 1.0f ? 1.0f : l1;
-    t->l1 = l1;
-    t->l0 = 1.0f - l1;
-  }
+  for (int64_t d = 0; d < out; d++) taps[d] = lerp_tap_at(in, out, align_corners, ratio, d);
 }
 
-/* The source index of every output position of one dim (ATen's nearest_idx). */
+/* The source index of output position d of one dim (ATen's nearest_idx). */
+static int64_t nearest_at(int64_t in, int64_t out, float ratio, int64_t d) {
+  return out == in ? d : out == 2 * in ? d >> 1 : floor_clamped((float)d * ratio, in);
+}
+
+/* The source index of every output position of one dim. */
 static void nearest_taps(int64_t in, int64_t out, double scale, int64_t *src) {
   const float ratio = resize_ratio(in, out, false, scale);
-  for (int64_t d = 0; d < out; d++)
-    src[d] = out == in ? d : out == 2 * in ? d >> 1 : floor_clamped((float)d * ratio, in);
+  for (int64_t d = 0; d < out; d++) src[d] = nearest_at(in, out, ratio, d);
+}
+
+void eg_resize_dim_matrix_f32(int64_t in, int64_t out, bool bilinear, bool align_corners,
+                              double scale, bool transposed, float *m) {
+  const float ratio = resize_ratio(in, out, bilinear && align_corners, scale);
+  memset(m, 0, (size_t)(in * out) * sizeof *m);
+  for (int64_t d = 0; d < out; d++) {
+    /* element (d, i) of the [out, in] map, at [i, d] of its transpose */
+    const int64_t row = transposed ? 1 : in, col = transposed ? out : 1;
+    if (!bilinear) {
+      m[d * row + nearest_at(in, out, ratio, d) * col] = 1.0f;
+      continue;
+    }
+    const lerp_tap t = lerp_tap_at(in, out, align_corners, ratio, d);
+    m[d * row + t.i0 * col] += t.l0;
+    m[d * row + t.i1 * col] += t.l1;
+  }
 }
 
 /* The row and column tap tables of `p` in scratch (layout of eg_resize_scratch_bytes). */

@@ -54,4 +54,13 @@ void eg_upsample_nearest2d_nchw_f32(const eg_resize_params *p, const float *x, f
 void eg_upsample_nearest2d_backward_nchw_f32(const eg_resize_params *p, const float *gy,
                                              float *gx, void *scratch);
 
+/* The linear map one dim of the forward applies, from `in` positions to `out` (both >= 1) with
+ * the coordinates above (align_corners: bilinear only; scale: that dim's, 0 none), as a dense
+ * matrix m [out, in] (row-major): y[d] = sum_i m[d, i] x[i] — bilinear l0 at i0 plus l1 at i1,
+ * nearest 1 at the source. transposed writes m^T [in, out] instead, the backward's map of
+ * that dim. m (in * out floats) is fully overwritten. Matrix-product forms of the resize (the
+ * NPU's) are built from it, so they interpolate exactly where these kernels do. */
+void eg_resize_dim_matrix_f32(int64_t in, int64_t out, bool bilinear, bool align_corners,
+                              double scale, bool transposed, float *m);
+
 #endif

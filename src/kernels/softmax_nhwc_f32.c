@@ -1,4 +1,4 @@
-/* softmax_nhwc_f32.c — log-softmax along an axis (contract in the header). One (outer, inner)
+/* softmax_nhwc_f32.c — log-softmax and softmax along an axis (contract in the header). One (outer, inner)
  * lane per task; lanes stride by `inner` through the axis. */
 #include "kernels/softmax_nhwc_f32.h"
 
@@ -24,5 +24,26 @@ void eg_log_softmax_nhwc_f32(int64_t outer, int64_t axis, int64_t inner, float b
   for (int64_t t = 0; t < outer * inner; t++) {
     const int64_t o = t / inner, i = t % inner, base = o * axis * inner + i;
     lane(axis, inner, beta, x + base, y + base);
+  }
+}
+
+static void softmax_lane(int64_t axis, int64_t stride, float beta, const float *x, float *y) {
+  float m = -INFINITY;
+  for (int64_t a = 0; a < axis; a++) {
+    const float v = beta * x[a * stride];
+    if (v > m || v != v) m = v;
+  }
+  double s = 0.0;
+  for (int64_t a = 0; a < axis; a++) s += exp((double)(beta * x[a * stride] - m));
+  for (int64_t a = 0; a < axis; a++)
+    y[a * stride] = (float)(exp((double)(beta * x[a * stride] - m)) / s);
+}
+
+void eg_softmax_nhwc_f32(int64_t outer, int64_t axis, int64_t inner, float beta, const float *x,
+                         float *y) {
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(outer * axis * inner))
+  for (int64_t t = 0; t < outer * inner; t++) {
+    const int64_t o = t / inner, i = t % inner, base = o * axis * inner + i;
+    softmax_lane(axis, inner, beta, x + base, y + base);
   }
 }

@@ -9,7 +9,8 @@
  *   NHWC       layout-sensitive (convolution incl. transposed / depthwise,
  *              convolution_backward, pools, adaptive pools, batch / group norm, batch norm
  *              backward (its grad_out and input, `act2`), log-softmax:
- *              its NPU form takes a rank-4 value's channels, QNN's last axis, only): its
+ *              its NPU form takes a rank-4 value's channels, QNN's last axis, only; bilinear
+ *              and nearest upsampling and their backwards): its
  *              activation argument is read NHWC, its rank-4 results are NHWC — for a tuple,
  *              element by element (`elems`): only the rank-4 elements the table names; other
  *              ranks and None elements are skipped.
@@ -87,8 +88,18 @@ static const lrule rules[] = {
     {EG_OP__native_batch_norm_legit, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
     {EG_OP_native_group_norm, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
     {EG_OP__log_softmax, LC_NHWC, 0, "self", 0, -1, NULL},
+    /* upsampling: its MatMuls read the [W, C] slices of an NHWC value (builders/resize.c) */
+    {EG_OP_upsample_bilinear2d, LC_NHWC, 0, "self", 0, -1, NULL},
+    {EG_OP_upsample_bilinear2d_vec, LC_NHWC, 0, "input", 0, -1, NULL},
+    {EG_OP_upsample_bilinear2d_backward, LC_NHWC, 0, "grad_output", 0, -1, NULL},
+    {EG_OP_upsample_bilinear2d_backward_vec, LC_NHWC, 0, "grad_output", 0, -1, NULL},
+    {EG_OP_upsample_nearest2d, LC_NHWC, 0, "self", 0, -1, NULL},
+    {EG_OP_upsample_nearest2d_vec, LC_NHWC, 0, "input", 0, -1, NULL},
+    {EG_OP_upsample_nearest2d_backward, LC_NHWC, 0, "grad_output", 0, -1, NULL},
+    {EG_OP_upsample_nearest2d_backward_vec, LC_NHWC, 0, "grad_output", 0, -1, NULL},
     /* layout-agnostic */
     FOLLOW(relu), FOLLOW(hardtanh), FOLLOW(sigmoid), FOLLOW(tanh), FOLLOW(silu), FOLLOW(neg),
+    FOLLOW(gelu), FOLLOW(gelu_backward),
     FOLLOW(add_Tensor), FOLLOW(add_Scalar), FOLLOW(sub_Tensor), FOLLOW(sub_Scalar),
     FOLLOW(rsub_Scalar), FOLLOW(mul_Tensor), FOLLOW(mul_Scalar), FOLLOW(div_Tensor),
     FOLLOW(div_Tensor_mode), FOLLOW(div_Scalar), FOLLOW(threshold_backward),

@@ -68,8 +68,9 @@
  *   u32 n_statics;  n_statics x { str name; i32 value; u64 offset; u64 nbytes }
  *                   offset/nbytes: a range of the STATIC section; offset a multiple of 64;
  *                   nbytes == the value's bytes. offset EG_EGP_NO_BYTES (all ones): the bytes
- *                   are not stored, because no CPU node reads the static and it is no graph
- *                   output (eg_program_cpu_reads; checked on reading): the NPU partitions that
+ *                   are not stored, because no CPU node reads the static, it is no graph
+ *                   output (eg_program_cpu_reads) and no partition takes it as a boundary
+ *                   input (eg_program_npu_input; both checked on reading): the NPU partitions that
  *                   read it hold it as their own STATIC tensors (e.g. a frozen conv weight as
  *                   HWIO), so the file stores a weight once, in the layout the NPU uses
  *   u32 n_nodes;    n_nodes x Node
@@ -118,7 +119,8 @@
  *               tensor: u8 rank (1 or 2); rank x u32 dim; u32 n_values (== product of dims,
  *                       <= 16); n_values x u32
  *     Boundary := i32 value (IR value id); i32 tensor (id in this graph); u8 nhwc (0/1)
- *               inputs: APP_WRITE tensors of values defined outside the partition, each
+ *               inputs: APP_WRITE tensors of values defined outside the partition (a static
+ *               among them, the backward's seed, is fed from its stored bytes: ir/seed.h), each
  *               APP_WRITE tensor exactly once; outputs: APP_READ tensors of values defined in
  *               it, every APP_READ tensor (each written by an op) at least once, and every value
  *               the rest of the program needs among them. Dtype and dims follow the value's axes: nhwc == (rank

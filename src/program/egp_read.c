@@ -880,6 +880,11 @@ static eg_status check_boundary(loader *L, rd *c, int32_t k, const eg_htp_reader
               t->type == EG_QNN_TENSOR_APP_READ ? "APP_READ" : "not an APP tensor",
               in && bound[b->tensor] ? ", bound twice" : "");
     if (s == EG_OK) s = check_layout(c, w, g, b, t);
+    if (s == EG_OK && in && v->role == EG_ROLE_STATIC && !g->statics[v->def].data &&
+        g->statics[v->def].nbytes)
+      s = bad(c, EG_ERR_FORMAT, "%s: static %s (%zu bytes): stored without its bytes but fed to "
+              "the partition as an input: a static a partition takes as an input is fed from "
+              "its stored bytes", w, g->statics[v->def].name, g->statics[v->def].nbytes);
     if (s == EG_OK) bound[b->tensor] = 1;
     if (s == EG_OK && !in) has_out[b->value] = true;
   }

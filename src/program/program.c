@@ -15,6 +15,14 @@ bool eg_program_cpu_reads(const eg_program *p, int32_t value) {
   return false;
 }
 
+bool eg_program_npu_input(const eg_program *p, int32_t part, int32_t value) {
+  const int32_t first = part < 0 ? 0 : part, end = part < 0 ? p->parts.n_partitions : part + 1;
+  for (int32_t k = first; p->lowered && k < end; k++)
+    for (int32_t i = 0; i < p->lowered[k].n_inputs; i++)
+      if (p->lowered[k].inputs[i].value == value) return true;
+  return false;
+}
+
 void eg_program_free(eg_program *p) {
   for (int32_t k = 0; p->lowered && k < p->parts.n_partitions; k++)
     eg_htp_partition_free(&p->lowered[k]);

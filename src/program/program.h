@@ -45,5 +45,10 @@ void eg_program_free(eg_program *p);
  * list) or a graph output? NPU partitions read statics through their own STATIC tensors, so a
  * static the CPU never reads needs no bytes of its own in a compiled program file. */
 bool eg_program_cpu_reads(const eg_program *p, int32_t value);
+/* Does NPU partition `part` of program `p` (lowered) take value `value` as a boundary input
+ * (an APP_WRITE tensor the runtime fills from the value's buffer)? With part -1: does any
+ * partition? A static taken so (the backward's seed, which loss scaling rewrites at run time:
+ * ir/seed.h) is read from the CPU side's bytes, so a program file stores them. */
+bool eg_program_npu_input(const eg_program *p, int32_t part, int32_t value);
 
 #endif

@@ -221,6 +221,45 @@ class PooledNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class UpsampleSegNet(nn.Module):
+    """A segmentation head's upsampling (LRASPP's shape): conv -> relu -> strided conv -> relu,
+    back to the input's size by bilinear (align_corners false, x2) and by nearest from a
+    fractional bilinear (align_corners true) size, added, then a 1x1 conv per pixel."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.conv2 = nn.Conv2d(6, 8, 3, stride=2, padding=1)
+        self.head = nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        y = F.relu(self.conv2(F.relu(self.conv1(x))))
+        a = F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+        b = F.interpolate(y, size=(7, 6), mode="bilinear", align_corners=True)
+        return self.head(a + F.interpolate(b, size=a.shape[2:], mode="nearest"))
+
+
+class TransformerMlpNet(nn.Module):
+    """A transformer block's MLP half over tokens [B, L, D] (ViT's): a linear embedding,
+    LayerNorm -> Linear -> GELU (erf) -> Linear with a residual, a second LayerNorm over the
+    last two dims without affine parameters and GELU's tanh form, then a linear head on the
+    mean token."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(6, 8)
+        self.norm = nn.LayerNorm(8)
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 8)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        t = self.embed(x)
+        t = t + self.fc2(F.gelu(self.fc1(self.norm(t))))
+        t = F.gelu(F.layer_norm(t, t.shape[1:]), approximate="tanh")
+        return self.head(t.mean(1))
+
+
 def eager_step(model, loss_fn, x, target, trainable, input_grad):
     """PyTorch's loss and gradients, computed eagerly with loss.backward()."""
     model.zero_grad()
@@ -235,6 +274,38 @@ def eager_step(model, loss_fn, x, target, trainable, input_grad):
     if input_grad:
         ref["grad_input"] = x.grad
     return _numpy(ref)
+
+
+class AttentionPoolNet(nn.Module):
+    """Self-attention over tokens [B, L, D] (a ViT block's attention half): a linear embedding,
+    projections to q, k and v split into 2 heads, causal scaled-dot-product attention
+    (PyTorch 2's fused op; under PyTorch 1.x its math form: matmul, softmax, matmul), an output
+    projection with a residual, then softmax-weighted pooling of the tokens (torch.softmax over
+    the token dim) and a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(6, 8)
+        self.q, self.k, self.v = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+        self.proj = nn.Linear(8, 8)
+        self.score = nn.Linear(8, 1)
+        self.head = nn.Linear(8, 5)
+        # PyTorch 1.x's causal mask, made once (aten.triu is no op of edgegrad's)
+        self.register_buffer("causal", torch.full((16, 16), float("-inf")).triu(1))
+
+    def forward(self, x):
+        t = self.embed(x)
+        b, l, d = t.shape
+        q, k, v = (f(t).reshape(b, l, 2, d // 2).transpose(1, 2) for f in (self.q, self.k,
+                                                                          self.v))
+        if hasattr(F, "scaled_dot_product_attention"):
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            s = q @ k.transpose(-2, -1) * (d // 2) ** -0.5 + self.causal[:l, :l]
+            a = torch.softmax(s, -1) @ v
+        t = t + self.proj(a.transpose(1, 2).reshape(b, l, d))
+        w = torch.softmax(self.score(t), 1)
+        return self.head((w * t).sum(1))
 
 
 def build_training(model, loss_fn, x, target, stem, trainable=None, input_grad=False):
@@ -294,10 +365,40 @@ def _pooled_cross_entropy(stem, seed):
     return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
 
 
+def _upsample_seg(stem, seed):
+    """Full training of UpsampleSegNet with the input gradient: bilinear and nearest
+    upsampling and both backward ops in one step."""
+    torch.manual_seed(seed)
+    model = UpsampleSegNet()
+    x, target = torch.randn(2, 3, 10, 10), torch.randn(2, 2, 10, 10)
+    return build_training(model, F.mse_loss, x, target, stem, input_grad=True)
+
+
+def _transformer_mlp(stem, seed):
+    """Full training of TransformerMlpNet with the input gradient: native_layer_norm, gelu
+    (both forms) and their backward ops in one step."""
+    torch.manual_seed(seed)
+    model = TransformerMlpNet()
+    x, target = torch.randn(2, 5, 6), torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
+def _attention_pool(stem, seed):
+    """Full training of AttentionPoolNet with the input gradient: scaled-dot-product attention,
+    softmax and their backward ops in one step."""
+    torch.manual_seed(seed)
+    model = AttentionPoolNet()
+    x, target = torch.randn(2, 6, 6), torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
 TRAINING_STEPS = {
     "train_conv_mlp_mse": _conv_mlp_mse,
     "train_strided_cross_entropy": _strided_cross_entropy,
     "train_strided_frozen_convs": _strided_frozen_convs,
     "train_hardswish_se": _hardswish_se,
     "train_pooled_cross_entropy": _pooled_cross_entropy,
+    "train_upsample_seg": _upsample_seg,
+    "train_transformer_mlp": _transformer_mlp,
+    "train_attention_pool": _attention_pool,
 }

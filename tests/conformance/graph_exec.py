@@ -210,8 +210,16 @@ def _bind(graph, env, node, result):
 _BATCH_NORM = "aten.native_batch_norm.default"
 
 
+_RESHAPE_ALIAS = "aten._reshape_alias.default"
+
+
 def _pure(target, args):
-    """The format's ops never write their arguments; ATen's training batch norm does."""
+    """The format's ops never write their arguments; ATen's training batch norm does. And its
+    values are dense: ``_reshape_alias`` records the strides of its size over a dense input
+    (the exporter rewrites a view of a transposed tensor so), which ATen applies to the
+    memory of whatever strided view the previous op returned, so it gets a dense copy."""
+    if target == _RESHAPE_ALIAS and isinstance(args[0], torch.Tensor):
+        return [args[0].contiguous(), *args[1:]]
     training = len(args) > 5 and args[5]
     if target == _BATCH_NORM and training:
         args = [a.clone() if i in (3, 4) and isinstance(a, torch.Tensor) else a

@@ -515,8 +515,8 @@ suite.case("ln_f64_bwd_one_noaffine",
            ln_few_args((7, 1), 1, True))
 
 
-# The same compiled for SoCs: layer norm has no NPU lowering, so it runs on the CPU between
-# NPU partitions (the scaling before it runs on the NPU of V69+), and must give the same.
+# The same compiled for SoCs: layer norm and its backward run on the NPU of V69+ (with the
+# scaling before them) and must give the same; on V68 everything stays on the CPU.
 def ln_scaled_bwd(ns):
     inner = ln_bwd(ns, [True, True, True])
 
@@ -529,9 +529,8 @@ for shape, k in [((6, 1), 1), ((3, 4, 1, 1), 2), ((8, 2), 1), ((8, 3), 1), ((6, 
     ns = list(shape[len(shape) - k:])
     tag = "x".join(map(str, shape)) + f"_k{k}"
     suite.case(f"ln_f64_npu_bwd_{tag}",
-               _OnSocs(_Float64Ref(ln_scaled_bwd(ns)), npu=["mul.Tensor"],
-                       cpu={"native_layer_norm": "no NPU lowering for aten.native_layer_norm",
-                            "native_layer_norm_backward": "no NPU lowering"}),
+               _OnSocs(_Float64Ref(ln_scaled_bwd(ns)),
+                       npu=["mul.Tensor", "native_layer_norm", "native_layer_norm_backward"]),
                ln_few_args(shape, k, True))
 
 # ---- invalid graphs -------------------------------------------------------------------------

@@ -52,6 +52,36 @@ static inline int eg_test_summary(void) {
   return eg_test_failed ? 1 : 0;
 }
 
+/* Every "grad_" output of a and b: a's equals `times` * b's, bit for bit. */
+static inline bool eg_test_grads_scaled(const eg_model *m, const eg_runtime *a,
+                                        const eg_runtime *b, float times) {
+  bool same = true;
+  for (int i = 0; i < eg_model_num_outputs(m); i++) {
+    eg_tensor_desc d;
+    eg_tensor ta, tb;
+    eg_model_output(m, i, &d);
+    if (strncmp(d.name, "grad_", 5) != 0 || eg_runtime_output(a, i, &ta) != EG_OK ||
+        eg_runtime_output(b, i, &tb) != EG_OK)
+      continue;
+    const float *pa = ta.data, *pb = tb.data;
+    for (int64_t k = 0; k < eg_tensor_numel(&ta); k++) same = same && pa[k] == times * pb[k];
+  }
+  return same;
+}
+
+/* Every input of a equals b's, bit for bit. */
+static inline bool eg_test_inputs_equal(const eg_model *m, const eg_runtime *a,
+                                        const eg_runtime *b) {
+  bool same = true;
+  for (int i = 0; i < eg_model_num_inputs(m); i++) {
+    eg_tensor ta, tb;
+    if (eg_runtime_input(a, i, &ta) != EG_OK || eg_runtime_input(b, i, &tb) != EG_OK) continue;
+    same = same && memcmp(ta.data, tb.data, (size_t)eg_tensor_numel(&ta) *
+                                                eg_dtype_size(ta.dtype)) == 0;
+  }
+  return same;
+}
+
 /* Sets every input of model `m` in `rt` from tests/data/tiny_step_inputs/<name>.npy (the
  * tiny_step fixture and the programs compiled from it). */
 static inline eg_status eg_test_set_tiny_inputs(const eg_model *m, eg_runtime *rt) {

@@ -189,6 +189,27 @@ static const bo_case cases[] = {
     SHAPED(expand, "expand_broadcast", "[2, 3, 1, 1]", X4, "aten.expand.default",
            "[" V(0) ", [2, 3, 6, 6]]"),
 
+    /* upsampling: fractional ratios, scales, both align_corners */
+    SHAPED(upsample_bilinear2d, "upsample_bilinear2d", X4, "[2, 3, 9, 13]",
+           "aten.upsample_bilinear2d.default", "[" V(0) ", [9, 13], false]"),
+    SHAPED(upsample_bilinear2d_vec, "upsample_bilinear2d_vec", X4, "[2, 3, 12, 9]",
+           "aten.upsample_bilinear2d.vec", "[" V(0) ", null, true, [" F(2.0) ", " F(1.5) "]]"),
+    SHAPED(upsample_bilinear2d_backward, "upsample_bilinear2d_backward", "[2, 3, 9, 4]", X4,
+           "aten.upsample_bilinear2d_backward.default",
+           "[" V(0) ", [9, 4], [2, 3, 6, 6], true]"),
+    SHAPED(upsample_bilinear2d_backward_vec, "upsample_bilinear2d_backward_vec",
+           "[2, 3, 12, 9]", X4, "aten.upsample_bilinear2d_backward.vec",
+           "[" V(0) ", null, [2, 3, 6, 6], false, [" F(2.0) ", " F(1.5) "]]"),
+    SHAPED(upsample_nearest2d, "upsample_nearest2d", X4, "[2, 3, 4, 13]",
+           "aten.upsample_nearest2d.default", "[" V(0) ", [4, 13]]"),
+    SHAPED(upsample_nearest2d_vec, "upsample_nearest2d_vec", X4, "[2, 3, 12, 9]",
+           "aten.upsample_nearest2d.vec", "[" V(0) ", null, [" F(2.0) ", " F(1.5) "]]"),
+    SHAPED(upsample_nearest2d_backward, "upsample_nearest2d_backward", "[2, 3, 4, 13]", X4,
+           "aten.upsample_nearest2d_backward.default", "[" V(0) ", [4, 13], [2, 3, 6, 6]]"),
+    SHAPED(upsample_nearest2d_backward_vec, "upsample_nearest2d_backward_vec", "[2, 3, 12, 9]",
+           X4, "aten.upsample_nearest2d_backward.vec",
+           "[" V(0) ", null, [2, 3, 6, 6], [" F(2.0) ", " F(1.5) "]]"),
+
     /* the loss end: targets in [-1, 10) (set_inputs), -1 the ignore_index */
     {EG_OP__log_softmax_backward_data, "log_softmax_backward", T(0, "[4, 10]") ","
      T(1, "[4, 10]") "," T(2, "[4, 10]"), IN("g", 0) "," IN("y", 1), "",
@@ -243,6 +264,25 @@ static const bo_case cases[] = {
      UT("aten.native_group_norm.default",
         "[" V(0) ", " V(1) ", " V(2) ", 2, 4, 9, 2, " F(1e-05) "]", 3) ","
      GETITEM("getitem", 3, 0, 7), IN("z", 7), NO_ST},
+    /* layer norm over the last dim of a [B, L, D] tensor (a transformer's), every element read */
+    {EG_OP_native_layer_norm, "layer_norm", T(0, "[2, 5, 8]") "," T(1, "[8]") "," T(2, "[8]")
+     "," TUPLE(3, "[4, 5, 6]") "," T(4, "[2, 5, 8]") "," T(5, "[2, 5, 1]") ","
+     T(6, "[2, 5, 1]") "," T(7, "[2, 5, 8]") "," T(8, "[2, 5, 1]") "," T(9, "[2, 5, 1]"),
+     IN("x", 0) "," IN("w", 1) "," IN("b", 2), "",
+     UT("aten.native_layer_norm.default", "[" V(0) ", [8], " V(1) ", " V(2) ", " F(1e-05) "]",
+        3) "," GETITEM("getitem", 3, 0, 7) "," GETITEM("getitem_1", 3, 1, 8) ","
+     GETITEM("getitem_2", 3, 2, 9), IN("z", 7) "," IN("mean", 8) "," IN("rstd", 9), NO_ST},
+    /* its backward, every output; rstd in [0.5, 2) as a forward's */
+    {EG_OP_native_layer_norm_backward, "layer_norm_backward", T(0, "[2, 5, 8]") ","
+     T(1, "[2, 5, 8]") "," T(2, "[2, 5, 1]") "," T(3, "[2, 5, 1]") "," T(4, "[8]") ","
+     T(5, "[8]") "," TUPLE(6, "[7, 8, 9]") "," T(7, "[2, 5, 8]") "," T(8, "[8]") ","
+     T(9, "[8]") "," T(10, "[2, 5, 8]") "," T(11, "[8]") "," T(12, "[8]"), IN("g", 0) "," IN("x", 1) "," IN("mean", 2) "," IN("w", 4) "," IN("b", 5),
+     IN("rstd", 3),
+     UT("aten.native_layer_norm_backward.default", "[" V(0) ", " V(1) ", [8], " V(2) ", "
+        V(3) ", " V(4) ", " V(5) ", [true, true, true]]", 6)
+     "," GETITEM("getitem", 6, 0, 10) "," GETITEM("getitem_1", 6, 1, 11) ","
+     GETITEM("getitem_2", 6, 2, 12), IN("gx", 10) "," IN("gw", 11) "," IN("gb", 12),
+     1, {{"rstd", "[2, 5, 1]", 10, 0.5f, 2.0f}}},
 
     /* pooling */
     {EG_OP_max_pool2d_with_indices, "max_pool", T(0, X4) "," TUPLE(1, "[2, 3]") ","
@@ -278,7 +318,47 @@ static const bo_case cases[] = {
     UNARY(hardsigmoid, "hardsigmoid", "aten.hardsigmoid.default", "[" V(0) "]"),
     BINARY(hardsigmoid_backward, "hardsigmoid_backward", "aten.hardsigmoid_backward.default",
            "[" V(0) ", " V(1) "]"),
+    UNARY(gelu, "gelu", "aten.gelu.default", "[" V(0) "]"),
+    {EG_OP_gelu, "gelu_tanh", T(0, X4) "," T(1, X4), IN("x", 0), "",
+     UTK("aten.gelu.default", "[" V(0) "]", "{\"approximate\": {\"str\": \"tanh\"}}", 1), IN("z", 1),
+     NO_ST},
+    BINARY(gelu_backward, "gelu_backward", "aten.gelu_backward.default", "[" V(0) ", " V(1) "]"),
+    {EG_OP_gelu_backward, "gelu_backward_tanh", T(0, X4) "," T(1, X4) "," T(2, X4),
+     IN("x", 0) "," IN("y", 1), "",
+     UTK("aten.gelu_backward.default", "[" V(0) ", " V(1) "]", "{\"approximate\": {\"str\": \"tanh\"}}",
+         2), IN("z", 2), NO_ST},
     UNARY(clamp, "clamp", "aten.clamp.default", "[" V(0) ", " F(-0.5) ", " F(0.5) "]"),
+
+    /* attention: softmax along a middle dim (Transpose + Softmax + Transpose); attention with
+     * is_causal and a frozen mask, its backward with a given scale */
+    SHAPED(_softmax, "softmax", X4, X4, "aten._softmax.default", "[" V(0) ", 1, false]"),
+    SHAPED(_safe_softmax, "safe_softmax", X4, X4, "aten._safe_softmax.default",
+           "[" V(0) ", -1]"),
+    {EG_OP__softmax_backward_data, "softmax_backward", T(0, X4) "," T(1, X4) "," T(2, X4),
+     IN("g", 0) "," IN("y", 1), "",
+     UT("aten._softmax_backward_data.default",
+        "[" V(0) ", " V(1) ", 2, {\"dtype\": \"float32\"}]", 2), IN("z", 2), NO_ST},
+    {EG_OP_sdpa_flash, "sdpa_flash", T(0, "[2, 3, 5, 4]") "," T(1, "[2, 3, 7, 4]") ","
+     T(2, "[2, 3, 7, 4]") "," T(3, "[5, 7]") "," TUPLE(4, "[5, 6]") "," T(5, "[2, 3, 5, 4]") ","
+     T(6, "[2, 3, 5]") "," T(7, "[2, 3, 5, 4]") "," T(8, "[2, 3, 5]"),
+     IN("q", 0) "," IN("k", 1) "," IN("v", 2), IN("mask", 3),
+     UTK("aten._scaled_dot_product_flash_attention_for_cpu.default",
+         "[" V(0) ", " V(1) ", " V(2) ", " F(0.0) ", true]",
+         "{\"attn_mask\": " V(3) ", \"scale\": " F(0.3) "}", 4) ","
+     GETITEM("getitem", 4, 0, 7) "," GETITEM("getitem_1", 4, 1, 8),
+     IN("out", 7) "," IN("lse", 8), 1, {{"mask", "[5, 7]", 35, -1, 1}}},
+    {EG_OP_sdpa_flash_backward, "sdpa_flash_backward", T(0, "[2, 3, 5, 4]") ","
+     T(1, "[2, 3, 5, 4]") "," T(2, "[2, 3, 7, 4]") "," T(3, "[2, 3, 7, 4]") ","
+     T(4, "[2, 3, 5, 4]") "," T(5, "[2, 3, 5]") "," TUPLE(6, "[7, 8, 9]") ","
+     T(7, "[2, 3, 5, 4]") "," T(8, "[2, 3, 7, 4]") "," T(9, "[2, 3, 7, 4]") ","
+     T(10, "[2, 3, 5, 4]") "," T(11, "[2, 3, 7, 4]") "," T(12, "[2, 3, 7, 4]"),
+     IN("g", 0) "," IN("q", 1) "," IN("k", 2) "," IN("v", 3) "," IN("o", 4) "," IN("lse", 5),
+     "",
+     UTK("aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
+         "[" V(0) ", " V(1) ", " V(2) ", " V(3) ", " V(4) ", " V(5) ", " F(0.0) ", false]",
+         "{\"scale\": " F(0.4) "}", 6) ","
+     GETITEM("getitem", 6, 0, 10) "," GETITEM("getitem_1", 6, 1, 11) ","
+     GETITEM("getitem_2", 6, 2, 12), IN("gq", 10) "," IN("gk", 11) "," IN("gv", 12), NO_ST},
 
     /* joining */
     {EG_OP_cat, "cat", T(0, "[2, 3, 4, 4]") "," T(1, "[2, 2, 4, 4]") "," T(2, "[2, 5, 4, 4]"),

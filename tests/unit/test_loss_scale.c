@@ -29,35 +29,6 @@ static eg_runtime *runtime(const eg_model *m, bool compiled) {
   return rt;
 }
 
-/* Every "grad_" output of a and b: a's equals `times` * b's, bit for bit. */
-static bool grads_scaled(const eg_model *m, const eg_runtime *a, const eg_runtime *b,
-                         float times) {
-  bool same = true;
-  for (int i = 0; i < eg_model_num_outputs(m); i++) {
-    eg_tensor_desc d;
-    eg_tensor ta, tb;
-    eg_model_output(m, i, &d);
-    if (strncmp(d.name, "grad_", 5) != 0 || eg_runtime_output(a, i, &ta) != EG_OK ||
-        eg_runtime_output(b, i, &tb) != EG_OK)
-      continue;
-    const float *pa = ta.data, *pb = tb.data;
-    for (int64_t k = 0; k < eg_tensor_numel(&ta); k++) same = same && pa[k] == times * pb[k];
-  }
-  return same;
-}
-
-/* Every input of a equals b's, bit for bit. */
-static bool inputs_equal(const eg_model *m, const eg_runtime *a, const eg_runtime *b) {
-  bool same = true;
-  for (int i = 0; i < eg_model_num_inputs(m); i++) {
-    eg_tensor ta, tb;
-    if (eg_runtime_input(a, i, &ta) != EG_OK || eg_runtime_input(b, i, &tb) != EG_OK) continue;
-    same = same && memcmp(ta.data, tb.data, (size_t)eg_tensor_numel(&ta) *
-                                                eg_dtype_size(ta.dtype)) == 0;
-  }
-  return same;
-}
-
 static void test_scaled_step(bool compiled) {
   eg_model *m = load();
   eg_runtime *rt = m ? runtime(m, compiled) : NULL, *ref = m ? runtime(m, compiled) : NULL;
@@ -75,11 +46,14 @@ static void test_scaled_step(bool compiled) {
   EG_CHECK(eg_optimizer_loss_scale(opt) == 1024 && eg_optimizer_loss_scale(ref_opt) == 1);
   for (int step = 0; step < 3; step++) {
     EG_CHECK(eg_runtime_run(rt) == EG_OK && eg_runtime_run(ref) == EG_OK);
-    EG_CHECK_MSG(grads_scaled(m, rt, ref, 1024.0f), "step %d: gradients not 1024 times the "
+    EG_CHECK_MSG(eg_test_grads_scaled(m, rt, ref, 1024.0f),
+                 "step %d: gradients not 1024 times the "
                  "unscaled ones (compiled %d)", step, compiled);
     EG_CHECK(eg_optimizer_step(opt) == EG_OK && eg_optimizer_step(ref_opt) == EG_OK);
-    EG_CHECK_MSG(grads_scaled(m, rt, ref, 1.0f), "step %d: gradients not unscaled", step);
-    EG_CHECK_MSG(inputs_equal(m, rt, ref), "step %d: weights differ from the unscaled step's",
+    EG_CHECK_MSG(eg_test_grads_scaled(m, rt, ref, 1.0f),
+                 "step %d: gradients not unscaled", step);
+    EG_CHECK_MSG(eg_test_inputs_equal(m, rt, ref),
+                 "step %d: weights differ from the unscaled step's",
                  step);
   }
   EG_CHECK(eg_optimizer_skipped_steps(opt) == 0 && eg_optimizer_steps(opt) == 3);
@@ -90,7 +64,8 @@ static void test_scaled_step(bool compiled) {
   eg_optimizer_destroy(opt);
   opt = NULL;
   EG_CHECK(eg_runtime_run(rt) == EG_OK && eg_runtime_run(ref) == EG_OK);
-  EG_CHECK_MSG(grads_scaled(m, rt, ref, 1.0f), "the seed stays scaled after destroy");
+  EG_CHECK_MSG(eg_test_grads_scaled(m, rt, ref, 1.0f),
+               "the seed stays scaled after destroy");
 out:
   eg_optimizer_destroy(opt);
   eg_optimizer_destroy(ref_opt);

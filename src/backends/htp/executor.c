@@ -412,6 +412,12 @@ static eg_status prepare_reduce_mean(exec_t *ex, const op_t *op, plan *pl) {
   return prepare_reduce(ex, op, pl, true);
 }
 
+static eg_status prepare_reduce_max(exec_t *ex, const op_t *op, plan *pl) {
+  EG_TRY(prepare_reduce(ex, op, pl, false));
+  pl->u.reduce.max = true;
+  return EG_OK;
+}
+
 static void run_reduce(exec_t *ex, const op_t *op, const plan *pl) {
   eg_reduce_nhwc_f32(&pl->u.reduce, in_ptr(ex, op, 0), out_ptr(ex, op), scratch_of(ex, pl));
 }
@@ -464,8 +470,10 @@ static eg_status prepare_unary(exec_t *ex, const op_t *op, plan *pl) {
   case EG_QNN_OP_RELU: pl->u.unary.op = EG_UNARY_RELU; break;
   case EG_QNN_OP_SIGMOID: pl->u.unary.op = EG_UNARY_SIGMOID; break;
   case EG_QNN_OP_TANH: pl->u.unary.op = EG_UNARY_TANH; break;
+  case EG_QNN_OP_GELU: pl->u.unary.op = EG_UNARY_GELU; break;
   case EG_QNN_OP_ELEMENT_WISE_RSQRT: pl->u.unary.op = EG_UNARY_RSQRT; break;
   case EG_QNN_OP_ELEMENT_WISE_EXP: pl->u.unary.op = EG_UNARY_EXP; break;
+  case EG_QNN_OP_ELEMENT_WISE_LOG: pl->u.unary.op = EG_UNARY_LOG; break;
   case EG_QNN_OP_ELEMENT_WISE_NEURON: /* validation admits HARD_SWISH and HARD_SIGMOID only */
     pl->u.unary.op = op->attrs.neuron.operation == EG_QNN_NEURON_HARD_SWISH
                          ? EG_UNARY_HARD_SWISH : EG_UNARY_HARD_SIGMOID;
@@ -501,6 +509,11 @@ static eg_status prepare_log_softmax(exec_t *ex, const op_t *op, plan *pl) {
 static void run_log_softmax(exec_t *ex, const op_t *op, const plan *pl) {
   eg_log_softmax_nhwc_f32(pl->u.sm.outer, pl->u.sm.axis, pl->u.sm.inner, pl->u.sm.beta,
                           in_ptr(ex, op, 0), out_ptr(ex, op));
+}
+
+static void run_softmax(exec_t *ex, const op_t *op, const plan *pl) {
+  eg_softmax_nhwc_f32(pl->u.sm.outer, pl->u.sm.axis, pl->u.sm.inner, pl->u.sm.beta,
+                      in_ptr(ex, op, 0), out_ptr(ex, op));
 }
 
 /* ---- normalization ---- */
@@ -580,6 +593,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_REDUCE_SUM run_reduce
 #define prepare_REDUCE_MEAN prepare_reduce_mean
 #define run_REDUCE_MEAN run_reduce
+#define prepare_REDUCE_MAX prepare_reduce_max
+#define run_REDUCE_MAX run_reduce
 #define prepare_ELEMENT_WISE_ADD prepare_ew
 #define run_ELEMENT_WISE_ADD run_ew
 #define prepare_ELEMENT_WISE_SUBTRACT prepare_ew
@@ -604,6 +619,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_ELEMENT_WISE_NEG run_unary
 #define prepare_ELEMENT_WISE_EXP prepare_unary
 #define run_ELEMENT_WISE_EXP run_unary
+#define prepare_ELEMENT_WISE_LOG prepare_unary
+#define run_ELEMENT_WISE_LOG run_unary
 #define prepare_ELEMENT_WISE_RSQRT prepare_unary
 #define run_ELEMENT_WISE_RSQRT run_unary
 #define prepare_RELU prepare_unary
@@ -614,10 +631,14 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_SIGMOID run_unary
 #define prepare_TANH prepare_unary
 #define run_TANH run_unary
+#define prepare_GELU prepare_unary
+#define run_GELU run_unary
 #define prepare_ELEMENT_WISE_NEURON prepare_unary
 #define run_ELEMENT_WISE_NEURON run_unary
 #define prepare_LOG_SOFTMAX prepare_log_softmax
 #define run_LOG_SOFTMAX run_log_softmax
+#define prepare_SOFTMAX prepare_log_softmax
+#define run_SOFTMAX run_softmax
 #define prepare_BATCHNORM prepare_batchnorm
 #define run_BATCHNORM run_batchnorm
 #define prepare_INSTANCE_NORM prepare_instance_norm

@@ -9,6 +9,7 @@
 
 #include "backends/htp/compiler.h"
 #include "ir/edit.h"
+#include "ir/seed.h"
 #include "ops/quant.h"
 #include "util/checked.h"
 #include "util/error.h"
@@ -19,6 +20,8 @@ struct eg_htp_lower {
   int32_t p;
   const eg_htp_readers *readers;         /* who reads each value (values.h) */
   const eg_htp_builder *const *builders; /* op -> builder (npu_ops.h) */
+  int32_t seed;          /* the backward's seed when a constant (ir/seed.h), else -1: a
+                            boundary input, which loss scaling rewrites at run time */
   eg_qnn_graph *qg;
   int32_t *value_tensor; /* IR value -> tensor id in this partition, -1 until known; shared by
                             the partitions, reset through `bound` after each */
@@ -288,7 +291,7 @@ eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor) {
     return EG_OK;
   }
   const eg_value *v = &L->g->values[value];
-  if (v->role == EG_ROLE_STATIC) {
+  if (v->role == EG_ROLE_STATIC && value != L->seed) {
     static const int nchw_to_nhwc[4] = {0, 2, 3, 1};
     EG_TRY(add_static(L, value, eg_htp_is_nhwc(v) ? nchw_to_nhwc : NULL, eg_qnn_key(value, 0),
                       "", tensor));
@@ -529,7 +532,8 @@ static eg_status lower_range(const eg_graph *g, const eg_partitioning *parts, in
                              int32_t last, const eg_htp_builder *const *builders,
                              eg_htp_partition *out) {
   eg_htp_readers readers = {0};
-  eg_htp_lower L = {.g = g, .parts = parts, .readers = &readers, .builders = builders};
+  eg_htp_lower L = {.g = g, .parts = parts, .readers = &readers, .builders = builders,
+                    .seed = eg_graph_seed_constant(g)};
   size_t nv = (size_t)g->n_values + 1;
   L.value_tensor = malloc(nv * sizeof(int32_t));
   L.bound = malloc(nv * sizeof(int32_t));

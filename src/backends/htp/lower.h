@@ -17,7 +17,11 @@
  *   - eg_htp_input(value): the tensor holding an argument. A value defined outside the partition
  *     becomes an APP_WRITE tensor (a boundary input) — except statics (frozen weights and
  *     constants), which become STATIC tensors with their bytes, keyed by value id, so two ops
- *     reading the same static share one tensor.
+ *     reading the same static share one tensor. The one static that is a boundary input too is
+ *     the backward's seed (ir/seed.h): loss scaling rewrites it at run time, which a STATIC
+ *     tensor, held by the executor from its creation on, would not see. A builder that reads
+ *     a static's bytes itself (class weights, scalar operands) bakes them: given the seed, it
+ *     makes loss scaling refuse the program (api/loss_seed.c), never scale it wrongly.
  *   - eg_htp_filter(value, layout): a static weight in a filter layout (HWIO, TransposeConv2d's
  *     [kH,kW,Cin,Cout/g], DepthWiseConv2d's [kH,kW,1,C]), permuted once at lowering and keyed by
  *     (value, layout): the forward Conv2d and a backward Transpose asking for the HWIO form get the

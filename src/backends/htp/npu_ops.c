@@ -30,9 +30,9 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_dot] = NO_LOWERING,
 
     /* attention (src/ops/attention.c) */
-    [EG_OP_sdpa_flash] = NO_LOWERING,
-    [EG_OP_sdpa_flash_backward] = NO_LOWERING,
-    [EG_OP__safe_softmax] = NO_LOWERING,
+    [EG_OP_sdpa_flash] = &eg_htp_builder_sdpa_flash,
+    [EG_OP_sdpa_flash_backward] = &eg_htp_builder_sdpa_flash_backward,
+    [EG_OP__safe_softmax] = &eg_htp_builder__safe_softmax,
 
     /* shape and copies (src/ops/shape.c) */
     [EG_OP_t] = &eg_htp_builder_t,
@@ -82,8 +82,8 @@ const eg_htp_builder *const eg_htp_builders[] = {
     /* softmax and losses (src/ops/loss.c) */
     [EG_OP__log_softmax] = &eg_htp_builder__log_softmax,
     [EG_OP__log_softmax_backward_data] = &eg_htp_builder__log_softmax_backward_data,
-    [EG_OP__softmax] = NO_LOWERING,
-    [EG_OP__softmax_backward_data] = NO_LOWERING,
+    [EG_OP__softmax] = &eg_htp_builder__softmax,
+    [EG_OP__softmax_backward_data] = &eg_htp_builder__softmax_backward_data,
     [EG_OP_nll_loss_forward] = &eg_htp_builder_nll_loss_forward,
     [EG_OP_nll_loss_backward] = &eg_htp_builder_nll_loss_backward,
     [EG_OP_nll_loss2d_forward] = NO_LOWERING,
@@ -101,8 +101,8 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP__native_batch_norm_legit_no_stats] = NO_LOWERING,
     [EG_OP_native_group_norm] = &eg_htp_builder_native_group_norm,
     [EG_OP_native_group_norm_backward] = NO_LOWERING,
-    [EG_OP_native_layer_norm] = NO_LOWERING,
-    [EG_OP_native_layer_norm_backward] = NO_LOWERING,
+    [EG_OP_native_layer_norm] = &eg_htp_builder_native_layer_norm,
+    [EG_OP_native_layer_norm_backward] = &eg_htp_builder_native_layer_norm_backward,
 
     /* pooling (src/ops/pool.c) */
     [EG_OP_max_pool2d_with_indices] = &eg_htp_builder_max_pool2d_with_indices,
@@ -115,14 +115,14 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_adaptive_max_pool2d_backward] = NO_LOWERING,
 
     /* upsampling (src/ops/resize.c) */
-    [EG_OP_upsample_bilinear2d] = NO_LOWERING,
-    [EG_OP_upsample_bilinear2d_vec] = NO_LOWERING,
-    [EG_OP_upsample_bilinear2d_backward] = NO_LOWERING,
-    [EG_OP_upsample_bilinear2d_backward_vec] = NO_LOWERING,
-    [EG_OP_upsample_nearest2d] = NO_LOWERING,
-    [EG_OP_upsample_nearest2d_vec] = NO_LOWERING,
-    [EG_OP_upsample_nearest2d_backward] = NO_LOWERING,
-    [EG_OP_upsample_nearest2d_backward_vec] = NO_LOWERING,
+    [EG_OP_upsample_bilinear2d] = &eg_htp_builder_upsample_bilinear2d,
+    [EG_OP_upsample_bilinear2d_vec] = &eg_htp_builder_upsample_bilinear2d_vec,
+    [EG_OP_upsample_bilinear2d_backward] = &eg_htp_builder_upsample_bilinear2d_backward,
+    [EG_OP_upsample_bilinear2d_backward_vec] = &eg_htp_builder_upsample_bilinear2d_backward_vec,
+    [EG_OP_upsample_nearest2d] = &eg_htp_builder_upsample_nearest2d,
+    [EG_OP_upsample_nearest2d_vec] = &eg_htp_builder_upsample_nearest2d_vec,
+    [EG_OP_upsample_nearest2d_backward] = &eg_htp_builder_upsample_nearest2d_backward,
+    [EG_OP_upsample_nearest2d_backward_vec] = &eg_htp_builder_upsample_nearest2d_backward_vec,
 
     /* activations (src/ops/activation.c) */
     [EG_OP_hardtanh] = &eg_htp_builder_hardtanh,
@@ -137,8 +137,8 @@ const eg_htp_builder *const eg_htp_builders[] = {
     [EG_OP_hardswish_backward] = &eg_htp_builder_hardswish_backward,
     [EG_OP_hardsigmoid] = &eg_htp_builder_hardsigmoid,
     [EG_OP_hardsigmoid_backward] = &eg_htp_builder_hardsigmoid_backward,
-    [EG_OP_gelu] = NO_LOWERING,
-    [EG_OP_gelu_backward] = NO_LOWERING,
+    [EG_OP_gelu] = &eg_htp_builder_gelu,
+    [EG_OP_gelu_backward] = &eg_htp_builder_gelu_backward,
     [EG_OP_clamp] = &eg_htp_builder_clamp,
     [EG_OP_clamp_min] = NO_LOWERING,
     [EG_OP_clamp_max] = NO_LOWERING,

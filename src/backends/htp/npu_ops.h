@@ -89,6 +89,11 @@ extern const eg_htp_builder eg_htp_builder_native_batch_norm_backward;
 extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit_no_training;
 extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit;
 extern const eg_htp_builder eg_htp_builder_native_group_norm;
+/* layer_norm.c, gelu.c */
+extern const eg_htp_builder eg_htp_builder_native_layer_norm;
+extern const eg_htp_builder eg_htp_builder_native_layer_norm_backward;
+extern const eg_htp_builder eg_htp_builder_gelu;
+extern const eg_htp_builder eg_htp_builder_gelu_backward;
 /* conv.c */
 extern const eg_htp_builder eg_htp_builder_convolution;
 extern const eg_htp_builder eg_htp_builder_convolution_backward;
@@ -118,7 +123,22 @@ extern const eg_htp_builder eg_htp_builder__log_softmax;
 extern const eg_htp_builder eg_htp_builder__log_softmax_backward_data;
 extern const eg_htp_builder eg_htp_builder_nll_loss_forward;
 extern const eg_htp_builder eg_htp_builder_nll_loss_backward;
+/* attention.c */
+extern const eg_htp_builder eg_htp_builder__softmax;
+extern const eg_htp_builder eg_htp_builder__safe_softmax;
+extern const eg_htp_builder eg_htp_builder__softmax_backward_data;
+extern const eg_htp_builder eg_htp_builder_sdpa_flash;
+extern const eg_htp_builder eg_htp_builder_sdpa_flash_backward;
 extern const eg_htp_builder eg_htp_builder_cat;
 extern const eg_htp_builder eg_htp_builder_stack;
+/* resize.c */
+extern const eg_htp_builder eg_htp_builder_upsample_bilinear2d;
+extern const eg_htp_builder eg_htp_builder_upsample_bilinear2d_vec;
+extern const eg_htp_builder eg_htp_builder_upsample_bilinear2d_backward;
+extern const eg_htp_builder eg_htp_builder_upsample_bilinear2d_backward_vec;
+extern const eg_htp_builder eg_htp_builder_upsample_nearest2d;
+extern const eg_htp_builder eg_htp_builder_upsample_nearest2d_vec;
+extern const eg_htp_builder eg_htp_builder_upsample_nearest2d_backward;
+extern const eg_htp_builder eg_htp_builder_upsample_nearest2d_backward_vec;
 
 #endif

@@ -940,7 +940,7 @@ static eg_status check_tile(check_ctx *c) {
 
 /* ---- rules: reductions ---- */
 
-/* ReduceSum / ReduceMean: in[0] rank n >= 1; axes [m] mandatory, distinct, each < n; keep_dims
+/* ReduceSum / ReduceMean / ReduceMax: in[0] rank n >= 1; axes [m] mandatory, distinct, each < n; keep_dims
  * (default false). out: in[0]'s dims without the axes (or with 1s when keep_dims). */
 static eg_status check_reduce(check_ctx *c) {
   const eg_qnn_tensor *x = c->in[0];
@@ -1000,7 +1000,8 @@ static eg_status check_select(check_ctx *c) {
   return expect_out(c, r, dims, a->dtype);
 }
 
-/* ElementWiseNeg, ElementWiseRsqrt, ElementWiseExp, Relu, Sigmoid, Tanh: out like in[0]. */
+/* ElementWiseNeg, ElementWiseRsqrt, ElementWiseExp, ElementWiseLog, Relu, Sigmoid, Tanh, Gelu: out
+ * like in[0]. */
 static eg_status check_unary(check_ctx *c) { return expect_out_like(c, c->in[0]); }
 
 /* ReluMinMax: min_value and max_value (float scalars) mandatory, min <= max. */
@@ -1035,8 +1036,8 @@ static eg_status check_neuron(check_ctx *c) {
   return expect_out_like(c, c->in[0]);
 }
 
-/* LogSoftmax: in[0] rank n >= 1; axis (default n-1), beta (default 1.0).
- * out = log_softmax(beta * in) along axis, like in[0]. */
+/* Softmax, LogSoftmax: in[0] rank n >= 1; axis (default n-1), beta (default 1.0).
+ * out = softmax(beta * in) / log_softmax(beta * in) along axis, like in[0]. */
 static eg_status check_log_softmax(check_ctx *c) {
   const eg_qnn_tensor *x = c->in[0];
   EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
@@ -1148,6 +1149,7 @@ static const op_rule rules[] = {
                         check_tile},
     [EG_QNN_OP_REDUCE_SUM] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
     [EG_QNN_OP_REDUCE_MEAN] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
+    [EG_QNN_OP_REDUCE_MAX] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
     [EG_QNN_OP_ELEMENT_WISE_ADD] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_SUBTRACT] = BINARY,
     [EG_QNN_OP_ELEMENT_WISE_MULTIPLY] = BINARY,
@@ -1160,16 +1162,20 @@ static const op_rule rules[] = {
     [EG_QNN_OP_ELEMENT_WISE_NEG] = UNARY,
     [EG_QNN_OP_ELEMENT_WISE_RSQRT] = UNARY,
     [EG_QNN_OP_ELEMENT_WISE_EXP] = UNARY,
+    [EG_QNN_OP_ELEMENT_WISE_LOG] = UNARY,
     [EG_QNN_OP_RELU] = UNARY,
     [EG_QNN_OP_RELU_MIN_MAX] = {1, 1, 1,
                                 {SCALAR("min_value", F32, true), SCALAR("max_value", F32, true)},
                                 check_relu_min_max},
     [EG_QNN_OP_SIGMOID] = UNARY,
     [EG_QNN_OP_TANH] = UNARY,
+    [EG_QNN_OP_GELU] = UNARY,
     [EG_QNN_OP_ELEMENT_WISE_NEURON] = {1, 1, 1,
                                        {SCALAR("operation", U32, true),
                                         SCALAR("alpha", F32, false), SCALAR("beta", F32, false)},
                                        check_neuron},
+    [EG_QNN_OP_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
+                           check_log_softmax},
     [EG_QNN_OP_LOG_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
                                check_log_softmax},
     [EG_QNN_OP_BATCHNORM] = {2, 3, 1, {{0}}, check_batchnorm},

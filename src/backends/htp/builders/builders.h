@@ -43,4 +43,19 @@ bool eg_htp_self_and_result_move_ok(const eg_graph *g, const eg_node *n, char *r
  * in reason ("stride 4294967297 exceeds QNN's 32-bit params (at most 4294967295)"). */
 bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reason, size_t size);
 
+/* A softmax backward's operands along one dim (softmax's and log-softmax's): grad_output (#0)
+ * and output (#1) as QNN tensors in grad_output's axis order, with the result in that order too;
+ * the QNN axis of `dim` (#2); grad_output's dims and the same with the axis reduced to 1. */
+typedef struct eg_htp_softmax_bwd {
+  int32_t gy, y;  /* QNN tensor ids */
+  uint32_t axis;
+  int rank;
+  uint32_t dims[EG_MAX_RANK], line_dims[EG_MAX_RANK];
+} eg_htp_softmax_bwd;
+eg_status eg_htp_softmax_bwd_begin(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
+                                   eg_htp_softmax_bwd *s);
+/* ReduceSum of QNN tensor `in` along s->axis, keeping it (1 wide), into a new temp *out. */
+eg_status eg_htp_softmax_bwd_line_sum(eg_htp_lower *L, const eg_htp_softmax_bwd *s, int32_t in,
+                                      int32_t *out);
+
 #endif

@@ -99,3 +99,28 @@ bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reaso
     }
   return true;
 }
+
+eg_status eg_htp_softmax_bwd_begin(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
+                                   eg_htp_softmax_bwd *s) {
+  const int32_t gy_id = eg_htp_arg(n, 0, "grad_output"), y_id = eg_htp_arg(n, 1, "output");
+  const eg_value *gy = &g->values[gy_id];
+  int64_t dim = 0;
+  EG_TRY(eg_arg_int(n, 2, "dim", &dim));
+  EG_TRY(eg_htp_want_axes(L, y_id, eg_htp_axes(gy), "output"));
+  EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(gy), "result"));
+  s->axis = (uint32_t)eg_htp_axis(gy, eg_wrap_dim(dim, gy->rank));
+  s->rank = gy->rank;
+  eg_htp_dims(gy, s->dims);
+  for (int d = 0; d < gy->rank; d++) s->line_dims[d] = d == (int)s->axis ? 1 : s->dims[d];
+  EG_TRY(eg_htp_input(L, gy_id, &s->gy));
+  return eg_htp_input(L, y_id, &s->y);
+}
+
+eg_status eg_htp_softmax_bwd_line_sum(eg_htp_lower *L, const eg_htp_softmax_bwd *s, int32_t in,
+                                      int32_t *out) {
+  EG_TRY(eg_htp_temp(L, "sum", EG_QNN_DTYPE_FLOAT_32, s->rank, s->line_dims, out));
+  const uint32_t ad[1] = {1};
+  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, &s->axis),
+                             eg_qnn_param_bool("keep_dims", true)};
+  return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &in, 1, out, 1, p, 2);
+}

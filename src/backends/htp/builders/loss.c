@@ -34,11 +34,12 @@
  * NaN is added where ReduceSum(1 - valid) > 0.5 (a count of 0/1 values, which fp16's rounding
  * never takes to 0).
  *
- * The backward's grad_output must be a tensor computed at run time: in an exported training
- * step it is the backward's seed, a constant of ones (pass decompose folds ones_like(loss)),
- * which loss scaling (`edgegrad train`'s default in fp16) replaces by the scale after the
- * program is built (api/loss_seed.c); an NPU partition holds its constants from creation on,
- * so nll_loss_backward of a constant grad_output stays on the CPU and scaling reaches it.
+ * The backward's grad_output is, in an exported training step, the backward's seed: a
+ * constant of ones (pass decompose folds ones_like(loss)), which loss scaling (`edgegrad
+ * train`'s default in fp16) replaces by the scale at run time (api/loss_seed.c). It is read
+ * through eg_htp_input, which lowers the seed as a boundary input the runtime writes, not as
+ * a constant of the partition (lower.h), so the loss's forward and backward share one
+ * partition and scaling reaches it.
  *
  * Constraints: the 2-D (classification) forms: x float32 [N, C], target int64 [N] (a static
  * one within int32), weight None or float32 [C], reduction mean or sum (none and the 1-D
@@ -72,31 +73,17 @@ static bool log_softmax_backward_supports(const eg_graph *g, const eg_node *n,
 
 static eg_status log_softmax_backward_lower(eg_htp_lower *L, const eg_graph *g,
                                             const eg_node *n) {
-  const int32_t gy_id = eg_htp_arg(n, 0, "grad_output"), y_id = eg_htp_arg(n, 1, "output");
-  const eg_value *gy = &g->values[gy_id];
-  int64_t dim = 0;
-  EG_TRY(eg_arg_int(n, 2, "dim", &dim));
-  EG_TRY(eg_htp_want_axes(L, y_id, eg_htp_axes(gy), "output"));
-  EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(gy), "result"));
-  const uint32_t axis = (uint32_t)eg_htp_axis(gy, eg_wrap_dim(dim, gy->rank));
-  uint32_t dims[EG_MAX_RANK], sum_dims[EG_MAX_RANK];
-  eg_htp_dims(gy, dims);
-  for (int d = 0; d < gy->rank; d++) sum_dims[d] = d == (int)axis ? 1 : dims[d];
-  int32_t gt, yt, sum, e, prod, out;
-  EG_TRY(eg_htp_input(L, gy_id, &gt));
-  EG_TRY(eg_htp_input(L, y_id, &yt));
-  EG_TRY(eg_htp_temp(L, "sum", EG_QNN_DTYPE_FLOAT_32, gy->rank, sum_dims, &sum));
-  EG_TRY(eg_htp_temp(L, "exp", EG_QNN_DTYPE_FLOAT_32, gy->rank, dims, &e));
-  EG_TRY(eg_htp_temp(L, "exp_sum", EG_QNN_DTYPE_FLOAT_32, gy->rank, dims, &prod));
-  const uint32_t ad[1] = {1};
-  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, &axis),
-                             eg_qnn_param_bool("keep_dims", true)};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &gt, 1, &sum, 1, p, 2));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EXP, &yt, 1, &e, 1, NULL, 0));
+  eg_htp_softmax_bwd s;
+  EG_TRY(eg_htp_softmax_bwd_begin(L, g, n, &s));
+  int32_t sum, e, prod, out;
+  EG_TRY(eg_htp_softmax_bwd_line_sum(L, &s, s.gy, &sum));
+  EG_TRY(eg_htp_temp(L, "exp", EG_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &e));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EXP, &s.y, 1, &e, 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "exp_sum", EG_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &prod));
   const int32_t mul[2] = {e, sum};
   EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &prod, 1, NULL, 0));
   EG_TRY(eg_htp_define(L, n->output, &out));
-  const int32_t sub[2] = {gt, prod};
+  const int32_t sub[2] = {s.gy, prod};
   return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, &out, 1, NULL, 0);
 }
 
@@ -336,13 +323,6 @@ static bool nll_backward_supports(const eg_graph *g, const eg_node *n, const eg_
                                   char *reason, size_t size) {
   (void)t;
   nll_args a;
-  const int32_t gy = eg_htp_arg(n, 0, "grad_output");
-  if (gy >= 0 && g->values[gy].role == EG_ROLE_STATIC) {
-    snprintf(reason, size, "grad_output %s is a constant (a training step's backward seed, d "
-             "loss = 1): loss scaling rewrites it at run time, which a constant baked into an "
-             "NPU partition would not see", eg_value_label(g, gy));
-    return false;
-  }
   return nll_read(g, n, 1, &a, reason, size) &&
          one_element_ok(g, eg_htp_arg(n, 0, "grad_output"), "grad_output", reason, size) &&
          one_element_ok(g, eg_htp_arg(n, 6, "total_weight"), "total_weight", reason, size) &&
