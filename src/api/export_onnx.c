@@ -483,6 +483,21 @@ static void strided_slice(exporter *x, const op_ctx *c) {
   if (in[1] && in[2] && in[3] && in[4]) node(x, "Slice", c->op->name, in, 5, &c->out_name, 1, NULL);
 }
 
+/* Pad (scheme CONSTANT, check_pad) -> ONNX Pad, mode constant: pads [befores..., afters...]
+ * and the fill as a scalar constant_value. */
+static void pad(exporter *x, const op_ctx *c) {
+  const eg_qnn_param *p = eg_qnn_op_param(c->op, "pad_amount");
+  const int r = c->in[0]->rank;
+  int64_t v[2 * EG_QNN_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    v[d] = p->values.u32[2 * d];
+    v[r + d] = p->values.u32[2 * d + 1];
+  }
+  const char *in[3] = {c->in_name[0], const_i64(x, "pads", v, 2 * r),
+                       const_f32(x, "constant_value", c->op->attrs.pad.value, 0, 1)};
+  if (in[1] && in[2]) node(x, "Pad", c->op->name, in, 3, &c->out_name, 1, NULL);
+}
+
 static void reduce(exporter *x, const op_ctx *c) {
   int64_t axes[EG_QNN_MAX_RANK];
   int n = 0;
@@ -678,6 +693,7 @@ static void translate(exporter *x, const op_ctx *c) {
   }
   case EG_QNN_OP_RESHAPE: reshape(x, c); return;
   case EG_QNN_OP_STRIDED_SLICE: strided_slice(x, c); return;
+  case EG_QNN_OP_PAD: pad(x, c); return;
   case EG_QNN_OP_TILE: tile(x, c); return;
   case EG_QNN_OP_CONCAT: {
     eg_pb a = {0};

@@ -7,9 +7,11 @@
  * the safe default):
  *
  *   NHWC       layout-sensitive (convolution incl. transposed / depthwise,
- *              convolution_backward, pools, adaptive pools, batch / group norm, batch norm
+ *              convolution_backward, pools, adaptive pools and the average pools' backward
+ *              (grad_output), batch / group norm, batch norm
  *              backward (its grad_out and input, `act2`), log-softmax:
- *              its NPU form takes a rank-4 value's channels, QNN's last axis, only; bilinear
+ *              its NPU form takes a rank-4 value's channels, QNN's last axis, only;
+ *              nll_loss2d forward and backward (the scores' classes last); bilinear
  *              and nearest upsampling and their backwards): its
  *              activation argument is read NHWC, its rank-4 results are NHWC — for a tuple,
  *              element by element (`elems`): only the rank-4 elements the table names; other
@@ -18,7 +20,9 @@
  *              (eg_htp_filter, or a Transpose for a trainable weight) and convolution_backward's
  *              forward `input` (argument 1), read only by its grad_weight, is transposed there
  *              from whichever order it has, so it gets no order and no conversion from it.
- *   FOLLOW     layout-agnostic (elementwise, activations, copies, reductions, cat): its rank-4
+ *   FOLLOW     layout-agnostic (elementwise, activations, copies, reductions, cat, constant_pad_nd
+ *              (its lowering maps the pads to the held axes), log-softmax's
+ *              backward, which reduces along its dim in either order): its rank-4
  *              arguments share one order and its rank-4 result takes it. The rule for mixed
  *              arguments: NHWC if any rank-4 argument already is NHWC; else traced if any
  *              already is traced; else (every one still free, see below) NHWC, QNN's
@@ -82,12 +86,17 @@ static const lrule rules[] = {
     {EG_OP_max_pool2d_with_indices, LC_NHWC, 0, "self", 1u << 0 | 1u << 1, -1, NULL},
     {EG_OP_avg_pool2d, LC_NHWC, 0, "self", 0, -1, NULL},
     {EG_OP__adaptive_avg_pool2d, LC_NHWC, 0, "self", 0, -1, NULL},
+    {EG_OP__adaptive_avg_pool2d_backward, LC_NHWC, 0, "grad_output", 0, -1, NULL},
+    {EG_OP_avg_pool2d_backward, LC_NHWC, 0, "grad_output", 0, -1, NULL},
     {EG_OP_native_batch_norm, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
     {EG_OP_native_batch_norm_backward, LC_NHWC, 0, "grad_out", 1u << 0, 1, "input"},
     {EG_OP__native_batch_norm_legit_no_training, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
     {EG_OP__native_batch_norm_legit, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
     {EG_OP_native_group_norm, LC_NHWC, 0, "input", 1u << 0, -1, NULL},
     {EG_OP__log_softmax, LC_NHWC, 0, "self", 0, -1, NULL},
+    /* nll_loss2d: the class axis last, so the scores are [N*H*W, C] rows (builders/loss.c) */
+    {EG_OP_nll_loss2d_forward, LC_NHWC, 0, "self", 0, -1, NULL},
+    {EG_OP_nll_loss2d_backward, LC_NHWC, 1, "self", 0, -1, NULL},
     /* upsampling: its MatMuls read the [W, C] slices of an NHWC value (builders/resize.c) */
     {EG_OP_upsample_bilinear2d, LC_NHWC, 0, "self", 0, -1, NULL},
     {EG_OP_upsample_bilinear2d_vec, LC_NHWC, 0, "input", 0, -1, NULL},
@@ -106,6 +115,7 @@ static const lrule rules[] = {
     FOLLOW(hardtanh_backward), FOLLOW(sigmoid_backward), FOLLOW(tanh_backward), FOLLOW(detach),
     FOLLOW(clone), FOLLOW(lift_fresh_copy), FOLLOW(_to_copy), FOLLOW(sum_default),
     FOLLOW(sum_dim_IntList), FOLLOW(mean_default), FOLLOW(mean_dim), FOLLOW(cat),
+    FOLLOW(_log_softmax_backward_data), FOLLOW(constant_pad_nd),
     /* either order in, traced out */
     {EG_OP_permute, LC_ANY_IN, -1, NULL, 0, -1, NULL},
     {EG_OP_t, LC_ANY_IN, -1, NULL, 0, -1, NULL},

@@ -206,6 +206,31 @@ class HardSwishSENet(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class WideDepthwiseNet(nn.Module):
+    """MobileNetV3's 5x5 depthwise blocks at a small input: conv -> relu, two depthwise 5x5
+    stride-2 convs (8x8 -> 4x4 -> 2x2; their grad_input is a depthwise TransposeConv2d wider
+    than 3 at stride 2, lowered with its zeros inserted explicitly), a depthwise 5x5 stride-1
+    conv on the 2x2 map (padding 2 reaches grad_output's 2x2: its grad_weight Conv2d pads
+    through an explicit Pad) and a 2x2 conv with padding 2 (stride 1: its forward and
+    grad_weight Conv2d pad through an explicit Pad), a constant padding with a fill
+    (constant_pad_nd: a Pad, its backward a crop) and a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw1 = nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
+        self.dw2 = nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
+        self.dw3 = nn.Conv2d(8, 8, 5, padding=2, groups=8)
+        self.conv2 = nn.Conv2d(8, 4, 2, padding=2)
+        self.fc = nn.Linear(4 * 6 * 7, 5)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.dw2(F.relu(self.dw1(x))))
+        x = F.relu(self.conv2(F.relu(self.dw3(x))))
+        return self.fc(torch.flatten(F.pad(x, (2, 0, 0, 1), value=0.5), 1))
+
+
 class PooledNet(nn.Module):
     """A classifier's end: conv -> relu -> strided conv -> relu -> adaptive_avg_pool2d(1) ->
     linear (the global pooling's backward broadcasts the [N, C, 1, 1] gradient over the map)."""
@@ -237,6 +262,32 @@ class UpsampleSegNet(nn.Module):
         a = F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
         b = F.interpolate(y, size=(7, 6), mode="bilinear", align_corners=True)
         return self.head(a + F.interpolate(b, size=a.shape[2:], mode="nearest"))
+
+
+class PixelScaleSegNet(nn.Module):
+    """A segmentation head's per-pixel classifier (LRASPP's scale branch): conv -> relu, a
+    global average (adaptive_avg_pool2d(1)) -> 1x1 conv -> sigmoid scaling the map, plus
+    context from a padded 3x3 average pool and from an adaptive average pool (6x8 -> 3x4)
+    upsampled back, then a 1x1 conv to class scores per pixel, trained with a pixel-wise
+    cross_entropy (nll_loss2d)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.scale = nn.Conv2d(6, 6, 1)
+        self.head = nn.Conv2d(6, 4, 1)
+
+    def forward(self, x):
+        y = F.relu(self.conv1(x))
+        y = y * torch.sigmoid(self.scale(F.adaptive_avg_pool2d(y, 1)))
+        c = F.adaptive_avg_pool2d(y, (3, 4))
+        c = F.interpolate(c, size=y.shape[2:], mode="bilinear", align_corners=False)
+        return self.head(y + F.avg_pool2d(y, 3, 1, 1) + c)
+
+
+def pixel_cross_entropy(scores, target):
+    """torchvision's segmentation loss: cross_entropy per pixel, 255 the void label."""
+    return F.cross_entropy(scores, target, ignore_index=255)
 
 
 class TransformerMlpNet(nn.Module):
@@ -356,6 +407,16 @@ def _hardswish_se(stem, seed):
     return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
 
 
+def _wide_depthwise(stem, seed):
+    """Full training of WideDepthwiseNet with the input gradient: both forms QNN HTP computes
+    wrong as plain ops (a padding reaching the kernel, a wide depthwise TransposeConv2d at
+    stride 2) in one step."""
+    torch.manual_seed(seed)
+    model = WideDepthwiseNet()
+    x, target = torch.randn(2, 3, 8, 8), torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
 def _pooled_cross_entropy(stem, seed):
     """Full training of PooledNet with cross_entropy over a batch where one target is
     ignore_index (-100): not counted in the mean, no gradient in its row."""
@@ -372,6 +433,18 @@ def _upsample_seg(stem, seed):
     model = UpsampleSegNet()
     x, target = torch.randn(2, 3, 10, 10), torch.randn(2, 2, 10, 10)
     return build_training(model, F.mse_loss, x, target, stem, input_grad=True)
+
+
+def _pixel_seg(stem, seed):
+    """Full training of PixelScaleSegNet with the input gradient: nll_loss2d and its backward
+    over targets with void (255) pixels, avg_pool2d's and _adaptive_avg_pool2d's backward, in
+    one step."""
+    torch.manual_seed(seed)
+    model = PixelScaleSegNet()
+    x, target = torch.randn(2, 3, 6, 8), torch.randint(0, 4, (2, 6, 8), dtype=torch.int64)
+    target[0, 2, :] = 255
+    target[1, :3, 5] = 255
+    return build_training(model, pixel_cross_entropy, x, target, stem, input_grad=True)
 
 
 def _transformer_mlp(stem, seed):
@@ -398,7 +471,9 @@ TRAINING_STEPS = {
     "train_strided_frozen_convs": _strided_frozen_convs,
     "train_hardswish_se": _hardswish_se,
     "train_pooled_cross_entropy": _pooled_cross_entropy,
+    "train_wide_depthwise": _wide_depthwise,
     "train_upsample_seg": _upsample_seg,
+    "train_pixel_seg": _pixel_seg,
     "train_transformer_mlp": _transformer_mlp,
     "train_attention_pool": _attention_pool,
 }

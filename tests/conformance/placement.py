@@ -91,9 +91,7 @@ CONDITIONS = collections.OrderedDict([
     ("dilation", ("has no dilation",)),
     ("nothing", ("no gradient",)),
     ("output_padding above padding", ("output_padding",)),
-    ("depthwise wide kernel", ("past 3 wide",)),
     ("strided dilated grad_weight", ("would have both",)),
-    ("padding reaching grad_output", ("reaches its kernel",)),
 ])
 
 
@@ -133,31 +131,18 @@ def scope_from_config(c, present):
     if computes[1] and c.stride > 1 and c.dilation > 1:
         violated.append(("strided dilated grad_weight",
                          f"grad_weight with stride {c.stride} and dilation {c.dilation}"))
-    elif computes[1] and not c.transposed:
-        violated += grad_weight_pad_scope([c.stride] * 2, [c.dilation] * 2, [c.padding] * 2,
-                                          list(c.out_size()))
+    # a grad_weight whose Conv2d padding reaches grad_output's size is lowered through an
+    # explicit Pad (src/backends/htp/builders/conv.c, pad_reaches_kernel): in scope
     return violated
-
-
-def grad_weight_pad_scope(stride, dilation, padding, gy_size):
-    """The violated condition of grad_weight's Conv2d (grad_output as its kernel, the forward's
-    stride as its dilation), measured to compute wrong on Qualcomm's HTP
-    (src/backends/htp/builders/conv.c, conv2d_pads_ok): stride and dilation 1 in a dim where
-    the padding reaches grad_output's size, at least 2."""
-    if any(stride[d] == 1 and dilation[d] == 1 and gy_size[d] >= 2 and
-           padding[d] >= gy_size[d] for d in range(2)):
-        return [("padding reaching grad_output",
-                 f"grad_weight with padding {padding} and grad_output {gy_size}")]
-    return []
 
 
 def tconv_scope(stride, padding, op, groups, depthwise, kernel):
     """The violated conditions of grad_input's TransposeConv2d: the forms Qualcomm's HTP was
     measured to compute wrong (src/backends/htp/builders/conv.c, tconv_pads): output_padding
-    above the padding where group > 1 or stride > 2, and a depthwise one at stride > 1 with a
-    kernel wider than 3."""
+    above the padding where group > 1 or stride > 2 (a depthwise one at stride > 1 with a
+    kernel wider than 3 takes its zero-insertion form, with any output_padding: in scope)."""
     if depthwise and any(stride[d] > 1 and kernel[d] > 3 for d in range(2)):
-        return [("depthwise wide kernel", f"depthwise, stride {stride}, kernel {kernel}")]
+        return []
     if any(op[d] > padding[d] and (groups > 1 or stride[d] > 2) for d in range(2)):
         return [("output_padding above padding",
                  f"output_padding {op} > padding {padding} with groups {groups}, stride "
@@ -200,11 +185,6 @@ def scope_from_graph(graph, node):
             any(d > 1 for d in dilation):
         violated.append(("strided dilated grad_weight",
                          f"grad_weight with stride {stride} and dilation {dilation}"))
-    elif element_read(graph, node, 1) and not transposed and shapes_ok:
-        padding = list(args[5])
-        padding = padding * (2 // len(padding))
-        gy = values[args[0]["value"]]["shape"]
-        violated += grad_weight_pad_scope(stride, dilation, padding, gy[2:])
     return violated
 
 

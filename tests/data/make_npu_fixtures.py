@@ -27,6 +27,14 @@ Weights are frozen (statics) unless said otherwise; x is 2x3x9x8, the conv is 3 
                  stride 2) -> relu -> flatten -> linear(24 -> 3), batch 2 of 3x8x8: masks
                  [F,T,T], [T,T,T] (grouped) and [T,T,T] whose grad_weight Conv2d is cropped (the
                  1x1 stride-2 conv never reads the last row and column of its 4x4 input).
+  npu_conv_gw_pad (gx, gw) = convolution_backward(gy, x, W, mask [True, True, False]) of a
+                 depthwise 5x5 conv, stride 1, padding 2, of x 2x4x2x2 (MobileNetV3's last
+                 depthwise block at 64x64): grad_weight's Conv2d has grad_output (2x2) as its
+                 kernel and a padding that reaches it, lowered through an explicit Pad.
+  npu_conv_dw5_s2 gx = convolution_backward(gy, x, W, mask [True, False, False]) of a
+                 depthwise 5x5 conv, stride 2, padding 2, of x 2x4x8x10 (gy 2x4x4x5, derived
+                 output_padding 1 in both dims): grad_input's TransposeConv2d in its
+                 zero-insertion form.
 """
 import os
 import sys
@@ -173,8 +181,31 @@ def main():
                           nn.Linear(24, 3))
     xs, target = torch.randn(2, 3, 8, 8), torch.tensor([0, 2])
     export_training_step(model, F.cross_entropy, (xs, target), stem("npu_conv_train"))
+    pad_fixtures(stem)
     print("wrote", ", ".join(f"npu_conv_{n}" for n in ("fwd", "pair", "bwd", "step",
-                                                       "step_nogw", "train")))
+                                                       "step_nogw", "train", "gw_pad",
+                                                       "dw5_s2")))
+
+
+def pad_fixtures(stem):
+    from edgegrad.export import export_function
+
+    def gw_pad(gy, x, w):
+        r = aten.convolution_backward(gy, x, w, None, [1, 1], [2, 2], [1, 1], False, [0, 0], 4,
+                                      [True, True, False])
+        return r[0], r[1]
+
+    torch.manual_seed(14)
+    x, w, gy = torch.randn(2, 4, 2, 2), torch.randn(4, 1, 5, 5) * 0.3, torch.randn(2, 4, 2, 2)
+    export_function(gw_pad, (gy, x, w), stem("npu_conv_gw_pad"), static_args=("w",))
+
+    def dw5_s2(gy, x, w):
+        return aten.convolution_backward(gy, x, w, None, [2, 2], [2, 2], [1, 1], False, [0, 0],
+                                         4, [True, False, False])[0]
+
+    torch.manual_seed(15)
+    x, w, gy = torch.randn(2, 4, 8, 10), torch.randn(4, 1, 5, 5) * 0.3, torch.randn(2, 4, 4, 5)
+    export_function(dw5_s2, (gy, x, w), stem("npu_conv_dw5_s2"), static_args=("w",))
 
 
 if __name__ == "__main__":

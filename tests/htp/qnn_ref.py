@@ -11,6 +11,8 @@ this module to build sessions over ONNX files, run them and read QNN's per-op cy
     per_op, total = qnn_ref.cycles(ref)                        # the last run's cycles
 
 Contracts:
+- QNN gets the ONNX graph's ops as they are: ONNX Runtime's Pad_Fusion (a Pad folded into the
+  Conv after it) is disabled, so an explicit Pad stays a QNN Pad.
 - A QNN session never runs anything on the CPU. ONNX Runtime's CPU fallback is disabled, so a
   graph QNN HTP cannot take whole fails at construction; that failure, and a session in which
   QNN built no graph at all, raise QnnRefusal carrying ONNX Runtime's message. A graph that
@@ -148,7 +150,10 @@ def qnn_session(onnx_path, soc_model, profile=True, workdir=None, prepare="defau
     so.add_provider_for_devices([dev], opts)
     try:
         with _cwd(workdir):
-            sess = ort.InferenceSession(onnx_path, so)
+            # ONNX Runtime's Pad_Fusion would fold a Pad into the Conv after it, giving QNN a
+            # padded Conv2d: not the graph edgegrad builds (it pads explicitly exactly where
+            # QNN HTP computes the padded Conv2d wrong, builders/conv.c)
+            sess = ort.InferenceSession(onnx_path, so, disabled_optimizers=["Pad_Fusion"])
     except Exception as e:  # ONNX Runtime raises its own Fail/EPFail/... types
         if temporary:
             shutil.rmtree(workdir, True)

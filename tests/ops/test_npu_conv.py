@@ -92,6 +92,11 @@ fwd("strided", r(2, 3, 11, 10), r(5, 3, 3, 2), r(5), stride=(2, 3), padding=(1, 
 fwd("padded", r(2, 3, 6, 7), r(4, 3, 3, 3), padding=2)
 fwd("pad_beyond_kernel", r(2, 3, 5, 6), r(4, 3, 1, 1), r(4), padding=1, stride=2)
 fwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), r(4), dilation=(2, 1), padding=(2, 1))
+# stride 1 with a padding that reaches the kernel (QNN HTP computes that pad_amount wrong): the
+# input padded by an explicit Pad, the conv with pad_amount 0
+fwd("pad_reaches_kernel", r(2, 3, 5, 6), r(4, 3, 3, 2), r(4), padding=(3, 1))
+fwd("pad_reaches_kernel_depthwise", r(2, 4, 4, 5), r(4, 1, 2, 2), r(4), padding=2, groups=4,
+    static=("b",))
 fwd("groups", r(2, 4, 8, 7), r(6, 2, 3, 3), r(6), stride=2, padding=1, groups=2)
 fwd("depthwise", r(2, 4, 9, 8), r(8, 1, 3, 3), r(8), stride=2, padding=1, groups=4)
 fwd("depthwise_dilated", r(2, 3, 9, 9), r(3, 1, 3, 3), dilation=2, padding=2, groups=3)
@@ -112,6 +117,10 @@ fwd("transposed_groups_pad", r(2, 4, 5, 6), r(4, 3, 3, 3), r(6), transposed=True
     stride=(2, 3), padding=(1, 2), output_padding=(1, 2), groups=2)
 fwd("transposed_depthwise_pad", r(2, 4, 5, 6), r(4, 1, 3, 3), r(4), transposed=True, stride=2,
     padding=1, output_padding=1, groups=4)
+# a depthwise TransposeConv2d wider than 3 at stride > 1 (QNN HTP computes it wrong): zeros
+# inserted explicitly, then stride 1
+fwd("transposed_depthwise5_s2", r(2, 4, 5, 6), r(4, 1, 5, 5), r(4), transposed=True, stride=2,
+    padding=2, output_padding=1, groups=4)
 fwd("runtime_bias", r(2, 3, 7, 7), r(4, 3, 3, 3), r(4), static=("w",), padding=1)
 fwd("transposed_dilated", r(2, 4, 5, 5), r(4, 3, 3, 3), r(3), transposed=True, dilation=2,
     reason="dilation [2, 2] unsupported: TransposeConv2d has no dilation")
@@ -191,6 +200,21 @@ for mask in ((T, F_, F_), (T, T, T), (F_, T, F_)):
     bwd("depthwise", r(2, 4, 7, 7), r(4, 1, 3, 3), mask, padding=(1, 1), groups=4)
     bwd("depthwise_mult_s2", r(2, 3, 8, 9), r(6, 1, 3, 3), mask, stride=(2, 2),
         padding=(1, 1), groups=3, static=())
+# grad_weight's Conv2d (grad_output 2x2 as its kernel) with a padding that reaches it, as
+# MobileNetV3's 5x5 depthwise convs at 2x2 have: explicit Pad
+for mask in ((T, T, T), (F_, T, F_)):
+    bwd("gw_pad_reaches_kernel", r(2, 4, 2, 2), r(4, 1, 5, 5), mask, padding=(2, 2), groups=4)
+# grad_input of MobileNetV3's / MnasNet's 5x5 stride-2 depthwise convs (and 7x7, stride 3):
+# the zero-insertion form, every derived output_padding
+for mask in ((T, F_, F_), (T, T, T)):
+    bwd("depthwise5_s2", r(2, 4, 8, 10), r(4, 1, 5, 5), mask, stride=(2, 2), padding=(2, 2),
+        groups=4)
+    bwd("depthwise7_s2_runtime", r(2, 3, 7, 8), r(3, 1, 7, 7), mask, stride=(2, 2),
+        padding=(3, 3), groups=3, static=())
+bwd("depthwise5_s3", r(2, 4, 9, 10), r(4, 1, 5, 5), (T, F_, T), stride=(3, 2), padding=(2, 1),
+    groups=4)
+bwd("gw_pad_reaches_kernel_g1", r(2, 3, 2, 3), r(4, 3, 5, 4), (F_, T, T), padding=(2, 1),
+    static=())
 bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (T, F_, F_), dilation=(2, 1), padding=(2, 1),
     reason="dilation [2, 1] unsupported: TransposeConv2d has no dilation")
 bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (F_, T, T), dilation=(2, 1), padding=(2, 1),

@@ -6,10 +6,11 @@ float-arch reason). Harness: NpuSuite of test_npu_matmul_shape.py (--precision f
 
 The nll cases cover reduction mean and sum, class weights (static and a graph input), targets
 equal to ignore_index (PyTorch's -100, and an ignore_index that is a class), and the forms the
-NPU lowering declines (reduction none, the unbatched [C] form, nll_loss2d), and a constant
+NPU lowering declines (reduction none, the unbatched [C] form), and a constant
 grad_output (a training step's backward seed, on the NPU too). A target that is
 neither a class nor ignore_index stops the CPU kernel with an error; on the NPU, which cannot
-stop, the loss and total_weight come out NaN (invalid_target below).
+stop, the loss and total_weight come out NaN (invalid_target below). nll_loss2d (the per-pixel
+form) has its cases in test_npu_seg_loss_pool.py.
 
     /usr/bin/python3 tests/ops/test_npu_loss.py --edgegrad build/edgegrad --workdir /tmp/w
 """
@@ -120,9 +121,6 @@ def build():
     s.case("nll_forward_unbatched", lambda x, t: aten.nll_loss_forward(x, t, None, MEAN, -100),
            [F.log_softmax(r(c), 0), torch.tensor(4)],
            cpu={"aten.nll_loss_forward.default": "rank-1 scores"})
-    s.case("nll_loss2d_forward", lambda x, t: aten.nll_loss2d_forward(x, t, None, MEAN, -100),
-           [F.log_softmax(r(2, c, 3, 4), 1), torch.randint(0, c, (2, 3, 4))],
-           cpu={"aten.nll_loss2d_forward.default": "no NPU lowering for aten.nll_loss2d"})
 
     # expand that broadcasts: [Reshape] + Tile
     s.case("expand_hw", lambda x: torch.relu(x.expand(2, 6, 3, 4)), [r(2, 6, 1, 1)])

@@ -322,7 +322,8 @@ def build():
     s.case("stack_empty", lambda a, b: torch.stack([a, b]), [r(0, 3), r(0, 3)],
            cpu={"aten.stack.default": "empty tensor"})
 
-    # bmm -> MatMul with batch dims; mv, dot and constant_pad_nd have no NPU lowering
+    # bmm -> MatMul with batch dims; mv and dot have no NPU lowering; constant_pad_nd lowers
+    # (Pad, tests/ops/test_npu_pad.py)
     s.case("bmm", lambda a, b: torch.relu(torch.bmm(a, b)), [r(3, 4, 5), r(3, 5, 2)],
            partitions=1)
     s.case("bmm_grad", chain(lambda a, b, g: vjp([torch.bmm(a, b)], [a, b], [g])),
@@ -333,8 +334,7 @@ def build():
            cpu={"aten.mv.default": "no NPU lowering for aten.mv"})
     s.case("dot", lambda a, b: torch.dot(torch.relu(a), b), [r(5), r(5)],
            cpu={"aten.dot.default": "no NPU lowering for aten.dot"})
-    s.case("constant_pad", lambda x: F.pad(torch.relu(x), (1, 1, 2, 0)), [r(2, 3, 4, 4)],
-           cpu={"aten.constant_pad_nd.default": "no NPU lowering for aten.constant_pad_nd"})
+    s.case("constant_pad", lambda x: F.pad(torch.relu(x), (1, 1, 2, 0)), [r(2, 3, 4, 4)])
     return s
 
 

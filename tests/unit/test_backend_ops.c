@@ -188,6 +188,14 @@ static const bo_case cases[] = {
            "[" V(0) ", 1, false]"),
     SHAPED(expand, "expand_broadcast", "[2, 3, 1, 1]", X4, "aten.expand.default",
            "[" V(0) ", [2, 3, 6, 6]]"),
+    /* constant padding: the last two dims with a fill; the channels with a crop of H (a
+     * padding's backward crops); a crop alone */
+    SHAPED(constant_pad_nd, "constant_pad_nd", X4, "[2, 3, 9, 7]",
+           "aten.constant_pad_nd.default", "[" V(0) ", [1, 0, 2, 1], " F(-1.5) "]"),
+    SHAPED(constant_pad_nd, "constant_pad_nd_crop", X4, "[2, 5, 3, 7]",
+           "aten.constant_pad_nd.default", "[" V(0) ", [0, 1, -2, -1, 1, 1]]"),
+    SHAPED(constant_pad_nd, "constant_pad_nd_crop_only", X4, "[2, 3, 6, 4]",
+           "aten.constant_pad_nd.default", "[" V(0) ", [-1, -1]]"),
 
     /* upsampling: fractional ratios, scales, both align_corners */
     SHAPED(upsample_bilinear2d, "upsample_bilinear2d", X4, "[2, 3, 9, 13]",
@@ -226,6 +234,18 @@ static const bo_case cases[] = {
      IN("gy", 0) "," IN("x", 1) "," IN("target", 2) "," IN("total_weight", 3), "",
      UT("aten.nll_loss_backward.default",
         "[" V(0) ", " V(1) ", " V(2) ", null, 2, -1, " V(3) "]", 4), IN("gx", 4), NO_ST},
+    /* a segmentation net's per-pixel form: scores [N, C, H, W], targets [N, H, W] */
+    {EG_OP_nll_loss2d_forward, "nll_loss2d_forward", T(0, "[2, 10, 3, 4]") ","
+     TI(1, "[2, 3, 4]") "," TUPLE(2, "[3, 4]") "," T(3, "[]") "," T(4, "[]") "," T(5, "[]") ","
+     T(6, "[]"), IN("x", 0) "," IN("target", 1), "",
+     UT("aten.nll_loss2d_forward.default", "[" V(0) ", " V(1) ", null, 1, -1]", 2) ","
+     GETITEM("getitem", 2, 0, 5) "," GETITEM("getitem_1", 2, 1, 6),
+     IN("loss", 5) "," IN("total_weight", 6), NO_ST},
+    {EG_OP_nll_loss2d_backward, "nll_loss2d_backward", T(0, "[]") "," T(1, "[2, 10, 3, 4]") ","
+     TI(2, "[2, 3, 4]") "," T(3, "[]") "," T(4, "[2, 10, 3, 4]"),
+     IN("gy", 0) "," IN("x", 1) "," IN("target", 2) "," IN("total_weight", 3), "",
+     UT("aten.nll_loss2d_backward.default",
+        "[" V(0) ", " V(1) ", " V(2) ", null, 1, -1, " V(3) "]", 4), IN("gx", 4), NO_ST},
 
     /* normalisation */
     BN(native_batch_norm, "batch_norm", "aten.native_batch_norm.default",
@@ -301,6 +321,26 @@ static const bo_case cases[] = {
            "aten._adaptive_avg_pool2d.default", "[" V(0) ", [3, 3]]"),
     SHAPED(_adaptive_avg_pool2d, "global_avg_pool", X4, "[2, 3, 1, 1]",
            "aten._adaptive_avg_pool2d.default", "[" V(0) ", [1, 1]]"),
+    {EG_OP__adaptive_avg_pool2d_backward, "global_avg_pool_backward", T(0, "[2, 3, 1, 1]") ","
+     T(1, X4) "," T(2, X4), IN("g", 0) "," IN("x", 1), "",
+     UT("aten._adaptive_avg_pool2d_backward.default", "[" V(0) ", " V(1) "]", 2), IN("z", 2),
+     NO_ST},
+    /* uneven adaptive windows: 6 -> 4 overlap */
+    {EG_OP__adaptive_avg_pool2d_backward, "adaptive_avg_pool_backward", T(0, "[2, 3, 4, 3]") ","
+     T(1, X4) "," T(2, X4), IN("g", 0) "," IN("x", 1), "",
+     UT("aten._adaptive_avg_pool2d_backward.default", "[" V(0) ", " V(1) "]", 2), IN("z", 2),
+     NO_ST},
+    /* padding, ceil_mode and count_include_pad false: every divisor rule of ATen's */
+    {EG_OP_avg_pool2d_backward, "avg_pool_backward", T(0, "[2, 3, 4, 3]") "," T(1, X4) ","
+     T(2, X4), IN("g", 0) "," IN("x", 1), "",
+     UT("aten.avg_pool2d_backward.default",
+        "[" V(0) ", " V(1) ", [3, 2], [2, 2], [1, 0], true, false, null]", 2), IN("z", 2),
+     NO_ST},
+    {EG_OP_avg_pool2d_backward, "avg_pool_backward_pad_counted", T(0, "[2, 3, 3, 3]") ","
+     T(1, X4) "," T(2, X4), IN("g", 0) "," IN("x", 1), "",
+     UT("aten.avg_pool2d_backward.default",
+        "[" V(0) ", " V(1) ", [3, 3], [2, 2], [1, 1], false, true, null]", 2), IN("z", 2),
+     NO_ST},
 
     /* activations */
     UNARY(hardtanh, "hardtanh", "aten.hardtanh.default", "[" V(0) "]"),

@@ -567,17 +567,11 @@ static void test_backward_reasons(void) {
     stride->list.items[0].i = stride->list.items[1].i = 1;
     check_reason(g, n, NULL); /* dilation alone is fine */
     /* stride and dilation 1, the padding reaching grad_output's height: grad_weight's Conv2d
-     * (grad_output as its kernel) is one QNN HTP computes wrong */
+     * (grad_output as its kernel) pads through an explicit Pad (test_grad_weight_explicit_pad) */
     dil->list.items[0].i = 1;
     eg_arg *pad = &n->args[5];
     const int64_t ho = g->values[n->args[0].value].shape[2], pad0 = pad->list.items[0].i;
-    char want[256];
-    snprintf(want, sizeof want, "grad_weight with stride 1, a kernel %lld wide and padding %lld: "
-             "QNN HTP computes a Conv2d whose padding reaches its kernel's width wrong "
-             "(measured: relative error 1-1e4)", (long long)ho, (long long)ho);
     pad->list.items[0].i = ho;
-    check_reason(g, n, want);
-    pad->list.items[0].i = ho - 1;
     check_reason(g, n, NULL);
     pad->list.items[0].i = pad0;
     stride->list.items[0].i = stride->list.items[1].i = 2;
@@ -622,22 +616,24 @@ static void test_forward_kinds(void) {
   n->args[7].list.items[0].i = 0;
   n->args[6].b = false;
   EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
-  /* a padding as wide as the kernel at stride 1: QNN HTP computes that Conv2d wrong; at
-   * stride 2 (the fixture's), or one narrower, it is right */
+  /* a padding as wide as the kernel at stride 1 (an explicit Pad: test_forward_explicit_pad)
+   * is accepted, float; with a quantized input it is declined (the Pad is float only) */
   const int64_t kw = g->values[n->args[1].value].shape[3];
   eg_arg *stride = &n->args[3], *pad = &n->args[4];
   const int64_t pad1 = pad->list.items[1].i;
   pad->list.items[1].i = kw;
-  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
   stride->list.items[1].i = 1;
-  char want[256];
-  snprintf(want, sizeof want, "convolution with stride 1, a kernel %lld wide and padding %lld: "
-           "QNN HTP computes a Conv2d whose padding reaches its kernel's width wrong (measured: "
-           "relative error 1-1e4)", (long long)kw, (long long)kw);
-  EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
-           strcmp(reason, want) == 0);
-  pad->list.items[1].i = kw - 1;
   EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  eg_value *x = &g->values[n->args[0].value];
+  x->quant = &q;
+  EG_CHECK(!eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason) &&
+           strcmp(reason, "quantized input with stride 1 and a padding that reaches the "
+                          "kernel's width: QNN HTP computes such a Conv2d wrong (measured: "
+                          "relative error 1-1e4) and the explicit Pad lowered instead is float "
+                          "only") == 0);
+  pad->list.items[1].i = kw - 1; /* below the kernel: pad_amount, quantized input accepted */
+  EG_CHECK(eg_htp_builder_convolution.supports(g, n, t, reason, sizeof reason));
+  x->quant = NULL;
   stride->list.items[1].i = 2;
   pad->list.items[1].i = pad1;
 
@@ -651,6 +647,148 @@ static void test_forward_kinds(void) {
   eg_graph_destroy(g);
 }
 
+/* A conv whose padding reaches its kernel: its own pad_amount is `kept`, it has no bias input,
+ * and the one Pad reads its output: scheme CONSTANT, fill 0, pad_amount `pads` ([before,
+ * after] per dim). Returns that Pad (NULL on failure). */
+static const eg_qnn_op_node *check_explicit_pad(const eg_qnn_graph *qg,
+                                                const eg_qnn_op_node *conv,
+                                                const uint32_t kept[4], const uint32_t pads[8]) {
+  EG_CHECK(param_is(conv, "pad_amount", 4, kept) && conv->n_inputs == 2);
+  const eg_qnn_op_node *pad = find_op(qg, EG_QNN_OP_PAD);
+  EG_CHECK_MSG(pad && pad->inputs[0] == conv->outputs[0], "%s: no Pad of its output",
+               conv->name);
+  if (!pad || pad->inputs[0] != conv->outputs[0]) return NULL;
+  const eg_qnn_param *scheme = eg_qnn_op_param(pad, "scheme");
+  EG_CHECK(scheme && scheme->scalar.u32 == 0 && pad->attrs.pad.value == 0.0f);
+  EG_CHECK(param_is(pad, "pad_amount", 8, pads));
+  return pad;
+}
+
+/* A stride-1 forward conv whose padding reaches its kernel (3x3, padding 3): QNN HTP computes
+ * that pad_amount wrong, so the Conv2d keeps 2 (kernel - 1) per side, without the bias, and
+ * the one output row/col per side the third adds (a window wholly in the padding) comes from a
+ * Pad of its output, then the bias by an ElementWiseAdd writing the result; padding 2 stays
+ * all in pad_amount, the bias in the Conv2d. */
+static void test_forward_explicit_pad(void) {
+  for (int64_t padding = 3; padding >= 2; padding--) {
+    eg_graph *g = eg_test_fixture("npu_conv_fwd");
+    if (!g) return;
+    eg_node *n = &g->nodes[eg_test_node_named(g, "convolution")];
+    const eg_value *x = &g->values[n->args[0].value];
+    eg_value *y = &g->values[n->output];
+    for (int d = 0; d < 2; d++) {
+      n->args[3].list.items[d].i = 1;
+      n->args[4].list.items[d].i = padding;
+      y->shape[2 + d] = x->shape[2 + d] + 2 * padding - 3 + 1;
+    }
+    eg_program p;
+    if (eg_test_build(g, "SM8650", &p)) {
+      const eg_qnn_graph *qg = p.lowered[0].graph;
+      const eg_qnn_op_node *conv = find_op(qg, EG_QNN_OP_CONV_2D);
+      static const uint32_t pads[8] = {0, 0, 1, 1, 1, 1, 0, 0}, kept[4] = {2, 2, 2, 2};
+      const uint32_t pp = (uint32_t)padding, attr_pads[4] = {pp, pp, pp, pp};
+      EG_CHECK(conv != NULL && count_ops(qg, EG_QNN_OP_PAD) == (padding == 3));
+      const eg_qnn_op_node *pad = conv && padding == 3 ? check_explicit_pad(qg, conv, kept, pads)
+                                                      : NULL;
+      if (pad) {
+        const eg_qnn_op_node *add = find_op(qg, EG_QNN_OP_ELEMENT_WISE_ADD);
+        const eg_htp_boundary *o = boundary_output(&p.lowered[0], n->output);
+        EG_CHECK(add && add->inputs[0] == pad->outputs[0] && o &&
+                 add->outputs[0] == o->tensor);
+      }
+      if (conv && padding == 2)
+        EG_CHECK(param_is(conv, "pad_amount", 4, attr_pads) && conv->n_inputs == 3);
+      eg_program_free(&p);
+    }
+    eg_graph_destroy(g);
+  }
+}
+
+/* grad_weight of a depthwise 5x5 conv with padding 2 on a 2x2 map (npu_conv_gw_pad): its Conv2d
+ * has grad_output (2x2) as the kernel, so padding 2 reaches it: of pad_amount [2, 2] per dim (pad
+ * after: 4 + 1 + 1 - 2 - 2 = 2) the Conv2d keeps [1, 1], yielding [1, 3, 3, 4], and a Pad of
+ * [1, 1] rows and columns makes the 5x5 grad_weight (uncropped) of it. */
+static void test_grad_weight_explicit_pad(void) {
+  eg_graph *g = eg_test_fixture("npu_conv_gw_pad");
+  eg_program p;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
+  const int32_t i = eg_test_node_named(p.graph, "convolution_backward");
+  EG_CHECK_MSG(p.parts.nodes[i].npu, "%s", p.parts.nodes[i].reason);
+  if (p.parts.nodes[i].npu) {
+    const eg_qnn_graph *qg = p.lowered[p.parts.nodes[i].partition].graph;
+    const eg_qnn_op_node *conv = find_op(qg, EG_QNN_OP_CONV_2D);
+    static const uint32_t pads[8] = {0, 0, 1, 1, 1, 1, 0, 0}, core[4] = {1, 3, 3, 4};
+    static const uint32_t kept[4] = {1, 1, 1, 1};
+    EG_CHECK(conv && count_ops(qg, EG_QNN_OP_PAD) == 1 && conv->attrs.conv.group == 4);
+    const eg_qnn_op_node *pad = conv ? check_explicit_pad(qg, conv, kept, pads) : NULL;
+    EG_CHECK(conv && dims_are(eg_qnn_graph_tensor(qg, conv->outputs[0]), 4, core));
+    /* the padded Y [ci, kH, kW, Cout] is what the Transpose to [Cout, ci, kH, kW] reads */
+    static const uint32_t y[4] = {1, 5, 5, 4}, to_oihw[4] = {3, 0, 1, 2};
+    const eg_htp_boundary *o = boundary_output(&p.lowered[p.parts.nodes[i].partition],
+                                               getitem_value(p.graph, "convolution_backward", 1));
+    const eg_qnn_op_node *tr = o ? producer(qg, o->tensor) : NULL;
+    EG_CHECK(pad && dims_are(eg_qnn_graph_tensor(qg, pad->outputs[0]), 4, y) && tr &&
+             tr->type == EG_QNN_OP_TRANSPOSE && param_is(tr, "perm", 4, to_oihw) &&
+             tr->inputs[0] == pad->outputs[0]);
+  }
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
+/* The op producing tensor `t`, checked to be of `type`; NULL (and a failed check) otherwise. */
+static const eg_qnn_op_node *producer_of_type(const eg_qnn_graph *qg, int32_t t, eg_qnn_op type) {
+  const eg_qnn_op_node *op = producer(qg, t);
+  EG_CHECK_MSG(op && op->type == type, "%s: produced by %s, want %s",
+               eg_qnn_graph_tensor(qg, t)->name, op ? eg_qnn_op_name(op->type) : "nothing",
+               eg_qnn_op_name(type));
+  return op && op->type == type ? op : NULL;
+}
+
+/* grad_input of a depthwise 5x5 stride-2 conv (npu_conv_dw5_s2: gy [2, 4, 4, 5] NHWC, derived
+ * output_padding 1 per dim), which QNN HTP computes wrong as a strided TransposeConv2d: gy with
+ * a zero after every row and column ([2, 8, 10, 4]: Reshape, Pad, Reshape, Pad, Reshape), then
+ * a stride-1 TransposeConv2d (group 4) with pad_amount [2, 2 + 2 - 1 - 1] and no
+ * output_padding, over the forward's one STATIC depthwise filter. */
+static void test_depthwise_wide_zero_insertion(void) {
+  eg_graph *g = eg_test_fixture("npu_conv_dw5_s2");
+  eg_program p;
+  if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
+  const int32_t i = eg_test_node_named(p.graph, "convolution_backward");
+  EG_CHECK_MSG(p.parts.nodes[i].npu, "%s", p.parts.nodes[i].reason);
+  if (!p.parts.nodes[i].npu) goto free;
+  const eg_qnn_graph *qg = p.lowered[p.parts.nodes[i].partition].graph;
+  const eg_qnn_op_node *tc = find_op(qg, EG_QNN_OP_TRANSPOSE_CONV_2D);
+  static const uint32_t one[2] = {1, 1}, zero[2] = {0, 0}, pads[4] = {2, 2, 2, 2};
+  static const uint32_t inserted[4] = {2, 8, 10, 4}, rows_padded[4] = {8, 2, 20, 1};
+  static const uint32_t cols_padded[4] = {16, 5, 2, 4};
+  static const uint32_t pad_rows[8] = {0, 0, 0, 1, 0, 0, 0, 0};
+  static const uint32_t pad_cols[8] = {0, 0, 0, 0, 0, 1, 0, 0};
+  EG_CHECK(tc && tc->attrs.conv.group == 4 && param_is(tc, "stride", 2, one) &&
+           param_is(tc, "pad_amount", 4, pads) && param_is(tc, "output_padding", 2, zero));
+  EG_CHECK(count_ops(qg, EG_QNN_OP_PAD) == 2 && count_static(qg, NULL) == 1);
+  if (!tc) goto free;
+  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, tc->inputs[0]), 4, inserted));
+  const eg_qnn_op_node *op = producer_of_type(qg, tc->inputs[0], EG_QNN_OP_RESHAPE);
+  if (op) op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_PAD);
+  if (op) {
+    EG_CHECK(param_is(op, "pad_amount", 8, pad_cols) &&
+             dims_are(eg_qnn_graph_tensor(qg, op->outputs[0]), 4, cols_padded));
+    op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_RESHAPE);
+  }
+  if (op) op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_PAD);
+  if (op) {
+    EG_CHECK(param_is(op, "pad_amount", 8, pad_rows) &&
+             dims_are(eg_qnn_graph_tensor(qg, op->outputs[0]), 4, rows_padded));
+    op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_RESHAPE);
+  }
+  if (op) EG_CHECK(eg_qnn_graph_tensor(qg, op->inputs[0])->type == EG_QNN_TENSOR_APP_WRITE);
+free:
+  eg_program_free(&p);
+done:
+  eg_graph_destroy(g);
+}
+
 int main(void) {
   EG_RUN(test_pair_shares_the_filter);
   EG_RUN(test_backward_adds_no_static_bytes);
@@ -658,6 +796,9 @@ int main(void) {
   EG_RUN(test_training_step);
   EG_RUN(test_training_step_without_grad_weight);
   EG_RUN(test_full_training);
+  EG_RUN(test_forward_explicit_pad);
+  EG_RUN(test_grad_weight_explicit_pad);
+  EG_RUN(test_depthwise_wide_zero_insertion);
   EG_RUN(test_step_static_copies);
   EG_RUN(test_backward_reasons);
   EG_RUN(test_forward_kinds);

@@ -494,6 +494,39 @@ static void test_strided_slice(void) {
   free(x), free(y);
 }
 
+/* Pad (CONSTANT): in[0] placed at the leading pads of each dim, every other element the fill;
+ * against the index formula, with a non-zero fill so a missing fill shows. */
+static void test_pad(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("pad", &g) == EG_OK);
+  const int32_t tx = f32(g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(2, 3, 2, 3));
+  const int32_t ty = f32(g, "y", EG_QNN_TENSOR_APP_READ, 4, DIMS(3, 6, 5, 3));
+  const uint32_t pads[8] = {1, 0, 2, 1, 0, 3, 0, 0};
+  const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
+                             eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(4, 2), pads),
+                             eg_qnn_param_f32("pad_constant_value", -1.5f)};
+  op(g, "pad", EG_QNN_OP_PAD, 1, &tx, ty, 3, p);
+  eg_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  float *x = eg_test_rand_buf(36, 93), *y = eg_test_nan_buf(270);
+  const eg_qnn_binding in = {tx, x, 144}, out = {ty, y, 1080};
+  EG_CHECK(ex && eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
+  bool ok = true;
+  for (int n = 0; n < 3; n++)
+    for (int h = 0; h < 6; h++)
+      for (int w = 0; w < 5; w++)
+        for (int c = 0; c < 3; c++) {
+          const int xn = n - 1, xh = h - 2, xw = w;
+          const bool inside = xn >= 0 && xn < 2 && xh >= 0 && xh < 3 && xw < 2;
+          const float want = inside ? x[((xn * 3 + xh) * 2 + xw) * 3 + c] : -1.5f;
+          ok &= y[((n * 6 + h) * 5 + w) * 3 + c] == want;
+        }
+  EG_CHECK(ok);
+  eg_qnn_executor_destroy(ex);
+  eg_qnn_graph_destroy(g);
+  free(x), free(y);
+}
+
 /* ---- errors ---- */
 
 static void test_binding_errors(void) {
@@ -559,6 +592,7 @@ int main(void) {
   EG_RUN(test_small_classifier);
   EG_RUN(test_threshold_backward);
   EG_RUN(test_strided_slice);
+  EG_RUN(test_pad);
   EG_RUN(test_binding_errors);
   EG_RUN(test_unsupported_graphs);
   return eg_test_summary();

@@ -336,6 +336,43 @@ static void test_strided_slice_rules(void) {
   eg_qnn_graph_destroy(g);
 }
 
+/* ---- Pad (the explicit padding of a convolution whose pad_amount QNN HTP computes wrong) ---- */
+
+static void test_pad_rules(void) {
+  eg_qnn_graph *g;
+  EG_CHECK(eg_qnn_graph_create("pad", &g) == EG_OK);
+  const int32_t x = T4(g, "x", EG_QNN_TENSOR_APP_WRITE, 2, 5, 7, 3);
+  const int32_t y = T4(g, "y", EG_QNN_TENSOR_APP_READ, 2, 8, 9, 3);
+  const uint32_t ok[8] = {0, 0, 2, 1, 1, 1, 0, 0};
+  eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
+                       eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(4, 2), ok),
+                       eg_qnn_param_f32("pad_constant_value", 0.0f)};
+  expect_error(add_op(g, "p", EG_QNN_OP_PAD, 1, &x, y, 0, NULL), EG_ERR_INVALID,
+               "op p (Pad): param scheme: missing", NULL, NULL);
+  p[0] = eg_qnn_param_u32("scheme", 3);
+  expect_error(add_op(g, "p", EG_QNN_OP_PAD, 1, &x, y, 3, p), EG_ERR_INVALID,
+               "op p (Pad): param scheme (3): only 0 (CONSTANT) is modelled", NULL, NULL);
+  p[0] = eg_qnn_param_u32("scheme", 0);
+  p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(3, 2), ok);
+  expect_error(add_op(g, "p", EG_QNN_OP_PAD, 1, &x, y, 3, p), EG_ERR_INVALID,
+               "op p (Pad): param pad_amount (shape [3, 2])", "[4, 2]", NULL);
+  const uint32_t big[8] = {0, 0, 3, 1, 1, 1, 0, 0}; /* 9 rows, y has 8 */
+  p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(4, 2), big);
+  expect_error(add_op(g, "p", EG_QNN_OP_PAD, 1, &x, y, 3, p), EG_ERR_INVALID,
+               "op p (Pad): out[0] y (dims [2, 8, 9, 3], rule gives [2, 9, 9, 3])", NULL, NULL);
+  const uint32_t huge[8] = {0, 0, UINT32_MAX, 1, 1, 1, 0, 0};
+  p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(4, 2), huge);
+  expect_error(add_op(g, "p", EG_QNN_OP_PAD, 1, &x, y, 3, p), EG_ERR_INVALID,
+               "op p (Pad): param pad_amount (dim 1: 4294967295 + 5 + 1)", "too long", NULL);
+  p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(4, 2), ok);
+  p[2] = eg_qnn_param_f32("pad_constant_value", 2.5f);
+  EG_CHECK_MSG(add_op(g, "p", EG_QNN_OP_PAD, 1, &x, y, 3, p) == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_qnn_graph_op(g, 0)->attrs.pad.before[1] == 2 &&
+           eg_qnn_graph_op(g, 0)->attrs.pad.before[2] == 1 &&
+           eg_qnn_graph_op(g, 0)->attrs.pad.value == 2.5f);
+  eg_qnn_graph_destroy(g);
+}
+
 /* ---- the other ops' rules ---- */
 
 static void test_pool_and_reduce_rules(void) {
@@ -495,6 +532,7 @@ int main(void) {
   EG_RUN(test_topological_order);
   EG_RUN(test_transpose_conv2d_rules);
   EG_RUN(test_strided_slice_rules);
+  EG_RUN(test_pad_rules);
   EG_RUN(test_pool_and_reduce_rules);
   EG_RUN(test_elementwise_and_misc_rules);
   EG_RUN(test_dump);

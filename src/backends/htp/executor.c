@@ -76,7 +76,7 @@ typedef struct plan {
     struct { int rank; int64_t dims[EG_QNN_MAX_RANK]; uint32_t perm[EG_QNN_MAX_RANK]; } tr;
     struct { int rank; int64_t dims[EG_QNN_MAX_RANK], multiples[EG_QNN_MAX_RANK]; } tile;
     struct { size_t nbytes; } copy;
-    struct { eg_strided_copy_params box; int64_t offset; } slice; /* StridedSlice */
+    struct { eg_strided_copy_params box; int64_t offset; } slice; /* StridedSlice, Pad */
     struct { int64_t outer, inner; int64_t *sizes; const float **xs; } concat;
     struct { eg_cast_type from, to; int64_t n; } cast;
     eg_reduce_nhwc_params reduce;
@@ -343,6 +343,35 @@ static eg_status prepare_strided_slice(exec_t *ex, const op_t *op, plan *pl) {
 static void run_strided_slice(exec_t *ex, const op_t *op, const plan *pl) {
   eg_strided_copy(out_ptr(ex, op), (const float *)in_ptr(ex, op, 0) + pl->u.slice.offset,
                   &pl->u.slice.box);
+}
+
+/* Pad: the output filled with the constant, then in[0] copied into its box at offset `before`
+ * per dim (qnn_graph.c check_pad): one fill and one strided copy. */
+static eg_status prepare_pad(exec_t *ex, const op_t *op, plan *pl) {
+  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
+  int64_t ydims[EG_QNN_MAX_RANK], ystride[EG_QNN_MAX_RANK];
+  dims64(y, ydims);
+  eg_dense_strides(ydims, y->rank, ystride);
+  eg_strided_copy_params *b = &pl->u.slice.box;
+  memset(b, 0, sizeof *b);
+  b->rank = x->rank;
+  b->elsize = 4; /* FLOAT_32, or a fixed-point tensor's float view (check_supported) */
+  dims64(x, b->shape);
+  eg_dense_strides(b->shape, x->rank, b->src_stride);
+  pl->u.slice.offset = 0;
+  for (int d = 0; d < x->rank; d++) {
+    b->dst_stride[d] = ystride[d];
+    pl->u.slice.offset += ystride[d] * op->attrs.pad.before[d];
+  }
+  return EG_OK;
+}
+
+static void run_pad(exec_t *ex, const op_t *op, const plan *pl) {
+  float *y = out_ptr(ex, op);
+  const int64_t n = eg_qnn_tensor_numel(tout(ex, op));
+  const float v = op->attrs.pad.value;
+  for (int64_t i = 0; i < n; i++) y[i] = v;
+  eg_strided_copy(y + pl->u.slice.offset, in_ptr(ex, op, 0), &pl->u.slice.box);
 }
 
 static eg_status prepare_concat(exec_t *ex, const op_t *op, plan *pl) {
@@ -613,6 +642,8 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
 #define run_ELEMENT_WISE_EQUAL run_equal
 #define prepare_STRIDED_SLICE prepare_strided_slice
 #define run_STRIDED_SLICE run_strided_slice
+#define prepare_PAD prepare_pad
+#define run_PAD run_pad
 #define prepare_ELEMENT_WISE_SELECT prepare_ew
 #define run_ELEMENT_WISE_SELECT run_ew
 #define prepare_ELEMENT_WISE_NEG prepare_unary

@@ -84,6 +84,8 @@ extern const eg_htp_builder eg_htp_builder_silu;
 extern const eg_htp_builder eg_htp_builder_max_pool2d_with_indices;
 extern const eg_htp_builder eg_htp_builder_avg_pool2d;
 extern const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d;
+extern const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d_backward;
+extern const eg_htp_builder eg_htp_builder_avg_pool2d_backward;
 extern const eg_htp_builder eg_htp_builder_native_batch_norm;
 extern const eg_htp_builder eg_htp_builder_native_batch_norm_backward;
 extern const eg_htp_builder eg_htp_builder__native_batch_norm_legit_no_training;
@@ -97,6 +99,7 @@ extern const eg_htp_builder eg_htp_builder_gelu_backward;
 /* conv.c */
 extern const eg_htp_builder eg_htp_builder_convolution;
 extern const eg_htp_builder eg_htp_builder_convolution_backward;
+extern const eg_htp_builder eg_htp_builder_constant_pad_nd;
 /* matmul.c, shape.c, reduce.c */
 extern const eg_htp_builder eg_htp_builder_mm;
 extern const eg_htp_builder eg_htp_builder_addmm;
@@ -123,6 +126,8 @@ extern const eg_htp_builder eg_htp_builder__log_softmax;
 extern const eg_htp_builder eg_htp_builder__log_softmax_backward_data;
 extern const eg_htp_builder eg_htp_builder_nll_loss_forward;
 extern const eg_htp_builder eg_htp_builder_nll_loss_backward;
+extern const eg_htp_builder eg_htp_builder_nll_loss2d_forward;
+extern const eg_htp_builder eg_htp_builder_nll_loss2d_backward;
 /* attention.c */
 extern const eg_htp_builder eg_htp_builder__softmax;
 extern const eg_htp_builder eg_htp_builder__safe_softmax;

@@ -882,6 +882,30 @@ static eg_status check_strided_slice(check_ctx *c) {
   return expect_out(c, x->rank, dims, x->dtype);
 }
 
+/* Pad: in[0] rank n; scheme mandatory, modelled for 0 (CONSTANT) only (QNN's MIRROR_SYMMETRIC,
+ * MIRROR_REFLECT and EDGE are never emitted by edgegrad's lowerings, so a graph using them is
+ * refused here); pad_amount [n, 2] UINT_32 mandatory, (before, after) per dim;
+ * pad_constant_value (default 0), the fill. out dims[i] = before + dims[i] + after. */
+static eg_status check_pad(check_ctx *c) {
+  const eg_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const uint32_t scheme = param_u32(c, "scheme", 0);
+  if (scheme != 0)
+    return fail(c, "param scheme (%u): only 0 (CONSTANT) is modelled", scheme);
+  const uint32_t *p = c->param[find_rule_param(c->rule, "pad_amount")]->values.u32;
+  uint32_t dims[EG_QNN_MAX_RANK];
+  for (int d = 0; d < x->rank; d++) {
+    const uint64_t n = (uint64_t)p[2 * d] + x->dims[d] + p[2 * d + 1];
+    if (n > UINT32_MAX)
+      return fail(c, "param pad_amount (dim %d: %u + %u + %u): padded dim too long", d,
+                  p[2 * d], x->dims[d], p[2 * d + 1]);
+    c->attrs.pad.before[d] = p[2 * d];
+    dims[d] = (uint32_t)n;
+  }
+  c->attrs.pad.value = param_f32(c, "pad_constant_value", 0.0f);
+  return expect_out(c, x->rank, dims, x->dtype);
+}
+
 /* Concat: in[0..m) of one rank and dtype, equal except along axis; axis (default rank-1).
  * out: in[0]'s dims with dims[axis] the sum. */
 static eg_status check_concat(check_ctx *c) {
@@ -1143,6 +1167,11 @@ static const op_rule rules[] = {
     [EG_QNN_OP_STRIDED_SLICE] = {1, 1, 1,
                                  {{"ranges", EG_QNN_PARAM_TENSOR, I32, true, 2, {PERM_DIM, 3}}},
                                  check_strided_slice},
+    [EG_QNN_OP_PAD] = {1, 1, 1,
+                       {SCALAR("scheme", U32, true),
+                        {"pad_amount", EG_QNN_PARAM_TENSOR, U32, true, 2, {PERM_DIM, 2}},
+                        SCALAR("pad_constant_value", F32, false)},
+                       check_pad},
     [EG_QNN_OP_CONCAT] = {1, MAX_INPUTS, 1, {SCALAR("axis", U32, false)}, check_concat},
     [EG_QNN_OP_CAST] = {1, 1, 1, {{0}}, check_cast},
     [EG_QNN_OP_TILE] = {1, 1, 1, {{"multiples", EG_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},

@@ -219,6 +219,7 @@ typedef union eg_qnn_attrs {
   struct { uint32_t perm[EG_QNN_MAX_RANK]; } transpose;
   struct { uint32_t multiples[EG_QNN_MAX_RANK]; } tile;
   struct { uint32_t begin[EG_QNN_MAX_RANK], step[EG_QNN_MAX_RANK]; } slice;
+  struct { uint32_t before[EG_QNN_MAX_RANK]; float value; } pad; /* Pad: leading pads, fill */
   struct { uint32_t mask; bool keep_dims; } reduce; /* bit d set: dim d is reduced */
   struct { float min_value, max_value; } relu_min_max;
   struct { uint32_t operation; float alpha, beta; } neuron; /* ElementWiseNeuron */

@@ -3,6 +3,8 @@
  *
  *   aten.convolution(x, W, b?, stride, padding, dilation, transposed=False, [0, 0], g)
  *     g == 1, or Cin/g > 1       -> Conv2d(x, W_hwio, b?; stride, pad_amount, dilation, group g)
+ *                                   (without b, then Pad and ElementWiseAdd b, for a padding
+ *                                   that reaches the kernel: pad_reaches_kernel)
  *     g == Cin > 1 (one input channel per group)
  *                                -> DepthWiseConv2d(x, W_dw, b?; stride, pad_amount, dilation),
  *                                   channel multiplier Cout/Cin
@@ -34,12 +36,17 @@
  *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
  *   both, TransposeConv2d (tconv_pads, the forms QNN HTP computes right): output_padding <=
  *   padding per dim where it has group > 1 or stride > 2; depthwise (one channel per group in
- *   and out) with stride > 1: kernel at most 3 wide.
+ *   and out) with stride > 1 and a kernel wider than 3: its input's zeros inserted explicitly
+ *   (Reshapes and Pads, zero_insert) and the TransposeConv2d at stride 1 (a quantized forward
+ *   input there is declined: the Pads are float only).
  *   backward, grad_weight: not with stride > 1 and dilation > 1 both (its Conv2d then has
  *   both, which QNN HTP refuses for some shapes: measured).
- *   forward Conv2d / DepthWiseConv2d and grad_weight's Conv2d: not with stride 1, dilation 1 and
- *   a padding that reaches the kernel's width in a dim (conv2d_pads_ok: QNN HTP computes it
- *   wrong, measured).
+ *   forward Conv2d / DepthWiseConv2d and grad_weight's Conv2d with stride 1, dilation 1 and a
+ *   padding that reaches the kernel's width in a dim (pad_reaches_kernel: QNN HTP computes that
+ *   pad_amount wrong, measured): the conv keeps kernel - 1 of it per side there, and the output
+ *   rows/cols the rest adds (zeros, plus the bias) come from an explicit Pad (constant 0) of
+ *   its output and an ElementWiseAdd of the bias (split_pads, padded_output); a quantized
+ *   forward input is then declined (the Pad is float only).
  *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq).
  *   backward: no quantized grad_output / weight (see quantized()), nor a quantized forward input
  *   where grad_weight reads it; transposed False; where grad_input is computed, dilation [1, 1]
@@ -150,25 +157,53 @@ static bool lists_ok(const conv_args *a, char *reason, size_t size) {
   return true; /* output_padding, where used, lies in [0, stride) (out_pad_ok) */
 }
 
-/* Whether QNN HTP computes a Conv2d / DepthWiseConv2d of these attributes right (`what` names
- * it in the reason). Measured on QNN's HTP emulator (QNN 2.51 through onnxruntime-qnn 2.7.0,
- * SM8650), against ONNX Runtime's CPU: where in some dim stride and dilation are 1, the kernel
- * is at least 2 wide and the leading padding at least as wide as the kernel, the output is
- * wrong (relative error 1 to 1e4; any group, static or runtime filter, leading padding alone
+/* Whether QNN HTP computes a Conv2d / DepthWiseConv2d of these attributes wrong when the
+ * padding is its pad_amount. Measured on QNN's HTP emulator (QNN 2.51 through onnxruntime-qnn
+ * 2.7.0, SM8650), against ONNX Runtime's CPU: where in some dim stride and dilation are 1, the
+ * kernel is at least 2 wide and the leading padding at least as wide as the kernel, the output
+ * is wrong (relative error 1 to 1e4; any group, static or runtime filter, leading padding alone
  * or on both sides); a 1-wide kernel, stride 2, dilation 2, or the same padding at the end only
  * are right. A grad_weight convolution has it when the forward's padding reaches grad_output's
- * size (a 5x5 depthwise conv with padding 2 on a 2x2 map). */
-static bool conv2d_pads_ok(const char *what, const int64_t kernel[2], const int64_t stride[2],
-                           const int64_t dil[2], const int64_t pad_before[2], char *reason,
-                           size_t size) {
-  for (int d = 0; d < 2; d++)
-    if (stride[d] == 1 && dil[d] == 1 && kernel[d] >= 2 && pad_before[d] >= kernel[d]) {
-      snprintf(reason, size, "%s with stride 1, a kernel %lld wide and padding %lld: QNN HTP "
-               "computes a Conv2d whose padding reaches its kernel's width wrong (measured: "
-               "relative error 1-1e4)", what, (long long)kernel[d], (long long)pad_before[d]);
-      return false;
+ * size (a 5x5 depthwise conv with padding 2 on a 2x2 map). Such a convolution keeps kernel - 1
+ * of each side's padding in that dim as its pad_amount (split_pads) and runs without its bias;
+ * the output rows/cols the rest of the padding adds see nothing but padding (stride and
+ * dilation 1), so they are zeros added by an explicit Pad (constant 0) of its output, and the
+ * bias is added after (padded_output). Measured right on the same emulator (relative error
+ * 3e-4 to 6e-4, fp16's: Conv2d and DepthWiseConv2d, static and runtime filters, with and
+ * without bias, Relu before and after, kernels 2 to 5, paddings up to 5). Padding the input
+ * instead is not: a Pad feeding the Conv2d is right alone, but wrong again (relative error 1)
+ * as soon as a Relu produces its input, as in every network (QNN HTP folds it back into the
+ * padding, measured), and a Concat of zero tensors is folded the same way. */
+static bool reaches(int64_t kernel, int64_t stride, int64_t dil, int64_t pad_before) {
+  return stride == 1 && dil == 1 && kernel >= 2 && pad_before >= kernel;
+}
+
+static bool pad_reaches_kernel(const int64_t kernel[2], const int64_t stride[2],
+                               const int64_t dil[2], const int64_t pad_before[2]) {
+  return reaches(kernel[0], stride[0], dil[0], pad_before[0]) ||
+         reaches(kernel[1], stride[1], dil[1], pad_before[1]);
+}
+
+/* A Conv2d's pad_amount `pads` ([[top, bottom], [left, right]]) split for pad_reaches_kernel:
+ * in each dim where the padding reaches the kernel, pads keeps kernel - 1 per side and
+ * `extra` (a Pad's [[before, after] x 4] of the rank-4 output, dims 1 and 2) gets the rest:
+ * the output rows/cols whose windows lie wholly in that padding. True when extra is not all
+ * 0. */
+static bool split_pads(const int64_t kernel[2], const int64_t stride[2], const int64_t dil[2],
+                       uint32_t pads[4], uint32_t extra[8]) {
+  bool any = false;
+  memset(extra, 0, 8 * sizeof *extra);
+  for (int d = 0; d < 2; d++) {
+    if (!reaches(kernel[d], stride[d], dil[d], pads[2 * d])) continue;
+    for (int side = 0; side < 2; side++) {
+      uint32_t *p = &pads[2 * d + side];
+      const uint32_t keep = *p < kernel[d] - 1 ? *p : (uint32_t)(kernel[d] - 1);
+      extra[2 + 2 * d + side] = *p - keep;
+      *p = keep;
+      any |= extra[2 + 2 * d + side] > 0;
     }
-  return true;
+  }
+  return any;
 }
 
 static bool dilation_one(const conv_args *a, char *reason, size_t size) {
@@ -215,17 +250,29 @@ static bool out_pad_ok(const int64_t op[2], const int64_t stride[2], char *reaso
  * size, and the rows/cols op adds past a crop of p are exactly the ones the smaller crop keeps,
  * so pad_amount [p, p - op] with output_padding 0 is exact (and computed right). That needs
  * p >= op. Otherwise [[p, p], ..] and op. pads is pad_amount's [[top, bottom], [left,
- * right]]. */
+ * right]]; tstride the TransposeConv2d's stride, a->stride but for the zero-insertion form:
+ *   - a depthwise one at stride s > 1 wider than 3 gets its input's zeros inserted explicitly
+ *     (zero_insert: s - 1 zeros after every row and column, [N, sH, sW, C]) and runs at stride
+ *     1 with pad_amount [p, p + s - 1 - op] and output_padding 0: the same sums (a stride-s
+ *     TransposeConv2d is the stride-1 one of the zero-interleaved input, s(H-1)+1 rows; the
+ *     s - 1 trailing zero rows, less the op rows output_padding adds, are cropped at the
+ *     bottom), exact, and measured right (relative error 3e-4 to 8e-4, fp16's, for 5x5 and 7x7,
+ *     even and odd sizes, output_padding 0 and 1, static and runtime filters; the stride-2 form
+ *     is wrong at 7x7 with output_padding there too: 1.2-1.6). The filter is the same tensor. */
 static bool tconv_pads(const eg_graph *g, const conv_args *a, const int64_t op[2],
-                       uint32_t pads[4], int64_t out_pad[2], char *reason, size_t size) {
+                       uint32_t pads[4], int64_t out_pad[2], int64_t tstride[2], char *reason,
+                       size_t size) {
   const int64_t *w = g->values[a->w].shape; /* [in, out / group, kH, kW] or [out, in / g, ..] */
   const bool depthwise = w[0] == a->groups && w[1] == 1;
+  bool zeros = false;
+  for (int d = 0; d < 2; d++) zeros |= depthwise && a->stride[d] > 1 && w[2 + d] > 3;
   for (int d = 0; d < 2; d++) {
-    if (depthwise && a->stride[d] > 1 && w[2 + d] > 3) {
-      snprintf(reason, size, "depthwise TransposeConv2d with stride %lld and a kernel %lld wide: "
-               "QNN HTP computes it wrong past 3 wide (measured: relative error 0.1-1.0 at 5x5)",
-               (long long)a->stride[d], (long long)w[2 + d]);
-      return false;
+    tstride[d] = zeros ? 1 : a->stride[d];
+    if (zeros) {
+      pads[2 * d] = (uint32_t)a->pad[d];
+      pads[2 * d + 1] = (uint32_t)(a->pad[d] + a->stride[d] - 1 - op[d]);
+      out_pad[d] = 0;
+      continue;
     }
     const bool fold = op[d] > 0 && (a->groups > 1 || a->stride[d] > 2);
     if (fold && op[d] > a->pad[d]) {
@@ -247,14 +294,6 @@ static bool tconv_pads(const eg_graph *g, const conv_args *a, const int64_t op[2
 static eg_qnn_param pair_param(const char *name, const int64_t v[2]) {
   const uint32_t dims[1] = {2}, vals[2] = {(uint32_t)v[0], (uint32_t)v[1]};
   return eg_qnn_param_u32_tensor(name, 1, dims, vals);
-}
-
-/* pad_amount [[top, bottom], [left, right]] from ATen's symmetric padding [pad_h, pad_w]. */
-static eg_qnn_param pad_param(const int64_t pad[2]) {
-  const uint32_t dims[2] = {2, 2};
-  const uint32_t vals[4] = {(uint32_t)pad[0], (uint32_t)pad[0], (uint32_t)pad[1],
-                            (uint32_t)pad[1]};
-  return eg_qnn_param_u32_tensor("pad_amount", 2, dims, vals);
 }
 
 /* ---- ops inside the partition ---- */
@@ -279,6 +318,67 @@ static eg_status emit_reshape(eg_htp_lower *L, int32_t in, const uint32_t dims[4
                               const char *what, int32_t *out) {
   EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
   return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
+}
+
+/* Pad (scheme CONSTANT, 0) of rank-4 tensor `in` by pads [[before, after] x 4] into `out`. */
+static eg_status pad_into(eg_htp_lower *L, int32_t in, const uint32_t pads[8], int32_t out) {
+  const uint32_t pad_dims[2] = {4, 2};
+  const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
+                             eg_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
+                             eg_qnn_param_f32("pad_constant_value", 0.0f)};
+  return eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
+}
+
+/* The same into a new NATIVE tensor named `what` (in's dims in_dims). */
+static eg_status emit_pad(eg_htp_lower *L, int32_t in, const uint32_t in_dims[4],
+                          const uint32_t pads[8], const char *what, int32_t *out) {
+  uint32_t dims[4];
+  for (int d = 0; d < 4; d++) dims[d] = in_dims[d] + pads[2 * d] + pads[2 * d + 1];
+  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return pad_into(L, in, pads, *out);
+}
+
+/* A rank-4 tensor's dims less the rows/cols a Pad of `extra` adds (split_pads): the dims of
+ * the tensor that Pad reads. */
+static void unpadded_dims(const uint32_t dims[4], const uint32_t extra[8], uint32_t core[4]) {
+  for (int d = 0; d < 4; d++) core[d] = dims[d] - extra[2 * d] - extra[2 * d + 1];
+}
+
+/* The end of a convolution whose padding split_pads divided: its result `core` (without bias)
+ * padded with the zero rows/cols `extra` into `out`, or, with a bias (-1: none), into a temp
+ * to which the bias is added into `out` (the padded rows get the bias too). */
+static eg_status padded_output(eg_htp_lower *L, int32_t core, const uint32_t core_dims[4],
+                               const uint32_t extra[8], int32_t bias, int32_t out) {
+  if (bias < 0) return pad_into(L, core, extra, out);
+  int32_t in[2];
+  EG_TRY(emit_pad(L, core, core_dims, extra, "conv_padded", &in[0]));
+  in[1] = bias;
+  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_ADD, in, 2, &out, 1, NULL, 0);
+}
+
+/* The zero-insertion form of a TransposeConv2d (tconv_pads): where its stride tstride is below
+ * the convolution's `stride`, NHWC tensor *x (IR value `value`, [N, H, W, C]) is replaced by
+ * the same with stride - 1 zeros after each row and column, [N, sH, sW, C]: rows by
+ * Reshape [N*H, 1, W*C, 1] -> Pad [0, sH - 1] of dim 1 -> Reshape [N*H*sH, W, 1, C], columns
+ * by Pad [0, sW - 1] of dim 2 -> Reshape [N, sH*H, sW*W, C] (every step rank 4, contiguous
+ * reshapes only). */
+static eg_status zero_insert(eg_htp_lower *L, const eg_graph *g, int32_t value,
+                             const int64_t stride[2], const int64_t tstride[2], int32_t *x) {
+  if (tstride[0] == stride[0] && tstride[1] == stride[1]) return EG_OK;
+  uint32_t d[4];
+  eg_htp_dims(&g->values[value], d);
+  const uint32_t sh = (uint32_t)stride[0], sw = (uint32_t)stride[1];
+  const uint32_t rows[4] = {d[0] * d[1], 1, d[2] * d[3], 1}, cols[4] = {d[0] * d[1] * sh, d[2], 1,
+                                                                        d[3]};
+  const uint32_t pad_rows[8] = {0, 0, 0, sh - 1, 0, 0, 0, 0};
+  const uint32_t pad_cols[8] = {0, 0, 0, 0, 0, sw - 1, 0, 0};
+  const uint32_t out[4] = {d[0], d[1] * sh, d[2] * sw, d[3]};
+  int32_t t;
+  EG_TRY(emit_reshape(L, *x, rows, "zi_rows", &t));
+  EG_TRY(emit_pad(L, t, rows, pad_rows, "zi_rows_padded", &t));
+  EG_TRY(emit_reshape(L, t, cols, "zi_cols", &t));
+  EG_TRY(emit_pad(L, t, cols, pad_cols, "zi_cols_padded", &t));
+  return emit_reshape(L, t, out, "zi_input", x);
 }
 
 /* The partition tensor of rank-4 IR value `value` with its axes permuted so that axis j is the
@@ -321,6 +421,13 @@ static bool is_depthwise(const conv_args *a, int64_t cin) {
   return a->groups > 1 && a->groups == cin;
 }
 
+/* A non-transposed forward whose padding goes partly into an explicit Pad (split_pads). */
+static bool fwd_explicit_pad(const eg_graph *g, const conv_args *a) {
+  const int64_t *w = g->values[a->w].shape;
+  return !a->transposed &&
+         pad_reaches_kernel((const int64_t[2]){w[2], w[3]}, a->stride, a->dil, a->pad);
+}
+
 /* Decides the forward lowering; false (with the reason) when there is none. */
 static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind *kind,
                      char *reason, size_t size) {
@@ -339,14 +446,27 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
   if (a->transposed) {
     *kind = FWD_TRANSPOSE;
     uint32_t pads[4];
-    int64_t op[2];
-    return dilation_one(a, reason, size) && out_pad_ok(a->out_pad, a->stride, reason, size) &&
-           tconv_pads(g, a, a->out_pad, pads, op, reason, size);
+    int64_t op[2], tstride[2];
+    if (!dilation_one(a, reason, size) || !out_pad_ok(a->out_pad, a->stride, reason, size) ||
+        !tconv_pads(g, a, a->out_pad, pads, op, tstride, reason, size))
+      return false;
+    if ((tstride[0] != a->stride[0] || tstride[1] != a->stride[1]) &&
+        quantized(&g->values[a->x])) {
+      snprintf(reason, size, "quantized input of a depthwise TransposeConv2d wider than 3 at "
+               "stride > 1: its zero-insertion form (QNN HTP computes the strided one wrong) is "
+               "float only");
+      return false;
+    }
+    return true;
   }
   *kind = is_depthwise(a, cin) ? FWD_DEPTHWISE : FWD_CONV;
-  const int64_t *w = g->values[a->w].shape;
-  return conv2d_pads_ok("convolution", (const int64_t[2]){w[2], w[3]}, a->stride, a->dil,
-                        a->pad, reason, size);
+  if (fwd_explicit_pad(g, a) && quantized(&g->values[a->x])) {
+    snprintf(reason, size, "quantized input with stride 1 and a padding that reaches the "
+             "kernel's width: QNN HTP computes such a Conv2d wrong (measured: relative error "
+             "1-1e4) and the explicit Pad lowered instead is float only");
+    return false;
+  }
+  return true;
 }
 
 static bool conv_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -371,24 +491,41 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   EG_TRY(eg_htp_want_axes(L, a.x, EG_AXES_NHWC, "input"));
   EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, a.x, &in[0]));
+  uint32_t tc_pads[4];
+  int64_t tc_out_pad[2], tstride[2];
+  if (kind == FWD_TRANSPOSE) { /* fwd_plan accepted these: tconv_pads succeeds */
+    (void)tconv_pads(g, &a, a.out_pad, tc_pads, tc_out_pad, tstride, why, sizeof why);
+    EG_TRY(zero_insert(L, g, a.x, a.stride, tstride, &in[0]));
+  }
+  uint32_t pads[4] = {(uint32_t)a.pad[0], (uint32_t)a.pad[0], (uint32_t)a.pad[1],
+                      (uint32_t)a.pad[1]}, extra[8], core[4];
+  const int64_t *w = g->values[a.w].shape;
+  const bool split = kind != FWD_TRANSPOSE &&
+                     split_pads((const int64_t[2]){w[2], w[3]}, a.stride, a.dil, pads, extra);
   EG_TRY(filter_of(L, g, a.w, layout[kind], &in[1]));
   if (a.b >= 0) EG_TRY(eg_htp_input(L, a.b, &in[2]));
   EG_TRY(eg_htp_define(L, n->output, &out));
-  eg_qnn_param p[4] = {pair_param("stride", a.stride), pad_param(a.pad)};
+  int32_t conv_out = out; /* split: the conv without the zero rows/cols and the bias */
+  if (split) {
+    uint32_t dims[4];
+    eg_htp_dims(&g->values[n->output], dims);
+    unpadded_dims(dims, extra, core);
+    EG_TRY(eg_htp_temp(L, "conv_core", EG_QNN_DTYPE_FLOAT_32, 4, core, &conv_out));
+  }
+  eg_qnn_param p[4] = {pair_param("stride", a.stride),
+                       eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, pads)};
   int np = 2;
   if (kind == FWD_TRANSPOSE) {
-    uint32_t pads[4];
-    int64_t out_pad[2];
-    /* fwd_plan accepted these: tconv_pads succeeds */
-    (void)tconv_pads(g, &a, a.out_pad, pads, out_pad, why, sizeof why);
-    p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, pads);
-    p[np++] = pair_param("output_padding", out_pad);
+    p[0] = pair_param("stride", tstride);
+    p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, tc_pads);
+    p[np++] = pair_param("output_padding", tc_out_pad);
     p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
   } else {
     p[np++] = pair_param("dilation", a.dil);
     if (kind == FWD_CONV) p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
   }
-  return eg_htp_op(L, op[kind], in, a.b >= 0 ? 3 : 2, &out, 1, p, np);
+  EG_TRY(eg_htp_op(L, op[kind], in, a.b >= 0 && !split ? 3 : 2, &conv_out, 1, p, np));
+  return split ? padded_output(L, conv_out, core, extra, a.b >= 0 ? in[2] : -1, out) : EG_OK;
 }
 
 /* ---- aten.convolution_backward ---- */
@@ -398,8 +535,9 @@ typedef struct bwd_plan_t {
   int32_t gy;            /* grad_output */
   int32_t grad_input, grad_weight, grad_bias; /* the elements computed, -1 when not */
   int64_t out_pad[2];    /* derived, for grad_input */
-  uint32_t tc_pads[4];   /* grad_input's TransposeConv2d pad_amount and output_padding, */
-  int64_t tc_out_pad[2]; /* from tconv_pads */
+  uint32_t tc_pads[4];   /* grad_input's TransposeConv2d pad_amount, output_padding and */
+  int64_t tc_out_pad[2]; /* stride, from tconv_pads */
+  int64_t tc_stride[2];
 } bwd_plan_t;
 
 /* Decides the backward lowering; false (with the reason) when there is none. The order of the
@@ -459,12 +597,9 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
              (long long)pl->a.dil[1]);
     return false;
   }
-  /* grad_weight's Conv2d: grad_output as the kernel, the forward's stride as its dilation */
-  const int64_t *gy_shape = g->values[pl->gy].shape;
-  if (pl->grad_weight >= 0 &&
-      !conv2d_pads_ok("grad_weight", (const int64_t[2]){gy_shape[2], gy_shape[3]}, pl->a.dil,
-                      pl->a.stride, pl->a.pad, reason, size))
-    return false;
+  /* grad_weight's Conv2d (grad_output as the kernel, the forward's dilation as its stride and
+   * the forward's stride as its dilation) with a padding that reaches that kernel: part of it
+   * goes into a Pad (split_pads) */
   /* 5. grad_input: TransposeConv2d has no dilation; its output_padding makes grad_input exactly
    *    input's size: H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
   if (pl->grad_input >= 0) {
@@ -474,7 +609,8 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
       pl->out_pad[d] = x->shape[2 + d] - ((gy->shape[2 + d] - 1) * pl->a.stride[d] -
                                           2 * pl->a.pad[d] + w->shape[2 + d]);
     if (!out_pad_ok(pl->out_pad, pl->a.stride, reason, size) ||
-        !tconv_pads(g, &pl->a, pl->out_pad, pl->tc_pads, pl->tc_out_pad, reason, size))
+        !tconv_pads(g, &pl->a, pl->out_pad, pl->tc_pads, pl->tc_out_pad, pl->tc_stride, reason,
+                    size))
       return false;
   }
   return true;
@@ -512,8 +648,9 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   }
   EG_TRY(eg_htp_define(L, pl->grad_input, &gx));
   in[0] = gy;
+  EG_TRY(zero_insert(L, g, pl->gy, pl->a.stride, pl->tc_stride, &in[0]));
   in[1] = w_hwoi;
-  const eg_qnn_param p[4] = {pair_param("stride", pl->a.stride),
+  const eg_qnn_param p[4] = {pair_param("stride", pl->tc_stride),
                              eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2},
                                                      pl->tc_pads),
                              pair_param("output_padding", pl->tc_out_pad),
@@ -572,15 +709,23 @@ static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd
   const uint32_t ydims[4] = {ci, eg_htp_qnn_dim(rows[0]), eg_htp_qnn_dim(rows[1]), cout};
   EG_TRY(eg_htp_temp(L, "dw_conv", EG_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
   const uint32_t pad_dims[2] = {2, 2};
-  const uint32_t pads[4] = {(uint32_t)pl->a.pad[0], (uint32_t)pad_after[0],
-                            (uint32_t)pl->a.pad[1], (uint32_t)pad_after[1]};
+  uint32_t pads[4] = {(uint32_t)pl->a.pad[0], (uint32_t)pad_after[0], (uint32_t)pl->a.pad[1],
+                      (uint32_t)pad_after[1]}, extra[8], core[4];
+  const bool split = split_pads((const int64_t[2]){gyv->shape[2], gyv->shape[3]}, pl->a.dil,
+                                pl->a.stride, pads, extra);
+  int32_t conv_out = y; /* split: Y without its zero rows/cols (padded_output) */
+  if (split) {
+    unpadded_dims(ydims, extra, core);
+    EG_TRY(eg_htp_temp(L, "dw_conv_core", EG_QNN_DTYPE_FLOAT_32, 4, core, &conv_out));
+  }
   const eg_qnn_param p[4] = {pair_param("stride", pl->a.dil),
                              eg_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
                              pair_param("dilation", pl->a.stride),
                              eg_qnn_param_u32("group", groups)};
   in[0] = xt;
   in[1] = ft;
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_CONV_2D, in, 2, &y, 1, p, 4));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_CONV_2D, in, 2, &conv_out, 1, p, 4));
+  if (split) EG_TRY(padded_output(L, conv_out, core, extra, -1, y));
   if (crop) {
     const uint32_t kept[4] = {ci, eg_htp_qnn_dim(k[0]), eg_htp_qnn_dim(k[1]), cout};
     const int32_t ranges[12] = {0, (int32_t)ci, 1, 0, (int32_t)k[0], 1,

@@ -9,6 +9,13 @@
  *                      -> (output [], total_weight [])
  *   aten.nll_loss_backward(gy, x [N, C], target [N], weight?, reduction, ignore_index,
  *                          total_weight)  -> gx [N, C]
+ *   aten.nll_loss2d_forward / nll_loss2d_backward: the same over x [N, C, H, W] and target
+ *                          [N, H, W] (a segmentation net's pixel-wise loss), lowered as the
+ *                          2-D form over N*H*W rows: x and gx are held NHWC (pass layout_nhwc),
+ *                          so a Reshape makes x the rows [N*H*W, C], class axis last, and
+ *                          gx [N*H*W, C] back [N, H, W, C]; the target is flattened to [N*H*W]
+ *                          in the same (n, h, w) order. ATen's 2d kernel sums the same
+ *                          per-pixel terms, with the same total_weight and gradient rule.
  *
  * Both nll ops build one mask m [N, C] from the class indices:
  *   hit = ElementWiseEqual(target as [N, 1], iota [C])   (INT_32; iota a STATIC 0..C-1)
@@ -41,10 +48,11 @@
  * a constant of the partition (lower.h), so the loss's forward and backward share one
  * partition and scaling reaches it.
  *
- * Constraints: the 2-D (classification) forms: x float32 [N, C], target int64 [N] (a static
- * one within int32), weight None or float32 [C], reduction mean or sum (none and the 1-D
- * unbatched form stay on the CPU, as nll_loss2d does); the backward's gy and total_weight one
- * element each, of rank <= 1. */
+ * Constraints: x float32 [N, C] (nll_loss) or [N, C, H, W] (nll_loss2d, held NHWC), target
+ * int64 [N] or [N, H, W] (a static one within int32), weight None or float32 [C], reduction
+ * mean or sum (none, whose result has the target's shape, and nll_loss's 1-D unbatched form
+ * stay on the CPU), at most EG_HTP_NLL_MAX_ROWS rows (pixels); the backward's gy and
+ * total_weight one element each, of rank <= 1. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,11 +97,17 @@ static eg_status log_softmax_backward_lower(eg_htp_lower *L, const eg_graph *g,
 
 /* ---- nll_loss_forward, nll_loss_backward ---- */
 
+/* At most this many rows (nll_loss2d: pixels): total_weight counts them (times their class
+ * weights), in fp16 on the HTP, whose ReduceSum saturates (a count of 140000 ones comes out
+ * 131008 on QNN 2.51's HTP emulator at fp16). */
+#define EG_HTP_NLL_MAX_ROWS 65504
+
 /* The arguments both nll ops share; `at` is self's position (0 forward, 1 backward). */
 typedef struct nll_args {
   int32_t x, target, weight; /* value ids; weight -1 for None */
   int64_t reduction, ignore_index;
-  uint32_t n, c;             /* rows and classes */
+  uint32_t n, c;             /* rows (N, or N*H*W for nll_loss2d) and classes */
+  bool two_d;                /* nll_loss2d: x [N, C, H, W] held NHWC, target [N, H, W] */
 } nll_args;
 
 static bool nll_read(const eg_graph *g, const eg_node *n, int at, nll_args *a, char *reason,
@@ -107,9 +121,10 @@ static bool nll_read(const eg_graph *g, const eg_node *n, int at, nll_args *a, c
     return false;
   }
   const eg_value *x = &g->values[a->x];
-  if (x->rank != 2) {
-    snprintf(reason, size, "rank-%d scores: the NPU lowering takes the batched [N, C] form "
-             "only", x->rank);
+  a->two_d = n->op == EG_OP_nll_loss2d_forward || n->op == EG_OP_nll_loss2d_backward;
+  if (x->rank != (a->two_d ? 4 : 2)) {
+    snprintf(reason, size, "rank-%d scores: the NPU lowering takes the batched %s form only",
+             x->rank, a->two_d ? "[N, C, H, W]" : "[N, C]");
     return false;
   }
   if (!eg_htp_float_tensor_ok(g, a->x, reason, size) ||
@@ -126,7 +141,14 @@ static bool nll_read(const eg_graph *g, const eg_node *n, int at, nll_args *a, c
              (long long)x->shape[1]);
     return false;
   }
-  a->n = eg_htp_qnn_dim(x->shape[0]);
+  const int64_t rows = a->two_d ? x->shape[0] * x->shape[2] * x->shape[3] : x->shape[0];
+  if (rows > EG_HTP_NLL_MAX_ROWS) {
+    snprintf(reason, size, "%lld %s: total_weight, their count, would pass fp16's largest "
+             "value %d in the NPU's fp16 graph", (long long)rows, a->two_d ? "pixels" : "rows",
+             EG_HTP_NLL_MAX_ROWS);
+    return false;
+  }
+  a->n = eg_htp_qnn_dim(rows);
   a->c = eg_htp_qnn_dim(x->shape[1]);
   return true;
 }
@@ -171,7 +193,8 @@ static eg_status class_weights(eg_htp_lower *L, const eg_graph *g, const nll_arg
   return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, in, 2, w, 1, NULL, 0);
 }
 
-/* The target as an INT_32 column [N, 1] (*col) and hit = (target == class) BOOL_8 [N, C]. */
+/* The target as INT_32 rows [N] (*t; nll_loss2d's [N, H, W] flattened) and hit = (target ==
+ * class) BOOL_8 [N, C]. */
 static eg_status class_hits(eg_htp_lower *L, const nll_args *a, int32_t *t, int32_t *hit) {
   const uint32_t col_dims[2] = {a->n, 1}, cd[1] = {a->c}, nc[2] = {a->n, a->c};
   int32_t *iota = malloc((size_t)a->c * sizeof *iota);
@@ -183,6 +206,13 @@ static eg_status class_hits(eg_htp_lower *L, const nll_args *a, int32_t *t, int3
   free(iota);
   EG_TRY(st);
   EG_TRY(eg_htp_input(L, a->target, t));
+  if (a->two_d) {
+    const uint32_t nd[1] = {a->n};
+    int32_t flat;
+    EG_TRY(eg_htp_temp(L, "target_rows", EG_QNN_DTYPE_INT_32, 1, nd, &flat));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, t, 1, &flat, 1, NULL, 0));
+    *t = flat;
+  }
   EG_TRY(eg_htp_temp(L, "target_col", EG_QNN_DTYPE_INT_32, 2, col_dims, &col));
   EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, t, 1, &col, 1, NULL, 0));
   EG_TRY(eg_htp_temp(L, "hit", EG_QNN_DTYPE_BOOL_8, 2, nc, hit));
@@ -256,6 +286,17 @@ static eg_status invalid_target_flag(eg_htp_lower *L, const nll_args *a, int32_t
   return op_to(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel3, 3, "invalid", 0, NULL, flag);
 }
 
+/* nll_loss2d's scores x NHWC [N, H, W, C] as rows [N*H*W, C] (*rows); nll_loss's x as it is. */
+static eg_status score_rows(eg_htp_lower *L, const nll_args *a, int32_t *rows) {
+  EG_TRY(eg_htp_input(L, a->x, rows));
+  if (!a->two_d) return EG_OK;
+  EG_TRY(eg_htp_want_axes(L, a->x, EG_AXES_NHWC, "self"));
+  const uint32_t nc[2] = {a->n, a->c};
+  int32_t in = *rows;
+  EG_TRY(eg_htp_temp(L, "score_rows", EG_QNN_DTYPE_FLOAT_32, 2, nc, rows));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, rows, 1, NULL, 0);
+}
+
 static bool nll_forward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                                  char *reason, size_t size) {
   (void)t;
@@ -278,7 +319,7 @@ static eg_status nll_forward_lower(eg_htp_lower *L, const eg_graph *g, const eg_
   const int32_t out_v = g->values[n->output].elems[0], tw_v = g->values[n->output].elems[1];
   const uint32_t nc[2] = {a.n, a.c};
   int32_t x, t, hit, m, prod, picked, count, flag, tw, out;
-  EG_TRY(eg_htp_input(L, a.x, &x));
+  EG_TRY(score_rows(L, &a, &x));
   EG_TRY(class_hits(L, &a, &t, &hit));
   EG_TRY(class_mask(L, g, &a, hit, &m));
   EG_TRY(invalid_target_flag(L, &a, t, hit, &flag));
@@ -351,7 +392,13 @@ static eg_status nll_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg
                a.reduction == EG_REDUCTION_MEAN ? rank : g->values[gy_v].rank, one_d, &neg));
   EG_TRY(eg_htp_define(L, n->output, &out));
   const int32_t mul[2] = {m, neg};
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &out, 1, NULL, 0);
+  if (!a.two_d) return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &out, 1, NULL, 0);
+  /* nll_loss2d: the rows [N*H*W, C] back to gx NHWC [N, H, W, C] */
+  const uint32_t nc[2] = {a.n, a.c};
+  int32_t rows;
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
+  EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "grad_rows", 2, nc, &rows));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &rows, 1, &out, 1, NULL, 0);
 }
 
 const eg_htp_builder eg_htp_builder__log_softmax_backward_data = {
@@ -365,3 +412,9 @@ const eg_htp_builder eg_htp_builder_nll_loss_backward = {
     "aten.nll_loss_backward [N, C] -> ElementWiseEqual one-hot + ElementWiseSelect + "
     "ElementWiseDivide + ElementWiseNeg + ElementWiseMultiply", 0, nll_backward_supports,
     nll_backward_lower};
+const eg_htp_builder eg_htp_builder_nll_loss2d_forward = {
+    "aten.nll_loss2d_forward [N, C, H, W] -> Reshape to [N*H*W, C] + nll_loss_forward's ops", 0,
+    nll_forward_supports, nll_forward_lower};
+const eg_htp_builder eg_htp_builder_nll_loss2d_backward = {
+    "aten.nll_loss2d_backward [N, C, H, W] -> nll_loss_backward's ops over [N*H*W, C] + "
+    "Reshape", 0, nll_backward_supports, nll_backward_lower};

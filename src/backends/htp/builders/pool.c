@@ -1,4 +1,4 @@
-/* pool.c — NPU builders for 2-D pooling (forward only).
+/* pool.c — NPU builders for 2-D pooling.
  *
  *   aten.max_pool2d_with_indices(x, k, s, p, d, ceil_mode) -> PoolMax2d
  *       dilation 1; the int64 indices (element 1) must be unread: the NPU has no int64 (a
@@ -21,11 +21,32 @@
  * wrong); with count_include_pad and padding such a node is declined.
  * Clipping and divisors match ATen: windows are clipped to the input (max) and averages divide
  * by the window clipped to the padded extent (count_include_pad) or to the input.
- * The backward pools (max_pool2d_with_indices_backward, avg_pool2d_backward,
- * _adaptive_avg_pool2d_backward) have no QNN op and no builder. */
+ *
+ *   aten.avg_pool2d_backward(gy, x, k, s, p, ceil_mode, count_include_pad, divisor_override)
+ *   aten._adaptive_avg_pool2d_backward(gy, x)
+ *       -> MatMul(S_w [W, ow], gy NHWC) + Reshape [N, oh, W*C] + MatMul(S_h [H, oh], .)
+ *          + Reshape [N, H, W, C]
+ *       Each pixel of window (i, j) gets gy[i, j] / divisor, and ATen's divisor is a product of
+ *       one factor per dim (the window's extent clipped to the padded input with
+ *       count_include_pad, else to the input; the adaptive window's extent; divisor_override
+ *       whole), so the backward is separable, gx = S_h gy S_w^T per plane, with STATIC
+ *       spreading matrices S [in, out] (S[h, i] = 1 / factor_i where row h is in window i),
+ *       computed at compile time from the node's parsed window parameters. Every form lowers
+ *       exactly so: padding, ceil_mode's last window, overlapping and uneven adaptive windows.
+ *       QNN has no op for either backward; this is resize.c's two-MatMul form (its upsampling
+ *       backward). On QNN 2.51's HTP emulator (onnxruntime-qnn, SM8650, fp16) the form is
+ *       within fp16 rounding of ATen: largest error 2e-4 to 1e-3 of max|gx| for adaptive 28 -> 7
+ *       and 28 -> 5 and avg pools 3/2/1 over 28 and 2/2/0 over 56 (64 and 16 channels); htp-check
+ *       runs it in conformance's train_pixel_seg. A matrix above EG_HTP_POOL_MAX_MATRIX elements
+ *       is declined. A 1x1 adaptive average is traced as a mean (ATen's adaptive_avg_pool2d
+ *       takes that path), whose backward is expand's Tile (shape.c).
+ * max_pool2d_with_indices_backward has no builder (its int64 indices). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "backends/htp/builders/builders.h"
+#include "kernels/adaptive_pool2d_nchw_f32.h"
+#include "kernels/avg_pool2d_nchw_f32.h"
 
 /* ---- arguments ---- */
 
@@ -273,6 +294,134 @@ static eg_status adaptive_avg_pool_lower(eg_htp_lower *L, const eg_graph *g, con
   return eg_htp_op(L, EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p, 4);
 }
 
+/* ---- avg_pool2d_backward, _adaptive_avg_pool2d_backward ---- */
+
+/* Above this many elements, one dim's spreading matrix is declined (16 MiB of float32): its
+ * MatMul would also cost in * out multiply-adds per row. */
+#define EG_HTP_POOL_MAX_MATRIX (1LL << 22)
+
+static bool is_adaptive(const eg_node *n) { return n->op == EG_OP__adaptive_avg_pool2d_backward; }
+
+/* Dim d's (0: H, 1: W) window `i` of node n: input rows [*lo, *hi) and the factor of the
+ * divisor it contributes. ATen's divisor is a product of one factor per dim: the window's
+ * extent clipped to the padded input (count_include_pad) or to the input, or the adaptive
+ * window's extent; divisor_override is put whole on H. */
+static void dim_window(const eg_node *n, int d, int64_t i, int64_t *lo, int64_t *hi,
+                       int64_t *div) {
+  if (is_adaptive(n)) {
+    const eg_adaptive_pool2d_params *a = EG_ATTRS(n, const eg_adaptive_pool2d_params);
+    const int64_t in = d ? a->w_in : a->h_in, out = d ? a->w_out : a->h_out;
+    *lo = i * in / out;
+    *hi = ((i + 1) * in + out - 1) / out;
+    *div = *hi - *lo;
+    return;
+  }
+  const eg_avg_pool2d_params *p = EG_ATTRS(n, const eg_avg_pool2d_params);
+  const int64_t in = d ? p->w_in : p->h_in;
+  const int64_t start = i * p->stride[d] - p->padding[d];
+  const int64_t end = start + p->kernel[d] < in + p->padding[d] ? start + p->kernel[d]
+                                                                : in + p->padding[d];
+  *lo = start > 0 ? start : 0;
+  *hi = end < in ? end : in;
+  *div = p->count_include_pad ? end - start : *hi - *lo;
+  if (p->divisor_override) *div = d ? 1 : p->divisor_override;
+}
+
+/* Dim d's input and output (pooled) sizes. */
+static void dim_sizes(const eg_node *n, int d, int64_t *in, int64_t *out) {
+  if (is_adaptive(n)) {
+    const eg_adaptive_pool2d_params *a = EG_ATTRS(n, const eg_adaptive_pool2d_params);
+    *in = d ? a->w_in : a->h_in;
+    *out = d ? a->w_out : a->h_out;
+  } else {
+    const eg_avg_pool2d_params *p = EG_ATTRS(n, const eg_avg_pool2d_params);
+    *in = d ? p->w_in : p->h_in;
+    *out = d ? p->w_out : p->h_out;
+  }
+}
+
+static bool avg_pool_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                       char *reason, size_t size) {
+  (void)t;
+  const eg_value *gy = eg_htp_arg_value(g, n, 0, "grad_output");
+  if (!pool_input_ok(gy, reason, size) ||
+      !eg_htp_float_tensor_ok(g, n->output, reason, size))
+    return false;
+  const eg_value *x = &g->values[n->output];
+  if (x->rank != 4) {
+    snprintf(reason, size, "unbatched result: pooling on the NPU takes NHWC rank 4");
+    return false;
+  }
+  for (int d = 0; d < 2; d++) {
+    int64_t in, out, lo, hi, div;
+    dim_sizes(n, d, &in, &out);
+    if (in > EG_HTP_POOL_MAX_MATRIX / out) {
+      snprintf(reason, size, "%s %lld -> %lld: its spreading matrix (%g elements) exceeds the "
+               "NPU lowering's STATIC matrix limit of %lld elements", d ? "W" : "H",
+               (long long)out, (long long)in, (double)in * (double)out, EG_HTP_POOL_MAX_MATRIX);
+      return false;
+    }
+    for (int64_t i = 0; i < out; i++) {
+      dim_window(n, d, i, &lo, &hi, &div);
+      if (div <= 0) {
+        snprintf(reason, size, "window %lld of %s divides by %lld", (long long)i, d ? "W" : "H",
+                 (long long)div);
+        return false;
+      }
+    }
+  }
+  if (x->shape[3] > (int64_t)UINT32_MAX / x->shape[1]) {
+    snprintf(reason, size, "W * C = %lld * %lld exceeds QNN's 32-bit dims: the rows' MatMul "
+             "holds them as one dim", (long long)x->shape[3], (long long)x->shape[1]);
+    return false;
+  }
+  return true;
+}
+
+/* Dim d's STATIC spreading matrix S [in, out]: S[h, i] = 1 / factor_i where input row h lies
+ * in window i (dim_window), else 0. */
+static eg_status spread_matrix(eg_htp_lower *L, const eg_node *n, int d, int32_t *tensor) {
+  int64_t in, out, lo, hi, div;
+  dim_sizes(n, d, &in, &out);
+  float *m = calloc((size_t)(in * out), sizeof *m);
+  if (!m) return eg_error(EG_ERR_NOMEM, "lowering %s: out of memory (%lldx%lld matrix)",
+                          n->name, (long long)in, (long long)out);
+  for (int64_t i = 0; i < out; i++) {
+    dim_window(n, d, i, &lo, &hi, &div);
+    for (int64_t h = lo; h < hi; h++) m[h * out + i] = 1.0f / (float)div;
+  }
+  const uint32_t dims[2] = {eg_htp_qnn_dim(in), eg_htp_qnn_dim(out)};
+  const eg_status st = eg_htp_const_f32(L, d ? "spread_w" : "spread_h", 2, dims, m, tensor);
+  free(m);
+  return st;
+}
+
+static eg_status avg_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t gy_v = eg_htp_arg(n, 0, "grad_output");
+  EG_TRY(eg_htp_want_axes(L, gy_v, EG_AXES_NHWC, "grad_output"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
+  const eg_value *gy = &g->values[gy_v], *x = &g->values[n->output];
+  const uint32_t nb = eg_htp_qnn_dim(x->shape[0]), c = eg_htp_qnn_dim(x->shape[1]);
+  const uint32_t oh = eg_htp_qnn_dim(gy->shape[2]);
+  const uint32_t h = eg_htp_qnn_dim(x->shape[2]), w = eg_htp_qnn_dim(x->shape[3]);
+  /* columns: S_w [W, ow] x gy [N, oh, ow, C] -> [N, oh, W, C] */
+  int32_t cols_in[2] = {-1, -1}, cols, rows_in[2] = {-1, -1}, rows, out;
+  EG_TRY(spread_matrix(L, n, 1, &cols_in[0]));
+  EG_TRY(eg_htp_input(L, gy_v, &cols_in[1]));
+  const uint32_t cd[4] = {nb, oh, w, c};
+  EG_TRY(eg_htp_temp(L, "cols", EG_QNN_DTYPE_FLOAT_32, 4, cd, &cols));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, cols_in, 2, &cols, 1, NULL, 0));
+  /* rows: S_h [H, oh] x [N, oh, W*C] -> [N, H, W*C], then [N, H, W, C] */
+  const uint32_t flat_in[3] = {nb, oh, w * c}, flat_out[3] = {nb, h, w * c};
+  EG_TRY(spread_matrix(L, n, 0, &rows_in[0]));
+  EG_TRY(eg_htp_temp(L, "rows_in", EG_QNN_DTYPE_FLOAT_32, 3, flat_in, &rows_in[1]));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cols, 1, &rows_in[1], 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "rows_out", EG_QNN_DTYPE_FLOAT_32, 3, flat_out, &rows));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, rows_in, 2, &rows, 1, NULL, 0));
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &rows, 1, &out, 1, NULL, 0);
+}
+
 /* ---- the builders ---- */
 
 const eg_htp_builder eg_htp_builder_max_pool2d_with_indices = {
@@ -283,3 +432,9 @@ const eg_htp_builder eg_htp_builder_avg_pool2d = {"aten.avg_pool2d -> PoolAvg2d"
 const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d = {
     "aten._adaptive_avg_pool2d -> ReduceMean (1x1) or PoolAvg2d (even windows)", 0,
     adaptive_avg_pool_supports, adaptive_avg_pool_lower};
+const eg_htp_builder eg_htp_builder_avg_pool2d_backward = {
+    "aten.avg_pool2d_backward -> MatMul (columns, STATIC spreading matrix) + Reshape + MatMul "
+    "(rows) + Reshape", 0, avg_pool_backward_supports, avg_pool_backward_lower};
+const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d_backward = {
+    "aten._adaptive_avg_pool2d_backward -> MatMul (columns, STATIC spreading matrix) + Reshape "
+    "+ MatMul (rows) + Reshape", 0, avg_pool_backward_supports, avg_pool_backward_lower};
