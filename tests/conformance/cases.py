@@ -186,12 +186,14 @@ class StridedNet(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
-class HardSwishSENet(nn.Module):
-    """MobileNetV3's activations: conv -> hardswish, a squeeze-excitation gate (mean, 1x1 conv,
-    relu, 1x1 conv, hardsigmoid, multiply), conv -> hardswish, linear head."""
+class SENet(nn.Module):
+    """A MobileNetV3 / EfficientNet block's activations: conv -> act, a squeeze-excitation gate
+    (mean, 1x1 conv, inner act, 1x1 conv, gate, multiply), conv -> act, linear head. MobileNetV3:
+    hardswish, relu, hardsigmoid; EfficientNet: silu, silu, sigmoid."""
 
-    def __init__(self):
+    def __init__(self, act, inner, gate):
         super().__init__()
+        self.act, self.inner, self.gate = act, inner, gate
         self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
         self.se_reduce = nn.Conv2d(8, 4, 1)
         self.se_expand = nn.Conv2d(4, 8, 1)
@@ -199,10 +201,10 @@ class HardSwishSENet(nn.Module):
         self.fc = nn.Linear(6 * 4 * 4, 5)
 
     def forward(self, x):
-        x = F.hardswish(self.conv1(x))
-        s = F.relu(self.se_reduce(x.mean((2, 3), keepdim=True)))
-        x = x * F.hardsigmoid(self.se_expand(s))
-        x = F.hardswish(self.conv2(x))
+        x = self.act(self.conv1(x))
+        s = self.inner(self.se_reduce(x.mean((2, 3), keepdim=True)))
+        x = x * self.gate(self.se_expand(s))
+        x = self.act(self.conv2(x))
         return self.fc(torch.flatten(x, 1))
 
 
@@ -398,13 +400,15 @@ def _strided_frozen_convs(stem, seed):
     return build_training(model, F.cross_entropy, x, target, stem, trainable, input_grad=True)
 
 
-def _hardswish_se(stem, seed):
-    """Full training of HardSwishSENet with the input gradient: hardswish, hardsigmoid and both
+def _se(act, inner, gate):
+    """Full training of SENet with the input gradient: its activations, gate and their
     backward ops in one step."""
-    torch.manual_seed(seed)
-    model = HardSwishSENet()
-    x, target = torch.randn(2, 3, 8, 8) * 2, torch.randint(0, 5, (2,), dtype=torch.int64)
-    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+    def build(stem, seed):
+        torch.manual_seed(seed)
+        model = SENet(act, inner, gate)
+        x, target = torch.randn(2, 3, 8, 8) * 2, torch.randint(0, 5, (2,), dtype=torch.int64)
+        return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+    return build
 
 
 def _wide_depthwise(stem, seed):
@@ -469,7 +473,8 @@ TRAINING_STEPS = {
     "train_conv_mlp_mse": _conv_mlp_mse,
     "train_strided_cross_entropy": _strided_cross_entropy,
     "train_strided_frozen_convs": _strided_frozen_convs,
-    "train_hardswish_se": _hardswish_se,
+    "train_hardswish_se": _se(F.hardswish, F.relu, F.hardsigmoid),
+    "train_silu_se": _se(F.silu, F.silu, torch.sigmoid),
     "train_pooled_cross_entropy": _pooled_cross_entropy,
     "train_wide_depthwise": _wide_depthwise,
     "train_upsample_seg": _upsample_seg,

@@ -47,12 +47,48 @@ from edgegrad.tolerance import compare  # noqa: E402
 NPU_FP32 = ("--precision", "fp32")
 
 
+class Edited:
+    """A case function: fn (the PyTorch reference), plus an edit applied to the exported graph
+    dict before edgegrad runs it; `trace`, when given, is the function exported instead of fn
+    (an op make_fx never traces, e.g. aten.silu_backward, is reached by tracing an op of the
+    same signature and renaming the node)."""
+
+    def __init__(self, fn, edit=None, trace=None):
+        self.fn, self.edit, self.trace = fn, edit, trace or fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
 def export_function(fn, args, path, **kwargs):
     """edgegrad's export_function, writing whatever the graph format holds: the op tests check
     the runtime's own refusals (a float64 mm, an edited graph), so the exporter's check of the
-    runtime's ops and dtypes is off unless a case asks for it."""
+    runtime's ops and dtypes is off unless a case asks for it. An Edited fn exports its trace
+    and then edits the written graph."""
     kwargs.setdefault("check_runtime", False)
-    return _export.export_function(fn, args, path, **kwargs)
+    if not isinstance(fn, Edited):
+        return _export.export_function(fn, args, path, **kwargs)
+    result = _export.export_function(fn.trace, args, path, **kwargs)
+    if fn.edit:
+        with open(path + ".json") as f:
+            graph = json.load(f)
+        fn.edit(graph)
+        with open(path + ".json", "w") as f:
+            json.dump(graph, f)
+    return result
+
+
+def graph_node(graph, target):
+    """The first node of an exported graph dict calling `target`."""
+    return next(n for n in graph["nodes"] if n["target"] == target)
+
+
+def renamed(fn, trace, traced_target, target):
+    """An Edited case: `trace` exported with its `traced_target` node renamed to `target`;
+    fn (calling the real op) is PyTorch's reference."""
+    def rename(graph):
+        graph_node(graph, traced_target)["target"] = target
+    return Edited(fn, rename, trace=trace)
 
 
 def allclose_report(got, ref):

@@ -17,7 +17,6 @@ kernels/activation_f32.h); edgegrad follows 2.x, and that case says it is skippe
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_activation.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-activation
 """
-import json
 import os
 import sys
 
@@ -31,39 +30,10 @@ F = torch.nn.functional
 torch.manual_seed(0)
 
 
-# ---- edited graphs: export a valid one, then edit its JSON ---------------------------------
+# ---- edited graphs: export a valid one, then edit its JSON (optest.Edited) ----------------
 
-class _Edited:
-    """fn (the PyTorch reference), plus an edit applied to the exported graph dict before
-    edgegrad runs it; `trace`, when given, is the function exported instead of fn."""
-
-    def __init__(self, fn, edit, trace=None):
-        self.fn, self.edit, self.trace = fn, edit, trace or fn
-
-    def __call__(self, *args):
-        return self.fn(*args)
-
-
-_real_export = optest.export_function
-
-
-def _export(fn, args, path, **kw):
-    if not isinstance(fn, _Edited):
-        return _real_export(fn, args, path, **kw)
-    result = _real_export(fn.trace, args, path, **kw)
-    with open(path + ".json") as f:
-        graph = json.load(f)
-    fn.edit(graph)
-    with open(path + ".json", "w") as f:
-        json.dump(graph, f)
-    return result
-
-
-optest.export_function = _export
-
-
-def node(graph, target):
-    return next(n for n in graph["nodes"] if n["target"] == target)
+_Edited = optest.Edited
+node = optest.graph_node
 
 
 def vjp(outputs, inputs, grads):

@@ -20,7 +20,6 @@ nodes; the cases that return running statistics check that whole chain against e
         --edgegrad build/edgegrad --workdir /tmp/ops-norm
 """
 import itertools
-import json
 import os
 import sys
 
@@ -85,36 +84,10 @@ def positive(*shape):
 
 # ---- edited graphs: export a valid one, then edit its JSON ----------------------------------
 
-class _Edited:
-    """fn, plus an edit applied to the exported graph dict before edgegrad runs it."""
-
-    def __init__(self, fn, edit):
-        self.fn, self.edit = fn, edit
-
-    def __call__(self, *args):
-        return self.fn(*args)
+_Edited = optest.Edited  # fn (the reference), an edit of the exported graph, a trace
 
 
-_real_export = optest.export_function
-
-
-def _export(fn, args, path, **kw):
-    if not isinstance(fn, _Edited):
-        return _real_export(fn, args, path, **kw)
-    result = _real_export(fn.fn, args, path, **kw)
-    with open(path + ".json") as f:
-        graph = json.load(f)
-    fn.edit(graph)
-    with open(path + ".json", "w") as f:
-        json.dump(graph, f)
-    return result
-
-
-optest.export_function = _export
-
-
-def node(graph, target):
-    return next(n for n in graph["nodes"] if n["target"] == target)
+node = optest.graph_node
 
 
 def set_arg(target, pos, new):
@@ -240,15 +213,9 @@ suite.case("bn_bwd_eval_nosave", bn_bwd_eval_nosave,
 # never keeps _native_batch_norm_legit.default (its schema writes the running statistics: it
 # becomes _legit_functional), so its cases export another form and retarget the node by editing.
 
-class _Retargeted(_Edited):
+def _Retargeted(ref, traced, edit):
     """A case whose reference is `ref` while the graph is exported from `traced`, then edited."""
-
-    def __init__(self, ref, traced, edit):
-        super().__init__(traced, edit)
-        self.ref = ref
-
-    def __call__(self, *args):
-        return self.ref(*args)
+    return optest.Edited(ref, edit, trace=traced)
 
 
 LEGIT = "aten._native_batch_norm_legit.default"
@@ -466,16 +433,11 @@ suite.case("ln_bwd_large_mean", ln_bwd([16], [True, True, True]),
 # both miss by up to 1e-4 there): those rows keep a spread of at least 1.
 
 
-class _Float64Ref(_Retargeted):
+def _Float64Ref(fn):
     """A case traced in float32 whose reference is the same function in float64, rounded."""
-
-    def __init__(self, fn):
-        super().__init__(self._f64, fn, lambda graph: None)
-        self.f32 = fn
-
-    def _f64(self, *args):
-        out = self.f32(*[a.double() for a in args])
-        return tuple(t.float() for t in out)
+    def f64(*args):
+        return tuple(t.float() for t in fn(*[a.double() for a in args]))
+    return optest.Edited(f64, trace=fn)
 
 
 def spread_rows(shape, k):

@@ -1,4 +1,4 @@
-"""NPU builders for hardswish, hardsigmoid and their backward ops (src/backends/htp/builders/
+"""NPU builders for hardswish, hardsigmoid, their backward ops and silu_backward (src/backends/htp/builders/
 activation.c: ElementWiseNeuron; elementwise.c: comparisons and ElementWiseSelect) against
 PyTorch, through the CLI, on every HTP generation.
 
@@ -23,6 +23,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_npu_elementwise import NpuSuite, vjp  # noqa: E402
+import optest  # noqa: E402
 
 aten = torch.ops.aten
 F = torch.nn.functional
@@ -48,6 +49,15 @@ def near_kinks():
     return torch.stack([below(m3, t(-4.0)), above(m3, t(0.0)), below(p3, t(0.0)),
                         above(p3, t(4.0)), t(-2.9990234375), t(2.9990234375), t(0.5),
                         t(-0.5)]).reshape(2, 4)
+
+
+def silu_backward():
+    """aten.silu_backward never reaches a make_fx trace (its CompositeImplicitAutograd kernel
+    decomposes it; a model's joint graph keeps it): sigmoid_backward, of the same signature, is
+    traced and renamed, and PyTorch's real silu_backward is the reference."""
+    return optest.renamed(lambda g, x: aten.silu_backward(g, x),
+                          lambda g, x: aten.sigmoid_backward(g, x),
+                          "aten.sigmoid_backward.default", "aten.silu_backward.default")
 
 
 def with_grad(act, x, g):
@@ -104,6 +114,12 @@ def build_suite():
            lambda g, a, b: aten.hardsigmoid_backward(g, a / b),
            [r(4), torch.tensor([0.0, 1.0, -1.0, 0.5]), torch.tensor([0.0, 0.0, 1.0, 1.0])],
            npu=["hardsigmoid_backward", "div.Tensor"])
+
+    s.case("silu_backward", silu_backward(), [g4, x4 * 3], npu=["silu_backward"])
+    s.case("silu_backward_extremes", silu_backward(), [r(2, 8), kinks()],
+           npu=["silu_backward"])
+    s.case("silu_backward_bcast_x", silu_backward(), [g4, r(3, 1, 1, scale=4)],
+           npu=["silu_backward"])
 
     # autograd chains and a squeeze-excitation gate: x * hardsigmoid(mean(hardswish(x)))
     s.case("hardswish_chain", lambda x, g: with_grad(F.hardswish, x, g),

@@ -13,7 +13,6 @@ an exported graph, since PyTorch will not trace them.
     PYTHONPATH=python /usr/bin/python3 tests/ops/test_tensor.py \
         --edgegrad build/edgegrad --workdir /tmp/ops-tensor
 """
-import json
 import os
 import sys
 
@@ -29,38 +28,10 @@ BIG = 9223372036854775807  # INT64_MAX: what make_fx records for an open slice e
 
 # ---- edited graphs and fixed references -----------------------------------------------------
 
-class _Edited:
-    """fn (the PyTorch reference), plus an edit applied to the exported graph dict before
-    edgegrad runs it; `trace`, when given, is the function exported instead of fn."""
-
-    def __init__(self, fn, edit=None, trace=None):
-        self.fn, self.edit, self.trace = fn, edit, trace or fn
-
-    def __call__(self, *args):
-        return self.fn(*args)
+_Edited = optest.Edited  # fn (the reference), an edit of the exported graph, a trace
 
 
-_real_export = optest.export_function
-
-
-def _export(fn, args, path, **kw):
-    if not isinstance(fn, _Edited):
-        return _real_export(fn, args, path, **kw)
-    result = _real_export(fn.trace, args, path, **kw)
-    if fn.edit:
-        with open(path + ".json") as f:
-            graph = json.load(f)
-        fn.edit(graph)
-        with open(path + ".json", "w") as f:
-            json.dump(graph, f)
-    return result
-
-
-optest.export_function = _export
-
-
-def node(graph, target):
-    return next(n for n in graph["nodes"] if n["target"] == target)
+node = optest.graph_node
 
 
 def zeros_ref(trace, ref):

@@ -352,6 +352,7 @@ static const bo_case cases[] = {
     UNARY(tanh, "tanh", "aten.tanh.default", "[" V(0) "]"),
     BINARY(tanh_backward, "tanh_backward", "aten.tanh_backward.default", "[" V(0) ", " V(1) "]"),
     UNARY(silu, "silu", "aten.silu.default", "[" V(0) "]"),
+    BINARY(silu_backward, "silu_backward", "aten.silu_backward.default", "[" V(0) ", " V(1) "]"),
     UNARY(hardswish, "hardswish", "aten.hardswish.default", "[" V(0) "]"),
     BINARY(hardswish_backward, "hardswish_backward", "aten.hardswish_backward.default",
            "[" V(0) ", " V(1) "]"),

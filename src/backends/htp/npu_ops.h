@@ -81,6 +81,7 @@ extern const eg_htp_builder eg_htp_builder_hardsigmoid_backward;
 extern const eg_htp_builder eg_htp_builder_sigmoid_backward;
 extern const eg_htp_builder eg_htp_builder_tanh_backward;
 extern const eg_htp_builder eg_htp_builder_silu;
+extern const eg_htp_builder eg_htp_builder_silu_backward;
 extern const eg_htp_builder eg_htp_builder_max_pool2d_with_indices;
 extern const eg_htp_builder eg_htp_builder_avg_pool2d;
 extern const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d;

@@ -142,23 +142,6 @@ static eg_status safe_softmax_lower(eg_htp_lower *L, const eg_graph *g, const eg
   return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &out, 1, NULL, 0);
 }
 
-static bool softmax_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
-                                      char *reason, size_t size) {
-  (void)t;
-  const int32_t gy = eg_htp_arg(n, 0, "grad_output"), y = eg_htp_arg(n, 1, "output");
-  if (gy < 0 || y < 0) {
-    snprintf(reason, size, "grad_output or output is not a tensor");
-    return false;
-  }
-  if (g->values[gy].rank == 0) {
-    snprintf(reason, size, "rank-0 gradient: ReduceSum needs rank >= 1");
-    return false;
-  }
-  return eg_htp_float_tensor_ok(g, gy, reason, size) &&
-         eg_htp_float_tensor_ok(g, y, reason, size) &&
-         eg_htp_float_tensor_ok(g, n->output, reason, size);
-}
-
 static eg_status softmax_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   eg_htp_softmax_bwd s;
   EG_TRY(eg_htp_softmax_bwd_begin(L, g, n, &s));
@@ -489,7 +472,7 @@ const eg_htp_builder eg_htp_builder__safe_softmax = {
     "ElementWiseGreater + ElementWiseSelect", 0, softmax_supports, safe_softmax_lower};
 const eg_htp_builder eg_htp_builder__softmax_backward_data = {
     "aten._softmax_backward_data -> ElementWiseMultiply + ReduceSum + ElementWiseSubtract + "
-    "ElementWiseMultiply", 0, softmax_backward_supports, softmax_backward_lower};
+    "ElementWiseMultiply", 0, eg_htp_softmax_bwd_supports, softmax_backward_lower};
 const eg_htp_builder eg_htp_builder_sdpa_flash = {
     "aten._scaled_dot_product_flash_attention_for_cpu -> MatMul + ElementWiseMultiply "
     "[+ ElementWiseAdd] + Softmax + MatMul [+ ReduceMax + ElementWiseSubtract + ElementWiseExp "

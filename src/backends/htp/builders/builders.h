@@ -43,6 +43,18 @@ bool eg_htp_self_and_result_move_ok(const eg_graph *g, const eg_node *n, char *r
  * in reason ("stride 4294967297 exceeds QNN's 32-bit params (at most 4294967295)"). */
 bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reason, size_t size);
 
+/* A separable linear map of an NHWC tensor's H and W (resize's interpolation, the average
+ * pools' backward spreading): QNN tensor `in` [N, H, W, C] (dims `from`) becomes the graph
+ * value out_value [N, h_to, w_to, C] by
+ *   columns  MatMul(cols [w_to, W] STATIC, in)                  -> [N, H, w_to, C]
+ *            (QNN MatMul's batch dims broadcast: cols applies to every [W, C] slice)
+ *   rows     Reshape [N, H, w_to * C] + MatMul(rows [h_to, H] STATIC, .) -> [N, h_to, w_to * C]
+ *            + Reshape to [N, h_to, w_to, C].
+ * cols or rows -1 leaves that step out (w_to == W, or h_to == H); not both. */
+eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],
+                               uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
+                               int32_t out_value);
+
 /* A softmax backward's operands along one dim (softmax's and log-softmax's): grad_output (#0)
  * and output (#1) as QNN tensors in grad_output's axis order, with the result in that order too;
  * the QNN axis of `dim` (#2); grad_output's dims and the same with the axis reduced to 1. */
@@ -52,6 +64,10 @@ typedef struct eg_htp_softmax_bwd {
   int rank;
   uint32_t dims[EG_MAX_RANK], line_dims[EG_MAX_RANK];
 } eg_htp_softmax_bwd;
+/* The supports test of both: grad_output and output float32 tensors, grad_output of rank >= 1
+ * (ReduceSum needs an axis). */
+bool eg_htp_softmax_bwd_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                 char *reason, size_t size);
 eg_status eg_htp_softmax_bwd_begin(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
                                    eg_htp_softmax_bwd *s);
 /* ReduceSum of QNN tensor `in` along s->axis, keeping it (1 wide), into a new temp *out. */

@@ -100,6 +100,25 @@ bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reaso
   return true;
 }
 
+/* The (log-)softmax backward's operands: grad_output and output tensors, float32, the
+ * gradient of rank >= 1 (ReduceSum needs an axis). */
+bool eg_htp_softmax_bwd_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                 char *reason, size_t size) {
+  (void)t;
+  const int32_t gy = eg_htp_arg(n, 0, "grad_output"), y = eg_htp_arg(n, 1, "output");
+  if (gy < 0 || y < 0) {
+    snprintf(reason, size, "grad_output or output is not a tensor");
+    return false;
+  }
+  if (g->values[gy].rank == 0) {
+    snprintf(reason, size, "rank-0 gradient: ReduceSum needs rank >= 1");
+    return false;
+  }
+  return eg_htp_float_tensor_ok(g, gy, reason, size) &&
+         eg_htp_float_tensor_ok(g, y, reason, size) &&
+         eg_htp_float_tensor_ok(g, n->output, reason, size);
+}
+
 eg_status eg_htp_softmax_bwd_begin(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
                                    eg_htp_softmax_bwd *s) {
   const int32_t gy_id = eg_htp_arg(n, 0, "grad_output"), y_id = eg_htp_arg(n, 1, "output");
@@ -123,4 +142,30 @@ eg_status eg_htp_softmax_bwd_line_sum(eg_htp_lower *L, const eg_htp_softmax_bwd 
   const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, &s->axis),
                              eg_qnn_param_bool("keep_dims", true)};
   return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &in, 1, out, 1, p, 2);
+}
+
+eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],
+                               uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
+                               int32_t out_value) {
+  const uint32_t nb = from[0], h0 = from[1], c = from[3];
+  int32_t cur = in, out;
+  if (cols >= 0) {
+    const int32_t mm[2] = {cols, in};
+    if (rows >= 0) {
+      const uint32_t d[4] = {nb, h0, w_to, c};
+      EG_TRY(eg_htp_temp(L, "cols_out", EG_QNN_DTYPE_FLOAT_32, 4, d, &cur));
+    } else {
+      EG_TRY(eg_htp_define(L, out_value, &cur));
+    }
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &cur, 1, NULL, 0));
+    if (rows < 0) return EG_OK;
+  }
+  const uint32_t flat_in[3] = {nb, h0, w_to * c}, flat_out[3] = {nb, h_to, w_to * c};
+  int32_t mm[2] = {rows, -1}, prod;
+  EG_TRY(eg_htp_temp(L, "rows_in", EG_QNN_DTYPE_FLOAT_32, 3, flat_in, &mm[1]));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &mm[1], 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "rows_out", EG_QNN_DTYPE_FLOAT_32, 3, flat_out, &prod));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &prod, 1, NULL, 0));
+  EG_TRY(eg_htp_define(L, out_value, &out));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &prod, 1, &out, 1, NULL, 0);
 }

@@ -19,6 +19,7 @@
  *   aten.sigmoid_backward(g, y)         -> g * (1 - y) * y: ElementWiseSubtract + 2 Multiply
  *   aten.tanh_backward(g, y)            -> g * (1 - y * y): Multiply, Subtract, Multiply
  *   aten.silu(x)                        -> x * sigmoid(x): Sigmoid + ElementWiseMultiply
+ *   aten.silu_backward(g, x)            -> g * s * (1 + x * (1 - s)), s = Sigmoid(x)
  *
  * Constraints: the result and every tensor operand are float32, non-empty; an operand may also
  * be a Python number (the overloads that take one), which becomes a STATIC float32 constant of
@@ -482,6 +483,27 @@ static eg_status hardsigmoid_backward_lower(eg_htp_lower *L, const eg_graph *g,
   return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &inner, &zero, NULL, &y);
 }
 
+/* silu_backward(g, x) = g * s * (1 + x * (1 - s)), s = sigmoid(x), in ATen's order: Sigmoid
+ * (of x clamped to fp16's range, as aten.silu's lowering reads it), then ElementWiseSubtract,
+ * Multiply, Add, Multiply, Multiply. */
+static eg_status silu_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const eg_value *res = &g->values[n->output];
+  const int32_t r = res->rank;
+  ew_tensor gy, x, c, s, one, t1, t2, t3, t4, y;
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
+  EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
+  c = x;
+  EG_TRY(eg_htp_transcendental_input(L, x.id, "x_clamped", &c.id));
+  const ew_tensor *in[1] = {&c};
+  EG_TRY(emit(L, n, EG_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
+  EG_TRY(scalar_tensor(L, "one", r, 1.0f, &one));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &s, "one_minus_s", &t1));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &t1, "x_one_minus_s", &t2));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_ADD, &one, &t2, "slope", &t3));
+  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &s, "grad_s", &t4));
+  return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &t4, &t3, NULL, &y);
+}
+
 static bool output_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                                      char *reason, size_t size) {
   (void)t;
@@ -548,6 +570,9 @@ const eg_htp_builder eg_htp_builder_hardswish_backward = {
 const eg_htp_builder eg_htp_builder_hardsigmoid_backward = {
     "aten.hardsigmoid_backward -> ElementWiseMultiply + 2 ElementWiseGreater + 2 "
     "ElementWiseSelect", 0, bound_backward_supports, hardsigmoid_backward_lower};
+const eg_htp_builder eg_htp_builder_silu_backward = {
+    "aten.silu_backward -> Sigmoid + ElementWiseSubtract + Add + 3 ElementWiseMultiply", 0,
+    bound_backward_supports, silu_backward_lower};
 const eg_htp_builder eg_htp_builder_sigmoid_backward = {
     "aten.sigmoid_backward -> ElementWiseSubtract + 2 ElementWiseMultiply", 0,
     output_backward_supports, sigmoid_backward_lower};

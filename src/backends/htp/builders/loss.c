@@ -62,23 +62,6 @@
 
 /* ---- _log_softmax_backward_data ---- */
 
-static bool log_softmax_backward_supports(const eg_graph *g, const eg_node *n,
-                                          const eg_target *t, char *reason, size_t size) {
-  (void)t;
-  const int32_t gy = eg_htp_arg(n, 0, "grad_output"), y = eg_htp_arg(n, 1, "output");
-  if (gy < 0 || y < 0) {
-    snprintf(reason, size, "grad_output or output is not a tensor");
-    return false;
-  }
-  if (g->values[gy].rank == 0) {
-    snprintf(reason, size, "rank-0 gradient: ReduceSum needs rank >= 1");
-    return false;
-  }
-  return eg_htp_float_tensor_ok(g, gy, reason, size) &&
-         eg_htp_float_tensor_ok(g, y, reason, size) &&
-         eg_htp_float_tensor_ok(g, n->output, reason, size);
-}
-
 static eg_status log_softmax_backward_lower(eg_htp_lower *L, const eg_graph *g,
                                             const eg_node *n) {
   eg_htp_softmax_bwd s;
@@ -403,7 +386,7 @@ static eg_status nll_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg
 
 const eg_htp_builder eg_htp_builder__log_softmax_backward_data = {
     "aten._log_softmax_backward_data -> ReduceSum + ElementWiseExp + ElementWiseMultiply + "
-    "ElementWiseSubtract", 0, log_softmax_backward_supports, log_softmax_backward_lower};
+    "ElementWiseSubtract", 0, eg_htp_softmax_bwd_supports, log_softmax_backward_lower};
 const eg_htp_builder eg_htp_builder_nll_loss_forward = {
     "aten.nll_loss_forward [N, C] -> ElementWiseEqual one-hot + ElementWiseSelect + "
     "ElementWiseMultiply + ReduceSum + ElementWiseDivide + ElementWiseNeg", 0,

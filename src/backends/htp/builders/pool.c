@@ -33,13 +33,14 @@
  *       spreading matrices S [in, out] (S[h, i] = 1 / factor_i where row h is in window i),
  *       computed at compile time from the node's parsed window parameters. Every form lowers
  *       exactly so: padding, ceil_mode's last window, overlapping and uneven adaptive windows.
- *       QNN has no op for either backward; this is resize.c's two-MatMul form (its upsampling
- *       backward). On QNN 2.51's HTP emulator (onnxruntime-qnn, SM8650, fp16) the form is
- *       within fp16 rounding of ATen: largest error 2e-4 to 1e-3 of max|gx| for adaptive 28 -> 7
- *       and 28 -> 5 and avg pools 3/2/1 over 28 and 2/2/0 over 56 (64 and 16 channels); htp-check
- *       runs it in conformance's train_pixel_seg. A matrix above EG_HTP_POOL_MAX_MATRIX elements
- *       is declined. A 1x1 adaptive average is traced as a mean (ATen's adaptive_avg_pool2d
- *       takes that path), whose backward is expand's Tile (shape.c).
+ *       QNN has no op for either backward; this is the two-MatMul form resize.c's upsampling
+ *       uses too (eg_htp_separable_map). On QNN 2.51's HTP emulator (onnxruntime-qnn, SM8650,
+ *       fp16) the form is within fp16 rounding of ATen: largest error 2e-4 to 1e-3 of max|gx|
+ *       for adaptive 28 -> 7 and 28 -> 5 and avg pools 3/2/1 over 28 and 2/2/0 over 56 (64
+ *       and 16 channels); htp-check runs it in conformance's train_pixel_seg. A matrix above
+ *       EG_HTP_POOL_MAX_MATRIX elements is declined. A 1x1 adaptive average is traced as a
+ *       mean (ATen's adaptive_avg_pool2d takes that path), whose backward is expand's Tile
+ *       (shape.c).
  * max_pool2d_with_indices_backward has no builder (its int64 indices). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,24 +403,13 @@ static eg_status avg_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, con
   EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
   const eg_value *gy = &g->values[gy_v], *x = &g->values[n->output];
   const uint32_t nb = eg_htp_qnn_dim(x->shape[0]), c = eg_htp_qnn_dim(x->shape[1]);
-  const uint32_t oh = eg_htp_qnn_dim(gy->shape[2]);
-  const uint32_t h = eg_htp_qnn_dim(x->shape[2]), w = eg_htp_qnn_dim(x->shape[3]);
-  /* columns: S_w [W, ow] x gy [N, oh, ow, C] -> [N, oh, W, C] */
-  int32_t cols_in[2] = {-1, -1}, cols, rows_in[2] = {-1, -1}, rows, out;
-  EG_TRY(spread_matrix(L, n, 1, &cols_in[0]));
-  EG_TRY(eg_htp_input(L, gy_v, &cols_in[1]));
-  const uint32_t cd[4] = {nb, oh, w, c};
-  EG_TRY(eg_htp_temp(L, "cols", EG_QNN_DTYPE_FLOAT_32, 4, cd, &cols));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, cols_in, 2, &cols, 1, NULL, 0));
-  /* rows: S_h [H, oh] x [N, oh, W*C] -> [N, H, W*C], then [N, H, W, C] */
-  const uint32_t flat_in[3] = {nb, oh, w * c}, flat_out[3] = {nb, h, w * c};
-  EG_TRY(spread_matrix(L, n, 0, &rows_in[0]));
-  EG_TRY(eg_htp_temp(L, "rows_in", EG_QNN_DTYPE_FLOAT_32, 3, flat_in, &rows_in[1]));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cols, 1, &rows_in[1], 1, NULL, 0));
-  EG_TRY(eg_htp_temp(L, "rows_out", EG_QNN_DTYPE_FLOAT_32, 3, flat_out, &rows));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, rows_in, 2, &rows, 1, NULL, 0));
-  EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &rows, 1, &out, 1, NULL, 0);
+  const uint32_t from[4] = {nb, eg_htp_qnn_dim(gy->shape[2]), eg_htp_qnn_dim(gy->shape[3]), c};
+  int32_t in, spread_w, spread_h;
+  EG_TRY(eg_htp_input(L, gy_v, &in));
+  EG_TRY(spread_matrix(L, n, 1, &spread_w));
+  EG_TRY(spread_matrix(L, n, 0, &spread_h));
+  return eg_htp_separable_map(L, in, from, eg_htp_qnn_dim(x->shape[2]),
+                              eg_htp_qnn_dim(x->shape[3]), spread_w, spread_h, n->output);
 }
 
 /* ---- the builders ---- */

@@ -3,7 +3,7 @@
  * Each dim of ATen's resize is a linear map of that dim alone: y = A_h x A_w^T per plane, with
  * A_h [Ho, H] and A_w [Wo, W] the dims' interpolation matrices (two taps a row for bilinear, a
  * single 1 for nearest), and the backward is its transpose, gx = A_h^T gy A_w. Both directions
- * are lowered as that product, on the NHWC value x [N, H, W, C]:
+ * are lowered as that product (eg_htp_separable_map), on the NHWC value x [N, H, W, C]:
  *
  *   columns  MatMul(P [Wo', W'] STATIC, x [N, H, W', C])      -> [N, H, Wo', C]
  *            (QNN MatMul's batch dims broadcast: P applies to every [W', C] slice)
@@ -126,29 +126,12 @@ static eg_status resize_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   const uint32_t h0 = eg_htp_qnn_dim(x->shape[2]), w0 = eg_htp_qnn_dim(x->shape[3]);
   const uint32_t h1 = eg_htp_qnn_dim(y->shape[2]), w1 = eg_htp_qnn_dim(y->shape[3]);
   const bool rows = h0 != h1, cols = w0 != w1 || !rows;
-  int32_t cur, out;
-  EG_TRY(eg_htp_input(L, x_id, &cur));
-  if (cols) {
-    int32_t in[2] = {-1, cur};
-    EG_TRY(dim_matrix(L, n, "cols", p->w_in, p->w_out, p->scale_w, &in[0]));
-    if (rows) {
-      const uint32_t d[4] = {nb, h0, w1, c};
-      EG_TRY(eg_htp_temp(L, "cols_out", EG_QNN_DTYPE_FLOAT_32, 4, d, &cur));
-    } else {
-      EG_TRY(eg_htp_define(L, n->output, &cur));
-    }
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &cur, 1, NULL, 0));
-    if (!rows) return EG_OK;
-  }
-  const uint32_t flat_in[3] = {nb, h0, w1 * c}, flat_out[3] = {nb, h1, w1 * c};
-  int32_t mm[2] = {-1, -1}, prod;
-  EG_TRY(dim_matrix(L, n, "rows", p->h_in, p->h_out, p->scale_h, &mm[0]));
-  EG_TRY(eg_htp_temp(L, "rows_in", EG_QNN_DTYPE_FLOAT_32, 3, flat_in, &mm[1]));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &mm[1], 1, NULL, 0));
-  EG_TRY(eg_htp_temp(L, "rows_out", EG_QNN_DTYPE_FLOAT_32, 3, flat_out, &prod));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &prod, 1, NULL, 0));
-  EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &prod, 1, &out, 1, NULL, 0);
+  const uint32_t from[4] = {nb, h0, w0, c};
+  int32_t in, m_cols = -1, m_rows = -1;
+  EG_TRY(eg_htp_input(L, x_id, &in));
+  if (cols) EG_TRY(dim_matrix(L, n, "cols", p->w_in, p->w_out, p->scale_w, &m_cols));
+  if (rows) EG_TRY(dim_matrix(L, n, "rows", p->h_in, p->h_out, p->scale_h, &m_rows));
+  return eg_htp_separable_map(L, in, from, h1, w1, m_cols, m_rows, n->output);
 }
 
 #define RESIZE_BUILDER(id, target)                                                          \
