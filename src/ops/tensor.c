@@ -33,6 +33,7 @@
 
 #include "kernels/strided_copy.h"
 #include "ops/op.h"
+#include "ops/slice.h"
 
 /* ---- shared helpers ---- */
 
@@ -42,12 +43,7 @@ typedef struct eg_dim_attrs {
 EG_ATTRS_FIT(eg_dim_attrs);
 
 /* slice, slice_backward (index = start, len = result extent) and select, select_backward
- * (index, step 1, len 1). */
-typedef struct eg_slice_attrs {
-  int32_t dim;
-  int64_t index, step, len;
-} eg_slice_attrs;
-EG_ATTRS_FIT(eg_slice_attrs);
+ * (index, step 1, len 1): eg_slice_attrs, ops/slice.h. */
 
 typedef struct eg_fill_attrs {
   _Alignas(8) unsigned char elem[8]; /* the value in the output's dtype */

@@ -8,8 +8,8 @@
  *
  *   NHWC       layout-sensitive (convolution incl. transposed / depthwise,
  *              convolution_backward, pools, adaptive pools and the average pools' backward
- *              (grad_output), batch / group norm, batch norm
- *              backward (its grad_out and input, `act2`), log-softmax:
+ *              (grad_output), max pool's backward (grad_output and indices), batch /
+ *              group norm, batch norm backward (its grad_out and input, `act2`), log-softmax:
  *              its NPU form takes a rank-4 value's channels, QNN's last axis, only;
  *              nll_loss2d forward and backward (the scores' classes last); bilinear
  *              and nearest upsampling and their backwards): its
@@ -84,6 +84,7 @@ static const lrule rules[] = {
     /* convolution_backward: grad_input only */
     {EG_OP_convolution_backward, LC_NHWC, 0, "grad_output", 1u << 0, -1, NULL},
     {EG_OP_max_pool2d_with_indices, LC_NHWC, 0, "self", 1u << 0 | 1u << 1, -1, NULL},
+    {EG_OP_max_pool2d_with_indices_backward, LC_NHWC, 0, "grad_output", 0, 7, "indices"},
     {EG_OP_avg_pool2d, LC_NHWC, 0, "self", 0, -1, NULL},
     {EG_OP__adaptive_avg_pool2d, LC_NHWC, 0, "self", 0, -1, NULL},
     {EG_OP__adaptive_avg_pool2d_backward, LC_NHWC, 0, "grad_output", 0, -1, NULL},
@@ -115,6 +116,7 @@ static const lrule rules[] = {
     FOLLOW(hardtanh_backward), FOLLOW(sigmoid_backward), FOLLOW(tanh_backward), FOLLOW(detach),
     FOLLOW(clone), FOLLOW(lift_fresh_copy), FOLLOW(_to_copy), FOLLOW(sum_default),
     FOLLOW(sum_dim_IntList), FOLLOW(mean_default), FOLLOW(mean_dim), FOLLOW(cat),
+    FOLLOW(slice_Tensor), FOLLOW(slice_backward), FOLLOW(split_Tensor), FOLLOW(split_with_sizes),
     FOLLOW(_log_softmax_backward_data), FOLLOW(constant_pad_nd),
     /* either order in, traced out */
     {EG_OP_permute, LC_ANY_IN, -1, NULL, 0, -1, NULL},
@@ -380,9 +382,11 @@ static eg_status lay_out(layout *s, eg_node *n) {
     define_value(s, n->output, out);
     return EG_OK;
   }
-  for (int32_t e = 0; e < o->n_elems; e++) /* element by element; None elements skipped */
-    define_value(s, o->elems[e], r->cls == LC_NHWC && (r->elems >> e & 1u) ? EG_AXES_NHWC
-                                                                             : EG_AXES_TRACED);
+  for (int32_t e = 0; e < o->n_elems; e++) { /* element by element; None elements skipped */
+    eg_axis_order ax = r->cls == LC_NHWC && (r->elems >> e & 1u) ? EG_AXES_NHWC : EG_AXES_TRACED;
+    if (r->cls == LC_FOLLOW) ax = out; /* a split's pieces: each in its input's order */
+    define_value(s, o->elems[e], ax);
+  }
   return EG_OK;
 }
 

@@ -186,6 +186,38 @@ class StridedNet(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class DilatedNet(nn.Module):
+    """LRASPP-MobileNetV3's dilated last stages at a small input: conv -> relu, a depthwise
+    5x5 dilation-2 conv (its grad_input a TransposeConv2d of the 9x9 dilated kernel), a plain
+    3x3 dilation-2 conv, a grouped 3x3 dilation-3 conv, a 1x1 conv with dilation 2 (a no-op
+    dilation), and, with ``stride``, a grouped 3x3 dilation-2 stride-2 conv and a plain one
+    (grad_input only when their weights are frozen: grad_weight with stride and dilation both
+    > 1 stays on the CPU), linear head. (Not a depthwise one at stride 2: QNN's HTP refuses
+    the forward DepthWiseConv2d with stride 2 and dilation 2, measured.)"""
+
+    def __init__(self, stride=False):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 5, padding=4, dilation=2, groups=8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=2, dilation=2)
+        self.grouped = nn.Conv2d(8, 8, 3, padding=3, dilation=3, groups=2)
+        self.point = nn.Conv2d(8, 6, 1, dilation=2)
+        self.strided = nn.Sequential(nn.Conv2d(6, 6, 3, stride=2, padding=2, dilation=2,
+                                               groups=2),
+                                     nn.Conv2d(6, 6, 3, stride=2, padding=2, dilation=2)) \
+            if stride else nn.Identity()
+        side = 3 if stride else 9
+        self.fc = nn.Linear(6 * side * side, 5)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.dw(x))
+        x = F.relu(self.conv2(x))
+        x = F.relu(self.grouped(x))
+        x = self.strided(F.relu(self.point(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
 class SENet(nn.Module):
     """A MobileNetV3 / EfficientNet block's activations: conv -> act, a squeeze-excitation gate
     (mean, 1x1 conv, inner act, 1x1 conv, gate, multiply), conv -> act, linear head. MobileNetV3:
@@ -233,6 +265,30 @@ class WideDepthwiseNet(nn.Module):
         return self.fc(torch.flatten(F.pad(x, (2, 0, 0, 1), value=0.5), 1))
 
 
+class ShuffleBlockNet(nn.Module):
+    """ShuffleNetV2's unit at a small input: conv -> relu, the channels split in two (one half
+    kept, the other through 1x1 conv -> relu), joined and shuffled (view, transpose, view),
+    and a SqueezeNet Fire-style expand (two convs concatenated): split and cat forward, slice
+    and cat backward, linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.branch = nn.Conv2d(4, 4, 1)
+        self.e1 = nn.Conv2d(8, 3, 1)
+        self.e3 = nn.Conv2d(8, 5, 3, padding=1)
+        self.fc = nn.Linear(8 * 6 * 6, 5)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        a, b = x.chunk(2, 1)
+        x = torch.cat([a, F.relu(self.branch(b))], 1)
+        n, c, h, w = x.shape
+        x = x.view(n, 2, c // 2, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+        x = torch.cat([F.relu(self.e1(x)), F.relu(self.e3(x))], 1)
+        return self.fc(torch.flatten(x, 1))
+
+
 class PooledNet(nn.Module):
     """A classifier's end: conv -> relu -> strided conv -> relu -> adaptive_avg_pool2d(1) ->
     linear (the global pooling's backward broadcasts the [N, C, 1, 1] gradient over the map)."""
@@ -245,6 +301,24 @@ class PooledNet(nn.Module):
 
     def forward(self, x):
         x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class ResNetStemNet(nn.Module):
+    """ResNet's stem and first block's shape: conv -> batch norm -> relu -> max_pool2d(3, 2, 1)
+    -> conv -> relu -> adaptive_avg_pool2d(1) -> linear (max pooling's indices and its
+    backward in the training step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 12, 3, padding=1)
+        self.fc = nn.Linear(12, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        x = F.relu(self.conv2(x))
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
@@ -296,7 +370,8 @@ class TransformerMlpNet(nn.Module):
     """A transformer block's MLP half over tokens [B, L, D] (ViT's): a linear embedding,
     LayerNorm -> Linear -> GELU (erf) -> Linear with a residual, a second LayerNorm over the
     last two dims without affine parameters and GELU's tanh form, then a linear head on the
-    mean token."""
+    class token (ViT's x[:, 0]: select, select_backward) plus the other tokens' mean (a slice
+    and slice_backward)."""
 
     def __init__(self):
         super().__init__()
@@ -310,7 +385,7 @@ class TransformerMlpNet(nn.Module):
         t = self.embed(x)
         t = t + self.fc2(F.gelu(self.fc1(self.norm(t))))
         t = F.gelu(F.layer_norm(t, t.shape[1:]), approximate="tanh")
-        return self.head(t.mean(1))
+        return self.head(t[:, 0] + t[:, 1:].mean(1))
 
 
 def eager_step(model, loss_fn, x, target, trainable, input_grad):
@@ -421,6 +496,36 @@ def _wide_depthwise(stem, seed):
     return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
 
 
+def _dilated(stem, seed):
+    """Full training of DilatedNet with the input gradient: grad_input of dilated depthwise,
+    plain and grouped convs (the dilated kernel built inside the partition)."""
+    torch.manual_seed(seed)
+    model = DilatedNet()
+    x, target = torch.randn(2, 3, 9, 9), torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
+def _dilated_strided_frozen(stem, seed):
+    """DilatedNet with its stride-2 dilated convs, conv weights frozen (biases and head
+    trained), with the input gradient: every convolution_backward computes grad_input of a
+    dilated conv, stride 1 and 2."""
+    torch.manual_seed(seed)
+    model = DilatedNet(stride=True)
+    x, target = torch.randn(2, 3, 9, 9), torch.randint(0, 5, (2,), dtype=torch.int64)
+    trainable = [n for n, _ in model.named_parameters() if not n.endswith("weight") or
+                 n.startswith("fc.")]
+    return build_training(model, F.cross_entropy, x, target, stem, trainable, input_grad=True)
+
+
+def _shuffle_block(stem, seed):
+    """Full training of ShuffleBlockNet with the input gradient: channel split, concatenation
+    and shuffle, forward and backward, in one step."""
+    torch.manual_seed(seed)
+    model = ShuffleBlockNet()
+    x, target = torch.randn(2, 3, 6, 6), torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
 def _pooled_cross_entropy(stem, seed):
     """Full training of PooledNet with cross_entropy over a batch where one target is
     ignore_index (-100): not counted in the mean, no gradient in its row."""
@@ -428,6 +533,20 @@ def _pooled_cross_entropy(stem, seed):
     model = PooledNet()
     x, target = torch.randn(4, 3, 10, 10), torch.tensor([3, -100, 6, 0], dtype=torch.int64)
     return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
+def _resnet_stem(stem, seed):
+    """Full training of ResNetStemNet with the input gradient: max_pool2d_with_indices with its
+    indices read and its backward, in one step."""
+    torch.manual_seed(seed)
+    model = ResNetStemNet()
+    x, target = torch.randn(2, 3, 16, 16), torch.randint(0, 5, (2,), dtype=torch.int64)
+    # batch norm's running statistics are inputs of the step too, as they were before the
+    # eager reference step updates them
+    buffers = _numpy({n.replace(".", "_"): b.clone() for n, b in model.named_buffers()})
+    built = build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+    built.inputs.update(buffers)
+    return built
 
 
 def _upsample_seg(stem, seed):
@@ -476,7 +595,11 @@ TRAINING_STEPS = {
     "train_hardswish_se": _se(F.hardswish, F.relu, F.hardsigmoid),
     "train_silu_se": _se(F.silu, F.silu, torch.sigmoid),
     "train_pooled_cross_entropy": _pooled_cross_entropy,
+    "train_shuffle_block": _shuffle_block,
     "train_wide_depthwise": _wide_depthwise,
+    "train_dilated": _dilated,
+    "train_dilated_strided_frozen": _dilated_strided_frozen,
+    "train_resnet_stem": _resnet_stem,
     "train_upsample_seg": _upsample_seg,
     "train_pixel_seg": _pixel_seg,
     "train_transformer_mlp": _transformer_mlp,

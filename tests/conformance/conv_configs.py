@@ -164,13 +164,15 @@ def generate(count=330, seed=20240611):
     return configs
 
 
-# The NPU lowering's scope (tests/conformance/placement.py): not transposed, and dilation 1
-# where grad_input is computed; every mask, groups value and frozen or trainable weight lowers.
+# The NPU lowering's scope (tests/conformance/placement.py): not transposed; every mask, groups
+# value, dilation and frozen or trainable weight lowers (grad_input of a dilated conv through
+# the dilated kernel).
 NPU_MASKS = MASKS
 NPU_SCOPE = dict(transposed=False)
 # One condition broken at a time, to check each decline reason.
-NPU_VIOLATIONS = {"transposed": dict(transposed=True),
-                  "dilation 2 with grad_input": dict(dilation=2)}
+NPU_VIOLATIONS = {"transposed": dict(transposed=True)}
+# Drawn after the violations: dilation 2 where grad_input is computed (in scope).
+NPU_DILATED = dict(dilation=2)
 
 
 def generate_npu(count=120, seed=20240612):
@@ -178,7 +180,8 @@ def generate_npu(count=120, seed=20240612):
     scope by construction (see NPU_SCOPE), every (stride, op) pair with every mask, every
     (kernel, padding) pair, every group kind with every mask, frozen and trainable weights
     (dilation 1 where the mask asks for grad_input, 1 or 2 otherwise); then each violation of
-    NPU_VIOLATIONS with each mask asking for grad_input; then seeded in-scope draws."""
+    NPU_VIOLATIONS with each mask asking for grad_input; then NPU_DILATED (in scope) with each
+    of those masks; then seeded in-scope draws."""
     rng = random.Random(seed)
     wanted = [dict(NPU_SCOPE, stride=s, op=op, mask=m)
               for s in STRIDES for op in range(s) for m in NPU_MASKS]
@@ -188,6 +191,7 @@ def generate_npu(count=120, seed=20240612):
                for g in GROUP_KINDS for m in NPU_MASKS for st in (False, True)]
     wanted += [dict(NPU_SCOPE, mask=m, **v) for v in NPU_VIOLATIONS.values()
                for m in NPU_MASKS if m[0]]
+    wanted += [dict(NPU_SCOPE, mask=m, **NPU_DILATED) for m in NPU_MASKS if m[0]]
     configs = []
     for i, forced in enumerate(wanted):
         forced.setdefault("dilation", 1 if forced["mask"][0] else None)
@@ -202,7 +206,7 @@ def generate_npu(count=120, seed=20240612):
 def in_npu_scope(c):
     """Whether ``c`` meets the scope's conditions (the sweep reads exactly the elements its
     mask asks for)."""
-    return not c.transposed and (c.dilation == 1 or not c.mask[0])
+    return not c.transposed
 
 
 def check_coverage(configs, minimum=300):

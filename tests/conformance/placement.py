@@ -36,10 +36,10 @@ What is checked:
      SoC it is on the NPU iff its grad_output / input / weight are float 4-D tensors,
      transposed == False, it computes something (a grad_input or grad_bias element, or a
      grad_weight element that is READ by a node or as a graph output), and, where it computes
-     grad_input, dilation == [1, 1] (TransposeConv2d has none) and, with groups > 1, the derived
-     output_padding <= padding in each dim (QNN HTP computes a grouped TransposeConv2d's
-     output_padding shifted, so the lowering uses asymmetric pads [p, p - op] instead, which
-     needs op <= p). Frozen and trainable weights,
+     grad_input (a TransposeConv2d of the dilated kernel (k - 1) * dilation + 1 at dilation 1),
+     with groups > 1, the derived output_padding <= padding in each dim (QNN HTP computes a
+     grouped TransposeConv2d's output_padding shifted, so the lowering uses asymmetric pads
+     [p, p - op] instead, which needs op <= p). Frozen and trainable weights,
      every groups value (depthwise included) and every output_mask lower. PyTorch 1.13 returns
      a grad_weight element for a non-transposed mask [*, F, T] although the mask does not ask
      for it; nothing reads it, and the lowering does not compute it (src/backends/htp/
@@ -88,7 +88,6 @@ CONDITIONS = collections.OrderedDict([
     ("float", ("float32", "float tensor", "dtype", "int64")),
     ("rank", ("4-d", "rank")),
     ("transposed", ("transposed",)),
-    ("dilation", ("has no dilation",)),
     ("nothing", ("no gradient",)),
     ("output_padding above padding", ("output_padding",)),
     ("strided dilated grad_weight", ("would have both",)),
@@ -123,11 +122,10 @@ def scope_from_config(c, present):
         violated.append(("nothing", "no gradient computed"))
     if c.transposed:
         violated.append(("transposed", "transposed=True"))
-    if c.dilation != 1 and computes[0]:
-        violated.append(("dilation", f"dilation [{c.dilation}, {c.dilation}] with grad_input"))
-    elif computes[0] and not c.transposed:
+    if computes[0] and not c.transposed:
         violated += tconv_scope([c.stride] * 2, [c.padding] * 2, list(c.derived_op), c.groups,
-                                c.cin == c.groups and c.cout == c.groups, list(c.kernel))
+                                c.cin == c.groups and c.cout == c.groups,
+                                [c.dilation * (k - 1) + 1 for k in c.kernel])
     if computes[1] and c.stride > 1 and c.dilation > 1:
         violated.append(("strided dilated grad_weight",
                          f"grad_weight with stride {c.stride} and dilation {c.dilation}"))
@@ -140,7 +138,8 @@ def tconv_scope(stride, padding, op, groups, depthwise, kernel):
     """The violated conditions of grad_input's TransposeConv2d: the forms Qualcomm's HTP was
     measured to compute wrong (src/backends/htp/builders/conv.c, tconv_pads): output_padding
     above the padding where group > 1 or stride > 2 (a depthwise one at stride > 1 with a
-    kernel wider than 3 takes its zero-insertion form, with any output_padding: in scope)."""
+    kernel wider than 3 takes its zero-insertion form, with any output_padding: in scope).
+    ``kernel``: the dilated kernel, (k - 1) * dilation + 1 per dim."""
     if depthwise and any(stride[d] > 1 and kernel[d] > 3 for d in range(2)):
         return []
     if any(op[d] > padding[d] and (groups > 1 or stride[d] > 2) for d in range(2)):
@@ -170,17 +169,16 @@ def scope_from_graph(graph, node):
     shapes_ok = not any(c in ("float", "rank") for c, _ in violated)
     stride = list(args[4])
     stride = stride * (2 // len(stride))
-    if dilation != [1, 1] and elements[0] is not None:
-        violated.append(("dilation", f"dilation {dilation} with grad_input"))
-    elif elements[0] is not None and not transposed and shapes_ok:
+    dilation = dilation * (2 // len(dilation))
+    if elements[0] is not None and not transposed and shapes_ok:
         x, gy, w = (values[args[i]["value"]]["shape"] for i in (1, 0, 2))
         padding = list(args[5])
         padding = padding * (2 // len(padding))
-        op = [x[2 + d] - ((gy[2 + d] - 1) * stride[d] - 2 * padding[d] + w[2 + d])
+        kernel = [dilation[d] * (w[2 + d] - 1) + 1 for d in range(2)]
+        op = [x[2 + d] - ((gy[2 + d] - 1) * stride[d] - 2 * padding[d] + kernel[d])
               for d in range(2)]
         violated += tconv_scope(stride, padding, op, args[9],
-                                w[0] == args[9] and w[1] == 1, w[2:])
-    dilation = dilation * (2 // len(dilation))
+                                w[0] == args[9] and w[1] == 1, kernel)
     if element_read(graph, node, 1) and any(s > 1 for s in stride) and \
             any(d > 1 for d in dilation):
         violated.append(("strided dilated grad_weight",

@@ -33,6 +33,13 @@ Contracts:
   position in graph.node). Ops the EP inserts itself (the NCHW<->NHWC Transposes around
   layout-sensitive ops) are named "Transpose", "Transpose_token_<n>": onnx_node() maps those
   to None.
+- int64 outputs. edgegrad's NPU holds int64 values as int32 and its runtime widens them on the
+  CPU at a partition's outputs; the ONNX form ends such an output in a Cast(int32 -> int64).
+  The QNN EP builds such a graph but fails its runs where the Cast follows an int32 Transpose
+  (the NHWC -> NCHW one of an int64 value the NPU holds NHWC: "ORT Tensor data size does not
+  match QNN tensor data size"), so a QNN session is built over a copy of the graph without
+  those final Casts (outputs int32: what the HTP computes) and run() widens them to int64 on
+  the host, as edgegrad's runtime does.
 - Emulated cycles are not deterministic from run to run (bench/htp_cycles.md says what they
   track and which statistic to use); outputs are.
 """
@@ -77,6 +84,39 @@ class Session:
         self.profile_csv, self.graph_dir = profile_csv, graph_dir
         nodes = onnx.load(onnx_path, load_external_data=False).graph.node
         self.onnx_nodes = [n.name or f"{n.op_type}{i}" for i, n in enumerate(nodes)]
+        self.widened = {}  # session output name -> the int64 output name it stands for
+
+
+def _int32_outputs(onnx_path, workdir):
+    """(path, {int32 output: int64 output}): the graph with each int64 output that a final
+    Cast(int32 -> int64) produces replaced by that Cast's int32 input (written into workdir),
+    or (onnx_path, {}) when there is none."""
+    model = onnx.load(onnx_path)
+    g = model.graph
+    types = {v.name: v.type.tensor_type.elem_type
+             for v in [*g.input, *g.output, *g.value_info]}
+    producer = {o: n for n in g.node for o in n.output}
+    consumers = collections.Counter(i for n in g.node for i in n.input)
+    widened = {}
+    for out in g.output:
+        n = producer.get(out.name)
+        if (out.type.tensor_type.elem_type != onnx.TensorProto.INT64 or n is None or
+                n.op_type != "Cast" or consumers[out.name] or
+                types.get(n.input[0], onnx.TensorProto.INT32) != onnx.TensorProto.INT32):
+            continue
+        if any(a.name == "to" and a.i == onnx.TensorProto.INT64 for a in n.attribute):
+            widened[n.input[0]] = out.name
+    if not widened:
+        return onnx_path, {}
+    for out in g.output:
+        src = next((k for k, v in widened.items() if v == out.name), None)
+        if src is not None:
+            g.node.remove(producer[out.name])
+            out.name = src
+            out.type.tensor_type.elem_type = onnx.TensorProto.INT32
+    path = os.path.join(workdir, "int32_outputs.onnx")
+    onnx.save(model, path)
+    return path, widened
 
 
 @contextlib.contextmanager
@@ -149,11 +189,12 @@ def qnn_session(onnx_path, soc_model, profile=True, workdir=None, prepare="defau
     so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     so.add_provider_for_devices([dev], opts)
     try:
+        qnn_path, widened = _int32_outputs(onnx_path, workdir)
         with _cwd(workdir):
             # ONNX Runtime's Pad_Fusion would fold a Pad into the Conv after it, giving QNN a
             # padded Conv2d: not the graph edgegrad builds (it pads explicitly exactly where
             # QNN HTP computes the padded Conv2d wrong, builders/conv.c)
-            sess = ort.InferenceSession(onnx_path, so, disabled_optimizers=["Pad_Fusion"])
+            sess = ort.InferenceSession(qnn_path, so, disabled_optimizers=["Pad_Fusion"])
     except Exception as e:  # ONNX Runtime raises its own Fail/EPFail/... types
         if temporary:
             shutil.rmtree(workdir, True)
@@ -163,6 +204,7 @@ def qnn_session(onnx_path, soc_model, profile=True, workdir=None, prepare="defau
         raise QnnRefusal(onnx_path, soc_model, str(e)) from e
     session = Session(sess, "qnn-htp", workdir, onnx_path, soc_model, csv_path, graph_dir,
                       temporary)
+    session.widened = widened
     if not qnn_graphs(session):
         raise QnnRefusal(onnx_path, soc_model, "the QNN EP built no graph (nothing would run "
                          "on HTP)")
@@ -190,7 +232,8 @@ def run(session, feeds):
     names = [o.name for o in session.ort.get_outputs()]
     with _cwd(session.workdir):
         values = session.ort.run(names, {k: np.asarray(v) for k, v in feeds.items()})
-    return dict(zip(names, values))
+    return {session.widened.get(n, n): v.astype(np.int64) if n in session.widened else v
+            for n, v in zip(names, values)}
 
 
 def qnn_graphs(session):

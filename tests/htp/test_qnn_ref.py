@@ -150,6 +150,32 @@ def main():
     expect("with CPU fallback ONNX Runtime quietly runs the refused graph",
            np.allclose(quiet.run(None, {"x": xv})[0], np.linalg.det(xv), rtol=1e-4, atol=1e-5))
 
+    # an int64 output (edgegrad's widened int32, a final Cast): QNN HTP computes the int32
+    # and run() widens it as edgegrad's runtime does; the Cast itself would fail every run
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])
+    yi = helper.make_tensor_value_info("i", TensorProto.INT64, [2, 5, 3, 4])
+    y1 = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 5])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu"),
+         helper.make_node("GreaterOrEqual", ["x", "zero"], ["ge"], name="ge"),
+         helper.make_node("Where", ["ge", "one", "zero_i"], ["w"], name="where"),
+         helper.make_node("Transpose", ["w"], ["i32"], name="nchw", perm=[0, 3, 1, 2]),
+         helper.make_node("Cast", ["i32"], ["i"], name="widen", to=TensorProto.INT64)],
+        "g", [xi], [y1, yi],
+        [numpy_helper.from_array(np.zeros(1, np.float32), "zero"),
+         numpy_helper.from_array(np.ones(1, np.int32), "one"),
+         numpy_helper.from_array(np.zeros(1, np.int32), "zero_i")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    widen = os.path.join(tmp_dir.name, "widen.onnx")
+    onnx.save(m, widen)
+    xv = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    got = qnn_ref.run(qnn_ref.qnn_session(widen, SM8650), {"x": xv})
+    expect("an int64 output is computed as int32 and widened",
+           got["i"].dtype == np.int64 and
+           np.array_equal(got["i"], (xv >= 0).astype(np.int64).transpose(0, 3, 1, 2))
+           and np.allclose(got["y"], np.maximum(xv, 0), rtol=1e-3, atol=1e-3), str(got))
+
     del qnn
     before = set(os.listdir(tempfile.gettempdir()))
     temp_session = qnn_ref.qnn_session(chain, SM8650)

@@ -16,8 +16,8 @@ declined node is also checked numerically through the portable kernel.
             drop_grad_weight), odd sizes, strides 1, 2, 3 and mixed, so that every derived
             output_padding value 0..s-1 occurs and the grad_weight Conv2d needs its crop (a 1x1
             stride-2 conv of an even input never reads its last row), frozen and runtime
-            weights, groups 2 and depthwise (with a multiplier) for every gradient, dilation for
-            grad_weight / grad_bias; declined: dilation with grad_input, transposed=True.
+            weights, groups 2 and depthwise (with a multiplier) for every gradient, dilation
+            (grad_input of dilated convs: test_npu_conv_dilated.py); declined: transposed=True.
   training: frozen-backbone steps (trainable biases / BN / head) and full training (every
             parameter trainable) with export_training_step on SM8650: every convolution and
             convolution_backward on the NPU, outputs equal to PyTorch's eager step.
@@ -215,8 +215,7 @@ bwd("depthwise5_s3", r(2, 4, 9, 10), r(4, 1, 5, 5), (T, F_, T), stride=(3, 2), p
     groups=4)
 bwd("gw_pad_reaches_kernel_g1", r(2, 3, 2, 3), r(4, 3, 5, 4), (F_, T, T), padding=(2, 1),
     static=())
-bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (T, F_, F_), dilation=(2, 1), padding=(2, 1),
-    reason="dilation [2, 1] unsupported: TransposeConv2d has no dilation")
+bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (T, F_, F_), dilation=(2, 1), padding=(2, 1))
 bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (F_, T, T), dilation=(2, 1), padding=(2, 1),
     static=())
 # grad_weight's Conv2d would have stride > 1 and dilation > 1, which QNN HTP refuses for some

@@ -251,6 +251,39 @@ def build():
     s.case("view_to_scalar", lambda x: torch.relu(x).view(()), [r(1, 1)])
     s.case("view_4d_unit_channels", lambda x: torch.relu(x.view(2, 3, 1, 1)), [r(2, 3)])
 
+    # slice: of a traced value, of an NHWC one's channels (a concatenation's backward, as in
+    # SqueezeNet's Fire modules: conv -> relu -> channel slices), with a step, a negative start
+    # and an open end
+    s.case("slice_2d_step", lambda x: torch.relu(x)[:, 1:7:3], [r(3, 9)])
+    s.case("slice_tail", lambda x: torch.relu(x)[..., -3:], [r(2, 3, 4, 5)])
+    s.case("slice_channels_conv", lambda x, w: torch.relu(F.conv2d(x, w))[:, 2:5] * 2.0,
+           [r(2, 3, 5, 5), r(6, 3, 1, 1)], partitions=1)
+    s.case("slice_channels_both", lambda x: torch.relu(torch.relu(x)[:, :2] +
+                                                       torch.relu(x)[:, 3:5]), [r(2, 6, 3, 3)],
+           partitions=1)
+    s.case("slice_rows_step", lambda x: torch.relu(x)[:, :, 1::2], [r(2, 3, 7, 4)])
+    # split: ShuffleNetV2's channel split of an NHWC value (conv -> chunk), uneven pieces,
+    # sizes, and a piece nothing reads
+    s.case("split_channels_conv", lambda x, w: [torch.relu(p) for p in
+                                                F.conv2d(x, w).chunk(2, 1)],
+           [r(2, 3, 4, 4), r(6, 3, 1, 1)], partitions=1)
+    s.case("split_uneven", lambda x: [p * 2.0 for p in torch.relu(x).split(3, 1)],
+           [r(2, 7, 3, 3)])
+    s.case("split_sizes_rows", lambda x: [p + 1.0 for p in torch.relu(x).split([1, 4], -2)],
+           [r(2, 3, 5, 4)])
+    # select (a ViT's class token, MultiheadAttention's q/k/v unbind) and the backward ops of
+    # select and slice (zeros but the selected block: a Pad)
+    s.case("select_class_token", lambda x: torch.relu(x)[:, 0] * 2.0, [r(2, 5, 6)])
+    s.case("select_neg", lambda x: torch.relu(x).select(-1, -2), [r(3, 2, 4, 5)])
+    s.case("select_grad", chain(lambda x, g: vjp([torch.relu(x)[:, 1]], [x], [g])),
+           [r(2, 5, 6).requires_grad_(True), r(2, 6)])
+    s.case("slice_grad_channels",
+           chain(lambda x, g: vjp([torch.relu(x)[:, 2:5]], [x], [g])),
+           [r(2, 7, 3, 3).requires_grad_(True), r(2, 3, 3, 3)])
+    s.case("selects_grad", chain(lambda x, g: vjp([x[0] + x[1] * 2.0 + x[2] * 3.0], [x], [g])),
+           [r(3, 4, 5).requires_grad_(True), r(4, 5)])
+    s.case("split_unread_piece", lambda x: torch.relu(x).split(2, 0)[1] * 3.0, [r(5, 3)])
+
     # permute
     s.case("permute_to_nhwc", lambda x: torch.relu(x).permute(0, 2, 3, 1), [r(2, 4, 3, 5)])
     s.case("permute_to_nchw", lambda x: torch.relu(x.permute(0, 3, 1, 2)), [r(2, 3, 5, 4)])

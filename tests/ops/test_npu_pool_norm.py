@@ -26,9 +26,6 @@ from edgegrad.export import export_function, export_training_step  # noqa: E402
 aten = torch.ops.aten
 F = torch.nn.functional
 
-INDICES = "indices are needed (int64): the NPU has no int64"
-
-
 def r(*shape, scale=1.0):
     return torch.randn(*shape) * scale
 
@@ -142,7 +139,7 @@ def build_suite():
     s.case("max_pool_dilation", lambda x: F.max_pool2d(x, 2, 1, 0, 2), [x],
            cpu={mp: "dilation [2, 2] unsupported"})
     s.case("max_pool_indices", lambda x: F.max_pool2d(x, 2, return_indices=True)[1].float(),
-           [x], cpu={mp: INDICES}, socs=SOCS[:3])
+           [x], npu=[mp], socs=SOCS[:3])
     s.case("max_pool_unbatched", lambda x: F.max_pool2d(x, 2), [r(3, 8, 8)],
            cpu={mp: "unbatched input"})
 
@@ -258,12 +255,14 @@ def build_suite():
     tgt4 = torch.tensor([0, 3, 1, 4])
     s.extra("train_small_conv_net",
             training_step(zoo.SmallConvNet, r(4, 3, 16, 16), tgt4, ce,
-                          npu=["relu.default", "threshold_backward.default"],
-                          cpu={"max_pool2d_with_indices.default": INDICES}))
+                          npu=["relu.default", "threshold_backward.default",
+                               "max_pool2d_with_indices.default",
+                               "max_pool2d_with_indices_backward.default"]))
     s.extra("train_maxpool_net",
             training_step(zoo.MaxPoolNet, r(2, 3, 16, 16), tgt4[:2], ce,
-                          npu=["relu.default", "threshold_backward.default"],
-                          cpu={"max_pool2d_with_indices.default": INDICES}))
+                          npu=["relu.default", "threshold_backward.default",
+                               "max_pool2d_with_indices.default",
+                               "max_pool2d_with_indices_backward.default"]))
     s.extra("train_lenet5",
             training_step(zoo.LeNet5, r(2, 1, 32, 32), torch.tensor([7, 2]), ce,
                           npu=["tanh.default", "tanh_backward.default",

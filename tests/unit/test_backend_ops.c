@@ -87,14 +87,16 @@ typedef struct bo_case {
   {EG_OP_convolution, id, T(0, x) "," T(1, w) "," T(2, z), IN("x", 0), IN("w", 1),          \
    UT("aten.convolution.default", "[" V(0) ", " V(1) ", null, " args "]", 2), IN("z", 2),   \
    1, {{"w", w, wn, -1, 1}}}
-/* convolution_backward(gy, x [2,3,6,6], static w [4,3,3,3]; stride, padding 1), mask
- * [True, False, False]: tuple 3 -> getitem 0. */
-#define CONV_BWD(id, gy, stride)                                                            \
+/* convolution_backward(gy, x [2,3,6,6], static w [4,3,3,3]; stride, padding, dilation),
+ * mask [True, False, False]: tuple 3 -> getitem 0. */
+#define CONV_BWD(id, gy, stride) CONV_BWD_DIL(id, gy, stride, "[1, 1]", "[1, 1]")
+#define CONV_BWD_DIL(id, gy, stride, padding, dilation)                                     \
   {EG_OP_convolution_backward, id, T(0, gy) "," T(1, X4) "," T(2, "[4, 3, 3, 3]") ","       \
    TUPLE(3, "[4, null, null]") "," T(4, X4) "," T(5, X4), IN("gy", 0) "," IN("x", 1),       \
    IN("w", 2),                                                                              \
    UT("aten.convolution_backward.default",                                                  \
-      "[" V(0) ", " V(1) ", " V(2) ", [4], " stride ", [1, 1], [1, 1], false, [0, 0], 1, "  \
+      "[" V(0) ", " V(1) ", " V(2) ", [4], " stride ", " padding ", " dilation ", false, "  \
+      "[0, 0], 1, "                                                                         \
       "[true, false, false]]", 3) "," GETITEM("getitem", 3, 0, 5),                          \
    IN("gx", 5), 1, {{"w", "[4, 3, 3, 3]", 108, -1, 1}}}
 
@@ -113,6 +115,9 @@ static const bo_case cases[] = {
      * lowering derives output_padding 1) */
     CONV_BWD("conv_bwd", "[2, 4, 6, 6]", "[1, 1]"),
     CONV_BWD("conv_bwd_s2", "[2, 4, 3, 3]", "[2, 2]"),
+    /* dilated: grad_input's TransposeConv2d with the dilated kernel (both dims, and H only) */
+    CONV_BWD_DIL("conv_bwd_dil", "[2, 4, 6, 6]", "[1, 1]", "[2, 2]", "[2, 2]"),
+    CONV_BWD_DIL("conv_bwd_dil_h", "[2, 4, 6, 6]", "[1, 1]", "[2, 1]", "[2, 1]"),
 
     /* matrix products */
     {EG_OP_mm, "mm", T(0, "[4, 5]") "," T(1, "[5, 3]") "," T(2, "[4, 3]"),
@@ -313,6 +318,23 @@ static const bo_case cases[] = {
      T(2, "[2, 3, 3, 3]") "," TI(3, "[2, 3, 3, 3]") "," T(4, "[2, 3, 3, 3]"), IN("x", 0), "",
      UT("aten.max_pool2d_with_indices.default", "[" V(0) ", [3, 3], [2, 2], [1, 1]]", 1) ","
      GETITEM("getitem", 1, 0, 4), IN("z", 4), NO_ST},
+    /* the indices read: computed on the NPU as int32, compared exactly */
+    {EG_OP_max_pool2d_with_indices, "max_pool_indices", T(0, X4) "," TUPLE(1, "[2, 3]") ","
+     T(2, "[2, 3, 3, 3]") "," TI(3, "[2, 3, 3, 3]") "," T(4, "[2, 3, 3, 3]") ","
+     TI(5, "[2, 3, 3, 3]"), IN("x", 0), "",
+     UT("aten.max_pool2d_with_indices.default", "[" V(0) ", [3, 3], [2, 2], [1, 1]]", 1) ","
+     GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5),
+     IN("z", 4) "," IN("indices", 5), NO_ST},
+    /* its backward, reading the forward's indices (valid ones: a forward feeds it) */
+    {EG_OP_max_pool2d_with_indices_backward, "max_pool_backward", T(0, X4) ","
+     T(1, "[2, 3, 3, 3]") "," TUPLE(2, "[3, 4]") "," T(3, "[2, 3, 3, 3]") ","
+     TI(4, "[2, 3, 3, 3]") "," T(5, "[2, 3, 3, 3]") "," TI(6, "[2, 3, 3, 3]") "," T(7, X4),
+     IN("x", 0) "," IN("g", 1), "",
+     NODE("mp", "aten.max_pool2d_with_indices.default", "[" V(0) ", [3, 3], [2, 2], [1, 1]]",
+          2) "," GETITEM("getitem", 2, 0, 5) "," GETITEM("getitem_1", 2, 1, 6) ","
+     UT("aten.max_pool2d_with_indices_backward.default",
+        "[" V(1) ", " V(0) ", [3, 3], [2, 2], [1, 1], [1, 1], false, " V(6) "]", 7),
+     IN("gx", 7) "," IN("z", 5), NO_ST},
     SHAPED(avg_pool2d, "avg_pool", X4, "[2, 3, 3, 3]", "aten.avg_pool2d.default",
            "[" V(0) ", [3, 3], [2, 2], [1, 1]]"),
     SHAPED(avg_pool2d, "avg_pool_ceil", X4, "[2, 3, 3, 3]", "aten.avg_pool2d.default",
@@ -408,6 +430,34 @@ static const bo_case cases[] = {
     {EG_OP_stack, "stack", T(0, "[3, 4]") "," T(1, "[3, 4]") "," T(2, "[2, 3, 4]"),
      IN("a", 0) "," IN("b", 1), "", UT("aten.stack.default", "[[" V(0) ", " V(1) "]]", 2),
      IN("z", 2), NO_ST},
+    {EG_OP_slice_Tensor, "slice_channels", T(0, "[2, 7, 4, 4]") "," T(1, "[2, 3, 4, 4]"),
+     IN("x", 0), "", UT("aten.slice.Tensor", "[" V(0) ", 1, 1, 6, 2]", 1), IN("z", 1), NO_ST},
+    {EG_OP_split_Tensor, "split_channels",
+     T(0, "[2, 7, 3, 3]") "," TUPLE(1, "[2, 3, 4]") "," T(2, "[2, 3, 3, 3]") ","
+     T(3, "[2, 3, 3, 3]") "," T(4, "[2, 1, 3, 3]") "," T(5, "[2, 3, 3, 3]") ","
+     T(6, "[2, 3, 3, 3]") "," T(7, "[2, 1, 3, 3]"),
+     IN("x", 0), "", UT("aten.split.Tensor", "[" V(0) ", 3, 1]", 1) ","
+     GETITEM("getitem", 1, 0, 5) "," GETITEM("getitem_1", 1, 1, 6) ","
+     GETITEM("getitem_2", 1, 2, 7), IN("a", 5) "," IN("b", 6) "," IN("c", 7), NO_ST},
+    {EG_OP_split_with_sizes, "split_sizes_rows",
+     T(0, "[2, 3, 5, 4]") "," TUPLE(1, "[2, 3]") "," T(2, "[2, 3, 1, 4]") ","
+     T(3, "[2, 3, 4, 4]") "," T(4, "[2, 3, 1, 4]") "," T(5, "[2, 3, 4, 4]"),
+     IN("x", 0), "", UT("aten.split_with_sizes.default", "[" V(0) ", [1, 4], -2]", 1) ","
+     GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5),
+     IN("a", 4) "," IN("b", 5), NO_ST},
+    {EG_OP_select_int, "select_class_token", T(0, "[2, 5, 6]") "," T(1, "[2, 6]"),
+     IN("x", 0), "", UT("aten.select.int", "[" V(0) ", 1, 0]", 1), IN("z", 1), NO_ST},
+    {EG_OP_select_int, "select_neg", T(0, "[3, 2, 4, 5]") "," T(1, "[3, 2, 4]"),
+     IN("x", 0), "", UT("aten.select.int", "[" V(0) ", -1, -2]", 1), IN("z", 1), NO_ST},
+    {EG_OP_select_backward, "select_backward", T(0, "[2, 6]") "," T(1, "[2, 5, 6]"),
+     IN("g", 0), "", UT("aten.select_backward.default", "[" V(0) ", [2, 5, 6], 1, 3]", 1),
+     IN("z", 1), NO_ST},
+    {EG_OP_slice_backward, "slice_backward", T(0, "[2, 3, 4, 4]") "," T(1, "[2, 7, 4, 4]"),
+     IN("g", 0), "", UT("aten.slice_backward.default", "[" V(0) ", [2, 7, 4, 4], 1, 2, 5, 1]", 1),
+     IN("z", 1), NO_ST},
+    {EG_OP_slice_Tensor, "slice_tail", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 3, 4, 3]"),
+     IN("x", 0), "", UT("aten.slice.Tensor", "[" V(0) ", -1, -3, 9223372036854775807]", 1),
+     IN("z", 1), NO_ST},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 

@@ -523,8 +523,13 @@ static void test_backward_reasons(void) {
   /* the verified graph is edited in place, one attribute at a time, and restored */
   eg_arg *dil = &n->args[6], *groups = &n->args[9], *transposed = &n->args[7],
          *stride = &n->args[4];
+  /* dilation 2 in H with one more padding row per side keeps every shape: grad_input through
+   * the dilated kernel (dilate_filter); without that padding, output_padding -2 */
   dil->list.items[0].i = 2;
-  check_reason(g, n, "dilation [2, 1] unsupported: TransposeConv2d has no dilation");
+  check_reason(g, n, "output_padding -2 not in [0, 2)");
+  n->args[5].list.items[0].i++;
+  check_reason(g, n, NULL);
+  n->args[5].list.items[0].i--;
   dil->list.items[0].i = 1;
   groups->i = 2; /* grouped: TransposeConv2d with group 2 */
   check_reason(g, n, NULL);

@@ -326,7 +326,9 @@ static void test_max_pool_indices_unread(void) {
   release(&c);
 }
 
-/* The same pool with its indices as a graph output stays on the CPU. */
+/* The same pool with its indices as a graph output: PoolMax2d, then per tap but the last (the
+ * innermost fallback) a StridedSlice of the input, its comparison with the maxima and an INT_32
+ * Select, the first tap's writing the indices (held NHWC as INT_32). No padding: no Pad. */
 static void test_max_pool_indices_read(void) {
   compiled c = compile("maxpool_idx", T(0, "[1, 2, 4, 4]") "," TUPLE(1, "[2, 3]") ","
                        T(2, "[1, 2, 2, 2]") "," TI(3, "[1, 2, 2, 2]") "," T(4, "[1, 2, 2, 2]") ","
@@ -335,8 +337,20 @@ static void test_max_pool_indices_read(void) {
                             "[{\"value\": 0}, [2, 2]]", 1) ","
                        GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5),
                        IN("y", 4) "," IN("i", 5), 0, NULL);
-  EG_CHECK(strcmp(reason_of(&c, "max_pool2d_with_indices"),
-                  "indices are needed (int64): the NPU has no int64") == 0);
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
+  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_POOL_MAX_2D, EG_QNN_OP_STRIDED_SLICE,
+                          EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_QNN_OP_STRIDED_SLICE, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL,
+                          EG_QNN_OP_ELEMENT_WISE_SELECT, EG_QNN_OP_STRIDED_SLICE,
+                          EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (g && eg_qnn_graph_num_ops(g) == 10) {
+    EG_CHECK(param_is(g, 1, "ranges", VALS(0, 1, 1, 1, 4, 2, 0, 3, 2, 0, 2, 1))); /* tap (1, 0) */
+    EG_CHECK(param_is(g, 7, "ranges", VALS(0, 1, 1, 0, 3, 2, 0, 3, 2, 0, 2, 1))); /* tap (0, 0) */
+    EG_CHECK(out_of(g, 9)->dtype == EG_QNN_DTYPE_INT_32);
+    EG_CHECK(dims_are(out_of(g, 9), VALS(1, 2, 2, 2)));
+    EG_CHECK(out_of(g, 9)->type == EG_QNN_TENSOR_APP_READ);
+  }
   release(&c);
 }
 

@@ -825,8 +825,9 @@ static void quant_write(exec_t *ex, const op_t *op) {
 /* Every tensor an op touches is FLOAT_32, except a comparison's output and
  * ElementWiseSelect's condition (BOOL_8) and Cast's (checked by prepare_cast), and has fewer than
  * 2^31 elements (so every GEMM dimension fits sgemm's int). Reshape, Transpose, StridedSlice,
- * Concat and Tile only move 4-byte elements (memcpy, register shuffles), so they also run
- * all-INT_32 (the int64 values pass i64_to_i32 narrows). ElementWiseEqual runs on INT_32
+ * Concat, Tile and ElementWiseSelect's operands only move 4-byte elements (memcpy, register
+ * shuffles, a conditional copy), so they also run all-INT_32 (the int64 values pass i64_to_i32
+ * narrows; max pool's indices). ElementWiseEqual runs on INT_32
  * operands only (the class indices of nll_loss's one-hot mask). */
 static eg_status check_supported(const exec_t *ex, const op_t *op) {
   if (op->type == EG_QNN_OP_CAST) return EG_OK;
@@ -838,7 +839,7 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
                       (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
     const bool moves = op->type == EG_QNN_OP_RESHAPE || op->type == EG_QNN_OP_TRANSPOSE ||
                        op->type == EG_QNN_OP_CONCAT || op->type == EG_QNN_OP_STRIDED_SLICE ||
-                       op->type == EG_QNN_OP_TILE;
+                       op->type == EG_QNN_OP_TILE || op->type == EG_QNN_OP_ELEMENT_WISE_SELECT;
     const bool int_in = op->type == EG_QNN_OP_ELEMENT_WISE_EQUAL ||
                         (moves && tout(ex, op)->dtype == EG_QNN_DTYPE_INT_32);
     const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8

@@ -106,7 +106,7 @@ const eg_htp_builder *const eg_htp_builders[] = {
 
     /* pooling (src/ops/pool.c) */
     [EG_OP_max_pool2d_with_indices] = &eg_htp_builder_max_pool2d_with_indices,
-    [EG_OP_max_pool2d_with_indices_backward] = NO_LOWERING,
+    [EG_OP_max_pool2d_with_indices_backward] = &eg_htp_builder_max_pool2d_with_indices_backward,
     [EG_OP_avg_pool2d] = &eg_htp_builder_avg_pool2d,
     [EG_OP_avg_pool2d_backward] = &eg_htp_builder_avg_pool2d_backward,
     [EG_OP__adaptive_avg_pool2d] = &eg_htp_builder__adaptive_avg_pool2d,
@@ -146,13 +146,13 @@ const eg_htp_builder *const eg_htp_builders[] = {
     /* joining, slicing and creation (src/ops/tensor.c) */
     [EG_OP_cat] = &eg_htp_builder_cat,
     [EG_OP_stack] = &eg_htp_builder_stack,
-    [EG_OP_split_Tensor] = NO_LOWERING,
-    [EG_OP_split_with_sizes] = NO_LOWERING,
-    [EG_OP_slice_Tensor] = NO_LOWERING,
-    [EG_OP_slice_backward] = NO_LOWERING,
+    [EG_OP_split_Tensor] = &eg_htp_builder_split_Tensor,
+    [EG_OP_split_with_sizes] = &eg_htp_builder_split_with_sizes,
+    [EG_OP_slice_Tensor] = &eg_htp_builder_slice_Tensor,
+    [EG_OP_slice_backward] = &eg_htp_builder_slice_backward,
     [EG_OP_constant_pad_nd] = &eg_htp_builder_constant_pad_nd,
-    [EG_OP_select_int] = NO_LOWERING,
-    [EG_OP_select_backward] = NO_LOWERING,
+    [EG_OP_select_int] = &eg_htp_builder_select_int,
+    [EG_OP_select_backward] = &eg_htp_builder_select_backward,
     [EG_OP_squeeze_dim] = NO_LOWERING,
     [EG_OP_squeeze_default] = NO_LOWERING,
     [EG_OP_unsqueeze] = NO_LOWERING,

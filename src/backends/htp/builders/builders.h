@@ -51,9 +51,17 @@ bool eg_htp_u32_params_ok(const char *what, const int64_t *v, int n, char *reaso
  *   rows     Reshape [N, H, w_to * C] + MatMul(rows [h_to, H] STATIC, .) -> [N, h_to, w_to * C]
  *            + Reshape to [N, h_to, w_to, C].
  * cols or rows -1 leaves that step out (w_to == W, or h_to == H); not both. */
+/* The map's rows hold W * C of NCHW value y (the result) as one QNN dim: it must fit 32 bits.
+ * On false, one sentence in reason. */
+bool eg_htp_separable_rows_fit(const eg_value *y, char *reason, size_t size);
 eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],
                                uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
                                int32_t out_value);
+/* The same into QNN tensor `out` [N, h_to, w_to, C] the caller made (a temp of a composite:
+ * conv.c's dilated filter). */
+eg_status eg_htp_separable_map_into(eg_htp_lower *L, int32_t in, const uint32_t from[4],
+                                    uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
+                                    int32_t out);
 
 /* A softmax backward's operands along one dim (softmax's and log-softmax's): grad_output (#0)
  * and output (#1) as QNN tensors in grad_output's axis order, with the result in that order too;

@@ -144,9 +144,25 @@ eg_status eg_htp_softmax_bwd_line_sum(eg_htp_lower *L, const eg_htp_softmax_bwd 
   return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &in, 1, out, 1, p, 2);
 }
 
-eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],
+bool eg_htp_separable_rows_fit(const eg_value *y, char *reason, size_t size) {
+  if (y->shape[3] <= (int64_t)UINT32_MAX / y->shape[1]) return true;
+  snprintf(reason, size, "W * C = %lld * %lld exceeds QNN's 32-bit dims (at most %u): the "
+           "rows' MatMul holds them as one dim", (long long)y->shape[3],
+           (long long)y->shape[1], UINT32_MAX);
+  return false;
+}
+
+/* The result tensor of a separable map: graph value `value` defined here, or (value -1) the
+ * QNN tensor `tensor` the caller made. */
+static eg_status map_result(eg_htp_lower *L, int32_t value, int32_t tensor, int32_t *out) {
+  if (value >= 0) return eg_htp_define(L, value, out);
+  *out = tensor;
+  return EG_OK;
+}
+
+static eg_status separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],
                                uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
-                               int32_t out_value) {
+                               int32_t out_value, int32_t out_tensor) {
   const uint32_t nb = from[0], h0 = from[1], c = from[3];
   int32_t cur = in, out;
   if (cols >= 0) {
@@ -155,7 +171,7 @@ eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[
       const uint32_t d[4] = {nb, h0, w_to, c};
       EG_TRY(eg_htp_temp(L, "cols_out", EG_QNN_DTYPE_FLOAT_32, 4, d, &cur));
     } else {
-      EG_TRY(eg_htp_define(L, out_value, &cur));
+      EG_TRY(map_result(L, out_value, out_tensor, &cur));
     }
     EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &cur, 1, NULL, 0));
     if (rows < 0) return EG_OK;
@@ -166,6 +182,18 @@ eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[
   EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &mm[1], 1, NULL, 0));
   EG_TRY(eg_htp_temp(L, "rows_out", EG_QNN_DTYPE_FLOAT_32, 3, flat_out, &prod));
   EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &prod, 1, NULL, 0));
-  EG_TRY(eg_htp_define(L, out_value, &out));
+  EG_TRY(map_result(L, out_value, out_tensor, &out));
   return eg_htp_op(L, EG_QNN_OP_RESHAPE, &prod, 1, &out, 1, NULL, 0);
+}
+
+eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],
+                               uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
+                               int32_t out_value) {
+  return separable_map(L, in, from, h_to, w_to, cols, rows, out_value, -1);
+}
+
+eg_status eg_htp_separable_map_into(eg_htp_lower *L, int32_t in, const uint32_t from[4],
+                                    uint32_t h_to, uint32_t w_to, int32_t cols, int32_t rows,
+                                    int32_t out) {
+  return separable_map(L, in, from, h_to, w_to, cols, rows, -1, out);
 }

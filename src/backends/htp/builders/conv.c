@@ -17,7 +17,17 @@
  *                    tensor, so the weight is stored once); for a trainable one, one Transpose
  *                    of the ATen weight -> TransposeConv2d(grad_output, W_hwoi; stride,
  *                    pad_amount, output_padding, group g), output_padding = H_in - ((H_out-1)*s
- *                    - 2p + k) per dim
+ *                    - 2p + ke) per dim, ke = (k-1)*d + 1; with dilation d > 1 the filter is
+ *                    first the dilated kernel W_d [ke_H, ke_W, Cout, Cin/g] (d - 1 zeros
+ *                    between taps), built from W_hwoi inside the graph: Reshape [1, kH, kW,
+ *                    Cout*Cin/g], MatMuls by STATIC 0/1 matrices E [ke, k] (E[i*d, i] = 1;
+ *                    eg_htp_separable_map), Reshape back (dilate_filter). Measured right on
+ *                    QNN's HTP emulator (QNN 2.51 through onnxruntime-qnn 2.7.0, SM8650, fp32
+ *                    and fp16, against PyTorch's grad_input: relative error 3e-4 to 6e-4,
+ *                    fp16's): depthwise 5x5 dilation 2 (9x9) and 3x3 dilation 2, plain 3x3
+ *                    dilation 2 at stride 1 and 2, grouped 3x3 dilation 3, 1x1 (no MatMul
+ *                    needed: ke = 1), static and runtime filters, and as whole training
+ *                    steps on SM8550 / SM8650 / SM8750
  *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight)
  *     grad_bias   -> ReduceSum(grad_output, axes [0, 1, 2] = N, H, W of NHWC)
  *   (ATen [Cout, Cin/g, kH, kW] weights become QNN filters: HWIO [kH, kW, Cin/g, Cout],
@@ -36,8 +46,8 @@
  *   forward, transposed: dilation 1 (QNN's TransposeConv2d has none), output_padding < stride.
  *   both, TransposeConv2d (tconv_pads, the forms QNN HTP computes right): output_padding <=
  *   padding per dim where it has group > 1 or stride > 2; depthwise (one channel per group in
- *   and out) with stride > 1 and a kernel wider than 3: its input's zeros inserted explicitly
- *   (Reshapes and Pads, zero_insert) and the TransposeConv2d at stride 1 (a quantized forward
+ *   and out) with stride > 1 and a (dilated) kernel wider than 3: its input's zeros inserted
+ *   explicitly (Reshapes and Pads, zero_insert), TransposeConv2d at stride 1 (a quantized forward
  *   input there is declined: the Pads are float only).
  *   backward, grad_weight: not with stride > 1 and dilation > 1 both (its Conv2d then has
  *   both, which QNN HTP refuses for some shapes: measured).
@@ -47,11 +57,13 @@
  *   rows/cols the rest adds (zeros, plus the bias) come from an explicit Pad (constant 0) of
  *   its output and an ElementWiseAdd of the bias (split_pads, padded_output); a quantized
  *   forward input is then declined (the Pad is float only).
- *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq).
+ *   forward: quantized input / frozen weight accepted (fixed-point QNN tensors, pass fold_qdq);
+ *   not depthwise with stride > 1 and dilation > 1 both (QNN HTP refuses that DepthWiseConv2d:
+ *   3x3 and 5x5, stride 2, dilation 2, fp32 and fp16, SM8650, measured).
  *   backward: no quantized grad_output / weight (see quantized()), nor a quantized forward input
- *   where grad_weight reads it; transposed False; where grad_input is computed, dilation [1, 1]
- *   and the derived output_padding in [0, stride). A grad_weight element nothing reads (PyTorch
- *   1.13 traces one even for output_mask [*, False, True], docs/graph-format.md) is not
+ *   where grad_weight reads it; transposed False; where grad_input is computed, the derived
+ *   output_padding (of the dilated kernel) in [0, stride). A grad_weight element nothing reads
+ *   (PyTorch 1.13 traces one even for output_mask [*, False, True], docs/graph-format.md) is not
  *   computed, and then the forward `input` (argument 1) is not read either: its shape comes
  *   from the IR and it never becomes a partition input for this node.
  * The conv bias may be a runtime value (a trainable bias): a rank-1 tensor needs no layout.
@@ -61,6 +73,7 @@
  * trainable weight are read in whichever order they are held (traced_axes composes it into the
  * one Transpose each needs). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/htp/builders/builders.h"
@@ -206,6 +219,13 @@ static bool split_pads(const int64_t kernel[2], const int64_t stride[2], const i
   return any;
 }
 
+/* The kernel's extent in spatial dim d (0: H, 1: W) of weight shape `w` under the
+ * convolution's dilation: (k - 1) * dilation + 1, the kernel of the grad_input TransposeConv2d
+ * (dilate_filter); k where the dilation is 1 (a transposed forward always: dilation_one). */
+static int64_t dilated_kernel(const conv_args *a, const int64_t *w, int d) {
+  return (w[2 + d] - 1) * a->dil[d] + 1;
+}
+
 static bool dilation_one(const conv_args *a, char *reason, size_t size) {
   if (a->dil[0] == 1 && a->dil[1] == 1) return true;
   snprintf(reason, size, "dilation [%lld, %lld] unsupported: TransposeConv2d has no dilation",
@@ -265,7 +285,8 @@ static bool tconv_pads(const eg_graph *g, const conv_args *a, const int64_t op[2
   const int64_t *w = g->values[a->w].shape; /* [in, out / group, kH, kW] or [out, in / g, ..] */
   const bool depthwise = w[0] == a->groups && w[1] == 1;
   bool zeros = false;
-  for (int d = 0; d < 2; d++) zeros |= depthwise && a->stride[d] > 1 && w[2 + d] > 3;
+  for (int d = 0; d < 2; d++)
+    zeros |= depthwise && a->stride[d] > 1 && dilated_kernel(a, w, d) > 3;
   for (int d = 0; d < 2; d++) {
     tstride[d] = zeros ? 1 : a->stride[d];
     if (zeros) {
@@ -460,6 +481,13 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
     return true;
   }
   *kind = is_depthwise(a, cin) ? FWD_DEPTHWISE : FWD_CONV;
+  if (*kind == FWD_DEPTHWISE && (a->stride[0] > 1 || a->stride[1] > 1) &&
+      (a->dil[0] > 1 || a->dil[1] > 1)) {
+    snprintf(reason, size, "depthwise with stride [%lld, %lld] and dilation [%lld, %lld]: QNN "
+             "HTP refuses such a DepthWiseConv2d (measured)", (long long)a->stride[0],
+             (long long)a->stride[1], (long long)a->dil[0], (long long)a->dil[1]);
+    return false;
+  }
   if (fwd_explicit_pad(g, a) && quantized(&g->values[a->x])) {
     snprintf(reason, size, "quantized input with stride 1 and a padding that reaches the "
              "kernel's width: QNN HTP computes such a Conv2d wrong (measured: relative error "
@@ -600,14 +628,14 @@ static bool bwd_plan(const eg_graph *g, const eg_node *n, bwd_plan_t *pl, char *
   /* grad_weight's Conv2d (grad_output as the kernel, the forward's dilation as its stride and
    * the forward's stride as its dilation) with a padding that reaches that kernel: part of it
    * goes into a Pad (split_pads) */
-  /* 5. grad_input: TransposeConv2d has no dilation; its output_padding makes grad_input exactly
-   *    input's size: H_in = (H_out-1)*s - 2p + k + op, i.e. op = H_in - ((H_out-1)*s - 2p + k) */
+  /* 5. grad_input: TransposeConv2d has no dilation: it runs with the dilated kernel (k - 1) * d
+   *    + 1 (dilate_filter), ke; its output_padding makes grad_input exactly input's size:
+   *    H_in = (H_out-1)*s - 2p + ke + op, i.e. op = H_in - ((H_out-1)*s - 2p + ke) */
   if (pl->grad_input >= 0) {
-    if (!dilation_one(&pl->a, reason, size)) return false;
     const eg_value *x = &g->values[pl->a.x], *gy = &g->values[pl->gy], *w = &g->values[pl->a.w];
     for (int d = 0; d < 2; d++)
       pl->out_pad[d] = x->shape[2 + d] - ((gy->shape[2 + d] - 1) * pl->a.stride[d] -
-                                          2 * pl->a.pad[d] + w->shape[2 + d]);
+                                          2 * pl->a.pad[d] + dilated_kernel(&pl->a, w->shape, d));
     if (!out_pad_ok(pl->out_pad, pl->a.stride, reason, size) ||
         !tconv_pads(g, &pl->a, pl->out_pad, pl->tc_pads, pl->tc_out_pad, pl->tc_stride, reason,
                     size))
@@ -621,6 +649,46 @@ static bool conv_bwd_supports(const eg_graph *g, const eg_node *n, const eg_targ
   (void)t;
   bwd_plan_t pl;
   return bwd_plan(g, n, &pl, reason, size);
+}
+
+/* The zero-insertion matrix of one kernel dim, E [(k-1)*d + 1, k] with E[i*d, i] = 1 (0
+ * elsewhere): E times a column of k taps spreads them d apart. A STATIC tensor. */
+static eg_status dilation_matrix(eg_htp_lower *L, const char *what, uint32_t k, uint32_t dil,
+                                 int32_t *tensor) {
+  const uint32_t ke = (k - 1) * dil + 1, dims[2] = {ke, k};
+  float *m = calloc((size_t)ke * k, sizeof *m);
+  if (!m) return eg_error(EG_ERR_NOMEM, "lowering convolution_backward: out of memory (%ux%u "
+                          "dilation matrix)", ke, k);
+  for (uint32_t i = 0; i < k; i++) m[(size_t)i * dil * k + i] = 1.0f;
+  const eg_status st = eg_htp_const_f32(L, what, 2, dims, m, tensor);
+  free(m);
+  return st;
+}
+
+/* grad_input of a dilated convolution is the TransposeConv2d of the dilated kernel W_d
+ * [(kH-1)*dH + 1, (kW-1)*dW + 1, Cout, Cin/g] (d - 1 zeros between taps) at dilation 1.
+ * *w (the HWOI filter, [kH, kW, Cout, Cin/g]) is replaced by W_d, built inside the partition
+ * from that very tensor (the weight stays stored once, frozen or trainable): zero insertion
+ * along both kernel axes is the separable map W_d = E_h W E_w^T of eg_htp_separable_map on the
+ * view [1, kH, kW, Cout*Cin/g] (Reshapes around it), E the 0/1 dilation_matrix of each dilated
+ * axis (an undilated axis keeps its taps: no MatMul). Exact in fp16 too: each output element
+ * is one tap times 1 plus zeros. Dilation [1, 1] leaves *w as it is. */
+static eg_status dilate_filter(eg_htp_lower *L, const conv_args *a, const int64_t *wshape,
+                               int32_t *w) {
+  if (a->dil[0] == 1 && a->dil[1] == 1) return EG_OK;
+  const uint32_t kh = eg_htp_qnn_dim(wshape[2]), kw = eg_htp_qnn_dim(wshape[3]),
+                 rest = eg_htp_qnn_dim(wshape[0] * wshape[1]);
+  const uint32_t keh = (uint32_t)dilated_kernel(a, wshape, 0),
+                 kew = (uint32_t)dilated_kernel(a, wshape, 1);
+  const uint32_t view[4] = {1, kh, kw, rest}, dilated[4] = {1, keh, kew, rest},
+                 filter[4] = {keh, kew, eg_htp_qnn_dim(wshape[0]), eg_htp_qnn_dim(wshape[1])};
+  int32_t flat, spread, rows = -1, cols = -1;
+  if (a->dil[0] > 1) EG_TRY(dilation_matrix(L, "dilate_rows", kh, (uint32_t)a->dil[0], &rows));
+  if (a->dil[1] > 1) EG_TRY(dilation_matrix(L, "dilate_cols", kw, (uint32_t)a->dil[1], &cols));
+  EG_TRY(emit_reshape(L, *w, view, "w_taps", &flat));
+  EG_TRY(eg_htp_temp(L, "w_dilated_taps", EG_QNN_DTYPE_FLOAT_32, 4, dilated, &spread));
+  EG_TRY(eg_htp_separable_map_into(L, flat, view, keh, kew, cols, rows, spread));
+  return emit_reshape(L, spread, filter, "w_dilated", w);
 }
 
 /* grad_input = TransposeConv2d(grad_output, W_hwoi; group g), W_hwoi [kH, kW, Cout, Cin/g] (its
@@ -646,6 +714,7 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
     static const int hwoi[4] = {2, 3, 0, 1};
     EG_TRY(traced_axes(L, g, pl->a.w, hwoi, "w_hwoi", &w_hwoi));
   }
+  EG_TRY(dilate_filter(L, &pl->a, w->shape, &w_hwoi));
   EG_TRY(eg_htp_define(L, pl->grad_input, &gx));
   in[0] = gy;
   EG_TRY(zero_insert(L, g, pl->gy, pl->a.stride, pl->tc_stride, &in[0]));
@@ -773,5 +842,5 @@ const eg_htp_builder eg_htp_builder_convolution = {
 const eg_htp_builder eg_htp_builder_convolution_backward = {
     "aten.convolution_backward, every output_mask -> Transpose + TransposeConv2d (grad_input), "
     "Transposes + Conv2d (+ StridedSlice) (grad_weight), ReduceSum (grad_bias); fp, not "
-    "transposed, dilation 1 for grad_input, V69+",
+    "transposed, dilated grad_input through the dilated kernel (Reshape + MatMul), V69+",
     0, conv_bwd_supports, conv_bwd_lower};

@@ -1,8 +1,24 @@
 /* pool.c — NPU builders for 2-D pooling.
  *
- *   aten.max_pool2d_with_indices(x, k, s, p, d, ceil_mode) -> PoolMax2d
- *       dilation 1; the int64 indices (element 1) must be unread: the NPU has no int64 (a
- *       training step's max_pool2d_with_indices_backward reads them, so it stays on the CPU)
+ *   aten.max_pool2d_with_indices(x, k, s, p, d, ceil_mode) -> PoolMax2d (values)
+ *       dilation 1. When the indices (element 1, int64; held INT_32 by pass i64_to_i32, NHWC
+ *       like the values) are read, they are computed from the pooled maxima M (ATen's index
+ *       of window (a, b) is the flat h * W + w of the FIRST maximum in row-major tap order):
+ *         Xp  = Pad(x, -inf) where the windows reach past the input (padding, ceil_mode's
+ *               last window); left out when none does
+ *         X_t = StridedSlice(Xp, begin (i, j), stride (s_h, s_w), oh x ow) for tap t = (i, j)
+ *         E_t = ElementWiseGreaterEqual(X_t, M)   (== M, as M is the window's maximum; the
+ *               executor's ElementWiseEqual takes INT_32 operands only)
+ *         idx = Select(E_1, P_1, Select(E_2, P_2, ... Select(E_{K-1}, P_{K-1}, P_K)))
+ *       in INT_32, with P_t a STATIC [1, oh, ow, 1] map of tap t's flat input position: tap 1
+ *       outermost gives the first match with no boolean logic. A padded position is -inf (QNN
+ *       HTP fp16: -65536, below every finite fp16), never equal to a finite M, since ATen
+ *       forbids a window of padding only (padding <= kernel / 2, and ceil_mode drops a last
+ *       window starting in the padding); its P_t is the window's first tap inside the input,
+ *       ATen's index for a window of -inf values, so such a window matches ATen too. Known
+ *       difference: a NaN input is ATen's maximum but fails every comparison here (the index
+ *       is then P_K, another element of the window); a NaN activation has already ruined
+ *       the training step.
  *   aten.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
  *                                                          -> PoolAvg2d
  *       count_include_pad -> count_pad_for_edges; divisor_override must be None
@@ -41,7 +57,26 @@
  *       EG_HTP_POOL_MAX_MATRIX elements is declined. A 1x1 adaptive average is traced as a
  *       mean (ATen's adaptive_avg_pool2d takes that path), whose backward is expand's Tile
  *       (shape.c).
- * max_pool2d_with_indices_backward has no builder (its int64 indices). */
+ *
+ *   aten.max_pool2d_with_indices_backward(gy, x, k, s, p, d, ceil_mode, indices)
+ *       gy, indices (INT_32) and gx held NHWC. Per tap t = (i, j) of the kernel:
+ *         C_t = Select(ElementWiseEqual(indices, P_t), gy, 0)    (P_t as in the forward)
+ *       and gx sums every C_t placed at rows a*s_h - p_h + i*d_h and cols b*s_w - p_w +
+ *       j*d_w, dropped outside the input. The placement is one separable map: the C_t of
+ *       kernel row i are concatenated along W ([N, oh, kw*ow, C]), the kernel rows along H
+ *       ([N, kh*oh, kw*ow, C]), and eg_htp_separable_map applies STATIC 0/1 matrices
+ *       cols [W, kw*ow] and rows [H, kh*oh]: two MatMuls for the whole kernel instead of two
+ *       per tap, and 0/1 weights keep every gradient exact up to the sum (each input position
+ *       sums the windows whose argmax it is, as ATen accumulates). Any dilation lowers (the
+ *       forward with dilation stays on the CPU; its indices come to the NPU narrowed).
+ *       A matrix above EG_HTP_POOL_MAX_MATRIX elements and H * W beyond int32 are declined,
+ *       and so are indices that no max_pool2d_with_indices of the same window computed (an
+ *       index outside its window stops the CPU kernel with an error; here its gradient would
+ *       be dropped silently).
+ * Both index forms measured on QNN 2.51's HTP emulator (onnxruntime-qnn, SM8650, fp16) against
+ * torch: the indices exact (ties included) for 3/2/1 over 16 and 112, 2/2/0 ceil_mode over 7,
+ * 3/1/1 over 9; the selected gradients within fp16 rounding. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -83,13 +118,16 @@ typedef struct window {
  * avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode, ...). */
 static void parse_window(const eg_node *n, window *w) {
   static const int64_t zero[2] = {0, 0}, one[2] = {1, 1};
-  const bool is_max = n->op == EG_OP_max_pool2d_with_indices;
-  int_pair(n, 1, "kernel_size", one, w->k);
-  int_pair(n, 2, "stride", w->k, w->s);
-  int_pair(n, 3, "padding", zero, w->p);
-  if (is_max) int_pair(n, 4, "dilation", one, w->d);
+  const bool bwd = n->op == EG_OP_max_pool2d_with_indices_backward; /* grad_output first */
+  const bool is_max = n->op == EG_OP_max_pool2d_with_indices || bwd;
+  const int at = bwd ? 1 : 0;
+  int_pair(n, at + 1, "kernel_size", one, w->k);
+  int_pair(n, at + 2, "stride", w->k, w->s);
+  int_pair(n, at + 3, "padding", zero, w->p);
+  if (is_max) int_pair(n, at + 4, "dilation", one, w->d);
   else w->d[0] = w->d[1] = 1;
-  w->ceil_mode = bool_arg(n, is_max ? 5 : 4, "ceil_mode", false);
+  w->ceil_mode = bool_arg(n, at + (is_max ? 5 : 4), "ceil_mode", false);
+  w->rounding = 0;
 }
 
 /* The QNN rounding_mode giving ATen's output size out[2] for input in[2]; false with a reason
@@ -166,16 +204,36 @@ static bool window_supports(const eg_graph *g, const eg_node *n, window *w, char
 
 /* ---- max_pool2d_with_indices, avg_pool2d ---- */
 
+/* At most this many kernel taps when the indices are computed: each costs a StridedSlice, a
+ * comparison and a Select (forward) or a comparison, a Select and a Concat input (backward). */
+#define EG_HTP_MAX_POOL_TAPS 64
+
+/* The max pools' index geometry: the kernel has at most EG_HTP_MAX_POOL_TAPS taps and every
+ * flat input index h * W + w of input [H, W] fits int32 (the NPU holds indices as INT_32). */
+static bool index_form_ok(const window *w, int64_t h, int64_t wd, char *reason, size_t size) {
+  if (w->k[0] * w->k[1] > EG_HTP_MAX_POOL_TAPS) {
+    snprintf(reason, size, "kernel %lldx%lld: the indices' NPU form takes at most %d taps",
+             (long long)w->k[0], (long long)w->k[1], EG_HTP_MAX_POOL_TAPS);
+    return false;
+  }
+  if (h > INT32_MAX / wd) {
+    snprintf(reason, size, "input %lldx%lld: flat indices beyond int32, which the NPU holds "
+             "them as", (long long)h, (long long)wd);
+    return false;
+  }
+  return true;
+}
+
 static bool max_pool_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                               char *reason, size_t size) {
   (void)t;
   window w;
   if (!window_supports(g, n, &w, reason, size)) return false;
-  if (eg_htp_elem_used(g, n, 1)) {
-    snprintf(reason, size, "indices are needed (int64): the NPU has no int64");
-    return false;
-  }
-  return true;
+  if (!eg_htp_elem_used(g, n, 1)) return true;
+  const eg_value *x = eg_htp_arg_value(g, n, 0, "self");
+  const int32_t idx = g->values[n->output].elems[1];
+  return index_form_ok(&w, x->shape[2], x->shape[3], reason, size) &&
+         eg_htp_move_tensor_ok(g, idx, reason, size);
 }
 
 static bool avg_pool_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -214,6 +272,102 @@ static void avg_end_pad(window *w, const int64_t in[2], const int64_t out[2], in
   w->rounding = 0;
 }
 
+/* Tap t = (i, j)'s STATIC INT_32 position map P_t [1, oh, ow, 1]: the flat input index
+ * h * in_w + w the tap reads in window (a, b), h = a*s_h - p_h + i*d_h, w likewise; where that
+ * lies outside the input, the window's first tap inside it (ATen's starting index, which it
+ * keeps when no element beats -inf), so every P_t is a valid index and no padded position
+ * aliases another window's element. */
+static eg_status tap_positions(eg_htp_lower *L, const window *w, int64_t i, int64_t j,
+                               int64_t in_h, int64_t in_w, uint32_t oh, uint32_t ow,
+                               int32_t *tensor) {
+  int32_t *pos = malloc((size_t)oh * ow * sizeof *pos);
+  if (!pos) return eg_error(EG_ERR_NOMEM, "lowering max pool indices: out of memory (%ux%u)",
+                            oh, ow);
+  for (int64_t a = 0; a < oh; a++)
+    for (int64_t b = 0; b < ow; b++) {
+      int64_t h0 = a * w->s[0] - w->p[0], w0 = b * w->s[1] - w->p[1];
+      const int64_t h = h0 + i * w->d[0], x = w0 + j * w->d[1];
+      while (h0 < 0) h0 += w->d[0];
+      while (w0 < 0) w0 += w->d[1];
+      const bool in = h >= 0 && h < in_h && x >= 0 && x < in_w;
+      pos[a * ow + b] = (int32_t)(in ? h * in_w + x : h0 * in_w + w0);
+    }
+  const uint32_t dims[4] = {1, oh, ow, 1};
+  char what[48];
+  snprintf(what, sizeof what, "tap_pos_%lld_%lld", (long long)i, (long long)j);
+  const eg_status st = eg_htp_const_i32(L, what, 4, dims, pos, tensor);
+  free(pos);
+  return st;
+}
+
+/* The forward's indices (file comment): from QNN tensors in (x NHWC) and m (the maxima). */
+static eg_status max_pool_indices(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
+                                  const window *w, int32_t in, int32_t m) {
+  const int32_t xv = eg_htp_arg(n, 0, "self"), iv = g->values[n->output].elems[1];
+  const eg_value *x = &g->values[xv], *y = &g->values[pooled_value(g, n)];
+  EG_TRY(eg_htp_want_axes(L, iv, EG_AXES_NHWC, "indices"));
+  const uint32_t nb = eg_htp_qnn_dim(x->shape[0]), c = eg_htp_qnn_dim(x->shape[1]);
+  const uint32_t oh = eg_htp_qnn_dim(y->shape[2]), ow = eg_htp_qnn_dim(y->shape[3]);
+  const uint32_t od[4] = {nb, oh, ow, c};
+  uint32_t pad[8] = {0}, pd[4] = {nb, 0, 0, c};
+  bool pads = false;
+  for (int d = 0; d < 2; d++) {
+    const int64_t o = y->shape[2 + d], inn = x->shape[2 + d];
+    const int64_t end = (o - 1) * w->s[d] + w->k[d] - w->p[d] - inn;
+    pad[2 + 2 * d] = (uint32_t)w->p[d];
+    pad[3 + 2 * d] = end > 0 ? (uint32_t)end : 0;
+    pd[1 + d] = (uint32_t)(inn + pad[2 + 2 * d] + pad[3 + 2 * d]);
+    pads |= pad[2 + 2 * d] || pad[3 + 2 * d];
+  }
+  int32_t xp = in;
+  if (pads) {
+    static const uint32_t four_by_two[2] = {4, 2};
+    const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
+                               eg_qnn_param_u32_tensor("pad_amount", 2, four_by_two, pad),
+                               eg_qnn_param_f32("pad_constant_value", -INFINITY)};
+    EG_TRY(eg_htp_temp(L, "padded", EG_QNN_DTYPE_FLOAT_32, 4, pd, &xp));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &xp, 1, p, 3));
+  }
+  const int64_t kh = w->k[0], kw = w->k[1], taps = kh * kw;
+  int32_t cur = -1, pos_last = -1;
+  for (int64_t t = taps - 1; t >= 0; t--) { /* innermost first: tap 1 ends outermost */
+    const int64_t i = t / kw, j = t % kw;
+    int32_t pos, tap, hit, sel[3];
+    char what[3][48];
+    snprintf(what[0], sizeof what[0], "tap_%lld_%lld", (long long)i, (long long)j);
+    snprintf(what[1], sizeof what[1], "is_max_%lld_%lld", (long long)i, (long long)j);
+    snprintf(what[2], sizeof what[2], "first_max_%lld_%lld", (long long)i, (long long)j);
+    EG_TRY(tap_positions(L, w, i, j, x->shape[2], x->shape[3], oh, ow, &pos));
+    if (t == taps - 1) {
+      pos_last = pos;
+      if (taps > 1) {
+        cur = pos;
+        continue;
+      }
+    }
+    const int32_t ranges[12] = {0, (int32_t)nb, 1,
+                                (int32_t)i, (int32_t)(i + (oh - 1) * w->s[0] + 1),
+                                (int32_t)w->s[0],
+                                (int32_t)j, (int32_t)(j + (ow - 1) * w->s[1] + 1),
+                                (int32_t)w->s[1],
+                                0, (int32_t)c, 1};
+    static const uint32_t rdims[2] = {4, 3};
+    const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+    EG_TRY(eg_htp_temp(L, what[0], EG_QNN_DTYPE_FLOAT_32, 4, od, &tap));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &xp, 1, &tap, 1, &r, 1));
+    EG_TRY(eg_htp_temp(L, what[1], EG_QNN_DTYPE_BOOL_8, 4, od, &hit));
+    const int32_t ge[2] = {tap, m};
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, ge, 2, &hit, 1, NULL, 0));
+    sel[0] = hit;
+    sel[1] = pos;
+    sel[2] = taps > 1 ? cur : pos_last;
+    if (t == 0) EG_TRY(eg_htp_define(L, iv, &cur));
+    else EG_TRY(eg_htp_temp(L, what[2], EG_QNN_DTYPE_INT_32, 4, od, &cur));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cur, 1, NULL, 0));
+  }
+  return EG_OK;
+}
+
 static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const bool is_max = n->op == EG_OP_max_pool2d_with_indices;
   window w;
@@ -242,8 +396,10 @@ static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   EG_TRY(eg_htp_want_axes(L, y, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, x, &in));
   EG_TRY(eg_htp_define(L, y, &out));
-  return eg_htp_op(L, is_max ? EG_QNN_OP_POOL_MAX_2D : EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p,
-                   n_params);
+  EG_TRY(eg_htp_op(L, is_max ? EG_QNN_OP_POOL_MAX_2D : EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p,
+                   n_params));
+  if (!is_max || !eg_htp_elem_used(g, n, 1)) return EG_OK;
+  return max_pool_indices(L, g, n, &w, in, out);
 }
 
 /* ---- _adaptive_avg_pool2d ---- */
@@ -371,12 +527,7 @@ static bool avg_pool_backward_supports(const eg_graph *g, const eg_node *n, cons
       }
     }
   }
-  if (x->shape[3] > (int64_t)UINT32_MAX / x->shape[1]) {
-    snprintf(reason, size, "W * C = %lld * %lld exceeds QNN's 32-bit dims: the rows' MatMul "
-             "holds them as one dim", (long long)x->shape[3], (long long)x->shape[1]);
-    return false;
-  }
-  return true;
+  return eg_htp_separable_rows_fit(x, reason, size);
 }
 
 /* Dim d's STATIC spreading matrix S [in, out]: S[h, i] = 1 / factor_i where input row h lies
@@ -412,11 +563,172 @@ static eg_status avg_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, con
                               eg_htp_qnn_dim(x->shape[3]), spread_w, spread_h, n->output);
 }
 
+/* ---- max_pool2d_with_indices_backward ---- */
+
+/* Whether indices value `iv` is element 1 of a max_pool2d_with_indices node with the window
+ * `w` (through clones, such as pass layout_nhwc's conversions): only such indices are taps of
+ * their windows. An index that is no tap of its window stops the CPU kernel with an error; the
+ * NPU form would drop its gradient silently, so other indices stay on the CPU. */
+static bool indices_from_forward(const eg_graph *g, int32_t iv, const window *w) {
+  for (int hops = 0; hops < 8 && iv >= 0; hops++) {
+    const eg_value *v = &g->values[iv];
+    if (v->role != EG_ROLE_NODE) return false;
+    const eg_node *m = &g->nodes[v->def];
+    if (m->op == EG_OP_clone) {
+      iv = eg_htp_arg(m, 0, "self");
+      continue;
+    }
+    const eg_arg *tuple = eg_node_arg(m, 0, NULL), *idx = eg_node_arg(m, 1, NULL);
+    if (m->op != EG_OP_getitem || !tuple || tuple->kind != EG_ARG_VALUE || !idx ||
+        idx->kind != EG_ARG_INT || idx->i != 1 || g->values[tuple->value].role != EG_ROLE_NODE)
+      return false;
+    const eg_node *f = &g->nodes[g->values[tuple->value].def];
+    if (f->op != EG_OP_max_pool2d_with_indices) return false;
+    window fw;
+    parse_window(f, &fw);
+    for (int d = 0; d < 2; d++)
+      if (fw.k[d] != w->k[d] || fw.s[d] != w->s[d] || fw.p[d] != w->p[d] || fw.d[d] != w->d[d])
+        return false;
+    return true;
+  }
+  return false;
+}
+
+static bool max_pool_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                       char *reason, size_t size) {
+  (void)t;
+  const eg_value *gy = eg_htp_arg_value(g, n, 0, "grad_output");
+  const int32_t iv = eg_htp_arg(n, 7, "indices");
+  if (!pool_input_ok(gy, reason, size) ||
+      !eg_htp_float_tensor_ok(g, n->output, reason, size))
+    return false;
+  if (iv < 0 || g->values[iv].kind != EG_VALUE_TENSOR ||
+      g->values[iv].dtype != EG_DTYPE_INT64 || !eg_htp_move_tensor_ok(g, iv, reason, size)) {
+    if (iv < 0 || g->values[iv].dtype != EG_DTYPE_INT64)
+      snprintf(reason, size, "indices is not an int64 tensor");
+    return false;
+  }
+  const eg_value *x = &g->values[n->output];
+  if (x->rank != 4) {
+    snprintf(reason, size, "unbatched result: pooling on the NPU takes NHWC rank 4");
+    return false;
+  }
+  window w;
+  parse_window(n, &w);
+  if (!eg_htp_u32_params_ok("kernel_size", w.k, 2, reason, size) ||
+      !eg_htp_u32_params_ok("stride", w.s, 2, reason, size) ||
+      !eg_htp_u32_params_ok("padding", w.p, 2, reason, size) ||
+      !eg_htp_u32_params_ok("dilation", w.d, 2, reason, size) ||
+      !index_form_ok(&w, x->shape[2], x->shape[3], reason, size))
+    return false;
+  if (!indices_from_forward(g, iv, &w)) {
+    snprintf(reason, size, "indices not read from a max_pool2d_with_indices of this window: "
+             "the NPU form cannot check that each index is a tap of its window");
+    return false;
+  }
+  if (w.k[0] < 1 || w.k[1] < 1 || w.s[0] < 1 || w.s[1] < 1 || w.d[0] < 1 || w.d[1] < 1) {
+    snprintf(reason, size, "kernel, stride and dilation must be >= 1");
+    return false;
+  }
+  for (int d = 0; d < 2; d++) {
+    const int64_t in = x->shape[2 + d], taps = w.k[d] * gy->shape[2 + d];
+    if (in > EG_HTP_POOL_MAX_MATRIX / taps) {
+      snprintf(reason, size, "%s %lld taps -> %lld: its placement matrix (%g elements) exceeds "
+               "the NPU lowering's STATIC matrix limit of %lld elements", d ? "W" : "H",
+               (long long)taps, (long long)in, (double)in * (double)taps,
+               EG_HTP_POOL_MAX_MATRIX);
+      return false;
+    }
+  }
+  return eg_htp_separable_rows_fit(x, reason, size);
+}
+
+/* Dim d's STATIC 0/1 placement matrix [in, k * out]: entry (h, i * out + a) is 1 where tap i of
+ * window a reads input row h (a*s - p + i*dil == h). */
+static eg_status place_matrix(eg_htp_lower *L, const window *w, int d, int64_t in, int64_t out,
+                              int32_t *tensor) {
+  const int64_t cols = w->k[d] * out;
+  float *m = calloc((size_t)(in * cols), sizeof *m);
+  if (!m) return eg_error(EG_ERR_NOMEM, "lowering max pool backward: out of memory (%lldx%lld "
+                          "matrix)", (long long)in, (long long)cols);
+  for (int64_t i = 0; i < w->k[d]; i++)
+    for (int64_t a = 0; a < out; a++) {
+      const int64_t h = a * w->s[d] - w->p[d] + i * w->d[d];
+      if (h >= 0 && h < in) m[h * cols + i * out + a] = 1.0f;
+    }
+  const uint32_t dims[2] = {eg_htp_qnn_dim(in), eg_htp_qnn_dim(cols)};
+  const eg_status st = eg_htp_const_f32(L, d ? "place_w" : "place_h", 2, dims, m, tensor);
+  free(m);
+  return st;
+}
+
+/* A Concat of n QNN tensors along `axis` into a new float temp of dims `dims`; n == 1 passes
+ * the one tensor through. */
+static eg_status concat_to(eg_htp_lower *L, const int32_t *in, int n, uint32_t axis,
+                           const char *what, const uint32_t dims[4], int32_t *out) {
+  if (n == 1) {
+    *out = in[0];
+    return EG_OK;
+  }
+  const eg_qnn_param p = eg_qnn_param_u32("axis", axis);
+  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return eg_htp_op(L, EG_QNN_OP_CONCAT, in, n, out, 1, &p, 1);
+}
+
+static eg_status max_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t gy_v = eg_htp_arg(n, 0, "grad_output"), iv = eg_htp_arg(n, 7, "indices");
+  EG_TRY(eg_htp_want_axes(L, gy_v, EG_AXES_NHWC, "grad_output"));
+  EG_TRY(eg_htp_want_axes(L, iv, EG_AXES_NHWC, "indices"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
+  const eg_value *gy = &g->values[gy_v], *x = &g->values[n->output];
+  window w;
+  parse_window(n, &w);
+  const int64_t kh = w.k[0], kw = w.k[1];
+  const uint32_t nb = eg_htp_qnn_dim(x->shape[0]), c = eg_htp_qnn_dim(x->shape[1]);
+  const uint32_t oh = eg_htp_qnn_dim(gy->shape[2]), ow = eg_htp_qnn_dim(gy->shape[3]);
+  const uint32_t od[4] = {nb, oh, ow, c}, row_d[4] = {nb, oh, (uint32_t)kw * ow, c};
+  const uint32_t all_d[4] = {nb, (uint32_t)kh * oh, (uint32_t)kw * ow, c};
+  const uint32_t one[1] = {1};
+  const float zero_v = 0.0f;
+  int32_t gy_t, idx, zero, rows[EG_HTP_MAX_POOL_TAPS], cols[EG_HTP_MAX_POOL_TAPS], all;
+  EG_TRY(eg_htp_input(L, gy_v, &gy_t));
+  EG_TRY(eg_htp_input(L, iv, &idx));
+  EG_TRY(eg_htp_const_f32(L, "zero", 1, one, &zero_v, &zero));
+  for (int64_t i = 0; i < kh; i++) {
+    for (int64_t j = 0; j < kw; j++) {
+      int32_t pos, hit;
+      char what[2][48];
+      snprintf(what[0], sizeof what[0], "is_arg_%lld_%lld", (long long)i, (long long)j);
+      snprintf(what[1], sizeof what[1], "tap_grad_%lld_%lld", (long long)i, (long long)j);
+      EG_TRY(tap_positions(L, &w, i, j, x->shape[2], x->shape[3], oh, ow, &pos));
+      EG_TRY(eg_htp_temp(L, what[0], EG_QNN_DTYPE_BOOL_8, 4, od, &hit));
+      const int32_t eq[2] = {idx, pos};
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &hit, 1, NULL, 0));
+      const int32_t sel[3] = {hit, gy_t, zero};
+      EG_TRY(eg_htp_temp(L, what[1], EG_QNN_DTYPE_FLOAT_32, 4, od, &cols[j]));
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cols[j], 1, NULL, 0));
+    }
+    char row_name[32];
+    snprintf(row_name, sizeof row_name, "kernel_row_%lld", (long long)i);
+    EG_TRY(concat_to(L, cols, (int)kw, 2, row_name, row_d, &rows[i]));
+  }
+  EG_TRY(concat_to(L, rows, (int)kh, 1, "taps", all_d, &all));
+  int32_t place_w, place_h;
+  EG_TRY(place_matrix(L, &w, 1, x->shape[3], ow, &place_w));
+  EG_TRY(place_matrix(L, &w, 0, x->shape[2], oh, &place_h));
+  return eg_htp_separable_map(L, all, all_d, eg_htp_qnn_dim(x->shape[2]),
+                              eg_htp_qnn_dim(x->shape[3]), place_w, place_h, n->output);
+}
+
 /* ---- the builders ---- */
 
 const eg_htp_builder eg_htp_builder_max_pool2d_with_indices = {
-    "aten.max_pool2d_with_indices -> PoolMax2d (indices unused)", 0, max_pool_supports,
-    window_lower};
+    "aten.max_pool2d_with_indices -> PoolMax2d (+ indices: Pad + StridedSlice + "
+    "ElementWiseGreaterEqual + ElementWiseSelect per tap)", 0, max_pool_supports, window_lower};
+const eg_htp_builder eg_htp_builder_max_pool2d_with_indices_backward = {
+    "aten.max_pool2d_with_indices_backward -> ElementWiseEqual + ElementWiseSelect per tap + "
+    "Concat + MatMul (columns, STATIC 0/1 matrix) + Reshape + MatMul (rows) + Reshape", 0,
+    max_pool_backward_supports, max_pool_backward_lower};
 const eg_htp_builder eg_htp_builder_avg_pool2d = {"aten.avg_pool2d -> PoolAvg2d", 0,
                                                   avg_pool_supports, window_lower};
 const eg_htp_builder eg_htp_builder__adaptive_avg_pool2d = {

@@ -73,15 +73,6 @@ static bool matrix_fits(const char *dim, int64_t in, int64_t out, char *reason, 
   return false;
 }
 
-/* The rows' MatMul holds the result's W * C as one QNN dim. */
-static bool row_width_fits(const eg_value *y, char *reason, size_t size) {
-  if (y->shape[3] <= (int64_t)UINT32_MAX / y->shape[1]) return true;
-  snprintf(reason, size, "W * C = %lld * %lld exceeds QNN's 32-bit dims (at most %u): the "
-           "rows' MatMul holds them as one dim", (long long)y->shape[3],
-           (long long)y->shape[1], UINT32_MAX);
-  return false;
-}
-
 static bool resize_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                             char *reason, size_t size) {
   (void)t;
@@ -95,7 +86,7 @@ static bool resize_supports(const eg_graph *g, const eg_node *n, const eg_target
          eg_htp_float_tensor_ok(g, n->output, reason, size) &&
          matrix_fits("H", p->h_in, p->h_out, reason, size) &&
          matrix_fits("W", p->w_in, p->w_out, reason, size) &&
-         row_width_fits(&g->values[n->output], reason, size);
+         eg_htp_separable_rows_fit(&g->values[n->output], reason, size);
 }
 
 /* One dim's STATIC map [to, from] in the direction of node n: A [out, in] forward, A^T

@@ -24,6 +24,23 @@
  *   aten.cat(tensors, dim)            -> Concat(axis = eg_htp_axis(result, dim))
  *   aten.stack(tensors, dim)          -> Reshape of each input to the result's rank (a 1 at
  *                                        dim) + Concat(axis dim); traced order only
+ *   aten.slice.Tensor(x, dim, start, end, step)
+ *                                     -> StridedSlice: dim's axis from ATen's clamped start,
+ *                                        stride step, the result's extent of it; every other
+ *                                        axis whole; in x's axis order (a channel slice of an
+ *                                        NHWC value, e.g. the backward of a concatenation
+ *                                        such as SqueezeNet's Fire modules, stays NHWC)
+ *   aten.select.int(x, dim, index)    -> StridedSlice of the one index + Reshape dropping dim
+ *                                        (traced order: the rank changes)
+ *   aten.select_backward(g, sizes, dim, index), aten.slice_backward(g, sizes, dim, start, end,
+ *   step 1)                           -> [Reshape adding dim back] + Pad (CONSTANT 0) along
+ *                                        dim: zeros but the selected/sliced block (float32;
+ *                                        slice_backward in g's axis order, select_backward
+ *                                        traced; a step > 1 is declined: no strided Pad)
+ *   aten.split.Tensor / split_with_sizes(x, split, dim)
+ *                                     -> a StridedSlice per piece that is read (the next
+ *                                        block of its extent along dim), in x's axis order
+ *                                        (ShuffleNetV2's channel split of an NHWC value)
  *
  * Layout (eg_value.axes, set by pass layout_nhwc; lower.h): ATen's views are defined on the
  * traced (NCHW) element order, so a view takes a rank-4 x and gives a rank-4 result in traced
@@ -43,6 +60,7 @@
 #include <string.h>
 
 #include "backends/htp/builders/builders.h"
+#include "ops/slice.h"
 
 /* ---- layout helpers ---- */
 
@@ -366,6 +384,198 @@ const eg_htp_builder eg_htp_builder_permute = {"aten.permute -> Transpose", 0, v
                                                permute_lower};
 const eg_htp_builder eg_htp_builder_transpose_int = {"aten.transpose.int -> Transpose", 0,
                                                      view_supports, transpose_lower};
+/* A StridedSlice of QNN tensor `in` (graph value x) into QNN tensor `out`: ATen dim `dim`'s
+ * elements begin, begin + step, ... (`len` of them); every other axis whole. */
+static eg_status emit_strided_slice(eg_htp_lower *L, const eg_value *x, int32_t in, int dim,
+                                    int64_t begin, int64_t step, int64_t len, int32_t out) {
+  uint32_t dims[EG_MAX_RANK];
+  eg_htp_dims(x, dims);
+  int32_t ranges[EG_MAX_RANK * 3];
+  for (int a = 0; a < x->rank; a++) {
+    ranges[3 * a] = 0;
+    ranges[3 * a + 1] = (int32_t)dims[a];
+    ranges[3 * a + 2] = 1;
+  }
+  const int axis = eg_htp_axis(x, dim);
+  ranges[3 * axis] = (int32_t)begin;
+  ranges[3 * axis + 1] = (int32_t)(begin + (len - 1) * step + 1);
+  ranges[3 * axis + 2] = (int32_t)step;
+  const uint32_t rdims[2] = {(uint32_t)x->rank, 3};
+  const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+  return eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &in, 1, &out, 1, &r, 1);
+}
+
+/* The same into graph value `out_value`. */
+static eg_status strided_slice(eg_htp_lower *L, const eg_value *x, int32_t in, int dim,
+                               int64_t begin, int64_t step, int64_t len, int32_t out_value) {
+  int32_t out;
+  EG_TRY(eg_htp_define(L, out_value, &out));
+  return emit_strided_slice(L, x, in, dim, begin, step, len, out);
+}
+
+/* The same into a new temp `what` of dims `dims` (x's dtype), returned in *out. */
+static eg_status strided_slice_into(eg_htp_lower *L, const eg_value *x, int32_t in, int dim,
+                                    int64_t begin, int64_t step, int64_t len, const char *what,
+                                    const uint32_t *dims, int32_t *out) {
+  EG_TRY(eg_htp_temp(L, what, eg_htp_value_dtype(x), x->rank, dims, out));
+  return emit_strided_slice(L, x, in, dim, begin, step, len, *out);
+}
+
+/* StridedSlice's ranges are int32: dim's extent (and a step) must fit. */
+static bool ranges_fit(const eg_value *x, int dim, int64_t step, char *reason, size_t size) {
+  if (x->shape[dim] <= INT32_MAX && step <= INT32_MAX) return true;
+  snprintf(reason, size, "dim %d of extent %lld, step %lld: StridedSlice's ranges are int32",
+           dim, (long long)x->shape[dim], (long long)step);
+  return false;
+}
+
+/* ---- split ---- */
+
+static int split_dim(const eg_graph *g, const eg_node *n) {
+  int64_t dim = 0;
+  eg_arg_opt_int(n, 2, "dim", &dim);
+  return eg_wrap_dim(dim, eg_htp_arg_value(g, n, 0, "self")->rank);
+}
+
+static bool split_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                           char *reason, size_t size) {
+  (void)t;
+  const int32_t xv = eg_htp_arg(n, 0, "self");
+  if (!eg_htp_move_tensor_ok(g, xv, reason, size)) return false;
+  const eg_value *o = &g->values[n->output];
+  for (int32_t e = 0; e < o->n_elems; e++)
+    if (eg_htp_elem_used(g, n, e) && !eg_htp_move_tensor_ok(g, o->elems[e], reason, size))
+      return false;
+  return ranges_fit(&g->values[xv], split_dim(g, n), 1, reason, size);
+}
+
+static eg_status split_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t xv = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[xv], *o = &g->values[n->output];
+  const int d = split_dim(g, n);
+  int32_t in;
+  EG_TRY(eg_htp_input(L, xv, &in));
+  int64_t begin = 0;
+  for (int32_t e = 0; e < o->n_elems; e++) {
+    const int32_t piece = o->elems[e];
+    const int64_t len = g->values[piece].shape[d];
+    if (eg_htp_elem_used(g, n, e)) {
+      EG_TRY(eg_htp_want_axes(L, piece, eg_htp_axes(x), "piece"));
+      EG_TRY(strided_slice(L, x, in, d, begin, 1, len, piece));
+    }
+    begin += len;
+  }
+  return EG_OK;
+}
+
+/* ---- select, select_backward, slice_backward ---- */
+
+static bool select_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                            char *reason, size_t size) {
+  (void)t;
+  if (!eg_htp_self_and_result_move_ok(g, n, reason, size)) return false;
+  const eg_slice_attrs *at = EG_ATTRS(n, const eg_slice_attrs);
+  return ranges_fit(eg_htp_arg_value(g, n, 0, "self"), at->dim, 1, reason, size);
+}
+
+static eg_status select_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t xv = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[xv];
+  const eg_slice_attrs *at = EG_ATTRS(n, const eg_slice_attrs);
+  EG_TRY(eg_htp_want_axes(L, xv, EG_AXES_TRACED, "self"));
+  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_TRACED, "result"));
+  uint32_t dims[EG_MAX_RANK];
+  eg_htp_dims(x, dims);
+  dims[at->dim] = 1;
+  int32_t in, picked, out;
+  EG_TRY(eg_htp_input(L, xv, &in));
+  EG_TRY(strided_slice_into(L, x, in, at->dim, at->index, 1, 1, "picked", dims, &picked));
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &picked, 1, &out, 1, NULL, 0);
+}
+
+static bool view_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                                   char *reason, size_t size) {
+  (void)t;
+  const int32_t gv = eg_htp_arg(n, 0, "grad_output");
+  if (!eg_htp_float_tensor_ok(g, gv, reason, size) ||
+      !eg_htp_float_tensor_ok(g, n->output, reason, size))
+    return false;
+  const eg_slice_attrs *at = EG_ATTRS(n, const eg_slice_attrs);
+  if (at->step != 1) {
+    snprintf(reason, size, "step %lld: the NPU form pads one block (QNN's Pad has no stride)",
+             (long long)at->step);
+    return false;
+  }
+  return ranges_fit(&g->values[n->output], at->dim, 1, reason, size);
+}
+
+/* select_backward / slice_backward: grad_output (its dim back as 1 for a select) padded with
+ * zeros along dim to the input's extent. */
+static eg_status view_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t gv = eg_htp_arg(n, 0, "grad_output");
+  const eg_value *y = &g->values[n->output];
+  const eg_slice_attrs *at = EG_ATTRS(n, const eg_slice_attrs);
+  const bool select = n->op == EG_OP_select_backward;
+  const eg_axis_order order = select ? EG_AXES_TRACED : eg_htp_axes(&g->values[gv]);
+  EG_TRY(eg_htp_want_axes(L, gv, order, "grad_output"));
+  EG_TRY(eg_htp_want_axes(L, n->output, order, "result"));
+  uint32_t dims[EG_MAX_RANK], amounts[2 * EG_MAX_RANK] = {0};
+  eg_htp_dims(y, dims);
+  const int axis = eg_htp_axis(y, at->dim);
+  amounts[2 * axis] = (uint32_t)at->index;
+  amounts[2 * axis + 1] = (uint32_t)(y->shape[at->dim] - at->index - at->len);
+  int32_t in, out;
+  EG_TRY(eg_htp_input(L, gv, &in));
+  if (select) {
+    int32_t kept;
+    dims[axis] = 1;
+    EG_TRY(eg_htp_temp(L, "kept_dim", EG_QNN_DTYPE_FLOAT_32, y->rank, dims, &kept));
+    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &kept, 1, NULL, 0));
+    in = kept;
+  }
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  const uint32_t pdims[2] = {(uint32_t)y->rank, 2};
+  const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
+                             eg_qnn_param_u32_tensor("pad_amount", 2, pdims, amounts),
+                             eg_qnn_param_f32("pad_constant_value", 0.0f)};
+  return eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
+}
+
+/* ---- slice ---- */
+
+static bool slice_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
+                           char *reason, size_t size) {
+  (void)t;
+  if (!eg_htp_self_and_result_move_ok(g, n, reason, size)) return false;
+  const eg_slice_attrs *at = EG_ATTRS(n, const eg_slice_attrs);
+  return ranges_fit(eg_htp_arg_value(g, n, 0, "self"), at->dim, at->step, reason, size);
+}
+
+static eg_status slice_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
+  const int32_t xv = eg_htp_arg(n, 0, "self");
+  const eg_value *x = &g->values[xv];
+  const eg_slice_attrs *at = EG_ATTRS(n, const eg_slice_attrs);
+  EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(x), "result"));
+  int32_t in;
+  EG_TRY(eg_htp_input(L, xv, &in));
+  return strided_slice(L, x, in, at->dim, at->index, at->step, at->len, n->output);
+}
+
 const eg_htp_builder eg_htp_builder_cat = {"aten.cat -> Concat", 0, cat_supports, cat_lower};
+const eg_htp_builder eg_htp_builder_slice_Tensor = {"aten.slice.Tensor -> StridedSlice", 0,
+                                                    slice_supports, slice_lower};
+const eg_htp_builder eg_htp_builder_split_Tensor = {
+    "aten.split.Tensor -> StridedSlice per piece", 0, split_supports, split_lower};
+const eg_htp_builder eg_htp_builder_split_with_sizes = {
+    "aten.split_with_sizes -> StridedSlice per piece", 0, split_supports, split_lower};
+const eg_htp_builder eg_htp_builder_select_int = {
+    "aten.select.int -> StridedSlice + Reshape", 0, select_supports, select_lower};
+const eg_htp_builder eg_htp_builder_select_backward = {
+    "aten.select_backward -> Reshape + Pad (CONSTANT 0)", 0, view_backward_supports,
+    view_backward_lower};
+const eg_htp_builder eg_htp_builder_slice_backward = {
+    "aten.slice_backward (step 1) -> Pad (CONSTANT 0)", 0, view_backward_supports,
+    view_backward_lower};
 const eg_htp_builder eg_htp_builder_stack = {"aten.stack -> Reshape + Concat", 0, stack_supports,
                                              stack_lower};
