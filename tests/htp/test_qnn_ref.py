@@ -6,7 +6,9 @@ graphs made with onnx.helper,
 - a graph with an op QNN HTP lacks (Det) raises QnnRefusal with ONNX Runtime's message, where
   ONNX Runtime with its default CPU fallback would have run it quietly;
 - the profile gives one cycle count per QNN op, a positive total, and QNN node names that
-  map back to the ONNX node names (named, unnamed, rewritten by the layout pass, inserted).
+  map back to the ONNX node names (named, unnamed, rewritten by the layout pass, inserted);
+- QNN HTP's fast preparation applies sample 0's gate to every sample of x * g and x / g with a
+  per-sample gate g [N, 1, 1, C], and computes the forms edgegrad emits instead right.
 Needs onnxruntime, onnxruntime-qnn and onnx (scripts/install-deps.sh test), not PyTorch.
 
     .venv/bin/python tests/htp/test_qnn_ref.py
@@ -175,6 +177,38 @@ def main():
            got["i"].dtype == np.int64 and
            np.array_equal(got["i"], (xv >= 0).astype(np.int64).transpose(0, 3, 1, 2))
            and np.allclose(got["y"], np.maximum(xv, 0), rtol=1e-3, atol=1e-3), str(got))
+
+    # QNN HTP's fast preparation and a per-sample gate: x [N, H, W, C] * g [N, 1, 1, C] (and /)
+    # gives every sample sample 0's gate; the forms edgegrad emits instead (lower.c,
+    # per_sample_gate: the gate first for Multiply, rank-3 views for Divide) are right in both
+    # preparations. If the first check starts failing, QNN has fixed the fault.
+    xg = rng.uniform(0.5, 2, (2, 4, 4, 16)).astype(np.float32)
+    gg = rng.uniform(0.5, 1, (2, 1, 1, 16)).astype(np.float32)
+    vx = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 4, 16])
+    vg = helper.make_tensor_value_info("g", TensorProto.FLOAT, [2, 1, 1, 16])
+    shapes = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+              (("rows", [2, 16, 16]), ("gate", [2, 1, 16]), ("back", [2, 4, 4, 16]))]
+    forms = {
+        "x * g": ([helper.make_node("Mul", ["x", "g"], ["y"])], xg * gg),
+        "x / g": ([helper.make_node("Div", ["x", "g"], ["y"])], xg / gg),
+        "g * x": ([helper.make_node("Mul", ["g", "x"], ["y"])], xg * gg),
+        "x / g on rank-3 views": ([helper.make_node("Reshape", ["x", "rows"], ["x3"]),
+                                   helper.make_node("Reshape", ["g", "gate"], ["g3"]),
+                                   helper.make_node("Div", ["x3", "g3"], ["y3"]),
+                                   helper.make_node("Reshape", ["y3", "back"], ["y"])], xg / gg)}
+    for form, (nodes, want) in forms.items():
+        path = save_model(os.path.join(tmp, "gate.onnx"), nodes, [vx, vg], xg.shape, shapes)
+        for prepare in qnn_ref.PREPARE_MODES:
+            got = qnn_ref.run(qnn_ref.qnn_session(path, SM8650, prepare=prepare, profile=False),
+                              {"x": xg, "g": gg})["y"]
+            e = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+            wrong = form in ("x * g", "x / g") and prepare == "fast"
+            expect(f"{form}, {prepare} preparation: {'sample 0s gate' if wrong else 'right'}",
+                   e > 0.1 if wrong else e < 4 * U16, f"relative error {e:.3g}")
+            if wrong:  # and the wrong values are sample 0's gate applied to sample 1
+                alt = xg * gg[:1] if "*" in form else xg / gg[:1]
+                expect(f"{form}, fast preparation: sample 1 took sample 0's gate",
+                       float(np.max(np.abs(got - alt)) / np.max(np.abs(alt))) < 4 * U16)
 
     del qnn
     before = set(os.listdir(tempfile.gettempdir()))

@@ -105,6 +105,54 @@ static void test_broadcast_layouts(void) {
   release(&c);
 }
 
+/* x * g / h with per-sample gates g, h [2, 16, 1, 1] of x [2, 16, 4, 4] (a squeeze-excitation
+ * gate): QNN HTP's fast preparation gives every sample sample 0's gate when the gate is the
+ * second operand (lower.c, per_sample_gate), so the Multiply takes the gate first and the
+ * Divide runs on rank-3 views [2, 16, 16] / [2, 1, 16] between Reshapes; a [1, 16, 1, 1] gate
+ * keeps the plain form. Exact on the executor. */
+static void test_per_sample_gate(void) {
+  compiled c = compile("gate", T(0, "[2, 16, 4, 4]") "," T(1, "[2, 16, 1, 1]") ","
+                       T(2, "[2, 16, 1, 1]") "," T(3, "[1, 16, 1, 1]") "," T(4, "[2, 16, 4, 4]") ","
+                       T(5, "[2, 16, 4, 4]") "," T(6, "[2, 16, 4, 4]"),
+                       IN("x", 0) "," IN("g", 1) "," IN("h", 2) "," IN("k", 3), "",
+                       NODE("mul", "aten.mul.Tensor", "[{\"value\": 0}, {\"value\": 1}]", 4) ","
+                       NODE("div", "aten.div.Tensor", "[{\"value\": 4}, {\"value\": 2}]", 5) ","
+                       NODE("mul_1", "aten.mul.Tensor", "[{\"value\": 5}, {\"value\": 3}]", 6),
+                       IN("z", 6), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  int n_mul = 0, n_div = 0;
+  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
+    if (op->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY && n_mul++ == 0) {
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 1, 1, 16)));  /* the gate first */
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 4, 4, 16)));
+    } else if (op->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY) {
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 4, 4, 16)));  /* [1, 1, 1, 16]: as written */
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(1, 1, 1, 16)));
+    } else if (op->type == EG_QNN_OP_ELEMENT_WISE_DIVIDE) {
+      n_div++;
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 16, 16)));
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 1, 16)));
+      EG_CHECK(k + 1 < eg_qnn_graph_num_ops(g) &&
+               eg_qnn_graph_op(g, k + 1)->type == EG_QNN_OP_RESHAPE &&
+               in_of(g, k + 1, 0) == out_of(g, k) && dims_are(out_of(g, k + 1), VALS(2, 4, 4, 16)));
+    }
+  }
+  EG_CHECK(n_mul == 2 && n_div == 1);
+  float x[512], gv[32], hv[32], kv[16], want[512], got[512];
+  for (int i = 0; i < 512; i++) x[i] = (float)(i % 37) * 0.25f - 4.0f;
+  for (int i = 0; i < 32; i++) gv[i] = 0.1f + (float)i * 0.03f, hv[i] = 1.5f - (float)i * 0.02f;
+  for (int i = 0; i < 16; i++) kv[i] = 0.5f + (float)i * 0.125f;
+  for (int i = 0; i < 512; i++) { /* x and z channel-last, as the partition holds them */
+    const int n = i / 256, ch = i % 16;
+    want[i] = x[i] * gv[n * 16 + ch] / hv[n * 16 + ch] * kv[ch];
+  }
+  float *in[4] = {x, gv, hv, kv};
+  if (execute(&c, 0, 4, (const int32_t[]){0, 1, 2, 3}, in, 6, got))
+    EG_CHECK(same_values(got, want, 512));
+  release(&c);
+}
+
 /* A rank-4 operand of a rank-5 result, and an int64 operand, are declined with reasons. */
 static void test_declines(void) {
   compiled c = compile("ew_declines", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 1, 3, 4, 5]") ","
@@ -478,6 +526,7 @@ int main(void) {
   EG_RUN(test_add_alpha);
   EG_RUN(test_scalar_overloads);
   EG_RUN(test_broadcast_layouts);
+  EG_RUN(test_per_sample_gate);
   EG_RUN(test_declines);
   EG_RUN(test_fp16_exact);
   EG_RUN(test_threshold_backward);
