@@ -322,6 +322,25 @@ class ResNetStemNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class WideDownsampleNet(nn.Module):
+    """ResNet's downsampling block at layer-4 width: conv 3->128 -> relu, then a 3x3 stride-2
+    conv 128->256 beside a 1x1 stride-2 shortcut conv 128->256, added -> relu ->
+    adaptive_avg_pool2d(1) -> linear. Both strided convs' grad_weight take the tap form
+    (ci x Cout = 32768, conv.c lower_grad_weight_taps)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 128, 3, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(128, 256, 3, stride=2, padding=1, bias=False)
+        self.down = nn.Conv2d(128, 256, 1, stride=2, bias=False)
+        self.fc = nn.Linear(256, 5)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x) + self.down(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 class UpsampleSegNet(nn.Module):
     """A segmentation head's upsampling (LRASPP's shape): conv -> relu -> strided conv -> relu,
     back to the input's size by bilinear (align_corners false, x2) and by nearest from a
@@ -549,6 +568,15 @@ def _resnet_stem(stem, seed):
     return built
 
 
+def _wide_downsample(stem, seed):
+    """Full training of WideDownsampleNet with the input gradient (an even input: the 1x1
+    stride-2 conv never reads its last row and column)."""
+    torch.manual_seed(seed)
+    model = WideDownsampleNet()
+    x, target = torch.randn(2, 3, 6, 6), torch.randint(0, 5, (2,), dtype=torch.int64)
+    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+
+
 def _upsample_seg(stem, seed):
     """Full training of UpsampleSegNet with the input gradient: bilinear and nearest
     upsampling and both backward ops in one step."""
@@ -600,6 +628,7 @@ TRAINING_STEPS = {
     "train_dilated": _dilated,
     "train_dilated_strided_frozen": _dilated_strided_frozen,
     "train_resnet_stem": _resnet_stem,
+    "train_wide_downsample": _wide_downsample,
     "train_upsample_seg": _upsample_seg,
     "train_pixel_seg": _pixel_seg,
     "train_transformer_mlp": _transformer_mlp,

@@ -28,7 +28,10 @@
  *                    dilation 2 at stride 1 and 2, grouped 3x3 dilation 3, 1x1 (no MatMul
  *                    needed: ke = 1), static and runtime filters, and as whole training
  *                    steps on SM8550 / SM8650 / SM8750
- *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight)
+ *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight); strided,
+ *                    groups 1 and ci * Cout >= 32768 (QNN HTP's fast preparation computes
+ *                    that Conv2d wrong): one MatMul per kernel tap of grad_output by the
+ *                    strided slice of the input it meets, Concat (lower_grad_weight_taps)
  *     grad_bias   -> ReduceSum(grad_output, axes [0, 1, 2] = N, H, W of NHWC)
  *   (ATen [Cout, Cin/g, kH, kW] weights become QNN filters: HWIO [kH, kW, Cin/g, Cout],
  *   DepthWiseConv2d [kH, kW, 1, Cout], and from a transposed conv's [Cin, Cout/g, kH, kW],
@@ -740,12 +743,107 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
  * The pad after, pb = d(kH-1) + s(Ho-1) + 1 - H - p, makes kH' = kH exactly; where the forward
  * never read its last rows (pb < 0, e.g. a 1x1 stride-2 conv of an even input) pb is 0 and the
  * extra rows of Y are cropped by a StridedSlice. */
+/* Where lower_grad_weight's Conv2d has dilation (the forward stride) > 1, groups 1 and
+ * ci * Cout at least this, QNN HTP's fast graph preparation (QNN 2.51,
+ * htp_graph_finalization_optimization_mode 1) computes it wrong (relative error 2e3 to 5e3,
+ * garbage; its default effort is right): measured with batch ci x Cout 256 x 512, 256 x 384,
+ * 384 x 256, 512 x 128, 512 x 256, 1024 x 128, 2048 x 64, 512 x 1024 and 1024 x 2048, kernels
+ * 1x1 to 4x4, dilation 2 to 4 (ResNet's layer4 downsample and first 3x3 in a full-training
+ * step), right at 256 x 256, 128 x 512, 256 x 128 and below. Such a grad_weight takes the tap
+ * form (lower_grad_weight_taps), right in both; half the smallest failing product, so the
+ * boundary, which the measurements do not pin down, is not approached. */
+#define TAP_FORM_MIN_PRODUCT 32768
+#define TAP_FORM_MAX_TAPS 64 /* a 7x7 kernel has 49 */
+
+/* grad_weight of a strided convolution (groups 1) as one MatMul per kernel tap (a, b):
+ * dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * xp[n, i, y*s + a*d, x*s + b*d], xp the input
+ * zero-padded by p before and pb after (so the last tap's window fits):
+ *   X   [N, H + p + pb, W + p + pb, ci] = Pad(x NHWC)  (no Pad when p = pb = 0)
+ *   Xab [N*Ho*Wo, ci]   = Reshape(StridedSlice(X; rows a*d, stride s; cols b*d, stride s))
+ *   G   [N*Ho*Wo, Cout] = Reshape(grad_output NHWC)
+ *   Tab [Cout, ci]      = MatMul(G, Xab; transpose_in0)
+ *   grad_weight [Cout, ci, kH, kW] = Reshape(Concat over the taps of Tab as [Cout, ci, 1],
+ *                                    axis 2), or Reshape(Tab) for a 1x1 kernel. */
+static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
+                                        const bwd_plan_t *pl) {
+  const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
+  static const int nhwc[4] = {0, 2, 3, 1};
+  const uint32_t n = eg_htp_qnn_dim(x->shape[0]), ci = eg_htp_qnn_dim(w->shape[1]),
+                 cout = eg_htp_qnn_dim(w->shape[0]), kh = eg_htp_qnn_dim(w->shape[2]),
+                 kw = eg_htp_qnn_dim(w->shape[3]), ho = eg_htp_qnn_dim(gyv->shape[2]),
+                 wo = eg_htp_qnn_dim(gyv->shape[3]), m = n * ho * wo;
+  uint32_t xdims[4] = {n, eg_htp_qnn_dim(x->shape[2]), eg_htp_qnn_dim(x->shape[3]), ci};
+  uint32_t pads[8] = {0};
+  bool padded = false;
+  for (int d = 0; d < 2; d++) {
+    const int64_t need = ((int64_t)(d ? wo : ho) - 1) * pl->a.stride[d] +
+                         (w->shape[2 + d] - 1) * pl->a.dil[d] + 1 - x->shape[2 + d] -
+                         pl->a.pad[d];
+    pads[2 + 2 * d] = (uint32_t)pl->a.pad[d];
+    pads[3 + 2 * d] = need > 0 ? (uint32_t)need : 0;
+    padded = padded || pads[2 + 2 * d] || pads[3 + 2 * d];
+  }
+  int32_t xt, gt, g2, gw;
+  EG_TRY(traced_axes(L, g, pl->a.x, nhwc, "x_nhwc", &xt));
+  if (padded) {
+    EG_TRY(emit_pad(L, xt, xdims, pads, "x_padded", &xt));
+    for (int d = 1; d < 3; d++) xdims[d] += pads[2 * d] + pads[2 * d + 1];
+  }
+  EG_TRY(traced_axes(L, g, pl->gy, nhwc, "gy_nhwc", &gt));
+  const uint32_t g2dims[2] = {m, cout}, xabdims[2] = {m, ci}, tdims[2] = {cout, ci};
+  const uint32_t t3dims[3] = {cout, ci, 1}, catdims[3] = {cout, ci, kh * kw};
+  const uint32_t slicedims[4] = {n, ho, wo, ci}, rdims[2] = {4, 3};
+  EG_TRY(eg_htp_temp(L, "gy_rows", EG_QNN_DTYPE_FLOAT_32, 2, g2dims, &g2));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &gt, 1, &g2, 1, NULL, 0));
+  EG_TRY(eg_htp_want_axes(L, pl->grad_weight, EG_AXES_TRACED, "grad_weight"));
+  EG_TRY(eg_htp_define(L, pl->grad_weight, &gw));
+  const eg_qnn_param mp[2] = {eg_qnn_param_bool("transpose_in0", true),
+                              eg_qnn_param_bool("transpose_in1", false)};
+  int32_t taps[TAP_FORM_MAX_TAPS];
+  for (uint32_t a = 0; a < kh; a++)
+    for (uint32_t b = 0; b < kw; b++) {
+      const uint32_t t = a * kw + b, r0 = a * (uint32_t)pl->a.dil[0],
+                     c0 = b * (uint32_t)pl->a.dil[1];
+      const int32_t ranges[12] = {
+          0, (int32_t)n, 1,
+          (int32_t)r0, (int32_t)(r0 + (ho - 1) * pl->a.stride[0] + 1), (int32_t)pl->a.stride[0],
+          (int32_t)c0, (int32_t)(c0 + (wo - 1) * pl->a.stride[1] + 1), (int32_t)pl->a.stride[1],
+          0, (int32_t)ci, 1};
+      const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+      char what[48];
+      int32_t xs, xab, in[2], tab;
+      snprintf(what, sizeof what, "dw_tap%u_x", t);
+      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, slicedims, &xs));
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
+      snprintf(what, sizeof what, "dw_tap%u_rows", t);
+      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 2, xabdims, &xab));
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &xs, 1, &xab, 1, NULL, 0));
+      in[0] = g2;
+      in[1] = xab;
+      snprintf(what, sizeof what, "dw_tap%u", t);
+      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 2, tdims, &tab));
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &tab, 1, mp, 2));
+      if (kh * kw == 1) return eg_htp_op(L, EG_QNN_OP_RESHAPE, &tab, 1, &gw, 1, NULL, 0);
+      snprintf(what, sizeof what, "dw_tap%u_col", t);
+      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 3, t3dims, &taps[t]));
+      EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &tab, 1, &taps[t], 1, NULL, 0));
+    }
+  int32_t cat;
+  const eg_qnn_param axis = eg_qnn_param_u32("axis", 2);
+  EG_TRY(eg_htp_temp(L, "dw_taps", EG_QNN_DTYPE_FLOAT_32, 3, catdims, &cat));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_CONCAT, taps, (int32_t)(kh * kw), &cat, 1, &axis, 1));
+  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &cat, 1, &gw, 1, NULL, 0);
+}
+
 static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl) {
   const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
   const uint32_t groups = (uint32_t)pl->a.groups;
   const uint32_t n = eg_htp_qnn_dim(x->shape[0]), h = eg_htp_qnn_dim(x->shape[2]),
                  wd = eg_htp_qnn_dim(x->shape[3]), cout = eg_htp_qnn_dim(w->shape[0]),
                  ci = eg_htp_qnn_dim(w->shape[1]);
+  if (groups == 1 && (pl->a.stride[0] > 1 || pl->a.stride[1] > 1) &&
+      (uint64_t)ci * cout >= TAP_FORM_MIN_PRODUCT && w->shape[2] * w->shape[3] <= TAP_FORM_MAX_TAPS)
+    return lower_grad_weight_taps(L, g, pl);
   int32_t xt, ft, y, in[2], gw;
   if (groups == 1) {
     static const int chwn[4] = {1, 2, 3, 0};
@@ -841,6 +939,7 @@ const eg_htp_builder eg_htp_builder_convolution = {
     conv_lower};
 const eg_htp_builder eg_htp_builder_convolution_backward = {
     "aten.convolution_backward, every output_mask -> Transpose + TransposeConv2d (grad_input), "
-    "Transposes + Conv2d (+ StridedSlice) (grad_weight), ReduceSum (grad_bias); fp, not "
+    "Transposes + Conv2d (+ StridedSlice) (grad_weight; strided with ci * Cout >= 32768: "
+    "StridedSlice + MatMul per kernel tap + Concat), ReduceSum (grad_bias); fp, not "
     "transposed, dilated grad_input through the dilated kernel (Reshape + MatMul), V69+",
     0, conv_bwd_supports, conv_bwd_lower};
