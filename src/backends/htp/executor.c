@@ -319,24 +319,34 @@ static void run_tile(exec_t *ex, const op_t *op, const plan *pl) {
                    out_ptr(ex, op));
 }
 
+/* The strided copy between dense tensor `box` and the box of dense tensor `big` that starts at
+ * `at` and steps `step` (NULL: 1) per dim: big's strides on the source side (`big_is_src`,
+ * StridedSlice) or the destination side (Pad); box's own dense strides on the other. */
+static void box_copy_plan(const eg_qnn_tensor *big, const eg_qnn_tensor *box, const uint32_t *at,
+                          const uint32_t *step, bool big_is_src, plan *pl) {
+  int64_t bdims[EG_QNN_MAX_RANK], bstride[EG_QNN_MAX_RANK], own[EG_QNN_MAX_RANK];
+  dims64(big, bdims);
+  eg_dense_strides(bdims, big->rank, bstride);
+  eg_strided_copy_params *b = &pl->u.slice.box;
+  memset(b, 0, sizeof *b);
+  b->rank = box->rank;
+  b->elsize = 4; /* FLOAT_32 or INT_32; a fixed-point tensor runs as its float view */
+  dims64(box, b->shape);
+  eg_dense_strides(b->shape, box->rank, own);
+  pl->u.slice.offset = 0;
+  for (int d = 0; d < box->rank; d++) {
+    const int64_t far = bstride[d] * (step ? step[d] : 1);
+    b->src_stride[d] = big_is_src ? far : own[d];
+    b->dst_stride[d] = big_is_src ? own[d] : far;
+    pl->u.slice.offset += bstride[d] * at[d];
+  }
+}
+
 /* StridedSlice: the output is the box of in[0] starting at `begin`, stepping `step` per dim
  * (qnn_graph.c check_strided_slice): one strided copy. */
 static eg_status prepare_strided_slice(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
-  int64_t xdims[EG_QNN_MAX_RANK], xstride[EG_QNN_MAX_RANK];
-  dims64(x, xdims);
-  eg_dense_strides(xdims, x->rank, xstride);
-  eg_strided_copy_params *b = &pl->u.slice.box;
-  memset(b, 0, sizeof *b);
-  b->rank = x->rank;
-  b->elsize = 4; /* FLOAT_32 or INT_32; a fixed-point tensor runs as its float view */
-  dims64(y, b->shape);
-  eg_dense_strides(b->shape, y->rank, b->dst_stride);
-  pl->u.slice.offset = 0;
-  for (int d = 0; d < x->rank; d++) {
-    b->src_stride[d] = xstride[d] * op->attrs.slice.step[d];
-    pl->u.slice.offset += xstride[d] * op->attrs.slice.begin[d];
-  }
+  box_copy_plan(tin(ex, op, 0), tout(ex, op), op->attrs.slice.begin, op->attrs.slice.step, true,
+                pl);
   return EG_OK;
 }
 
@@ -348,21 +358,7 @@ static void run_strided_slice(exec_t *ex, const op_t *op, const plan *pl) {
 /* Pad: the output filled with the constant, then in[0] copied into its box at offset `before`
  * per dim (qnn_graph.c check_pad): one fill and one strided copy. */
 static eg_status prepare_pad(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
-  int64_t ydims[EG_QNN_MAX_RANK], ystride[EG_QNN_MAX_RANK];
-  dims64(y, ydims);
-  eg_dense_strides(ydims, y->rank, ystride);
-  eg_strided_copy_params *b = &pl->u.slice.box;
-  memset(b, 0, sizeof *b);
-  b->rank = x->rank;
-  b->elsize = 4; /* FLOAT_32, or a fixed-point tensor's float view (check_supported) */
-  dims64(x, b->shape);
-  eg_dense_strides(b->shape, x->rank, b->src_stride);
-  pl->u.slice.offset = 0;
-  for (int d = 0; d < x->rank; d++) {
-    b->dst_stride[d] = ystride[d];
-    pl->u.slice.offset += ystride[d] * op->attrs.pad.before[d];
-  }
+  box_copy_plan(tout(ex, op), tin(ex, op, 0), op->attrs.pad.before, NULL, false, pl);
   return EG_OK;
 }
 
