@@ -323,22 +323,26 @@ def check_partition(onnx_path, part, d32, d16, soc_model, prepare):
     return row
 
 
-def recheck_partition(path, part, d32, d16, model, budget):
+def recheck_partition(path, part, d32, d16, model, budget, fast_failures):
     """check_partition at QNN's default effort in a child process stopped after `budget`
     seconds (None: no limit): the default effort takes QNN's graph compiler from minutes to
     hours on a few-thousand-op partition. A re-check that does not finish leaves the partition
-    failed, saying so; it never passes one."""
+    failed with the fast preparation's failures, saying so; it never passes one. The child's
+    temporary files go under the partition's folder (a killed child cannot remove them)."""
     out = os.path.splitext(path)[0] + ".default.row.json"
+    tmp = os.path.splitext(path)[0] + ".default.tmp"
+    os.makedirs(tmp, exist_ok=True)
     argv = [sys.executable, os.path.abspath(__file__), "--one-partition", path, part, d32, d16,
             str(model), "default", out]
-    start = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=budget)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=budget,
+                              env={**os.environ, "TMPDIR": tmp})
     except subprocess.TimeoutExpired:
-        return {"partition": part, "accepted": None, "prepare_s": time.monotonic() - start,
-                "failures": [f"the re-check at QNN's default effort did not finish within "
-                             f"{budget:.0f} s (--default-budget); the fast preparation's "
-                             f"failures stand"]}
+        return {"partition": part, "accepted": None, "failures": [
+            f"the re-check at QNN's default effort did not finish within {budget:.0f} s "
+            f"(--default-budget); the fast preparation's failures stand:", *fast_failures]}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     if proc.returncode or not os.path.exists(out):
         tail = (proc.stderr.strip() or proc.stdout.strip() or "(no message)").splitlines()[-1]
         return {"partition": part, "failures": [f"harness: default-effort re-check exit "
@@ -400,7 +404,7 @@ def run_case(task):
                     # deployment uses) computes right: that verdict counts, the other is kept
                     fast = row
                     row = recheck_partition(path, p["name"], d32, d16, model,
-                                            ARGS.default_budget)
+                                            ARGS.default_budget, fast["failures"])
                     row.update(prepare="default", failures_prepare_fast=fast["failures"],
                                prepare_fast_s=fast.get("prepare_s"))
             except Exception as e:

@@ -182,12 +182,12 @@ def main():
     # gives every sample sample 0's gate; the forms edgegrad emits instead (lower.c,
     # per_sample_gate: the gate first for Multiply, rank-3 views for Divide) are right in both
     # preparations. If the first check starts failing, QNN has fixed the fault.
-    xg = rng.uniform(0.5, 2, (2, 4, 4, 16)).astype(np.float32)
+    xg = rng.uniform(0.5, 2, (2, 4, 3, 16)).astype(np.float32)
     gg = rng.uniform(0.5, 1, (2, 1, 1, 16)).astype(np.float32)
-    vx = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 4, 16])
+    vx = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 3, 16])
     vg = helper.make_tensor_value_info("g", TensorProto.FLOAT, [2, 1, 1, 16])
     shapes = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
-              (("rows", [2, 16, 16]), ("gate", [2, 1, 16]), ("back", [2, 4, 4, 16]))]
+              (("rows", [2, 12, 16]), ("gate", [2, 1, 16]), ("back", [2, 4, 3, 16]))]
     forms = {
         "x * g": ([helper.make_node("Mul", ["x", "g"], ["y"])], xg * gg),
         "x / g": ([helper.make_node("Div", ["x", "g"], ["y"])], xg / gg),

@@ -217,7 +217,7 @@ bwd("depthwise5_s3", r(2, 4, 9, 10), r(4, 1, 5, 5), (T, F_, T), stride=(3, 2), p
 # lower_grad_weight_taps; QNN HTP's fast preparation computes the Conv2d form wrong there):
 # ResNet's 1x1 stride-2 downsample (even input: its last row and column unread), a 3x3
 # stride 2 on odd and even inputs, stride (2, 1) with padding (1, 0), a 7x7 stride 2 (49 taps),
-# and one just below the bound (the Conv2d form)
+# 3x1 and 1x3 kernels, and one just below the bound (the Conv2d form)
 for mask in ((F_, T, F_), (T, T, T)):
     bwd("taps_1x1_s2", r(2, 128, 6, 6), r(256, 128, 1, 1), mask, stride=(2, 2), static=())
     bwd("taps_3x3_s2_odd", r(2, 128, 7, 7), r(256, 128, 3, 3), mask, stride=(2, 2),
@@ -227,6 +227,11 @@ bwd("taps_3x3_s2_even", r(1, 256, 4, 4), r(128, 256, 3, 3), (F_, T, T), stride=(
 bwd("taps_3x3_s21", r(2, 128, 6, 5), r(256, 128, 3, 3), (F_, T, F_), stride=(2, 1),
     padding=(1, 0))
 bwd("taps_7x7_s2", r(1, 64, 9, 9), r(512, 64, 7, 7), (F_, T, F_), stride=(2, 2), padding=(3, 3))
+for mask in ((F_, T, F_), (T, T, T)):  # non-square kernels and outputs (Ho != Wo)
+    bwd("taps_3x1_s2", r(2, 128, 7, 5), r(256, 128, 3, 1), mask, stride=(2, 2), padding=(1, 0),
+        static=())
+    bwd("taps_1x3_s2", r(2, 128, 5, 8), r(256, 128, 1, 3), mask, stride=(2, 2), padding=(0, 1),
+        static=())
 bwd("taps_below_3x3_s2", r(2, 127, 7, 7), r(256, 127, 3, 3), (F_, T, F_), stride=(2, 2),
     padding=(1, 1))
 bwd("gw_pad_reaches_kernel_g1", r(2, 3, 2, 3), r(4, 3, 5, 4), (F_, T, T), padding=(2, 1),

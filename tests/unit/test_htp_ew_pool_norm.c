@@ -105,15 +105,15 @@ static void test_broadcast_layouts(void) {
   release(&c);
 }
 
-/* x * g / h with per-sample gates g, h [2, 16, 1, 1] of x [2, 16, 4, 4] (a squeeze-excitation
+/* x * g / h with per-sample gates g, h [2, 8, 1, 1] of x [2, 8, 2, 3] (a squeeze-excitation
  * gate): QNN HTP's fast preparation gives every sample sample 0's gate when the gate is the
  * second operand (lower.c, per_sample_gate), so the Multiply takes the gate first and the
- * Divide runs on rank-3 views [2, 16, 16] / [2, 1, 16] between Reshapes; a [1, 16, 1, 1] gate
- * keeps the plain form. Exact on the executor. */
+ * Divide runs on rank-3 views [2, 6, 8] / [2, 1, 8] between Reshapes; a [1, 8, 1, 1] gate
+ * keeps the plain form (H * W != C, so a view with the two swapped would show). Exact on the executor. */
 static void test_per_sample_gate(void) {
-  compiled c = compile("gate", T(0, "[2, 16, 4, 4]") "," T(1, "[2, 16, 1, 1]") ","
-                       T(2, "[2, 16, 1, 1]") "," T(3, "[1, 16, 1, 1]") "," T(4, "[2, 16, 4, 4]") ","
-                       T(5, "[2, 16, 4, 4]") "," T(6, "[2, 16, 4, 4]"),
+  compiled c = compile("gate", T(0, "[2, 8, 2, 3]") "," T(1, "[2, 8, 1, 1]") ","
+                       T(2, "[2, 8, 1, 1]") "," T(3, "[1, 8, 1, 1]") "," T(4, "[2, 8, 2, 3]") ","
+                       T(5, "[2, 8, 2, 3]") "," T(6, "[2, 8, 2, 3]"),
                        IN("x", 0) "," IN("g", 1) "," IN("h", 2) "," IN("k", 3), "",
                        NODE("mul", "aten.mul.Tensor", "[{\"value\": 0}, {\"value\": 1}]", 4) ","
                        NODE("div", "aten.div.Tensor", "[{\"value\": 4}, {\"value\": 2}]", 5) ","
@@ -124,32 +124,32 @@ static void test_per_sample_gate(void) {
   for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
     const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
     if (op->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY && n_mul++ == 0) {
-      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 1, 1, 16)));  /* the gate first */
-      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 4, 4, 16)));
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 1, 1, 8)));  /* the gate first */
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 2, 3, 8)));
     } else if (op->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY) {
-      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 4, 4, 16)));  /* [1, 1, 1, 16]: as written */
-      EG_CHECK(dims_are(in_of(g, k, 1), VALS(1, 1, 1, 16)));
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 2, 3, 8)));  /* [1, 1, 1, 8]: as written */
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(1, 1, 1, 8)));
     } else if (op->type == EG_QNN_OP_ELEMENT_WISE_DIVIDE) {
       n_div++;
-      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 16, 16)));
-      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 1, 16)));
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 6, 8)));
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 1, 8)));
       EG_CHECK(k + 1 < eg_qnn_graph_num_ops(g) &&
                eg_qnn_graph_op(g, k + 1)->type == EG_QNN_OP_RESHAPE &&
-               in_of(g, k + 1, 0) == out_of(g, k) && dims_are(out_of(g, k + 1), VALS(2, 4, 4, 16)));
+               in_of(g, k + 1, 0) == out_of(g, k) && dims_are(out_of(g, k + 1), VALS(2, 2, 3, 8)));
     }
   }
   EG_CHECK(n_mul == 2 && n_div == 1);
-  float x[512], gv[32], hv[32], kv[16], want[512], got[512];
-  for (int i = 0; i < 512; i++) x[i] = (float)(i % 37) * 0.25f - 4.0f;
-  for (int i = 0; i < 32; i++) gv[i] = 0.1f + (float)i * 0.03f, hv[i] = 1.5f - (float)i * 0.02f;
-  for (int i = 0; i < 16; i++) kv[i] = 0.5f + (float)i * 0.125f;
-  for (int i = 0; i < 512; i++) { /* x and z channel-last, as the partition holds them */
-    const int n = i / 256, ch = i % 16;
-    want[i] = x[i] * gv[n * 16 + ch] / hv[n * 16 + ch] * kv[ch];
+  float x[96], gv[16], hv[16], kv[8], want[96], got[96];
+  for (int i = 0; i < 96; i++) x[i] = (float)(i % 37) * 0.25f - 4.0f;
+  for (int i = 0; i < 16; i++) gv[i] = 0.1f + (float)i * 0.03f, hv[i] = 1.5f - (float)i * 0.02f;
+  for (int i = 0; i < 8; i++) kv[i] = 0.5f + (float)i * 0.125f;
+  for (int i = 0; i < 96; i++) { /* x and z channel-last, as the partition holds them */
+    const int n = i / 48, ch = i % 8;
+    want[i] = x[i] * gv[n * 8 + ch] / hv[n * 8 + ch] * kv[ch];
   }
   float *in[4] = {x, gv, hv, kv};
   if (execute(&c, 0, 4, (const int32_t[]){0, 1, 2, 3}, in, 6, got))
-    EG_CHECK(same_values(got, want, 512));
+    EG_CHECK(same_values(got, want, 96));
   release(&c);
 }
 

@@ -454,12 +454,16 @@ eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor) {
  * ElementWiseMultiply and ElementWiseDivide of that pair with sample 0's gate for every sample:
  * measured on its emulator at N = 2 and 3, C = 16 to 960, H x W = 1 x 4 to 64 x 64, relative
  * error 0.34 to 0.98; the same ops with the gate first, on rank-3 views, or with a [1, 1, 1, C]
- * or [N, 1, 1, 1] operand are right in both preparations. eg_htp_op emits those forms instead
- * (tests/htp/test_qnn_ref.py keeps the measurement). */
+ * or [N, 1, 1, 1] operand are right in both preparations, and so are ElementWiseAdd, Subtract,
+ * Maximum, Minimum and Power with the gate second. eg_htp_op emits those forms instead for
+ * float operands (tests/htp/test_qnn_ref.py keeps the measurement). */
 static bool per_sample_gate(const eg_qnn_graph *qg, const int32_t *inputs) {
   const eg_qnn_tensor *a = eg_qnn_graph_tensor(qg, inputs[0]);
   const eg_qnn_tensor *b = eg_qnn_graph_tensor(qg, inputs[1]);
-  return a && b && a->rank == 4 && b->rank == 4 && a->dims[0] > 1 && b->dims[0] == a->dims[0] &&
+  const bool fp = a && b && b->dtype == a->dtype &&
+                  (a->dtype == EG_QNN_DTYPE_FLOAT_32 || a->dtype == EG_QNN_DTYPE_FLOAT_16) &&
+                  a->quant.encoding == EG_QNN_QUANT_NONE && b->quant.encoding == EG_QNN_QUANT_NONE;
+  return fp && a->rank == 4 && b->rank == 4 && a->dims[0] > 1 && b->dims[0] == a->dims[0] &&
          b->dims[1] == 1 && b->dims[2] == 1 && a->dims[3] > 1 && b->dims[3] == a->dims[3] &&
          (uint64_t)a->dims[1] * a->dims[2] > 1;
 }

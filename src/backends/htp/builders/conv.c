@@ -730,28 +730,16 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   return eg_htp_op(L, EG_QNN_OP_TRANSPOSE_CONV_2D, in, 2, &gx, 1, p, 4);
 }
 
-/* grad_weight as one Conv2d: dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * x[n, q*ci + i,
- * y*s - p + a*d, x*s - p + b*d] (q = o's group, ci = Cin/g) is a convolution of the forward
- * input, with ci in the role of the batch and (group, image) as channels, by grad_output as the
- * filter ([Ho, Wo, N, Cout], group g), the forward stride as dilation and the forward dilation
- * as stride:
- *   X' [ci, H, W, g*N]  = x through Transpose (and, for g > 1, Reshapes: [N, HW, g, ci] ->
- *                         [ci, HW, g, N] -> [ci, H, W, g*N])
- *   F  [Ho, Wo, N, Cout] = Transpose(grad_output)
- *   Y  [ci, kH', kW', Cout] = Conv2d(X', F; stride d, dilation s, pad_amount [[p, pb], ..])
- *   grad_weight [Cout, ci, kH, kW] = Transpose(Y or StridedSlice(Y), perm [3, 0, 1, 2])
- * The pad after, pb = d(kH-1) + s(Ho-1) + 1 - H - p, makes kH' = kH exactly; where the forward
- * never read its last rows (pb < 0, e.g. a 1x1 stride-2 conv of an even input) pb is 0 and the
- * extra rows of Y are cropped by a StridedSlice. */
 /* Where lower_grad_weight's Conv2d has dilation (the forward stride) > 1, groups 1 and
  * ci * Cout at least this, QNN HTP's fast graph preparation (QNN 2.51,
  * htp_graph_finalization_optimization_mode 1) computes it wrong (relative error 2e3 to 5e3,
  * garbage; its default effort is right): measured with batch ci x Cout 256 x 512, 256 x 384,
  * 384 x 256, 512 x 128, 512 x 256, 1024 x 128, 2048 x 64, 512 x 1024 and 1024 x 2048, kernels
  * 1x1 to 4x4, dilation 2 to 4 (ResNet's layer4 downsample and first 3x3 in a full-training
- * step), right at 256 x 256, 128 x 512, 256 x 128 and below. Such a grad_weight takes the tap
- * form (lower_grad_weight_taps), right in both; half the smallest failing product, so the
- * boundary, which the measurements do not pin down, is not approached. */
+ * step), right at 256 x 256, 128 x 512 (products of 65536 too), 256 x 128 and below. Such a
+ * grad_weight (at most TAP_FORM_MAX_TAPS taps) takes the tap form (lower_grad_weight_taps),
+ * right in both; the bound is half the smallest failing product, so the boundary, which the
+ * measurements do not pin down, is not approached. */
 #define TAP_FORM_MIN_PRODUCT 32768
 #define TAP_FORM_MAX_TAPS 64 /* a 7x7 kernel has 49 */
 
@@ -835,6 +823,19 @@ static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
   return eg_htp_op(L, EG_QNN_OP_RESHAPE, &cat, 1, &gw, 1, NULL, 0);
 }
 
+/* grad_weight as one Conv2d: dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * x[n, q*ci + i,
+ * y*s - p + a*d, x*s - p + b*d] (q = o's group, ci = Cin/g) is a convolution of the forward
+ * input, with ci in the role of the batch and (group, image) as channels, by grad_output as the
+ * filter ([Ho, Wo, N, Cout], group g), the forward stride as dilation and the forward dilation
+ * as stride:
+ *   X' [ci, H, W, g*N]  = x through Transpose (and, for g > 1, Reshapes: [N, HW, g, ci] ->
+ *                         [ci, HW, g, N] -> [ci, H, W, g*N])
+ *   F  [Ho, Wo, N, Cout] = Transpose(grad_output)
+ *   Y  [ci, kH', kW', Cout] = Conv2d(X', F; stride d, dilation s, pad_amount [[p, pb], ..])
+ *   grad_weight [Cout, ci, kH, kW] = Transpose(Y or StridedSlice(Y), perm [3, 0, 1, 2])
+ * The pad after, pb = d(kH-1) + s(Ho-1) + 1 - H - p, makes kH' = kH exactly; where the forward
+ * never read its last rows (pb < 0, e.g. a 1x1 stride-2 conv of an even input) pb is 0 and the
+ * extra rows of Y are cropped by a StridedSlice. */
 static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl) {
   const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
   const uint32_t groups = (uint32_t)pl->a.groups;

@@ -1,0 +1,98 @@
+/* test_htp_conv_taps.c — grad_weight of a strided convolution in its two NPU forms
+ * (builders/conv.c): with groups 1 and Cin x Cout >= 32768 one MatMul per kernel tap
+ * (lower_grad_weight_taps: QNN HTP's fast preparation computes the dilated Conv2d form as
+ * garbage there), below it the Conv2d of the input by grad_output. Checked on the lowered graph:
+ * which form, the MatMuls' transpose_in0, each tap's StridedSlice box on the padded input, the
+ * Concat of the taps. The numbers against PyTorch are tests/ops/test_npu_conv.py's (taps_*).
+ *
+ * Graph: convolution_backward [F, T, F] of x [2, cin, 7, 5] by a 3x1 kernel, stride 2, padding
+ * [1, 0] (Ho 4, Wo 3: a non-square kernel and output, so a row/column or kH/kW mix-up shows). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eg_test.h"
+#include "eg_test_json.h"
+#include "eg_test_lower.h"
+
+#define TAPS_VALUES(cin)                                                                        \
+  T(0, "[2, 256, 4, 3]") "," T(1, "[2, " #cin ", 7, 5]") "," T(2, "[256, " #cin ", 3, 1]") ","  \
+  TUPLE(3, "[null, 4, null]") "," T(4, "[256, " #cin ", 3, 1]") "," T(5, "[256, " #cin ", 3, 1]")
+#define TAPS_NODES                                                                              \
+  NODE("convolution_backward", "aten.convolution_backward.default",                             \
+       "[{\"value\": 0}, {\"value\": 1}, {\"value\": 2}, [0], [2, 2], [1, 0], [1, 1], false, "  \
+       "[0, 0], 1, [false, true, false]]", 3) ","                                               \
+  GETITEM("getitem", 3, 1, 5)
+
+static int count_ops(const eg_qnn_graph *g, eg_qnn_op type) {
+  int n = 0;
+  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) n += eg_qnn_graph_op(g, k)->type == type;
+  return n;
+}
+
+static bool i32_ranges_are(const eg_qnn_graph *g, int32_t k, const int32_t want[12]) {
+  const eg_qnn_param *p = param(g, k, "ranges");
+  if (!p || p->n_values != 12) return false;
+  for (int i = 0; i < 12; i++)
+    if (p->values.i32[i] != want[i]) return false;
+  return true;
+}
+
+static void test_tap_form(void) {
+  compiled c = compile("taps", TAPS_VALUES(128), IN("gy", 0) "," IN("x", 1) "," IN("w", 2), "",
+                       TAPS_NODES, IN("gw", 5), 0, NULL);
+  EG_CHECK(on_npu(&c, "convolution_backward"));
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(count_ops(g, EG_QNN_OP_CONV_2D) == 0);
+  EG_CHECK(count_ops(g, EG_QNN_OP_MAT_MUL) == 3 && count_ops(g, EG_QNN_OP_CONCAT) == 1);
+  EG_CHECK(count_ops(g, EG_QNN_OP_STRIDED_SLICE) == 3 && count_ops(g, EG_QNN_OP_PAD) == 1);
+  int tap = 0;
+  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
+    if (op->type == EG_QNN_OP_PAD) { /* x NHWC [2, 7, 5, 128]: 1 row before, 1 after (the
+                                        last tap's window, rows 2..8) */
+      EG_CHECK(dims_are(out_of(g, k), VALS(2, 9, 5, 128)));
+    } else if (op->type == EG_QNN_OP_STRIDED_SLICE) {
+      /* tap (a, 0): rows a, a + 2, .., 4 of them; columns 0, 2, 4 */
+      const int32_t want[12] = {0, 2, 1, tap, tap + 7, 2, 0, 5, 2, 0, 128, 1};
+      EG_CHECK_MSG(i32_ranges_are(g, k, want), "tap %d", tap);
+      EG_CHECK(dims_are(out_of(g, k), VALS(2, 4, 3, 128)));
+      tap++;
+    } else if (op->type == EG_QNN_OP_MAT_MUL) {
+      const eg_qnn_param *t0 = param(g, k, "transpose_in0"), *t1 = param(g, k, "transpose_in1");
+      EG_CHECK(t0 && t0->scalar.b && t1 && !t1->scalar.b);
+      EG_CHECK(dims_are(in_of(g, k, 0), VALS(24, 256)) && dims_are(in_of(g, k, 1), VALS(24, 128)));
+      EG_CHECK(dims_are(out_of(g, k), VALS(256, 128)));
+    } else if (op->type == EG_QNN_OP_CONCAT) {
+      EG_CHECK(dims_are(out_of(g, k), VALS(256, 128, 3)) && op->n_inputs == 3);
+    }
+  }
+  EG_CHECK(tap == 3);
+  release(&c);
+}
+
+/* One channel less (127 x 256 < 32768): the Conv2d form, no MatMul. */
+static void test_conv_form_below_bound(void) {
+  compiled c = compile("taps_below", TAPS_VALUES(127), IN("gy", 0) "," IN("x", 1) "," IN("w", 2),
+                       "", TAPS_NODES, IN("gw", 5), 0, NULL);
+  EG_CHECK(on_npu(&c, "convolution_backward"));
+  const eg_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(count_ops(g, EG_QNN_OP_CONV_2D) == 1 && count_ops(g, EG_QNN_OP_MAT_MUL) == 0);
+  release(&c);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_test_htp_taps_XXXXXX");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  EG_RUN(test_tap_form);
+  EG_RUN(test_conv_form_below_bound);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  return eg_test_summary();
+}
