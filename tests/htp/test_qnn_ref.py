@@ -8,7 +8,9 @@ graphs made with onnx.helper,
 - the profile gives one cycle count per QNN op, a positive total, and QNN node names that
   map back to the ONNX node names (named, unnamed, rewritten by the layout pass, inserted);
 - QNN HTP's fast preparation applies sample 0's gate to every sample of x * g and x / g with a
-  per-sample gate g [N, 1, 1, C], and computes the forms edgegrad emits instead right.
+  per-sample gate g [N, 1, 1, C], and gives every sample but the first wrong values for
+  x * sigmoid(clamp(x)) of a pooled x [N, 1, 1, C]; it computes the forms edgegrad emits
+  instead right.
 Needs onnxruntime, onnxruntime-qnn and onnx (scripts/install-deps.sh test), not PyTorch.
 
     .venv/bin/python tests/htp/test_qnn_ref.py
@@ -209,6 +211,36 @@ def main():
                 alt = xg * gg[:1] if "*" in form else xg / gg[:1]
                 expect(f"{form}, fast preparation: sample 1 took sample 0's gate",
                        float(np.max(np.abs(got - alt)) / np.max(np.abs(alt))) < 4 * U16)
+
+    # QNN HTP's fast preparation and a pooled pair: x [N, 1, 1, C] * sigmoid(clamp(x)) (a
+    # squeeze-excitation block's SiLU, clamped as eg_htp_transcendental_input reads Sigmoid's
+    # input) is wrong for every sample but the first; on rank-2 views [N, C] (lower.c,
+    # pooled_pair) it is right in both preparations.
+    xp = (rng.standard_normal((2, 1, 1, 16)) * 2).astype(np.float32)
+    vp = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 1, 16])
+    consts = [numpy_helper.from_array(np.array(-65504, np.float32), "lo"),
+              numpy_helper.from_array(np.array(65504, np.float32), "hi"),
+              numpy_helper.from_array(np.array([2, 16], np.int64), "rows"),
+              numpy_helper.from_array(np.array([2, 1, 1, 16], np.int64), "back")]
+    gate = [helper.make_node("Clip", ["x", "lo", "hi"], ["xc"]),
+            helper.make_node("Sigmoid", ["xc"], ["s"])]
+    want = xp / (1 + np.exp(-xp.astype(np.float64)))
+    forms = {"x * sigmoid(clamp(x))": gate + [helper.make_node("Mul", ["x", "s"], ["y"])],
+             "the same on rank-2 views": gate + [
+                 helper.make_node("Reshape", ["x", "rows"], ["x2"]),
+                 helper.make_node("Reshape", ["s", "rows"], ["s2"]),
+                 helper.make_node("Mul", ["x2", "s2"], ["y2"]),
+                 helper.make_node("Reshape", ["y2", "back"], ["y"])]}
+    for form, nodes in forms.items():
+        path = save_model(os.path.join(tmp, "pooled.onnx"), nodes, [vp], xp.shape, consts)
+        for prepare in qnn_ref.PREPARE_MODES:
+            got = qnn_ref.run(qnn_ref.qnn_session(path, SM8650, prepare=prepare, profile=False),
+                              {"x": xp})["y"]
+            e = [float(np.max(np.abs(got[b] - want[b])) / np.max(np.abs(want))) for b in (0, 1)]
+            wrong = form.startswith("x *") and prepare == "fast"
+            expect(f"{form}, {prepare} preparation: {'sample 1 wrong' if wrong else 'right'}",
+                   (e[0] < 4 * U16 and e[1] > 0.1) if wrong else max(e) < 4 * U16,
+                   f"relative error per sample {e[0]:.3g}, {e[1]:.3g}")
 
     del qnn
     before = set(os.listdir(tempfile.gettempdir()))

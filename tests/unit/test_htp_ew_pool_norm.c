@@ -153,6 +153,55 @@ static void test_per_sample_gate(void) {
   release(&c);
 }
 
+/* x * relu(x) and x / (relu(x) + 1) of a pooled x [2, 16, 1, 1] (a squeeze-excitation block's
+ * activations have that shape): QNN HTP's fast preparation gives every sample but the first
+ * wrong values when one [N, 1, 1, C] operand comes from the other through a Relu
+ * (lower.c, pooled_pair), so the Multiply and Divide run on rank-2 views [2, 16] between
+ * Reshapes; x [1, 16, 1, 1] keeps the plain form. Exact on the executor. */
+static void test_pooled_pair(void) {
+  compiled c = compile("pooled", T(0, "[2, 16, 1, 1]") "," T(1, "[1, 16, 1, 1]") ","
+                       T(2, "[2, 16, 1, 1]") "," T(3, "[2, 16, 1, 1]") "," T(4, "[2, 16, 1, 1]") ","
+                       T(5, "[2, 16, 1, 1]") "," T(6, "[1, 16, 1, 1]") "," T(7, "[1, 16, 1, 1]") ","
+                       T(8, "[2, 16, 1, 1]"),
+                       IN("x", 0) "," IN("k", 1), "",
+                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 2) ","
+                       NODE("mul", "aten.mul.Tensor", "[{\"value\": 0}, {\"value\": 2}]", 3) ","
+                       NODE("add", "aten.add.Scalar", "[{\"value\": 2}, 1]", 4) ","
+                       NODE("div", "aten.div.Tensor", "[{\"value\": 3}, {\"value\": 4}]", 5) ","
+                       NODE("relu_1", "aten.relu.default", "[{\"value\": 1}]", 6) ","
+                       NODE("mul_1", "aten.mul.Tensor", "[{\"value\": 1}, {\"value\": 6}]", 7) ","
+                       NODE("mul_2", "aten.mul.Tensor", "[{\"value\": 5}, {\"value\": 7}]", 8),
+                       IN("z", 8), 0, NULL);
+  const eg_qnn_graph *g = qg(&c, 0);
+  int n_views = 0, n_plain = 0;
+  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
+    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
+    if (op->type != EG_QNN_OP_ELEMENT_WISE_MULTIPLY && op->type != EG_QNN_OP_ELEMENT_WISE_DIVIDE)
+      continue;
+    if (dims_are(in_of(g, k, 0), VALS(2, 16))) {
+      n_views++;
+      EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 16)) && dims_are(out_of(g, k), VALS(2, 16)));
+      EG_CHECK(k + 1 < eg_qnn_graph_num_ops(g) &&
+               eg_qnn_graph_op(g, k + 1)->type == EG_QNN_OP_RESHAPE &&
+               in_of(g, k + 1, 0) == out_of(g, k));
+    } else {
+      n_plain++; /* mul_1: N = 1; mul_2: [2, 16, 1, 1] by [1, 16, 1, 1] */
+      EG_CHECK(in_of(g, k, 0)->rank == 4);
+    }
+  }
+  EG_CHECK(n_views == 2 && n_plain == 2);
+  float x[32], k16[16], want[32], got[32];
+  for (int i = 0; i < 32; i++) x[i] = (float)(i % 7) * 0.5f - 1.5f;
+  for (int i = 0; i < 16; i++) k16[i] = (float)(i % 5) - 2.0f;
+  for (int i = 0; i < 32; i++) {
+    const float r = x[i] > 0 ? x[i] : 0.0f, kr = k16[i % 16] > 0 ? k16[i % 16] : 0.0f;
+    want[i] = x[i] * r / (r + 1.0f) * (k16[i % 16] * kr);
+  }
+  float *in[2] = {x, k16};
+  if (execute(&c, 0, 2, (const int32_t[]){0, 1}, in, 8, got)) EG_CHECK(same_values(got, want, 32));
+  release(&c);
+}
+
 /* A rank-4 operand of a rank-5 result, and an int64 operand, are declined with reasons. */
 static void test_declines(void) {
   compiled c = compile("ew_declines", T(0, "[2, 3, 4, 5]") "," T(1, "[2, 1, 3, 4, 5]") ","
@@ -527,6 +576,7 @@ int main(void) {
   EG_RUN(test_scalar_overloads);
   EG_RUN(test_broadcast_layouts);
   EG_RUN(test_per_sample_gate);
+  EG_RUN(test_pooled_pair);
   EG_RUN(test_declines);
   EG_RUN(test_fp16_exact);
   EG_RUN(test_threshold_backward);
