@@ -158,20 +158,20 @@ static void test_per_sample_gate(void) {
  * wrong values when one [N, 1, 1, C] operand comes from the other through a Relu
  * (lower.c, pooled_pair), so the Multiply and Divide run on rank-2 views [2, 16] between
  * Reshapes; x [1, 16, 1, 1] keeps the plain form. Exact on the executor. */
+#define POOLED_NODES                                                                          \
+  NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 2) ","                                  \
+  NODE("mul", "aten.mul.Tensor", "[{\"value\": 0}, {\"value\": 2}]", 3) ","                   \
+  NODE("add", "aten.add.Scalar", "[{\"value\": 2}, 1]", 4) ","                                 \
+  NODE("div", "aten.div.Tensor", "[{\"value\": 3}, {\"value\": 4}]", 5) ","                   \
+  NODE("relu_1", "aten.relu.default", "[{\"value\": 1}]", 6) ","                                \
+  NODE("mul_1", "aten.mul.Tensor", "[{\"value\": 1}, {\"value\": 6}]", 7) ","                 \
+  NODE("mul_2", "aten.mul.Tensor", "[{\"value\": 5}, {\"value\": 7}]", 8)
 static void test_pooled_pair(void) {
   compiled c = compile("pooled", T(0, "[2, 16, 1, 1]") "," T(1, "[1, 16, 1, 1]") ","
                        T(2, "[2, 16, 1, 1]") "," T(3, "[2, 16, 1, 1]") "," T(4, "[2, 16, 1, 1]") ","
                        T(5, "[2, 16, 1, 1]") "," T(6, "[1, 16, 1, 1]") "," T(7, "[1, 16, 1, 1]") ","
                        T(8, "[2, 16, 1, 1]"),
-                       IN("x", 0) "," IN("k", 1), "",
-                       NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 2) ","
-                       NODE("mul", "aten.mul.Tensor", "[{\"value\": 0}, {\"value\": 2}]", 3) ","
-                       NODE("add", "aten.add.Scalar", "[{\"value\": 2}, 1]", 4) ","
-                       NODE("div", "aten.div.Tensor", "[{\"value\": 3}, {\"value\": 4}]", 5) ","
-                       NODE("relu_1", "aten.relu.default", "[{\"value\": 1}]", 6) ","
-                       NODE("mul_1", "aten.mul.Tensor", "[{\"value\": 1}, {\"value\": 6}]", 7) ","
-                       NODE("mul_2", "aten.mul.Tensor", "[{\"value\": 5}, {\"value\": 7}]", 8),
-                       IN("z", 8), 0, NULL);
+                       IN("x", 0) "," IN("k", 1), "", POOLED_NODES, IN("z", 8), 0, NULL);
   const eg_qnn_graph *g = qg(&c, 0);
   int n_views = 0, n_plain = 0;
   for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
@@ -190,6 +190,30 @@ static void test_pooled_pair(void) {
     }
   }
   EG_CHECK(n_views == 2 && n_plain == 2);
+  release(&c);
+  /* held in traced order, [2, 16, 1, 1] (a view of a [2, 16] input): the same views */
+  c = compile("pooled_traced", T(0, "[2, 16]") "," T(1, "[2, 16, 1, 1]") "," T(2, "[2, 16, 1, 1]") ","
+              T(3, "[2, 16, 1, 1]"), IN("x", 0), "",
+              NODE("view", "aten.view.default", "[{\"value\": 0}, [2, 16, 1, 1]]", 1) ","
+              NODE("relu", "aten.relu.default", "[{\"value\": 1}]", 2) ","
+              NODE("mul", "aten.mul.Tensor", "[{\"value\": 1}, {\"value\": 2}]", 3),
+              IN("z", 3), 0, NULL);
+  g = qg(&c, 0);
+  bool traced = false, viewed = false;
+  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++)
+    if (eg_qnn_graph_op(g, k)->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY) {
+      viewed = dims_are(in_of(g, k, 0), VALS(2, 16)) && dims_are(in_of(g, k, 1), VALS(2, 16));
+      traced = k > 0 && dims_are(in_of(g, k - 1, 0), VALS(2, 16, 1, 1));
+    }
+  EG_CHECK(viewed);
+  EG_CHECK_MSG(traced, "the Multiply's operands were not held [2, 16, 1, 1]: the case tests "
+               "the other layout only");
+  release(&c);
+  c = compile("pooled", T(0, "[2, 16, 1, 1]") "," T(1, "[1, 16, 1, 1]") ","
+              T(2, "[2, 16, 1, 1]") "," T(3, "[2, 16, 1, 1]") "," T(4, "[2, 16, 1, 1]") ","
+              T(5, "[2, 16, 1, 1]") "," T(6, "[1, 16, 1, 1]") "," T(7, "[1, 16, 1, 1]") ","
+              T(8, "[2, 16, 1, 1]"),
+              IN("x", 0) "," IN("k", 1), "", POOLED_NODES, IN("z", 8), 0, NULL);
   float x[32], k16[16], want[32], got[32];
   for (int i = 0; i < 32; i++) x[i] = (float)(i % 7) * 0.5f - 1.5f;
   for (int i = 0; i < 16; i++) k16[i] = (float)(i % 5) - 2.0f;

@@ -496,21 +496,26 @@ static eg_status binary_on_views(eg_htp_lower *L, eg_qnn_op type, const int32_t 
   return add_op(L, EG_QNN_OP_RESHAPE, &q, 1, &out, 1, NULL, 0);
 }
 
-/* Whether a binary op's operands are both [N, 1, 1, C] (N > 1, C > 1; a pooled activation and a
- * function of it, as a squeeze-excitation block's SiLU x * sigmoid(x) is): QNN HTP's fast
- * preparation (QNN 2.51) computes ElementWiseMultiply and ElementWiseDivide of such a pair with
- * every sample but the first wrong when one operand comes from the other through a ReluMinMax
- * or Relu (eg_htp_transcendental_input's clamp before a Sigmoid is one): measured on its
- * emulator at N = 2 and 4, C = 12 to 96 (relative error 0.5 to 1.4; right at C = 8 and 1000,
- * and at its default effort), while the same ops on rank-2 views [N, C] are right in both
- * preparations. eg_htp_op emits those views for float operands. */
+/* Whether a binary op's operands are both [N, 1, 1, C] or both [N, C, 1, 1] (N > 1, C > 1; a
+ * pooled activation and a function of it, as a squeeze-excitation block's SiLU x * sigmoid(x)
+ * and its backward are, in either layout): QNN HTP's fast preparation (QNN 2.51) computes
+ * ElementWiseMultiply and ElementWiseDivide of such a pair with every sample but the first
+ * wrong when one operand comes from the other through a ReluMinMax or Relu
+ * (eg_htp_transcendental_input's clamp before a Sigmoid is one): measured on its emulator at
+ * N = 2 and 4, C = 12 to 96 (relative error 0.5 to 1.4; right at C = 8 and 1000, and at its
+ * default effort); so was EfficientNet-B0's silu_backward on [2, 48, 1, 1] after a Reshape
+ * (1.4), while the same ops on rank-2 views [N, C] are right in both preparations. eg_htp_op
+ * emits those views for float operands. */
 static bool pooled_pair(const eg_qnn_graph *qg, const int32_t *inputs) {
   const eg_qnn_tensor *a = eg_qnn_graph_tensor(qg, inputs[0]);
   const eg_qnn_tensor *b = eg_qnn_graph_tensor(qg, inputs[1]);
   if (!float_pair(a, b) || a->rank != 4 || b->rank != 4) return false;
-  for (int d = 0; d < 4; d++)
+  int wide = 0; /* dims 1..3 above 1: one, as [N, 1, 1, C] or, held traced, [N, C, 1, 1] */
+  for (int d = 0; d < 4; d++) {
     if (a->dims[d] != b->dims[d]) return false;
-  return a->dims[0] > 1 && a->dims[1] == 1 && a->dims[2] == 1 && a->dims[3] > 1;
+    wide += d > 0 && a->dims[d] > 1;
+  }
+  return a->dims[0] > 1 && wide == 1;
 }
 
 eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int32_t n_inputs,
@@ -530,7 +535,7 @@ eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int3
       return binary_on_views(L, type, inputs, outputs[0], 3, rows, gate, rows);
     }
     if (pooled_pair(L->qg, inputs)) {
-      const uint32_t rows[2] = {a->dims[0], a->dims[3]};
+      const uint32_t rows[2] = {a->dims[0], a->dims[1] * a->dims[2] * a->dims[3]};
       return binary_on_views(L, type, inputs, outputs[0], 2, rows, rows, rows);
     }
   }
