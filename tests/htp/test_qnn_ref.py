@@ -10,7 +10,9 @@ graphs made with onnx.helper,
 - QNN HTP's fast preparation applies sample 0's gate to every sample of x * g and x / g with a
   per-sample gate g [N, 1, 1, C], and gives every sample but the first wrong values for
   x * sigmoid(clamp(x)) of a pooled x [N, 1, 1, C]; it computes the forms edgegrad emits
-  instead right.
+  instead right;
+- htp_check's flip rule imposes QNN HTP's decisions at near ties (a mask of p - q <= 0 with p,
+  q a few fp16 roundings apart) and finds nothing to impose far from ties.
 Needs onnxruntime, onnxruntime-qnn and onnx (scripts/install-deps.sh test), not PyTorch.
 
     .venv/bin/python tests/htp/test_qnn_ref.py
@@ -241,6 +243,49 @@ def main():
             expect(f"{form}, {prepare} preparation: {'sample 1 wrong' if wrong else 'right'}",
                    (e[0] < 4 * U16 and e[1] > 0.1) if wrong else max(e) < 4 * U16,
                    f"relative error per sample {e[0]:.3g}, {e[1]:.3g}")
+
+    # htp_check's flip rule: y = Where(p - q <= 0, 0, g) with p and q a few fp16 roundings
+    # apart: QNN HTP (fp16) decides some masks the other way than the fp32 function, so y
+    # differs by whole g values there; with QNN's near-tie decisions imposed on the fp32
+    # function it agrees; with p and q far apart no decision differs and there is nothing to
+    # impose.
+    import htp_check
+    vs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4096]) for n in "pqg"]
+    flip_nodes = [helper.make_node("Sub", ["p", "q"], ["d"]),
+                  helper.make_node("LessOrEqual", ["d", "zero"], ["m"]),
+                  helper.make_node("Where", ["m", "zero", "g"], ["y"])]
+    flip = save_model(os.path.join(tmp, "flip.onnx"), flip_nodes, vs, (1, 4096),
+                      [numpy_helper.from_array(np.zeros(1, np.float32), "zero")])
+    for near in (True, False):
+        pv = (1 + rng.uniform(-1, 1, (1, 4096)) * 1e-3).astype(np.float32)
+        qv = (1 + rng.uniform(-1, 1, (1, 4096)) * 1e-3).astype(np.float32)
+        if not near:
+            qv = qv + 0.5
+        feeds = {"p": pv, "q": qv, "g": (1 + rng.uniform(0, 1, (1, 4096))).astype(np.float32)}
+        got = qnn_ref.run(qnn_ref.qnn_session(flip, SM8650, profile=False), feeds)["y"]
+        plain = qnn_ref.run(qnn_ref.cpu_session(flip), feeds)["y"]
+        flips = htp_check.imposed_decisions(flip, SM8650, "default", feeds, feeds,
+                                            htp_check.magnitude(*feeds.values()))
+        if near:
+            expect("near ties: QNN HTP's masks differ from the fp32 function's",
+                   float(np.max(np.abs(got - plain))) >= 1, "no mask differed")
+            expect("near ties: with QNN's decisions imposed the fp32 function agrees",
+                   flips is not None and float(np.max(np.abs(got - flips["ref16"]["y"]))) <
+                   4 * U16 * 2, str(flips and flips["what"]))
+        else:
+            expect("far from ties: no decision to impose", flips is None, str(flips))
+    # the rule's test of one comparison: a decision 0.5 from its tie with QNN's operand error
+    # 1e-3 is a fault, not a flip; 5e-4 from it, a flip; an operand error of 0.1 (of a
+    # partition magnitude 2) excuses nothing
+    a0, zero = np.array([0.5, -5e-4, 1.0]), np.zeros(3)
+    differ0, differ1 = np.array([True, False, False]), np.array([False, True, False])
+    for what, args, want in (
+            ("a decision far from its tie is not excused", (a0 + 1e-3, differ0, 2.0), False),
+            ("a decision at a near tie is excused", (a0 + 1e-3, differ1, 2.0), True),
+            ("a large operand error excuses nothing", (a0 + 0.1, differ1, 2.0), False)):
+        qa, differ, mag = args
+        expect(f"flip rule: {what}",
+               htp_check.near_ties(a0, zero, qa, zero, differ, mag) == want)
 
     del qnn
     before = set(os.listdir(tempfile.gettempdir()))
