@@ -62,6 +62,8 @@ M failed`` (partitions); --json writes every partition's row. Exit 0 only if all
 """
 import argparse
 import collections
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 import json
 import multiprocessing
 import os
@@ -659,11 +661,23 @@ def main(argv):
                   f"{len(tasks)} to check", flush=True)
         else:
             os.remove(args.json + ".partial")
-    with multiprocessing.get_context("fork").Pool(max(1, args.jobs), init_worker,
-                                                  (args, models)) as pool:
-        for rs in pool.imap_unordered(run_case, tasks):
+    # a worker that dies (killed, out of memory, a crash inside QNN) fails the cases it and
+    # the pool had left, each saying so, instead of leaving the run waiting for them forever
+    # (multiprocessing.Pool's imap); --resume checks them again
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("fork"),
+                             initializer=init_worker, initargs=(args, models)) as pool:
+        futures = {pool.submit(run_case, t): t for t in tasks}
+        for fut in as_completed(futures):
+            try:
+                rs = fut.result()
+            except BrokenProcessPool as e:
+                kind, name, _, socs = futures[fut]
+                rs = [{"case": name, "set": kind, "soc": s, "partition": None,
+                       "failures": [f"harness: a worker process died ({e})"]} for s in socs]
             rows += rs
-            if args.json:  # each case's rows as it ends (JSON lines), for a run cut short
+            if args.json and not any("a worker process died" in f for r in rs
+                                     for f in r["failures"]):
+                # each case's rows as it ends (JSON lines), for a run cut short
                 with open(args.json + ".partial", "a") as f:
                     f.writelines(json.dumps(r) + "\n" for r in rs)
             if rs and rs[0]["set"] == "families":  # the long ones: a line each as they end
@@ -671,8 +685,13 @@ def main(argv):
                 print(f"{rs[0]['case']}: {len(rs)} partitions, {bad} failed, QNN prepare "
                       f"{sum(r.get('prepare_s', 0) for r in rs):.0f} s", flush=True)
     rows.sort(key=lambda r: (r["set"], r["case"], r["soc"], r.get("partition") or ""))
+    died = sum(any("a worker process died" in f for f in r["failures"]) for r in rows)
+    if died:
+        print(f"htp-check: {died} case(s) lost with a worker process; the others' rows stay in "
+              f"{args.json}.partial for --resume" if args.json else
+              f"htp-check: {died} case(s) lost with a worker process", file=sys.stderr)
     if args.json:
-        if os.path.exists(args.json + ".partial"):
+        if os.path.exists(args.json + ".partial") and not died:
             os.remove(args.json + ".partial")
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
