@@ -70,6 +70,20 @@ static void test_tap_form(void) {
     }
   }
   EG_CHECK(tap == 3);
+  /* gy is a partition input held NHWC, as the MatMuls read it: no Transpose of it, identity or
+     other; x is held NCHW and moves to NHWC once */
+  int transposes = 0;
+  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
+    if (eg_qnn_graph_op(g, k)->type != EG_QNN_OP_TRANSPOSE) continue;
+    const eg_qnn_param *perm = param(g, k, "perm");
+    EG_CHECK(perm && perm->n_values == 4);
+    if (perm && perm->n_values == 4)
+      EG_CHECK_MSG(!(perm->values.u32[0] == 0 && perm->values.u32[1] == 1 &&
+                     perm->values.u32[2] == 2 && perm->values.u32[3] == 3),
+                   "Transpose %d: identity perm", k);
+    transposes++;
+  }
+  EG_CHECK(transposes == 1);
   release(&c);
 }
 

@@ -332,6 +332,10 @@ static eg_status transpose_into(eg_htp_lower *L, int32_t in, const uint32_t perm
 /* The same into a new NATIVE tensor named `what`. */
 static eg_status emit_transpose(eg_htp_lower *L, int32_t in, const uint32_t in_dims[4],
                                 const uint32_t perm[4], const char *what, int32_t *out) {
+  if (perm[0] == 0 && perm[1] == 1 && perm[2] == 2 && perm[3] == 3) { /* already in that order */
+    *out = in;
+    return EG_OK;
+  }
   const uint32_t dims[4] = {in_dims[perm[0]], in_dims[perm[1]], in_dims[perm[2]],
                             in_dims[perm[3]]};
   EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
@@ -407,7 +411,7 @@ static eg_status zero_insert(eg_htp_lower *L, const eg_graph *g, int32_t value,
 
 /* The partition tensor of rank-4 IR value `value` with its axes permuted so that axis j is the
  * value's traced (ATen) axis want[j], whatever order the value is held in (eg_value.axes): a
- * Transpose inside the partition, named `what`. */
+ * Transpose inside the partition, named `what` (none when it is held so). */
 static eg_status traced_axes(eg_htp_lower *L, const eg_graph *g, int32_t value, const int want[4],
                              const char *what, int32_t *out) {
   static const int held_nhwc[4] = {0, 2, 3, 1}; /* held axis k holds traced axis held[k] */
