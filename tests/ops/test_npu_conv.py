@@ -91,6 +91,11 @@ fwd("plain", r(2, 3, 7, 9), r(4, 3, 3, 3), r(4))
 fwd("strided", r(2, 3, 11, 10), r(5, 3, 3, 2), r(5), stride=(2, 3), padding=(1, 0))
 fwd("padded", r(2, 3, 6, 7), r(4, 3, 3, 3), padding=2)
 fwd("pad_beyond_kernel", r(2, 3, 5, 6), r(4, 3, 1, 1), r(4), padding=1, stride=2)
+# a 1x1 conv with stride > 1 and no padding: a StridedSlice of the pixels it reads, then a
+# stride-1 Conv2d (QNN HTP's emulator crashes on ResNet-50's strided one); odd sizes, so the
+# slice keeps the last row and column, and unequal strides
+fwd("pointwise_s2", r(2, 4, 9, 7), r(6, 4, 1, 1), r(6), stride=2)
+fwd("pointwise_s3x2", r(2, 5, 10, 9), r(3, 5, 1, 1), stride=(3, 2), static=())
 fwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), r(4), dilation=(2, 1), padding=(2, 1))
 # stride 1 with a padding that reaches the kernel (QNN HTP computes that pad_amount wrong): the
 # input padded by an explicit Pad, the conv with pad_amount 0

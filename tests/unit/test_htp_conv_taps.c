@@ -1,9 +1,12 @@
 /* test_htp_conv_taps.c — grad_weight of a strided convolution in its two NPU forms
  * (builders/conv.c): with groups 1 and Cin x Cout >= 32768 one MatMul per kernel tap
  * (lower_grad_weight_taps: QNN HTP's fast preparation computes the dilated Conv2d form as
- * garbage there), below it the Conv2d of the input by grad_output. Checked on the lowered graph:
- * which form, the MatMuls' transpose_in0, each tap's StridedSlice box on the padded input, the
- * Concat of the taps. The numbers against PyTorch are tests/ops/test_npu_conv.py's (taps_*).
+ * garbage there), below it the Conv2d of the input by grad_output; and the forward of a 1x1
+ * conv with stride > 1 and no padding, a StridedSlice of the pixels it reads and a stride-1
+ * Conv2d (pointwise_subsample). Checked on the lowered graph: which form, the MatMuls'
+ * transpose_in0, each StridedSlice's box, the Concat of the taps, no Transpose of an operand
+ * already in order. The numbers against PyTorch are tests/ops/test_npu_conv.py's (taps_*,
+ * pointwise_*).
  *
  * Graph: convolution_backward [F, T, F] of x [2, cin, 7, 5] by a 3x1 kernel, stride 2, padding
  * [1, 0] (Ho 4, Wo 3: a non-square kernel and output, so a row/column or kH/kW mix-up shows). */
@@ -97,6 +100,43 @@ static void test_conv_form_below_bound(void) {
   release(&c);
 }
 
+/* The forward 1x1 conv with stride [2, 3] and no padding of x [2, 4, 7, 5] (a trainable weight
+ * [6, 4, 1, 1]): a StridedSlice of rows 0, 2, .., 6 and columns 0, 3 (NHWC [2, 4, 2, 4]), then
+ * a Conv2d at stride 1. With padding 1 it stays one strided Conv2d. */
+static void test_pointwise_subsample(void) {
+  for (int padded = 0; padded < 2; padded++) {
+    const char *args = padded ? "[{\"value\": 0}, {\"value\": 1}, null, [2, 3], [1, 1], [1, 1], "
+                                "false, [0, 0], 1]"
+                              : "[{\"value\": 0}, {\"value\": 1}, null, [2, 3], [0, 0], [1, 1], "
+                                "false, [0, 0], 1]";
+    char nodes[512];
+    snprintf(nodes, sizeof nodes, NODE("convolution", "aten.convolution.default", "%s", 2), args);
+    const char *values = padded ? T(0, "[2, 4, 7, 5]") "," T(1, "[6, 4, 1, 1]") "," T(2, "[2, 6, 5, 3]")
+                                : T(0, "[2, 4, 7, 5]") "," T(1, "[6, 4, 1, 1]") "," T(2, "[2, 6, 4, 2]");
+    compiled c = compile(padded ? "pw_padded" : "pw", values, IN("x", 0) "," IN("w", 1), "", nodes,
+                         IN("y", 2), 0, NULL);
+    EG_CHECK(on_npu(&c, "convolution"));
+    const eg_qnn_graph *g = qg(&c, 0);
+    EG_CHECK_MSG(count_ops(g, EG_QNN_OP_STRIDED_SLICE) == (padded ? 0 : 1), "padded %d", padded);
+    EG_CHECK(count_ops(g, EG_QNN_OP_CONV_2D) == 1);
+    for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
+      const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
+      if (op->type == EG_QNN_OP_STRIDED_SLICE) {
+        const int32_t want[12] = {0, 2, 1, 0, 7, 2, 0, 5, 3, 0, 4, 1};
+        EG_CHECK(i32_ranges_are(g, k, want));
+        EG_CHECK(dims_are(out_of(g, k), VALS(2, 4, 2, 4)));
+      } else if (op->type == EG_QNN_OP_CONV_2D) {
+        const eg_qnn_param *st = param(g, k, "stride");
+        EG_CHECK(st && st->n_values == 2);
+        if (st && st->n_values == 2)
+          EG_CHECK_MSG(st->values.u32[0] == (padded ? 2u : 1u) &&
+                       st->values.u32[1] == (padded ? 3u : 1u), "padded %d", padded);
+      }
+    }
+    release(&c);
+  }
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_test_htp_taps_XXXXXX");
   if (!mkdtemp(tmpdir)) {
@@ -105,6 +145,7 @@ int main(void) {
   }
   EG_RUN(test_tap_form);
   EG_RUN(test_conv_form_below_bound);
+  EG_RUN(test_pointwise_subsample);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -504,6 +504,37 @@ static bool fwd_plan(const eg_graph *g, const eg_node *n, conv_args *a, fwd_kind
   return true;
 }
 
+/* A float 1x1 Conv2d with stride > 1 and no padding reads every s-th pixel of its input and
+ * nothing else: it runs as a StridedSlice of those pixels and a stride-1 Conv2d. QNN HTP's
+ * emulator crashes (SIGSEGV reading past a buffer) running ResNet-50's layer4 downsample, a 1x1
+ * stride-2 Conv2d from [2, 4, 4, 1024] to 2048 channels followed by its training batch norm, as
+ * one strided Conv2d; the same graph with the slice runs (measured through onnxruntime-qnn
+ * 2.7.0, QNN 2.51). A quantized input keeps the strided Conv2d (the slice would need its
+ * encodings). */
+static bool pointwise_subsample(const eg_graph *g, const conv_args *a, fwd_kind kind) {
+  const int64_t *w = g->values[a->w].shape;
+  return kind == FWD_CONV && w[2] == 1 && w[3] == 1 && (a->stride[0] > 1 || a->stride[1] > 1) &&
+         a->pad[0] == 0 && a->pad[1] == 0 && !quantized(&g->values[a->x]);
+}
+
+/* The pixels (s0 * i, s1 * j) of NHWC input *x: [N, ceil(H / s0), ceil(W / s1), C]. */
+static eg_status subsample_input(eg_htp_lower *L, const eg_graph *g, const conv_args *a,
+                                 int32_t *x) {
+  uint32_t d[4];
+  eg_htp_dims(&g->values[a->x], d);
+  const uint32_t s0 = (uint32_t)a->stride[0], s1 = (uint32_t)a->stride[1];
+  const uint32_t out[4] = {d[0], (d[1] + s0 - 1) / s0, (d[2] + s1 - 1) / s1, d[3]};
+  const int32_t ranges[12] = {0, (int32_t)d[0], 1, 0, (int32_t)d[1], (int32_t)s0,
+                              0, (int32_t)d[2], (int32_t)s1, 0, (int32_t)d[3], 1};
+  const uint32_t rdims[2] = {4, 3};
+  const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+  int32_t sliced;
+  EG_TRY(eg_htp_temp(L, "input_subsampled", EG_QNN_DTYPE_FLOAT_32, 4, out, &sliced));
+  EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, x, 1, &sliced, 1, &r, 1));
+  *x = sliced;
+  return EG_OK;
+}
+
 static bool conv_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                           char *reason, size_t size) {
   (void)t;
@@ -535,6 +566,10 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   uint32_t pads[4] = {(uint32_t)a.pad[0], (uint32_t)a.pad[0], (uint32_t)a.pad[1],
                       (uint32_t)a.pad[1]}, extra[8], core[4];
   const int64_t *w = g->values[a.w].shape;
+  if (pointwise_subsample(g, &a, kind)) {
+    EG_TRY(subsample_input(L, g, &a, &in[0]));
+    a.stride[0] = a.stride[1] = 1;
+  }
   const bool split = kind != FWD_TRANSPOSE &&
                      split_pads((const int64_t[2]){w[2], w[3]}, a.stride, a.dil, pads, extra);
   EG_TRY(filter_of(L, g, a.w, layout[kind], &in[1]));
