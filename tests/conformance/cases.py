@@ -341,6 +341,27 @@ class WideDownsampleNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class DeepDownsampleNet(nn.Module):
+    """ResNet-50's layer4 downsample: conv 3->1024 (1x1) -> relu on a 4x4 map, then the 1x1
+    stride-2 conv 1024->2048 with its batch norm (batch statistics, running stats updated) ->
+    relu -> adaptive_avg_pool2d(1) -> linear. edgegrad runs that conv as a StridedSlice of the
+    pixels it reads and a stride-1 Conv2d (conv.c pointwise_subsample: inside ResNet-50's step
+    the strided Conv2d crashes QNN HTP's emulator after fast preparation,
+    tests/htp/test_qnn_ref.py); this case checks that form at full width, on the CPU against
+    PyTorch and on QNN HTP."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 1024, 1, bias=False)
+        self.down = nn.Conv2d(1024, 2048, 1, stride=2, bias=False)
+        self.bn = nn.BatchNorm2d(2048)
+        self.fc = nn.Linear(2048, 5)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.down(F.relu(self.conv1(x)))))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 class UpsampleSegNet(nn.Module):
     """A segmentation head's upsampling (LRASPP's shape): conv -> relu -> strided conv -> relu,
     back to the input's size by bilinear (align_corners false, x2) and by nearest from a
@@ -577,6 +598,17 @@ def _wide_downsample(stem, seed):
     return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
 
 
+def _deep_downsample(stem, seed):
+    """Full training of DeepDownsampleNet (batch 2 of 3x4x4)."""
+    torch.manual_seed(seed)
+    model = DeepDownsampleNet()
+    x, target = torch.randn(2, 3, 4, 4), torch.randint(0, 5, (2,), dtype=torch.int64)
+    buffers = _numpy({n.replace(".", "_"): b.clone() for n, b in model.named_buffers()})
+    built = build_training(model, F.cross_entropy, x, target, stem)
+    built.inputs.update(buffers)
+    return built
+
+
 def _upsample_seg(stem, seed):
     """Full training of UpsampleSegNet with the input gradient: bilinear and nearest
     upsampling and both backward ops in one step."""
@@ -629,6 +661,7 @@ TRAINING_STEPS = {
     "train_dilated_strided_frozen": _dilated_strided_frozen,
     "train_resnet_stem": _resnet_stem,
     "train_wide_downsample": _wide_downsample,
+    "train_deep_downsample": _deep_downsample,
     "train_upsample_seg": _upsample_seg,
     "train_pixel_seg": _pixel_seg,
     "train_transformer_mlp": _transformer_mlp,
