@@ -1,7 +1,7 @@
 /* run_egp.c — the smallest app of the runtime library (libedgegrad_rt): loads a compiled
  * program (.egp, written by `edgegrad compile -o`), sets each input from NAME=FILE.npy, runs one
- * step and writes every output to OUTDIR/<output name>.npy. It links no compiler: no JSON
- * parser, no passes, no lowering.
+ * step and writes every output to OUTDIR/<output name>.npy. It links no compiler: no graph
+ * JSON loader, no passes, no lowering.
  *
  *   run_egp PROGRAM.egp OUTDIR NAME=FILE.npy ...
  *

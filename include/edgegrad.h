@@ -780,6 +780,56 @@ EG_API eg_status eg_npy_save(const char *path, const eg_tensor *t);
 /* Frees data from eg_npy_load and sets it to NULL. */
 EG_API void eg_tensor_free(eg_tensor *t);
 
+/* ---- safetensors files ---------------------------------------------------------------- */
+
+/* A safetensors file (huggingface.co/docs/safetensors) read whole and checked: the weights a
+ * graph names, first values for training, trained weights, checkpoints. The layout and every
+ * check are documented in src/api/safetensors.c. */
+typedef struct eg_safetensors eg_safetensors;
+
+/* A named tensor. Read from a file, `t` is a read-only view into the file's bytes, valid until
+ * eg_safetensors_destroy and not necessarily aligned for its dtype (memcpy it out before using
+ * it as an array; never eg_tensor_free it); given to eg_safetensors_save, the caller's tensor. */
+typedef struct eg_safetensors_entry {
+  const char *name;
+  eg_tensor t;
+} eg_safetensors_entry;
+
+/* A string pair of the file's "__metadata__". */
+typedef struct eg_safetensors_meta {
+  const char *key;
+  const char *value;
+} eg_safetensors_meta;
+
+/* Reads the safetensors file `path` (a regular file, see eg_file_open_read; at most 16 GiB, its
+ * header at most 100 MiB) and checks every field before anything is used: the header is JSON
+ * (no key twice), an object; "__metadata__" an object of strings; every other key a tensor
+ * with a dtype edgegrad has, a rank <= EG_MAX_RANK, a shape eg_tensor_numel accepts, and
+ * data_offsets [begin, end] inside the data that hold exactly its bytes. EG_ERR_IO (cannot be
+ * opened or read), EG_ERR_FORMAT (malformed), EG_ERR_UNSUPPORTED (a dtype or rank edgegrad does
+ * not have), EG_ERR_NOMEM; the message starts with `path` and names the tensor or key at
+ * fault. *out is NULL on failure; free it with eg_safetensors_destroy. */
+EG_API eg_status eg_safetensors_load(const char *path, eg_safetensors **out);
+EG_API void eg_safetensors_destroy(eg_safetensors *st);
+/* The tensors, in the header's order; *n their count. */
+EG_API const eg_safetensors_entry *eg_safetensors_entries(const eg_safetensors *st, int *n);
+/* The tensor called `name`, or NULL. */
+EG_API const eg_safetensors_entry *eg_safetensors_find(const eg_safetensors *st,
+                                                       const char *name);
+/* The "__metadata__" pairs, in the header's order; *n their count (0 when there are none). */
+EG_API const eg_safetensors_meta *eg_safetensors_metadata(const eg_safetensors *st, int *n);
+/* The metadata value of `key`, or NULL. */
+EG_API const char *eg_safetensors_meta_get(const eg_safetensors *st, const char *key);
+/* Writes the `n` tensors of `entries` (their bytes back to back, in this order, the first at an
+ * 8-byte aligned offset of the file) and, when n_meta > 0, the `n_meta` pairs of `meta` as
+ * "__metadata__" to `path` atomically (as eg_file_write_atomic). The same tensors and metadata
+ * give the same bytes. EG_ERR_ARGUMENT, with nothing written, for a NULL pointer, a name or key
+ * twice, the name "__metadata__", a name, key or value that is not UTF-8, a dtype or shape
+ * eg_npy_save refuses, or NULL data for a non-empty tensor; EG_ERR_IO if it cannot be written;
+ * EG_ERR_NOMEM. */
+EG_API eg_status eg_safetensors_save(const char *path, const eg_safetensors_entry *entries,
+                                     int n, const eg_safetensors_meta *meta, int n_meta);
+
 /* ---- comparing outputs ---------------------------------------------------------------- */
 
 /* The project's tolerance (the pass rule of the CLI's --expect and of the tests): a float

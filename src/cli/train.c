@@ -7,8 +7,9 @@
  * The order keeps failures cheap and the disk untouched: arguments, model, data (every array
  * read and checked: shapes, dtypes, finite values, labels), runtime and optimizer, checkpoint
  * (read and checked against this run), then the epochs. Every file is written atomically
- * (stfile.h). The example order of epoch e is a permutation drawn from (seed, e) alone, so a
- * run resumed at any step sees the batches an uninterrupted run would. */
+ * (safetensors files by the library's codec, eg_safetensors_save). The example order of epoch
+ * e is a permutation drawn from (seed, e) alone, so a run resumed at any step sees the batches
+ * an uninterrupted run would. */
 #include <dirent.h>
 #include <errno.h>
 #include <float.h>
@@ -27,7 +28,6 @@
 #include "arrays.h"
 #include "cli.h"
 #include "outdir.h"
-#include "stfile.h"
 
 static const char usage_train[] =
     "usage: edgegrad train MODEL.json|PROGRAM.egp --data DATA --init WEIGHTS --epochs E\n"
@@ -881,13 +881,43 @@ static void signature_diff(const char *theirs, const char *ours, char *out, size
   snprintf(out, size, "(no difference)");
 }
 
+/* ---- safetensors files: the library's codec, with the messages of a command ---- */
+
+/* The library's last message without its leading "<path>: ", for a message that names the file
+ * as `what` (the option and the path) already. */
+static const char *lib_message(const char *path) {
+  const char *m = eg_last_error();
+  const size_t n = strlen(path);
+  return strncmp(m, path, n) == 0 && m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+}
+
+/* eg_safetensors_load of `path` for `what` (e.g. "train: --init W.safetensors"). 0, or the exit
+ * status after a one-line message: "<what>: not a safetensors file edgegrad can read (<why>)"
+ * for a malformed one, exit 2 as for any input; out of memory exits 1. */
+static int st_load(const char *path, const char *what, eg_safetensors **out) {
+  const eg_status s = eg_safetensors_load(path, out);
+  if (s == EG_OK) return 0;
+  if (s == EG_ERR_FORMAT || s == EG_ERR_UNSUPPORTED)
+    return fail(EXIT_USAGE, "%s: not a safetensors file edgegrad can read (%s)", what,
+                lib_message(path));
+  return fail(s == EG_ERR_NOMEM ? EXIT_FAIL : EXIT_USAGE, "%s: %s", what, lib_message(path));
+}
+
+/* eg_safetensors_save to `path` for `what`. 0, or the exit status after the message. */
+static int st_save(const char *path, const char *what, const eg_safetensors_entry *e, int n,
+                   const eg_safetensors_meta *meta, int n_meta) {
+  const eg_status s = eg_safetensors_save(path, e, n, meta, n_meta);
+  if (s == EG_OK) return 0;
+  return fail(s == EG_ERR_NOMEM ? EXIT_FAIL : EXIT_USAGE, "%s: %s", what, lib_message(path));
+}
+
 /* What a checkpoint holds: every parameter and buffer input as "input/<name>" (the runtime's
  * value; `with_values` false: the model's dtype and shape only, data NULL, for a runtime whose
  * inputs are not set yet), then the optimizer's state as "optimizer/<state>". */
-static int state_entries(trainer *tr, bool with_values, st_entry **out, int *n_out,
+static int state_entries(trainer *tr, bool with_values, eg_safetensors_entry **out, int *n_out,
                          char ***names) {
   const int ni = eg_model_num_inputs(tr->m), ns = eg_optimizer_num_states(tr->opt);
-  st_entry *e = calloc((size_t)(ni + ns) + 1, sizeof *e);
+  eg_safetensors_entry *e = calloc((size_t)(ni + ns) + 1, sizeof *e);
   char **nm = calloc((size_t)(ni + ns) + 1, sizeof *nm);
   int n = 0;
   if (!e || !nm) goto oom;
@@ -943,15 +973,17 @@ static uLong crc_bytes(uLong crc, const void *p, size_t n) {
 }
 
 static int by_name(const void *a, const void *b) {
-  return strcmp((*(const st_entry *const *)a)->name, (*(const st_entry *const *)b)->name);
+  return strcmp((*(const eg_safetensors_entry *const *)a)->name,
+                (*(const eg_safetensors_entry *const *)b)->name);
 }
 
 /* The checksum of a checkpoint, as 8 hex digits into out: zlib's CRC-32 over every tensor (name,
  * dtype, shape and bytes; by name, so that it does not depend on the order a JSON reader gives
  * the header's entries in) and every metadata value of ckpt_keys (key and value), so that a
  * changed byte anywhere resume reads is found before any of it is used. 0 or the exit status. */
-static int ckpt_checksum(const st_entry *e, int n, const char *const *values, char out[16]) {
-  const st_entry **order = malloc(sizeof *order * ((size_t)n + 1));
+static int ckpt_checksum(const eg_safetensors_entry *e, int n, const char *const *values,
+                         char out[16]) {
+  const eg_safetensors_entry **order = malloc(sizeof *order * ((size_t)n + 1));
   if (!order) return fail(EXIT_FAIL, "train: out of memory");
   for (int k = 0; k < n; k++) order[k] = &e[k];
   qsort(order, (size_t)n, sizeof *order, by_name);
@@ -975,7 +1007,7 @@ static int ckpt_checksum(const st_entry *e, int n, const char *const *values, ch
 }
 
 static int write_checkpoint(trainer *tr) {
-  st_entry *e;
+  eg_safetensors_entry *e;
   char **nm;
   int n, rc = state_entries(tr, true, &e, &n, &nm);
   if (rc) return rc;
@@ -988,14 +1020,15 @@ static int write_checkpoint(trainer *tr) {
   snprintf(rng, sizeof rng, "%016" PRIx64, tr->rng);
   const char *values[N_CKPT_KEYS] = {"edgegrad.checkpoint", "3", sig, epoch, step, gstep, loss,
                                      rng};
-  st_meta meta[N_CKPT_KEYS + 1];
-  for (int k = 0; k < N_CKPT_KEYS; k++) meta[k] = (st_meta){ckpt_keys[k], values[k]};
+  eg_safetensors_meta meta[N_CKPT_KEYS + 1];
+  for (int k = 0; k < N_CKPT_KEYS; k++)
+    meta[k] = (eg_safetensors_meta){ckpt_keys[k], values[k]};
   char sum[16];
   rc = ckpt_checksum(e, n, values, sum);
-  meta[N_CKPT_KEYS] = (st_meta){"checksum", sum};
+  meta[N_CKPT_KEYS] = (eg_safetensors_meta){"checksum", sum};
   char what[1100];
   snprintf(what, sizeof what, "train: checkpoint %s", tr->ckpt_path);
-  if (rc == 0) rc = st_write(tr->ckpt_path, what, e, n, meta, N_CKPT_KEYS + 1);
+  if (rc == 0) rc = st_save(tr->ckpt_path, what, e, n, meta, N_CKPT_KEYS + 1);
   if (rc == 0) tr->ckpt_written_step = global_step(tr);
   free_names(nm, n);
   free(e);
@@ -1003,8 +1036,8 @@ static int write_checkpoint(trainer *tr) {
 }
 
 /* A count of the checkpoint's metadata: decimal digits only, at most INT64_MAX. */
-static int parse_count(const st_file *f, const char *key, int64_t *out) {
-  const char *v = st_meta_get(f, key);
+static int parse_count(const eg_safetensors *f, const char *key, int64_t *out) {
+  const char *v = eg_safetensors_meta_get(f, key);
   const size_t len = v ? strlen(v) : 0;
   if (len == 0 || strspn(v, "0123456789") != len) return -1;
   errno = 0;
@@ -1016,13 +1049,16 @@ static int parse_count(const st_file *f, const char *key, int64_t *out) {
 
 /* The checkpoint's checksum against its contents (ckpt_checksum). Version 2 (before the
  * checksum) has none and is read as it is; a file that carries one is always checked. */
-static int check_checksum(const st_file *f, const char *what) {
-  const char *sum = st_meta_get(f, "checksum"), *version = st_meta_get(f, "version");
+static int check_checksum(const eg_safetensors *f, const char *what) {
+  const char *sum = eg_safetensors_meta_get(f, "checksum");
+  const char *version = eg_safetensors_meta_get(f, "version");
   if (!sum && version && strcmp(version, "2") == 0) return 0;
   const char *values[N_CKPT_KEYS];
-  for (int k = 0; k < N_CKPT_KEYS; k++) values[k] = st_meta_get(f, ckpt_keys[k]);
+  for (int k = 0; k < N_CKPT_KEYS; k++) values[k] = eg_safetensors_meta_get(f, ckpt_keys[k]);
   char want[16];
-  int rc = ckpt_checksum(f->e, f->n, values, want);
+  int n = 0;
+  const eg_safetensors_entry *e = eg_safetensors_entries(f, &n);
+  int rc = ckpt_checksum(e, n, values, want);
   /* the stored value is shown only when it has the form written: the message stays one line */
   const bool hex8 = sum && strlen(sum) == 8 && strspn(sum, "0123456789abcdef") == 8;
   if (rc == 0 && (!sum || strcmp(sum, want) != 0))
@@ -1035,11 +1071,12 @@ static int check_checksum(const st_file *f, const char *what) {
  * [0, --epochs], where --epochs means a finished run, at step 0; step (steps done in the next
  * epoch) in [0, steps per epoch); global_step = epoch * steps + step, computed without wrapping.
  * pos: epoch, step, global_step. */
-static int check_position(const trainer *tr, const st_file *f, const char *what, int64_t pos[3]) {
+static int check_position(const trainer *tr, const eg_safetensors *f, const char *what,
+                          int64_t pos[3]) {
   static const char *const keys[] = {"epoch", "step", "global_step"};
   for (int k = 0; k < 3; k++)
     if (parse_count(f, keys[k], &pos[k])) {
-      const char *v = st_meta_get(f, keys[k]);
+      const char *v = eg_safetensors_meta_get(f, keys[k]);
       return fail(EXIT_USAGE, "%s: %s \"%s\": expected a count (decimal digits, < 2^63)",
                   what, keys[k], v ? v : "(none)");
     }
@@ -1071,21 +1108,22 @@ static int resume(trainer *tr) {
   struct stat st;
   if (stat(tr->ckpt_path, &st) != 0)
     return fail(EXIT_USAGE, "%s: missing: nothing to resume (run without --resume first)", what);
-  st_file f;
-  int rc = st_read(tr->ckpt_path, what, &f);
+  eg_safetensors *f;
+  int rc = st_load(tr->ckpt_path, what, &f);
   if (rc) return rc;
-  st_entry *e = NULL;
+  eg_safetensors_entry *e = NULL;
   char **nm = NULL;
   int n = 0;
   char sig[1024];
   run_signature(tr, sig, sizeof sig);
-  const char *format = st_meta_get(&f, "format"), *version = st_meta_get(&f, "version");
-  const char *theirs = st_meta_get(&f, "run");
+  const char *format = eg_safetensors_meta_get(f, "format");
+  const char *version = eg_safetensors_meta_get(f, "version");
+  const char *theirs = eg_safetensors_meta_get(f, "run");
   int64_t pos[3] = {0, 0, 0};
-  const char *loss = st_meta_get(&f, "epoch_loss_sum");
+  const char *loss = eg_safetensors_meta_get(f, "epoch_loss_sum");
   char *end = NULL, *rng_end = NULL;
   double loss_sum = loss ? strtod(loss, &end) : NAN;
-  const char *rng = st_meta_get(&f, "rng");
+  const char *rng = eg_safetensors_meta_get(f, "rng");
   errno = 0;
   const uint64_t rng_state = rng && strlen(rng) == 16 ? strtoull(rng, &rng_end, 16) : 0;
   const bool rng_ok = rng_end && !*rng_end && !errno;
@@ -1093,7 +1131,7 @@ static int resume(trainer *tr) {
       (strcmp(version, "2") != 0 && strcmp(version, "3") != 0))
     rc = fail(EXIT_USAGE, "%s: format %s version %s: not an edgegrad checkpoint of version 2 or 3",
               what, format ? format : "(none)", version ? version : "(none)");
-  if (rc == 0) rc = check_checksum(&f, what);
+  if (rc == 0) rc = check_checksum(f, what);
   if (rc == 0 && !rng_ok)
     rc = fail(EXIT_USAGE, "%s: rng %s: expected the random stream's state as 16 hex digits",
               what, rng ? rng : "(none)");
@@ -1103,13 +1141,13 @@ static int resume(trainer *tr) {
     rc = fail(EXIT_USAGE, "%s: written by another run (%s): resume with the same data, batch, "
               "optimizer, schedule and seed", what, diff);
   }
-  if (rc == 0) rc = check_position(tr, &f, what, pos);
+  if (rc == 0) rc = check_position(tr, f, what, pos);
   if (rc == 0 && (!end || *end || !isfinite(loss_sum)))
     rc = fail(EXIT_USAGE, "%s: epoch_loss_sum %s: expected a finite number", what,
               loss ? loss : "(none)");
   if (rc == 0) rc = state_entries(tr, false, &e, &n, &nm);
   for (int k = 0; rc == 0 && k < n; k++) {
-    const st_entry *c = st_find(&f, e[k].name);
+    const eg_safetensors_entry *c = eg_safetensors_find(f, e[k].name);
     bool same = c && c->t.dtype == e[k].t.dtype && c->t.rank == e[k].t.rank;
     for (int d = 0; same && d < c->t.rank; d++) same = c->t.shape[d] == e[k].t.shape[d];
     if (!same)
@@ -1117,11 +1155,13 @@ static int resume(trainer *tr) {
                 "of another model", what, e[k].name, c ? "differs in dtype or shape" : "missing",
                 eg_dtype_name(e[k].t.dtype));
   }
-  if (rc == 0 && f.n != n)
+  int n_file = 0;
+  eg_safetensors_entries(f, &n_file);
+  if (rc == 0 && n_file != n)
     rc = fail(EXIT_USAGE, "%s: %d tensors, this model and optimizer have %d: a checkpoint of "
-              "another model or optimizer", what, f.n, n);
+              "another model or optimizer", what, n_file, n);
   for (int k = 0; rc == 0 && k < n; k++) {
-    const st_entry *c = st_find(&f, e[k].name);
+    const eg_safetensors_entry *c = eg_safetensors_find(f, e[k].name);
     const size_t bytes = (size_t)eg_tensor_numel(&e[k].t) * eg_dtype_size(e[k].t.dtype);
     if (strncmp(e[k].name, "input/", 6) == 0) { /* copied by the runtime (the file's bytes
                                                    may be unaligned: copied first) */
@@ -1152,7 +1192,7 @@ static int resume(trainer *tr) {
   }
   free_names(nm, n);
   free(e);
-  st_free(&f);
+  eg_safetensors_destroy(f);
   return rc;
 }
 
@@ -1160,7 +1200,7 @@ static int resume(trainer *tr) {
 
 static int write_out(trainer *tr) {
   const int ni = eg_model_num_inputs(tr->m);
-  st_entry *e = calloc((size_t)ni + 1, sizeof *e);
+  eg_safetensors_entry *e = calloc((size_t)ni + 1, sizeof *e);
   if (!e) return fail(EXIT_FAIL, "train: out of memory");
   int n = 0, unnamed = 0;
   const char *first_unnamed = NULL;
@@ -1178,8 +1218,8 @@ static int write_out(trainer *tr) {
             unnamed, first_unnamed);
   char what[1100];
   snprintf(what, sizeof what, "train: --out %s", tr->a.out);
-  const st_meta meta[] = {{"format", "pt"}, {"producer", "edgegrad train"}};
-  int rc = st_write(tr->a.out, what, e, n, meta, 2);
+  const eg_safetensors_meta meta[] = {{"format", "pt"}, {"producer", "edgegrad train"}};
+  int rc = st_save(tr->a.out, what, e, n, meta, 2);
   free(e);
   return rc;
 }
@@ -1512,16 +1552,16 @@ int init_load(const char *cmd, const eg_model *m, const char *src, const bool *s
   if (stat(src, &st) != 0)
     return fail(EXIT_USAGE, "%s: --init %s: cannot open (%s)", cmd, src, strerror(errno));
   const bool dir = S_ISDIR(st.st_mode);
-  st_file f = {0};
+  eg_safetensors *f = NULL;
   char what[1100];
   snprintf(what, sizeof what, "%s: --init %s", cmd, src);
-  int rc = dir ? 0 : st_read(src, what, &f);
+  int rc = dir ? 0 : st_load(src, what, &f);
   const int n = eg_model_num_inputs(m);
   for (int i = 0; rc == 0 && i < n; i++) {
     eg_tensor_desc d;
     eg_model_input(m, i, &d);
     if (!is_state(m, d.name) || (skip && skip[i])) continue;
-    const st_entry *e = NULL;
+    const eg_safetensors_entry *e = NULL;
     eg_status s = EG_OK;
     if (dir) {
       char *path = outdir_name_ok(d.name) ? outdir_join(src, d.name, ".npy") : NULL;
@@ -1529,7 +1569,8 @@ int init_load(const char *cmd, const eg_model *m, const char *src, const bool *s
                            src, d.name);
       else s = eg_npy_load(path, &vals[i]);
       free(path);
-    } else if ((e = d.state_dict ? st_find(&f, d.state_dict) : NULL) || (e = st_find(&f, d.name))) {
+    } else if ((e = d.state_dict ? eg_safetensors_find(f, d.state_dict) : NULL) ||
+               (e = eg_safetensors_find(f, d.name))) {
       rc = copy_tensor(cmd, &e->t, &vals[i]);
     } else {
       rc = fail(EXIT_USAGE, "%s: --init %s: no tensor %s%s%s%s: every parameter and buffer "
@@ -1540,7 +1581,7 @@ int init_load(const char *cmd, const eg_model *m, const char *src, const bool *s
     if (rc == 0 && s == EG_OK) s = eg_model_check_input(m, d.name, &vals[i]);
     if (rc == 0 && s != EG_OK) rc = fail_status(s);
   }
-  st_free(&f);
+  eg_safetensors_destroy(f);
   for (int i = 0; rc && i < n; i++) eg_tensor_free(&vals[i]);
   return rc;
 }
@@ -1583,7 +1624,7 @@ static void cleanup(trainer *tr) {
   eg_model_destroy(tr->eval_m);
 }
 
-/* A run killed while writing a checkpoint leaves its temporary file (stfile.h's
+/* A run killed while writing a checkpoint leaves its temporary file (eg_file_write_atomic's
  * "checkpoint.safetensors.tmp.XXXXXX") beside the checkpoint; the next run in DIR removes it. */
 static void remove_stale_temporaries(const char *dir) {
   static const char prefix[] = "checkpoint.safetensors.tmp.";

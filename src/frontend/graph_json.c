@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "frontend/frontend.h"
-#include "frontend/safetensors.h"
 #include "util/checked.h"
 #include "util/error.h"
 #include "ops/verify.h"
@@ -349,25 +348,27 @@ static eg_status parse_named(loader *L, json_t *root, const char *key, eg_named 
 static eg_status attach_static(loader *L, const eg_safetensors *st, const char *wpath,
                                eg_static *s) {
   const eg_value *v = &L->g->values[s->value];
-  const eg_st_entry *e = eg_safetensors_find(st, s->name);
+  const eg_safetensors_entry *e = eg_safetensors_find(st, s->name);
   char a[160], b[160];
   if (v->kind != EG_VALUE_TENSOR)
     return bad(EG_ERR_INVALID, "static %s: value %d is a tuple: statics are tensors", s->name,
                s->value);
   if (!e) return bad(EG_ERR_INVALID, "static %s: no tensor of that name in %s", s->name, wpath);
-  bool same = e->dtype == v->dtype && e->rank == v->rank;
-  for (int d = 0; same && d < v->rank; d++) same = e->shape[d] == v->shape[d];
+  const eg_tensor *t = &e->t;
+  bool same = t->dtype == v->dtype && t->rank == v->rank;
+  for (int d = 0; same && d < v->rank; d++) same = t->shape[d] == v->shape[d];
   if (!same)
     return bad(EG_ERR_INVALID, "static %s: %s holds %s %s but the graph says %s %s", s->name,
-               wpath, eg_dtype_name(e->dtype), eg_fmt_ints(a, sizeof a, e->shape, e->rank),
+               wpath, eg_dtype_name(t->dtype), eg_fmt_ints(a, sizeof a, t->shape, t->rank),
                eg_dtype_name(v->dtype), eg_fmt_ints(b, sizeof b, v->shape, v->rank));
   /* Copied out: safetensors offsets need not be aligned for the element type. */
-  void *data = eg_arena_alloc(L->g->arena, e->nbytes + 64);
+  const size_t nbytes = (size_t)eg_tensor_numel(t) * eg_dtype_size(t->dtype);
+  void *data = eg_arena_alloc(L->g->arena, nbytes + 64);
   if (!data) return bad(EG_ERR_NOMEM, "static %s: out of memory", s->name);
   data = (void *)(((uintptr_t)data + 63) & ~(uintptr_t)63);
-  memcpy(data, st->buffer + e->begin, e->nbytes);
+  memcpy(data, t->data, nbytes);
   s->data = data;
-  s->nbytes = e->nbytes;
+  s->nbytes = nbytes;
   return EG_OK;
 }
 
@@ -388,10 +389,10 @@ static eg_status parse_statics(loader *L, json_t *root) {
                wname);
   char *wpath = eg_path_sibling(L->path, wname);
   if (!wpath) return bad(EG_ERR_NOMEM, "weights: out of memory");
-  eg_safetensors st;
-  eg_status s = eg_safetensors_open(wpath, &st);
-  for (int32_t i = 0; s == EG_OK && i < n; i++) s = attach_static(L, &st, wname, &L->g->statics[i]);
-  if (st.file) eg_safetensors_close(&st);
+  eg_safetensors *st = NULL;
+  eg_status s = eg_safetensors_load(wpath, &st);
+  for (int32_t i = 0; s == EG_OK && i < n; i++) s = attach_static(L, st, wname, &L->g->statics[i]);
+  eg_safetensors_destroy(st);
   free(wpath);
   return s;
 }

@@ -42,14 +42,17 @@ open(path, "wb").write(struct.pack("<Q", len(header)) + header + b"\0" * n)
 EOF
 }
 
-# --- damaged safetensors: each refusal names the tensor or key at fault (it is printed from
-# the file's header, which must still be alive when the message is printed) ---
+# --- damaged safetensors: each refusal (the library's codec, src/api/safetensors.c, its message
+# behind "not a safetensors file edgegrad can read") names the tensor or key at fault, with the
+# values and the rule, for --init and --resume alike ---
 bias='"2_bias": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}'
 cases=(
-  'past_end|{"2_bias": {"dtype": "F32", "shape": [4], "data_offsets": [0, 1000]}}|shape or data_offsets out of range or not matching the dtype: 2_bias'
-  'dtype|{"4_weight": {"dtype": "Q7", "shape": [4], "data_offsets": [0, 16]}}|dtype unknown to edgegrad in: 4_weight'
-  'fields|{"0_bias_missing_offsets": {"dtype": "F32", "shape": [4]}}|tensor entry without dtype, shape (rank <= 8) and data_offsets: 0_bias_missing_offsets'
-  "metadata|{$bias, \"__metadata__\": {\"format_key_x\": 7}}|a __metadata__ value is not a string: format_key_x"
+  'past_end|{"2_bias": {"dtype": "F32", "shape": [4], "data_offsets": [0, 1000]}}|tensor '"'2_bias'"': data_offsets [0, 1000] outside the 16-byte buffer: 0 <= begin <= end <= 16'
+  'dtype|{"4_weight": {"dtype": "Q7", "shape": [4], "data_offsets": [0, 16]}}|tensor '"'4_weight'"': dtype '"'Q7'"' unknown to edgegrad: it reads F32, F64, F16, I64, I32, I8, U8 and BOOL'
+  'fields|{"0_bias_missing_offsets": {"dtype": "F32", "shape": [4]}}|tensor '"'0_bias_missing_offsets'"': an entry needs a dtype string, a shape array and data_offsets [begin, end]'
+  "metadata|{$bias, \"__metadata__\": {\"format_key_x\": 7}}|__metadata__ 'format_key_x' is not a string: metadata values are strings"
+  'size|{"2_bias": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}}|tensor '"'2_bias'"': data_offsets [0, 16] hold 16 bytes but F32 [3] takes 12'
+  'json|{"2_bias": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}, "2_bias": {}}|header JSON, line 1, column 76: duplicate object key near '"'\"2_bias\"'"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name header needle <<<"$c"

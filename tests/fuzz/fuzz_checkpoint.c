@@ -1,10 +1,11 @@
 /* fuzz_checkpoint.c — bytes as a training checkpoint, resumed from as `edgegrad train --resume`
- * does: the CLI's own cmd_train (src/cli/train.c, the safetensors reader src/cli/stfile.c) run
- * in-process. The bytes are written as ckpt/checkpoint.safetensors in the temporary folder, and
- * the run the seeds come from (tests/fuzz/make_corpus.sh: the tiny training step
- * tests/data/tiny_step.json over its own inputs) resumes from them for a second epoch, which
- * writes the checkpoint again. Two runs, told apart by the optimizer the checkpoint's "run"
- * field names: SGD with momentum, or Adam (two state tensors per parameter).
+ * does: the CLI's own cmd_train (src/cli/train.c, which reads it with the library's safetensors
+ * codec, src/api/safetensors.c) run in-process. The bytes are written as
+ * ckpt/checkpoint.safetensors in the temporary folder, and the run the seeds come from
+ * (tests/fuzz/make_corpus.sh: the tiny training step tests/data/tiny_step.json over its own
+ * inputs) resumes from them for a second epoch, which writes the checkpoint again. Two runs,
+ * told apart by the optimizer the checkpoint's "run" field names: SGD with momentum, or Adam
+ * (two state tensors per parameter).
  *
  * A checkpoint carries a checksum of everything resume reads, so almost every mutation is
  * refused there. An input refused as it is, that parses and carries a checksum, is therefore
@@ -23,7 +24,6 @@
 #include <zlib.h>
 
 #include "cli/cli.h"
-#include "cli/stfile.h"
 #include "fuzz_common.h"
 
 #ifndef EG_TEST_DATA
@@ -62,22 +62,25 @@ static int resume(const char *ckpt_dir, bool adam) {
 }
 
 static int by_name(const void *a, const void *b) {
-  return strcmp((*(const st_entry *const *)a)->name, (*(const st_entry *const *)b)->name);
+  return strcmp((*(const eg_safetensors_entry *const *)a)->name,
+                (*(const eg_safetensors_entry *const *)b)->name);
 }
 
 /* The checksum train.c stamps on `f` (its ckpt_checksum), as 8 hex digits: CRC-32 over every
  * tensor by name ("<name> <dtype> <dims>" as far as 512 bytes keep it, a NUL, its bytes), then
  * over each metadata key of the format and its value (each with its NUL; an absent value as a
  * lone NUL). Returns false when out of memory. */
-static bool checksum(const st_file *f, char out[16]) {
+static bool checksum(const eg_safetensors *f, char out[16]) {
   static const char *const keys[] = {"format", "version", "run", "epoch", "step",
                                      "global_step", "epoch_loss_sum", "rng"};
-  const st_entry **order = malloc(sizeof *order * ((size_t)f->n + 1));
+  int n = 0;
+  const eg_safetensors_entry *e = eg_safetensors_entries(f, &n);
+  const eg_safetensors_entry **order = malloc(sizeof *order * ((size_t)n + 1));
   if (!order) return false;
-  for (int k = 0; k < f->n; k++) order[k] = &f->e[k];
-  qsort(order, (size_t)f->n, sizeof *order, by_name);
+  for (int k = 0; k < n; k++) order[k] = &e[k];
+  qsort(order, (size_t)n, sizeof *order, by_name);
   uLong crc = crc32(0L, Z_NULL, 0);
-  for (int k = 0; k < f->n; k++) {
+  for (int k = 0; k < n; k++) {
     const eg_tensor *t = &order[k]->t;
     char head[512];
     int len = snprintf(head, sizeof head, "%s %s", order[k]->name, eg_dtype_name(t->dtype));
@@ -88,7 +91,7 @@ static bool checksum(const st_file *f, char out[16]) {
   }
   free(order);
   for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-    const char *v = st_meta_get(f, keys[k]);
+    const char *v = eg_safetensors_meta_get(f, keys[k]);
     crc = crc32(crc, (const Bytef *)keys[k], (uInt)strlen(keys[k]) + 1);
     crc = crc32(crc, (const Bytef *)(v ? v : ""), v ? (uInt)strlen(v) + 1 : 1);
   }
@@ -114,12 +117,12 @@ static uint8_t *checksum_field(uint8_t *data, size_t size, const char *sum) {
  * whose checksum field (8 digits) differs from its contents'. */
 static bool restamp(const char *path, const uint8_t *data, size_t size, uint8_t **out) {
   *out = NULL;
-  st_file f;
-  if (!holds(data, size, "\"checksum\"") || st_read(path, "fuzz_checkpoint: re-stamping", &f))
+  eg_safetensors *f;
+  if (!holds(data, size, "\"checksum\"") || eg_safetensors_load(path, &f) != EG_OK)
     return false;
-  const char *sum = st_meta_get(&f, "checksum");
+  const char *sum = eg_safetensors_meta_get(f, "checksum");
   char want[16];
-  bool differs = sum && strlen(sum) == 8 && checksum(&f, want) && strcmp(sum, want) != 0;
+  bool differs = sum && strlen(sum) == 8 && checksum(f, want) && strcmp(sum, want) != 0;
   uint8_t *copy = differs ? malloc(size) : NULL;
   uint8_t *field = copy ? checksum_field(memcpy(copy, data, size), size, sum) : NULL;
   if (field) {
@@ -128,23 +131,23 @@ static bool restamp(const char *path, const uint8_t *data, size_t size, uint8_t 
   } else {
     free(copy);
   }
-  st_free(&f);
+  eg_safetensors_destroy(f);
   return *out != NULL;
 }
 
 /* A run that accepted the checkpoint: checksum() agrees with train.c on it, and what the run
  * left in ckpt/ resumes again. */
 static void accepted(const char *dir, const char *path, bool adam) {
-  st_file f;
-  if (st_read(path, "fuzz_checkpoint: accepted", &f) == 0) {
-    const char *sum = st_meta_get(&f, "checksum");
+  eg_safetensors *f;
+  if (eg_safetensors_load(path, &f) == EG_OK) {
+    const char *sum = eg_safetensors_meta_get(f, "checksum");
     char want[16];
-    if (sum && checksum(&f, want) && strcmp(sum, want) != 0) {
+    if (sum && checksum(f, want) && strcmp(sum, want) != 0) {
       fprintf(stderr, "fuzz_checkpoint: checksum %s of an accepted checkpoint, %s here: keep "
               "checksum() in step with train.c\n", sum, want);
       abort();
     }
-    st_free(&f);
+    eg_safetensors_destroy(f);
   }
   if (resume(dir, adam) != 0) {
     fprintf(stderr, "fuzz_checkpoint: a checkpoint the run accepted and wrote is refused\n");

@@ -20,7 +20,6 @@
 
 #include "eg_test.h"
 #include "frontend/frontend.h"
-#include "frontend/safetensors.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
 #include "program/egp_format.h"
@@ -433,13 +432,13 @@ static const char *write_dedupe_fixture(void) {
       "  {\"name\": \"add_1\", \"target\": \"aten.add.Tensor\",\n"
       "   \"args\": [{\"value\": 5}, {\"value\": 3}], \"output\": 6}]}\n";
   float a[6] = {1, 2, 3, 4, 5, 6}, c[6] = {-1, -2, -3, -4, -5, -6};
-  eg_tensor t[3] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = a},
-                    {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = a},
-                    {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = c}};
-  const char *names[3] = {"a", "b", "c"};
+  eg_safetensors_entry t[3] = {
+      {"a", {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = a}},
+      {"b", {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = a}},
+      {"c", {.dtype = EG_DTYPE_FLOAT32, .rank = 2, .shape = {2, 3}, .data = c}}};
   eg_file_part part = {json, sizeof json - 1};
   if (eg_file_write_atomic(json_path, &part, 1) != EG_OK ||
-      eg_safetensors_save("test_egp_dedupe.safetensors", 3, names, t) != EG_OK)
+      eg_safetensors_save("test_egp_dedupe.safetensors", t, 3, NULL, 0) != EG_OK)
     return NULL;
   return json_path;
 }

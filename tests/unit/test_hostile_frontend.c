@@ -15,7 +15,6 @@
 #include "eg_test.h"
 #include "eg_test_files.h"
 #include "frontend/frontend.h"
-#include "frontend/safetensors.h"
 #include "util/file.h"
 
 /* The message is one line that names the file and contains `needle`. */
@@ -136,11 +135,12 @@ static void write_st(const char *name, const char *header, size_t ndata) {
 
 static void expect_st_reject(const char *header, size_t ndata, const char *needle) {
   write_st("h.safetensors", header, ndata);
-  eg_safetensors st;
-  eg_status s = eg_safetensors_open(path_in("h.safetensors"), &st);
+  eg_safetensors *st = NULL;
+  eg_status s = eg_safetensors_load(path_in("h.safetensors"), &st);
   EG_CHECK_MSG(s == EG_ERR_FORMAT, "header %s: status %d (%s)", header, (int)s, eg_last_error());
+  EG_CHECK(st == NULL);
   if (s != EG_OK) check_message("h.safetensors", needle);
-  else eg_safetensors_close(&st);
+  else eg_safetensors_destroy(st);
 }
 
 /* [2^40, 2^40] with data_offsets [0, 0] used to wrap to zero elements and load. */
@@ -157,12 +157,14 @@ static void test_safetensors_shape_wraps(void) {
   /* allowed by the rule: no elements, no bytes */
   write_st("h.safetensors", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1099511627776,0],"
            "\"data_offsets\":[0,0]}}", 0);
-  eg_safetensors st;
-  EG_CHECK_MSG(eg_safetensors_open(path_in("h.safetensors"), &st) == EG_OK, "%s",
+  eg_safetensors *st = NULL;
+  EG_CHECK_MSG(eg_safetensors_load(path_in("h.safetensors"), &st) == EG_OK, "%s",
                eg_last_error());
-  const eg_st_entry *e = st.n == 1 ? eg_safetensors_find(&st, "w") : NULL;
-  EG_CHECK(e && e->rank == 2 && e->nbytes == 0);
-  eg_safetensors_close(&st);
+  int n = 0;
+  eg_safetensors_entries(st, &n);
+  const eg_safetensors_entry *e = n == 1 ? eg_safetensors_find(st, "w") : NULL;
+  EG_CHECK(e && e->t.rank == 2 && eg_tensor_numel(&e->t) == 0);
+  eg_safetensors_destroy(st);
 }
 
 /* The size in the message is the file's, not 0 from the struct already cleared. */
@@ -171,11 +173,11 @@ static void test_safetensors_size_message(void) {
   b[0] = 0xe8; /* header length 1000 in a 40-byte file */
   b[1] = 0x03;
   write_bytes("h.safetensors", b, sizeof b);
-  eg_safetensors st;
-  EG_CHECK(eg_safetensors_open(path_in("h.safetensors"), &st) == EG_ERR_FORMAT);
+  eg_safetensors *st = NULL;
+  EG_CHECK(eg_safetensors_load(path_in("h.safetensors"), &st) == EG_ERR_FORMAT);
   check_message("h.safetensors", "header length 1000 exceeds the file (40 bytes)");
   write_bytes("h.safetensors", b, 5);
-  EG_CHECK(eg_safetensors_open(path_in("h.safetensors"), &st) == EG_ERR_FORMAT);
+  EG_CHECK(eg_safetensors_load(path_in("h.safetensors"), &st) == EG_ERR_FORMAT);
   check_message("h.safetensors", "5 bytes: a safetensors file starts with an 8-byte");
 }
 

@@ -11,7 +11,6 @@
 #include "edgegrad.h"
 #include "eg_test.h"
 #include "eg_test_files.h"
-#include "frontend/safetensors.h"
 
 /* A graph: out = relu(x) * w, x input [2, 3], w static [3] (from w.safetensors). */
 #define GOOD_VALUES                                                                    \
@@ -37,8 +36,8 @@ static const char good_graph[] =
 static void write_weights(void) {
   float w[3] = {1.0f, -2.0f, 0.5f};
   eg_tensor t = {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = w};
-  const char *names[] = {"w"};
-  EG_CHECK(eg_safetensors_save(path_in("w.safetensors"), 1, names, &t) == EG_OK);
+  const eg_safetensors_entry e = {"w", t};
+  EG_CHECK(eg_safetensors_save(path_in("w.safetensors"), &e, 1, NULL, 0) == EG_OK);
 }
 
 /* Loads `text` as g.json; expects failure whose one-line message contains `needle`. */

@@ -27,7 +27,6 @@
 #include "eg_test_json.h"
 #include "eg_test_graph.h"
 #include "frontend/frontend.h"
-#include "frontend/safetensors.h"
 #include "ir/edit.h"
 #include "partition/partition.h"
 #include "passes/pipeline.h"
@@ -256,12 +255,13 @@ static bool write_weights(void) {
   for (int t = 0; t < 3; t++)
     for (int i = 0; i < 3; i++) data[t][i] = 0.5f + (float)(t * 3 + i);
   const char *tnames[] = {"u", "v", "w"};
-  eg_tensor ts[3];
+  eg_safetensors_entry ts[3];
   for (int t = 0; t < 3; t++)
-    ts[t] = (eg_tensor){.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = data[t]};
+    ts[t] = (eg_safetensors_entry){
+        tnames[t], {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = data[t]}};
   char path[128];
   snprintf(path, sizeof path, "%s/prune.safetensors", tmpdir);
-  return eg_safetensors_save(path, 3, tnames, ts) == EG_OK;
+  return eg_safetensors_save(path, ts, 3, NULL, 0) == EG_OK;
 }
 
 int main(void) {
