@@ -126,9 +126,28 @@ typedef enum eg_random_kind {
 
 /* Name, dtype and shape of a model input or output (`data` unused, NULL). `name` stays valid
  * while the model lives. */
+/* What an input or output of a training step is to a training loop. */
+typedef enum eg_io_role {
+  EG_ROLE_DATA = 0,      /* input: examples, fed a batch per step (images, features) */
+  EG_ROLE_LABEL,         /* input: the classes a loss (nll_loss, cross_entropy) reads */
+  EG_ROLE_PARAMETER,     /* input: a trainable parameter; `pair`: its gradient output */
+  EG_ROLE_BUFFER,        /* input: a state buffer (BatchNorm's running_mean); `pair`: the output
+                            holding its new value */
+  EG_ROLE_RANDOM,        /* input: a random draw (a Dropout mask), drawn afresh per step */
+  EG_ROLE_LOSS,          /* output: the scalar loss */
+  EG_ROLE_GRADIENT,      /* output: the gradient of parameter input `pair` */
+  EG_ROLE_BUFFER_UPDATE, /* output: the new value of buffer input `pair` */
+  EG_ROLE_OUTPUT         /* output: any other (the model's output, an input's gradient) */
+} eg_io_role;
+
 typedef struct eg_tensor_desc {
   const char *name;
   eg_tensor tensor;
+  /* The input's or output's role in a training step, and the index of its partner (a
+   * parameter's gradient output, a gradient's parameter input, a buffer's update and back);
+   * -1 where it has none. */
+  eg_io_role role;
+  int pair;
   /* An input holding a trainable parameter or state buffer: its PyTorch state_dict name
    * ("layer1.0.conv1.weight"), as the exporter recorded it; NULL otherwise (and for outputs). */
   const char *state_dict;

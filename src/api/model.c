@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/runtime.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "util/error.h"
@@ -45,6 +46,9 @@ static eg_status describe(const eg_graph *g, const eg_named *list, int n, int in
   out->state_dict = list[index].state_dict;
   out->random = list[index].random;
   out->random_p = list[index].random ? list[index].random_p : 0;
+  int32_t pair = -1;
+  out->role = eg_graph_io_role(g, list == g->inputs, index, &pair);
+  out->pair = pair;
   out->tensor.dtype = v->dtype;
   out->tensor.rank = v->rank;
   memcpy(out->tensor.shape, v->shape, sizeof v->shape);

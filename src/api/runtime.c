@@ -723,6 +723,42 @@ int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *pre
   return -1;
 }
 
+/* Whether input `index` is the labels of an nll_loss node (argument 1, target). */
+static bool is_label_input(const eg_graph *g, int32_t index) {
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const eg_node *n = &g->nodes[i];
+    if (n->op != EG_OP_nll_loss_forward && n->op != EG_OP_nll_loss2d_forward) continue;
+    const eg_arg *target = eg_node_arg(n, 1, "target");
+    if (target && target->kind == EG_ARG_VALUE && target->value == g->inputs[index].value)
+      return true;
+  }
+  return false;
+}
+
+eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair) {
+  *pair = -1;
+  if (is_input) {
+    const eg_named *in = &g->inputs[index];
+    if (in->random != EG_RANDOM_NONE) return EG_ROLE_RANDOM;
+    if (g->values[in->value].dtype == EG_DTYPE_FLOAT32 &&
+        (*pair = eg_graph_paired_output(g, index, "grad_")) >= 0)
+      return EG_ROLE_PARAMETER;
+    if ((*pair = eg_graph_paired_output(g, index, "new_")) >= 0) return EG_ROLE_BUFFER;
+    return is_label_input(g, index) ? EG_ROLE_LABEL : EG_ROLE_DATA;
+  }
+  const eg_named *out = &g->outputs[index];
+  if (strcmp(out->name, "loss") == 0 && eg_value_numel(&g->values[out->value]) == 1)
+    return EG_ROLE_LOSS;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    int32_t o = -1;
+    const eg_io_role r = eg_graph_io_role(g, true, i, &o);
+    if (o != index) continue;
+    *pair = i;
+    return r == EG_ROLE_PARAMETER ? EG_ROLE_GRADIENT : EG_ROLE_BUFFER_UPDATE;
+  }
+  return EG_ROLE_OUTPUT;
+}
+
 void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers) {
   int p = 0, b = 0;
   const eg_graph *g = model ? model->graph : NULL;

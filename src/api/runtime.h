@@ -19,6 +19,9 @@ const eg_graph *eg_runtime_graph(const eg_runtime *rt);
 /* The index of the output named prefix + input `input`'s name with the input's dtype and shape
  * (the training contract: "grad_", "new_"), or -1. */
 int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *prefix);
+/* The role of input (is_input) or output `index` of `g` in a training step, and *pair its
+ * partner's index (-1 none): eg_tensor_desc's role and pair. */
+eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair);
 
 /* Loss scaling (api/loss_seed.c): the value seeding the backward of training step g — its
  * node ones_like(loss), or the constant of ones pass decompose folds that into (ir/seed.h) —
