@@ -313,7 +313,7 @@ EG_API eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg
 /* Runs the graph once. Every input must have been set (EG_ERR_ARGUMENT names a missing one).
  * Inputs keep their values across runs. */
 EG_API eg_status eg_runtime_run(eg_runtime *rt);
-/* The current value of input `index` (as set, or as changed by eg_runtime_sgd_update), as a
+/* The current value of input `index` (as set, or as an optimizer's step changed it), as a
  * view into the runtime's memory. EG_ERR_ARGUMENT if out of range or not set. */
 EG_API eg_status eg_runtime_input(const eg_runtime *rt, int index, eg_tensor *out);
 /* Output `index` of the last run, as a view into the runtime's memory (do not free `data`;
@@ -373,12 +373,6 @@ EG_API void eg_model_training_io(const eg_model *model, int *num_params, int *nu
  * smallest C when several do). Lets a training loop check its labels before the first step. */
 EG_API eg_status eg_model_input_classes(const eg_model *model, int index, int64_t *classes,
                                         int64_t *ignore_index);
-
-/* After a successful run: one step of plain SGD on every trainable parameter input,
- * P <- P - lr * grad_P, and every buffer input takes its new value, B <- new_B, so the next
- * run continues training. EG_ERR_STATE before the first successful run; EG_ERR_ARGUMENT for a
- * NULL runtime or an lr that is not finite. */
-EG_API eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr);
 
 /* An optimizer over a runtime's trainable parameters (the contract above), with torch.optim's
  * update rules, its state (momentum buffers, Adam's moments) kept per parameter:
@@ -458,7 +452,7 @@ EG_API eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options 
                                      eg_optimizer **out);
 EG_API void eg_optimizer_destroy(eg_optimizer *opt);
 /* After a successful eg_runtime_run: one update of every parameter from its gradient, and every
- * state buffer takes its new value (as eg_runtime_sgd_update). EG_ERR_STATE before a run, and
+ * state buffer takes its new value. EG_ERR_STATE before a run, and
  * when the step count is INT64_MAX (no further step can be counted); a refused step changes
  * nothing. */
 EG_API eg_status eg_optimizer_step(eg_optimizer *opt);
@@ -481,6 +475,165 @@ EG_API eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **n
  * since S last changed (DYNAMIC), the skipped steps; a checkpoint restores them there. */
 EG_API double eg_optimizer_loss_scale(const eg_optimizer *opt);
 EG_API int64_t eg_optimizer_skipped_steps(const eg_optimizer *opt);
+
+/* ---- trainer ----------------------------------------------------------------------------- *
+ * Fine-tuning as a library: a training loop over a runtime of a training step, as `edgegrad
+ * train` runs it (it is a shell over this). The trainer owns an optimizer (above) over the
+ * runtime's parameters, feeds mini-batches of the graph's batch size from arrays the caller
+ * owns, shuffles them per epoch, draws the step's random inputs (Dropout masks), sets each
+ * epoch's learning rate from a schedule, evaluates an evaluation graph, reports through a
+ * callback, and saves and loads checkpoints that resume bit for bit:
+ *
+ *     eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
+ *     o.optimizer.lr = 0.05;
+ *     eg_trainer *tr;
+ *     eg_trainer_create(rt, &o, &tr);                  // rt: eg_runtime_create(step model)
+ *     eg_runtime_load_weights(rt, "step.init.safetensors");
+ *     eg_trainer_array data[] = {{"input", images}, {"target", labels}};
+ *     eg_trainer_set_data(tr, data, 2);               // views: keep them alive
+ *     eg_trainer_fit(tr, 5);                           // epochs 1..5
+ *     eg_trainer_save_weights(tr, "tuned.safetensors");
+ *     eg_trainer_destroy(tr);                          // before the runtime
+ *
+ * Every input of the step has a role (eg_tensor_desc.role): parameters and buffers live in the
+ * runtime (set them first: eg_runtime_load_weights), data and labels come from the arrays,
+ * random draws from the trainer's stream. The example order of epoch e is a permutation drawn
+ * from (seed, e) alone, so a run resumed at any step sees the batches an uninterrupted one
+ * would. */
+typedef enum eg_lr_schedule {
+  EG_LR_CONSTANT = 0, /* lr throughout */
+  EG_LR_STEP,         /* epoch e (0-based): lr * gamma^floor(e / lr_step) (torch StepLR) */
+  EG_LR_COSINE        /* lr * (1 + cos(pi e / epochs)) / 2 (CosineAnnealingLR, eta_min 0) */
+} eg_lr_schedule;
+
+typedef struct eg_trainer_options {
+  eg_optimizer_options optimizer; /* its lr is the schedule's base */
+  eg_lr_schedule schedule;
+  int64_t lr_step;  /* STEP: epochs between decays, >= 1 */
+  double lr_gamma;  /* STEP: the factor, finite, >= 0 */
+  int64_t epochs;   /* the epochs the run is planned for (0: open): COSINE's T_max (needed
+                       there), and a checkpoint beyond them is refused */
+  bool shuffle;     /* a fresh permutation per epoch (else the arrays' order) */
+  uint64_t seed;    /* seeds the shuffle and the random inputs' stream */
+  bool normalize;   /* uint8 arrays for float32 inputs become (x/255 - mean) / std */
+  double mean, std; /* normalize: finite, std > 0 */
+} eg_trainer_options;
+
+/* The examples of one data or label input: `t` is [N, ...], each example the input's shape
+ * without its batch axis; any integer dtype for an int64 input, uint8 for a float32 one with
+ * normalize. A view: the trainer reads the caller's memory, which must stay valid and
+ * unchanged while the trainer uses it. `origin` names it in messages ("data/target.npy");
+ * NULL: "array <input>". */
+typedef struct eg_trainer_array {
+  const char *input;
+  eg_tensor t;
+  const char *origin;
+} eg_trainer_array;
+
+typedef enum eg_trainer_event_kind {
+  EG_TRAINER_STEP = 0, /* after each step's update */
+  EG_TRAINER_EPOCH,    /* after each epoch (and its evaluation) */
+  EG_TRAINER_EVAL      /* the evaluation before the first step of a fresh run */
+} eg_trainer_event_kind;
+
+typedef struct eg_trainer_event {
+  eg_trainer_event_kind kind;
+  int64_t epoch;       /* 1-based; EVAL: 0 */
+  int64_t step;        /* STEP: 1-based step of the epoch; EPOCH: steps per epoch */
+  int64_t steps;       /* steps per epoch */
+  int64_t global_step; /* steps run (updates and loss scaling's skipped ones) */
+  double loss;         /* STEP: the step's; EPOCH: the epoch's mean */
+  double lr;
+  double val_loss, val_accuracy; /* EPOCH, EVAL with an evaluation set: the mean loss, top-1
+                                    where the evaluation graph's output is [batch, classes]
+                                    and the set has labels; NAN otherwise */
+  double seconds;      /* EPOCH: time of its steps run since this trainer started it */
+  int64_t steps_run;   /* EPOCH: how many of its steps that was (fewer after a resume) */
+  double zero_grads;   /* EPOCH: the share of gradient elements exactly 0 */
+  double loss_scale;   /* the optimizer's for the next step (1 without loss scaling) */
+  int64_t skipped_steps;
+} eg_trainer_event;
+
+/* Called by eg_trainer_step/_fit; a non-zero return stops eg_trainer_fit after that event
+ * (EG_ERR_STATE, "stopped by the callback"), the trainer's position kept. */
+typedef int (*eg_trainer_callback)(const eg_trainer_event *event, void *user);
+
+typedef struct eg_trainer eg_trainer;
+
+/* Defaults: `kind`'s eg_optimizer_defaults, a constant schedule (lr_step 1, lr_gamma 0.1),
+ * shuffle on, seed 0, no normalization (mean 0, std 1). */
+EG_API eg_trainer_options eg_trainer_defaults(eg_optimizer_kind kind);
+/* A trainer over `rt`, a runtime of a training step (a scalar loss output, parameters with
+ * gradient outputs), at epoch 0 step 0. EG_ERR_ARGUMENT names an option out of range or a
+ * model that is no training step. The runtime must outlive it. */
+EG_API eg_status eg_trainer_create(eg_runtime *rt, const eg_trainer_options *options,
+                                   eg_trainer **out);
+EG_API void eg_trainer_destroy(eg_trainer *tr);
+/* The training set: one array per data and label input of the step, every one with the same
+ * N >= the batch size B. Checked whole before use (shapes, dtypes, finite floats, labels >= 0
+ * and below the classes of the loss that reads them, or its ignore_index); each epoch runs
+ * N / B steps (the N mod B examples left over in each epoch's order are not fed). Hashed into
+ * the checkpoints' run signature. Replaces a set given before; the position starts over. */
+EG_API eg_status eg_trainer_set_data(eg_trainer *tr, const eg_trainer_array *arrays, int n);
+/* The evaluation graph's runtime (the model in eval mode: STEM.eval.json; NULL: none) and its
+ * validation set (as eg_trainer_set_data, for its data and label inputs). Its inputs that are
+ * parameters or buffers of the step (by name, same dtype and shape) take the step's current
+ * values before each evaluation; it has a scalar float output "loss", and an output "output"
+ * for top-1. The runtime must outlive the trainer. */
+EG_API eg_status eg_trainer_set_eval(eg_trainer *tr, eg_runtime *eval_rt,
+                                     const eg_trainer_array *arrays, int n);
+/* Instead of a validation set of its own: holds back round(fraction * N) examples of the
+ * training set (the last of an order drawn from the seed; the last ones without shuffle) as
+ * the validation set of `eval_rt` (its data inputs take the training arrays of the same
+ * names), the training set keeping the rest in their order. After eg_trainer_set_data; both
+ * sides keep at least one example. The trainer copies the examples it holds. */
+EG_API eg_status eg_trainer_hold_out(eg_trainer *tr, eg_runtime *eval_rt, double fraction);
+EG_API void eg_trainer_set_callback(eg_trainer *tr, eg_trainer_callback callback, void *user);
+/* The next step of the epoch sequence: feeds its batch, draws the random inputs, runs, checks
+ * the loss is finite, updates (the optimizer's step) and checks the parameters are; at the end
+ * of an epoch evaluates and reports it. *loss (may be NULL): the step's loss. A loss or
+ * parameter that is not finite: EG_ERR_RUNTIME, training state as before the update
+ * (parameters after a non-finite update are not). EG_ERR_STATE without data. */
+EG_API eg_status eg_trainer_step(eg_trainer *tr, double *loss);
+/* Steps until `epochs` epochs are done (a total: from a checkpoint after epoch 1, fit(2) runs
+ * one more; at or past it, nothing); before the first step of a fresh run, evaluates (EVAL). */
+EG_API eg_status eg_trainer_fit(eg_trainer *tr, int64_t epochs);
+/* One step on one batch the caller gives (inputs, each of the input's dtype and shape): no data
+ * set, order or epochs. Data and label inputs not in `batch` keep the values set in the runtime
+ * before; random inputs not in it are drawn as above. For streaming apps (a camera's frames)
+ * and `edgegrad run --steps`. */
+EG_API eg_status eg_trainer_step_batch(eg_trainer *tr, const eg_trainer_array *batch, int n,
+                                       double *loss);
+/* The evaluation graph over the validation set with the step's current parameters and
+ * buffers. EG_ERR_STATE without one. */
+EG_API eg_status eg_trainer_evaluate(eg_trainer *tr, double *loss, double *accuracy);
+/* Epochs done, steps done in the next epoch, steps per epoch (0 without data). */
+EG_API void eg_trainer_position(const eg_trainer *tr, int64_t *epoch, int64_t *step,
+                                int64_t *steps_per_epoch);
+EG_API eg_optimizer *eg_trainer_optimizer(eg_trainer *tr);
+/* A checkpoint (safetensors, written atomically): every parameter and buffer, the optimizer's
+ * state, the position, the random stream and the run's signature (optimizer options,
+ * schedule, shuffle, seed, normalization, batch, examples, a hash of the data), with a CRC-32
+ * over all of it. Loading checks the checksum, the signature against this trainer's (a
+ * checkpoint of another run, model or data is refused, naming the first difference), every
+ * tensor's name, dtype and shape, and the position against the data, then restores all of it:
+ * training continues bit for bit as if uninterrupted. */
+EG_API eg_status eg_trainer_save_checkpoint(eg_trainer *tr, const char *path);
+EG_API eg_status eg_trainer_load_checkpoint(eg_trainer *tr, const char *path);
+/* The parameters and buffers (safetensors, atomically) under their PyTorch state_dict names
+ * (model.load_state_dict(..., strict=False) takes them; an input without one under its own
+ * name), with metadata format=pt and producer=`producer` (NULL: "edgegrad"). */
+EG_API eg_status eg_trainer_save_weights(eg_trainer *tr, const char *path, const char *producer);
+
+/* Sets every parameter and buffer input of `rt` from `path`: a safetensors file holding each
+ * under its state_dict name or its input name (other tensors are ignored: a whole state_dict
+ * works), or a folder of <input>.npy. Checked whole before any is set. */
+EG_API eg_status eg_runtime_load_weights(eg_runtime *rt, const char *path);
+/* The same values read for `m` without a runtime: vals[i] (one per input, zeroed by the caller;
+ * eg_tensor_free each) for every parameter and buffer input i that `skip` (NULL: none) does not
+ * mark. On failure none is held. */
+EG_API eg_status eg_model_read_weights(const eg_model *m, const char *path, const bool *skip,
+                                       eg_tensor *values);
 
 /* ---- targets -------------------------------------------------------------------------- */
 

@@ -35,11 +35,8 @@ void eg_model_destroy(eg_model *model) {
 int eg_model_num_inputs(const eg_model *m) { return m ? m->graph->n_inputs : 0; }
 int eg_model_num_outputs(const eg_model *m) { return m ? m->graph->n_outputs : 0; }
 
-static eg_status describe(const eg_graph *g, const eg_named *list, int n, int index,
-                          const char *what, eg_tensor_desc *out) {
-  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: out is NULL", what);
-  if (index < 0 || index >= n)
-    return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: index %d out of range [0, %d)", what, index, n);
+void eg_graph_describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out) {
+  const eg_named *list = is_input ? g->inputs : g->outputs;
   const eg_value *v = &g->values[list[index].value];
   memset(out, 0, sizeof *out);
   out->name = list[index].name;
@@ -47,22 +44,31 @@ static eg_status describe(const eg_graph *g, const eg_named *list, int n, int in
   out->random = list[index].random;
   out->random_p = list[index].random ? list[index].random_p : 0;
   int32_t pair = -1;
-  out->role = eg_graph_io_role(g, list == g->inputs, index, &pair);
+  out->role = eg_graph_io_role(g, is_input, index, &pair);
   out->pair = pair;
   out->tensor.dtype = v->dtype;
   out->tensor.rank = v->rank;
   memcpy(out->tensor.shape, v->shape, sizeof v->shape);
+}
+
+static eg_status describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out) {
+  const char *what = is_input ? "input" : "output";
+  const int n = is_input ? g->n_inputs : g->n_outputs;
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: out is NULL", what);
+  if (index < 0 || index >= n)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: index %d out of range [0, %d)", what, index, n);
+  eg_graph_describe(g, is_input, index, out);
   return EG_OK;
 }
 
 eg_status eg_model_input(const eg_model *m, int index, eg_tensor_desc *out) {
   if (!m) return eg_error(EG_ERR_ARGUMENT, "eg_model_input: model is NULL");
-  return describe(m->graph, m->graph->inputs, m->graph->n_inputs, index, "input", out);
+  return describe(m->graph, true, index, out);
 }
 
 eg_status eg_model_output(const eg_model *m, int index, eg_tensor_desc *out) {
   if (!m) return eg_error(EG_ERR_ARGUMENT, "eg_model_output: model is NULL");
-  return describe(m->graph, m->graph->outputs, m->graph->n_outputs, index, "output", out);
+  return describe(m->graph, false, index, out);
 }
 
 /* nll_loss(2d)_forward reads its scores as argument 0 (self) and its labels as argument 1
@@ -76,6 +82,12 @@ eg_status eg_model_input_classes(const eg_model *m, int index, int64_t *classes,
   if (index < 0 || index >= g->n_inputs)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_input_classes: index %d out of range [0, %d)",
                     index, g->n_inputs);
+  eg_graph_input_classes(g, index, classes, ignore_index);
+  return EG_OK;
+}
+
+void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
+                            int64_t *ignore_index) {
   *classes = 0;
   *ignore_index = -100; /* ATen's default */
   for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -93,7 +105,6 @@ eg_status eg_model_input_classes(const eg_model *m, int index, int64_t *classes,
       *ignore_index = ignore && ignore->kind == EG_ARG_INT ? ignore->i : -100;
     }
   }
-  return EG_OK;
 }
 
 void eg_model_get_stats(const eg_model *m, eg_model_stats *out) {

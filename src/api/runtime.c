@@ -771,32 +771,6 @@ void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffe
   if (num_buffers) *num_buffers = b;
 }
 
-eg_status eg_runtime_sgd_update(eg_runtime *rt, float lr) {
-  if (!rt) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: runtime is NULL");
-  if (!isfinite(lr)) /* would turn every parameter into NaN */
-    return eg_error(EG_ERR_ARGUMENT, "eg_runtime_sgd_update: lr (%g): must be finite",
-                    (double)lr);
-  if (!rt->ran)
-    return eg_error(EG_ERR_STATE, "eg_runtime_sgd_update: no successful run yet: the update "
-                    "reads the gradients of the last eg_runtime_run that returned EG_OK");
-  const eg_graph *g = rt->g;
-  for (int32_t i = 0; i < g->n_inputs; i++) {
-    int32_t in = g->inputs[i].value;
-    const eg_value *v = &g->values[in];
-    int32_t o = eg_graph_paired_output(g, i, "grad_");
-    if (o >= 0 && v->dtype == EG_DTYPE_FLOAT32) {
-      float *p = rt->data[in];
-      const float *grad = rt->data[g->outputs[o].value];
-      const int64_t n = eg_value_numel(v);
-      for (int64_t k = 0; k < n; k++) p[k] -= lr * grad[k];
-    }
-    if ((o = eg_graph_paired_output(g, i, "new_")) >= 0 && eg_value_nbytes(v) &&
-        rt->data[in] != rt->data[g->outputs[o].value])
-      memcpy(rt->data[in], rt->data[g->outputs[o].value], eg_value_nbytes(v));
-  }
-  return EG_OK;
-}
-
 /* A seed that is a constant gets a buffer of the runtime's own (the graph's bytes are shared by
  * every runtime of the model): the copy made at creation when NPU partitions take it as an
  * input (their steps bound it then: copy_fed_statics), else a buffer it is rebound to now, which

@@ -22,6 +22,15 @@ int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *pre
 /* The role of input (is_input) or output `index` of `g` in a training step, and *pair its
  * partner's index (-1 none): eg_tensor_desc's role and pair. */
 eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair);
+/* Input (is_input) or output `index` (in range) of `g` as eg_model_input/_output give it. */
+void eg_graph_describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out);
+/* eg_model_input_classes of input `index` (in range) of `g`. */
+void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
+                            int64_t *ignore_index);
+
+/* eg_safetensors_load, a malformed file said as "<path>: not a safetensors file edgegrad can
+ * read (<why>)" (api/weights.c). */
+eg_status eg_safetensors_load_for(const char *path, eg_safetensors **out);
 
 /* Loss scaling (api/loss_seed.c): the value seeding the backward of training step g — its
  * node ones_like(loss), or the constant of ones pass decompose folds that into (ir/seed.h) —

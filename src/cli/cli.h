@@ -28,15 +28,6 @@ int parse_size(const char *cmd, const char *v, size_t *out);
 int load_model(const char *cmd, const char *reads, const char *path, eg_model **out);
 #define READS_MODEL "a graph JSON or a compiled program"
 
-/* --init SRC of train and run: the first value of every parameter and buffer input i of `m`
- * (an input P with an output grad_P, or B with new_B) that `skip` does not mark (skip NULL:
- * none) into vals[i] (one per input; malloc'ed, eg_tensor_free), from a safetensors file
- * (under its state_dict name or its input name; other tensors, e.g. the frozen weights of a
- * whole state_dict, are ignored) or a folder of <input>.npy, each checked against its input.
- * 0, or the exit status after the message (vals then hold nothing). */
-int init_load(const char *cmd, const eg_model *m, const char *src, const bool *skip,
-              eg_tensor *vals);
-
 /* --precision V of command `cmd`: "fp16" or "fp32" into *out. 0, or EXIT_USAGE after the
  * message (a missing value is NULL). */
 int parse_precision(const char *cmd, const char *v, eg_precision *out);

@@ -476,7 +476,7 @@ static bool given_by_input(const run_args *ra, const char *name) {
   return false;
 }
 
-/* --init: init[i] for every parameter and buffer input i no --input gives (init_load). */
+/* --init: init[i] for every parameter and buffer input i no --input gives. */
 static int load_init(const eg_model *m, const run_args *ra, eg_tensor *init) {
   const int n = eg_model_num_inputs(m);
   bool *skip = calloc((size_t)n + 1, sizeof *skip);
@@ -486,9 +486,10 @@ static int load_init(const eg_model *m, const run_args *ra, eg_tensor *init) {
     eg_model_input(m, i, &d);
     skip[i] = given_by_input(ra, d.name);
   }
-  int rc = init_load("run", m, ra->init, skip, init);
+  const eg_status s = eg_model_read_weights(m, ra->init, skip, init);
   free(skip);
-  return rc;
+  return s == EG_OK ? 0
+         : fail(s == EG_ERR_NOMEM ? EXIT_FAIL : EXIT_USAGE, "run: --init %s", eg_last_error());
 }
 
 /* Reads every --input and checks it against the model (name, dtype, shape), then --init, and
@@ -705,15 +706,6 @@ static int print_profile(const eg_runtime *rt, const run_args *ra) {
   return 0;
 }
 
-/* Index of the output called `name`, or -1. */
-static int output_index(const eg_model *m, const char *name) {
-  for (int i = 0; i < eg_model_num_outputs(m); i++) {
-    eg_tensor_desc d;
-    if (eg_model_output(m, i, &d) == EG_OK && strcmp(d.name, name) == 0) return i;
-  }
-  return -1;
-}
-
 /* Stages every file of the run in `od`: DIR/<output>.npy, and after --steps DIR/losses.npy and
  * DIR/final/<input>.npy for every input the SGD update changes. */
 static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_args *ra,
@@ -741,27 +733,52 @@ static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_
   return rc;
 }
 
-/* --steps N: N runs, each followed by an SGD update; the loss of each printed and kept in
- * `losses` (ra->steps floats) for DIR/losses.npy. */
-static int train(const eg_model *m, eg_runtime *rt, run_args *ra, float *losses) {
-  int n_params, n_buffers, loss_at = output_index(m, "loss");
-  eg_model_training_io(m, &n_params, &n_buffers);
-  if (n_params == 0 && n_buffers == 0)
-    return fail(EXIT_USAGE, "run: --steps: the model has no input P with an output grad_P (or "
-                "B with new_B): nothing to train");
-  int rc = 0;
-  for (long k = 0; k < ra->steps && rc == 0; k++) {
-    eg_status s = timed_run(rt, ra);
-    if (s == EG_OK && loss_at >= 0) {
-      eg_tensor loss;
-      s = eg_runtime_output(rt, loss_at, &loss);
-      if (s == EG_OK && loss.dtype == EG_DTYPE_FLOAT32 && eg_tensor_numel(&loss) == 1)
-        losses[k] = *(const float *)loss.data;
-      if (!ra->quiet) printf("step %ld  loss %.7g\n", k + 1, (double)losses[k]);
-    }
-    if (s == EG_OK) s = eg_runtime_sgd_update(rt, (float)ra->lr);
-    if (s != EG_OK) rc = fail_status(s);
+/* --steps N: N steps of the library's trainer (plain SGD at --lr) on the inputs as --input set
+ * them (random ones included: drawn by the trainer only where not given), the loss of each printed and kept in `losses`
+ * (ra->steps floats) for DIR/losses.npy. */
+static int train(const eg_model *m, eg_runtime *rt, run_args *ra, const eg_tensor *vals,
+                 float *losses) {
+  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
+  o.optimizer.lr = ra->lr;
+  eg_trainer *tr = NULL;
+  eg_trainer_array *batch = calloc((size_t)ra->n_inputs + 1, sizeof *batch);
+  char (*names)[256] = calloc((size_t)ra->n_inputs + 1, sizeof *names);
+  if (!batch || !names) {
+    free(batch);
+    free(names);
+    return fail(EXIT_FAIL, "run: out of memory");
   }
+  int n = 0; /* the random inputs --input gives (data stays as set, parameters train on) */
+  for (int k = 0; k < ra->n_inputs; k++) {
+    const char *spec = ra->input_specs[k], *eq = strchr(spec, '=');
+    snprintf(names[n], sizeof names[n], "%.*s", (int)(eq - spec), spec);
+    for (int i = 0; i < eg_model_num_inputs(m); i++) {
+      eg_tensor_desc d;
+      if (eg_model_input(m, i, &d) == EG_OK && strcmp(d.name, names[n]) == 0 &&
+          d.role == EG_ROLE_RANDOM) {
+        batch[n] = (eg_trainer_array){names[n], vals[k], NULL};
+        n++;
+        break;
+      }
+    }
+  }
+  eg_status s = eg_trainer_create(rt, &o, &tr);
+  int rc = s == EG_OK ? 0 : fail(EXIT_USAGE, "run: --steps: %s", eg_last_error());
+  for (long k = 0; k < ra->steps && rc == 0; k++) {
+    double loss = 0;
+    const int64_t t0 = now_ns(); /* --profile's total: the step, its update included */
+    s = eg_trainer_step_batch(tr, batch, n, &loss);
+    ra->last_run_ns = now_ns() - t0;
+    if (s != EG_OK) {
+      rc = fail_status(s);
+      break;
+    }
+    losses[k] = (float)loss;
+    if (!ra->quiet) printf("step %ld  loss %.7g\n", k + 1, (double)losses[k]);
+  }
+  eg_trainer_destroy(tr);
+  free(batch);
+  free(names);
   return rc;
 }
 
@@ -802,13 +819,13 @@ static int cmd_run(int argc, char **argv) {
   if (rc == 0) rc = load_inputs(m, &ra, vals, init);
   if (rc == 0) rc = create_runtime(m, &ra, &rt);
   if (rc == 0) rc = set_inputs(m, rt, &ra, vals, init);
-  for (int k = 0; vals && k < ra.n_inputs; k++) eg_tensor_free(&vals[k]);
   for (int i = 0; init && i < n_in; i++) eg_tensor_free(&init[i]);
   free(init);
   if (rc == 0 && trains && !(losses = calloc((size_t)ra.steps, sizeof(float))))
     rc = fail(EXIT_FAIL, "run: out of memory");
   if (rc == 0 && ra.output_dir) rc = outdir_open(&od, ra.output_dir); /* before a long run */
-  if (rc == 0) rc = trains ? train(m, rt, &ra, losses) : run_once(rt, &ra);
+  if (rc == 0) rc = trains ? train(m, rt, &ra, vals, losses) : run_once(rt, &ra);
+  for (int k = 0; vals && k < ra.n_inputs; k++) eg_tensor_free(&vals[k]);
   if (rc == 0 && ra.profile_trace) {
     eg_status ts = eg_runtime_profile_write_trace(rt, ra.profile_trace);
     if (ts != EG_OK) rc = fail_status(ts);

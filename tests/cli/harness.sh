@@ -59,3 +59,33 @@ same_as_cli() {
     if cmp -s "$f" "$2/$(basename "$f")"; then ok; else bad "$1's $(basename "$f") differs from edgegrad run's"; fi
   done
 }
+
+# ---- trained weights ----
+# same_weights NAME A B: the safetensors files A and B hold the same tensors (names, dtypes,
+# shapes) with the same bytes; their metadata (the producer) may differ.
+same_weights() {
+  local why
+  why=$(/usr/bin/python3 - "$2" "$3" <<'PY'
+import json, struct, sys
+def tensors(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    head = json.loads(b[8:8 + n])
+    head.pop("__metadata__", None)
+    data = b[8 + n:]
+    return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in head.items()}
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+if sorted(a) != sorted(b):
+    print("names differ: %s / %s" % (sorted(a), sorted(b)))
+elif not a:
+    print("no tensors")
+else:
+    for k in sorted(a):
+        if a[k] != b[k]:
+            print("%s differs" % k)
+            break
+PY
+)
+  if [[ -z $why ]]; then ok; else bad "$1: $2 and $3: $why"; fi
+}

@@ -8,7 +8,9 @@
 #     with `pkg-config edgegrad_rt`, shared and --static;
 #   - each app runs, with LD_LIBRARY_PATH unset, a .egp the CLI compiled and writes the bytes
 #     `edgegrad run` writes; the shared ones load libedgegrad_rt.so from the prefix (ldd), the
-#     static ones no libedgegrad_rt.so at all.
+#     static ones no libedgegrad_rt.so at all;
+#   - examples/finetune.c, built by examples/app against libedgegrad (shared and static), trains
+#     the demo's first epoch to the weights `edgegrad train` writes, bit for bit.
 # A sanitizer build's pc and CMake files add -fsanitize to the app's link themselves. On a cross
 # build (EG_CROSS_BUILD, set by CMakeLists.txt) the apps could not run here: skipped, saying so.
 set -u
@@ -35,7 +37,7 @@ for f in lib/libedgegrad.a lib/libedgegrad.so lib/libedgegrad_rt.a lib/libedgegr
          lib/cmake/edgegrad/edgegrad-config.cmake lib/cmake/edgegrad/edgegrad-config-version.cmake; do
   if [[ -e $prefix/$f ]]; then ok; else bad "$f not installed"; fi
 done
-strays=$(find "$prefix" -type f \( -name 'test_*' -o -name 'replay_*' -o -name 'fuzz_*' -o -name 'bench_*' -o -name 'eg_run_egp' \))
+strays=$(find "$prefix" -type f \( -name 'test_*' -o -name 'replay_*' -o -name 'fuzz_*' -o -name 'bench_*' -o -name 'eg_run_egp' -o -name 'eg_finetune' \))
 if [[ -z $strays ]]; then ok; else bad "installed test or benchmark files: $strays"; fi
 version=$(awk '/^#define EG_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v == "" ? "" : ".") $3} END {print v}' "$root/include/edgegrad.h")
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -47,7 +49,7 @@ done
 # brings its own
 for pc in edgegrad edgegrad_rt; do
   static_libs=$(pkg-config --static --libs $pc)
-  for flag in -lopenblas -ljansson -fopenmp -lm; do
+  for flag in -lopenblas -ljansson -lz -fopenmp -lm; do
     if grep -qw -- "$flag" <<<"$static_libs"; then ok; else bad "pkg-config --static --libs $pc lacks $flag: $static_libs"; fi
   done
   shared_libs=$(pkg-config --libs $pc)
@@ -55,7 +57,8 @@ for pc in edgegrad edgegrad_rt; do
 done
 
 # 2. the apps: CMake (find_package) shared and static, pkg-config shared and static
-if cp -r "$root/examples/app" "$root/examples/run_egp.c" "$work/"; then ok; else bad "copying examples/app"; fi
+if cp -r "$root/examples/app" "$root/examples/run_egp.c" "$root/examples/finetune.c" "$work/"; then
+  ok; else bad "copying examples/app"; fi
 apps=()
 for kind in shared static; do
   static=OFF
@@ -94,6 +97,22 @@ for app in "${apps[@]}"; do
   mkdir -p "$work/out-$name"
   if "$bin" "$work/step.egp" "$work/out-$name" "${pairs[@]}" >"$work/$name.log" 2>&1; then ok; else bad "$name: $(cat "$work/$name.log")"; fi
   same_as_cli "$name" "$work/out-$name"
+done
+
+# 4. the fine-tuning app (examples/finetune.c, libedgegrad's trainer) built both ways trains
+#    the demo's first epoch as `edgegrad train` does, bit for bit
+stem=$root/examples/digits_step
+/usr/bin/python3 "$root/scripts/digits_data.py" "$work/digits59" >/dev/null || bad "digits data"
+$exe train "$stem.json" --eval "$stem.eval.json" --data "$work/digits59" --val-split 0.25 \
+  --init "$stem.init.safetensors" --epochs 1 --optimizer adam --lr 0.01 --seed 1 -q \
+  --out "$work/cli_tuned.safetensors" 2>"$work/cli_tuned.err" || bad "train: $(cat "$work/cli_tuned.err")"
+for kind in shared static; do
+  bin=$work/app-$kind/finetune
+  if [[ ! -x $bin ]]; then bad "finetune ($kind) was not built"; continue; fi
+  if "$bin" "$stem.json" "$stem.eval.json" "$work/digits59" "$stem.init.safetensors" \
+       "$work/app_tuned_$kind.safetensors" 1 >"$work/finetune-$kind.log" 2>&1; then ok; else
+    bad "finetune ($kind): $(cat "$work/finetune-$kind.log")"; fi
+  same_weights "finetune ($kind)" "$work/cli_tuned.safetensors" "$work/app_tuned_$kind.safetensors"
 done
 
 summary test_install

@@ -79,9 +79,9 @@ position() { # NEEDLE KEY=VALUE...: a version-2 checkpoint (no checksum) of that
     --out "$work/never.safetensors"
   absent "$work/never.safetensors" "--out of a refused resume ($*)"
 }
-position "epoch 4611686018427387904 (epochs done): beyond this run's --epochs 3" \
+position "epoch 4611686018427387904 (epochs done): beyond this run's 3 epochs" \
   epoch=4611686018427387904 step=0 global_step="$wrapped"
-position "epoch 5 (epochs done): beyond this run's --epochs 3" epoch=5 step=0 \
+position "epoch 5 (epochs done): beyond this run's 3 epochs" epoch=5 step=0 \
   global_step=$((5 * steps))
 position "step 1 (after epoch 3): past the last epoch" epoch=3 step=1 global_step=$((3 * steps + 1))
 position "step $steps (after epoch 1): not a step of an epoch" epoch=1 step="$steps" \
@@ -90,7 +90,7 @@ position "global_step 99: epoch 1 and step 1 of $steps steps per epoch make $((s
   epoch=1 step=1 global_step=99
 position 'epoch "+1": expected a count' epoch=+1
 # a newline in a metadata value the message shows: still one line (the control character as '?')
-position 'epoch "1?2": expected a count' epoch=$'1\n2'
+position 'epoch "1 2": expected a count' epoch=$'1\n2'
 # and in the checksum itself (shown only when it has the written form)
 mkdir -p "$work/cknl" && cp "$work/ck/checkpoint.safetensors" "$work/cknl/"
 ckedit "$work/cknl/checkpoint.safetensors" checksum=$'0000\n0000'

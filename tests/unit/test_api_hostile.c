@@ -208,10 +208,6 @@ static void test_runtime(void) {
   EXPECT_ERR(eg_runtime_output(rt, 0, NULL), EG_ERR_ARGUMENT, "NULL argument");
   EXPECT_ERR(eg_runtime_output(rt, -1, &t), EG_ERR_ARGUMENT, "out of range");
   EXPECT_ERR(eg_runtime_output(rt, 0, &t), EG_ERR_STATE, "no successful run yet");
-  EXPECT_ERR(eg_runtime_sgd_update(NULL, 0.1f), EG_ERR_ARGUMENT, "runtime is NULL");
-  EXPECT_ERR(eg_runtime_sgd_update(rt, NAN), EG_ERR_ARGUMENT, "must be finite");
-  EXPECT_ERR(eg_runtime_sgd_update(rt, -INFINITY), EG_ERR_ARGUMENT, "must be finite");
-  EXPECT_ERR(eg_runtime_sgd_update(rt, 0.1f), EG_ERR_STATE, "no successful run yet");
   eg_profile_entry e;
   EXPECT_ERR(eg_runtime_profile_entry(NULL, 0, &e), EG_ERR_ARGUMENT, "NULL argument");
   EXPECT_ERR(eg_runtime_profile_entry(rt, 0, NULL), EG_ERR_ARGUMENT, "NULL argument");

@@ -107,7 +107,6 @@ static void test_threads_and_state(void) {
   if (!rt) goto out;
   eg_tensor y;
   EG_CHECK(eg_runtime_output(rt, 0, &y) == EG_ERR_STATE);
-  EG_CHECK(eg_runtime_sgd_update(rt, 0.1f) == EG_ERR_STATE);
   EG_CHECK(set_zero_inputs(m, rt));
   omp_set_num_threads(2);
   EG_CHECK_MSG(eg_runtime_run(rt) == EG_OK, "%s", eg_last_error());
