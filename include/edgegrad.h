@@ -610,6 +610,10 @@ EG_API eg_status eg_trainer_evaluate(eg_trainer *tr, double *loss, double *accur
 /* Epochs done, steps done in the next epoch, steps per epoch (0 without data). */
 EG_API void eg_trainer_position(const eg_trainer *tr, int64_t *epoch, int64_t *step,
                                 int64_t *steps_per_epoch);
+/* The sets' sizes: the training set's examples and batch size (each epoch feeds
+ * examples / batch batches), the validation set's (0 without one). */
+EG_API void eg_trainer_sizes(const eg_trainer *tr, int64_t *examples, int64_t *batch,
+                             int64_t *val_examples, int64_t *val_batch);
 EG_API eg_optimizer *eg_trainer_optimizer(eg_trainer *tr);
 /* A checkpoint (safetensors, written atomically): every parameter and buffer, the optimizer's
  * state, the position, the random stream and the run's signature (optimizer options,

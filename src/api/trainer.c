@@ -518,6 +518,14 @@ void eg_trainer_position(const eg_trainer *tr, int64_t *epoch, int64_t *step,
   if (steps_per_epoch) *steps_per_epoch = tr ? tr->train.steps : 0;
 }
 
+void eg_trainer_sizes(const eg_trainer *tr, int64_t *examples, int64_t *batch,
+                      int64_t *val_examples, int64_t *val_batch) {
+  if (examples) *examples = tr ? tr->train.n_examples : 0;
+  if (batch) *batch = tr ? tr->train.batch : 0;
+  if (val_examples) *val_examples = tr ? tr->val.n_examples : 0;
+  if (val_batch) *val_batch = tr ? tr->val.batch : 0;
+}
+
 /* ---- evaluation ---- */
 
 static double scalar(const eg_tensor *t) {

@@ -385,7 +385,7 @@ typedef struct run {
   double t0, shown;           /* the epoch's clock in this process, the last progress line */
   int64_t first;              /* its first step run here */
   double loss_run;            /* the sum of the losses of its steps run here */
-  int64_t batch, examples, val_examples, val_batch;
+  int64_t batch;
   int rc;                     /* a failure in the callback: its exit status */
   char note[1200];
 } run;
@@ -507,8 +507,10 @@ static int setup(run *r) {
   if (s == EG_OK && a->val_data)
     s = eg_trainer_set_eval(r->tr, r->eval_rt, r->arrays + r->n_train, r->n_files - r->n_train);
   if (s == EG_OK && a->val_split > 0) s = eg_trainer_hold_out(r->tr, r->eval_rt, a->val_split);
-  if (s != EG_OK) return said(s, a->eval && strncmp(eg_last_error(), "evaluation", 10) == 0
-                                     ? "train: --eval " : "train: ");
+  if (s != EG_OK && a->eval && strncmp(eg_last_error(), "evaluation graph: ", 18) == 0)
+    return fail(EXIT_USAGE, "train: --eval %s: %s", a->eval, eg_last_error() + 18);
+  if (s != EG_OK) return said(s, "train: ");
+  eg_trainer_sizes(r->tr, NULL, &r->batch, NULL, NULL);
   return 0;
 }
 
@@ -711,43 +713,24 @@ static int open_checkpoints(run *r) {
   return 0;
 }
 
-/* The sizes of the sets, for the first lines: the training set less what --val-split holds. */
-static void set_sizes(run *r) {
-  eg_tensor_desc d;
-  for (int i = 0; i < eg_model_num_inputs(r->m); i++)
-    if (eg_model_input(r->m, i, &d) == EG_OK && strcmp(d.name, r->arrays[0].input) == 0)
-      r->batch = d.tensor.shape[0];
-  r->examples = r->arrays[0].t.shape[0];
-  r->val_batch = r->batch;
-  if (r->a.val_split > 0) {
-    r->val_examples = (int64_t)llround(r->a.val_split * (double)r->examples);
-    r->examples -= r->val_examples;
-  } else if (r->n_files > r->n_train) {
-    r->val_examples = r->arrays[r->n_train].t.shape[0];
-    for (int i = 0; i < eg_model_num_inputs(r->eval_m); i++)
-      if (eg_model_input(r->eval_m, i, &d) == EG_OK &&
-          strcmp(d.name, r->arrays[r->n_train].input) == 0)
-        r->val_batch = d.tensor.shape[0];
-  }
-}
-
 static void say_start(run *r) {
-  int64_t epoch, step, steps;
+  int64_t epoch, step, steps, n, batch, vn, vbatch;
   eg_trainer_position(r->tr, &epoch, &step, &steps);
+  eg_trainer_sizes(r->tr, &n, &batch, &vn, &vbatch);
   static const char *const kinds[] = {"sgd", "adam", "adamw"};
-  printf("train: %lld examples, batch %lld: %lld steps per epoch", (long long)r->examples,
-         (long long)r->batch, (long long)steps);
-  const long long left = (long long)(r->examples % r->batch);
-  if (left)
+  printf("train: %lld examples, batch %lld: %lld steps per epoch", (long long)n,
+         (long long)batch, (long long)steps);
+  if (n % batch)
     printf(" (the last %lld example%s of each epoch's order dropped: the graph's batch size is "
-           "fixed)", left, left == 1 ? "" : "s");
+           "fixed)", (long long)(n % batch), n % batch == 1 ? "" : "s");
   printf("; %s, lr %g\n", kinds[r->a.opt.kind], r->a.opt.lr);
   if (r->eval_rt) {
-    const long long vleft = (long long)(r->val_examples % r->val_batch);
-    printf("train: validation: %lld examples%s, batch %lld: %lld batches",
-           (long long)r->val_examples, r->a.val_split > 0 ? " held back by --val-split" : "",
-           (long long)r->val_batch, (long long)(r->val_examples / r->val_batch));
-    if (vleft) printf(" (the last %lld not evaluated: the graph's batch size is fixed)", vleft);
+    printf("train: validation: %lld examples%s, batch %lld: %lld batches", (long long)vn,
+           r->a.val_split > 0 ? " held back by --val-split" : "", (long long)vbatch,
+           (long long)(vn / vbatch));
+    if (vn % vbatch)
+      printf(" (the last %lld not evaluated: the graph's batch size is fixed)",
+             (long long)(vn % vbatch));
     printf("\n");
   }
   if (r->a.resume && epoch == r->a.epochs)
@@ -788,7 +771,6 @@ int cmd_train(int argc, char **argv) {
   if (rc == 0 && r.a.resume) rc = resume(&r);
   if (rc == 0 && r.a.log && !(r.log = fopen(r.a.log, r.a.resume ? "a" : "w")))
     rc = fail(EXIT_USAGE, "train: --log %s: cannot open (%s)", r.a.log, strerror(errno));
-  if (rc == 0) set_sizes(&r);
   if (rc == 0 && !r.a.quiet) say_start(&r);
   if (rc == 0) eg_trainer_set_callback(r.tr, on_event, &r);
   if (rc == 0) rc = train(&r);
