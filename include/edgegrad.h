@@ -589,6 +589,20 @@ EG_API eg_status eg_trainer_set_eval(eg_trainer *tr, eg_runtime *eval_rt,
  * sides keep at least one example. The trainer copies the examples it holds. */
 EG_API eg_status eg_trainer_hold_out(eg_trainer *tr, eg_runtime *eval_rt, double fraction);
 EG_API void eg_trainer_set_callback(eg_trainer *tr, eg_trainer_callback callback, void *user);
+/* A log of every event, one JSON object per line, at `path` (NULL: none), appended to with
+ * `append` (a resumed run) else written anew: {"event": "step", "epoch", "step", "global_step",
+ * "loss", "lr"}, {"event": "epoch", "epoch", "train_loss", "val_loss", "val_accuracy" (with an
+ * evaluation set), "seconds", "lr", "zero_grads"}, {"event": "eval", "epoch": 0, "val_loss",
+ * "val_accuracy"}; with loss scaling each adds "loss_scale" (the next step's) and
+ * "skipped_steps". Each line is flushed as it is written; one that cannot be is EG_ERR_IO from
+ * the step that wrote it. */
+EG_API eg_status eg_trainer_set_log(eg_trainer *tr, const char *path, bool append);
+/* Checkpoints written by the trainer itself at `path` (NULL: none): after every epoch, and
+ * within one after every `every_steps` steps (0: epochs only). A temporary file a killed writer
+ * left beside `path` ("<path>.tmp.XXXXXX") is removed here. A step that fails then says in its
+ * message which checkpoint is intact. */
+EG_API eg_status eg_trainer_set_checkpoints(eg_trainer *tr, const char *path,
+                                            int64_t every_steps);
 /* The next step of the epoch sequence: feeds its batch, draws the random inputs, runs, checks
  * the loss is finite, updates (the optimizer's step) and checks the parameters are; at the end
  * of an epoch evaluates and reports it. *loss (may be NULL): the step's loss. A loss or

@@ -8,6 +8,7 @@
  * The order of examples in epoch e is a permutation drawn from (seed, e) alone; the random
  * inputs come from a splitmix64 stream whose state a checkpoint keeps: so a run resumed at any
  * step feeds what an uninterrupted one would. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "api/runtime.h"
@@ -70,6 +72,11 @@ struct eg_trainer {
   int64_t grad_elems, zero_grads;
   eg_trainer_callback cb;
   void *user;
+  FILE *log;
+  char *log_path, *ckpt_path;
+  int64_t ckpt_every;
+  int64_t ckpt_written; /* global step of the last checkpoint written or read; -1 none */
+  char note[1200];
 };
 
 /* ---- options ---- */
@@ -471,6 +478,7 @@ eg_status eg_trainer_create(eg_runtime *rt, const eg_trainer_options *options, e
   tr->o = *options;
   tr->loss_at = -1;
   tr->rng = options->seed ^ RNG_SALT;
+  tr->ckpt_written = -1;
   int n_params = 0;
   for (int i = 0; i < tr->g->n_outputs; i++) {
     eg_tensor_desc d;
@@ -500,6 +508,9 @@ void eg_trainer_destroy(eg_trainer *tr) {
   for (int k = 0; k < tr->n_rnd; k++) free(tr->rnd[k].mask.data);
   free(tr->rnd);
   eg_optimizer_destroy(tr->opt);
+  if (tr->log) fclose(tr->log);
+  free(tr->log_path);
+  free(tr->ckpt_path);
   free(tr);
 }
 
@@ -510,6 +521,54 @@ void eg_trainer_set_callback(eg_trainer *tr, eg_trainer_callback callback, void 
 }
 
 eg_optimizer *eg_trainer_optimizer(eg_trainer *tr) { return tr ? tr->opt : NULL; }
+
+eg_status eg_trainer_set_log(eg_trainer *tr, const char *path, bool append) {
+  if (!tr) return eg_error(EG_ERR_ARGUMENT, "eg_trainer_set_log: trainer is NULL");
+  if (tr->log) fclose(tr->log);
+  free(tr->log_path);
+  tr->log = NULL;
+  tr->log_path = NULL;
+  if (!path) return EG_OK;
+  if (!(tr->log_path = strdup(path))) return eg_error(EG_ERR_NOMEM, "eg_trainer_set_log: out of memory");
+  if (!(tr->log = fopen(path, append ? "a" : "w")))
+    return eg_error(EG_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+  return EG_OK;
+}
+
+/* A writer killed mid-way leaves "<path>.tmp.XXXXXX" (eg_file_write_atomic) beside `path`. */
+static void remove_stale_temporaries(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+  DIR *d = opendir(dir);
+  if (!d) return;
+  const size_t n = strlen(base);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
+        strlen(e->d_name) != n + 5 + 6)
+      continue;
+    char file[8192];
+    snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+    unlink(file);
+  }
+  closedir(d);
+}
+
+eg_status eg_trainer_set_checkpoints(eg_trainer *tr, const char *path, int64_t every_steps) {
+  if (!tr) return eg_error(EG_ERR_ARGUMENT, "eg_trainer_set_checkpoints: trainer is NULL");
+  if (every_steps < 0)
+    return eg_error(EG_ERR_ARGUMENT, "eg_trainer_set_checkpoints: every_steps (%lld): >= 0",
+                    (long long)every_steps);
+  free(tr->ckpt_path);
+  tr->ckpt_path = NULL;
+  tr->ckpt_every = every_steps;
+  if (!path) return EG_OK;
+  if (!(tr->ckpt_path = strdup(path)))
+    return eg_error(EG_ERR_NOMEM, "eg_trainer_set_checkpoints: out of memory");
+  remove_stale_temporaries(path);
+  return EG_OK;
+}
 
 void eg_trainer_position(const eg_trainer *tr, int64_t *epoch, int64_t *step,
                          int64_t *steps_per_epoch) {
@@ -645,11 +704,52 @@ static eg_trainer_event event(const eg_trainer *tr, eg_trainer_event_kind kind) 
   return e;
 }
 
+/* The event's line of the log. */
+static eg_status log_event(eg_trainer *tr, const eg_trainer_event *e) {
+  if (!tr->log) return EG_OK;
+  static const char *const kinds[] = {"step", "epoch", "eval"};
+  fprintf(tr->log, "{\"event\": \"%s\", \"epoch\": %lld", kinds[e->kind], (long long)e->epoch);
+  if (e->kind == EG_TRAINER_STEP)
+    fprintf(tr->log, ", \"step\": %lld, \"global_step\": %lld, \"loss\": %.9g, \"lr\": %.9g",
+            (long long)e->step, (long long)e->global_step, e->loss, e->lr);
+  if (e->kind == EG_TRAINER_EPOCH) fprintf(tr->log, ", \"train_loss\": %.9g", e->loss);
+  if (e->kind != EG_TRAINER_STEP && !isnan(e->val_loss))
+    fprintf(tr->log, ", \"val_loss\": %.9g", e->val_loss);
+  if (e->kind != EG_TRAINER_STEP && !isnan(e->val_loss) && !isnan(e->val_accuracy))
+    fprintf(tr->log, ", \"val_accuracy\": %.9g", e->val_accuracy);
+  if (e->kind == EG_TRAINER_EPOCH)
+    fprintf(tr->log, ", \"seconds\": %.6f, \"lr\": %.9g, \"zero_grads\": %.9g", e->seconds,
+            e->lr, e->zero_grads);
+  if (e->kind != EG_TRAINER_EVAL && tr->o.optimizer.loss_scale != EG_LOSS_SCALE_NONE)
+    fprintf(tr->log, ", \"loss_scale\": %.9g, \"skipped_steps\": %lld", e->loss_scale,
+            (long long)e->skipped_steps);
+  fputs("}\n", tr->log);
+  if (fflush(tr->log) != 0 || ferror(tr->log))
+    return eg_error(EG_ERR_IO, "%s: cannot write (%s)", tr->log_path, strerror(errno));
+  return EG_OK;
+}
+
 static eg_status report(eg_trainer *tr, const eg_trainer_event *e) {
+  EG_TRY(log_event(tr, e));
+  const bool every = tr->ckpt_every > 0 && e->kind == EG_TRAINER_STEP && e->step < e->steps &&
+                     e->global_step % tr->ckpt_every == 0;
+  if (tr->ckpt_path && (every || e->kind == EG_TRAINER_EPOCH)) {
+    EG_TRY(eg_trainer_save_checkpoint(tr, tr->ckpt_path));
+    tr->ckpt_written = e->global_step;
+  }
   if (tr->cb && tr->cb(e, tr->user) != 0)
     return eg_error(EG_ERR_STATE, "eg_trainer: stopped by the callback at epoch %lld step %lld",
                     (long long)e->epoch, (long long)e->step);
   return EG_OK;
+}
+
+/* What a failed step says of the checkpoints the trainer writes ("" without). */
+static const char *checkpoint_note(eg_trainer *tr) {
+  if (!tr->ckpt_path) return "";
+  if (tr->ckpt_written < 0) return "; no checkpoint was written";
+  snprintf(tr->note, sizeof tr->note, "; the last checkpoint, %s (after %lld steps), is intact",
+           tr->ckpt_path, (long long)tr->ckpt_written);
+  return tr->note;
 }
 
 /* Run, loss, checks, update: the part every step shares. The batch is set. */
@@ -661,15 +761,15 @@ static eg_status run_and_update(eg_trainer *tr, double *loss_out) {
   const double loss = scalar(&lt);
   if (!isfinite(loss))
     return eg_error(EG_ERR_RUNTIME, "epoch %lld step %lld: loss is %g: training stopped before "
-                    "the update (lower the learning rate, check the data)",
-                    (long long)tr->epoch + 1, (long long)tr->step + 1, loss);
+                    "the update (lower the learning rate, check the data)%s",
+                    (long long)tr->epoch + 1, (long long)tr->step + 1, loss, checkpoint_note(tr));
   count_zero_grads(tr);
   EG_TRY(eg_optimizer_step(tr->opt));
   const char *bad = first_non_finite(tr);
   if (bad)
     return eg_error(EG_ERR_RUNTIME, "epoch %lld step %lld: %s is not finite after the update "
-                    "(loss %g): training stopped", (long long)tr->epoch + 1,
-                    (long long)tr->step + 1, bad, loss);
+                    "(loss %g): training stopped%s", (long long)tr->epoch + 1,
+                    (long long)tr->step + 1, bad, loss, checkpoint_note(tr));
   *loss_out = loss;
   return EG_OK;
 }
@@ -1217,6 +1317,7 @@ eg_status eg_trainer_load_checkpoint(eg_trainer *tr, const char *path) {
     tr->loss_sum = loss_sum;
     tr->rng = rng;
     tr->started = false;
+    tr->ckpt_written = pos[2];
   }
   free_names(nm, n);
   free(e);

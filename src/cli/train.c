@@ -378,16 +378,12 @@ typedef struct run {
   eg_trainer_array *arrays;
   char **where;
   int n_files, n_train;       /* arrays[0..n_train): --data; the rest: --val-data */
-  FILE *log;
   char *ckpt_path;
   bool ckpt_made, live;
-  int64_t ckpt_written_step;  /* global step of the last checkpoint written or read; -1 none */
   double t0, shown;           /* the epoch's clock in this process, the last progress line */
   int64_t first;              /* its first step run here */
   double loss_run;            /* the sum of the losses of its steps run here */
   int64_t batch;
-  int rc;                     /* a failure in the callback: its exit status */
-  char note[1200];
 } run;
 
 /* Whether input i of `m` is fed from data: no random draw, no parameter or buffer of `step`. */
@@ -522,104 +518,54 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int log_line(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int log_line(run *r, const char *fmt, ...) {
-  if (!r->log) return 0;
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(r->log, fmt, ap);
-  va_end(ap);
-  fputc('\n', r->log);
-  if (fflush(r->log) != 0 || ferror(r->log))
-    return fail(EXIT_FAIL, "train: --log %s: cannot write (%s)", r->a.log, strerror(errno));
-  return 0;
-}
-
-static int write_checkpoint(run *r, int64_t global_step) {
-  const eg_status s = eg_trainer_save_checkpoint(r->tr, r->ckpt_path);
-  if (s != EG_OK) return said(s, "train: checkpoint ");
-  r->ckpt_written_step = global_step;
-  return 0;
-}
-
-/* The validation part of a line and of its JSON object ("" without a validation set). */
-static void val_text(const eg_trainer_event *e, char *text, size_t ts, char *json, size_t js) {
-  text[0] = json[0] = 0;
+/* The validation part of an epoch's line ("" without a validation set). */
+static void val_text(const eg_trainer_event *e, char *text, size_t size) {
+  text[0] = 0;
   if (isnan(e->val_loss)) return;
-  int n = snprintf(text, ts, "  val loss %.6g", e->val_loss);
-  int m = snprintf(json, js, ", \"val_loss\": %.9g", e->val_loss);
-  if (!isnan(e->val_accuracy)) {
-    snprintf(text + n, ts - (size_t)n, "  val acc %.2f%%", 100.0 * e->val_accuracy);
-    snprintf(json + m, js - (size_t)m, ", \"val_accuracy\": %.9g", e->val_accuracy);
-  }
+  const int n = snprintf(text, size, "  val loss %.6g", e->val_loss);
+  if (!isnan(e->val_accuracy))
+    snprintf(text + n, size - (size_t)n, "  val acc %.2f%%", 100.0 * e->val_accuracy);
 }
 
-/* Loss scaling's part of a JSON object: the next step's scale and the steps skipped. */
-static void scaling_json(const run *r, const eg_trainer_event *e, char *json, size_t js) {
-  json[0] = 0;
-  if (r->a.opt.loss_scale != EG_LOSS_SCALE_NONE)
-    snprintf(json, js, ", \"loss_scale\": %.9g, \"skipped_steps\": %lld", e->loss_scale,
-             (long long)e->skipped_steps);
-}
-
-static int on_step(run *r, const eg_trainer_event *e) {
-  char scaling[96];
-  scaling_json(r, e, scaling, sizeof scaling);
-  int rc = log_line(r, "{\"event\": \"step\", \"epoch\": %lld, \"step\": %lld, \"global_step\": "
-                    "%lld, \"loss\": %.9g, \"lr\": %.9g%s}", (long long)e->epoch,
-                    (long long)e->step, (long long)e->global_step, e->loss, e->lr, scaling);
+/* The terminal: a live progress line (steps), a line per epoch, the evaluation before. */
+static void on_step(run *r, const eg_trainer_event *e) {
   r->loss_run += e->loss;
   const double t = now_s();
-  if (r->live && (t - r->shown > 0.1 || e->step == e->steps)) {
-    const int64_t ran = e->step - r->first;
-    const double dt = t - r->t0, rate = dt > 0 ? (double)(ran * r->batch) / dt : 0;
-    const double eta = ran > 0 ? dt / (double)ran * (double)(e->steps - e->step) : 0;
-    printf("\repoch %lld/%ld  step %lld/%lld  loss %.6g  %.1f ex/s  ETA %d:%02d\033[K",
-           (long long)e->epoch, r->a.epochs, (long long)e->step, (long long)e->steps,
-           r->loss_run / (double)(ran > 0 ? ran : 1), rate, (int)eta / 60, (int)eta % 60);
-    fflush(stdout);
-    r->shown = t;
-  }
-  if (rc == 0 && r->a.ckpt_every && e->global_step % r->a.ckpt_every == 0 && e->step < e->steps)
-    rc = write_checkpoint(r, e->global_step);
-  return rc;
+  if (!r->live || (t - r->shown <= 0.1 && e->step < e->steps)) return;
+  const int64_t ran = e->step - r->first;
+  const double dt = t - r->t0, rate = dt > 0 ? (double)(ran * r->batch) / dt : 0;
+  const double eta = ran > 0 ? dt / (double)ran * (double)(e->steps - e->step) : 0;
+  printf("\repoch %lld/%ld  step %lld/%lld  loss %.6g  %.1f ex/s  ETA %d:%02d\033[K",
+         (long long)e->epoch, r->a.epochs, (long long)e->step, (long long)e->steps,
+         r->loss_run / (double)(ran > 0 ? ran : 1), rate, (int)eta / 60, (int)eta % 60);
+  fflush(stdout);
+  r->shown = t;
 }
 
-static int on_epoch(run *r, const eg_trainer_event *e) {
-  char val[128], vjson[128], grads[128], gjson[160], scaling[96];
-  val_text(e, val, sizeof val, vjson, sizeof vjson);
-  scaling_json(r, e, scaling, sizeof scaling);
-  int n = snprintf(grads, sizeof grads, "  zero grads %.1f %%", 100.0 * e->zero_grads);
+static void on_epoch(run *r, const eg_trainer_event *e) {
+  char val[128], grads[128];
+  val_text(e, val, sizeof val);
+  const int n = snprintf(grads, sizeof grads, "  zero grads %.1f %%", 100.0 * e->zero_grads);
   if (r->a.opt.loss_scale != EG_LOSS_SCALE_NONE)
     snprintf(grads + n, sizeof grads - (size_t)n, "  loss scale %g  skipped %lld", e->loss_scale,
              (long long)e->skipped_steps);
-  snprintf(gjson, sizeof gjson, ", \"zero_grads\": %.9g%s", e->zero_grads, scaling);
-  if (!r->a.quiet)
-    printf("%sepoch %lld/%ld  train loss %.6g%s  lr %.4g%s  %.2f s  %.0f ex/s%s\n",
-           r->live ? "\r" : "", (long long)e->epoch, r->a.epochs, e->loss, val, e->lr, grads,
-           e->seconds, e->seconds > 0 ? (double)(e->steps_run * r->batch) / e->seconds : 0.0,
-           r->live ? "\033[K" : "");
-  int rc = log_line(r, "{\"event\": \"epoch\", \"epoch\": %lld, \"train_loss\": %.9g%s, "
-                    "\"seconds\": %.6f, \"lr\": %.9g%s}", (long long)e->epoch, e->loss, vjson,
-                    e->seconds, e->lr, gjson);
-  if (rc == 0 && r->ckpt_path) rc = write_checkpoint(r, e->global_step);
+  printf("%sepoch %lld/%ld  train loss %.6g%s  lr %.4g%s  %.2f s  %.0f ex/s%s\n",
+         r->live ? "\r" : "", (long long)e->epoch, r->a.epochs, e->loss, val, e->lr, grads,
+         e->seconds, e->seconds > 0 ? (double)(e->steps_run * r->batch) / e->seconds : 0.0,
+         r->live ? "\033[K" : "");
   r->t0 = now_s();
   r->first = 0;
   r->loss_run = 0;
-  return rc;
 }
 
 static int on_event(const eg_trainer_event *e, void *user) {
   run *r = user;
-  if (e->kind == EG_TRAINER_STEP) r->rc = on_step(r, e);
-  else if (e->kind == EG_TRAINER_EPOCH) r->rc = on_epoch(r, e);
-  else {
-    char val[128], vjson[128];
-    val_text(e, val, sizeof val, vjson, sizeof vjson);
-    if (!r->a.quiet) printf("epoch 0/%ld%s\n", r->a.epochs, val);
-    r->rc = log_line(r, "{\"event\": \"eval\", \"epoch\": 0%s}", vjson);
-  }
-  return r->rc;
+  char val[128];
+  if (r->a.quiet) return 0;
+  if (e->kind == EG_TRAINER_STEP) on_step(r, e);
+  else if (e->kind == EG_TRAINER_EPOCH) on_epoch(r, e);
+  else val_text(e, val, sizeof val), printf("epoch 0/%ld%s\n", r->a.epochs, val);
+  return 0;
 }
 
 /* ---- resume and the trained weights ---- */
@@ -633,7 +579,6 @@ static int resume(run *r) {
   if (s != EG_OK) return said(s, "train: --resume: checkpoint ");
   int64_t epoch, step, steps;
   eg_trainer_position(r->tr, &epoch, &step, &steps);
-  r->ckpt_written_step = epoch * steps + step;
   r->first = step;
   return 0;
 }
@@ -655,39 +600,13 @@ static int write_out(run *r) {
   return s == EG_OK ? 0 : said(s, "train: --out ");
 }
 
-/* The state of the checkpoint for a message of a failed step. */
-static const char *checkpoint_note(run *r) {
-  if (!r->ckpt_path || r->ckpt_written_step < 0) return "no checkpoint was written";
-  snprintf(r->note, sizeof r->note, "the last checkpoint, %s (after %lld steps), is intact",
-           r->ckpt_path, (long long)r->ckpt_written_step);
-  return r->note;
-}
-
 static int train(run *r) {
   r->t0 = now_s();
   const eg_status s = eg_trainer_fit(r->tr, r->a.epochs);
   if (r->live && s != EG_OK) printf("\n");
-  if (r->rc) return r->rc; /* the callback's failure, said already */
-  if (s == EG_ERR_RUNTIME)
-    return fail(EXIT_FAIL, "train: %s; %s", eg_last_error(), checkpoint_note(r));
-  return s == EG_OK ? 0 : said(s, "train: ");
-}
-
-/* A run killed while writing a checkpoint leaves its temporary file (eg_file_write_atomic's
- * "checkpoint.safetensors.tmp.XXXXXX") beside the checkpoint; the next run in DIR removes it. */
-static void remove_stale_temporaries(const char *dir) {
-  static const char prefix[] = "checkpoint.safetensors.tmp.";
-  DIR *d = opendir(dir);
-  if (!d) return;
-  for (struct dirent *e; (e = readdir(d));) {
-    if (strncmp(e->d_name, prefix, sizeof prefix - 1) != 0 ||
-        strlen(e->d_name) != sizeof prefix - 1 + 6)
-      continue;
-    char *path = outdir_join(dir, e->d_name, "");
-    if (path) unlink(path);
-    free(path);
-  }
-  closedir(d);
+  if (s == EG_ERR_IO && r->a.log && strncmp(eg_last_error(), r->a.log, strlen(r->a.log)) == 0)
+    return fail(EXIT_FAIL, "train: --log %s", eg_last_error());
+  return s == EG_OK ? 0 : said(s, s == EG_ERR_IO ? "train: checkpoint " : "train: ");
 }
 
 /* Where the run writes, checked before any work: a run must not train for hours and then find
@@ -709,8 +628,8 @@ static int open_checkpoints(run *r) {
                 strerror(errno));
   if (!(r->ckpt_path = outdir_join(r->a.ckpt_dir, "checkpoint", ".safetensors")))
     return fail(EXIT_FAIL, "train: out of memory");
-  remove_stale_temporaries(r->a.ckpt_dir);
-  return 0;
+  const eg_status s = eg_trainer_set_checkpoints(r->tr, r->ckpt_path, r->a.ckpt_every);
+  return s == EG_OK ? 0 : said(s, "train: ");
 }
 
 static void say_start(run *r) {
@@ -751,7 +670,6 @@ static void cleanup(run *r) {
   free(r->arrays);
   free(r->where);
   free(r->ckpt_path);
-  if (r->log) fclose(r->log);
   eg_runtime_destroy(r->rt);
   eg_runtime_destroy(r->eval_rt);
   eg_model_destroy(r->m);
@@ -759,7 +677,7 @@ static void cleanup(run *r) {
 }
 
 int cmd_train(int argc, char **argv) {
-  run r = {.ckpt_written_step = -1};
+  run r = {0};
   /* progress piped to a file or another program appears as it happens, a line at a time */
   if (!isatty(STDOUT_FILENO)) setvbuf(stdout, NULL, _IOLBF, 0);
   int rc = parse_train_args(argc, argv, &r.a);
@@ -769,8 +687,8 @@ int cmd_train(int argc, char **argv) {
   if (rc == 0 && !r.a.resume) rc = set_init(&r);
   if (rc == 0 && r.a.ckpt_dir) rc = open_checkpoints(&r);
   if (rc == 0 && r.a.resume) rc = resume(&r);
-  if (rc == 0 && r.a.log && !(r.log = fopen(r.a.log, r.a.resume ? "a" : "w")))
-    rc = fail(EXIT_USAGE, "train: --log %s: cannot open (%s)", r.a.log, strerror(errno));
+  if (rc == 0 && r.a.log && eg_trainer_set_log(r.tr, r.a.log, r.a.resume) != EG_OK)
+    rc = fail(EXIT_USAGE, "train: --log %s", eg_last_error());
   if (rc == 0 && !r.a.quiet) say_start(&r);
   if (rc == 0) eg_trainer_set_callback(r.tr, on_event, &r);
   if (rc == 0) rc = train(&r);
