@@ -36,7 +36,7 @@ typedef struct feed_in {
 
 typedef struct data_set {
   feed_in *in;
-  int n_in;
+  int n_in, cap; /* inputs fed; entries of `in` (each zeroed or owning what it holds) */
   int64_t n_examples, batch, steps;
   int64_t *perm; /* the order fed */
 } data_set;
@@ -196,7 +196,7 @@ static eg_status check_array(const eg_trainer *tr, const eg_graph *g, const feed
 }
 
 static void free_set(data_set *ds) {
-  for (int k = 0; ds->in && k < ds->n_in; k++) {
+  for (int k = 0; ds->in && k < ds->cap; k++) {
     free(ds->in[k].batch.data);
     free(ds->in[k].origin);
     free(ds->in[k].owned);
@@ -222,6 +222,7 @@ static eg_status make_set(const eg_trainer *tr, const eg_graph *g, const eg_trai
   }
   if (!(ds->in = calloc((size_t)g->n_inputs + 1, sizeof *ds->in)))
     return eg_error(EG_ERR_NOMEM, "eg_trainer: out of memory");
+  ds->cap = g->n_inputs + 1;
   eg_status s = EG_OK;
   for (int i = 0; s == EG_OK && i < g->n_inputs; i++) {
     if (!is_fed(g, i, tr->g)) continue;
