@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "edgegrad.h"
+#include "options.h"
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -15,11 +16,11 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* fail() with eg_last_error(): input-caused statuses exit 2, the rest (memory, a run) 1. */
 int fail_status(eg_status s);
 
-bool is_help(const char *arg); /* -h or --help */
+bool is_help(const char *arg); /* -h or --help (options.c) */
 /* "[2, 3, 8, 8]" into buf. */
 void format_shape(char *buf, size_t size, const eg_tensor *t);
 /* --max-memory SIZE of command `cmd`: a positive byte count, optionally with K, M or G (powers
- * of 1024). 0, or EXIT_USAGE after the message. */
+ * of 1024), as OPT_SIZE reads it (options.c). 0, or EXIT_USAGE after the message. */
 int parse_size(const char *cmd, const char *v, size_t *out);
 
 /* eg_model_load for command `cmd`, which reads `reads` ("a graph JSON or a compiled program"):
@@ -27,6 +28,9 @@ int parse_size(const char *cmd, const char *v, size_t *out);
  * a .npy array, a zip archive), by its first bytes. 0, or the exit status after the message. */
 int load_model(const char *cmd, const char *reads, const char *path, eg_model **out);
 #define READS_MODEL "a graph JSON or a compiled program"
+
+/* --precision fp16|fp32 as an OPT_CHOICE: EG_PRECISION_FP16 or _FP32 (precision.c). */
+extern const opt_choice precision_choices[];
 
 /* --precision V of command `cmd`: "fp16" or "fp32" into *out. 0, or EXIT_USAGE after the
  * message (a missing value is NULL). */
@@ -37,5 +41,17 @@ bool has_output(const eg_model *m, const char *prefix, const char *name);
 
 /* edgegrad train (train.c). */
 int cmd_train(int argc, char **argv);
+
+/* The commands (main.c), in the order `edgegrad --help` lists them, then {NULL}: each one's
+ * name, entry point (its arguments after the name) and option table (NULL: a command that
+ * parses its arguments itself). */
+typedef struct cli_command {
+  const char *name;
+  int (*main)(int argc, char **argv);
+  const opt_command *options;
+} cli_command;
+extern const cli_command cli_commands[];
+/* edgegrad's own options, before any command (--help, --version). */
+extern const opt_command cli_options;
 
 #endif

@@ -67,9 +67,9 @@ static const char usage_main[] =
     "  train   fine-tune a training step over a data set: epochs of mini-batches, SGD,\n"
     "          Adam or AdamW, checkpoints, the trained weights as safetensors\n"
     "  info    show a model's inputs, outputs, ops and weights\n"
-    "  targets list the Snapdragon SoCs (--soc names) and their HTP generation\n"
+    "  targets list the Snapdragon SoCs (the SOC of compile --soc) and their HTP generation\n"
     "  compile decide, node by node, what a SoC's NPU runs and why the rest stays on\n"
-    "          the CPU, and write the compiled program (-o PROGRAM.egp)\n"
+    "          the CPU, and write the compiled program (compile -o PROGRAM.egp)\n"
     "  inspect show a compiled program: its NPU partitions' QNN ops and tensors\n"
     "  export-onnx  write each NPU partition of a compiled program as an ONNX model, to be\n"
     "          checked on ONNX Runtime or Qualcomm's QNN HTP backend\n"
@@ -167,8 +167,6 @@ static const char usage_info[] =
     "            \"bernoulli\", \"p\"} for a Dropout mask)}], \"outputs\": [...],\n"
     "            \"ops\": {target: count}, \"nodes\": N, \"static_weights\": N,\n"
     "            \"static_bytes\": N}\n";
-
-bool is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 /* What a regular file that is no model is, by its first bytes: one of the other files
  * edgegrad reads or writes, "" for other bytes (not JSON text), NULL when it could be a graph
@@ -294,28 +292,25 @@ static void info_text(const eg_model *m) {
   printf("static weights: %d tensors, %zu bytes\n", st.num_statics, st.static_bytes);
 }
 
+typedef struct info_args {
+  const char *path;
+  bool json;
+} info_args;
+
+static const opt_def info_opts[] = {{.name = "--json", .kind = OPT_FLAG, OPT_AT(info_args, json)}};
+static const opt_pos info_pos[] = {{"model", offsetof(info_args, path)}};
+static const opt_command info_command = {.name = "info", .usage = usage_info,
+                                         OPT_OPTIONS(info_opts), OPT_POSITIONALS(info_pos),
+                                         .n_required = 1, .synopsis = "MODEL.json|PROGRAM.egp"};
+
 static int cmd_info(int argc, char **argv) {
-  const char *path = NULL;
-  bool as_json = false;
-  for (int i = 0; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(usage_info, stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      as_json = true;
-    } else if (argv[i][0] == '-') {
-      return fail(EXIT_USAGE, "info: option %s unknown (see edgegrad info --help)", argv[i]);
-    } else if (path) {
-      return fail(EXIT_USAGE, "info: a second model %s: give one MODEL.json", argv[i]);
-    } else {
-      path = argv[i];
-    }
-  }
-  if (!path) return fail(EXIT_USAGE, "info: no model given (see edgegrad info --help)");
+  info_args ia = {0};
+  int rc = opt_parse(&info_command, argc, argv, &ia, NULL);
+  if (rc) return rc < 0 ? 0 : rc;
   eg_model *m;
-  int rc = load_model("info", READS_MODEL, path, &m);
+  rc = load_model("info", READS_MODEL, ia.path, &m);
   if (rc) return rc;
-  if (as_json) rc = info_json(m);
+  if (ia.json) rc = info_json(m);
   else info_text(m);
   eg_model_destroy(m);
   return rc;
@@ -329,118 +324,63 @@ typedef struct run_args {
   const char *max_memory_arg; /* --max-memory as given; NULL: no limit */
   eg_runtime_options rt_opt;
   eg_compile_options compile; /* compile.soc set: run compiled for that SoC */
-  const char **skip_ops, **skip_nodes;
+  const char **skip_ops, **skip_nodes; /* the lists of compile (allocated by opt_parse) */
   long steps;
   double lr;
   bool have_lr;
   int n_inputs;
-  char **input_specs; /* NAME=FILE */
+  const char **input_specs; /* NAME=FILE */
   bool quiet;
   bool profile;              /* --profile: print the last run's profile */
   const char *profile_trace; /* --profile-trace FILE */
   int64_t last_run_ns;       /* wall time of the last eg_runtime_run, as the CLI saw it */
 } run_args;
 
-int parse_size(const char *cmd, const char *v, size_t *out) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
-  int shift = 0;
-  if (end && end != v && end[0] && !end[1]) {
-    const char *units = "KMG", *u = strchr(units, end[0] & ~0x20);
-    if (u && end[0] != 0x20) shift = 10 * (int)(u - units + 1), end++;
-  }
-  if (!end || end == v || *end || errno || n == 0 || n > (SIZE_MAX >> shift))
-    return fail(EXIT_USAGE, "%s: --max-memory %s: expected a positive whole number of bytes, "
-                "optionally with K, M or G (e.g. 512M, 2G)", cmd, v);
-  *out = (size_t)(n << shift);
-  return 0;
-}
+static const opt_def run_opts[] = {
+    {.name = "--input", .alias = "-i", .kind = OPT_LIST, .arg = "NAME=FILE.npy",
+     OPT_AT(run_args, input_specs), OPT_AT2(run_args, n_inputs)},
+    {.name = "--init", .kind = OPT_STRING, .arg = "WEIGHTS", OPT_AT(run_args, init)},
+    {.name = "--output-dir", .alias = "-o", .kind = OPT_STRING, .arg = "DIR",
+     OPT_AT(run_args, output_dir)},
+    {.name = "--max-memory", .kind = OPT_SIZE, .arg = "SIZE",
+     OPT_AT(run_args, rt_opt.max_memory_bytes), OPT_AT2(run_args, max_memory_arg)},
+    {.name = "--soc", .kind = OPT_STRING, .arg = "SOC", OPT_AT(run_args, compile.soc)},
+    {.name = "--skip-op", .kind = OPT_LIST, .arg = "OP", OPT_AT(run_args, skip_ops),
+     OPT_AT2(run_args, compile.num_skip_ops)},
+    {.name = "--skip-node", .kind = OPT_LIST, .arg = "NAME", OPT_AT(run_args, skip_nodes),
+     OPT_AT2(run_args, compile.num_skip_nodes)},
+    /* overrides a program's precision; sets the one a --soc run compiles for */
+    {.name = "--precision", .kind = OPT_CHOICE, .arg = "fp16|fp32",
+     OPT_AT(run_args, rt_opt.precision), .choices = precision_choices},
+    {.name = "--expect", .kind = OPT_STRING, .arg = "DIR", OPT_AT(run_args, expect_dir)},
+    {.name = "--steps", .kind = OPT_INT, .arg = "N", OPT_AT(run_args, steps), .lo = 1,
+     .hi = 1000000},
+    {.name = "--lr", .kind = OPT_NUMBER, .arg = "LR", OPT_AT(run_args, lr), .min = 0},
+    {.name = "--threads", .kind = OPT_INT, .arg = "N", OPT_AT(run_args, rt_opt.num_threads),
+     .lo = 1, .hi = 1024},
+    {.name = "--profile", .kind = OPT_FLAG, OPT_AT(run_args, profile)},
+    {.name = "--profile-trace", .kind = OPT_STRING, .arg = "FILE",
+     OPT_AT(run_args, profile_trace)},
+    {.name = "--dump-partitions", .kind = OPT_STRING, .arg = "DIR",
+     OPT_AT(run_args, rt_opt.dump_partitions_dir)},
+    {.name = "--quiet", .alias = "-q", .kind = OPT_FLAG, OPT_AT(run_args, quiet)},
+};
+static const opt_pos run_pos[] = {{"model", offsetof(run_args, model)}};
+static const opt_command run_command = {.name = "run", .usage = usage_run,
+                                        OPT_OPTIONS(run_opts), OPT_POSITIONALS(run_pos),
+                                        .n_required = 1, .synopsis = "MODEL.json|PROGRAM.egp"};
 
+/* The options, then the rules between them and the folders of the paths the run writes. */
 static int parse_run_args(int argc, char **argv, run_args *ra) {
-  ra->input_specs = calloc((size_t)argc + 1, sizeof(char *));
-  ra->skip_ops = calloc((size_t)argc + 1, sizeof(char *));
-  ra->skip_nodes = calloc((size_t)argc + 1, sizeof(char *));
-  if (!ra->input_specs || !ra->skip_ops || !ra->skip_nodes)
-    return fail(EXIT_FAIL, "run: out of memory");
+  opt_given given;
+  ra->steps = 1;
+  int rc = opt_parse(&run_command, argc, argv, ra, &given);
+  if (rc) return rc;
+  ra->have_lr = opt_was_given(&run_command, &given, "--lr");
   ra->compile.skip_ops = ra->skip_ops;
   ra->compile.skip_nodes = ra->skip_nodes;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    bool has_next = i + 1 < argc;
-    if (is_help(a)) {
-      fputs(usage_run, stdout);
-      return -1;
-    } else if (strcmp(a, "--input") == 0 || strcmp(a, "-i") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs NAME=FILE.npy", a);
-      ra->input_specs[ra->n_inputs++] = argv[++i];
-    } else if (strcmp(a, "--output-dir") == 0 || strcmp(a, "-o") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
-      ra->output_dir = argv[++i];
-    } else if (strcmp(a, "--expect") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
-      ra->expect_dir = argv[++i];
-    } else if (strcmp(a, "--init") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a file or folder (WEIGHTS)", a);
-      ra->init = argv[++i];
-    } else if (strcmp(a, "--threads") == 0) {
-      char *end = NULL;
-      const char *v = has_next ? argv[++i] : NULL;
-      long n = v ? strtol(v, &end, 10) : 0;
-      if (!v || *end || end == v || n < 1 || n > 1024)
-        return fail(EXIT_USAGE, "run: --threads %s: expected an integer in [1, 1024]",
-                    v ? v : "(missing)");
-      ra->rt_opt.num_threads = (int)n;
-    } else if (strcmp(a, "--precision") == 0) { /* overrides a program's; sets a --soc one's */
-      if (parse_precision("run", has_next ? argv[++i] : NULL, &ra->rt_opt.precision))
-        return EXIT_USAGE;
-      ra->compile.precision = ra->rt_opt.precision;
-    } else if (strcmp(a, "--soc") == 0 || strcmp(a, "--skip-op") == 0 ||
-               strcmp(a, "--skip-node") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a value", a);
-      const char *v = argv[++i];
-      if (a[2] == 's' && a[3] == 'o') ra->compile.soc = v;
-      else if (strcmp(a, "--skip-op") == 0) ra->skip_ops[ra->compile.num_skip_ops++] = v;
-      else ra->skip_nodes[ra->compile.num_skip_nodes++] = v;
-    } else if (strcmp(a, "--steps") == 0 || strcmp(a, "--lr") == 0) {
-      char *end = NULL;
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a number", a);
-      const char *v = argv[++i];
-      if (a[2] == 's') {
-        ra->steps = strtol(v, &end, 10);
-        if (*end || end == v || ra->steps < 1 || ra->steps > 1000000)
-          return fail(EXIT_USAGE, "run: --steps %s: expected an integer in [1, 1000000]", v);
-      } else {
-        ra->lr = strtod(v, &end);
-        if (*end || end == v || !isfinite(ra->lr) || ra->lr < 0)
-          return fail(EXIT_USAGE, "run: --lr %s: expected a finite number >= 0", v);
-        ra->have_lr = true;
-      }
-    } else if (strcmp(a, "--max-memory") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a size (e.g. 512M)", a);
-      ra->max_memory_arg = argv[++i];
-      if (parse_size("run", ra->max_memory_arg, &ra->rt_opt.max_memory_bytes)) return EXIT_USAGE;
-    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-      ra->quiet = true;
-    } else if (strcmp(a, "--profile") == 0) {
-      ra->profile = ra->rt_opt.profile = true;
-    } else if (strcmp(a, "--profile-trace") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a file name (TRACE.json)", a);
-      ra->profile_trace = argv[++i];
-      ra->rt_opt.profile = true;
-    } else if (strcmp(a, "--dump-partitions") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "run: %s needs a folder", a);
-      ra->rt_opt.dump_partitions_dir = argv[++i];
-    } else if (a[0] == '-') {
-      return fail(EXIT_USAGE, "run: option %s unknown (see edgegrad run --help)", a);
-    } else if (ra->model) {
-      return fail(EXIT_USAGE, "run: a second model %s: give one MODEL.json", a);
-    } else {
-      ra->model = a;
-    }
-  }
-  if (!ra->model) return fail(EXIT_USAGE, "run: no model given (see edgegrad run --help)");
-  if (ra->steps == 0) ra->steps = 1;
+  ra->compile.precision = ra->rt_opt.precision;
+  ra->rt_opt.profile = ra->profile || ra->profile_trace;
   if (ra->steps > 1 && !ra->have_lr)
     return fail(EXIT_USAGE, "run: --steps %ld needs --lr: the SGD learning rate", ra->steps);
   if (ra->steps > 1 && !ra->output_dir)
@@ -448,7 +388,7 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
   if (!ra->compile.soc && (ra->compile.num_skip_ops || ra->compile.num_skip_nodes))
     return fail(EXIT_USAGE, "run: --skip-op/--skip-node need --soc (they steer NPU placement)");
   /* where the run writes, checked before any work */
-  int rc = ra->output_dir ? outdir_check_dir("run", "--output-dir", ra->output_dir) : 0;
+  rc = ra->output_dir ? outdir_check_dir("run", "--output-dir", ra->output_dir) : 0;
   if (rc == 0 && ra->profile_trace)
     rc = outdir_check_file("run", "--profile-trace", ra->profile_trace);
   if (rc == 0 && ra->rt_opt.dump_partitions_dir)
@@ -848,21 +788,18 @@ static int cmd_run(int argc, char **argv) {
 static const char usage_targets[] =
     "usage: edgegrad targets\n"
     "\n"
-    "Lists the SoCs edgegrad compiles for: the name --soc takes, the product, the HTP\n"
+    "Lists the SoCs edgegrad compiles for: the name compile --soc takes, the product, the HTP\n"
     "(Hexagon Tensor Processor) generation, VTCM size, whether the NPU runs float (fp16)\n"
     "graphs there, QNN's soc_model number for the SoC and the precision its\n"
     "HTP computes float graphs in (fp16, measured with QNN's HTP emulator; none: no float\n"
     "path). Float ops need HTP V69+ on an fp16-capable SoC. Compiling uses that precision\n"
     "unless compile --precision fp32 asks for an \"ideal NPU\" computing in fp32.\n";
 
+static const opt_command targets_command = {.name = "targets", .usage = usage_targets};
+
 static int cmd_targets(int argc, char **argv) {
-  for (int i = 0; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(usage_targets, stdout);
-      return 0;
-    }
-    return fail(EXIT_USAGE, "targets: argument %s unknown (see edgegrad targets --help)", argv[i]);
-  }
+  int rc = opt_parse(&targets_command, argc, argv, NULL, NULL);
+  if (rc) return rc < 0 ? 0 : rc;
   printf("%-8s %-26s %-5s %-6s %-6s %-9s %-9s %s\n", "soc", "product", "htp", "vtcm", "float",
          "soc_model", "precision", "note");
   for (int i = 0; i < eg_num_targets(); i++) {
@@ -931,55 +868,38 @@ static const char usage_compile[] =
 typedef struct compile_args {
   const char *model, *report, *output;
   eg_compile_options opt;
-  const char **skip_ops, **skip_nodes; /* argv pointers, argc + 1 slots each */
-  bool quiet;
+  const char **skip_ops, **skip_nodes; /* the lists of opt (allocated by opt_parse) */
+  bool no_fallback, quiet;
 } compile_args;
 
+static const opt_def compile_opts[] = {
+    {.name = "--output", .alias = "-o", .kind = OPT_STRING, .arg = "PROGRAM.egp",
+     OPT_AT(compile_args, output)},
+    {.name = "--soc", .kind = OPT_STRING, .arg = "SOC", OPT_AT(compile_args, opt.soc)},
+    {.name = "--report", .kind = OPT_STRING, .arg = "REPORT.json", OPT_AT(compile_args, report)},
+    {.name = "--skip-op", .kind = OPT_LIST, .arg = "OP", OPT_AT(compile_args, skip_ops),
+     OPT_AT2(compile_args, opt.num_skip_ops)},
+    {.name = "--skip-node", .kind = OPT_LIST, .arg = "NAME", OPT_AT(compile_args, skip_nodes),
+     OPT_AT2(compile_args, opt.num_skip_nodes)},
+    {.name = "--no-fallback", .kind = OPT_FLAG, OPT_AT(compile_args, no_fallback)},
+    {.name = "--precision", .kind = OPT_CHOICE, .arg = "fp16|fp32",
+     OPT_AT(compile_args, opt.precision), .choices = precision_choices},
+    {.name = "--quiet", .alias = "-q", .kind = OPT_FLAG, OPT_AT(compile_args, quiet)},
+    {.name = "--dump-after", .kind = OPT_STRING, .arg = "PASS",
+     OPT_AT(compile_args, opt.dump_after)},
+};
+static const opt_pos compile_pos[] = {{"model", offsetof(compile_args, model)}};
+static const opt_command compile_command = {.name = "compile", .usage = usage_compile,
+                                            OPT_OPTIONS(compile_opts), OPT_POSITIONALS(compile_pos),
+                                            .n_required = 1, .synopsis = "MODEL.json"};
+
+/* The options, then the rules between them and the folders of the files compile writes. */
 static int parse_compile_args(int argc, char **argv, compile_args *ca) {
-  ca->skip_ops = calloc((size_t)argc + 1, sizeof(char *));
-  ca->skip_nodes = calloc((size_t)argc + 1, sizeof(char *));
-  if (!ca->skip_ops || !ca->skip_nodes) return fail(EXIT_FAIL, "compile: out of memory");
+  int rc = opt_parse(&compile_command, argc, argv, ca, NULL);
+  if (rc) return rc;
   ca->opt.skip_ops = ca->skip_ops;
   ca->opt.skip_nodes = ca->skip_nodes;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    bool has_next = i + 1 < argc;
-    if (is_help(a)) {
-      fputs(usage_compile, stdout);
-      return -1;
-    } else if (strcmp(a, "--soc") == 0 || strcmp(a, "--report") == 0 ||
-               strcmp(a, "--skip-op") == 0 || strcmp(a, "--skip-node") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "compile: %s needs a value (see edgegrad compile "
-                                 "--help)", a);
-      const char *v = argv[++i];
-      if (strcmp(a, "--report") == 0) ca->report = v;
-      else if (strcmp(a, "--soc") == 0) ca->opt.soc = v;
-      else if (strcmp(a, "--skip-op") == 0) ca->skip_ops[ca->opt.num_skip_ops++] = v;
-      else ca->skip_nodes[ca->opt.num_skip_nodes++] = v;
-    } else if (strcmp(a, "--no-fallback") == 0) {
-      ca->opt.no_fallback = 1;
-    } else if (strcmp(a, "--precision") == 0) {
-      if (parse_precision("compile", has_next ? argv[++i] : NULL, &ca->opt.precision))
-        return EXIT_USAGE;
-    } else if (strncmp(a, "--dump-after=", 13) == 0) {
-      ca->opt.dump_after = a + 13;
-    } else if (strcmp(a, "--dump-after") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "compile: %s needs a pass name (or all)", a);
-      ca->opt.dump_after = argv[++i];
-    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-      ca->quiet = true;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!has_next) return fail(EXIT_USAGE, "compile: %s needs a file name (PROGRAM.egp)", a);
-      ca->output = argv[++i];
-    } else if (a[0] == '-') {
-      return fail(EXIT_USAGE, "compile: option %s unknown (see edgegrad compile --help)", a);
-    } else if (ca->model) {
-      return fail(EXIT_USAGE, "compile: a second model %s: give one MODEL.json", a);
-    } else {
-      ca->model = a;
-    }
-  }
-  if (!ca->model) return fail(EXIT_USAGE, "compile: no model given (see edgegrad compile --help)");
+  ca->opt.no_fallback = ca->no_fallback;
   if (!ca->opt.soc) {
     char names[256] = "";
     size_t used = 0;
@@ -991,7 +911,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
     return fail(EXIT_USAGE, "compile: no --soc given: choose one of %s", names);
   }
   /* where compile writes, checked before the passes run */
-  int rc = ca->output ? outdir_check_file("compile", "-o", ca->output) : 0;
+  rc = ca->output ? outdir_check_file("compile", "-o", ca->output) : 0;
   if (rc == 0 && ca->report) rc = outdir_check_file("compile", "--report", ca->report);
   return rc;
 }
@@ -1288,26 +1208,26 @@ static void inspect_partition_text(const eg_model *m, int k, const eg_npu_partit
   }
 }
 
+typedef struct inspect_args {
+  const char *path;
+  bool json;
+} inspect_args;
+
+static const opt_def inspect_opts[] = {
+    {.name = "--json", .kind = OPT_FLAG, OPT_AT(inspect_args, json)}};
+static const opt_pos inspect_pos[] = {{"program", offsetof(inspect_args, path)}};
+static const opt_command inspect_command = {.name = "inspect", .usage = usage_inspect,
+                                            OPT_OPTIONS(inspect_opts), OPT_POSITIONALS(inspect_pos),
+                                            .n_required = 1, .synopsis = "PROGRAM.egp"};
+
 static int cmd_inspect(int argc, char **argv) {
-  const char *path = NULL;
-  bool as_json = false;
-  for (int i = 0; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(usage_inspect, stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      as_json = true;
-    } else if (argv[i][0] == '-') {
-      return fail(EXIT_USAGE, "inspect: option %s unknown (see edgegrad inspect --help)", argv[i]);
-    } else if (path) {
-      return fail(EXIT_USAGE, "inspect: a second file %s: give one PROGRAM.egp", argv[i]);
-    } else {
-      path = argv[i];
-    }
-  }
-  if (!path) return fail(EXIT_USAGE, "inspect: no program given (see edgegrad inspect --help)");
+  inspect_args ia = {0};
+  int rc = opt_parse(&inspect_command, argc, argv, &ia, NULL);
+  if (rc) return rc < 0 ? 0 : rc;
+  const char *path = ia.path;
+  const bool as_json = ia.json;
   eg_model *m = NULL;
-  int rc = load_model("inspect", "a compiled program", path, &m);
+  rc = load_model("inspect", "a compiled program", path, &m);
   if (rc) return rc;
   eg_program_info pi;
   if (eg_model_program_info(m, &pi) != EG_OK) {
@@ -1416,27 +1336,22 @@ static int export_partitions(const eg_model *m, const eg_program_info *pi, const
   return rc;
 }
 
+typedef struct export_onnx_args {
+  const char *path, *dir;
+} export_onnx_args;
+
+static const opt_pos export_onnx_pos[] = {{"program", offsetof(export_onnx_args, path)},
+                                          {"DIR", offsetof(export_onnx_args, dir)}};
+static const opt_command export_onnx_command = {
+    .name = "export-onnx", .usage = usage_export_onnx, OPT_POSITIONALS(export_onnx_pos),
+    .n_required = 2, .synopsis = "PROGRAM.egp DIR"};
+
 static int cmd_export_onnx(int argc, char **argv) {
-  const char *path = NULL, *dir = NULL;
-  for (int i = 0; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(usage_export_onnx, stdout);
-      return 0;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return fail(EXIT_USAGE, "export-onnx: option %s unknown (see edgegrad export-onnx --help)",
-                  argv[i]);
-    } else if (!path) {
-      path = argv[i];
-    } else if (!dir) {
-      dir = argv[i];
-    } else {
-      return fail(EXIT_USAGE, "export-onnx: a third argument %s: give PROGRAM.egp DIR", argv[i]);
-    }
-  }
-  if (!dir)
-    return fail(EXIT_USAGE, "export-onnx: %s: give PROGRAM.egp DIR (see edgegrad export-onnx "
-                "--help)", path ? "no DIR" : "no program");
-  int rc = outdir_check_dir("export-onnx", "DIR", dir);
+  export_onnx_args ea = {0};
+  int rc = opt_parse(&export_onnx_command, argc, argv, &ea, NULL);
+  if (rc) return rc < 0 ? 0 : rc;
+  const char *path = ea.path, *dir = ea.dir;
+  rc = outdir_check_dir("export-onnx", "DIR", dir);
   if (rc) return rc;
   eg_model *m = NULL;
   rc = load_model("export-onnx", "a compiled program", path, &m);
@@ -1470,29 +1385,47 @@ static void cli_log(eg_log_level level, const char *message, void *user) {
   if (n == 0 || message[n - 1] != '\n') fputc('\n', to);
 }
 
+/* edgegrad's own options, before a command. */
+typedef struct main_args {
+  bool version;
+} main_args;
+
+static const opt_def main_opts[] = {
+    {.name = "--version", .kind = OPT_FLAG, OPT_AT(main_args, version)}};
+const opt_command cli_options = {.usage = usage_main, OPT_OPTIONS(main_opts)};
+
+const cli_command cli_commands[] = {
+    {"run", cmd_run, &run_command},
+    {"train", cmd_train, NULL},
+    {"info", cmd_info, &info_command},
+    {"targets", cmd_targets, &targets_command},
+    {"compile", cmd_compile, &compile_command},
+    {"inspect", cmd_inspect, &inspect_command},
+    {"export-onnx", cmd_export_onnx, &export_onnx_command},
+    {NULL, NULL, NULL},
+};
+
 int main(int argc, char **argv) {
   eg_set_log_callback(cli_log, NULL);
   if (argc < 2) {
     fputs(usage_main, stderr);
     return EXIT_USAGE;
   }
-  const char *cmd = argv[1];
-  if (is_help(cmd)) {
-    fputs(usage_main, stdout);
-    return 0;
+  if (argv[1][0] == '-') { /* --help, --version */
+    main_args ma = {0};
+    int rc = opt_parse(&cli_options, argc - 1, argv + 1, &ma, NULL);
+    if (rc == 0 && ma.version) printf("edgegrad %s\n", eg_version_string());
+    return rc < 0 ? 0 : rc;
   }
-  if (strcmp(cmd, "--version") == 0) {
-    printf("edgegrad %s\n", eg_version_string());
-    return 0;
+  char names[256] = "";
+  size_t used = 0;
+  int n = 0;
+  while (cli_commands[n].name) n++;
+  for (int k = 0; k < n; k++) {
+    if (strcmp(argv[1], cli_commands[k].name) == 0) return cli_commands[k].main(argc - 2, argv + 2);
+    if (used < sizeof names)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                               k == 0 ? "" : k == n - 1 ? " or " : ", ", cli_commands[k].name);
   }
-  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
-  if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
-  if (strcmp(cmd, "targets") == 0) return cmd_targets(argc - 2, argv + 2);
-  if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
-  if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
-  if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
-  if (strcmp(cmd, "export-onnx") == 0) return cmd_export_onnx(argc - 2, argv + 2);
-  return fail(EXIT_USAGE, "command '%s' unknown: use run, train, info, targets, compile, inspect "
-              "or export-onnx (see edgegrad --help)",
-              cmd);
+  return fail(EXIT_USAGE, "command '%s' unknown: use %s (see edgegrad --help)", argv[1], names);
 }

@@ -77,6 +77,35 @@ expect_fail 2 "--input input given twice" -- $exe run "$model" "${inputs[@]}" --
 expect_fail 2 "expected NAME=FILE.npy" -- $exe run "$model" --input justaname
 expect_fail 2 "cannot open" -- $exe run "$work/nope.json"
 
+# the options parser (src/cli/options.c, one table per command): options are told apart by
+# their whole name, never by a prefix or a letter (--soc, --skip-op and --skip-node; --steps
+# and --lr), --name=VALUE is --name VALUE, and every refusal is one line of one form
+if $exe run "$model" "${inputs[@]}" --skip-node nosuch --soc SM8650 --precision fp32 \
+    --expect "$data/tiny_step_reference" >"$work/opts.txt" 2>&1 &&
+    grep -q "^ok: 6 outputs compared" "$work/opts.txt"; then ok
+else bad "run --skip-node X --soc SM8650: $(cat "$work/opts.txt")"; fi
+if $exe run "$model" "${inputs[@]}" --steps=2 --lr 0.01 --skip-op=aten.relu --soc=SM8650 \
+    -o "$work/steps" -q >"$work/opts.txt" 2>&1 && [[ -f $work/steps/losses.npy ]]; then ok
+else bad "run --steps=2 --lr 0.01 --skip-op=OP --soc=SOC: $(cat "$work/opts.txt")"; fi
+expect_fail 2 "run: option --so unknown (see edgegrad run --help)" -- $exe run "$model" --so SM8650
+expect_fail 2 "run: option --skip unknown (see edgegrad run --help)" -- $exe run "$model" --skip x
+expect_fail 2 "run: option --stepsx unknown (see edgegrad run --help)" -- $exe run "$model" --stepsx 2
+expect_fail 2 "run: option --l unknown (see edgegrad run --help)" -- $exe run "$model" --l 0.1
+expect_fail 2 "run: --threads needs a value (N)" -- $exe run "$model" --threads
+expect_fail 2 "run: --threads 1025: expected an integer in [1, 1024]" -- $exe run "$model" --threads=1025
+expect_fail 2 "run: --steps 0: expected an integer in [1, 1000000]" -- $exe run "$model" --steps 0
+expect_fail 2 "run: --lr nan: expected a finite number >= 0" -- $exe run "$model" --lr nan
+expect_fail 2 "run: --steps 2 needs --lr: the SGD learning rate" -- $exe run "$model" --steps 2
+expect_fail 2 "run: a second model $model: give one MODEL.json|PROGRAM.egp" -- $exe run "$model" "$model"
+expect_fail 2 "run: no model given: give MODEL.json|PROGRAM.egp (see edgegrad run --help)" -- $exe run -q
+expect_fail 2 "info: --json=yes: --json takes no value" -- $exe info "$model" --json=yes
+expect_fail 2 "targets: argument SM8650 unknown (see edgegrad targets --help)" -- $exe targets SM8650
+expect_fail 2 "edgegrad: option --bogus unknown (see edgegrad --help)" -- $exe --bogus
+for sub in run train info targets compile inspect export-onnx; do
+  if $exe $sub -h 2>&1 | head -1 | grep -q "^usage: edgegrad $sub"; then ok; else bad "$sub -h"; fi
+  $exe $sub --bogus --help >/dev/null 2>&1 && bad "$sub --bogus --help: exit 0" || ok
+done
+
 # hostile files: truncated or corrupted graph, weights and inputs
 cp "$data/tiny_step.json" "$work/m.json"
 cp "$data/tiny_step.safetensors" "$work/tiny_step.safetensors"

@@ -137,7 +137,7 @@ expect_fail 2 "run: --dump-partitions $work/file: exists and is not a folder" --
 expect_fail 2 "runs on the CPU only (no --soc)" -- \
   $exe run "$digits" "${ins[@]}" --dump-partitions "$work/cpu_dump"
 [[ -e $work/cpu_dump ]] && bad "a CPU-only run made DIR" || ok
-expect_fail 2 "run: --dump-partitions needs a folder" -- $exe run "$work/digits.egp" --dump-partitions
+expect_fail 2 "run: --dump-partitions needs a value (DIR)" -- $exe run "$work/digits.egp" --dump-partitions
 # a program with no NPU partition (SM8350 has no float path): the runtime refuses
 if $exe compile "$digits" --soc SM8350 -o "$work/cpu.egp" >"$work/compile.txt" 2>&1; then ok
 else bad "compile for SM8350: $(cat "$work/compile.txt")"; fi

@@ -105,7 +105,7 @@ cp "$egp" "$work/program.bin"
 if $exe run "$work/program.bin" "${inputs[@]}" -q; then ok; else bad "run program.bin"; fi
 
 # usage errors
-expect_fail 2 "compile: -o needs a file name" -- $exe compile "$model" --soc SM8650 -o
+expect_fail 2 "compile: -o needs a value (PROGRAM.egp)" -- $exe compile "$model" --soc SM8650 -o
 expect_fail 2 "already" -- $exe run "$egp" --soc SM8650 "${inputs[@]}"
 expect_fail 2 "is a graph file, not a compiled program" -- $exe inspect "$model"
 expect_fail 2 "inspect: no program given" -- $exe inspect

@@ -176,7 +176,7 @@ for size in 0 -1 1.5G 12KB G "" " 5" 5T 99999999999999999999 18014398509481984G;
   expect_fail 2 "run: --max-memory $size: expected a positive whole number of bytes" -- \
     "$exe" run "$data/tiny_step.json" "${inputs[@]}" --max-memory "$size"
 done
-expect_fail 2 "run: --max-memory needs a size" -- "$exe" run "$data/tiny_step.json" --max-memory
+expect_fail 2 "run: --max-memory needs a value (SIZE)" -- "$exe" run "$data/tiny_step.json" --max-memory
 "$exe" run --help | grep -q -- "--max-memory SIZE" && ok || bad "--max-memory not in run --help"
 
 # the compiled paths honour the limit: --soc, and a compiled program

@@ -167,10 +167,10 @@ if scaled t8350 none; then ok; else bad "train --soc SM8350: loss scaling"; fi
 if scaled tpdef; then ok; else bad "train of SM8650's default program: no loss scaling"; fi
 
 # bad values: one line, exit 2
-expect_fail 2 "compile: --precision fp8: must be fp16 or fp32" -- \
+expect_fail 2 "compile: --precision fp8: expected fp16 or fp32" -- \
   $exe compile "$model" --soc SM8650 --precision fp8
-expect_fail 2 "run: --precision (missing): must be fp16 or fp32" -- $exe run "$work/p16.egp" --precision
-expect_fail 2 "run: --precision FP16: must be fp16 or fp32" -- \
+expect_fail 2 "run: --precision needs a value (fp16|fp32)" -- $exe run "$work/p16.egp" --precision
+expect_fail 2 "run: --precision FP16: expected fp16 or fp32" -- \
   $exe run "$work/p16.egp" "${inputs[@]}" --precision FP16
 expect_fail 2 "train: --precision half: must be fp16 or fp32" -- \
   $exe train "$work/p16.egp" --precision half

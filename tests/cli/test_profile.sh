@@ -70,6 +70,6 @@ if [[ $n2 -eq $n && $npu2 -eq $npu && $ops2 -eq $ops ]]; then ok; else
 expect_fail 2 "$work/none/t.json" -- $exe run "$data/tiny_step.json" "${inputs[@]}" -q \
   --profile-trace "$work/none/t.json"
 if [[ ! -e $work/none ]]; then ok; else bad "a failed trace left $work/none"; fi
-expect_fail 2 "--profile-trace needs a file name" -- $exe run "$data/tiny_step.json" --profile-trace
+expect_fail 2 "run: --profile-trace needs a value (FILE)" -- $exe run "$data/tiny_step.json" --profile-trace
 
 summary test_profile

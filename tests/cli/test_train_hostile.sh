@@ -216,13 +216,12 @@ else bad "run --init --threads: $(cat "$work/run.txt")"; fi
 expect_fail 2 "run: --threads 0: expected an integer in [1, 1024]" -- \
   $exe run "$model" "${inputs[@]}" --init "$init" --threads 0
 
-# ---- every option a command's parser takes is in its help, and every option its help names
-# is one the parser takes (not "unknown") ----
+# ---- every option train's parser takes is in its help, and every option its help names is
+# one the parser takes (not "unknown"); the commands with an option table: unit/test_cli_options ----
 parser_options() { # FILE FUNCTION: the options the function compares its arguments with
   sed -n "/^static int $2(/,/^}/p" "$1" | grep -o '"-[-a-z]*"' | tr -d '"' | sort -u
 }
-for pair in run:main.c:parse_run_args compile:main.c:parse_compile_args \
-    train:train.c:parse_train_args; do
+for pair in train:train.c:parse_train_args; do
   IFS=: read -r cmd file fn <<<"$pair"
   help=$($exe "$cmd" --help)
   opts=$(parser_options "$cli_src/$file" "$fn")
