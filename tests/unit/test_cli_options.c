@@ -194,8 +194,8 @@ static const opt_def demo_opts[] = {
      OPT_AT2(demo_args, n_list)},
     {.name = "--custom", .kind = OPT_CUSTOM, .arg = "C", OPT_AT(demo_args, custom),
      .parse = parse_custom},
-    {.name = "--so", .kind = OPT_FLAG, OPT_AT(demo_args, flag)},
     {.name = "--soc", .kind = OPT_FLAG, OPT_AT(demo_args, flag)},
+    {.name = "--so", .kind = OPT_FLAG, OPT_AT(demo_args, flag)},
 };
 static const opt_pos demo_pos[] = {{"model", offsetof(demo_args, first)},
                                    {"DIR", offsetof(demo_args, second)}};
@@ -259,6 +259,8 @@ static void test_parse_values(void) {
   /* --so and --soc are two options: neither is taken for the other */
   EG_CHECK(parse_line(&demo, "m --soc", &a, &g, err, sizeof err, listed) == 0);
   EG_CHECK(opt_was_given(&demo, &g, "--soc") && !opt_was_given(&demo, &g, "--so"));
+  EG_CHECK(parse_line(&demo, "m --so", &a, &g, err, sizeof err, listed) == 0);
+  EG_CHECK(opt_was_given(&demo, &g, "--so") && !opt_was_given(&demo, &g, "--soc"));
   /* --help stops: exit 0, nothing on stderr, whatever follows */
   EG_CHECK(parse_line(&demo, "m --help --bogus", &a, &g, err, sizeof err, listed) == OPT_STOP &&
            !err[0]);
@@ -274,6 +276,7 @@ static void test_parse_refusals(void) {
       {"m --bogus=1", "edgegrad: demo: option --bogus unknown (see edgegrad demo --help)\n"},
       {"m --soc=x", "edgegrad: demo: --soc=x: --soc takes no value\n"},
       {"m --socx", "edgegrad: demo: option --socx unknown (see edgegrad demo --help)\n"},
+      {"m --smal 3", "edgegrad: demo: option --smal unknown (see edgegrad demo --help)\n"},
       {"m -x", "edgegrad: demo: option -x unknown (see edgegrad demo --help)\n"},
       {"m --small 0", "edgegrad: demo: --small 0: expected an integer in [1, 1024]\n"},
       {"m --small 1025", "edgegrad: demo: --small 1025: expected an integer in [1, 1024]\n"},
