@@ -16,12 +16,8 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* fail() with eg_last_error(): input-caused statuses exit 2, the rest (memory, a run) 1. */
 int fail_status(eg_status s);
 
-bool is_help(const char *arg); /* -h or --help (options.c) */
 /* "[2, 3, 8, 8]" into buf. */
 void format_shape(char *buf, size_t size, const eg_tensor *t);
-/* --max-memory SIZE of command `cmd`: a positive byte count, optionally with K, M or G (powers
- * of 1024), as OPT_SIZE reads it (options.c). 0, or EXIT_USAGE after the message. */
-int parse_size(const char *cmd, const char *v, size_t *out);
 
 /* eg_model_load for command `cmd`, which reads `reads` ("a graph JSON or a compiled program"):
  * a file that is neither says in its one-line message what it is instead (a safetensors file,
@@ -32,15 +28,12 @@ int load_model(const char *cmd, const char *reads, const char *path, eg_model **
 /* --precision fp16|fp32 as an OPT_CHOICE: EG_PRECISION_FP16 or _FP32 (precision.c). */
 extern const opt_choice precision_choices[];
 
-/* --precision V of command `cmd`: "fp16" or "fp32" into *out. 0, or EXIT_USAGE after the
- * message (a missing value is NULL). */
-int parse_precision(const char *cmd, const char *v, eg_precision *out);
-
 /* Whether the model has an output named `prefix` + `name` ("grad_", "conv1_bias"). */
 bool has_output(const eg_model *m, const char *prefix, const char *name);
 
-/* edgegrad train (train.c). */
+/* edgegrad train (train.c), and its options. */
 int cmd_train(int argc, char **argv);
+extern const opt_command train_command;
 
 /* The commands (main.c), in the order `edgegrad --help` lists them, then {NULL}: each one's
  * name, entry point (its arguments after the name) and option table (NULL: a command that

@@ -1396,7 +1396,7 @@ const opt_command cli_options = {.usage = usage_main, OPT_OPTIONS(main_opts)};
 
 const cli_command cli_commands[] = {
     {"run", cmd_run, &run_command},
-    {"train", cmd_train, NULL},
+    {"train", cmd_train, &train_command},
     {"info", cmd_info, &info_command},
     {"targets", cmd_targets, &targets_command},
     {"compile", cmd_compile, &compile_command},

@@ -11,7 +11,9 @@
 #include "cli.h"
 #include "options.h"
 
-bool is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
+static bool is_help(const char *a) {
+  return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
+}
 
 static int out_of_memory(const opt_command *c) {
   return fail(EXIT_FAIL, "%s%sout of memory", c->name ? c->name : "", c->name ? ": " : "");
@@ -55,11 +57,6 @@ static int size_value(const opt_command *c, const char *opt, const char *v, size
                   "G (e.g. 512M, 2G)", opt, v);
   *out = (size_t)(n << shift);
   return 0;
-}
-
-int parse_size(const char *cmd, const char *v, size_t *out) {
-  const opt_command c = {.name = cmd};
-  return size_value(&c, "--max-memory", v, out);
 }
 
 static bool read_long(const char *v, long *out) {

@@ -159,38 +159,6 @@ typedef struct train_args {
 
 /* ---- arguments ---- */
 
-static int num_arg(const char *opt, const char *v, double lo, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (!end || end == v || *end || errno || !isfinite(x) || x < lo)
-    return fail(EXIT_USAGE, "train: %s %s: expected a finite number >= %g", opt, v, lo);
-  *out = x;
-  return 0;
-}
-
-static int int_arg(const char *opt, const char *v, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (!end || end == v || *end || errno || x < lo || x > hi)
-    return fail(EXIT_USAGE, "train: %s %s: expected an integer in [%ld, %ld]", opt, v, lo, hi);
-  *out = x;
-  return 0;
-}
-
-static int pair_arg(const char *opt, const char *v, double *a, double *b) {
-  char *end = NULL;
-  errno = 0;
-  *a = strtod(v, &end);
-  bool ok = end && end != v && *end == ',' && isfinite(*a);
-  const char *second = ok ? end + 1 : v;
-  if (ok) *b = strtod(second, &end);
-  ok = ok && end != second && !*end && !errno && isfinite(*b);
-  return ok ? 0 : fail(EXIT_USAGE, "train: %s %s: expected two numbers A,B (e.g. 0.9,0.999)",
-                       opt, v);
-}
-
 /* --loss-scale none|dynamic|S: S a number in (0, FLT_MAX] (the scale is a float32). */
 static int parse_loss_scale(train_args *a) {
   const char *v = a->loss_scale;
@@ -209,100 +177,109 @@ static int parse_loss_scale(train_args *a) {
   return 0;
 }
 
+/* --seed S: a whole number in [0, 2^64) into a uint64_t. */
+static int seed_arg(const char *cmd, const char *opt, const char *v, void *field) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long s = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+  if (!end || *end || errno)
+    return fail(EXIT_USAGE, "%s: %s %s: expected an integer in [0, 2^64)", cmd, opt, v);
+  *(uint64_t *)field = s;
+  return 0;
+}
+
+/* train's command line as given: train_args, and the optimizer's options, of which
+ * parse_train_args makes train_args.opt (eg_optimizer_defaults of the kind, then those given). */
+typedef struct train_cmdline {
+  train_args a;
+  eg_optimizer_kind kind;
+  double lr, momentum, dampening, wd, beta1, beta2, eps;
+  bool nesterov;
+} train_cmdline;
+
+static const opt_choice optimizer_choices[] = {
+    {"sgd", EG_OPTIMIZER_SGD}, {"adam", EG_OPTIMIZER_ADAM}, {"adamw", EG_OPTIMIZER_ADAMW},
+    {NULL, 0}};
+static const opt_choice schedule_choices[] = {
+    {"constant", SCHED_CONSTANT}, {"step", SCHED_STEP}, {"cosine", SCHED_COSINE}, {NULL, 0}};
+
+#define TRAIN(m) OPT_AT(train_cmdline, a.m)
+static const opt_def train_opts[] = {
+    {.name = "--data", .kind = OPT_STRING, .arg = "DATA", TRAIN(data)},
+    {.name = "--init", .kind = OPT_STRING, .arg = "WEIGHTS", TRAIN(init)},
+    {.name = "--epochs", .kind = OPT_INT, .arg = "E", TRAIN(epochs), .lo = 1, .hi = 1000000},
+    {.name = "--eval", .kind = OPT_STRING, .arg = "EVAL", TRAIN(eval)},
+    {.name = "--val-data", .kind = OPT_STRING, .arg = "DATA", TRAIN(val_data)},
+    {.name = "--val-split", .kind = OPT_NUMBER, .arg = "F", TRAIN(val_split), .min = 0},
+    {.name = "--soc", .kind = OPT_STRING, .arg = "SOC", TRAIN(compile.soc)},
+    {.name = "--optimizer", .kind = OPT_CHOICE, .arg = "KIND", OPT_AT(train_cmdline, kind),
+     .choices = optimizer_choices},
+    {.name = "--lr", .kind = OPT_NUMBER, .arg = "LR", OPT_AT(train_cmdline, lr), .min = 0},
+    {.name = "--momentum", .kind = OPT_NUMBER, .arg = "M", OPT_AT(train_cmdline, momentum),
+     .min = 0},
+    {.name = "--dampening", .kind = OPT_NUMBER, .arg = "D", OPT_AT(train_cmdline, dampening),
+     .min = -HUGE_VAL},
+    {.name = "--nesterov", .kind = OPT_FLAG, OPT_AT(train_cmdline, nesterov)},
+    {.name = "--weight-decay", .kind = OPT_NUMBER, .arg = "WD", OPT_AT(train_cmdline, wd),
+     .min = 0},
+    {.name = "--betas", .kind = OPT_PAIR, .arg = "B1,B2", OPT_AT(train_cmdline, beta1),
+     OPT_AT2(train_cmdline, beta2)},
+    {.name = "--eps", .kind = OPT_NUMBER, .arg = "EPS", OPT_AT(train_cmdline, eps), .min = 0},
+    {.name = "--lr-schedule", .kind = OPT_CHOICE, .arg = "S", TRAIN(schedule),
+     .choices = schedule_choices},
+    {.name = "--lr-step", .kind = OPT_INT, .arg = "E", TRAIN(lr_step), .lo = 1, .hi = 1000000},
+    {.name = "--lr-gamma", .kind = OPT_NUMBER, .arg = "G", TRAIN(gamma), .min = 0},
+    {.name = "--shuffle", .kind = OPT_FLAG, TRAIN(shuffle)},
+    {.name = "--no-shuffle", .kind = OPT_FLAG, TRAIN(shuffle), .clears = true},
+    {.name = "--seed", .kind = OPT_CUSTOM, .arg = "S", TRAIN(seed), .parse = seed_arg},
+    {.name = "--normalize", .kind = OPT_PAIR, .arg = "MEAN,STD", TRAIN(mean),
+     OPT_AT2(train_cmdline, a.std)},
+    {.name = "--checkpoint", .kind = OPT_STRING, .arg = "DIR", TRAIN(ckpt_dir)},
+    {.name = "--checkpoint-every", .kind = OPT_INT, .arg = "K", TRAIN(ckpt_every), .lo = 1,
+     .hi = 1L << 40},
+    {.name = "--resume", .kind = OPT_FLAG, TRAIN(resume)},
+    {.name = "--out", .kind = OPT_STRING, .arg = "FILE", TRAIN(out)},
+    {.name = "--log", .kind = OPT_STRING, .arg = "FILE", TRAIN(log)},
+    {.name = "--threads", .kind = OPT_INT, .arg = "N", TRAIN(rt_opt.num_threads), .lo = 1,
+     .hi = 1024},
+    /* overrides a program's precision; sets the one a --soc run compiles for */
+    {.name = "--precision", .kind = OPT_CHOICE, .arg = "fp16|fp32", TRAIN(rt_opt.precision),
+     .choices = precision_choices},
+    {.name = "--loss-scale", .kind = OPT_STRING, .arg = "none|dynamic|S", TRAIN(loss_scale)},
+    {.name = "--loss-scale-interval", .kind = OPT_INT, .arg = "N", TRAIN(loss_scale_interval),
+     .lo = 1, .hi = INT32_MAX},
+    {.name = "--max-memory", .kind = OPT_SIZE, .arg = "SIZE", TRAIN(rt_opt.max_memory_bytes),
+     OPT_AT2(train_cmdline, a.max_memory_arg)},
+    {.name = "--quiet", .alias = "-q", .kind = OPT_FLAG, TRAIN(quiet)},
+};
+#undef TRAIN
+static const opt_pos train_pos[] = {{"model", offsetof(train_cmdline, a.model)}};
+const opt_command train_command = {.name = "train", .usage = usage_train,
+                                   OPT_OPTIONS(train_opts), OPT_POSITIONALS(train_pos),
+                                   .n_required = 1, .synopsis = "MODEL.json|PROGRAM.egp"};
+
+/* The options (defaults: torch.optim's), then the rules between them. */
 static int parse_train_args(int argc, char **argv, train_args *a) {
-  eg_optimizer_kind kind = EG_OPTIMIZER_SGD;
-  double lr = -1, momentum = 0, dampening = 0, wd = 0, b1 = 0.9, b2 = 0.999, eps = 1e-8;
-  bool nesterov = false, have_betas = false, have_eps = false, have_sgd = false;
-  a->shuffle = true;
-  a->gamma = 0.1;
-  a->lr_step = 1;
-  a->std = 1;
-  int rc = 0;
-  for (int i = 0; i < argc && rc == 0; i++) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    static const char *const valued[] = {
-        "--data", "--init", "--eval", "--val-data", "--val-split", "--epochs", "--soc", "--optimizer", "--lr", "--momentum",
-        "--dampening",
-        "--weight-decay", "--betas", "--eps", "--lr-schedule", "--lr-step", "--lr-gamma",
-        "--seed", "--normalize", "--checkpoint", "--checkpoint-every", "--out", "--log",
-        "--threads", "--max-memory", "--precision", "--loss-scale", "--loss-scale-interval"};
-    bool needs = false;
-    for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) needs |= strcmp(o, valued[k]) == 0;
-    if (needs && !v) return fail(EXIT_USAGE, "train: %s needs a value", o);
-    if (needs) i++;
-    long n;
-    if (is_help(o)) {
-      fputs(usage_train, stdout);
-      return -1;
-    } else if (strcmp(o, "--data") == 0) a->data = v;
-    else if (strcmp(o, "--init") == 0) a->init = v;
-    else if (strcmp(o, "--eval") == 0) a->eval = v;
-    else if (strcmp(o, "--val-data") == 0) a->val_data = v;
-    else if (strcmp(o, "--val-split") == 0) {
-      rc = num_arg(o, v, 0, &a->val_split);
-      if (rc == 0 && !(a->val_split > 0 && a->val_split < 1))
-        rc = fail(EXIT_USAGE, "train: --val-split %s: expected a fraction in (0, 1)", v);
-    }
-    else if (strcmp(o, "--epochs") == 0) rc = int_arg(o, v, 1, 1000000, &a->epochs);
-    else if (strcmp(o, "--soc") == 0) a->compile.soc = v;
-    else if (strcmp(o, "--optimizer") == 0) {
-      if (strcmp(v, "sgd") == 0) kind = EG_OPTIMIZER_SGD;
-      else if (strcmp(v, "adam") == 0) kind = EG_OPTIMIZER_ADAM;
-      else if (strcmp(v, "adamw") == 0) kind = EG_OPTIMIZER_ADAMW;
-      else rc = fail(EXIT_USAGE, "train: --optimizer %s: expected sgd, adam or adamw", v);
-    } else if (strcmp(o, "--lr") == 0) rc = num_arg(o, v, 0, &lr);
-    else if (strcmp(o, "--momentum") == 0) rc = num_arg(o, v, 0, &momentum), have_sgd = true;
-    else if (strcmp(o, "--dampening") == 0) rc = num_arg(o, v, -HUGE_VAL, &dampening), have_sgd = true;
-    else if (strcmp(o, "--nesterov") == 0) nesterov = have_sgd = true;
-    else if (strcmp(o, "--weight-decay") == 0) rc = num_arg(o, v, 0, &wd), a->have_wd = true;
-    else if (strcmp(o, "--betas") == 0) rc = pair_arg(o, v, &b1, &b2), have_betas = true;
-    else if (strcmp(o, "--eps") == 0) rc = num_arg(o, v, 0, &eps), have_eps = true;
-    else if (strcmp(o, "--lr-schedule") == 0) {
-      if (strcmp(v, "constant") == 0) a->schedule = SCHED_CONSTANT;
-      else if (strcmp(v, "step") == 0) a->schedule = SCHED_STEP;
-      else if (strcmp(v, "cosine") == 0) a->schedule = SCHED_COSINE;
-      else rc = fail(EXIT_USAGE, "train: --lr-schedule %s: expected constant, step or cosine", v);
-    } else if (strcmp(o, "--lr-step") == 0) rc = int_arg(o, v, 1, 1000000, &a->lr_step);
-    else if (strcmp(o, "--lr-gamma") == 0) rc = num_arg(o, v, 0, &a->gamma);
-    else if (strcmp(o, "--no-shuffle") == 0) a->shuffle = false;
-    else if (strcmp(o, "--shuffle") == 0) a->shuffle = true;
-    else if (strcmp(o, "--seed") == 0) {
-      char *end = NULL;
-      errno = 0;
-      unsigned long long s = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
-      if (!end || *end || errno) rc = fail(EXIT_USAGE, "train: --seed %s: expected an integer "
-                                           "in [0, 2^64)", v);
-      a->seed = s;
-    } else if (strcmp(o, "--normalize") == 0) {
-      rc = pair_arg(o, v, &a->mean, &a->std);
-      if (rc == 0 && !(a->std > 0))
-        rc = fail(EXIT_USAGE, "train: --normalize %s: STD (%g) must be > 0", v, a->std);
-      a->normalize = true;
-    } else if (strcmp(o, "--checkpoint") == 0) a->ckpt_dir = v;
-    else if (strcmp(o, "--checkpoint-every") == 0) rc = int_arg(o, v, 1, 1L << 40, &a->ckpt_every);
-    else if (strcmp(o, "--resume") == 0) a->resume = true;
-    else if (strcmp(o, "--out") == 0) a->out = v;
-    else if (strcmp(o, "--log") == 0) a->log = v;
-    else if (strcmp(o, "--threads") == 0) {
-      rc = int_arg(o, v, 1, 1024, &n);
-      a->rt_opt.num_threads = (int)n;
-    } else if (strcmp(o, "--precision") == 0) { /* overrides a program's; sets a --soc one's */
-      rc = parse_precision("train", v, &a->rt_opt.precision);
-      a->compile.precision = a->rt_opt.precision;
-    } else if (strcmp(o, "--max-memory") == 0) {
-      a->max_memory_arg = v;
-      rc = parse_size("train", v, &a->rt_opt.max_memory_bytes);
-    } else if (strcmp(o, "--loss-scale") == 0) a->loss_scale = v;
-    else if (strcmp(o, "--loss-scale-interval") == 0)
-      rc = int_arg(o, v, 1, INT32_MAX, &a->loss_scale_interval);
-    else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) a->quiet = true;
-    else if (o[0] == '-') rc = fail(EXIT_USAGE, "train: option %s unknown (see edgegrad train "
-                                    "--help)", o);
-    else if (a->model) rc = fail(EXIT_USAGE, "train: a second model %s: give one MODEL", o);
-    else a->model = o;
-  }
+  train_cmdline cl = {.a = *a, .kind = EG_OPTIMIZER_SGD, .beta1 = 0.9, .beta2 = 0.999,
+                      .eps = 1e-8};
+  cl.a.shuffle = true;
+  cl.a.gamma = 0.1;
+  cl.a.lr_step = 1;
+  cl.a.std = 1;
+  opt_given given;
+  int rc = opt_parse(&train_command, argc, argv, &cl, &given);
+  *a = cl.a;
+#define GIVEN(name) opt_was_given(&train_command, &given, name)
   if (rc) return rc;
-  if (!a->model) return fail(EXIT_USAGE, "train: no model given (see edgegrad train --help)");
+  a->have_wd = GIVEN("--weight-decay");
+  a->normalize = GIVEN("--normalize");
+  a->compile.precision = a->rt_opt.precision;
+  const bool have_sgd = GIVEN("--momentum") || GIVEN("--dampening") || GIVEN("--nesterov");
+  const bool have_adam = GIVEN("--betas") || GIVEN("--eps");
+  if (GIVEN("--val-split") && !(a->val_split > 0 && a->val_split < 1))
+    return fail(EXIT_USAGE, "train: --val-split %g: expected a fraction in (0, 1)", a->val_split);
+  if (a->normalize && !(a->std > 0))
+    return fail(EXIT_USAGE, "train: --normalize %g,%g: STD must be > 0", a->mean, a->std);
   if (!a->data) return fail(EXIT_USAGE, "train: --data DATA missing: the examples to train on "
                             "(a folder of <input>.npy or an .npz archive)");
   if (!a->epochs) return fail(EXIT_USAGE, "train: --epochs E missing: how many passes over the "
@@ -316,25 +293,26 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
     return fail(EXIT_USAGE, "train: --eval needs a validation set: --val-data DIR or --val-split F");
   if ((a->resume || a->ckpt_every) && !a->ckpt_dir)
     return fail(EXIT_USAGE, "train: --resume and --checkpoint-every need --checkpoint DIR");
-  if (kind == EG_OPTIMIZER_SGD && (have_betas || have_eps))
+  if (cl.kind == EG_OPTIMIZER_SGD && have_adam)
     return fail(EXIT_USAGE, "train: --betas/--eps are options of adam and adamw, not of sgd");
-  if (kind != EG_OPTIMIZER_SGD && have_sgd)
+  if (cl.kind != EG_OPTIMIZER_SGD && have_sgd)
     return fail(EXIT_USAGE, "train: --momentum/--dampening/--nesterov are options of sgd, not of "
-                "%s", kind == EG_OPTIMIZER_ADAM ? "adam" : "adamw");
-  a->opt = eg_optimizer_defaults(kind);
-  if (lr >= 0) a->opt.lr = lr;
-  if (a->have_wd) a->opt.weight_decay = wd;
-  a->opt.momentum = momentum;
-  a->opt.dampening = dampening;
-  a->opt.nesterov = nesterov;
-  a->opt.beta1 = b1;
-  a->opt.beta2 = b2;
-  a->opt.eps = eps;
-  if (nesterov && (momentum <= 0 || dampening != 0))
+                "%s", cl.kind == EG_OPTIMIZER_ADAM ? "adam" : "adamw");
+  a->opt = eg_optimizer_defaults(cl.kind);
+  if (GIVEN("--lr")) a->opt.lr = cl.lr;
+  if (a->have_wd) a->opt.weight_decay = cl.wd;
+#undef GIVEN
+  a->opt.momentum = cl.momentum;
+  a->opt.dampening = cl.dampening;
+  a->opt.nesterov = cl.nesterov;
+  a->opt.beta1 = cl.beta1;
+  a->opt.beta2 = cl.beta2;
+  a->opt.eps = cl.eps;
+  if (cl.nesterov && (cl.momentum <= 0 || cl.dampening != 0))
     return fail(EXIT_USAGE, "train: --nesterov (momentum %g, dampening %g): Nesterov momentum "
-                "needs --momentum > 0 and dampening 0", momentum, dampening);
-  if (b1 < 0 || b1 >= 1 || b2 < 0 || b2 >= 1)
-    return fail(EXIT_USAGE, "train: --betas %g,%g: each must be in [0, 1)", b1, b2);
+                "needs --momentum > 0 and dampening 0", cl.momentum, cl.dampening);
+  if (cl.beta1 < 0 || cl.beta1 >= 1 || cl.beta2 < 0 || cl.beta2 >= 1)
+    return fail(EXIT_USAGE, "train: --betas %g,%g: each must be in [0, 1)", cl.beta1, cl.beta2);
   return a->loss_scale ? parse_loss_scale(a) : 0;
 }
 

@@ -145,6 +145,16 @@ expect_fail 2 "Nesterov momentum needs --momentum > 0" -- \
   $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 1 --nesterov
 expect_fail 2 "--epochs 0: expected an integer in [1, 1000000]" -- \
   $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 0
+for bad in "--seed -1|--seed -1: expected an integer in [0, 2^64)" \
+    "--val-split=1|--val-split 1: expected a fraction in (0, 1)" \
+    "--dampening inf|--dampening inf: expected a finite number" \
+    "--no-shuffle=1|--no-shuffle=1: --no-shuffle takes no value" \
+    "--epoch 2|option --epoch unknown (see edgegrad train --help)" \
+    "--lr|--lr needs a value (LR)"; do
+  IFS='|' read -r opts needle <<<"$bad"
+  expect_fail 2 "train: $needle" -- $exe train "$model" --data "$work/tdata" --init "$tinit" \
+    --epochs 1 $opts
+done
 expect_fail 2 "--resume and --checkpoint-every need --checkpoint DIR" -- \
   $exe train "$model" --data "$work/tdata" --init "$tinit" --epochs 1 --resume
 expect_fail 2 "nothing to resume" -- $exe train "$model" --data "$work/tdata" --epochs 1 \

@@ -172,7 +172,7 @@ expect_fail 2 "compile: --precision fp8: expected fp16 or fp32" -- \
 expect_fail 2 "run: --precision needs a value (fp16|fp32)" -- $exe run "$work/p16.egp" --precision
 expect_fail 2 "run: --precision FP16: expected fp16 or fp32" -- \
   $exe run "$work/p16.egp" "${inputs[@]}" --precision FP16
-expect_fail 2 "train: --precision half: must be fp16 or fp32" -- \
+expect_fail 2 "train: --precision half: expected fp16 or fp32" -- \
   $exe train "$work/p16.egp" --precision half
 
 summary test_precision
