@@ -31,6 +31,10 @@ extern const opt_choice precision_choices[];
 /* Whether the model has an output named `prefix` + `name` ("grad_", "conv1_bias"). */
 bool has_output(const eg_model *m, const char *prefix, const char *name);
 
+/* The help texts (usage.c). */
+extern const char usage_main[], usage_run[], usage_info[], usage_targets[], usage_compile[],
+    usage_inspect[], usage_export_onnx[], usage_train[];
+
 /* edgegrad train (train.c), and its options. */
 int cmd_train(int argc, char **argv);
 extern const opt_command train_command;

@@ -56,117 +56,8 @@ int fail_status(eg_status s) {
   return fail(code, "%s", eg_last_error());
 }
 
-static const char usage_main[] =
-    "usage: edgegrad <command> [options]\n"
-    "\n"
-    "edgegrad compiles and runs training steps of conv nets exported from PyTorch\n"
-    "(python/edgegrad/export.py writes MODEL.json + MODEL.safetensors).\n"
-    "\n"
-    "commands:\n"
-    "  run     run a model on .npy inputs and write its outputs as .npy files\n"
-    "  train   fine-tune a training step over a data set: epochs of mini-batches, SGD,\n"
-    "          Adam or AdamW, checkpoints, the trained weights as safetensors\n"
-    "  info    show a model's inputs, outputs, ops and weights\n"
-    "  targets list the Snapdragon SoCs (the SOC of compile --soc) and their HTP generation\n"
-    "  compile decide, node by node, what a SoC's NPU runs and why the rest stays on\n"
-    "          the CPU, and write the compiled program (compile -o PROGRAM.egp)\n"
-    "  inspect show a compiled program: its NPU partitions' QNN ops and tensors\n"
-    "  export-onnx  write each NPU partition of a compiled program as an ONNX model, to be\n"
-    "          checked on ONNX Runtime or Qualcomm's QNN HTP backend\n"
-    "\n"
-    "`edgegrad <command> --help` describes a command. `edgegrad --version` prints the version.\n";
 
-static const char usage_run[] =
-    "usage: edgegrad run MODEL.json|PROGRAM.egp --input NAME=FILE.npy ... [--init WEIGHTS]\n"
-    "                    [--output-dir DIR] [--expect DIR] [--soc SOC [--skip-op OP]...\n"
-    "                    [--skip-node NAME]...] [--steps N --lr LR] [--threads N]\n"
-    "                    [--max-memory SIZE] [--profile] [--profile-trace FILE]\n"
-    "                    [--dump-partitions DIR] [--precision fp16|fp32] [-q]\n"
-    "\n"
-    "Runs the exported graph MODEL.json once: on the portable CPU kernels, or compiled for a\n"
-    "SoC with --soc. MODEL may also be a compiled program (`edgegrad compile -o`, told apart\n"
-    "by its content, not its name), which runs as compiled: no --soc.\n"
-    "\n"
-    "  -i, --input NAME=FILE.npy\n"
-    "                         value of the model input NAME (every input, once each; dtype and\n"
-    "                         shape must match `edgegrad info MODEL.json`)\n"
-    "  --init WEIGHTS         the parameters' and buffers' values (inputs P with an output\n"
-    "                         grad_P, B with new_B) that no --input gives, as train --init\n"
-    "                         reads them: a safetensors file with each under its PyTorch\n"
-    "                         state_dict name or its input name (STEM.init.safetensors), or a\n"
-    "                         folder of <input>.npy\n"
-    "  -o, --output-dir DIR   write every output to DIR/<output name>.npy (DIR is created; its\n"
-    "                         parent folder must exist, checked before the run).\n"
-    "                         All files appear only when every one was written: a failed\n"
-    "                         run leaves DIR as it was. Output names that are not file\n"
-    "                         names (\"\", \".\", \"..\", '/' or '\\' in them) are refused\n"
-    "  --max-memory SIZE      refuse to run when the runtime would reserve more than SIZE\n"
-    "                         bytes (activation arena, kernel scratch and inputs; checked\n"
-    "                         before any is allocated). SIZE: bytes, or with K, M or G\n"
-    "                         (1024-based), e.g. 512M, 2G\n"
-    "  --soc SOC              compile for SoC SOC in memory first (see `edgegrad compile`):\n"
-    "                         NPU partitions run on the NPU executor (QNN-modelled ops,\n"
-    "                         NHWC), the rest on the CPU kernels\n"
-    "  --skip-op OP, --skip-node NAME   keep ops/nodes on the CPU (with --soc)\n"
-    "  --precision fp16|fp32  how NPU partitions compute floats (docs/fp16.md; see\n"
-    "                         `edgegrad compile --help`): with --soc, what to compile for\n"
-    "                         (default: the SoC's, `edgegrad targets`); for a compiled\n"
-    "                         program, overrides the precision it records (default: the\n"
-    "                         recorded one). No effect\n"
-    "                         on a run without NPU partitions\n"
-    "  --expect DIR           compare each output with DIR/<output name>.npy where it exists:\n"
-    "                         |a-b| <= 1e-4*|b| + 1e-5*max(1, max|b| over finite b), NaN\n"
-    "                         only against NaN, inf only against the same inf, integers\n"
-    "                         exact (eg_tensor_compare); exit 1 on a mismatch\n"
-    "                         (the outputs are still written: they are the run's results)\n"
-    "  --steps N              run N training steps of plain SGD (default 1): after each\n"
-    "                         run, every parameter input P with an output grad_P becomes\n"
-    "                         P - LR*grad_P and every buffer input B with an output new_B\n"
-    "                         becomes new_B; prints the loss of each step, writes\n"
-    "                         DIR/losses.npy and the final parameters and buffers to\n"
-    "                         DIR/final/<input name>.npy (outputs are the last step's)\n"
-    "  --lr LR                SGD learning rate for --steps (required with --steps > 1)\n"
-    "  --threads N            kernel threads (default: OMP_NUM_THREADS, else one per core)\n"
-    "  --profile              after the run, print its steps slowest first (the top 30):\n"
-    "                         time, share, estimated FLOPs and GFLOP/s, bytes read and\n"
-    "                         written, CPU or NPU, for an NPU partition the time spent\n"
-    "                         converting layouts (NCHW <-> NHWC) at its boundaries, op and\n"
-    "                         node; then the steps' total beside the run's wall time. With\n"
-    "                         --steps: the last step. Printed also with -q\n"
-    "  --profile-trace FILE   write the same run as a Chrome trace (JSON: one event per\n"
-    "                         step, and nested in an NPU partition's one per QNN op it ran,\n"
-    "                         named after its node; chrome://tracing or ui.perfetto.dev),\n"
-    "                         atomically\n"
-    "  --dump-partitions DIR  write every NPU partition's boundary tensors, to check a\n"
-    "                         partition on its own (its ONNX model from `edgegrad\n"
-    "                         export-onnx` fed from them): DIR/<partition>/<name>.npy\n"
-    "                         (partition_0, ... as `edgegrad inspect` names them) for\n"
-    "                         each of its inputs as it is about to run and each output\n"
-    "                         after it ran; <name> is the tensor's name in `edgegrad\n"
-    "                         inspect` (any byte outside [A-Za-z0-9_.-] made '_' and\n"
-    "                         \"~<tensor index>\" appended). Each holds the value as\n"
-    "                         PyTorch has it: the model's dtype and shape, NCHW. DIR is\n"
-    "                         created (its parent folder must exist); each file is\n"
-    "                         written atomically; other files in DIR are left alone.\n"
-    "                         With --steps: the last step's. Needs NPU partitions: a\n"
-    "                         run without --soc, or of a program with none, is refused\n"
-    "  -q, --quiet            print nothing on success\n"
-    "\n"
-    "Prints one line per output: name, dtype, shape and L2 norm.\n"
-    "Exit status: 0 ok, 1 run failed or --expect mismatch, 2 bad usage or input.\n";
 
-static const char usage_info[] =
-    "usage: edgegrad info MODEL.json|PROGRAM.egp [--json]\n"
-    "\n"
-    "Loads and verifies MODEL.json (or a compiled program) and prints its inputs and outputs\n"
-    "(name, dtype, shape), the number of nodes per op, and the count and bytes of its static\n"
-    "(frozen) weights. Another file (weights, an array, an archive) is named for what it is.\n"
-    "\n"
-    "  --json   print the same as one JSON object:\n"
-    "           {\"inputs\": [{\"name\", \"dtype\", \"shape\" (, \"random\": {\"distribution\":\n"
-    "            \"bernoulli\", \"p\"} for a Dropout mask)}], \"outputs\": [...],\n"
-    "            \"ops\": {target: count}, \"nodes\": N, \"static_weights\": N,\n"
-    "            \"static_bytes\": N}\n";
 
 /* What a regular file that is no model is, by its first bytes: one of the other files
  * edgegrad reads or writes, "" for other bytes (not JSON text), NULL when it could be a graph
@@ -785,15 +676,6 @@ static int cmd_run(int argc, char **argv) {
   return rc < 0 ? 0 : rc;
 }
 
-static const char usage_targets[] =
-    "usage: edgegrad targets\n"
-    "\n"
-    "Lists the SoCs edgegrad compiles for: the name compile --soc takes, the product, the HTP\n"
-    "(Hexagon Tensor Processor) generation, VTCM size, whether the NPU runs float (fp16)\n"
-    "graphs there, QNN's soc_model number for the SoC and the precision its\n"
-    "HTP computes float graphs in (fp16, measured with QNN's HTP emulator; none: no float\n"
-    "path). Float ops need HTP V69+ on an fp16-capable SoC. Compiling uses that precision\n"
-    "unless compile --precision fp32 asks for an \"ideal NPU\" computing in fp32.\n";
 
 static const opt_command targets_command = {.name = "targets", .usage = usage_targets};
 
@@ -813,57 +695,6 @@ static int cmd_targets(int argc, char **argv) {
 
 /* ---- compile ---- */
 
-static const char usage_compile[] =
-    "usage: edgegrad compile MODEL.json --soc SOC [-o PROGRAM.egp] [--report REPORT.json]\n"
-    "                        [--skip-op OP]... [--skip-node NAME]... [--no-fallback]\n"
-    "                        [--dump-after=PASS] [--precision fp16|fp32] [-q]\n"
-    "\n"
-    "Decides, node by node, what the NPU (Qualcomm HTP) of SOC would run and why every other\n"
-    "node stays on the CPU, groups the NPU nodes into partitions (maximal connected groups that\n"
-    "keep the graph acyclic) and prints a table per op: count on the NPU, count on the CPU,\n"
-    "their shares of the step's estimated FLOPs (%npu, %cpu) and the reasons, then the totals:\n"
-    "nodes, partitions, and the step's FLOPs with the NPU's share. Ops without an NPU lowering\n"
-    "stay on the CPU (\"no NPU lowering for aten.X\"). MODEL is a graph JSON: a compiled program\n"
-    "is refused (run and inspect take it). The folders of -o and --report must exist: checked\n"
-    "before anything is compiled.\n"
-    "\n"
-    "  -o, --output PROGRAM.egp\n"
-    "                       also lower every partition to its QNN graph and write the compiled\n"
-    "                       program: graph, placement, QNN graphs and each static byte once,\n"
-    "                       in one versioned binary (docs/program-format.md). Run it with\n"
-    "                       `edgegrad run PROGRAM.egp`, show it with `edgegrad inspect`.\n"
-    "                       Not written when --no-fallback fails.\n"
-    "  --soc SOC            target SoC, e.g. SM8650 (`edgegrad targets` lists them). Float ops\n"
-    "                       need HTP V69+ with fp16: on SM8350 (V68) and on SM7675/SM8635\n"
-    "                       (QNN rejects fp16) every float node stays on the CPU\n"
-    "  --report FILE.json   write every node's placement, partition and reason as JSON\n"
-    "                       (docs/report-format.md); written also when --no-fallback fails\n"
-    "  --skip-op OP         keep nodes of op OP on the CPU: a traced target\n"
-    "                       (aten.add.Tensor), without .default (aten.relu), or an op name for\n"
-    "                       all its overloads (aten.add); repeatable\n"
-    "  --skip-node NAME     keep node NAME on the CPU (names: see --report); repeatable\n"
-    "                       A skip name matching no node prints a warning on stderr.\n"
-    "  --no-fallback        fail (exit 1) if any node would run on the CPU, listing each with\n"
-    "                       its reason\n"
-    "  --precision fp16|fp32\n"
-    "                       how the NPU partitions compute floats (docs/fp16.md): fp16 stores\n"
-    "                       each float tensor as QNN's HTP does (inputs, weights and every\n"
-    "                       op's output rounded to fp16, ops computing in fp32 between); fp32\n"
-    "                       keeps every float tensor fp32 (an \"ideal NPU\"). Default: the\n"
-    "                       SoC's precision (`edgegrad targets`: fp16 on every SoC with a float\n"
-    "                       path, fp32 on the others). The program records it (run and\n"
-    "                       train use it unless their --precision overrides it); the table\n"
-    "                       and --report show it. Placement does not change\n"
-    "  -q, --quiet          print no table (warnings and errors still go to stderr)\n"
-    "  --dump-after=PASS, --dump-after PASS\n"
-    "                       print the text IR (one line per input, static, node and output)\n"
-    "                       after compiler pass PASS (decompose), or after every pass (all),\n"
-    "                       run on a copy of the graph; an unknown name is a usage error\n"
-    "                       listing the passes. Pass `place` decides the placement; the table\n"
-    "                       and --report show it for the graph after the last pass.\n"
-    "\n"
-    "Exit status: 0 ok, 1 --no-fallback found CPU nodes, 2 bad usage, unknown SoC or pass, or a\n"
-    "model edgegrad cannot load.\n";
 
 typedef struct compile_args {
   const char *model, *report, *output;
@@ -1090,26 +921,6 @@ static int cmd_compile(int argc, char **argv) {
 
 /* ---- inspect ---- */
 
-static const char usage_inspect[] =
-    "usage: edgegrad inspect PROGRAM.egp [--json]\n"
-    "\n"
-    "Validates and shows a compiled program (`edgegrad compile MODEL.json --soc SOC -o\n"
-    "PROGRAM.egp`): the SoC it targets, its nodes on the NPU and on the CPU, and for each NPU\n"
-    "partition its QNN tensors (name, type, dtype, shape in QNN layout — NHWC for rank 4 —\n"
-    "and bytes) and ops in execution order (type, params, input and output tensors); then the\n"
-    "totals: static weight bytes (every distinct weight byte range once, 64-byte aligned) and\n"
-    "file bytes.\n"
-    "\n"
-    "  --json   print the same as one JSON object:\n"
-    "           {\"file\", \"soc\", \"htp_arch\", \"nodes\", \"npu_nodes\", \"cpu_nodes\",\n"
-    "            \"steps\", \"partitions\": [{\"name\", \"nodes\", \"first_node\", \"last_node\",\n"
-    "            \"inputs\", \"outputs\", \"tensors\": [{\"name\", \"type\", \"dtype\",\n"
-    "            \"shape\", \"bytes\"}], \"ops\": [{\"name\", \"type\",\n"
-    "            \"inputs\": [tensor name or null],\n"
-    "            \"outputs\": [...], \"params\": {name: value}}]}], \"static_bytes\",\n"
-    "            \"file_bytes\"}\n"
-    "\n"
-    "Exit status: 0 ok, 2 bad usage or a file that is not a valid compiled program.\n";
 
 static const char *tensor_name(const eg_model *m, int k, int32_t id) {
   eg_npu_tensor_info t;
@@ -1280,22 +1091,6 @@ static int cmd_inspect(int argc, char **argv) {
 
 /* ---- export-onnx ---- */
 
-static const char usage_export_onnx[] =
-    "usage: edgegrad export-onnx PROGRAM.egp DIR\n"
-    "\n"
-    "Writes each NPU partition of a compiled program as a standard ONNX model,\n"
-    "DIR/<partition>.onnx (partition_0.onnx, ...; ONNX IR 8, opset 17): the function the\n"
-    "partition computes, op for op from its QNN graph, on its boundary tensors. Its inputs and\n"
-    "outputs are those tensors as the CPU side holds them (NCHW, the IR's dtype), named as\n"
-    "`edgegrad run --dump-partitions` names its files, so a partition can be fed and checked\n"
-    "from a dump alone; its weights are initializers, each stored once; every node is named\n"
-    "after its QNN op (the IR node's name, or NODE_op<k>). ONNX Runtime's CPU and its QNN\n"
-    "execution provider (Qualcomm's HTP backend) run these models; docs/onnx-export.md gives\n"
-    "the ONNX form of each QNN op. DIR is made if missing (its parent must exist); the files\n"
-    "appear together or not at all. A partition holding quantized tensors is refused.\n"
-    "\n"
-    "Exit status: 0 ok, 2 bad usage, a file that is not a compiled program, or a partition\n"
-    "that cannot be exported; 1 a write failed.\n";
 
 /* Writes every partition into a staging folder inside `dir`, then renames them into place:
  * DIR gets all the models or none. */
