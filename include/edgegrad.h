@@ -124,9 +124,10 @@ typedef enum eg_random_kind {
                           float64, uint8 or bool) */
 } eg_random_kind;
 
-/* Name, dtype and shape of a model input or output (`data` unused, NULL). `name` stays valid
- * while the model lives. */
-/* What an input or output of a training step is to a training loop. */
+/* What an input or output of a training step is to a training loop, as the exporter recorded
+ * it (the graph JSON's "role" and "of", docs/export.md; a compiled program keeps them). A graph
+ * written before roles were recorded reads as data inputs and plain outputs: nothing to train
+ * until it is exported again. */
 typedef enum eg_io_role {
   EG_ROLE_DATA = 0,      /* input: examples, fed a batch per step (images, features) */
   EG_ROLE_LABEL,         /* input: the classes a loss (nll_loss, cross_entropy) reads */
@@ -140,6 +141,8 @@ typedef enum eg_io_role {
   EG_ROLE_OUTPUT         /* output: any other (the model's output, an input's gradient) */
 } eg_io_role;
 
+/* Name, dtype and shape of a model input or output (`data` unused, NULL), and its role. `name`
+ * stays valid while the model lives. */
 typedef struct eg_tensor_desc {
   const char *name;
   eg_tensor tensor;
@@ -190,6 +193,9 @@ EG_API void eg_set_log_callback(eg_log_fn callback, void *user);
 EG_API const char *eg_last_error(void);
 /* "float32", "int64", ... ; "?" for an invalid value. */
 EG_API const char *eg_dtype_name(eg_dtype dtype);
+/* The role's name as graph files write it: "data", "label", "parameter", "buffer", "random",
+ * "loss", "gradient", "buffer_update", "output"; "?" for an invalid value. */
+EG_API const char *eg_io_role_name(eg_io_role role);
 /* Bytes per element (bool: 1); 0 for an invalid value. */
 EG_API size_t eg_dtype_size(eg_dtype dtype);
 /* Number of elements of a tensor (1 for rank 0); -1 when `t` is NULL, its rank is outside
@@ -359,11 +365,15 @@ EG_API int64_t eg_runtime_profile_total_ns(const eg_runtime *rt);
 EG_API eg_status eg_runtime_profile_write_trace(const eg_runtime *rt, const char *path);
 
 /* ---- training ----------------------------------------------------------------------- *
- * Exported training steps follow a naming contract (docs/export.md): a trainable parameter is
- * an input P with an output "grad_P"; a mutable buffer (e.g. BatchNorm's running_mean) is an
- * input B with an output "new_B". */
+ * An exported training step records the role of each input and output (eg_tensor_desc.role,
+ * docs/export.md): a trainable parameter is an input P of role EG_ROLE_PARAMETER, its
+ * gradient the output of role EG_ROLE_GRADIENT paired with it (the exporter names it "grad_P",
+ * but only the recorded pair counts); a state buffer (e.g. BatchNorm's running_mean) is an input
+ * B of role EG_ROLE_BUFFER, its new value the paired output of role EG_ROLE_BUFFER_UPDATE. */
 
-/* Counts the model's trainable parameters and state buffers under that contract. */
+/* Counts the model's trainable parameters and state buffers: inputs of role
+ * EG_ROLE_PARAMETER and EG_ROLE_BUFFER paired with their gradient or update output (an
+ * evaluation graph's parameters and buffers have none: it trains nothing). */
 EG_API void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers);
 
 /* The classes input `index` holds labels of: where an nll_loss node (cross_entropy's, over
@@ -374,7 +384,7 @@ EG_API void eg_model_training_io(const eg_model *model, int *num_params, int *nu
 EG_API eg_status eg_model_input_classes(const eg_model *model, int index, int64_t *classes,
                                         int64_t *ignore_index);
 
-/* An optimizer over a runtime's trainable parameters (the contract above), with torch.optim's
+/* An optimizer over a runtime's trainable parameters (the roles above), with torch.optim's
  * update rules, its state (momentum buffers, Adam's moments) kept per parameter:
  *
  *     eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_ADAMW);

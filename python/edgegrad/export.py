@@ -13,6 +13,14 @@ Contract:
   model's parameters and buffers as arguments, and exports it. Buffers the step writes (e.g.
   BatchNorm running statistics in train mode) are state: runtime inputs ``B`` with outputs
   ``new_B``; buffers it only reads are statics, like frozen parameters.
+- Every input and output records its ``"role"`` in a training step (docs/export.md, "The
+  roles contract"): inputs "data", "label" (the target an nll_loss / cross_entropy reads: found
+  in the traced graph), "parameter", "buffer" or "random" (a random draw); outputs "loss",
+  "gradient" and "buffer_update" (each with ``"of"``: the parameter / buffer input it belongs
+  to) or "output". ``export_training_step`` and ``export_joint`` know them; ``export_function``
+  takes them as ``input_roles`` / ``output_roles`` (default: data, label and random found as
+  above; "output"). Names (``grad_P``, ``new_B``) are for readers only: the runtime reads the
+  roles.
 - The graph holds what the functionalized trace holds, node for node: targets, positional and
   keyword arguments, tuple results with ``null`` for ``None`` elements, ``getitem`` nodes (a
   ``getitem`` of a ``None`` element has ``"output": null``), except that writes are made
@@ -91,7 +99,7 @@ class ExportResult:
 
 
 def export_function(fn, example_args, path, *, arg_names=None, output_names=None,
-                    static_args=(), check_runtime=True):
+                    static_args=(), check_runtime=True, input_roles=None, output_roles=None):
     """Trace ``fn(*example_args)`` and write ``path.json`` + ``path.safetensors``.
 
     ``example_args``: tensors only (the format's inputs are tensors); they are traced as dense
@@ -105,6 +113,12 @@ def export_function(fn, example_args, path, *, arg_names=None, output_names=None
     ``check_runtime``: refuse a graph edgegrad's runtime could not run (an op it lacks, a
     dtype an op does not take: ``_ops.check_graph``); False writes any graph the format can
     hold (e.g. to test the runtime's own refusals).
+    ``input_roles``: ``{input name: role}`` ("data", "label", "parameter", "buffer", "random")
+    for the inputs whose role is not found (default: "label" for the target an nll_loss reads,
+    "random" for a random draw, else "data"); ``output_roles``: ``{output name: role}`` with
+    role "loss" or "output", or ``(role, input name)`` for a "gradient" of a parameter input or
+    a "buffer_update" of a buffer input (default "output"). A hand-written training step names
+    its parameters and gradients so; the roles' rules (docs/export.md) are checked at export.
     Returns an ExportResult. Raises ValueError for anything the format cannot represent.
     """
     args = _copy_args(example_args)
@@ -113,7 +127,8 @@ def export_function(fn, example_args, path, *, arg_names=None, output_names=None
     trace = functional_trace(fn, args, names)
     module_of = _module_locator(fn, args) if isinstance(fn, torch.nn.Module) else None
     return _export(trace, fn, args, names, static, output_names, path,
-                   module_of=module_of if check_runtime else False)
+                   module_of=module_of if check_runtime else False,
+                   roles=_Roles(input_roles, output_roles))
 
 
 def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None,
@@ -130,15 +145,21 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     only reads (e.g. BatchNorm in eval mode) are statics stored under their dotted names.
     Outputs: ``loss``, ``grad_<param_name>`` per trainable parameter in
     ``model.named_parameters()`` order, ``grad_input`` if ``input_grad``, then
-    ``new_<buffer_name>`` per updated buffer in ``model.named_buffers()`` order.
+    ``new_<buffer_name>`` per updated buffer in ``model.named_buffers()`` order. Roles: the
+    trainable parameters are "parameter" inputs, each ``grad_<param_name>`` their "gradient",
+    the updated buffers "buffer" inputs with their "buffer_update" ``new_<buffer_name>``,
+    ``loss`` the "loss", ``grad_input`` an "output"; the example inputs are "data", or "label"
+    where the loss's nll_loss reads one as its target (cross_entropy's classes).
     ``trainable``: None for every parameter that requires grad (``p.requires_grad_(False)``
     freezes one), else an iterable of parameter names (trained whatever their requires_grad).
     ``eval_graph``: also write ``path.eval.json``, the evaluation of the same model in eval
     mode (BatchNorm on its running statistics, no dropout): inputs the example inputs, then the
     step's trainable parameters and state buffers under the same names (a trainer copies them
-    over), outputs ``loss`` and ``output`` (the model's), then ``new_<buffer>`` for a state
-    buffer the eval-mode forward itself writes (an in-place moving average; a trainer drops
-    them: evaluating does not change the model); its frozen weights are the step's, in the
+    over; roles "parameter" and "buffer" as in the step, without gradients), outputs ``loss``
+    and ``output`` (the model's; roles "loss" and "output"), then ``new_<buffer>`` (a
+    "buffer_update") for a state buffer the eval-mode forward itself writes (an in-place moving
+    average; a trainer drops them: evaluating does not change the model); its frozen weights are
+    the step's, in the
     same safetensors file. None (the default): written where the eval-mode forward can be
     exported, else a warning says why and ``eval_path`` is None; True: that failure raises;
     False: not written.
@@ -175,6 +196,7 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
     outputs = ["loss"] + ["grad_" + _flat(name) for name in train]
     outputs += ["grad_input"] if input_grad else []
     outputs += ["new_" + name for name in trace.mutated]
+    roles = _Roles.of_step([_flat(name) for name in train], list(trace.mutated))
     state_dict = {_flat(name): name for name in train}
     state_dict.update({_flat(name): name for name in buffers if _flat(name) in updated})
     evaluation = no_eval = None
@@ -188,7 +210,8 @@ def export_training_step(model, loss_fn, example_inputs, path, *, trainable=None
                 raise
             no_eval = e
     result = _export(trace, step, args, arg_names, static, outputs, path, state_dict=state_dict,
-                     eval_graph=evaluation, module_of=_module_locator(model, example_inputs[:1]))
+                     eval_graph=evaluation, module_of=_module_locator(model, example_inputs[:1]),
+                     roles=roles)
     if no_eval is not None:  # said once the step itself is written (its refusal comes first)
         warnings.warn(f"export_training_step: no evaluation graph ({no_eval})")
     return result
@@ -223,13 +246,16 @@ def _encode_eval(model, loss_fn, example_inputs, input_names, train, frozen, buf
     trace = functional_trace(forward, args, names, state=[_flat(n) for n in state_buffers])
     if trace.draws:
         raise ValueError("the eval-mode forward draws random numbers")
+    roles = _Roles.of_step([_flat(n) for n in train], list(trace.mutated),
+                           buffers=[_flat(n) for n in state_buffers], gradients=False)
     return _encode(trace, forward, args, names, static,
                    ["loss", "output"] + ["new_" + name for name in trace.mutated],
-                   state_dict=state_dict, module_of=_module_locator(evaluated, args[:1]))
+                   state_dict=state_dict, module_of=_module_locator(evaluated, args[:1]),
+                   roles=roles)
 
 
 def _export(trace, fn, args, names, static, output_names, path, reference=None,
-            state_dict=None, eval_graph=None, module_of=None):
+            state_dict=None, eval_graph=None, module_of=None, roles=None):
     """Check and encode a functional trace, compute the reference, write the files. The
     trace's random draws become inputs after ``names``; the reference replays them.
     ``reference``: PyTorch's eager outputs, one tensor per graph output in order, computed by
@@ -239,9 +265,10 @@ def _export(trace, fn, args, names, static, output_names, path, reference=None,
     _Encoded eval-mode forward written beside it as ``path.eval.json``, its statics in the
     same weights file (shared where they are the same tensor). ``module_of``: names a node's
     module in a refusal (``_ops.check_graph``); None: not known; False: the runtime's
-    capabilities are not checked (only the format's)."""
+    capabilities are not checked (only the format's). ``roles``: the _Roles the caller knows
+    (None: only those found in the graph)."""
     enc = _encode(trace, fn, args, names, static, output_names, reference, state_dict,
-                  module_of)
+                  module_of, roles)
     weights = dict(enc.weights)
     if eval_graph is not None:
         _merge_statics(eval_graph, weights)
@@ -263,7 +290,7 @@ class _Encoded:
 
 
 def _encode(trace, fn, args, names, static, output_names, reference=None, state_dict=None,
-            module_of=None):
+            module_of=None, roles=None):
     if trace.draws:
         fn = _drop_draw_args(replay_draws(fn, [mask for _, _, mask in trace.draws]), len(args))
         args = list(args) + [mask for _, _, mask in trace.draws]
@@ -275,6 +302,7 @@ def _encode(trace, fn, args, names, static, output_names, reference=None, state_
         check_graph(trace.gm, trace.results, module_of or (lambda n: None))
     graph, weights = _Encoder(trace.gm, trace.results, names, static).encode()
     _name_outputs(graph, output_names)
+    (roles or _Roles()).record(graph, [name for name, _, _ in trace.draws])
     for entry in graph["inputs"]:
         if state_dict and entry["name"] in state_dict:
             entry["state_dict"] = state_dict[entry["name"]]
@@ -286,6 +314,127 @@ def _encode(trace, fn, args, names, static, output_names, reference=None, state_
         graph["random_inputs"] = [{"input": name, "distribution": "bernoulli", "p": p}
                                   for name, p, _ in trace.draws]
     return _Encoded(graph, weights, names, args)
+
+
+_INPUT_ROLES = ("data", "label", "parameter", "buffer", "random")
+_OUTPUT_ROLES = ("loss", "gradient", "buffer_update", "output")
+_PAIRED = {"gradient": "parameter", "buffer_update": "buffer"}
+# the losses whose target (argument 1) is a class label: cross_entropy's, nll_loss's
+_LABEL_READERS = ("aten.nll_loss_forward.default", "aten.nll_loss2d_forward.default")
+
+
+class _Roles:
+    """The roles of a graph's inputs and outputs (docs/export.md, "The roles contract"):
+    ``inputs`` {input name: role}, ``outputs`` {output name: role or (role, input name)}, as
+    the caller knows them; ``record`` writes every entry's ``"role"`` (and ``"of"``), finding
+    the others: a random draw is "random", an input an nll_loss reads as its target "label",
+    another input "data", another output "output"."""
+
+    def __init__(self, inputs=None, outputs=None):
+        self.inputs, self.outputs = dict(inputs or {}), dict(outputs or {})
+
+    @classmethod
+    def of_step(cls, params, state, buffers=None, gradients=True):
+        """A training step's: parameters ``params`` with their gradients ``grad_<p>``, buffers
+        (default: ``state``) with the updates ``new_<b>`` of those in ``state`` (the buffers
+        the traced function wrote), and the loss ``loss``; an eval graph's: the same without
+        gradients (``gradients=False``)."""
+        inputs = {p: "parameter" for p in params}
+        inputs.update({b: "buffer" for b in (state if buffers is None else buffers)})
+        outputs = {"loss": "loss"}
+        outputs.update({"grad_" + p: ("gradient", p) for p in params if gradients})
+        outputs.update({"new_" + b: ("buffer_update", b) for b in state})
+        return cls(inputs, outputs)
+
+    def record(self, graph, draws):
+        inputs = {e["name"]: e for e in graph["inputs"]}
+        outputs = {e["name"]: e for e in graph["outputs"]}
+        for kind, given, known in (("input", self.inputs, inputs),
+                                   ("output", self.outputs, outputs)):
+            unknown = sorted(set(given) - set(known))
+            if unknown:
+                raise ValueError(f"{kind}_roles names {unknown}, which are not {kind}s "
+                                 f"({list(known)})")
+        labels = _label_values(graph)
+        for entry in graph["inputs"]:
+            name = entry["name"]
+            role = "random" if name in draws else \
+                "label" if entry["value"] in labels else "data"
+            role = self.inputs.get(name, role)
+            if role not in _INPUT_ROLES:
+                raise ValueError(f"input {name}: role {role!r} is not an input's "
+                                 f"({', '.join(_INPUT_ROLES)})")
+            if (role == "random") != (name in draws):
+                raise ValueError(f"input {name}: role {role!r}: the role of a random draw "
+                                 "(and of it alone) is 'random'")
+            entry["role"] = role
+        for entry in graph["outputs"]:
+            role = self.outputs.get(entry["name"], "output")
+            role, of = role if isinstance(role, tuple) else (role, None)
+            self._pair(graph, entry, role, of, inputs)
+            entry["role"] = role
+            if of is not None:
+                entry["of"] = of
+        _check_pairs(graph)
+
+    @staticmethod
+    def _pair(graph, entry, role, of, inputs):
+        where = f"output {entry['name']}: role {role!r}"
+        if role not in _OUTPUT_ROLES:
+            raise ValueError(f"{where} is not an output's ({', '.join(_OUTPUT_ROLES)})")
+        if (of is None) != (role not in _PAIRED):
+            raise ValueError(f"{where}: a gradient or a buffer_update names its input, "
+                             "(role, input name); no other role does")
+        if of is None:
+            return
+        want = _PAIRED[role]
+        if of not in inputs or inputs[of]["role"] != want:
+            raise ValueError(f"{where} of {of!r}: {of!r} is not a {want} input")
+        mine = graph["values"][entry["value"]]
+        theirs = graph["values"][inputs[of]["value"]]
+        if (mine["dtype"], mine["shape"]) != (theirs["dtype"], theirs["shape"]):
+            raise ValueError(f"{where} of {of!r}: {mine['dtype']}{mine['shape']} against "
+                             f"{theirs['dtype']}{theirs['shape']}: it has its input's dtype "
+                             "and shape")
+
+
+def _label_values(graph):
+    """The value ids an nll_loss node reads as its target (argument 1 or ``target``)."""
+    labels = set()
+    for node in graph["nodes"]:
+        if node["target"] not in _LABEL_READERS:
+            continue
+        target = node["args"][1] if len(node["args"]) > 1 else node["kwargs"].get("target")
+        if isinstance(target, dict) and "value" in target:
+            labels.add(target["value"])
+    return labels
+
+
+def _check_pairs(graph):
+    """Each parameter's gradient and each buffer's update at most once, exactly once in a
+    training step (a graph with a gradient); parameters float32; one loss, a float32 scalar."""
+    paired = [e["of"] for e in graph["outputs"] if "of" in e]
+    for name in set(paired):
+        if paired.count(name) > 1:
+            raise ValueError(f"input {name}: {paired.count(name)} outputs name it: a parameter "
+                             "has one gradient, a buffer one update")
+    training = any(e["role"] == "gradient" for e in graph["outputs"])
+    for e in graph["inputs"]:
+        dtype = graph["values"][e["value"]]["dtype"]
+        if e["role"] == "parameter" and dtype != "float32":
+            raise ValueError(f"input {e['name']}: a parameter of dtype {dtype}: parameters are "
+                             "float32")
+        if training and e["role"] in ("parameter", "buffer") and e["name"] not in paired:
+            raise ValueError(f"input {e['name']}: a {e['role']} of a training step without its "
+                             f"{'gradient' if e['role'] == 'parameter' else 'update'}")
+    losses = [e for e in graph["outputs"] if e["role"] == "loss"]
+    if len(losses) > 1:
+        raise ValueError(f"outputs {[e['name'] for e in losses]}: a graph has one loss")
+    for e in losses:
+        v = graph["values"][e["value"]]
+        if v["dtype"] != "float32" or math.prod(v["shape"]) != 1:
+            raise ValueError(f"output {e['name']}: a loss of {v['dtype']}{v['shape']}: the loss "
+                             "is a float32 scalar")
 
 
 def _merge_statics(extra, weights):

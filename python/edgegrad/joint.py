@@ -11,7 +11,7 @@ Contract:
   decomposition table minus every op in ``KEEP_WHOLE`` (ops edgegrad implements, kept whole so
   that e.g. BatchNorm's, ReLU's and the loss's backwards stay one node each), and writes
   ``path + ".json"`` and ``path + ".safetensors"`` as ``export.export_training_step`` does,
-  with the same training naming contract (docs/export.md):
+  with the same names and roles (docs/export.md):
     inputs   user inputs (``input_names``, default the forward's parameter names as the
              program's placeholders spell them), then each trainable parameter (one with a
              GRADIENT_TO_PARAMETER output) and then each mutated buffer (a BUFFER_MUTATION
@@ -23,7 +23,11 @@ Contract:
     outputs  ``loss``, ``grad_<param>`` per trainable parameter, ``grad_<input>`` per user
              input with a GRADIENT_TO_USER_INPUT output, ``new_<buffer>`` per mutated buffer,
              then the other user outputs ``out0``, ``out1``, ... in the forward's order.
-  Every role comes from ``graph_signature`` (input_specs / output_specs), never from position.
+  Every role comes from ``graph_signature`` (input_specs / output_specs), never from position,
+  and is recorded in the file (docs/export.md, "The roles contract"): trainable parameters are
+  "parameter" inputs with their "gradient" outputs, mutated buffers "buffer" inputs with their
+  "buffer_update" outputs, the loss "loss"; user inputs "data" (or "label": an nll_loss's
+  target), Dropout masks "random"; an input's gradient and the other user outputs "output".
   Each trainable parameter and state buffer names its ``state_dict`` entry (init file,
   ``edgegrad train --out``) as the plain model does: the FQN without ``state_dict_prefix``
   (default: the wrapper's attribute, where one submodule holds every parameter and buffer).
@@ -142,9 +146,11 @@ def export_joint(ep, path, *, loss_index=0, input_names=None, state_dict_prefix=
     flat = _export_mod._flat
     strip = _state_dict_prefix(joint, layout, state_dict_prefix)
     state_dict = {flat(name): name[len(strip):] for name in layout.trainable + layout.state}
+    roles = _export_mod._Roles.of_step([flat(t) for t in layout.trainable],
+                                       [flat(t) for t in layout.state])
     return _export_mod._export(trace, None, args, layout.arg_names, layout.static,
                                layout.output_names, path, reference=reference,
-                               state_dict=state_dict, module_of=_module_of)
+                               state_dict=state_dict, module_of=_module_of, roles=roles)
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,9 +35,9 @@ static int32_t npu_reader_inside(const eg_graph *g, const eg_program *p, int32_t
 eg_status eg_graph_loss_seed(const eg_graph *g, const eg_program *p, int32_t *value) {
   *value = -1;
   if (eg_graph_loss(g) < 0)
-    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: loss scaling: no float32 output "
-                    "\"loss\" (%d outputs): the scale multiplies the loss a training step "
-                    "outputs as \"loss\" (docs/export.md)", (int)g->n_outputs);
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: loss scaling: no float32 output of "
+                    "role \"loss\" (%d outputs): the scale multiplies the loss a training step "
+                    "records as its loss output (docs/export.md)", (int)g->n_outputs);
   int32_t seeds[2];
   int rule;
   const int found = eg_graph_seed_matches(g, seeds, &rule);

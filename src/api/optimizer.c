@@ -1,7 +1,8 @@
 /* optimizer.c — eg_optimizer_* of the public API: SGD (momentum, dampening, Nesterov, weight
  * decay), Adam and AdamW with torch.optim's update rules, over a runtime's trainable
- * parameters (the exporter's contract: an input P with an output grad_P) and state buffers (an
- * input B with an output new_B). Parameters are updated in place in the runtime's input
+ * parameters (inputs of role parameter, each paired with its gradient output) and state buffers
+ * (inputs of role buffer, each paired with the output of its new value), as the exporter
+ * records them (ir/io_role.h). Parameters are updated in place in the runtime's input
  * buffers, so the next eg_runtime_run trains on; state is one float32 tensor per parameter and
  * kind (momentum_buffer; exp_avg, exp_avg_sq), allocated at creation. Scalars are double, the
  * element arithmetic float, in torch.optim's order of operations (its single-tensor path).
@@ -23,7 +24,7 @@
 #include "util/error.h"
 
 typedef struct opt_param {
-  int32_t input, grad_output; /* graph input index, output index of grad_P */
+  int32_t input, grad_output; /* graph input index, output index of its gradient */
   int64_t numel;
   float *state[2];            /* momentum_buffer | exp_avg, exp_avg_sq (NULL when unused) */
   char *state_name[2];
@@ -113,13 +114,13 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
   const int family = options->kind != EG_OPTIMIZER_SGD;
   int n_buffers = 0;
   for (int32_t i = 0; i < g->n_inputs; i++) {
-    const eg_value *v = &g->values[g->inputs[i].value];
-    n_buffers += eg_graph_paired_output(g, i, "new_") >= 0;
-    int32_t o = eg_graph_paired_output(g, i, "grad_");
-    if (o < 0 || v->dtype != EG_DTYPE_FLOAT32) continue;
+    const eg_named *in = &g->inputs[i];
+    const eg_value *v = &g->values[in->value];
+    n_buffers += in->role == EG_ROLE_BUFFER && in->pair >= 0;
+    if (in->role != EG_ROLE_PARAMETER || in->pair < 0) continue; /* float32 (ir/io_role.h) */
     opt_param *p = &opt->p[opt->n_params++];
     p->input = i;
-    p->grad_output = o;
+    p->grad_output = in->pair;
     p->numel = eg_value_numel(v);
     for (int k = 0; k < opt->n_states_per_param; k++) {
       const char *name = g->inputs[i].name;
@@ -136,8 +137,11 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
   }
   if (opt->n_params == 0 && n_buffers == 0) {
     eg_optimizer_destroy(opt);
-    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: the model has no input P with an "
-                    "output grad_P (nor B with new_B): nothing to train");
+    return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: the model has no parameter with "
+                    "a gradient output and no buffer with an update (no inputs of role "
+                    "\"parameter\" or \"buffer\"): nothing to train; a graph exported before "
+                    "edgegrad recorded roles has none: export the training step again with this "
+                    "edgegrad's exporter");
   }
   eg_status s = options->loss_scale != EG_LOSS_SCALE_NONE
                     ? eg_runtime_bind_loss_seed(rt, &opt->scaler[SCALER_SCALE])
@@ -266,7 +270,7 @@ static void update_scale(eg_optimizer *opt, bool overflowed) {
 static void take_buffers(const eg_optimizer *opt) {
   const eg_graph *g = eg_runtime_graph(opt->rt);
   for (int32_t i = 0; i < g->n_inputs; i++) {
-    int32_t o = eg_graph_paired_output(g, i, "new_");
+    const int32_t o = g->inputs[i].role == EG_ROLE_BUFFER ? g->inputs[i].pair : -1;
     eg_tensor b, nb;
     if (o < 0 || eg_runtime_input(opt->rt, i, &b) != EG_OK ||
         eg_runtime_output(opt->rt, o, &nb) != EG_OK)

@@ -706,66 +706,21 @@ eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *out) {
   return EG_OK;
 }
 
-/* ---- training (the exporter's naming contract, see edgegrad.h) ---- */
-
-int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *prefix) {
-  const char *name = g->inputs[input].name;
-  size_t lp = strlen(prefix);
-  const eg_value *vi = &g->values[g->inputs[input].value];
-  for (int32_t o = 0; o < g->n_outputs; o++) {
-    const char *on = g->outputs[o].name;
-    if (strncmp(on, prefix, lp) != 0 || strcmp(on + lp, name) != 0) continue;
-    const eg_value *vo = &g->values[g->outputs[o].value];
-    bool same = vo->dtype == vi->dtype && vo->rank == vi->rank;
-    for (int d = 0; same && d < vi->rank; d++) same = vo->shape[d] == vi->shape[d];
-    return same ? o : -1;
-  }
-  return -1;
-}
-
-/* Whether input `index` is the labels of an nll_loss node (argument 1, target). */
-static bool is_label_input(const eg_graph *g, int32_t index) {
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[i];
-    if (n->op != EG_OP_nll_loss_forward && n->op != EG_OP_nll_loss2d_forward) continue;
-    const eg_arg *target = eg_node_arg(n, 1, "target");
-    if (target && target->kind == EG_ARG_VALUE && target->value == g->inputs[index].value)
-      return true;
-  }
-  return false;
-}
+/* ---- training (the roles the exporter records, see edgegrad.h) ---- */
 
 eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair) {
-  *pair = -1;
-  if (is_input) {
-    const eg_named *in = &g->inputs[index];
-    if (in->random != EG_RANDOM_NONE) return EG_ROLE_RANDOM;
-    if (g->values[in->value].dtype == EG_DTYPE_FLOAT32 &&
-        (*pair = eg_graph_paired_output(g, index, "grad_")) >= 0)
-      return EG_ROLE_PARAMETER;
-    if ((*pair = eg_graph_paired_output(g, index, "new_")) >= 0) return EG_ROLE_BUFFER;
-    return is_label_input(g, index) ? EG_ROLE_LABEL : EG_ROLE_DATA;
-  }
-  const eg_named *out = &g->outputs[index];
-  if (strcmp(out->name, "loss") == 0 && eg_value_numel(&g->values[out->value]) == 1)
-    return EG_ROLE_LOSS;
-  for (int32_t i = 0; i < g->n_inputs; i++) {
-    int32_t o = -1;
-    const eg_io_role r = eg_graph_io_role(g, true, i, &o);
-    if (o != index) continue;
-    *pair = i;
-    return r == EG_ROLE_PARAMETER ? EG_ROLE_GRADIENT : EG_ROLE_BUFFER_UPDATE;
-  }
-  return EG_ROLE_OUTPUT;
+  const eg_named *e = is_input ? &g->inputs[index] : &g->outputs[index];
+  *pair = e->pair;
+  return e->role;
 }
 
 void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers) {
   int p = 0, b = 0;
   const eg_graph *g = model ? model->graph : NULL;
   for (int32_t i = 0; g && i < g->n_inputs; i++) {
-    const eg_value *v = &g->values[g->inputs[i].value];
-    if (v->dtype == EG_DTYPE_FLOAT32 && eg_graph_paired_output(g, i, "grad_") >= 0) p++;
-    if (eg_graph_paired_output(g, i, "new_") >= 0) b++;
+    const eg_named *e = &g->inputs[i];
+    p += e->role == EG_ROLE_PARAMETER && e->pair >= 0;
+    b += e->role == EG_ROLE_BUFFER && e->pair >= 0;
   }
   if (num_params) *num_params = p;
   if (num_buffers) *num_buffers = b;

@@ -16,11 +16,9 @@ eg_status eg_runtime_create_program(const eg_graph *g, eg_program *program,
 /* The graph `rt` runs (the model's, or the compiled program's). */
 const eg_graph *eg_runtime_graph(const eg_runtime *rt);
 
-/* The index of the output named prefix + input `input`'s name with the input's dtype and shape
- * (the training contract: "grad_", "new_"), or -1. */
-int32_t eg_graph_paired_output(const eg_graph *g, int32_t input, const char *prefix);
 /* The role of input (is_input) or output `index` of `g` in a training step, and *pair its
- * partner's index (-1 none): eg_tensor_desc's role and pair. */
+ * partner's index (-1 none), as the graph records them (ir/io_role.h): eg_tensor_desc's role
+ * and pair. */
 eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair);
 /* Input (is_input) or output `index` (in range) of `g` as eg_model_input/_output give it. */
 void eg_graph_describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out);

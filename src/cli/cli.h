@@ -28,8 +28,9 @@ int load_model(const char *cmd, const char *reads, const char *path, eg_model **
 /* --precision fp16|fp32 as an OPT_CHOICE: EG_PRECISION_FP16 or _FP32 (precision.c). */
 extern const opt_choice precision_choices[];
 
-/* Whether the model has an output named `prefix` + `name` ("grad_", "conv1_bias"). */
-bool has_output(const eg_model *m, const char *prefix, const char *name);
+/* Whether input `d` is trained: a parameter or a state buffer, with its gradient or update
+ * output (the roles the exporter records). */
+bool is_trained(const eg_tensor_desc *d);
 
 /* The help texts (usage.c). */
 extern const char usage_main[], usage_run[], usage_info[], usage_targets[], usage_compile[],

@@ -111,11 +111,22 @@ void format_shape(char *buf, size_t size, const eg_tensor *t) {
 
 /* ---- info ---- */
 
-static json_t *desc_json(const eg_tensor_desc *d) {
+/* The name of the partner of input (is_input) or output `d` (its pair), or NULL. */
+static const char *partner(const eg_model *m, bool is_input, const eg_tensor_desc *d) {
+  eg_tensor_desc p;
+  if (d->pair < 0) return NULL;
+  eg_status s = is_input ? eg_model_output(m, d->pair, &p) : eg_model_input(m, d->pair, &p);
+  return s == EG_OK ? p.name : NULL;
+}
+
+static json_t *desc_json(const eg_model *m, bool is_input, const eg_tensor_desc *d) {
   json_t *shape = json_array();
   for (int i = 0; i < d->tensor.rank; i++) json_array_append_new(shape, json_integer(d->tensor.shape[i]));
-  json_t *o = json_pack("{s:s, s:s, s:o}", "name", d->name, "dtype",
-                        eg_dtype_name(d->tensor.dtype), "shape", shape);
+  json_t *o = json_pack("{s:s, s:s, s:o, s:s}", "name", d->name, "dtype",
+                        eg_dtype_name(d->tensor.dtype), "shape", shape, "role",
+                        eg_io_role_name(d->role));
+  const char *of = is_input ? NULL : partner(m, false, d);
+  if (o && of) json_object_set_new(o, "of", json_string(of));
   if (o && d->random == EG_RANDOM_BERNOULLI)
     json_object_set_new(o, "random", json_pack("{s:s, s:o}", "distribution", "bernoulli", "p",
                                                isnan(d->random_p) ? json_null()
@@ -127,9 +138,9 @@ static int info_json(const eg_model *m) {
   json_t *root = json_object(), *ins = json_array(), *outs = json_array(), *ops = json_object();
   eg_tensor_desc d;
   for (int i = 0; i < eg_model_num_inputs(m); i++)
-    if (eg_model_input(m, i, &d) == EG_OK) json_array_append_new(ins, desc_json(&d));
+    if (eg_model_input(m, i, &d) == EG_OK) json_array_append_new(ins, desc_json(m, true, &d));
   for (int i = 0; i < eg_model_num_outputs(m); i++)
-    if (eg_model_output(m, i, &d) == EG_OK) json_array_append_new(outs, desc_json(&d));
+    if (eg_model_output(m, i, &d) == EG_OK) json_array_append_new(outs, desc_json(m, false, &d));
   for (int i = 0; i < eg_model_num_op_kinds(m); i++) {
     const char *target;
     int count;
@@ -152,26 +163,30 @@ static int info_json(const eg_model *m) {
   return 0;
 }
 
+/* One line of info: name, dtype, shape and role, with the partner's name (a parameter's
+ * gradient, a gradient's parameter) or a random draw's distribution in parentheses. */
+static void info_line(const eg_model *m, bool is_input, const eg_tensor_desc *d) {
+  char shape[256];
+  format_shape(shape, sizeof shape, &d->tensor);
+  printf("  %-24s %-8s %-16s %s", d->name, eg_dtype_name(d->tensor.dtype), shape,
+         eg_io_role_name(d->role));
+  const char *p = partner(m, is_input, d);
+  if (p) printf(" (%s)", p);
+  if (d->random == EG_RANDOM_BERNOULLI && isnan(d->random_p))
+    printf(" (Bernoulli mask, p from a tensor)");
+  else if (d->random == EG_RANDOM_BERNOULLI)
+    printf(" (Bernoulli mask, p %g)", d->random_p);
+  printf("\n");
+}
+
 static void info_text(const eg_model *m) {
   eg_tensor_desc d;
-  char shape[256];
   printf("inputs:\n");
   for (int i = 0; i < eg_model_num_inputs(m); i++)
-    if (eg_model_input(m, i, &d) == EG_OK) {
-      format_shape(shape, sizeof shape, &d.tensor);
-      printf("  %-24s %-8s %s", d.name, eg_dtype_name(d.tensor.dtype), shape);
-      if (d.random == EG_RANDOM_BERNOULLI && isnan(d.random_p))
-        printf("  (random: Bernoulli mask, p from a tensor)");
-      else if (d.random == EG_RANDOM_BERNOULLI)
-        printf("  (random: Bernoulli mask, p %g)", d.random_p);
-      printf("\n");
-    }
+    if (eg_model_input(m, i, &d) == EG_OK) info_line(m, true, &d);
   printf("outputs:\n");
   for (int i = 0; i < eg_model_num_outputs(m); i++)
-    if (eg_model_output(m, i, &d) == EG_OK) {
-      format_shape(shape, sizeof shape, &d.tensor);
-      printf("  %-24s %-8s %s\n", d.name, eg_dtype_name(d.tensor.dtype), shape);
-    }
+    if (eg_model_output(m, i, &d) == EG_OK) info_line(m, false, &d);
   eg_model_stats st;
   eg_model_get_stats(m, &st);
   printf("ops (%d nodes):\n", st.num_nodes);
@@ -377,15 +392,8 @@ static int set_inputs(const eg_model *m, eg_runtime *rt, const run_args *ra,
   return 0;
 }
 
-bool has_output(const eg_model *m, const char *prefix, const char *name) {
-  size_t lp = strlen(prefix);
-  for (int i = 0; i < eg_model_num_outputs(m); i++) {
-    eg_tensor_desc d;
-    if (eg_model_output(m, i, &d) == EG_OK && strncmp(d.name, prefix, lp) == 0 &&
-        strcmp(d.name + lp, name) == 0)
-      return true;
-  }
-  return false;
+bool is_trained(const eg_tensor_desc *d) {
+  return (d->role == EG_ROLE_PARAMETER || d->role == EG_ROLE_BUFFER) && d->pair >= 0;
 }
 
 /* Every name the run joins into a path (DIR/<output>.npy, --expect DIR/<output>.npy,
@@ -398,7 +406,7 @@ static int check_names(const eg_model *m, const run_args *ra) {
     for (int i = 0; i < n && (io == 0 || (trains && ra->output_dir)); i++) {
       eg_tensor_desc d;
       if ((io ? eg_model_input(m, i, &d) : eg_model_output(m, i, &d)) != EG_OK) continue;
-      if (io && !has_output(m, "grad_", d.name) && !has_output(m, "new_", d.name)) continue;
+      if (io && !is_trained(&d)) continue;
       if (!outdir_name_ok(d.name))
         return fail(EXIT_USAGE, "run: %s: %s %d \"%s\": not usable as a file name (%s/<name>.npy): "
                     OUTDIR_NAME_RULE, ra->model, io ? "input" : "output", i, d.name,
@@ -557,7 +565,7 @@ static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_
     eg_tensor_desc d;
     eg_tensor t;
     eg_model_input(m, i, &d);
-    if (!has_output(m, "grad_", d.name) && !has_output(m, "new_", d.name)) continue;
+    if (!is_trained(&d)) continue;
     eg_status s = eg_runtime_input(rt, i, &t);
     rc = s == EG_OK ? outdir_save(od, "final", d.name, &t) : fail_status(s);
   }

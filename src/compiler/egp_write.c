@@ -243,13 +243,15 @@ static void put_arg(writer *w, wbuf *b, const eg_arg *a) {
   }
 }
 
-/* `inputs`: each entry also carries its optional state_dict name and its random kind (with a
- * Bernoulli mask's probability). */
+/* Each entry with its role and pair; `inputs`: also its optional state_dict name and its random
+ * kind (with a Bernoulli mask's probability). */
 static void put_named(writer *w, wbuf *b, const eg_named *list, int32_t n, bool inputs) {
   put_u32(b, (uint32_t)n);
   for (int32_t i = 0; i < n; i++) {
     put_str(w, b, list[i].name);
     put_i32(b, list[i].value);
+    put_u8(b, (uint32_t)list[i].role);
+    put_i32(b, list[i].pair);
     if (!inputs) continue;
     put_str(w, b, list[i].state_dict);
     put_u8(b, (uint32_t)list[i].random);

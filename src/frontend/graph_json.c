@@ -1,7 +1,8 @@
 /* graph_json.c — the graph-file loader (docs/graph-format.md, version 1).
  *
  * Reads with jansson, fills the IR arrays, attaches the static weights from the safetensors
- * file, then runs the verifier. Every field is checked before use; a failure leaves one message
+ * file, then runs the verifier and checks the inputs' and outputs' roles (ir/io_role.h). Every
+ * field is checked before use; a failure leaves one message
  * "<file>: <where>: <what>: <rule>" and frees everything built so far. */
 #include <jansson.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "frontend/frontend.h"
+#include "ir/io_role.h"
 #include "util/checked.h"
 #include "util/error.h"
 #include "ops/verify.h"
@@ -430,6 +432,71 @@ static eg_status parse_random_inputs(loader *L, json_t *root) {
   return EG_OK;
 }
 
+/* The input named `name`, or -1. */
+static int32_t input_index(const eg_graph *g, const char *name) {
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    if (strcmp(g->inputs[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* Entry i of "inputs" (is_input) or "outputs": its "role", and an output's "of" as the index of
+ * the input it names (-1 without). Their rules: ir/io_role.h, checked once the graph is read. */
+static eg_status parse_role(loader *L, json_t *e, bool is_input, int32_t i, eg_named *named) {
+  char where[320];
+  snprintf(where, sizeof where, "%s[%d] \"%s\"", is_input ? "inputs" : "outputs", (int)i,
+           named->name);
+  json_t *role = json_object_get(e, "role"), *of = json_object_get(e, "of");
+  if (!role)
+    return bad(EG_ERR_FORMAT, "%s: no \"role\": a graph that records roles records one for "
+               "every input and output (re-export it with this edgegrad's exporter)", where);
+  if (!json_is_string(role))
+    return bad(EG_ERR_FORMAT, "%s: \"role\" is not a string", where);
+  const char *name = json_string_value(role);
+  if (!eg_io_role_parse(name, is_input, &named->role))
+    return bad(EG_ERR_FORMAT, "%s: role \"%s\" unknown: the roles of an %s are %s", where, name,
+               is_input ? "input" : "output", eg_io_role_list(is_input));
+  named->pair = -1;
+  if (!of) return EG_OK;
+  if (is_input)
+    return bad(EG_ERR_FORMAT, "%s: role \"%s\" with \"of\": only outputs name an input", where,
+               name);
+  if (!json_is_string(of))
+    return bad(EG_ERR_FORMAT, "%s: role \"%s\": \"of\" is not a string", where, name);
+  named->pair = input_index(L->g, json_string_value(of));
+  if (named->pair < 0)
+    return bad(EG_ERR_INVALID, "%s: role \"%s\" of \"%s\": no input %s", where, name,
+               json_string_value(of), json_string_value(of));
+  return EG_OK;
+}
+
+/* Every input's and output's role. A graph without any "role" (written before the exporter
+ * recorded them) reads as data inputs (a random draw: random) and plain outputs: it has no
+ * parameter, so training loops refuse it and say to export it again. */
+static eg_status parse_roles(loader *L, json_t *root) {
+  eg_graph *g = L->g;
+  json_t *lists[2] = {json_object_get(root, "inputs"), json_object_get(root, "outputs")};
+  bool recorded = false;
+  for (int l = 0; l < 2; l++)
+    for (size_t k = 0; k < json_array_size(lists[l]); k++)
+      recorded |= json_object_get(json_array_get(lists[l], k), "role") != NULL;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    eg_named *in = &g->inputs[i];
+    if (recorded) EG_TRY(parse_role(L, json_array_get(lists[0], (size_t)i), true, i, in));
+    else in->role = in->random != EG_RANDOM_NONE ? EG_ROLE_RANDOM : EG_ROLE_DATA;
+  }
+  for (int32_t o = 0; o < g->n_outputs; o++) {
+    eg_named *out = &g->outputs[o];
+    out->role = EG_ROLE_OUTPUT;
+    out->pair = -1;
+    json_t *e = json_array_get(lists[1], (size_t)o);
+    if (recorded) EG_TRY(parse_role(L, e, false, o, out));
+    else if (json_object_get(e, "of"))
+      return bad(EG_ERR_FORMAT, "outputs[%d] \"%s\": \"of\" without \"role\": \"of\" names "
+                 "the input of a gradient or a buffer_update", (int)o, out->name);
+  }
+  return EG_OK;
+}
+
 static eg_status parse_graph(loader *L, json_t *root) {
   const char *format = NULL;
   if (!json_is_object(root)) return bad(EG_ERR_FORMAT, "top level is not an object");
@@ -456,10 +523,12 @@ static eg_status parse_graph(loader *L, json_t *root) {
   EG_TRY(parse_named(L, root, "inputs", &g->inputs, &g->n_inputs));
   EG_TRY(parse_random_inputs(L, root));
   EG_TRY(parse_named(L, root, "outputs", &g->outputs, &g->n_outputs));
+  EG_TRY(parse_roles(L, root));
   for (int32_t i = 0; i < g->n_nodes; i++) EG_TRY(parse_node(L, json_array_get(nodes, (size_t)i), i));
   EG_TRY(check_unique(&g->nodes[0].name, sizeof *g->nodes, g->n_nodes, "nodes"));
   EG_TRY(parse_statics(L, root));
-  return eg_graph_verify(g);
+  EG_TRY(eg_graph_verify(g));
+  return eg_graph_check_roles(g);
 }
 
 eg_status eg_graph_load_json(const char *path, eg_graph **out) {

@@ -151,6 +151,11 @@ typedef struct eg_named {
                              (a Dropout mask) that a training loop draws afresh per step */
   double random_p;        /* EG_RANDOM_BERNOULLI: the probability of a one, in [0, 1]; NAN
                              where the step took it from a tensor */
+  eg_io_role role;        /* inputs and outputs: the role in a training step, as recorded by
+                             the exporter (ir/io_role.h has the rules the readers check) */
+  int32_t pair;           /* a gradient's parameter input, a buffer_update's buffer input (an
+                             input index); a parameter's gradient, a buffer's update (an output
+                             index); -1 for none */
 } eg_named;
 
 typedef struct eg_static {

@@ -1,13 +1,11 @@
 /* seed.c — finding a training step's backward seed (see seed.h for the rules). */
 #include "ir/seed.h"
 
-#include <string.h>
-
 #include "ir/edit.h"
 
 int32_t eg_graph_loss(const eg_graph *g) {
   for (int32_t o = 0; o < g->n_outputs; o++)
-    if (strcmp(g->outputs[o].name, "loss") == 0)
+    if (g->outputs[o].role == EG_ROLE_LOSS)
       return g->values[g->outputs[o].value].dtype == EG_DTYPE_FLOAT32 ? g->outputs[o].value : -1;
   return -1;
 }

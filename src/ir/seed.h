@@ -5,8 +5,8 @@
  * constant seed read by NPU nodes as a boundary input of their partitions, not as a constant
  * baked into them (backends/htp/lower.h).
  *
- * Found by these rules, in this order (the loss is the float32 output named "loss", the
- * training contract of docs/export.md):
+ * Found by these rules, in this order (the loss is the float32 output of role "loss", as the
+ * exporter records it: ir/io_role.h, docs/export.md):
  *   1. a node ones_like(loss) read by some node;
  *   2. else a float32 constant (static, its bytes present) of the loss's shape, every element
  *      1.0, read by some node: decompose's fold of rule 1.
@@ -19,7 +19,7 @@
 
 #include "ir/graph.h"
 
-/* The float32 output "loss" of g, or -1. */
+/* The value of g's float32 output of role loss, or -1. */
 int32_t eg_graph_loss(const eg_graph *g);
 
 /* The matches of the rule that applies (0 when neither matches; 0 as well without a loss):

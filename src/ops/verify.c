@@ -6,7 +6,6 @@
  * and after every pass. Messages name the node or list entry at fault. */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "ir/graph.h"
 #include "ops/verify.h"
@@ -109,19 +108,9 @@ static eg_status check_shapes(const eg_graph *g) {
   return EG_OK;
 }
 
-/* Whether the graph has an output named `prefix` + `name` (the training contract of
- * edgegrad.h: "grad_P" for a trainable parameter P, "new_B" for a state buffer B). */
-static bool has_output_named(const eg_graph *g, const char *prefix, const char *name) {
-  const size_t lp = strlen(prefix);
-  for (int32_t o = 0; o < g->n_outputs; o++)
-    if (strncmp(g->outputs[o].name, prefix, lp) == 0 && strcmp(g->outputs[o].name + lp, name) == 0)
-      return true;
-  return false;
-}
-
 /* A random input (eg_named.random) holds a 0/1 mask a loop can write: float32, float64, uint8
- * or bool, its probability NAN (unknown) or in [0, 1]. It is never a trainable parameter or a
- * state buffer: a loop that draws it would overwrite the weight with a mask every step. */
+ * or bool, its probability NAN (unknown) or in [0, 1]. (That it is never a trainable parameter
+ * or a state buffer is a rule of the roles the loaders check: ir/io_role.h.) */
 static eg_status check_random_inputs(const eg_graph *g) {
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const eg_named *in = &g->inputs[i];
@@ -136,12 +125,6 @@ static eg_status check_random_inputs(const eg_graph *g) {
       return eg_error(EG_ERR_UNSUPPORTED, "input %s: a Bernoulli mask of dtype %s: masks are "
                       "float32, float64, uint8 or bool", in->name,
                       v->kind == EG_VALUE_TENSOR ? eg_dtype_name(v->dtype) : "(tuple)");
-    const bool param = has_output_named(g, "grad_", in->name);
-    if (param || has_output_named(g, "new_", in->name))
-      return eg_error(EG_ERR_INVALID, "input %s: a random draw (a Dropout mask) and a %s (output "
-                      "%s%s): a random input is drawn afresh every step, never trained", in->name,
-                      param ? "trainable parameter" : "state buffer", param ? "grad_" : "new_",
-                      in->name);
     if (!isnan(in->random_p) && !(in->random_p >= 0 && in->random_p <= 1))
       return eg_error(EG_ERR_INVALID, "input %s: Bernoulli probability %g: must be in [0, 1]",
                       in->name, in->random_p);

@@ -1,7 +1,7 @@
-/* egp_format.h — the compiled program file (.egp), version 5 (2 added the compiler's value
+/* egp_format.h — the compiled program file (.egp), version 6 (2 added the compiler's value
  * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind,
- * 5 the program's precision; version 4 files are read as fp32 programs, older versions are
- * refused): one binary holding everything a
+ * 5 the program's precision, 6 every input's and output's role and pair; older versions are
+ * refused, with a message to compile the graph again): one binary holding everything a
  * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
  * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
  * and every STATIC byte exactly once.
@@ -24,8 +24,7 @@
  * ==== Layout ====
  *   offset 0   Header (32 bytes)
  *     0  u8[4] magic        "EGP1"
- *     4  u32   version      5 (EG_EGP_VERSION), or 4 (EG_EGP_VERSION_MIN: PROGRAM without
- *                           `precision`, read as fp32); another version is refused
+ *     4  u32   version      6 (EG_EGP_VERSION); another version is refused
  *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
  *                           refused before anything else is read)
  *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
@@ -61,10 +60,17 @@
  *               in [1e-30, 1e30]: ir/quant_rule.h, the graph verifier's rule too);
  *               n x i64 zero_point (in [qmin, qmax])
  *               tuple:  u32 n_elems; n_elems x i32 (a tensor value id, or -1 for None)
- *   u32 n_inputs;   n_inputs  x { str name; i32 value; str state_dict (optional);
+ *   u32 n_inputs;   n_inputs  x { str name; i32 value; u8 role; i32 pair;
+ *                                 str state_dict (optional);
  *                                 u8 random (eg_random_kind: 0 none, 1 bernoulli);
  *                                 random 1 only: f64 p (NaN: unknown, else in [0, 1]) }
- *   u32 n_outputs;  n_outputs x { str name; i32 value }
+ *   u32 n_outputs;  n_outputs x { str name; i32 value; u8 role; i32 pair }
+ *                   role: an eg_io_role code (0 data, 1 label, 2 parameter, 3 buffer, 4 random
+ *                   for inputs; 5 loss, 6 gradient, 7 buffer_update, 8 output for outputs);
+ *                   pair: an output's input (a gradient's parameter, a buffer_update's buffer),
+ *                   an input's output (its gradient or update), -1 for none. The rules of
+ *                   ir/io_role.h hold (checked on reading, as the graph JSON loader does), and
+ *                   each input's pair is the output that names it.
  *   u32 n_statics;  n_statics x { str name; i32 value; u64 offset; u64 nbytes }
  *                   offset/nbytes: a range of the STATIC section; offset a multiple of 64;
  *                   nbytes == the value's bytes. offset EG_EGP_NO_BYTES (all ones): the bytes
@@ -130,8 +136,7 @@
  *
  * PROGRAM (5) — the target and the order (program/program.h):
  *   str soc (a name eg_target_find knows, e.g. "SM8650")
- *   u8 precision (version 5 only: eg_precision, 1 fp32 or 2 fp16 — how the NPU partitions
- *       compute floats; absent in version 4, which means fp32)
+ *   u8 precision (eg_precision, 1 fp32 or 2 fp16 — how the NPU partitions compute floats)
  *   u32 n_steps (== n_partitions + number of CPU nodes);
  *       n_steps x { i32 node; i32 partition }   CPU step: (node, -1); NPU step: (-1, partition);
  *       every CPU node and every partition exactly once
@@ -160,8 +165,7 @@
 #include "program/program.h"
 
 #define EG_EGP_MAGIC "EGP1"
-#define EG_EGP_VERSION 5u
-#define EG_EGP_VERSION_MIN 4u /* the oldest version read (as fp32) */
+#define EG_EGP_VERSION 6u
 #define EG_EGP_HEADER_SIZE 32u
 #define EG_EGP_SECTION_ENTRY_SIZE 24u
 #define EG_EGP_STATIC_ALIGN 64u

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ir/io_role.h"
 #include "ir/quant_rule.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
@@ -148,7 +149,7 @@ typedef struct loader {
   const char *file;
   const unsigned char *data;
   size_t size;
-  uint32_t version;  /* EG_EGP_VERSION_MIN .. EG_EGP_VERSION */
+  int32_t *input_pairs; /* the pair the file records for each input (GRAPH) */
   uint64_t sec_off[EG_EGP_N_SECTIONS + 1], sec_size[EG_EGP_N_SECTIONS + 1];
   int32_t n_strs;
   const char **strs;
@@ -207,10 +208,14 @@ static eg_status read_header(loader *L) {
                L->size, EG_EGP_HEADER_SIZE);
   uint32_t version = le32(L->data + 4), n_sections = le32(L->data + 16), flags = le32(L->data + 20);
   uint64_t file_size = le64(L->data + 8), reserved = le64(L->data + 24);
-  if (version < EG_EGP_VERSION_MIN || version > EG_EGP_VERSION)
-    return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): this edgegrad reads versions %u to %u "
-               "(compile the graph again)", version, EG_EGP_VERSION_MIN, EG_EGP_VERSION);
-  L->version = version;
+  if (version < EG_EGP_VERSION)
+    return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by an older edgegrad; this one "
+               "reads version %u, which records each input's and output's role: compile the "
+               "graph again with this edgegrad", version, EG_EGP_VERSION);
+  if (version > EG_EGP_VERSION)
+    return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by a newer edgegrad; this one "
+               "reads version %u: compile the graph with this edgegrad", version,
+               EG_EGP_VERSION);
   if (file_size != L->size)
     return bad(&c, EG_ERR_FORMAT, "file_size (%llu) but the file has %zu bytes: truncated or "
                "extended", (unsigned long long)file_size, L->size);
@@ -396,18 +401,33 @@ static eg_status check_unique(const rd *c, const char *const *names, size_t stri
   return EG_OK;
 }
 
+/* The role and pair of entry `w`: the role a known code (its rules, and the pair's range:
+ * eg_graph_check_roles once the graph is read), the pair kept in *pair. */
+static eg_status read_role(rd *c, const char *w, eg_named *e, int32_t *pair) {
+  uint8_t role;
+  EG_TRY(rd_u8(c, w, &role));
+  if (role > EG_ROLE_OUTPUT)
+    return bad(c, EG_ERR_FORMAT, "%s: role code (%u): unknown (0 data to %d output)", w, role,
+               EG_ROLE_OUTPUT);
+  e->role = (eg_io_role)role;
+  return rd_i32(c, w, pair);
+}
+
 static eg_status read_named(loader *L, rd *c, const char *list_name, eg_named **out,
                             int32_t *n_out) {
   int32_t n;
   const bool inputs = strcmp(list_name, "inputs") == 0;
-  EG_TRY(rd_count(c, list_name, inputs ? 13 : 8, INT32_MAX - 1, &n));
+  EG_TRY(rd_count(c, list_name, inputs ? 18 : 13, INT32_MAX - 1, &n));
   eg_named *list = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof *list);
   if (!list) return bad(c, EG_ERR_NOMEM, "%s: out of memory", list_name);
+  if (inputs && !(L->input_pairs = eg_arena_array(L->g->arena, (size_t)n + 1, sizeof(int32_t))))
+    return bad(c, EG_ERR_NOMEM, "%s: out of memory", list_name);
   for (int32_t i = 0; i < n; i++) {
     char w[64];
     snprintf(w, sizeof w, "%s[%d]", list_name, i);
     EG_TRY(rd_str(L, c, w, false, &list[i].name));
     EG_TRY(rd_id(c, w, 0, L->g->n_values, &list[i].value));
+    EG_TRY(read_role(c, w, &list[i], inputs ? &L->input_pairs[i] : &list[i].pair));
     if (!inputs) continue;
     EG_TRY(rd_str(L, c, w, true, &list[i].state_dict));
     uint8_t kind;
@@ -545,7 +565,15 @@ static eg_status read_graph(loader *L) {
   EG_TRY(check_unique(&c, &g->nodes[0].name, sizeof *g->nodes, g->n_nodes, "nodes"));
   EG_TRY(end_of_section(&c));
   eg_status s = eg_graph_verify(g);
-  return s == EG_OK ? EG_OK : eg_error_prefix(s, "%s: GRAPH", L->file);
+  if (s == EG_OK) s = eg_graph_check_roles(g);
+  if (s != EG_OK) return eg_error_prefix(s, "%s: GRAPH", L->file);
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    if (L->input_pairs[i] != g->inputs[i].pair)
+      return bad(&c, EG_ERR_FORMAT, "inputs[%d] \"%s\": role \"%s\" with pair %d: must be %d, "
+                 "the output that names it (-1: none)", (int)i, g->inputs[i].name,
+                 eg_io_role_name(g->inputs[i].role), (int)L->input_pairs[i],
+                 (int)g->inputs[i].pair);
+  return EG_OK;
 }
 
 /* ---- PLACEMENT ---- */
@@ -988,8 +1016,8 @@ static eg_status read_program(loader *L) {
   p->target = eg_target_find(soc);
   if (!p->target)
     return bad(&c, EG_ERR_UNSUPPORTED, "soc (%s): a SoC this edgegrad does not know", soc);
-  uint8_t precision = EG_PRECISION_FP32; /* version 4 has none: its programs computed in fp32 */
-  if (L->version >= 5) EG_TRY(rd_u8(&c, "precision", &precision));
+  uint8_t precision;
+  EG_TRY(rd_u8(&c, "precision", &precision));
   if (precision != EG_PRECISION_FP32 && precision != EG_PRECISION_FP16)
     return bad(&c, EG_ERR_FORMAT, "precision (%u): must be 1 (fp32) or 2 (fp16)", precision);
   p->precision = (eg_precision)precision;

@@ -60,7 +60,11 @@ if $exe info "$model" --json >"$work/info.json" && /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert [i["name"] for i in d["inputs"]][:2] == ["input", "target"], d["inputs"]
-assert d["outputs"][0] == {"name": "loss", "dtype": "float32", "shape": []}, d["outputs"][0]
+assert d["outputs"][0] == {"name": "loss", "dtype": "float32", "shape": [], "role": "loss"}, \
+    d["outputs"][0]
+assert [i["role"] for i in d["inputs"]] == ["data", "label"] + ["parameter"] * 5, d["inputs"]
+grads = [(o["name"], o["role"], o["of"]) for o in d["outputs"][1:]]
+assert grads == [("grad_" + i["name"], "gradient", i["name"]) for i in d["inputs"][2:]], grads
 assert d["ops"]["aten.convolution_backward.default"] == 2, d["ops"]
 assert d["static_weights"] == 1 and d["static_bytes"] == 4 * 4 * 9, d
 ' "$work/info.json"; then ok; else bad "info --json"; fi
@@ -177,16 +181,17 @@ ls "$work" | grep -q "trained.safetensors.tmp" && bad "train left a temporary fi
 mkdir -p "$work/rnd"
 cp "$data/tiny_step.safetensors" "$work/rnd/"
 with_random() { # P [INPUT]: the fixture with INPUT (default input) a Bernoulli mask of P
-  sed "s/\"nodes\":/\"random_inputs\": [{\"input\": \"${2:-input}\", \"distribution\": \"bernoulli\", \"p\": $1}], \"nodes\":/" \
+  sed -e "s/\"nodes\":/\"random_inputs\": [{\"input\": \"${2:-input}\", \"distribution\": \"bernoulli\", \"p\": $1}], \"nodes\":/" \
+    -e "s/\(\"name\": \"${2:-input}\", \"value\": [0-9]*, \"role\": \)\"[a-z]*\"/\1\"random\"/" \
     "$model" >"$work/rnd/r.json"
   grep -q random_inputs "$work/rnd/r.json" || bad "test edit of random_inputs did not apply"
 }
 with_random 0.75
-$exe info "$work/rnd/r.json" | grep -q "^  input .*(random: Bernoulli mask, p 0.75)" && ok ||
+$exe info "$work/rnd/r.json" | grep -q "^  input .* random (Bernoulli mask, p 0.75)" && ok ||
   bad "info does not mark the random input: $($exe info "$work/rnd/r.json" 2>&1 | head -3)"
 $exe info --json "$work/rnd/r.json" | grep -q '"distribution": "bernoulli"' && ok || bad "info --json random"
 if $exe compile "$work/rnd/r.json" --soc SM8650 -o "$work/r.egp" >/dev/null 2>&1 &&
-    $exe info "$work/r.egp" | grep -q "(random: Bernoulli mask, p 0.75)"; then ok
+    $exe info "$work/r.egp" | grep -q " random (Bernoulli mask, p 0.75)"; then ok
 else bad "the compiled program lost its random input"; fi
 mkdir -p "$work/rdata"
 cp "$data/tiny_step_inputs/target.npy" "$work/rdata/"
@@ -203,7 +208,7 @@ with_random null
 expect_fail 2 "input input: a Bernoulli mask whose probability the traced step took from a tensor" \
   -- $exe train "$work/rnd/r.json" --data "$work/rdata" --init "$tinit" --epochs 1
 # a graph input's state_dict name must be a string
-sed 's/"name": "0_bias", "value": \([0-9]*\)}/"name": "0_bias", "value": \1, "state_dict": 7}/' \
+sed 's/"name": "0_bias", "value": \([0-9]*\), "role": "parameter"}/"name": "0_bias", "value": \1, "role": "parameter", "state_dict": 7}/' \
   "$model" >"$work/m.json"
 grep -q '"state_dict": 7' "$work/m.json" && ok || bad "test edit of state_dict did not apply"
 expect_fail 2 '"state_dict" of 0_bias: expected a non-empty string' -- $exe info "$work/m.json"

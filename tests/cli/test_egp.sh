@@ -83,12 +83,22 @@ for soc in SM8650 SM8350; do
   if $exe run "$model" --soc $soc --precision fp32 "${inputs[@]}" --output-dir "$work/out_mem_$soc" -q &&
       cmp -s <(cat "$work/out_egp_$soc"/*.npy) <(cat "$work/out_mem_$soc"/*.npy); then ok
   else bad "run $soc: the .egp's outputs differ from the in-memory compile's"; fi
-  # info reads a program like a graph: the compiled graph's nodes, which the report lists
+  # info reads a program like a graph: the compiled graph's nodes, which the report lists, and
+  # the graph's inputs and outputs with their roles (and a gradient's "of") as the JSON has them
   if $exe info "$egp" --json | $py -c '
-import json, sys
+import json, subprocess, sys
 d, rep = json.load(sys.stdin), json.load(open(sys.argv[1]))
-assert d["nodes"] == len(rep["nodes"]) > 0, (d["nodes"], len(rep["nodes"]))' "$work/rep_$soc.json"
+assert d["nodes"] == len(rep["nodes"]) > 0, (d["nodes"], len(rep["nodes"]))
+src = json.loads(subprocess.run([sys.argv[2], "info", sys.argv[3], "--json"], check=True,
+                                capture_output=True, text=True).stdout)
+for key in ("inputs", "outputs"):
+    assert d[key] == src[key], (key, d[key], src[key])
+assert [i["role"] for i in d["inputs"]][:3] == ["data", "label", "parameter"], d["inputs"]
+assert d["outputs"][1]["role"] == "gradient" and d["outputs"][1]["of"] == "0_bias", d["outputs"]
+' "$work/rep_$soc.json" "$exe" "$model"
   then ok; else bad "info $soc .egp"; fi
+  $exe info "$egp" | grep -q "^  grad_0_bias  *float32  *\[4\]  *gradient (0_bias)$" && ok ||
+    bad "info $soc .egp: the text lacks a gradient's role and parameter"
 done
 
 egp=$work/tiny_SM8650.egp
@@ -138,7 +148,10 @@ done
 corrupt trunc_patched 'b = b[:len(b) - 1]; struct.pack_into("<Q", b, 8, len(b))'
 expect_fail 2 "section table: STATIC" -- $exe inspect "$work/trunc_patched.egp"
 corrupt bad_version 'struct.pack_into("<I", b, 4, 1)' # version 1: before the value annotations
-expect_fail 2 "header: version (1): this edgegrad reads version" -- $exe inspect "$work/bad_version.egp"
+expect_fail 2 "header: version (1): written by an older edgegrad" -- $exe inspect "$work/bad_version.egp"
+corrupt v5 'struct.pack_into("<I", b, 4, 5)' # version 5: the last before the roles
+expect_fail 2 "header: version (5): written by an older edgegrad; this one reads version 6, which records each input's and output's role: compile the graph again" \
+  -- $exe run "$work/v5.egp" "${inputs[@]}"
 corrupt bad_offset 'o, s, e = sec[2]; struct.pack_into("<Q", b, e + 8, o + 8)'
 expect_fail 2 "section table: GRAPH" -- $exe inspect "$work/bad_offset.egp"
 corrupt huge_offset 'o, s, e = sec[4]; struct.pack_into("<Q", b, e + 8, (1 << 63) + 8)'

@@ -56,12 +56,12 @@ t = lambda c: {"kind": "tensor", "dtype": "float32", "shape": [1, c, 3, 3]}
 json.dump({"format": "edgegrad.graph", "version": 1,
            "producer": {"name": "edgegrad.export", "torch": "2.13.0"},
            "values": [dict(t(2), id=0), dict(t(2), id=1), dict(t(24), id=2)],
-           "inputs": [{"name": "x", "value": 0}], "statics": [],
+           "inputs": [{"name": "x", "value": 0, "role": "data"}], "statics": [],
            "nodes": [{"name": "relu", "target": "aten.relu.default", "args": [{"value": 0}],
                       "kwargs": {}, "output": 1},
                      {"name": "cat", "target": "aten.cat.default",
                       "args": [[{"value": 1}] * 12, 1], "kwargs": {}, "output": 2}],
-           "outputs": [{"name": "y", "value": 2}]}, open(sys.argv[1], "w"))
+           "outputs": [{"name": "y", "value": 2, "role": "output"}]}, open(sys.argv[1], "w"))
 PY
 $exe compile "$work/cat12.json" --soc SM8650 -o "$work/cat12.egp" -q || bad "compile cat12"
 if $exe export-onnx "$work/cat12.egp" "$work/cat12" >/dev/null 2>"$work/err.txt" &&

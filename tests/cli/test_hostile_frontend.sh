@@ -25,7 +25,8 @@ graph() {
 {"format": "edgegrad.graph", "version": 1,
  "values": [{"id": 0, "kind": "tensor", "dtype": "float32", "shape": $1},
             {"id": 1, "kind": "tensor", "dtype": "float32", "shape": $1}],
- "inputs": [{"name": "x", "value": 0}], "statics": [], "outputs": [{"name": "out", "value": 1}],
+ "inputs": [{"name": "x", "value": 0, "role": "data"}], "statics": [],
+ "outputs": [{"name": "out", "value": 1, "role": "output"}],
  "nodes": [{"name": "$2", "target": "aten.relu.default", "args": [{"value": 0}], "output": 1}]}
 EOF
 }

@@ -33,12 +33,12 @@ quant_graph() {
  "values": [{"id": 0, "kind": "tensor", "dtype": "float32", "shape": [2, 3]},
             {"id": 1, "kind": "tensor", "dtype": "uint8", "shape": [2, 3]},
             {"id": 2, "kind": "tensor", "dtype": "float32", "shape": [2, 3]}],
- "inputs": [{"name": "x", "value": 0}], "statics": [],
+ "inputs": [{"name": "x", "value": 0, "role": "data"}], "statics": [],
  "nodes": [{"name": "q", "target": "aten.quantize_per_tensor.default",
             "args": [{"value": 0}, {"float": $2}, 3, {"dtype": "uint8"}], "kwargs": {}, "output": 1},
            {"name": "dq", "target": "aten.dequantize.self", "args": [{"value": 1}], "kwargs": {},
             "output": 2}],
- "outputs": [{"name": "out", "value": 2}]}
+ "outputs": [{"name": "out", "value": 2, "role": "output"}]}
 EOF
 }
 
@@ -60,10 +60,10 @@ relu_graph() {
 {"format": "edgegrad.graph", "version": 1,
  "values": [{"id": 0, "kind": "tensor", "dtype": "float32", "shape": [$2]},
             {"id": 1, "kind": "tensor", "dtype": "float32", "shape": [$2]}],
- "inputs": [{"name": "x", "value": 0}], "statics": [],
+ "inputs": [{"name": "x", "value": 0, "role": "data"}], "statics": [],
  "nodes": [{"name": "relu", "target": "aten.relu.default", "args": [{"value": 0}], "kwargs": {},
             "output": 1}],
- "outputs": [{"name": "out", "value": 1}]}
+ "outputs": [{"name": "out", "value": 1, "role": "output"}]}
 EOF
 }
 

@@ -145,12 +145,12 @@ expect_fail 2 "not usable as a file name" -- "$exe" run "$escaped" "${inputs[@]}
   --output-dir "$work/fresh" --steps 2 --lr 0.1
 [[ -e $work/fresh ]] && bad "--steps with ../escaped created $work/fresh" || ok
 
-# an input written to DIR/final/<name>.npy is checked the same way (".." pairs with "grad_..")
+# an input written to DIR/final/<name>.npy is checked the same way (".." has its gradient)
 /usr/bin/python3 - "$data/tiny_step.json" "$models/dots_in.json" <<'EOF'
 import json, sys
 g = json.load(open(sys.argv[1]))
 [i for i in g["inputs"] if i["name"] == "2_bias"][0]["name"] = ".."
-[o for o in g["outputs"] if o["name"] == "grad_2_bias"][0]["name"] = "grad_.."
+[o for o in g["outputs"] if o["name"] == "grad_2_bias"][0]["of"] = ".."
 json.dump(g, open(sys.argv[2], "w"), indent=1)
 EOF
 dots_in=()

@@ -161,7 +161,7 @@ sed 's/"nodes":/"random_inputs": [{"input": "0_bias", "distribution": "bernoulli
   "$model" >"$work/rp.json"
 cp "$data/tiny_step.safetensors" "$work/"
 grep -q random_inputs "$work/rp.json" && ok || bad "test edit of random_inputs did not apply"
-needle="input 0_bias: a random draw (a Dropout mask) and a trainable parameter (output grad_0_bias)"
+needle='inputs[2] "0_bias": role "parameter" (a random draw): an input holds a random draw (a Dropout mask, listed in the graph'"'"'s "random_inputs") exactly when its role is "random"'
 expect_fail 2 "$needle" -- $exe info "$work/rp.json"
 expect_fail 2 "$needle" -- $exe train "$work/rp.json" --data "$work/d8" --init "$init" --epochs 1 \
   --out "$work/never.safetensors"

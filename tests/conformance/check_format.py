@@ -8,8 +8,9 @@
    traced constants, in-place ops, BatchNorm in eval mode, and the bundled demo example if
    present), re-reads
    each file pair with graph_exec (checking the format's rules), checks that the graph is
-   functional (no in-place op, copy_, alias or lift_fresh_copy) and follows the training naming
-   contract (grad_P / new_B outputs pair with inputs P / B of the same dtype and shape),
+   functional (no in-place op, copy_, alias or lift_fresh_copy) and follows the roles contract
+   (every input and output has a role; a gradient / buffer_update names the parameter / buffer
+   input of its dtype and shape),
    re-executes it op by op with torch.ops (SGD runs step by step, as `edgegrad run --steps`)
    and compares every output with PyTorch's eager result (compare.py's rule).
 2. Checks that the exporter refuses, with ValueError, what the format cannot represent.
@@ -122,8 +123,8 @@ def _eval_step(folder):
                           statics=["bn2.running_mean", "bn2.running_var",
                                    "bn2.num_batches_tracked"])
     graph, _ = graph_exec.load(built.json_path)
-    if any(e["name"].startswith("new_") for e in graph["outputs"]):
-        raise AssertionError("eval mode: new_ outputs")
+    if any(e["role"] in ("buffer_update", "buffer") for e in graph["outputs"] + graph["inputs"]):
+        raise AssertionError("eval mode: a state buffer or its update")
     return built
 
 
@@ -168,35 +169,65 @@ def check_functional(graph):
             for n in graph["nodes"] if n["target"] in _NOT_FUNCTIONAL or in_place(n["target"])]
 
 
-def check_training_contract(graph):
-    """The runtime's naming contract: an output grad_P / new_B that names an input P / B has
-    its dtype and shape (and a new_B is not B unchanged); in a training step (an output
-    "loss"), every grad_ output but grad_input and every new_ output names an input."""
+_INPUT_ROLES = ("data", "label", "parameter", "buffer", "random")
+_OUTPUT_ROLES = ("loss", "gradient", "buffer_update", "output")
+
+
+def check_roles(graph):
+    """The roles contract the runtime reads (docs/export.md): every input and output has a role
+    of its list; a gradient / buffer_update names ("of") a parameter / buffer input with its
+    dtype and shape (and a buffer_update is not the buffer unchanged), no other output names
+    one; in a training step (a gradient output) every parameter and buffer has exactly one; at
+    most one loss, a float32 scalar; the random inputs are those of "random_inputs"."""
     failures = []
     values = graph["values"]
-    inputs = {e["name"]: e["value"] for e in graph["inputs"]}
-    step = any(e["name"] == "loss" for e in graph["outputs"])
+    inputs = {e["name"]: e for e in graph["inputs"]}
+    random = {r["input"] for r in graph.get("random_inputs", [])}
+    for e in graph["inputs"]:
+        if e.get("role") not in _INPUT_ROLES:
+            failures.append(f"input {e['name']}: role {e.get('role')!r}")
+        elif (e["role"] == "random") != (e["name"] in random):
+            failures.append(f"input {e['name']}: role {e['role']} against random_inputs")
+    paired = []
     for e in graph["outputs"]:
-        for prefix in ("grad_", "new_"):
-            if not e["name"].startswith(prefix) or e["name"] == "grad_input":
-                continue
-            base = e["name"][len(prefix):]
-            if base not in inputs:
-                failures += [f"output {e['name']}: no input {base}"] if step else []
-                continue
-            got, want = values[e["value"]], values[inputs[base]]
-            if (got["dtype"], got["shape"]) != (want["dtype"], want["shape"]):
-                failures.append(f"output {e['name']}: {got['dtype']}{got['shape']} != input "
-                                f"{base} {want['dtype']}{want['shape']}")
-            if prefix == "new_" and e["value"] == inputs[base]:
-                failures.append(f"output {e['name']} is input {base} unchanged")
+        role, of = e.get("role"), e.get("of")
+        if role not in _OUTPUT_ROLES:
+            failures.append(f"output {e['name']}: role {role!r}")
+            continue
+        want = {"gradient": "parameter", "buffer_update": "buffer"}.get(role)
+        if (of is None) != (want is None) or (of is not None and of not in inputs):
+            failures.append(f"output {e['name']}: role {role} of {of!r}")
+            continue
+        if want is None:
+            continue
+        paired.append(of)
+        got, base = values[e["value"]], values[inputs[of]["value"]]
+        if inputs[of]["role"] != want:
+            failures.append(f"output {e['name']}: {role} of {of}, a {inputs[of]['role']}")
+        if (got["dtype"], got["shape"]) != (base["dtype"], base["shape"]):
+            failures.append(f"output {e['name']}: {got['dtype']}{got['shape']} != input "
+                            f"{of} {base['dtype']}{base['shape']}")
+        if role == "buffer_update" and e["value"] == inputs[of]["value"]:
+            failures.append(f"output {e['name']} is input {of} unchanged")
+    step = any(e.get("role") == "gradient" for e in graph["outputs"])
+    for e in graph["inputs"]:
+        count = paired.count(e["name"])
+        if count > 1 or (step and e.get("role") in ("parameter", "buffer") and count != 1):
+            failures.append(f"input {e['name']} ({e.get('role')}): {count} outputs name it")
+    losses = [e for e in graph["outputs"] if e.get("role") == "loss"]
+    for e in losses[1:]:
+        failures.append(f"output {e['name']}: a second loss")
+    for e in losses:
+        v = values[e["value"]]
+        if v["dtype"] != "float32" or any(d != 1 for d in v["shape"]):
+            failures.append(f"output {e['name']}: a loss of {v['dtype']}{v['shape']}")
     return failures
 
 
 def reexecute(built):
     """Failures of re-reading + re-executing ``built`` against its reference."""
     graph, statics = graph_exec.load(built.json_path)
-    failures = check_functional(graph) + check_training_contract(graph)
+    failures = check_functional(graph) + check_roles(graph)
     if built.steps > 1:
         losses, final, got = graph_exec.run_steps(graph, statics, built.inputs, built.steps,
                                                   built.lr)

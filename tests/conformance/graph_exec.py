@@ -11,11 +11,12 @@ Contract:
   name -> C-ordered numpy array. Ops are pure, as the format defines them: no op changes its
   arguments (``native_batch_norm`` in training gets copies of its running statistics, which
   ATen would update in place).
-- ``training_io(graph)`` -> ``(params, buffers)``: the input names that are trainable
-  parameters (an output ``grad_<name>``) and state buffers (an output ``new_<name>``).
+- ``training_io(graph)`` -> ``(params, buffers, loss)``: by the recorded roles, each trainable
+  parameter input with its gradient output and each state buffer input with its buffer_update
+  output (``{input name: output name}``), and the loss output's name.
 - ``run_steps(graph, statics, inputs, steps, lr)`` runs ``steps`` steps of plain SGD the way
-  ``edgegrad run --steps`` does (after each run ``P -= lr * grad_P`` and ``B = new_B``) and
-  returns ``(losses, final inputs, last outputs)``.
+  ``edgegrad run --steps`` does (after each run ``P -= lr * (P's gradient)`` and ``B = (B's
+  update)``) and returns ``(losses, final inputs, last outputs)``.
 """
 import json
 import operator
@@ -245,26 +246,29 @@ def execute(graph, statics, inputs):
 
 
 def training_io(graph):
-    """(trainable parameter input names, state buffer input names) by the naming contract."""
-    outputs = {e["name"] for e in graph["outputs"]}
-    inputs = [e["name"] for e in graph["inputs"]]
-    return ([n for n in inputs if "grad_" + n in outputs],
-            [n for n in inputs if "new_" + n in outputs])
+    """By the recorded roles: ({parameter input name: its gradient output's name}, {buffer input
+    name: its buffer_update output's name}, the loss output's name or None)."""
+    pairs = {"gradient": {}, "buffer_update": {}}
+    for e in graph["outputs"]:
+        if e.get("role") in pairs:
+            pairs[e["role"]][e["of"]] = e["name"]
+    loss = next((e["name"] for e in graph["outputs"] if e.get("role") == "loss"), None)
+    return pairs["gradient"], pairs["buffer_update"], loss
 
 
 def run_steps(graph, statics, inputs, steps, lr):
     """``steps`` runs with plain SGD in between, like ``edgegrad run --steps N --lr LR``:
     returns (float32 losses [steps], final value of every input, outputs of the last run)."""
-    params, buffers = training_io(graph)
+    params, buffers, loss = training_io(graph)
     current = {k: np.array(v, order="C") for k, v in inputs.items()}
     losses, outputs = [], {}
     for _ in range(steps):
         outputs = execute(graph, statics, current)
-        losses.append(outputs["loss"].item())
-        for name in params:
+        losses.append(outputs[loss].item())
+        for name, grad in params.items():
             p = torch.from_numpy(current[name])
-            g = torch.from_numpy(outputs["grad_" + name])
+            g = torch.from_numpy(outputs[grad])
             current[name] = p.sub(g, alpha=lr).numpy()
-        for name in buffers:
-            current[name] = outputs["new_" + name].copy()
+        for name, new in buffers.items():
+            current[name] = outputs[new].copy()
     return np.array(losses, dtype=np.float32), current, outputs

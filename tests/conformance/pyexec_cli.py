@@ -36,9 +36,9 @@ def _run(args):
     if args.steps > 1:
         losses, final, outputs = graph_exec.run_steps(graph, statics, inputs, args.steps, args.lr)
         np.save(os.path.join(args.output_dir, "losses.npy"), losses)
-        params, buffers = graph_exec.training_io(graph)
+        params, buffers, _ = graph_exec.training_io(graph)
         os.makedirs(os.path.join(args.output_dir, "final"), exist_ok=True)
-        for name in params + buffers:
+        for name in list(params) + list(buffers):
             np.save(os.path.join(args.output_dir, "final", name + ".npy"), final[name])
     else:
         outputs = graph_exec.execute(graph, statics, inputs)
@@ -49,7 +49,8 @@ def _run(args):
 def _info(args):
     graph, _ = graph_exec.load(args.model)
     io = lambda entries: [{"name": e["name"], **{k: graph["values"][e["value"]][k]
-                                                for k in ("dtype", "shape")}} for e in entries]
+                                                for k in ("dtype", "shape")},
+                           **{k: e[k] for k in ("role", "of") if k in e}} for e in entries]
     ops = collections.Counter(n["target"] for n in graph["nodes"])
     print(json.dumps({"inputs": io(graph["inputs"]), "outputs": io(graph["outputs"]),
                       "ops": dict(ops), "nodes": len(graph["nodes"])}))

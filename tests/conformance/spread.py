@@ -331,8 +331,9 @@ def decisions_graph(graph, folder):
             continue
         k = len(picked)
         out = graph["values"][n["output"]]["elements"][1] if kind == "pool" else n["output"]
-        extra += [{"name": f"decision_{k}", "value": out},
-                  {"name": f"decision_input_{k}", "value": n["args"][0]["value"]}]
+        extra += [{"name": f"decision_{k}", "value": out, "role": "output"},
+                  {"name": f"decision_input_{k}", "value": n["args"][0]["value"],
+                   "role": "output"}]
         picked.append((kind, (n["args"][1:], n["kwargs"]) if kind == "pool" else None))
     graph["outputs"] = graph["outputs"] + extra
     path = os.path.join(folder, "decisions.json")

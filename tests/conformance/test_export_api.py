@@ -29,7 +29,19 @@ reported as "not run" (never passed) under 1.13. Cases:
   run` with the export's masks matches PyTorch's eager step with the same masks; `edgegrad
   train` (2 SGD steps, masks drawn from --seed) matches a PyTorch loop given the same masks;
   and its --out file, read by edgegrad.load_state_dict, loads into the plain model with
-  strict=False missing exactly conv.weight, nothing unexpected;
+  strict=False missing exactly conv.weight, nothing unexpected; its roles are those of
+  torch.export's graph signature (``roles``' rules);
+- ``roles``: export_training_step of conv + BatchNorm + Dropout2d + Dropout + linear with
+  cross_entropy (train mode) records each input's and output's role — input data, target
+  label, parameters with their gradients ("of"), BatchNorm's buffers with their updates, the
+  masks random, the loss — and its eval graph the same inputs' roles without gradients, its
+  outputs loss and output; with mse_loss the target is data; `edgegrad info --json` reads the
+  same roles back from both files;
+- ``roles_function``: a hand-written SGD step through export_function with input_roles and
+  output_roles trains under `edgegrad run --steps` exactly alike (losses and weights, byte for
+  byte) with its gradients named grad_w / grad_b or dW / db, and as PyTorch's loop; an output
+  named grad_x without a role makes no parameter (nothing to train); roles that break the
+  contract are refused at export, one line, no file;
 - ``joint_refusals`` (2.x): export_joint of a reflection-padded model is refused naming the node and
   op (its decomposition's first one the runtime lacks); the state_dict prefix rule (stripped
   only when one submodule holds every parameter and buffer; "" keeps torch's names).
@@ -412,6 +424,162 @@ def case_load_state_dict(exe, work):
     return bad
 
 
+def roles_of(graph):
+    """({input name: role}, {output name: (role, of)}) of a graph dict."""
+    return ({e["name"]: e["role"] for e in graph["inputs"]},
+            {e["name"]: (e["role"], e.get("of")) for e in graph["outputs"]})
+
+
+def step_roles(model, prefix="", labels=("target",), data=("input",), draws=(), trained=None,
+               gradients=True):
+    """The roles export_training_step / export_joint record for ``model`` (its graph names
+    are ``prefix`` + the flat state_dict names; its buffers state in train mode, statics in
+    eval mode): {input: role}, {output: (role, of)}."""
+    params = [flat(n) for n, p in model.named_parameters()
+              if (p.requires_grad if trained is None else n in trained)]
+    buffers = [flat(n) for n, _ in model.named_buffers()] if model.training else []
+    inputs = {**{n: "data" for n in data}, **{n: "label" for n in labels}}
+    inputs.update({prefix + n: "parameter" for n in params})
+    inputs.update({prefix + n: "buffer" for n in buffers})
+    inputs.update({n: "random" for n in draws})
+    outputs = {"loss": ("loss", None)}
+    if gradients:
+        outputs.update({"grad_" + prefix + n: ("gradient", prefix + n) for n in params})
+        outputs.update({"new_" + prefix + n: ("buffer_update", prefix + n) for n in buffers})
+    else:
+        outputs["output"] = ("output", None)
+    return inputs, outputs
+
+
+def info_roles(exe, path):
+    """The roles `edgegrad info --json` reads from ``path``, as roles_of gives them."""
+    r = cli(exe, "info", path, "--json")
+    if r.returncode != 0:
+        raise AssertionError(f"edgegrad info {path}: exit {r.returncode}: {r.stderr.strip()}")
+    return roles_of(json.loads(r.stdout))
+
+
+def case_roles(exe, work):
+    torch.manual_seed(4)
+    model = DropNet().train()
+    x, y = torch.randn(4, 3, 6, 6), torch.randint(0, 5, (4,))
+    result = edgegrad.export_training_step(model, F.cross_entropy, (x, y),
+                                           os.path.join(work, "step"))
+    bad = []
+    want = step_roles(model, draws=sorted(result.draws))
+    if len(result.draws) != 2:
+        bad.append(f"draws {sorted(result.draws)}: Dropout2d's and Dropout's masks expected")
+    got = roles_of(result.graph)
+    if got != want:
+        bad.append(f"step roles {got}, want {want}")
+    if info_roles(exe, result.json_path) != got:
+        bad.append(f"edgegrad info reads other roles: {info_roles(exe, result.json_path)}")
+    with open(result.eval_path) as f:
+        evaluation = json.load(f)
+    want = step_roles(model, gradients=False)
+    got = roles_of(evaluation)
+    if got != want:
+        bad.append(f"eval graph roles {got}, want {want}")
+    if info_roles(exe, result.eval_path) != got:
+        bad.append(f"edgegrad info reads other eval roles: {info_roles(exe, result.eval_path)}")
+    # a target that is no class label (mse_loss's) is data
+    model = SmallNet().eval()
+    result = edgegrad.export_training_step(model, F.mse_loss, (torch.randn(2, 1, 4, 4),
+                                                                torch.randn(2, 3)),
+                                           os.path.join(work, "mse"), eval_graph=False)
+    got, want = roles_of(result.graph), step_roles(model, labels=(), data=("input", "target"))
+    if got != want:
+        bad.append(f"mse step roles {got}, want {want}")
+    return bad
+
+
+def _sgd_step(x, y, w, b):
+    """A hand-written training step: linear + MSE loss and its gradients."""
+    loss = F.mse_loss(x @ w.t() + b, y)
+    gw, gb = torch.autograd.grad(loss, [w, b])
+    return loss, gw, gb
+
+
+def case_roles_function(exe, work):
+    torch.manual_seed(5)
+    x, y = torch.randn(6, 4), torch.randn(6, 3)
+    w, b = torch.randn(3, 4), torch.randn(3)
+    args = (x, y, w.clone().requires_grad_(), b.clone().requires_grad_())
+    bad, runs = [], {}
+    roles = {"w": "parameter", "b": "parameter"}
+    for names in (("loss", "grad_w", "grad_b"), ("objective", "dW", "db")):
+        stem = os.path.join(work, names[1])
+        edgegrad.export_function(
+            _sgd_step, args, stem, arg_names=("x", "y", "w", "b"), output_names=names,
+            input_roles=roles, output_roles={names[0]: "loss", names[1]: ("gradient", "w"),
+                                             names[2]: ("gradient", "b")})
+        feed = {"x": x, "y": y, "w": w, "b": b}
+        argv = ["run", stem + ".json", "--steps", "4", "--lr", "0.1", "-q",
+                "--output-dir", stem + "_out"]
+        for name, t in feed.items():
+            np.save(stem + f"_{name}.npy", t.numpy())
+            argv += ["--input", f"{name}={stem}_{name}.npy"]
+        r = cli(exe, *argv)
+        if r.returncode != 0:
+            return bad + [f"{names}: edgegrad run --steps exit {r.returncode}: {r.stderr.strip()}"]
+        runs[names[1]] = {f: open(os.path.join(stem + "_out", f), "rb").read()
+                          for f in ("losses.npy", "final/w.npy", "final/b.npy")}
+    if runs["grad_w"] != runs["dW"]:
+        bad.append("the step with gradients dW, db trained otherwise than with grad_w, grad_b")
+    # PyTorch's loop: plain SGD, lr 0.1, 4 steps
+    pw, pb = w.clone().requires_grad_(), b.clone().requires_grad_()
+    opt, losses = torch.optim.SGD([pw, pb], lr=0.1), []
+    for _ in range(4):
+        loss = F.mse_loss(x @ pw.t() + pb, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    out = os.path.join(work, "dW_out")
+    for name, want in (("losses", np.array(losses, np.float32)), ("final/w", pw.detach().numpy()),
+                       ("final/b", pb.detach().numpy())):
+        why = compare(np.load(os.path.join(out, name + ".npy")), want)
+        if why:
+            bad.append(f"dW step's {name} against PyTorch's loop: {why}")
+    # an output named like a gradient but without a role trains nothing
+    stem = os.path.join(work, "grad_x")
+    edgegrad.export_function(lambda x, w: (x * w).sum(), (x, w[0].clone()), stem,
+                             arg_names=("x", "w"), output_names=("grad_x",))
+    got = info_roles(exe, stem + ".json")
+    if got != ({"x": "data", "w": "data"}, {"grad_x": ("output", None)}):
+        bad.append(f"grad_x without roles: {got}")
+    np.save(stem + "_x.npy", x.numpy())
+    np.save(stem + "_w.npy", w[0].numpy())
+    r = cli(exe, "run", stem + ".json", "--input", f"x={stem}_x.npy", "--input",
+            f"w={stem}_w.npy", "--steps", "2", "--lr", "0.1", "--output-dir", stem + "_out")
+    if r.returncode != 2 or "nothing to train" not in r.stderr:
+        bad.append(f"run --steps of a graph with only an output named grad_x: exit "
+                   f"{r.returncode} {r.stderr.strip()!r}")
+    # roles against the contract: refused at export
+    stem = os.path.join(work, "bad_roles")
+    base = dict(arg_names=("x", "y", "w", "b"), output_names=("loss", "gw", "gb"))
+    for label, kw, wanted in (
+            ("unknown role", dict(input_roles={"w": "weight"}), ("input w", "'weight'")),
+            ("gradient of data", dict(output_roles={"gw": ("gradient", "x")}),
+             ("output gw", "'x' is not a parameter input")),
+            ("gradient without its input", dict(input_roles=roles, output_roles={"gw": "gradient"}),
+             ("output gw", "names its input")),
+            ("parameter without gradient", dict(input_roles=roles, output_roles={
+                "loss": "loss", "gw": ("gradient", "w")}), ("input b", "without its gradient")),
+            ("unknown output", dict(output_roles={"gx": "output"}), ("output_roles", "gx")),
+            ("shape", dict(input_roles=roles, output_roles={"gw": ("gradient", "b"),
+                                                             "gb": ("gradient", "w")}),
+             ("output gw", "it has its input's dtype and shape")),
+            ("two losses", dict(output_roles={"loss": "loss", "gw": "loss"}),
+             ("a graph has one loss",)),
+            ("random", dict(input_roles={"x": "random"}), ("input x", "'random'"))):
+        why = refused(lambda: edgegrad.export_function(_sgd_step, args, stem, **base, **kw),
+                      stem, *wanted)
+        if why:
+            bad.append(f"{label}: {why}")
+    return bad
+
+
 def _export_joint(module, args, stem, **kw):
     ep = torch.export.export(module, args, strict=False)
     return edgegrad.export_joint(ep, stem, **kw)
@@ -434,6 +602,11 @@ def case_joint_dropout(exe, work):
                 "p 0.6 (Dropout)"]
     if sorted(result.draws) != sorted(rnd):
         return [f"ExportResult.draws {sorted(result.draws)}, want {sorted(rnd)}"]
+    want = step_roles(model, prefix="model_", labels=("y",), data=("x",), draws=sorted(rnd))
+    got = roles_of(graph)
+    want[1].update({k: v for k, v in got[1].items() if k.startswith("out")})
+    if got != want or got[1].get("out0") != ("output", None):
+        bad.append(f"joint roles {got}, want {want} and out0 an output")
     # one step with the export's masks, against PyTorch's eager step with the same masks
     masks = [result.draws[f"bernoulli_{k}"] for k in range(len(result.draws))]
     want = {("loss" if n == "loss" else n.replace("_", "_model_", 1)): t
@@ -531,6 +704,8 @@ CASES = [
     ("runtime_refusals", case_runtime_refusals),
     ("trainable_requires_grad", case_trainable_requires_grad),
     ("load_state_dict", case_load_state_dict),
+    ("roles", case_roles),
+    ("roles_function", case_roles_function),
     ("joint_dropout", case_joint_dropout),
     ("joint_refusals", case_joint_refusals),
 ]

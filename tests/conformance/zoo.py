@@ -414,7 +414,7 @@ def build_zoo(model, loss_fn, x, target, stem, trainable=None, input_grad=False,
         raise ValueError(f"convolution_backward masks {missing} not in the graph "
                          f"(it has {sorted(conv_masks(graph))})")
     trained = "all" if len(trainable) == len(params) else f"{len(trainable)}/{len(params)}"
-    state = [e["name"] for e in graph["outputs"] if e["name"].startswith("new_")]
+    state = [e["name"] for e in graph["outputs"] if e["role"] == "buffer_update"]
     description = (f"{type(model).__name__}{note}; {'train' if model.training else 'eval'} "
                    f"mode; trainable {trained}; {len(state)} state buffers")
     built = cases.Built(result.json_path, inputs, reference, description, info=True)

@@ -52,7 +52,8 @@ static inline int eg_test_summary(void) {
   return eg_test_failed ? 1 : 0;
 }
 
-/* Every "grad_" output of a and b: a's equals `times` * b's, bit for bit. */
+/* Every gradient output (role EG_ROLE_GRADIENT) of a and b: a's equals `times` * b's, bit for
+ * bit. */
 static inline bool eg_test_grads_scaled(const eg_model *m, const eg_runtime *a,
                                         const eg_runtime *b, float times) {
   bool same = true;
@@ -60,7 +61,7 @@ static inline bool eg_test_grads_scaled(const eg_model *m, const eg_runtime *a,
     eg_tensor_desc d;
     eg_tensor ta, tb;
     eg_model_output(m, i, &d);
-    if (strncmp(d.name, "grad_", 5) != 0 || eg_runtime_output(a, i, &ta) != EG_OK ||
+    if (d.role != EG_ROLE_GRADIENT || eg_runtime_output(a, i, &ta) != EG_OK ||
         eg_runtime_output(b, i, &tb) != EG_OK)
       continue;
     const float *pa = ta.data, *pb = tb.data;

@@ -234,15 +234,11 @@ static float *param_copy(const eg_runtime *rt, int index, int64_t *n) {
   return p;
 }
 
-/* Index of the first trainable parameter input (an input P with an output grad_P). */
+/* Index of the first trainable parameter input (role EG_ROLE_PARAMETER). */
 static int first_param(const eg_model *m) {
   for (int i = 0; i < eg_model_num_inputs(m); i++) {
-    eg_tensor_desc in, o;
-    if (eg_model_input(m, i, &in) != EG_OK) continue;
-    for (int k = 0; k < eg_model_num_outputs(m); k++)
-      if (eg_model_output(m, k, &o) == EG_OK && strncmp(o.name, "grad_", 5) == 0 &&
-          strcmp(o.name + 5, in.name) == 0)
-        return i;
+    eg_tensor_desc in;
+    if (eg_model_input(m, i, &in) == EG_OK && in.role == EG_ROLE_PARAMETER) return i;
   }
   return -1;
 }

@@ -139,6 +139,9 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
   for (int32_t i = 0; i < a->n_inputs && a->n_inputs == b->n_inputs; i++) {
     const eg_named *x = &a->inputs[i], *y = &b->inputs[i];
     EG_CHECK(strcmp(x->name, y->name) == 0 && x->value == y->value);
+    EG_CHECK_MSG(x->role == y->role && x->pair == y->pair, "input %s: role %d pair %d, read back "
+                 "role %d pair %d", x->name, (int)x->role, (int)x->pair, (int)y->role,
+                 (int)y->pair);
     EG_CHECK(x->state_dict ? y->state_dict && strcmp(x->state_dict, y->state_dict) == 0
                            : !y->state_dict);
     EG_CHECK(x->random == y->random);
@@ -147,7 +150,8 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
   }
   for (int32_t i = 0; i < a->n_outputs && a->n_outputs == b->n_outputs; i++)
     EG_CHECK(strcmp(a->outputs[i].name, b->outputs[i].name) == 0 &&
-             a->outputs[i].value == b->outputs[i].value);
+             a->outputs[i].value == b->outputs[i].value &&
+             a->outputs[i].role == b->outputs[i].role && a->outputs[i].pair == b->outputs[i].pair);
   for (int32_t i = 0; i < a->n_statics && a->n_statics == b->n_statics; i++) {
     const eg_static *x = &a->statics[i], *y = &b->statics[i];
     EG_CHECK(strcmp(x->name, y->name) == 0 && x->value == y->value && x->nbytes == y->nbytes);
@@ -336,8 +340,10 @@ static void test_round_trip_annotations(void) {
 }
 
 /* Inputs' state_dict names and random kinds (a Dropout mask with its p, one whose p is
- * unknown) come back as they were. The step's first two float inputs are data (input and an
- * MSE target): a random input is never a parameter, which the verifier refuses. */
+ * unknown) come back as they were, and so do every input's and output's role and pair
+ * (check_same_program compares the entries whole). The step's first two float inputs are data
+ * (input and an MSE target), made random draws: a random input is never a parameter, which
+ * the readers refuse. */
 static void annotate_inputs(eg_graph *g) {
   int floats = 0;
   for (int32_t i = 0; i < g->n_inputs; i++) {
@@ -345,6 +351,7 @@ static void annotate_inputs(eg_graph *g) {
     g->inputs[i].state_dict = i % 2 ? g->inputs[i].name : NULL;
     if (v->dtype != EG_DTYPE_FLOAT32 || floats == 2) continue;
     g->inputs[i].random = EG_RANDOM_BERNOULLI;
+    g->inputs[i].role = EG_ROLE_RANDOM;
     g->inputs[i].random_p = floats++ ? NAN : 0.7;
   }
   EG_CHECK(floats == 2);
@@ -420,10 +427,10 @@ static const char *write_dedupe_fixture(void) {
       "  {\"id\": 4, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
       "  {\"id\": 5, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
       "  {\"id\": 6, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]}],\n"
-      " \"inputs\": [{\"name\": \"x\", \"value\": 0}],\n"
+      " \"inputs\": [{\"name\": \"x\", \"value\": 0, \"role\": \"data\"}],\n"
       " \"statics\": [{\"name\": \"a\", \"value\": 1}, {\"name\": \"b\", \"value\": 2},\n"
       "               {\"name\": \"c\", \"value\": 3}],\n"
-      " \"outputs\": [{\"name\": \"out\", \"value\": 6}],\n"
+      " \"outputs\": [{\"name\": \"out\", \"value\": 6, \"role\": \"output\"}],\n"
       " \"nodes\": [\n"
       "  {\"name\": \"add\", \"target\": \"aten.add.Tensor\",\n"
       "   \"args\": [{\"value\": 0}, {\"value\": 1}], \"output\": 4},\n"
@@ -793,6 +800,7 @@ static bool make_random(eg_graph *g, eg_dtype dt, double p) {
   for (int32_t i = 0; i < g->n_inputs; i++)
     if (g->values[g->inputs[i].value].dtype == dt) {
       g->inputs[i].random = EG_RANDOM_BERNOULLI;
+      g->inputs[i].role = EG_ROLE_RANDOM;
       g->inputs[i].random_p = p;
       return true;
     }
@@ -805,6 +813,68 @@ static void c_random_p(eg_graph *g, eg_program *p) {
 static void c_random_dtype(eg_graph *g, eg_program *p) {
   (void)p;
   EG_CHECK_MSG(make_random(g, EG_DTYPE_INT64, 0.5), "the fixture has no int64 input");
+}
+/* The roles (ir/io_role.h): the tiny step's inputs are input (data), target (label), then its
+ * parameters, each with its gradient output (outputs 1...). */
+static int32_t first_gradient(const eg_graph *g) {
+  for (int32_t o = 0; o < g->n_outputs; o++)
+    if (g->outputs[o].role == EG_ROLE_GRADIENT) return o;
+  return -1;
+}
+static void c_role_code(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->inputs[0].role = (eg_io_role)9;
+}
+static void c_role_of_output(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->inputs[0].role = EG_ROLE_LOSS;
+}
+static void c_gradient_of_data(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->outputs[first_gradient(g)].pair = 0;
+}
+static void c_gradient_pair_range(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->outputs[first_gradient(g)].pair = g->n_inputs;
+}
+static void c_gradient_without_of(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->outputs[first_gradient(g)].pair = -1;
+}
+static void c_output_with_of(eg_graph *g, eg_program *p) {
+  (void)p;
+  const int32_t o = first_gradient(g);
+  g->outputs[o].role = EG_ROLE_OUTPUT; /* pair kept: its parameter */
+}
+static void c_parameter_without_gradient(eg_graph *g, eg_program *p) {
+  (void)p;
+  const int32_t o = first_gradient(g);
+  g->outputs[o].role = EG_ROLE_OUTPUT;
+  g->outputs[o].pair = -1;
+}
+static void c_two_gradients(eg_graph *g, eg_program *p) {
+  (void)p; /* grad_2_bias [4] named a gradient of 0_bias [4] too */
+  const int32_t o = first_gradient(g);
+  g->outputs[o + 2].pair = g->outputs[o].pair;
+}
+static void c_gradient_shape(eg_graph *g, eg_program *p) {
+  (void)p; /* grad_0_bias [4] of 2_weight [4, 4, 3, 3] */
+  const int32_t o = first_gradient(g);
+  g->outputs[o].pair = g->outputs[o + 1].pair;
+  g->outputs[o + 1].pair = g->inputs[g->outputs[o].pair].pair;
+}
+static void c_two_losses(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->outputs[first_gradient(g)].role = EG_ROLE_LOSS;
+  g->outputs[first_gradient(g)].pair = -1;
+}
+static void c_input_pair(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->inputs[2].pair = -1; /* the file records no gradient for a parameter that has one */
+}
+static void c_random_role(eg_graph *g, eg_program *p) {
+  (void)p;
+  g->inputs[0].role = EG_ROLE_RANDOM; /* no random kind */
 }
 static void c_static_size(eg_graph *g, eg_program *p) {
   (void)p;
@@ -842,31 +912,57 @@ static void test_corrupted_programs_rejected(void) {
   static const struct {
     const char *what, *section;
     corrupt_fn fn;
+    const char *needle; /* in the message, where given */
   } cases[] = {
-      {"order swapped", "PROGRAM", c_order_swap},
-      {"steps reversed (order too)", "PROGRAM", c_steps_reversed},
-      {"CPU step names an NPU node", "PROGRAM", c_step_npu_node},
-      {"partition id out of range", "PLACEMENT", c_partition_id},
-      {"CPU node without reason", "PLACEMENT", c_cpu_reason},
-      {"partition lists a CPU node", "PLACEMENT", c_partition_list},
-      {"input bound to an APP_READ tensor", "NPU", c_boundary_tensor},
-      {"boundary tensor id out of range", "NPU", c_boundary_tensor_range},
-      {"output value from outside", "NPU", c_boundary_value},
-      {"nhwc flag flipped", "NPU", c_boundary_nhwc},
-      {"an output dropped", "NPU", c_boundary_dropped},
-      {"node output id out of range", "GRAPH", c_node_output},
-      {"argument value id out of range", "GRAPH", c_arg_value},
-      {"argument used before its definition", "GRAPH", c_arg_later},
-      {"input value id -1", "GRAPH", c_input_value},
-      {"input random kind 2", "GRAPH", c_random_kind},
-      {"Bernoulli p 1.5", "GRAPH", c_random_p},
-      {"Bernoulli mask of int64", "GRAPH", c_random_dtype},
-      {"static size", "GRAPH", c_static_size},
-      {"dtype code 8", "GRAPH", c_value_dtype},
-      {"tuple element out of range", "GRAPH", c_tuple_elem},
-      {"duplicate node name", "GRAPH", c_dup_node_name},
-      {"npu_int32 on a float value", "GRAPH", c_npu_int32_float},
-      {"quantization scale 0", "GRAPH", c_quant_scale},
+      {"order swapped", "PROGRAM", c_order_swap, NULL},
+      {"steps reversed (order too)", "PROGRAM", c_steps_reversed, NULL},
+      {"CPU step names an NPU node", "PROGRAM", c_step_npu_node, NULL},
+      {"partition id out of range", "PLACEMENT", c_partition_id, NULL},
+      {"CPU node without reason", "PLACEMENT", c_cpu_reason, NULL},
+      {"partition lists a CPU node", "PLACEMENT", c_partition_list, NULL},
+      {"input bound to an APP_READ tensor", "NPU", c_boundary_tensor, NULL},
+      {"boundary tensor id out of range", "NPU", c_boundary_tensor_range, NULL},
+      {"output value from outside", "NPU", c_boundary_value, NULL},
+      {"nhwc flag flipped", "NPU", c_boundary_nhwc, NULL},
+      {"an output dropped", "NPU", c_boundary_dropped, NULL},
+      {"node output id out of range", "GRAPH", c_node_output, NULL},
+      {"argument value id out of range", "GRAPH", c_arg_value, NULL},
+      {"argument used before its definition", "GRAPH", c_arg_later, NULL},
+      {"input value id -1", "GRAPH", c_input_value, NULL},
+      {"input random kind 2", "GRAPH", c_random_kind, NULL},
+      {"Bernoulli p 1.5", "GRAPH", c_random_p, NULL},
+      {"Bernoulli mask of int64", "GRAPH", c_random_dtype, NULL},
+      {"static size", "GRAPH", c_static_size, NULL},
+      {"dtype code 8", "GRAPH", c_value_dtype, NULL},
+      {"tuple element out of range", "GRAPH", c_tuple_elem, NULL},
+      {"duplicate node name", "GRAPH", c_dup_node_name, NULL},
+      {"npu_int32 on a float value", "GRAPH", c_npu_int32_float, NULL},
+      {"quantization scale 0", "GRAPH", c_quant_scale, NULL},
+      {"role code 9", "GRAPH", c_role_code, "inputs[0]: role code (9): unknown"},
+      {"an output's role on an input", "GRAPH", c_role_of_output,
+       "inputs[0] \"input\": role \"loss\": not a role of an input"},
+      {"gradient of a data input", "GRAPH", c_gradient_of_data,
+       "role \"gradient\" of \"input\": input input is not a parameter (its role: \"data\")"},
+      {"gradient of an input out of range", "GRAPH", c_gradient_pair_range,
+       "role \"gradient\" of input #7: out of range [0, 7)"},
+      {"gradient without its parameter", "GRAPH", c_gradient_without_of,
+       "role \"gradient\" without \"of\": a gradient names the parameter input"},
+      {"plain output naming an input", "GRAPH", c_output_with_of,
+       "role \"output\" of \"0_bias\": only a gradient or a buffer_update names an input"},
+      {"parameter without gradient", "GRAPH", c_parameter_without_gradient,
+       "inputs[2] \"0_bias\": role \"parameter\": no output is its gradient: in a training "
+       "step (a graph with gradient outputs) each parameter has exactly one"},
+      {"two gradients of one parameter", "GRAPH", c_two_gradients,
+       "of \"0_bias\": outputs[1] \"grad_0_bias\" is its gradient already"},
+      {"gradient of another shape", "GRAPH", c_gradient_shape,
+       "role \"gradient\" of \"2_weight\" (float32[4], input 2_weight float32[4, 4, 3, 3]): "
+       "a gradient has its parameter's dtype and shape"},
+      {"a second loss", "GRAPH", c_two_losses,
+       "outputs[1] \"grad_0_bias\": role \"loss\" (float32[4]): the loss is a float32 scalar"},
+      {"an input's pair unlike its output's", "GRAPH", c_input_pair,
+       "inputs[2] \"0_bias\": role \"parameter\" with pair -1: must be 1"},
+      {"random role without a random draw", "GRAPH", c_random_role,
+       "inputs[0] \"input\": role \"random\" (no random draw)"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     eg_graph *g;
@@ -886,6 +982,8 @@ static void test_corrupted_programs_rejected(void) {
     EG_CHECK_MSG(bytes && rejected(bytes, size), "%s: accepted", cases[c].what);
     EG_CHECK_MSG(strncmp(eg_last_error(), want, strlen(want)) == 0, "%s: '%s' does not start with "
                  "'%s'", cases[c].what, eg_last_error(), want);
+    EG_CHECK_MSG(!cases[c].needle || strstr(eg_last_error(), cases[c].needle), "%s: '%s' lacks "
+                 "'%s'", cases[c].what, eg_last_error(), cases[c].needle);
     free(bytes);
     /* undo what the program frees itself: the dropped output is still allocated */
     eg_program_free(&p);
@@ -907,7 +1005,8 @@ static void test_header_rejected(void) {
                {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
                {4, 2, "version (2)"}, /* version 2 (no state_dict names) is refused */
                {4, 3, "version (3)"}, /* version 3 (no random inputs) is refused */
-               {4, 6, "version (6)"},
+               {4, 5, "version (5): written by an older edgegrad"}, /* 5: no roles */
+               {4, 7, "version (7): written by a newer edgegrad"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

@@ -154,8 +154,9 @@ static eg_status load_quant_graph(const char *scale, eg_graph **g) {
           "{\"id\": 0, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]}, "
           "{\"id\": 1, \"kind\": \"tensor\", \"dtype\": \"uint8\", \"shape\": [2, 3]}, "
           "{\"id\": 2, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]}], "
-          "\"inputs\": [{\"name\": \"x\", \"value\": 0}], \"statics\": [], \"nodes\": [%s], "
-          "\"outputs\": [{\"name\": \"out\", \"value\": 2}]}\n", nodes);
+          "\"inputs\": [{\"name\": \"x\", \"value\": 0, \"role\": \"data\"}], \"statics\": [], "
+          "\"nodes\": [%s], \"outputs\": [{\"name\": \"out\", \"value\": 2, \"role\": "
+          "\"output\"}]}\n", nodes);
   fclose(f);
   *g = NULL;
   return eg_graph_load_json(path, g);

@@ -19,6 +19,11 @@
   "{\"id\": 2, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]},"        \
   "{\"id\": 3, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": [2, 3]}],"
 #define GOOD_IO                                                                        \
+  "\"inputs\": [{\"name\": \"x\", \"value\": 0, \"role\": \"data\"}],"               \
+  "\"statics\": [{\"name\": \"w\", \"value\": 1}],"                                   \
+  "\"outputs\": [{\"name\": \"out\", \"value\": 3, \"role\": \"output\"}],"
+/* The same without roles, as an exporter before them wrote it. */
+#define LEGACY_IO                                                                      \
   "\"inputs\": [{\"name\": \"x\", \"value\": 0}],"                                    \
   "\"statics\": [{\"name\": \"w\", \"value\": 1}],"                                   \
   "\"outputs\": [{\"name\": \"out\", \"value\": 3}],"
@@ -77,6 +82,49 @@ static void test_good_graph_runs(void) {
   EG_CHECK(eg_runtime_output(rt, 0, &out) == EG_OK);
   const float want[6] = {1, 0, 1, 0, -6, 0}; /* relu([[1,-1,2],[-2,3,-3]]) * [1,-2,0.5] */
   for (int i = 0; i < 6 && out.data; i++) EG_CHECK(((float *)out.data)[i] == want[i]);
+  eg_runtime_destroy(rt);
+  eg_model_destroy(m);
+}
+
+/* The roles as the API describes them: tiny_step's inputs input (data), target (label) and
+ * five parameters, each paired with its gradient output and back; the loss. A graph without
+ * any "role" (good_graph without them) reads as data and output, and has nothing to train. */
+static void test_roles_described(void) {
+  eg_model *m = NULL;
+  EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK, "%s", eg_last_error());
+  if (!m) return;
+  eg_tensor_desc d, o;
+  static const eg_io_role want[] = {EG_ROLE_DATA, EG_ROLE_LABEL, EG_ROLE_PARAMETER,
+                                    EG_ROLE_PARAMETER, EG_ROLE_PARAMETER, EG_ROLE_PARAMETER,
+                                    EG_ROLE_PARAMETER};
+  EG_CHECK(eg_model_num_inputs(m) == 7 && eg_model_num_outputs(m) == 6);
+  for (int i = 0; i < 7 && eg_model_input(m, i, &d) == EG_OK; i++) {
+    EG_CHECK_MSG(d.role == want[i], "input %s: role %s", d.name, eg_io_role_name(d.role));
+    EG_CHECK_MSG((d.pair >= 0) == (i >= 2), "input %s: pair %d", d.name, d.pair);
+    if (d.pair < 0) continue;
+    EG_CHECK(eg_model_output(m, d.pair, &o) == EG_OK && o.role == EG_ROLE_GRADIENT &&
+             o.pair == i && strncmp(o.name, "grad_", 5) == 0 && strcmp(o.name + 5, d.name) == 0);
+  }
+  EG_CHECK(eg_model_output(m, 0, &o) == EG_OK && o.role == EG_ROLE_LOSS && o.pair == -1);
+  int params = 0, buffers = 0;
+  eg_model_training_io(m, &params, &buffers);
+  EG_CHECK(params == 5 && buffers == 0);
+  EG_CHECK(strcmp(eg_io_role_name(EG_ROLE_BUFFER_UPDATE), "buffer_update") == 0 &&
+           strcmp(eg_io_role_name((eg_io_role)99), "?") == 0);
+  eg_model_destroy(m);
+  write_weights();
+  write_text("g.json", HEAD GOOD_VALUES LEGACY_IO "\"nodes\": [" RELU(0, 2) "," MUL(2, 1, 3) "]}");
+  EG_CHECK_MSG(eg_model_load(path_in("g.json"), &m) == EG_OK, "%s", eg_last_error());
+  if (!m) return;
+  EG_CHECK(eg_model_input(m, 0, &d) == EG_OK && d.role == EG_ROLE_DATA && d.pair == -1);
+  EG_CHECK(eg_model_output(m, 0, &o) == EG_OK && o.role == EG_ROLE_OUTPUT && o.pair == -1);
+  eg_runtime *rt = NULL;
+  eg_optimizer *opt = NULL;
+  eg_optimizer_options oo = eg_optimizer_defaults(EG_OPTIMIZER_SGD);
+  EG_CHECK(eg_runtime_create(m, &rt) == EG_OK);
+  EG_CHECK(rt && eg_optimizer_create(rt, &oo, &opt) == EG_ERR_ARGUMENT && !opt &&
+           strstr(eg_last_error(), "nothing to train") &&
+           strstr(eg_last_error(), "export the training step again"));
   eg_runtime_destroy(rt);
   eg_model_destroy(m);
 }
@@ -229,6 +277,7 @@ static void test_npy_roundtrip_and_corruption(void) {
 int main(void) {
   if (!eg_test_dir_open("loader")) return 1;
   EG_RUN(test_good_graph_runs);
+  EG_RUN(test_roles_described);
   EG_RUN(test_truncated_json);
   EG_RUN(test_structural_errors);
   EG_RUN(test_shape_contradicts_op);
