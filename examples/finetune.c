@@ -2,8 +2,8 @@
  * fed from arrays in its own memory: here the demo's digits, read once from .npy files into
  * buffers the app owns (a phone app would hand over camera frames the same way). The settings
  * are the demo's (scripts/demo.sh): Adam at lr 0.01, seed 1, a quarter of the examples held
- * back for validation, loss scaling as `edgegrad train` chooses it (dynamic where the program's
- * NPU partitions compute in fp16), so its weights equal `edgegrad train`'s bit for bit.
+ * back for validation, loss scaling as the trainer chooses it by default (dynamic where the
+ * program's NPU partitions compute in fp16), so its weights equal `edgegrad train`'s bit for bit.
  *
  *   finetune STEP EVAL DATA_DIR INIT.safetensors OUT.safetensors EPOCHS [CHECKPOINT [resume]]
  *
@@ -33,14 +33,6 @@ static eg_status load(const char *path, eg_model **m) {
                                                      : eg_model_load(path, m);
 }
 
-/* Loss scaling as `edgegrad train` defaults to it: dynamic for fp16 NPU partitions. */
-static eg_loss_scale_mode loss_scaling(const eg_model *m) {
-  eg_program_info p;
-  return eg_model_program_info(m, &p) == EG_OK && p.precision && strcmp(p.precision, "fp16") == 0
-             ? EG_LOSS_SCALE_DYNAMIC
-             : EG_LOSS_SCALE_NONE;
-}
-
 static int on_event(const eg_trainer_event *e, void *user) {
   const app *a = user;
   if (e->kind == EG_TRAINER_EPOCH) {
@@ -67,7 +59,6 @@ static eg_status run(app *a, char **argv, int argc) {
 
   eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_ADAM);
   o.optimizer.lr = 0.01;
-  o.optimizer.loss_scale = loss_scaling(a->step);
   o.epochs = epochs;
   o.seed = 1;
   const eg_trainer_array data[] = {{"input", a->images, NULL}, {"target", a->labels, NULL}};

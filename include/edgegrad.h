@@ -424,7 +424,9 @@ EG_API eg_status eg_model_input_classes(const eg_model *model, int index, int64_
 typedef enum eg_loss_scale_mode {
   EG_LOSS_SCALE_NONE = 0, /* the seed is 1: no scaling, no checks (today's behaviour) */
   EG_LOSS_SCALE_STATIC,   /* S = init_scale throughout; overflowed steps skipped */
-  EG_LOSS_SCALE_DYNAMIC   /* GradScaler: S from init_scale, adapted */
+  EG_LOSS_SCALE_DYNAMIC,  /* GradScaler: S from init_scale, adapted */
+  EG_LOSS_SCALE_AUTO      /* DYNAMIC where the runtime's NPU partitions compute in fp16 (where
+                             gradients underflow), else NONE: eg_optimizer_loss_scaling says */
 } eg_loss_scale_mode;
 
 typedef enum eg_optimizer_kind {
@@ -484,6 +486,8 @@ EG_API eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **n
  * With loss scaling the state tensors end with "loss_scaler", float64 [3]: S, the good steps
  * since S last changed (DYNAMIC), the skipped steps; a checkpoint restores them there. */
 EG_API double eg_optimizer_loss_scale(const eg_optimizer *opt);
+/* The loss scaling the optimizer does: its options', AUTO resolved (NONE for a NULL one). */
+EG_API eg_loss_scale_mode eg_optimizer_loss_scaling(const eg_optimizer *opt);
 EG_API int64_t eg_optimizer_skipped_steps(const eg_optimizer *opt);
 
 /* ---- trainer ----------------------------------------------------------------------------- *
@@ -570,7 +574,8 @@ typedef int (*eg_trainer_callback)(const eg_trainer_event *event, void *user);
 
 typedef struct eg_trainer eg_trainer;
 
-/* Defaults: `kind`'s eg_optimizer_defaults, a constant schedule (lr_step 1, lr_gamma 0.1),
+/* Defaults: `kind`'s eg_optimizer_defaults with loss scaling AUTO, a constant schedule
+ * (lr_step 1, lr_gamma 0.1),
  * shuffle on, seed 0, no normalization (mean 0, std 1). */
 EG_API eg_trainer_options eg_trainer_defaults(eg_optimizer_kind kind);
 /* A trainer over `rt`, a runtime of a training step (a scalar loss output, parameters with

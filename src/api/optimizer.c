@@ -65,7 +65,7 @@ static eg_status check_options(const eg_optimizer_options *o) {
   RANGE(isfinite(o->lr) && o->lr >= 0, "lr", o->lr, "must be finite and >= 0");
   RANGE(isfinite(o->weight_decay) && o->weight_decay >= 0, "weight_decay", o->weight_decay,
         "must be finite and >= 0");
-  RANGE(o->loss_scale >= EG_LOSS_SCALE_NONE && o->loss_scale <= EG_LOSS_SCALE_DYNAMIC,
+  RANGE(o->loss_scale >= EG_LOSS_SCALE_NONE && o->loss_scale <= EG_LOSS_SCALE_AUTO,
         "loss_scale", (double)o->loss_scale, "not an eg_loss_scale_mode");
   RANGE(o->init_scale >= 0 && o->init_scale <= FLT_MAX, "init_scale", o->init_scale,
         "must be in (0, FLT_MAX] (0: GradScaler's 65536)");
@@ -103,6 +103,8 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
   }
   opt->rt = rt;
   opt->o = *options;
+  if (opt->o.loss_scale == EG_LOSS_SCALE_AUTO)
+    opt->o.loss_scale = eg_runtime_npu_fp16(rt) ? EG_LOSS_SCALE_DYNAMIC : EG_LOSS_SCALE_NONE;
   if (!opt->o.init_scale) opt->o.init_scale = 65536.0; /* GradScaler's defaults */
   if (!opt->o.growth_factor) opt->o.growth_factor = 2.0;
   if (!opt->o.backoff_factor) opt->o.backoff_factor = 0.5;
@@ -143,7 +145,7 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
                     "edgegrad recorded roles has none: export the training step again with this "
                     "edgegrad's exporter");
   }
-  eg_status s = options->loss_scale != EG_LOSS_SCALE_NONE
+  eg_status s = opt->o.loss_scale != EG_LOSS_SCALE_NONE
                     ? eg_runtime_bind_loss_seed(rt, &opt->scaler[SCALER_SCALE])
                     : EG_OK;
   if (s != EG_OK) {
@@ -358,6 +360,10 @@ eg_status eg_optimizer_state(eg_optimizer *opt, int index, const char **name, eg
   out->data = p->state[k];
   *name = p->state_name[k];
   return EG_OK;
+}
+
+eg_loss_scale_mode eg_optimizer_loss_scaling(const eg_optimizer *opt) {
+  return opt ? opt->o.loss_scale : EG_LOSS_SCALE_NONE;
 }
 
 double eg_optimizer_loss_scale(const eg_optimizer *opt) {

@@ -85,6 +85,7 @@ eg_trainer_options eg_trainer_defaults(eg_optimizer_kind kind) {
   eg_trainer_options o;
   memset(&o, 0, sizeof o);
   o.optimizer = eg_optimizer_defaults(kind);
+  o.optimizer.loss_scale = EG_LOSS_SCALE_AUTO;
   o.schedule = EG_LR_CONSTANT;
   o.lr_step = 1;
   o.lr_gamma = 0.1;
@@ -489,11 +490,14 @@ eg_status eg_trainer_create(eg_runtime *rt, const eg_trainer_options *options, e
   }
   eg_status s = EG_OK;
   if (tr->loss_at < 0 || n_params == 0)
-    s = eg_error(EG_ERR_ARGUMENT, "eg_trainer_create: %s: a training step has a scalar loss "
-                 "output and parameter inputs with gradient outputs (python/edgegrad/export.py)",
-                 tr->loss_at < 0 ? "no scalar loss output" : "no trainable parameter");
+    s = eg_error(EG_ERR_ARGUMENT, "eg_trainer_create: %s: a training step has a loss output "
+                 "and parameter inputs with gradient outputs (their roles: edgegrad info); a "
+                 "graph exported before edgegrad recorded roles has none: export the training "
+                 "step again with this edgegrad's exporter",
+                 tr->loss_at < 0 ? "no output of role loss" : "no input of role parameter");
   if (s == EG_OK) s = setup_random(tr);
   if (s == EG_OK) s = eg_optimizer_create(rt, &options->optimizer, &tr->opt);
+  if (s == EG_OK) tr->o.optimizer.loss_scale = eg_optimizer_loss_scaling(tr->opt); /* AUTO */
   if (s != EG_OK) {
     eg_trainer_destroy(tr);
     return s;

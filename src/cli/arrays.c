@@ -170,3 +170,25 @@ void arrays_close(arrays *a) {
   if (a->zip) zip_discard(a->zip);
   free(a);
 }
+
+int arrays_read_inputs(const char *src, const char *opt, size_t *budget, const eg_model *m,
+                       eg_tensor *files, char **where, eg_trainer_array *out, int *n) {
+  arrays *arr;
+  int rc = arrays_open(src, opt, budget, &arr);
+  for (int i = 0; rc == 0 && i < eg_model_num_inputs(m); i++) {
+    eg_tensor_desc d;
+    eg_model_input(m, i, &d);
+    if (d.role != EG_ROLE_DATA && d.role != EG_ROLE_LABEL) continue;
+    char why[400], at[1200];
+    snprintf(why, sizeof why, "input %s (%s) needs its examples there", d.name,
+             eg_dtype_name(d.tensor.dtype));
+    arrays_where(arr, d.name, at, sizeof at);
+    rc = arrays_get(arr, d.name, why, &files[*n]);
+    if (rc == 0 && !(where[*n] = strdup(at))) rc = fail(EXIT_FAIL, "train: out of memory");
+    if (rc) break;
+    out[*n] = (eg_trainer_array){d.name, files[*n], where[*n]};
+    (*n)++;
+  }
+  arrays_close(arr);
+  return rc;
+}

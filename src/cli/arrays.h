@@ -32,4 +32,11 @@ int arrays_get(const arrays *a, const char *name, const char *why, eg_tensor *ou
 void arrays_where(const arrays *a, const char *name, char *buf, size_t size);
 void arrays_close(arrays *a);
 
+/* The examples of every input of `m` a trainer feeds (role data or label) from `src`, read with
+ * the calls above into files[*n], where[*n] (its place, for messages: malloc'ed) and out[*n]
+ * (the trainer's view of it), *n counting up; the caller frees files and where. 0, or the exit
+ * status after the message. */
+int arrays_read_inputs(const char *src, const char *opt, size_t *budget, const eg_model *m,
+                       eg_tensor *files, char **where, eg_trainer_array *out, int *n);
+
 #endif

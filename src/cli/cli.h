@@ -25,6 +25,14 @@ void format_shape(char *buf, size_t size, const eg_tensor *t);
 int load_model(const char *cmd, const char *reads, const char *path, eg_model **out);
 #define READS_MODEL "a graph JSON or a compiled program"
 
+/* A runtime for model `m` read from `path` for command `cmd`: on the CPU kernels, compiled for
+ * compile->soc in memory, or the compiled program `m` is (then --soc is refused);
+ * a refusal under --max-memory names it (`max_memory`, as given). 0, or the exit status after
+ * the message. */
+int cli_runtime(const char *cmd, const eg_model *m, const char *path,
+                const eg_compile_options *compile, const eg_runtime_options *options,
+                const char *max_memory, eg_runtime **rt);
+
 /* --precision fp16|fp32 as an OPT_CHOICE: EG_PRECISION_FP16 or _FP32 (precision.c). */
 extern const opt_choice precision_choices[];
 

@@ -577,8 +577,16 @@ static int stage_files(outdir *od, const eg_model *m, eg_runtime *rt, const run_
  * (ra->steps floats) for DIR/losses.npy. */
 static int train(const eg_model *m, eg_runtime *rt, run_args *ra, const eg_tensor *vals,
                  float *losses) {
+  int n_params, n_buffers;
+  eg_model_training_io(m, &n_params, &n_buffers);
+  if (n_params == 0 && n_buffers == 0)
+    return fail(EXIT_USAGE, "run: --steps: %s has no input of role parameter or buffer (see "
+                "edgegrad info): nothing to train; a graph exported before edgegrad recorded "
+                "roles has none: export the training step again with this edgegrad's exporter",
+                ra->model);
   eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
   o.optimizer.lr = ra->lr;
+  o.optimizer.loss_scale = EG_LOSS_SCALE_NONE; /* plain SGD, P - lr * grad */
   eg_trainer *tr = NULL;
   eg_trainer_array *batch = calloc((size_t)ra->n_inputs + 1, sizeof *batch);
   char (*names)[256] = calloc((size_t)ra->n_inputs + 1, sizeof *names);
@@ -622,16 +630,19 @@ static int train(const eg_model *m, eg_runtime *rt, run_args *ra, const eg_tenso
 }
 
 /* The runtime, under --max-memory: a refusal names the option. */
-static int create_runtime(const eg_model *m, const run_args *ra, eg_runtime **rt) {
+int cli_runtime(const char *cmd, const eg_model *m, const char *path,
+                const eg_compile_options *compile, const eg_runtime_options *options,
+                const char *max_memory, eg_runtime **rt) {
   eg_program_info prog;
-  if (ra->compile.soc && eg_model_program_info(m, &prog) == EG_OK)
-    return fail(EXIT_USAGE, "run: --soc %s with %s: it is a program compiled for %s already: "
-                "give the graph file to compile for a SoC", ra->compile.soc, ra->model, prog.soc);
-  eg_status s = ra->compile.soc
-                    ? eg_runtime_create_compiled_with_options(m, &ra->compile, &ra->rt_opt, rt)
-                    : eg_runtime_create_with_options(m, &ra->rt_opt, rt);
+  const bool compiled = eg_model_program_info(m, &prog) == EG_OK;
+  if (compile->soc && compiled)
+    return fail(EXIT_USAGE, "%s: --soc %s with %s: it is a program compiled for %s already: "
+                "give the graph file to compile for a SoC", cmd, compile->soc, path, prog.soc);
+  eg_status s = compile->soc && !compiled
+                    ? eg_runtime_create_compiled_with_options(m, compile, options, rt)
+                    : eg_runtime_create_with_options(m, options, rt);
   if (s == EG_ERR_LIMIT)
-    return fail(EXIT_USAGE, "run: --max-memory %s: %s", ra->max_memory_arg, eg_last_error());
+    return fail(EXIT_USAGE, "%s: --max-memory %s: %s", cmd, max_memory, eg_last_error());
   return s == EG_OK ? 0 : fail_status(s);
 }
 
@@ -656,7 +667,8 @@ static int cmd_run(int argc, char **argv) {
   if (rc == 0) rc = check_names(m, &ra);
   if (rc == 0) rc = check_dump(m, &ra);
   if (rc == 0) rc = load_inputs(m, &ra, vals, init);
-  if (rc == 0) rc = create_runtime(m, &ra, &rt);
+  if (rc == 0)
+    rc = cli_runtime("run", m, ra.model, &ra.compile, &ra.rt_opt, ra.max_memory_arg, &rt);
   if (rc == 0) rc = set_inputs(m, rt, &ra, vals, init);
   for (int i = 0; init && i < n_in; i++) eg_tensor_free(&init[i]);
   free(init);
