@@ -1,10 +1,14 @@
 """edgegrad's Python side: export PyTorch functions and training steps to edgegrad's graph
-format (docs/graph-format.md, docs/export.md) and read trained weights back.
+format (docs/graph-format.md, docs/export.md), run and train them with the C library, and read
+trained weights back (docs/python.md).
 
 ``import edgegrad`` needs numpy only: ``__version__``, ``FORMAT_VERSION`` and the submodules
-``edgegrad.safetensors`` and ``edgegrad.tolerance`` work without PyTorch. The exporters
-(``export_function``, ``export_training_step``, ``export_joint``, ``ExportResult``) import
-PyTorch when first used, and ``load_state_dict`` when called.
+``edgegrad.safetensors`` and ``edgegrad.tolerance`` work without PyTorch. The runtime
+(``load``, ``Runtime``, ``Trainer``, ``compile``, ``targets``, the exceptions ``Error`` and its
+subclasses) needs numpy and edgegrad's shared library (found on first use: edgegrad._capi),
+never PyTorch. The exporters (``export_function``, ``export_training_step``,
+``export_joint``, ``ExportResult``) import PyTorch when first used, and ``load_state_dict``
+when called.
 """
 import importlib
 
@@ -12,10 +16,15 @@ from ._version import FORMAT_VERSION, __version__
 
 # public name -> the submodule defining it, imported on first use (PEP 562)
 _LAZY = {"ExportResult": "export", "export_function": "export",
-         "export_training_step": "export", "export_joint": "joint"}
+         "export_training_step": "export", "export_joint": "joint",
+         "load": "runtime", "Runtime": "runtime", "TensorInfo": "runtime",
+         "compile": "runtime", "targets": "runtime",
+         "library_path": "_capi", "Status": "_capi", "Error": "_capi", "FileError": "_capi",
+         "FormatError": "_capi", "InvalidError": "_capi", "UnsupportedError": "_capi",
+         "ArgumentError": "_capi", "OutOfMemoryError": "_capi", "RunError": "_capi",
+         "LimitError": "_capi", "StateError": "_capi", "LibraryNotFoundError": "_capi"}
 
-__all__ = ["FORMAT_VERSION", "ExportResult", "__version__", "export_function",
-           "export_training_step", "export_joint", "load_state_dict"]
+__all__ = ["FORMAT_VERSION", "__version__", "load_state_dict", *sorted(_LAZY)]
 
 
 def __getattr__(name):

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# test_python_package.sh EDGEGRAD WORKDIR — the exporter as an installed package: a virtual
+# test_python_package.sh EDGEGRAD WORKDIR — the Python package installed: a virtual
 # environment made from /usr/bin/python3 (--system-site-packages: Debian's PyTorch and numpy)
 # installs python/ offline with pip (--no-build-isolation --no-deps --no-index: setuptools and
 # wheel come from Debian's python3-setuptools / python3-wheel); the installed metadata carries
 # EG_VERSION_STRING and requires numpy, never torch; then, from a folder outside the source tree
 # and without PYTHONPATH, it imports edgegrad from the environment, exports a small function and
-# `EDGEGRAD run --expect` matches PyTorch's result.
+# `EDGEGRAD run --expect` matches PyTorch's result; then, with the build installed into the same
+# prefix (`cmake --install`), edgegrad.load finds libedgegrad.so there and runs the graph.
 set -u
 exe=$1
 work=$2
@@ -74,6 +75,36 @@ if (cd "$work/outside" && "$exe" run tiny.json --input x=x.npy --input y=y.npy -
   ok
 else
   bad "edgegrad run --expect on the exported graph: $(tail -n 5 "$work/run.txt")"
+fi
+
+# The runtime from the installed package: `cmake --install` into the environment's prefix puts
+# libedgegrad.so in $venv/lib, where the package looks for it (no EDGEGRAD_LIB, no PYTHONPATH,
+# no LD_LIBRARY_PATH); edgegrad.load runs the exported graph as `edgegrad run` did. Not in a
+# sanitizer build (its library needs the sanitizer runtime loaded first) nor a cross build.
+if [[ -n ${EG_SANITIZED:-} || -n ${EG_CROSS_BUILD:-} ]]; then
+  echo "test_python_package: edgegrad.load from the installed package skipped: ${EG_SANITIZED:+sanitizer}${EG_CROSS_BUILD:+cross} build"
+else
+  build=$(cd "$(dirname "$exe")" && pwd)
+  if cmake --install "$build" --prefix "$venv" >"$work/install.txt" 2>&1; then ok; else
+    bad "cmake --install into the environment: $(tail -n 5 "$work/install.txt")"
+  fi
+  (cd "$work/outside" && env -u EDGEGRAD_LIB -u LD_LIBRARY_PATH "$py" - "$venv" <<'PYEOF') >"$work/load.txt" 2>&1
+import os, sys
+import numpy as np
+import edgegrad
+from edgegrad.tolerance import compare
+
+want = os.path.join(os.path.realpath(sys.argv[1]), "lib", "libedgegrad.so")
+assert os.path.realpath(os.path.dirname(edgegrad.library_path())) == os.path.dirname(want), \
+    f"library {edgegrad.library_path()}, want {want}"
+with edgegrad.load("tiny.json") as rt:
+    z = rt.run(x=np.load("x.npy"), y=np.load("y.npy"))["z"]
+assert z.tobytes() == np.load("out/z.npy").tobytes(), "not the bits edgegrad run wrote"
+print("loaded", edgegrad.library_path())
+PYEOF
+  if [[ $? -eq 0 ]]; then ok; else
+    bad "edgegrad.load with the installed package and library: $(tail -n 5 "$work/load.txt")"
+  fi
 fi
 
 summary test_python_package
