@@ -18,7 +18,7 @@ from ._version import FORMAT_VERSION, __version__
 _LAZY = {"ExportResult": "export", "export_function": "export",
          "export_training_step": "export", "export_joint": "joint",
          "load": "runtime", "Runtime": "runtime", "TensorInfo": "runtime",
-         "compile": "runtime", "targets": "runtime",
+         "compile": "runtime", "targets": "runtime", "Trainer": "trainer",
          "library_path": "_capi", "Status": "_capi", "Error": "_capi", "FileError": "_capi",
          "FormatError": "_capi", "InvalidError": "_capi", "UnsupportedError": "_capi",
          "ArgumentError": "_capi", "OutOfMemoryError": "_capi", "RunError": "_capi",

@@ -228,7 +228,8 @@ class TrainerEvent(ctypes.Structure):
 STRUCTS = {"eg_tensor": Tensor, "eg_tensor_desc": TensorDesc,
            "eg_runtime_options": RuntimeOptions, "eg_compile_options": CompileOptions,
            "eg_target_info": TargetInfo, "eg_program_info": ProgramInfo,
-           "eg_optimizer_options": OptimizerOptions}
+           "eg_optimizer_options": OptimizerOptions, "eg_trainer_options": TrainerOptions,
+           "eg_trainer_array": TrainerArray, "eg_trainer_event": TrainerEvent}
 
 TRAINER_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(TrainerEvent), ctypes.c_void_p)
 
@@ -277,6 +278,7 @@ PROTOTYPES = {
     "eg_trainer_destroy": (None, [_p]),
     "eg_trainer_set_data": (_st, [_p, _P(TrainerArray), _i]),
     "eg_trainer_set_eval": (_st, [_p, _p, _P(TrainerArray), _i]),
+    "eg_trainer_hold_out": (_st, [_p, _p, _d]),
     "eg_trainer_set_callback": (None, [_p, TRAINER_CALLBACK, _p]),
     "eg_trainer_step": (_st, [_p, _P(_d)]),
     "eg_trainer_fit": (_st, [_p, _i64]),

@@ -83,5 +83,37 @@ int main(void) {
   FIELD(eg_optimizer_options, backoff_factor);
   FIELD(eg_optimizer_options, growth_interval);
 
+  STRUCT(eg_trainer_options);
+  FIELD(eg_trainer_options, optimizer);
+  FIELD(eg_trainer_options, schedule);
+  FIELD(eg_trainer_options, lr_step);
+  FIELD(eg_trainer_options, lr_gamma);
+  FIELD(eg_trainer_options, epochs);
+  FIELD(eg_trainer_options, shuffle);
+  FIELD(eg_trainer_options, seed);
+  FIELD(eg_trainer_options, normalize);
+  FIELD(eg_trainer_options, mean);
+  FIELD(eg_trainer_options, std);
+
+  STRUCT(eg_trainer_array);
+  FIELD(eg_trainer_array, input);
+  FIELD(eg_trainer_array, t);
+  FIELD(eg_trainer_array, origin);
+
+  STRUCT(eg_trainer_event);
+  FIELD(eg_trainer_event, kind);
+  FIELD(eg_trainer_event, epoch);
+  FIELD(eg_trainer_event, step);
+  FIELD(eg_trainer_event, steps);
+  FIELD(eg_trainer_event, global_step);
+  FIELD(eg_trainer_event, loss);
+  FIELD(eg_trainer_event, lr);
+  FIELD(eg_trainer_event, val_loss);
+  FIELD(eg_trainer_event, val_accuracy);
+  FIELD(eg_trainer_event, seconds);
+  FIELD(eg_trainer_event, steps_run);
+  FIELD(eg_trainer_event, zero_grads);
+  FIELD(eg_trainer_event, loss_scale);
+  FIELD(eg_trainer_event, skipped_steps);
   return 0;
 }
