@@ -18,6 +18,8 @@ must not change while it trains on them. Numpy only, never PyTorch.
 import ctypes
 import math
 import os
+import signal
+import threading
 import weakref
 
 import numpy as np
@@ -126,6 +128,33 @@ def _event(e):
     return d
 
 
+class _Interrupt:
+    """Ctrl-C while the library trains: Python runs a signal's handler only between bytecodes,
+    here at the next event's callback, where a KeyboardInterrupt raised at any point would be
+    lost to ctypes (which ignores a callback's exception). So during a trainer call SIGINT's
+    default handler is replaced by one that sets ``hit``; the callback then stops the run
+    (returning non-zero) and the call raises KeyboardInterrupt. In the main thread only, and
+    only over Python's default handler (an app's own handler is left as it is)."""
+
+    def __init__(self):
+        self.hit, self.old = False, None
+
+    def _handler(self, signum, frame):
+        self.hit = True
+
+    def __enter__(self):
+        self.hit, self.old = False, None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+            self.old = None
+
+
 def _thunk(ref):
     """The C callback of a trainer: its _on_event, through a weak reference (so that the thunk
     the trainer holds keeps no cycle and the trainer is freed as soon as it is unused)."""
@@ -174,6 +203,7 @@ class Trainer(_capi.Closable):
         self._given = None  # (identity of the arrays set_data was given, val fraction, them)
         self._pending_checkpoint = None
         self._events, self._raised, self._stop = None, None, False
+        self._interrupt = _Interrupt()
         load = dict(soc=soc, threads=threads, max_memory=max_memory, precision=precision)
         try:
             self.runtime = self._runtime(program, load, "program")
@@ -301,6 +331,8 @@ class Trainer(_capi.Closable):
     # ---- events ----
 
     def _on_event(self, event):
+        if self._interrupt.hit:  # Ctrl-C: stop after this event, raised by _call
+            return 1
         try:
             d = _event(event.contents)
             if self._events is not None and d["event"] == "epoch":
@@ -314,14 +346,18 @@ class Trainer(_capi.Closable):
             return 1
 
     def _call(self, fn, *args):
-        """Runs a trainer call that may report events; raises what a callback raised, then the
-        call's own error. Returns whether a callback asked to stop."""
+        """Runs a trainer call that may report events; raises what a callback raised (or
+        KeyboardInterrupt for a Ctrl-C while it ran), then the call's own error. Returns
+        whether a callback asked to stop."""
         self._raised, self._stop = None, False
-        status = fn(*args)
+        with self._interrupt:
+            status = fn(*args)
         raised, stop = self._raised, self._stop
         self._raised = None
         if raised is not None:
             raise raised
+        if self._interrupt.hit:
+            raise KeyboardInterrupt
         if stop and status == Status.STATE:
             return True
         self._lib.check(status)

@@ -27,8 +27,9 @@ the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
 - ``discovery``: in fresh interpreters without EDGEGRAD_LIB, the library is found in a source
   tree's build/ and in an install prefix's lib/ beside a pip-installed package; EDGEGRAD_LIB
   (a file or a folder) overrides both; with none, one line names every path looked at;
-- ``runtime_library``: with EDGEGRAD_LIB at libedgegrad_rt.so, an .egp loads and runs (bit
-  for bit as with libedgegrad) and a graph JSON is refused, saying that libedgegrad loads it;
+- ``runtime_library``: with EDGEGRAD_LIB at libedgegrad_rt.so, an .egp loads and runs and a
+  Trainer takes a step on it (bit for bit as with libedgegrad), and a graph JSON is refused,
+  saying that libedgegrad loads it;
 - ``no_torch``: a fresh interpreter in which importing torch fails loads and runs a step, and
   (when the library has the trainer) trains it with edgegrad.Trainer; torch stays unimported.
 Prints one line per case and `python_runtime: N passed, M failed`; exit 1 on any failure.
@@ -329,6 +330,9 @@ egp, json_path, inputs = sys.argv[1], sys.argv[2], dict(np.load(sys.argv[3]))
 assert edgegrad.library_path().endswith("libedgegrad_rt.so"), edgegrad.library_path()
 with edgegrad.load(egp) as rt:
     out = rt.run(inputs)
+batch = {k: inputs[k] for k in ("input", "target")}
+with edgegrad.Trainer(egp, optimizer="sgd", lr=0.01) as tr:  # egp's STEM.init.safetensors
+    out["step_loss"] = np.float64(tr.step(batch))
 np.savez(sys.argv[4], **out)
 try:
     edgegrad.load(json_path)
@@ -342,6 +346,8 @@ def case_runtime_library(a, work):
     egp = edgegrad.compile(stem + ".json", stem + ".egp", "SM8650")
     with edgegrad.load(egp) as rt:
         want = rt.run(inputs)
+    with edgegrad.Trainer(egp, optimizer="sgd", lr=0.01) as tr:
+        want["step_loss"] = np.float64(tr.step({k: inputs[k] for k in ("input", "target")}))
     rt_lib = os.path.join(os.path.dirname(os.path.realpath(edgegrad.library_path())),
                           "libedgegrad_rt.so")
     np.savez(os.path.join(work, "in.npz"), **inputs)

@@ -30,6 +30,7 @@ the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
 - ``callback``: events arrive as eval, steps, epoch, ...; a callback returning True stops fit()
   after that event (the history so far, the position kept, a later fit() goes on); an exception
   it raises comes out of fit() as it was raised;
+- ``interrupt``: SIGINT (Ctrl-C) to a process inside fit() raises KeyboardInterrupt from it;
 - ``errors``: refusals raise edgegrad.Error subclasses with the library's message: a label out
   of range and a NaN image (set_data), Nesterov without momentum, a checkpoint of another run,
   fit without data, a validation set without an eval graph, an unknown optimizer, closing a
@@ -39,8 +40,10 @@ Prints one line per case and `python_trainer: N passed, M failed`; exit 1 on any
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -296,6 +299,44 @@ def case_callback(a, work):
     return None
 
 
+_INTERRUPTED = """
+import sys, numpy as np, edgegrad
+d = np.load(sys.argv[1])
+def started(e):
+    if e["event"] == "step" and e["epoch"] == 1 and e["step"] == 1:
+        print("started", flush=True)
+tr = edgegrad.Trainer(sys.argv[2], optimizer="adam", lr=1e-3, callback=started)
+try:
+    tr.fit({"input": d["input"], "target": d["target"]}, epochs=1000000)
+except KeyboardInterrupt:
+    print("interrupted", tr.position["epoch"], flush=True)
+"""
+
+
+def case_interrupt(a, work):
+    """Ctrl-C during fit() raises KeyboardInterrupt from it, the position kept."""
+    case = _case("dropout")
+    _, _, _, stem = test_train.prepare(case, work)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.Popen([sys.executable, "-c", _INTERRUPTED,
+                          test_train.data_path(case, work, "data"), stem + ".json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = p.stdout.readline().strip()
+        if line != "started":
+            return f"the child said {line!r}: {p.stderr.read().strip()[-300:]}"
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if p.returncode != 0 or not out.startswith("interrupted"):
+        return f"after SIGINT: exit {p.returncode}, stdout {out!r}, stderr {err.strip()[-300:]!r}"
+    return None
+
+
 def case_errors(a, work):
     case = _case("resnet_block")
     _, x, t, stem = test_train.prepare(case, work)
@@ -336,7 +377,8 @@ def main():
     jobs += [(f"torch/{c.name}", lambda a, w, n=c.name: case_torch(a, w, n))
              for c in CASES]
     jobs += [("resume", case_resume), ("step_batch", case_step_batch),
-             ("callback", case_callback), ("errors", case_errors)]
+             ("callback", case_callback), ("interrupt", case_interrupt),
+             ("errors", case_errors)]
     harness.main(__doc__, "python_trainer", jobs)
 
 
