@@ -5,7 +5,7 @@ train` and PyTorch training loops:
 
 The library is the one EDGEGRAD_LIB names (CMake sets it to the build's libedgegrad.so), else
 the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
-- ``cli/demo``: the demo's fine-tuning (examples/digits_step compiled for SM8650, the digits
+- ``cli/demo``: the demo's fine-tuning (examples/digits_step on the CPU and compiled for SM8650, the digits
   5-9 of scripts/digits_data.py, a quarter held back for validation, 5 epochs of Adam, seed 1,
   the SoC's fp16 with its default dynamic loss scaling) by Trainer.fit(val=0.25) writes the
   bytes `edgegrad train --val-split 0.25` writes with --out (both on 1 thread: another count
@@ -121,26 +121,36 @@ def case_cli_demo(a, work):
     if r.returncode:
         return f"digits_data.py: {r.stderr.strip()}"
     stem = os.path.join(EXAMPLES, "digits_step")
-    step = edgegrad.compile(stem + ".json", os.path.join(work, "step.egp"), "SM8650")
-    ev = edgegrad.compile(stem + ".eval.json", os.path.join(work, "eval.egp"), "SM8650")
     init = stem + ".init.safetensors"
-    cli_out, log = os.path.join(work, "cli.safetensors"), os.path.join(work, "log.jsonl")
-    _cli(a, "train", step, "--eval", ev, "--data", data, "--val-split", "0.25", "--init", init,
-         "--epochs", "5", "--optimizer", "adam", "--lr", "0.01", "--seed", "1", "--log", log,
-         "--out", cli_out, "--threads", "1", "-q")
     arrays = {k: np.load(os.path.join(data, k + ".npy")) for k in ("input", "target")}
-    py_out = os.path.join(work, "py.safetensors")
-    with edgegrad.Trainer(step, init=init, optimizer="adam", lr=0.01, seed=1, eval=ev,
-                          threads=1) as tr:
-        if tr.loss_scale != 65536.0:
-            return f"loss scale {tr.loss_scale}: the SoC's fp16 should scale dynamically"
-        history = tr.fit(arrays, epochs=5, val=0.25)
-        tr.save_weights(py_out, producer="edgegrad train")
-    if _bytes(py_out) != _bytes(cli_out):
-        return "Trainer.fit's weights are not the bytes edgegrad train wrote"
-    if history[-1]["val_accuracy"] < 0.9:
-        return f"validation accuracy {history[-1]['val_accuracy']} after 5 epochs"
-    return _history_vs_log(history, log)
+    paths = [("SM8650", edgegrad.compile(stem + ".json", os.path.join(work, "step.egp"), "SM8650"),
+              edgegrad.compile(stem + ".eval.json", os.path.join(work, "eval.egp"), "SM8650"),
+              65536.0),  # the SoC's fp16: dynamic loss scaling
+             ("cpu", stem + ".json", stem + ".eval.json", 1.0)]
+    for path, step, ev, scale in paths:
+        cli_out = os.path.join(work, path + "_cli.safetensors")
+        log = os.path.join(work, path + "_log.jsonl")
+        _cli(a, "train", step, "--eval", ev, "--data", data, "--val-split", "0.25", "--init",
+             init, "--epochs", "5", "--optimizer", "adam", "--lr", "0.01", "--seed", "1",
+             "--log", log, "--out", cli_out, "--threads", "1", "-q")
+        py_out = os.path.join(work, path + "_py.safetensors")
+        with edgegrad.Trainer(step, init=init, optimizer="adam", lr=0.01, seed=1, eval=ev,
+                              threads=1) as tr:
+            if tr.loss_scale != scale:
+                return f"{path}: loss scale {tr.loss_scale}, want {scale}"
+            history = tr.fit(arrays, epochs=5, val=0.25)
+            tr.save_weights(py_out, producer="edgegrad train")
+        if _bytes(py_out) != _bytes(cli_out):
+            return f"{path}: Trainer.fit's weights are not the bytes edgegrad train wrote"
+        if history[-1]["val_accuracy"] < 0.9:
+            return f"{path}: validation accuracy {history[-1]['val_accuracy']} after 5 epochs"
+        why = _history_vs_log(history, log)
+        if why:
+            return f"{path}: {why}"
+    if _bytes(os.path.join(work, "cpu_py.safetensors")) == _bytes(
+            os.path.join(work, "SM8650_py.safetensors")):
+        return "the CPU path and the SM8650 program gave the same bytes"
+    return None
 
 
 def case_cli_lenet5(a, work):
