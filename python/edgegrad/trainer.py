@@ -64,6 +64,19 @@ def _data_array(info, value, normalize, where):
     return runtime.as_input(a, a.dtype if a.dtype in runtime._EG_DTYPE else want, where)
 
 
+def _read_arrays(path, names, what):
+    """Arrays `names` of a folder of <name>.npy files or an .npz archive (numpy.savez)."""
+    try:
+        if os.path.isdir(path):
+            return {n: np.load(os.path.join(path, n + ".npy"), allow_pickle=False)
+                    for n in names}
+        with np.load(path, allow_pickle=False) as z:
+            return {n: z[n] for n in names}
+    except (OSError, KeyError, ValueError) as e:
+        raise ArgumentError(f"{what} {path}: {e}: a folder of <input>.npy files or an .npz "
+                            f"archive holding {', '.join(n + '.npy' for n in names)}") from None
+
+
 class _Arrays:
     """An eg_trainer_array list over numpy arrays, keeping them (and the names) alive."""
 
@@ -71,6 +84,8 @@ class _Arrays:
         # the inputs arrays feed: data and labels, not the step's parameters and buffers
         # (`state`: their names), which an eval graph takes as inputs of its own
         feeds = [t for t in rt.inputs if t.role in ("data", "label") and t.name not in state]
+        if isinstance(arrays, (str, os.PathLike)):  # files, as `edgegrad train --data` reads
+            arrays = _read_arrays(os.fspath(arrays), [t.name for t in feeds], what)
         if isinstance(arrays, (tuple, list)):
             if len(arrays) != len(feeds):
                 raise ArgumentError(
@@ -405,7 +420,9 @@ class Trainer(_capi.Closable):
     def fit(self, arrays=None, epochs=1, val=None):
         """Trains until ``epochs`` epochs are done in all (a total: a trainer restored from a
         checkpoint after epoch 1 and fitted to epochs=2 runs one more; at or past it, nothing).
-        ``arrays``: the training set (set_data; None: the one given before; the very same
+        ``arrays``: the training set (set_data: a dict by input name, a tuple in the inputs'
+        order, or the path of a folder of <input>.npy files or of an .npz archive, as
+        ``edgegrad train --data`` reads; None: the one given before; the very same
         arrays again keep the position and the split they had); ``val``: the validation set or
         a fraction of ``arrays`` (set_data).
         Before the first step of a fresh run the validation set is evaluated (an "eval" event).
