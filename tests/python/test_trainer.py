@@ -24,7 +24,8 @@ the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
   load_checkpoint (given before the data) and fit(epochs=E) ends with the weights of an
   uninterrupted run bit for bit (Adam, BatchNorm buffers, Dropout masks' stream), its history
   starting at the interrupted epoch; fitting to E again runs nothing; `edgegrad train --resume`
-  of the same checkpoint writes the same bytes;
+  of the same checkpoint writes the same bytes, and the Trainer continuing a checkpoint
+  `edgegrad train` wrote after epoch 1 does too;
 - ``step_batch``: step(batch) returns the loss a Runtime run of the same weights and batch
   gives, bit for bit, and updates the parameters by plain SGD;
 - ``callback``: events arrive as eval, steps, epoch, ...; a callback returning True stops fit()
@@ -234,6 +235,17 @@ def case_resume(a, work):
          "--checkpoint", os.path.join(work, "ckdir"), "--resume", "--out", cli, "-q")
     if _bytes(cli) != _bytes(whole):
         return "edgegrad train --resume of the Trainer's checkpoint differs from the whole run"
+    # and the Trainer continues `edgegrad train`'s checkpoint (after its epoch 1) just as well
+    _cli(a, "train", stem + ".json", "--data", test_train.data_path(case, work, "data"),
+         "--epochs", "1", "--optimizer", "adam", "--lr", "1e-3", "--seed", "5", "--threads", "1",
+         "--checkpoint", os.path.join(work, "ckcli"), "-q")
+    from_cli = os.path.join(work, "from_cli.safetensors")
+    with edgegrad.Trainer(stem + ".json", init=None, **opts) as tr:
+        tr.load_checkpoint(os.path.join(work, "ckcli", "checkpoint.safetensors"))
+        tr.fit(arrays, epochs=3)
+        tr.save_weights(from_cli, producer="edgegrad train")
+    if _bytes(from_cli) != _bytes(whole):
+        return "the Trainer continuing edgegrad train's checkpoint differs from the whole run"
     return None
 
 
