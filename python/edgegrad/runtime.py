@@ -360,12 +360,26 @@ class Runtime(_capi.Closable):
                 if t.role in ("parameter", "buffer")}
 
 
+def default_threads():
+    """The kernel threads a runtime gets with threads=None: OMP_NUM_THREADS (its first number),
+    else one per core this process may run on — what the CLI's kernels get. Said explicitly
+    rather than left to OpenMP's process default, which an imported PyTorch changes (Debian's
+    1.13 sets it to 1 on import)."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if first.isdigit() and int(first) > 0:
+        return int(first)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _threads(threads):
     if threads is None:
-        return 0
+        return default_threads()
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ArgumentError(f"threads {threads!r}: expected an integer >= 1 (None: the process "
-                            f"default)")
+        raise ArgumentError(f"threads {threads!r}: expected an integer >= 1 (None: "
+                            f"OMP_NUM_THREADS, else one per core)")
     return int(threads)
 
 
@@ -376,7 +390,8 @@ def load(path, soc=None, threads=None, max_memory=None, precision=None):
     compiler's library) or a compiled program (``.egp``: libedgegrad_rt suffices); told apart
     by the file's first bytes. ``soc``: compile a graph for that SoC ("SM8650"; NPU partitions
     on the NPU executor, the rest on the CPU kernels); for a program, its own SoC (another is
-    refused). ``threads``: kernel threads (None: OMP_NUM_THREADS, else one per core).
+    refused). ``threads``: kernel threads (None: OMP_NUM_THREADS, else one per core, as the CLI;
+    never OpenMP's process default, which importing PyTorch changes).
     ``max_memory``: bytes the runtime may reserve (an int, or "512M", "2G"; LimitError beyond
     it). ``precision``: "fp16" or "fp32" for the NPU partitions (None: the SoC's, or the
     program's recorded one). Returns a Runtime; raises edgegrad.Error (a subclass per status)

@@ -9,11 +9,12 @@ the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
   5-9 of scripts/digits_data.py, a quarter held back for validation, 5 epochs of Adam, seed 1,
   the SoC's fp16 with its default dynamic loss scaling) by Trainer.fit(val=0.25) writes the
   bytes `edgegrad train --val-split 0.25` writes with --out (both on 1 thread: another count
-  rounds reductions otherwise, and PyTorch in this process sets OpenMP's default), and its
+  rounds reductions in another order), and its
   history holds the per-epoch losses, validation loss and accuracy and learning rate of the
   CLI's --log;
 - ``cli/lenet5``: the same bit for bit on the CPU for SGD with momentum, Nesterov, weight
-  decay, a shuffled order and a step schedule, the data given as a tuple;
+  decay, a shuffled order and a step schedule, the data given as a tuple, each on its default
+  threads (importing PyTorch sets OpenMP's default to 1 thread; the Trainer's stays the CLI's);
 - ``torch/<case>``: the cases of tests/conformance/test_train.py (LeNet-5 with SGD, momentum,
   Nesterov, weight decay and StepLR; a ResNet block with BatchNorm and Adam; a MobileNetV2
   block, MSE, AdamW and a cosine schedule; a frozen backbone with momentum and dampening; a
@@ -160,8 +161,9 @@ def case_cli_lenet5(a, work):
     out, log = os.path.join(work, "cli.safetensors"), os.path.join(work, "log.jsonl")
     _cli(a, "train", stem + ".json", "--data", os.path.join(work, "data"), "--init",
          stem + ".init.safetensors", "--epochs", "3", "--out", out, "--log", log,
-         "--threads", "1", "-q", *case.flags)
-    with edgegrad.Trainer(stem + ".json", threads=1, **OPTIONS["lenet5"]) as tr:
+         "-q", *case.flags)
+    # both on their default threads (one per core), which PyTorch, imported here, does not move
+    with edgegrad.Trainer(stem + ".json", **OPTIONS["lenet5"]) as tr:
         history = tr.fit((x.numpy(), t.numpy()), epochs=3)
         tr.save_weights(os.path.join(work, "py.safetensors"), producer="edgegrad train")
     if _bytes(os.path.join(work, "py.safetensors")) != _bytes(out):
