@@ -29,9 +29,6 @@ DTYPES = [np.dtype("float32"), np.dtype("float64"), np.dtype("float16"), np.dtyp
           np.dtype("int32"), np.dtype("int8"), np.dtype("uint8"), np.dtype("bool")]
 _EG_DTYPE = {dt: i for i, dt in enumerate(DTYPES)}
 
-# eg_io_role, by value
-ROLES = ["data", "label", "parameter", "buffer", "random", "loss", "gradient", "buffer_update",
-         "output"]
 _PRECISIONS = {None: 0, "fp32": 1, "fp16": 2}
 
 
@@ -124,7 +121,7 @@ def _describe(lib, model, is_input, n):
         infos.append(dict(
             name=d.name.decode(), dtype=DTYPES[t.dtype],
             shape=tuple(t.shape[k] for k in range(t.rank)),
-            role=ROLES[d.role] if 0 <= d.role < len(ROLES) else str(d.role), pair=d.pair,
+            role=lib.eg_io_role_name(d.role).decode(), pair=d.pair,
             state_dict=d.state_dict.decode() if d.state_dict else None,
             random_p=d.random_p if d.random else None, index=i))
     return infos
@@ -201,7 +198,6 @@ class Runtime(_capi.Closable):
             self.close()
             raise
         self.soc = soc if not self.compiled else self.program()["soc"]
-        self._precision_arg = precision
         self.inputs, self.outputs = self._infos()
         self._in = {t.name: t for t in self.inputs}
         self._out = {t.name: t for t in self.outputs}
@@ -274,21 +270,6 @@ class Runtime(_capi.Closable):
         return {"soc": info.soc.decode(), "precision": info.precision.decode(),
                 "partitions": info.num_partitions, "npu_nodes": info.num_npu_nodes,
                 "cpu_nodes": info.num_cpu_nodes}
-
-    def npu_fp16(self):
-        """Whether the NPU partitions this runtime runs compute in fp16 (as `edgegrad train`
-        decides its default loss scaling): the precision asked for, else a program's recorded
-        one, else (compiled for ``soc``) the SoC's own; False on the CPU kernels."""
-        if self._precision_arg is not None:
-            return self._precision_arg == "fp16"
-        if self.compiled:
-            return self.program()["precision"] == "fp16"
-        if self.soc is None:
-            return False
-        for t in targets():
-            if t["soc"].upper() == self.soc.upper():
-                return t["float_precision"] == "fp16"
-        return False
 
     def input_classes(self, name):
         """(classes, ignore_index) of a label input that an nll_loss reads (classes 0: none)."""

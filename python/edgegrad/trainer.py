@@ -30,6 +30,7 @@ from ._capi import ArgumentError, StateError, Status
 _KINDS = {"sgd": 0, "adam": 1, "adamw": 2}
 _SCHEDULES = {"constant": 0, "step": 1, "cosine": 2}
 _EVENTS = ["step", "epoch", "eval"]
+_LOSS_SCALING = {"none": 0, "static": 1, "dynamic": 2, "auto": 3}  # eg_loss_scale_mode
 M64 = (1 << 64) - 1  # the largest seed
 
 
@@ -196,9 +197,9 @@ class Trainer(_capi.Closable):
     the validation set fit() or evaluate() is given.
     ``seed``, ``shuffle``: the example order and the Dropout masks' stream.
     ``normalize``: (mean, std): uint8 images for float32 inputs become (x/255 - mean) / std.
-    ``loss_scale``: None (dynamic when the NPU partitions compute in fp16, else none, as
-    `edgegrad train`), "none", "dynamic" (``loss_scale_interval`` good steps before it grows;
-    None: 2000) or a number (a static scale).
+    ``loss_scale``: None (the library's choice, as `edgegrad train`'s: dynamic where the NPU
+    partitions compute in fp16, else none), "none", "dynamic" (``loss_scale_interval`` good
+    steps before it grows; None: 2000) or a number (a static scale).
     ``callback``: called with each event as a dict ({"event": "step"|"epoch"|"eval", ...});
     returning True stops fit() after that event; an exception it raises stops fit() and is
     raised from it.
@@ -290,21 +291,23 @@ class Trainer(_capi.Closable):
         return opt
 
     def _loss_scale(self, o, loss_scale, interval):
+        """Loss scaling into eg_optimizer_options ``o``: None leaves the trainer's default,
+        AUTO (dynamic where the NPU partitions compute in fp16, else none)."""
         if loss_scale is None:
-            loss_scale = "dynamic" if self.runtime.npu_fp16() else "none"
-        if loss_scale == "none":
-            o.loss_scale = 0
+            pass
+        elif loss_scale == "none":
+            o.loss_scale = _LOSS_SCALING["none"]
         elif loss_scale == "dynamic":
-            o.loss_scale = 2
+            o.loss_scale = _LOSS_SCALING["dynamic"]
         elif isinstance(loss_scale, (int, float, np.number)) and not isinstance(loss_scale, bool):
-            o.loss_scale, o.init_scale = 1, float(loss_scale)
+            o.loss_scale, o.init_scale = _LOSS_SCALING["static"], float(loss_scale)
         else:
             raise ArgumentError(f"loss_scale {loss_scale!r}: expected None, 'none', 'dynamic' "
                                 f"or a scale > 0")
         if interval is not None:
-            if o.loss_scale != 2:
+            if o.loss_scale not in (_LOSS_SCALING["dynamic"], _LOSS_SCALING["auto"]):
                 raise ArgumentError(f"loss_scale_interval {interval}: the interval is dynamic "
-                                    f"loss scaling's (loss_scale='dynamic')")
+                                    f"loss scaling's (loss_scale='dynamic' or None)")
             o.growth_interval = interval
 
     def _schedule(self, opt, schedule):
@@ -486,6 +489,22 @@ class Trainer(_capi.Closable):
         return {"epoch": e.value, "step": s.value, "steps_per_epoch": n.value}
 
     @property
+    def sizes(self):
+        """{"examples", "batch", "val_examples", "val_batch"}: the training set's examples and
+        the step's batch size (an epoch feeds examples // batch batches), the validation set's
+        (0 without one)."""
+        v = [ctypes.c_int64() for _ in range(4)]
+        self._lib.eg_trainer_sizes(self.handle, *(ctypes.byref(x) for x in v))
+        return dict(zip(("examples", "batch", "val_examples", "val_batch"), (x.value for x in v)))
+
+    @property
+    def loss_scaling(self):
+        """The loss scaling the trainer does: "none", "static" or "dynamic" (None's choice
+        resolved)."""
+        mode = self._lib.eg_optimizer_loss_scaling(self._lib.eg_trainer_optimizer(self.handle))
+        return {v: k for k, v in _LOSS_SCALING.items()}.get(mode, str(mode))
+
+    @property
     def loss_scale(self):
         """The loss scale of the next step (1 without loss scaling)."""
         return self._lib.eg_optimizer_loss_scale(self._lib.eg_trainer_optimizer(self.handle))
@@ -510,6 +529,21 @@ class Trainer(_capi.Closable):
         self._lib.check(self._lib.eg_trainer_save_weights(
             self.handle, runtime._path(path), producer.encode() if producer else None))
         return path
+
+    def set_log(self, path, append=False):
+        """Writes every event to ``path`` as `edgegrad train --log` does (one JSON object per
+        line, flushed as written), appending with ``append`` (a resumed run), else anew; None
+        stops it."""
+        self._lib.check(self._lib.eg_trainer_set_log(
+            self.handle, runtime._path(path) if path is not None else None, bool(append)))
+
+    def set_checkpoints(self, path, every_steps=0):
+        """Has the trainer write a checkpoint to ``path`` after every epoch, and with
+        ``every_steps`` also every that many steps within one (`edgegrad train --checkpoint`,
+        --checkpoint-every); None stops it. A failing step's error says which checkpoint is
+        intact."""
+        self._lib.check(self._lib.eg_trainer_set_checkpoints(
+            self.handle, runtime._path(path) if path is not None else None, int(every_steps)))
 
     def save_checkpoint(self, path):
         """Writes a checkpoint (safetensors, atomically): parameters, buffers, optimizer state,

@@ -15,6 +15,8 @@ the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
 - ``cli/lenet5``: the same bit for bit on the CPU for SGD with momentum, Nesterov, weight
   decay, a shuffled order and a step schedule, the data given as a tuple, each on its default
   threads (importing PyTorch sets OpenMP's default to 1 thread; the Trainer's stays the CLI's);
+  set_checkpoints and set_log write the checkpoint and log lines --checkpoint and --log write
+  (times aside); sizes and loss_scaling ("none" on the CPU; the demo's "dynamic");
 - ``torch/<case>``: the cases of tests/conformance/test_train.py (LeNet-5 with SGD, momentum,
   Nesterov, weight decay and StepLR; a ResNet block with BatchNorm and Adam; a MobileNetV2
   block, MSE, AdamW and a cosine schedule; a frozen backbone with momentum and dampening; a
@@ -127,9 +129,9 @@ def case_cli_demo(a, work):
     arrays = {k: np.load(os.path.join(data, k + ".npy")) for k in ("input", "target")}
     paths = [("SM8650", edgegrad.compile(stem + ".json", os.path.join(work, "step.egp"), "SM8650"),
               edgegrad.compile(stem + ".eval.json", os.path.join(work, "eval.egp"), "SM8650"),
-              65536.0),  # the SoC's fp16: dynamic loss scaling
-             ("cpu", stem + ".json", stem + ".eval.json", 1.0)]
-    for path, step, ev, scale in paths:
+              "dynamic", 65536.0),  # the SoC's fp16: dynamic loss scaling
+             ("cpu", stem + ".json", stem + ".eval.json", "none", 1.0)]
+    for path, step, ev, scaling, scale in paths:
         cli_out = os.path.join(work, path + "_cli.safetensors")
         log = os.path.join(work, path + "_log.jsonl")
         _cli(a, "train", step, "--eval", ev, "--data", data, "--val-split", "0.25", "--init",
@@ -138,8 +140,9 @@ def case_cli_demo(a, work):
         py_out = os.path.join(work, path + "_py.safetensors")
         with edgegrad.Trainer(step, init=init, optimizer="adam", lr=0.01, seed=1, eval=ev,
                               threads=1) as tr:
-            if tr.loss_scale != scale:
-                return f"{path}: loss scale {tr.loss_scale}, want {scale}"
+            if tr.loss_scaling != scaling or tr.loss_scale != scale:
+                return (f"{path}: loss scaling {tr.loss_scaling}, scale {tr.loss_scale}; want "
+                        f"{scaling}, {scale}")
             history = tr.fit(data if path == "cpu" else arrays, epochs=5, val=0.25)  # files too
             tr.save_weights(py_out, producer="edgegrad train")
         if _bytes(py_out) != _bytes(cli_out):
@@ -159,15 +162,29 @@ def case_cli_lenet5(a, work):
     case = _case("lenet5")
     _, x, t, stem = test_train.prepare(case, work)
     out, log = os.path.join(work, "cli.safetensors"), os.path.join(work, "log.jsonl")
+    os.makedirs(os.path.join(work, "ck"))
     _cli(a, "train", stem + ".json", "--data", os.path.join(work, "data"), "--init",
          stem + ".init.safetensors", "--epochs", "3", "--out", out, "--log", log,
-         "-q", *case.flags)
+         "--checkpoint", os.path.join(work, "ck"), "-q", *case.flags)
+    py_log, py_ck = os.path.join(work, "py.jsonl"), os.path.join(work, "py_ck.safetensors")
     # both on their default threads (one per core), which PyTorch, imported here, does not move
     with edgegrad.Trainer(stem + ".json", **OPTIONS["lenet5"]) as tr:
+        tr.set_log(py_log)
+        tr.set_checkpoints(py_ck)
         history = tr.fit((x.numpy(), t.numpy()), epochs=3)
         tr.save_weights(os.path.join(work, "py.safetensors"), producer="edgegrad train")
+        if tr.sizes != {"examples": 41, "batch": 4, "val_examples": 0, "val_batch": 0}:
+            return f"sizes {tr.sizes}"
+        if tr.loss_scaling != "none":
+            return f"loss scaling {tr.loss_scaling} on the CPU kernels"
     if _bytes(os.path.join(work, "py.safetensors")) != _bytes(out):
         return "Trainer.fit's weights are not the bytes edgegrad train wrote"
+    if _bytes(py_ck) != _bytes(os.path.join(work, "ck", "checkpoint.safetensors")):
+        return "set_checkpoints wrote another checkpoint than edgegrad train --checkpoint"
+    untimed = [[{k: v for k, v in json.loads(line).items() if k != "seconds"}
+                for line in open(f)] for f in (py_log, log)]
+    if untimed[0] != untimed[1]:
+        return "set_log's lines differ from edgegrad train --log's (times aside)"
     return _history_vs_log(history, log)
 
 
