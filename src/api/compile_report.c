@@ -137,7 +137,7 @@ void eg_compile_report_target(const eg_compile_report *r, eg_target_info *out) {
   const eg_target *t = r->target;
   *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
                           .vtcm_mb = t->vtcm_mb,
-                          .has_float = (t->features & EG_HTP_FEATURE_FLOAT) != 0,
+                          .has_float = (t->features & EG_NPU_FEATURE_FLOAT) != 0,
                           .note = t->note, .soc_model = t->soc_model,
                           .float_precision = eg_precision_name(t->float_precision)};
 }
@@ -279,7 +279,7 @@ static json_t *report_json(const eg_compile_report *r) {
   return json_pack("{s:s, s:i, s:s, s:s, s:i, s:b, s:s, s:{s:I, s:I, s:f}, s:o, s:o, s:o, s:o}",
                    "format", EG_REPORT_FORMAT, "version", EG_REPORT_VERSION, "soc", t->soc,
                    "product", t->product, "htp_arch", t->htp_arch, "fp16",
-                   (t->features & EG_HTP_FEATURE_FLOAT) != 0, "precision",
+                   (t->features & EG_NPU_FEATURE_FLOAT) != 0, "precision",
                    eg_precision_name(r->precision), "flops", "total",
                    (json_int_t)llround(r->flops_total), "npu", (json_int_t)llround(r->flops_npu),
                    "npu_share", share, "nodes", nodes, "partitions", parts, "warnings", warnings,

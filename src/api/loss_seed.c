@@ -7,7 +7,7 @@
  * The runtime writes S into the seed's buffer as each run starts (api/runtime.c), so every
  * reader must take the seed from that buffer: a CPU node does; an NPU partition does when it
  * takes the seed as a boundary input (APP_WRITE), which is how the compiler lowers a constant
- * seed (backends/htp/lower.h). A partition holding the seed any other way — computed inside
+ * seed (the backend's lowering). A partition holding the seed any other way — computed inside
  * it, or baked as its own constant by a builder that reads the bytes — would not see S: such
  * a reader is refused, as are a graph without a seed and one with two. */
 #include "api/runtime.h"

@@ -54,7 +54,10 @@ eg_status eg_run_profile_create(const eg_graph *g, const eg_program *p, eg_npu_s
       e->flops += eg_node_flops(g, &g->nodes[part->nodes[j]]);
       e->bytes += eg_node_bytes(g, &g->nodes[part->nodes[j]]);
     }
-    const size_t n_ops = (size_t)eg_qnn_graph_num_ops(p->lowered[st->partition].graph);
+    const eg_lowered *lp = &p->lowered[st->partition];
+    eg_npu_partition_info info = {0};
+    lp->backend->describe(lp->graph, &info);
+    const size_t n_ops = (size_t)info.num_ops;
     prof->op_times[k] = calloc(2 * n_ops + 1, sizeof(int64_t));
     if (!prof->op_times[k]) {
       eg_run_profile_destroy(prof);
@@ -122,19 +125,22 @@ static void put_string(text *t, const char *s) {
   put(t, "\"");
 }
 
-/* An NPU step's QNN ops as events nested in its own (each op is named after the node it
- * comes from); ops folded at create did not run and have none. */
+/* An NPU step's ops (QNN ops for htp) as events nested in its own (each op is named after the
+ * node it comes from); ops folded at create did not run and have none. */
 static void put_ops(text *t, const eg_run_profile *prof, int32_t k) {
-  const eg_qnn_graph *qg = prof->program->lowered[prof->program->steps[k].partition].graph;
+  const eg_lowered *lp = &prof->program->lowered[prof->program->steps[k].partition];
   const int64_t *times = prof->op_times[k];
-  for (int32_t j = 0; j < eg_qnn_graph_num_ops(qg); j++) {
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
+  for (int32_t j = 0; j < info.num_ops; j++) {
     if (!times[2 * j]) continue;
-    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, j);
+    eg_npu_op_info op = {0};
+    lp->backend->describe_op(lp->graph, j, &op);
     put(t, ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"name\": ");
-    put_string(t, op->name);
+    put_string(t, op.name);
     put(t, ", \"cat\": \"qnn\", \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": \"%s\"}}",
         (double)(times[2 * j] - prof->t0) / 1e3, (double)times[2 * j + 1] / 1e3,
-        eg_qnn_op_name(op->type));
+        op.type);
   }
 }
 

@@ -1,5 +1,7 @@
-/* program_info.c — eg_model_is_compiled, eg_model_program_info and eg_model_npu_* of the public
- * API: what a model loaded from a compiled program (.egp, program/egp_format.h) holds. */
+/* program_info.c — eg_model_is_compiled, eg_model_program_info, eg_model_npu_* and
+ * eg_model_export_onnx of the public API: what a model loaded from a compiled program (.egp,
+ * program/egp_format.h) holds. A partition is described, and exported, by the backend that
+ * owns it (backends/lowered.h eg_backend_rt). */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,125 +53,83 @@ eg_status eg_model_npu_partition(const eg_model *model, int partition,
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_partition: out is NULL");
   EG_TRY(partition_at(model, "eg_model_npu_partition", partition, &p));
   const eg_partition *part = &p->parts.partitions[partition];
-  const eg_htp_partition *hp = &p->lowered[partition];
-  *out = (eg_npu_partition_info){
-      .name = eg_qnn_graph_name(hp->graph), .num_nodes = part->n_nodes, .nodes = part->nodes,
-      .first_node = p->graph->nodes[part->nodes[0]].name,
-      .last_node = p->graph->nodes[part->nodes[part->n_nodes - 1]].name,
-      .num_tensors = eg_qnn_graph_num_tensors(hp->graph),
-      .num_ops = eg_qnn_graph_num_ops(hp->graph), .num_inputs = hp->n_inputs,
-      .num_outputs = hp->n_outputs};
+  const eg_lowered *lp = &p->lowered[partition];
+  *out = (eg_npu_partition_info){0};
+  lp->backend->describe(lp->graph, out);
+  out->num_nodes = part->n_nodes;
+  out->nodes = part->nodes;
+  out->first_node = p->graph->nodes[part->nodes[0]].name;
+  out->last_node = p->graph->nodes[part->nodes[part->n_nodes - 1]].name;
+  out->num_inputs = lp->n_inputs;
+  out->num_outputs = lp->n_outputs;
   return EG_OK;
 }
 
 eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
                               eg_npu_tensor_info *out) {
-  static const char *const types[] = {"APP_WRITE", "APP_READ", "NATIVE", "STATIC"};
   const eg_program *p = NULL;
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_tensor: out is NULL");
   EG_TRY(partition_at(model, "eg_model_npu_tensor", partition, &p));
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(p->lowered[partition].graph, tensor);
-  if (!t)
+  const eg_lowered *lp = &p->lowered[partition];
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
+  if (tensor < 0 || tensor >= info.num_tensors)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_tensor: tensor %d out of range [0, %d)",
-                    tensor, eg_qnn_graph_num_tensors(p->lowered[partition].graph));
+                    tensor, info.num_tensors);
   memset(out, 0, sizeof *out);
-  out->name = t->name;
-  out->type = types[t->type];
-  out->dtype = eg_qnn_dtype_name(t->dtype);
-  out->rank = t->rank;
-  for (int d = 0; d < t->rank; d++) out->dims[d] = t->dims[d];
-  out->nbytes = (size_t)eg_qnn_tensor_numel(t) * eg_qnn_dtype_size(t->dtype);
-  out->quant_axis = -1;
-  if (t->dtype == EG_QNN_DTYPE_FLOAT_32)
-    out->precision = eg_precision_name(p->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16
-                                                                         : EG_PRECISION_FP32);
-  if (t->quant.encoding == EG_QNN_QUANT_SCALE_OFFSET) {
-    out->encoding = "SCALE_OFFSET";
-    out->num_scales = 1;
-    out->scales = &t->quant.scale;
-    out->offsets = &t->quant.offset;
-  } else if (t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET) {
-    out->encoding = "AXIS_SCALE_OFFSET";
-    out->quant_axis = t->quant.axis;
-    out->num_scales = t->quant.n_axis;
-    out->scales = t->quant.scales;
-    out->offsets = t->quant.offsets;
-  }
+  lp->backend->describe_tensor(lp->graph, tensor, p->precision, out);
   return EG_OK;
 }
 
 static eg_status op_at(const eg_model *model, const char *fn, int k, int op,
-                       const eg_qnn_op_node **out) {
+                       eg_npu_op_info *out, const eg_lowered **lp) {
   const eg_program *p = NULL;
   EG_TRY(partition_at(model, fn, k, &p));
-  *out = eg_qnn_graph_op(p->lowered[k].graph, op);
-  if (!*out)
-    return eg_error(EG_ERR_ARGUMENT, "%s: op %d out of range [0, %d)", fn, op,
-                    eg_qnn_graph_num_ops(p->lowered[k].graph));
+  *lp = &p->lowered[k];
+  eg_npu_partition_info info = {0};
+  (*lp)->backend->describe((*lp)->graph, &info);
+  if (op < 0 || op >= info.num_ops)
+    return eg_error(EG_ERR_ARGUMENT, "%s: op %d out of range [0, %d)", fn, op, info.num_ops);
+  memset(out, 0, sizeof *out);
+  (*lp)->backend->describe_op((*lp)->graph, op, out);
   return EG_OK;
 }
 
 eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out) {
-  const eg_qnn_op_node *o = NULL;
+  const eg_lowered *lp = NULL;
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op: out is NULL");
-  EG_TRY(op_at(model, "eg_model_npu_op", partition, op, &o));
-  *out = (eg_npu_op_info){.name = o->name, .type = eg_qnn_op_name(o->type),
-                          .num_inputs = o->n_inputs, .inputs = o->inputs,
-                          .num_outputs = o->n_outputs, .outputs = o->outputs,
-                          .num_params = o->n_params};
-  return EG_OK;
-}
-
-/* One scalar of a param as JSON text. */
-/* A scalar param as JSON, reading only the union member its dtype names (a bool member read
- * from a UINT_32 value such as group 4 is not a valid bool). */
-static size_t param_scalar_json(char *buf, size_t size, const eg_qnn_param *pr) {
-  switch (pr->dtype) {
-  case EG_QNN_DTYPE_FLOAT_32: {
-    const float f = pr->scalar.f32;
-    if (f != f) return (size_t)snprintf(buf, size, "\"nan\"");
-    if (f > 3.4e38f || f < -3.4e38f)
-      return (size_t)snprintf(buf, size, f > 0 ? "\"inf\"" : "\"-inf\"");
-    return (size_t)snprintf(buf, size, "%.9g", (double)f);
-  }
-  case EG_QNN_DTYPE_BOOL_8:
-    return (size_t)snprintf(buf, size, "%s", pr->scalar.b ? "true" : "false");
-  case EG_QNN_DTYPE_INT_32: return (size_t)snprintf(buf, size, "%d", (int)pr->scalar.i32);
-  default: return (size_t)snprintf(buf, size, "%u", pr->scalar.u32);
-  }
+  return op_at(model, "eg_model_npu_op", partition, op, out, &lp);
 }
 
 eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,
                                 const char **name, char *value, size_t size) {
-  const eg_qnn_op_node *o = NULL;
+  eg_npu_op_info o;
+  const eg_lowered *lp = NULL;
   if (!name || !value || size == 0)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op_param: NULL name or empty value buffer");
-  EG_TRY(op_at(model, "eg_model_npu_op_param", partition, op, &o));
-  if (index < 0 || index >= o->n_params)
+  EG_TRY(op_at(model, "eg_model_npu_op_param", partition, op, &o, &lp));
+  if (index < 0 || index >= o.num_params)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op_param: param %d out of range [0, %d)",
-                    index, o->n_params);
-  const eg_qnn_param *pr = &o->params[index];
-  *name = pr->name;
+                    index, o.num_params);
   value[0] = 0;
-  if (pr->kind == EG_QNN_PARAM_SCALAR) {
-    param_scalar_json(value, size, pr);
-    return EG_OK;
-  }
-  int inner = pr->rank == 2 ? (int)pr->dims[1] : pr->n_values;
-  size_t used = 0;
-#define APPEND(...)                                                               \
-  do {                                                                            \
-    if (used < size) used += (size_t)snprintf(value + used, size - used, __VA_ARGS__); \
-  } while (0)
-  APPEND("[");
-  for (int i = 0; i < pr->n_values; i++) {
-    if (pr->rank == 2 && i % inner == 0) APPEND("%s[", i ? ", " : "");
-    else if (i) APPEND(", ");
-    if (pr->dtype == EG_QNN_DTYPE_INT_32) APPEND("%d", (int)pr->values.i32[i]);
-    else APPEND("%u", pr->values.u32[i]);
-    if (pr->rank == 2 && i % inner == inner - 1) APPEND("]");
-  }
-  APPEND("]");
-#undef APPEND
+  lp->backend->describe_param(lp->graph, op, index, name, value, size);
   return EG_OK;
+}
+
+eg_status eg_model_export_onnx(const eg_model *model, int partition, const char *path) {
+  if (!model || !path)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_export_onnx: %s is NULL", model ? "path" : "model");
+  if (!model->compiled)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_export_onnx: the model is a graph: only a model "
+                    "loaded from a compiled program (.egp) has NPU partitions");
+  const eg_program *p = &model->compiled->program;
+  if (partition < 0 || partition >= p->parts.n_partitions)
+    return eg_error(EG_ERR_ARGUMENT, "eg_model_export_onnx: partition %d out of range [0, %d)",
+                    partition, p->parts.n_partitions);
+  const eg_lowered *lp = &p->lowered[partition];
+  if (!lp->backend->export_onnx)
+    return eg_error(EG_ERR_UNSUPPORTED, "eg_model_export_onnx: partition %d: its backend %s "
+                    "exports no ONNX: only a backend with an ONNX export has one", partition,
+                    lp->backend->name);
+  return lp->backend->export_onnx(p->graph, p->target, lp, path);
 }

@@ -24,6 +24,7 @@
 #include "program/egp_format.h"
 #include "program/program.h"
 #include "api/runtime.h"
+#include "ir/readers.h"
 #include "runtime/model.h"
 #include "runtime/npu_dump.h"
 #include "runtime/npu_step.h"
@@ -141,7 +142,7 @@ static eg_status bind_values(eg_runtime *rt) {
   return EG_OK;
 }
 
-/* held (eg_htp_nhwc_between_partitions: the values only NPU steps touch, held NHWC) less the
+/* held (eg_nhwc_between_partitions: the values only NPU steps touch, held NHWC) less the
  * values a partition also puts out as another value of the same bytes that the CPU reads (one
  * tensor, or a copy: a ReLU's result for a CPU max pool and its detach for the backward's
  * threshold): both then stay in IR order on one buffer (eg_npu_step_output_repeats) rather
@@ -151,7 +152,7 @@ static eg_status hold_repeats_alike(const eg_runtime *rt, bool *held) {
   const eg_program *p = rt->program;
   int32_t *root = NULL;
   for (int32_t k = 0; k < p->parts.n_partitions; k++) {
-    const eg_htp_partition *hp = &p->lowered[k];
+    const eg_lowered *hp = &p->lowered[k];
     int32_t *grown = realloc(root, ((size_t)hp->n_outputs + 1) * sizeof(int32_t));
     if (!grown) {
       free(root);
@@ -189,7 +190,7 @@ static eg_status create_npu_steps(eg_runtime *rt, size_t **work, eg_plan_block *
     if (p->steps[k].partition >= 0) rt->step_of_part[p->steps[k].partition] = k;
   /* a value only NPU steps touch stays NHWC in its buffer between them: no conversions */
   bool *held_nhwc = NULL;
-  eg_status s = eg_htp_nhwc_between_partitions(rt->g, &p->parts, &held_nhwc);
+  eg_status s = eg_nhwc_between_partitions(rt->g, &p->parts, &held_nhwc);
   if (s == EG_OK) s = hold_repeats_alike(rt, held_nhwc);
   int32_t cap = 0;
   for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
@@ -251,16 +252,16 @@ static eg_status allocate_work(eg_runtime *rt) {
 static eg_status inside_only(const eg_graph *g, const eg_program *p, bool **out) {
   *out = NULL;
   if (!p) return EG_OK;
-  eg_htp_readers readers = {0};
+  eg_readers readers = {0};
   bool *skip = calloc((size_t)g->n_values + 1, sizeof(bool));
-  eg_status s = skip ? eg_htp_readers_compute(g, &p->parts, &readers)
+  eg_status s = skip ? eg_readers_compute(g, &p->parts, &readers)
                      : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t v = 0; s == EG_OK && v < g->n_values; v++) {
     const eg_value *x = &g->values[v];
     if (x->role != EG_ROLE_NODE || !p->parts.nodes[x->def].npu) continue;
-    skip[v] = !eg_htp_needed_outside(&readers, v, p->parts.nodes[x->def].partition);
+    skip[v] = !eg_readers_outside(&readers, v, p->parts.nodes[x->def].partition);
   }
-  eg_htp_readers_free(&readers);
+  eg_readers_free(&readers);
   if (s != EG_OK) free(skip);
   else *out = skip;
   return s;
@@ -288,14 +289,16 @@ static eg_status steps_of_nodes(const eg_graph *g, const eg_program *p, int32_t 
   return EG_OK;
 }
 
-/* Per node: an NPU node whose lowering may alias an argument's tensor (eg_htp_may_alias). */
+/* Per node: an NPU node whose lowering may alias an argument's tensor (its partition's
+ * backend's eg_backend_rt.may_alias). */
 static eg_status aliasing_nodes(const eg_graph *g, const eg_program *p, bool **out) {
   *out = NULL;
   if (!p) return EG_OK;
   bool *a = calloc((size_t)g->n_nodes + 1, sizeof(bool));
   if (!a) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t i = 0; i < g->n_nodes; i++)
-    a[i] = p->parts.nodes[i].npu && eg_htp_may_alias(g->nodes[i].op);
+    a[i] = p->parts.nodes[i].npu &&
+           p->lowered[p->parts.nodes[i].partition].backend->may_alias(g->nodes[i].op);
   *out = a;
   return EG_OK;
 }
@@ -617,7 +620,7 @@ eg_status eg_runtime_set_input(eg_runtime *rt, const char *name, const eg_tensor
 
 /* NPU partition k's step; when dumping, its inputs written before and its outputs after. */
 static eg_status run_npu_step(const eg_runtime *rt, int32_t k, int64_t *convert_ns) {
-  const eg_htp_partition *hp = &rt->program->lowered[k];
+  const eg_lowered *hp = &rt->program->lowered[k];
   if (rt->dump_dir)
     EG_TRY(eg_npu_dump_write(rt->dump_dir, k, rt->g, hp, false, rt->data, rt->dump_nhwc));
   EG_TRY(eg_npu_step_run(rt->npu[k], convert_ns));

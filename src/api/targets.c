@@ -13,7 +13,7 @@ eg_status eg_get_target(int index, eg_target_info *out) {
                     eg_target_count());
   *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
                           .vtcm_mb = t->vtcm_mb,
-                          .has_float = (t->features & EG_HTP_FEATURE_FLOAT) != 0,
+                          .has_float = (t->features & EG_NPU_FEATURE_FLOAT) != 0,
                           .note = t->note, .soc_model = t->soc_model,
                           .float_precision = eg_precision_name(t->float_precision)};
   return EG_OK;

@@ -135,7 +135,7 @@ out:
 }
 
 static eg_status lower_all(eg_program *p, const eg_partition_options *opt) {
-  p->lowered = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_htp_partition));
+  p->lowered = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_lowered));
   if (!p->lowered) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   const eg_backend *b = opt->backend ? opt->backend : eg_backend_for_target(opt->target);
   return b->lower(b, p->graph, &p->parts, p->lowered);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "compiler/egp_write.h"
+
+#include "backends/backend.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
 #include "util/error.h"
@@ -21,11 +23,6 @@
 _Static_assert(EG_DTYPE_FLOAT32 == 0 && EG_DTYPE_BOOL == 7 && EG_DTYPE_COUNT == 8, "dtype codes");
 _Static_assert(EG_ARG_NONE == 0 && EG_ARG_VALUE == 4 && EG_ARG_LIST == 5 &&
                EG_ARG_MEMORY_FORMAT == 9 && EG_ARG_STR == 10, "arg kind codes");
-_Static_assert(EG_QNN_TENSOR_APP_WRITE == 0 && EG_QNN_TENSOR_STATIC == 3, "tensor type codes");
-_Static_assert(EG_QNN_DTYPE_FLOAT_32 == 0 && EG_QNN_DTYPE_BOOL_8 == 6 &&
-               EG_QNN_DTYPE_SFIXED_POINT_32 == 11 && EG_QNN_DTYPE_COUNT == 12, "QNN dtype codes");
-_Static_assert(EG_QNN_QUANT_NONE == 0 && EG_QNN_QUANT_AXIS_SCALE_OFFSET == 2, "quant codes");
-_Static_assert(EG_QNN_PARAM_SCALAR == 0 && EG_QNN_PARAM_TENSOR == 1, "param kind codes");
 
 /* ---- growable byte buffer ---- */
 
@@ -344,80 +341,40 @@ static void write_placement(writer *w) {
 
 /* ---- NPU ---- */
 
-static void put_tensor(writer *w, wbuf *b, const eg_qnn_tensor *t) {
-  put_str(w, b, t->name);
-  put_u8(b, (uint32_t)t->type);
-  put_u8(b, (uint32_t)t->dtype);
-  put_u8(b, (uint32_t)t->rank);
-  put_u8(b, (uint32_t)t->quant.encoding);
-  for (int d = 0; d < t->rank; d++) put_u32(b, t->dims[d]);
-  put_i64(b, t->key);
-  if (t->quant.encoding == EG_QNN_QUANT_SCALE_OFFSET) {
-    put_f32(b, t->quant.scale);
-    put_i32(b, t->quant.offset);
-  } else if (t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET) {
-    put_i32(b, t->quant.axis);
-    put_u32(b, (uint32_t)t->quant.n_axis);
-    for (int32_t i = 0; i < t->quant.n_axis; i++) put_f32(b, t->quant.scales[i]);
-    for (int32_t i = 0; i < t->quant.n_axis; i++) put_i32(b, t->quant.offsets[i]);
-  }
-  if (t->type == EG_QNN_TENSOR_STATIC) {
-    put_u64(b, static_offset(w, t->data, t->nbytes));
-    put_u64(b, t->nbytes);
-  }
+/* A backend's record (backends/serial.h), written into its own buffer first so that its size
+ * precedes it. */
+struct eg_egp_sink {
+  writer *w;
+  wbuf b;
+};
+
+void eg_sink_u8(eg_egp_sink *s, uint32_t v) { put_u8(&s->b, v); }
+void eg_sink_u32(eg_egp_sink *s, uint32_t v) { put_u32(&s->b, v); }
+void eg_sink_i32(eg_egp_sink *s, int32_t v) { put_i32(&s->b, v); }
+void eg_sink_u64(eg_egp_sink *s, uint64_t v) { put_u64(&s->b, v); }
+void eg_sink_i64(eg_egp_sink *s, int64_t v) { put_i64(&s->b, v); }
+void eg_sink_f32(eg_egp_sink *s, float v) { put_f32(&s->b, v); }
+void eg_sink_str(eg_egp_sink *s, const char *str) { put_str(s->w, &s->b, str); }
+void eg_sink_static(eg_egp_sink *s, const void *data, size_t nbytes) {
+  put_u64(&s->b, static_offset(s->w, data, nbytes));
+  put_u64(&s->b, nbytes);
 }
 
-static void put_param(writer *w, wbuf *b, const eg_qnn_param *p) {
-  put_str(w, b, p->name);
-  put_u8(b, (uint32_t)p->kind);
-  put_u8(b, (uint32_t)p->dtype);
-  if (p->kind == EG_QNN_PARAM_SCALAR) {
-    uint32_t bits = p->scalar.u32;
-    if (p->dtype == EG_QNN_DTYPE_BOOL_8) bits = p->scalar.b ? 1 : 0;
-    else if (p->dtype == EG_QNN_DTYPE_FLOAT_32) memcpy(&bits, &p->scalar.f32, 4);
-    put_u32(b, bits);
-    return;
-  }
-  put_u8(b, (uint32_t)p->rank);
-  for (int i = 0; i < p->rank; i++) put_u32(b, p->dims[i]);
-  put_u32(b, (uint32_t)p->n_values);
-  for (int i = 0; i < p->n_values; i++) put_u32(b, p->values.u32[i]);
-}
-
-static void put_boundaries(wbuf *b, const eg_htp_boundary *list, int32_t n) {
-  put_u32(b, (uint32_t)n);
-  for (int32_t i = 0; i < n; i++) {
-    put_i32(b, list[i].value);
-    put_i32(b, list[i].tensor);
-    put_u8(b, list[i].nhwc ? 1 : 0);
-  }
-}
-
+/* Per partition: its backend's name, the size of its record and the record. */
 static void write_npu(writer *w) {
   const eg_program *p = w->p;
   wbuf *b = &w->sec[EG_EGP_SECTION_NPU];
   put_u32(b, (uint32_t)p->parts.n_partitions);
   for (int32_t k = 0; k < p->parts.n_partitions; k++) {
-    const eg_htp_partition *hp = &p->lowered[k];
-    const eg_qnn_graph *qg = hp->graph;
-    put_str(w, b, eg_qnn_graph_name(qg));
-    put_u32(b, (uint32_t)eg_qnn_graph_num_tensors(qg));
-    for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++)
-      put_tensor(w, b, eg_qnn_graph_tensor(qg, i));
-    put_u32(b, (uint32_t)eg_qnn_graph_num_ops(qg));
-    for (int32_t i = 0; i < eg_qnn_graph_num_ops(qg); i++) {
-      const eg_qnn_op_node *op = eg_qnn_graph_op(qg, i);
-      put_str(w, b, op->name);
-      put_str(w, b, eg_qnn_op_name(op->type));
-      put_u32(b, (uint32_t)op->n_inputs);
-      for (int32_t j = 0; j < op->n_inputs; j++) put_i32(b, op->inputs[j]);
-      put_u32(b, (uint32_t)op->n_outputs);
-      for (int32_t j = 0; j < op->n_outputs; j++) put_i32(b, op->outputs[j]);
-      put_u32(b, (uint32_t)op->n_params);
-      for (int32_t j = 0; j < op->n_params; j++) put_param(w, b, &op->params[j]);
-    }
-    put_boundaries(b, hp->inputs, hp->n_inputs);
-    put_boundaries(b, hp->outputs, hp->n_outputs);
+    const eg_lowered *lp = &p->lowered[k];
+    const eg_backend *be = eg_backend_named(lp->backend->name);
+    eg_egp_sink sink = {.w = w};
+    be->write(lp, &sink);
+    put_str(w, b, lp->backend->name);
+    put_u64(b, sink.b.n);
+    put(b, sink.b.p, sink.b.n);
+    if (sink.b.oom) b->oom = true;
+    free(sink.b.p);
   }
 }
 

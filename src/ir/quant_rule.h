@@ -1,6 +1,6 @@
 /* quant_rule.h — the one definition of what a quantization's parameters may be. The graph
  * verifier (ops/quant.c, on quantize nodes), the .egp reader (program/egp_read.c, on the value
- * annotations it reads back) and the NPU lowering (backends/htp, which holds scales as float32)
+ * annotations it reads back) and the NPU lowering (which holds scales as float32)
  * all apply these rules, so whatever `compile -o` writes its reader accepts, and the reverse.
  *
  *   scale       finite and in [EG_QUANT_SCALE_MIN, EG_QUANT_SCALE_MAX]: a normal float32 whose

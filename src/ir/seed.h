@@ -3,7 +3,7 @@
  * folds that node into a constant of ones (a compiled program's graph keeps only the constant).
  * Loss scaling (api/loss_seed.c) makes it the scale S at run time, so the compiler lowers a
  * constant seed read by NPU nodes as a boundary input of their partitions, not as a constant
- * baked into them (backends/htp/lower.h).
+ * baked into them (the NPU backend's lowering).
  *
  * Found by these rules, in this order (the loss is the float32 output of role "loss", as the
  * exporter records it: ir/io_role.h, docs/export.md):

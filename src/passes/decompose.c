@@ -1,6 +1,5 @@
 /* decompose.c — pass `decompose`: rewrites nodes whose op the NPU cannot lower into ops it can,
- * driven by two tables.
- *
+ * driven by a table and the backend:
  *   rules[]  op -> rewrite. Each rewrite is exact: the rewritten graph computes bit for bit what
  *            the node's CPU kernel computed (same float operations in the same order), so the CPU
  *            path gives identical outputs before and after the pass.
@@ -14,10 +13,11 @@
  *              mse_loss_backward(gy, x, t, r) -> mul.Tensor(mul.Scalar(sub.Tensor(x, t), norm),
  *                                        gy), norm = 2/numel(x) for mean, else 2: the kernel's
  *                                        norm * (x - t) * gy.
- *   skip[]   ops lowered whole by the NPU (a builder maps the ATen op to its QNN ops directly).
- *            Consulted before rules[]: a rule for one of these never fires, so the node reaches
- *            the partitioner as traced — aten.convolution_backward.default must stay one node
- *            for its Transpose + TransposeConv2d / Conv2d lowering.
+ *   and the target's backend says which ops it lowers whole (eg_backend.kept_whole: for htp,
+ *            the ops its builder table maps to QNN ops directly). It is asked before rules[]:
+ *            a rule for one of these never fires, so the node reaches the partitioner as
+ *            traced — aten.convolution_backward.default must stay one node for its Transpose +
+ *            TransposeConv2d / Conv2d lowering.
  *
  * The graph is rewritten in one sweep in node order: each node is copied or replaced by its
  * rewrite's nodes (which define the node's original output value, so its users and the graph's
@@ -198,22 +198,7 @@ static const rule rules[] = {
     {EG_OP_mse_loss_backward, 2, 3, mse_backward},
 };
 
-/* Ops the NPU lowers whole: never decomposed, whatever rules[] says. */
-static const eg_op skip[] = {
-    EG_OP_convolution,
-    EG_OP_convolution_backward,
-    EG_OP_addmm,
-    EG_OP_native_batch_norm,
-    EG_OP_native_group_norm,
-    EG_OP_max_pool2d_with_indices,
-    EG_OP_avg_pool2d,
-    EG_OP__adaptive_avg_pool2d,
-    EG_OP__log_softmax,
-};
-
 static const rule *rule_for(eg_op op) {
-  for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-    if (skip[i] == op) return NULL;
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
     if (rules[i].op == op) return &rules[i];
   return NULL;
@@ -234,18 +219,22 @@ static eg_status grow(rewriter *w, int32_t more_values, int32_t more_statics) {
   return EG_OK;
 }
 
-/* The rule rewriting node n, or NULL: none, or the user keeps the node on the CPU by a skip
- * list (its traced op and name stay, so the skip still selects it after the pass). */
-static const rule *rule_for_node(const eg_node *n, const eg_partition_options *opt) {
+/* The rule rewriting node n, or NULL: none, the backend lowers the op whole, or the user keeps
+ * the node on the CPU by a skip list (its traced op and name stay, so the skip still selects it
+ * after the pass). */
+static const rule *rule_for_node(const eg_node *n, const eg_backend *b,
+                                 const eg_partition_options *opt) {
   const rule *r = rule_for(n->op);
+  if (r && b->kept_whole && b->kept_whole(b, n->op)) return NULL;
   return r && !eg_partition_skips(opt, n) ? r : NULL;
 }
 
 eg_status eg_pass_decompose(eg_graph *g, const eg_partition_options *opt) {
   /* the rules hold for every target today; a per-target rule would test opt->target here */
+  const eg_backend *b = opt->backend ? opt->backend : eg_backend_for_target(opt->target);
   int32_t more_values = 0, more_nodes = 0, more_statics = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const rule *r = rule_for_node(&g->nodes[i], opt);
+    const rule *r = rule_for_node(&g->nodes[i], b, opt);
     if (!r || g->nodes[i].output < 0) continue;
     more_values += r->new_values;
     more_nodes += r->new_nodes;
@@ -258,7 +247,7 @@ eg_status eg_pass_decompose(eg_graph *g, const eg_partition_options *opt) {
   if (!w.nodes) return eg_error(EG_ERR_NOMEM, "decompose: out of memory");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const eg_node *n = &g->nodes[i];
-    const rule *r = rule_for_node(n, opt);
+    const rule *r = rule_for_node(n, b, opt);
     bool done = false;
     if (r && n->output >= 0) EG_TRY(r->rewrite(&w, n, &done));
     if (!done) w.nodes[w.n_nodes++] = *n;

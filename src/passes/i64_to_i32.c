@@ -8,12 +8,12 @@
  * so a value only CPU nodes touch is never marked, and running the pass twice marks the same.
  *
  * The IR dtype stays int64: CPU kernels, graph inputs and graph outputs keep int64. The flag
- * means "held as INT_32 inside NPU graphs" (backends/htp/values.h eg_htp_value_dtype): the
+ * means "held as INT_32 inside NPU graphs" (the backend's boundary flag narrow, backends/lowered.h): the
  * lowering stores marked statics narrowed (an element outside int32 is a compile error), the
  * runtime narrows marked values at partition inputs (an element outside int32 is a run-time
  * error) and widens them at partition outputs (runtime/npu_step.h), and the .egp boundary rule
  * follows (program/egp_format.h). Which nodes may hold int64 on the NPU is the builders' call:
- * only ops that move 4-byte elements accept it (backends/htp/builders/common.c).
+ * only ops that move 4-byte elements accept it (the backend's supports()).
  *
  * The pass changes no node and no dtype, so the placement stays as it found it. */
 #include "passes/pipeline.h"

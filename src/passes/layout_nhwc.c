@@ -17,7 +17,7 @@
  *              element by element (`elems`): only the rank-4 elements the table names; other
  *              ranks and None elements are skipped.
  *              Its other arguments are not touched: filters are permuted by the lowering
- *              (eg_htp_filter, or a Transpose for a trainable weight) and convolution_backward's
+ *              (its filter layouts, or a Transpose for a trainable weight) and convolution_backward's
  *              forward `input` (argument 1), read only by its grad_weight, is transposed there
  *              from whichever order it has, so it gets no order and no conversion from it.
  *   FOLLOW     layout-agnostic (elementwise, activations, copies, reductions, cat, constant_pad_nd
@@ -46,8 +46,8 @@
  * (PyTorch's own op for changing memory order without changing values: on the CPU it is a copy.)
  * Its result copies the value's dtype, shape, npu_int32 and quantization attributes (the ones of
  * the value it converts: a tuple element's own, via its getitem), has `source` = the first node
- * it serves and a fresh name "<value>_nhwc" / "<value>_nchw". Its builder (backends/htp builders
- * shape.c: a Transpose) must accept it — the pass asks the partitioner's question for it
+ * it serves and a fresh name "<value>_nhwc" / "<value>_nchw". Its builder (the NPU backend's
+ * Transpose) must accept it — the pass asks the partitioner's question for it
  * (eg_place_node) and fails otherwise — so the inserted nodes are placed on the NPU (the pass
  * sets their eg_node.place) and the placement the pass saw is the one that is lowered.
  *

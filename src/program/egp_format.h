@@ -1,16 +1,17 @@
-/* egp_format.h — the compiled program file (.egp), version 6 (2 added the compiler's value
+/* egp_format.h — the compiled program file (.egp), version 8 (2 added the compiler's value
  * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind,
- * 5 the program's precision, 6 every input's and output's role and pair; older versions are
+ * 5 the program's precision, 6 every input's and output's role and pair, 8 each NPU
+ * partition's backend and its record as the backend's own bytes; older versions are
  * refused, with a message to compile the graph again): one binary holding everything a
  * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
- * placement, each NPU partition's QNN graph with its boundary, the step order, the target SoC,
+ * placement, each NPU partition's lowered form (its backend's record), the step order, the target SoC,
  * and every STATIC byte exactly once.
  *
  * Written by eg_egp_write (compiler/egp_write.c), read by eg_egp_read (egp_read.c). The reader trusts
  * nothing: it checks every offset, size, count, id, enum code and string before use, rebuilds
- * the IR through eg_graph_verify and each QNN graph through eg_qnn_graph_add_tensor /
- * eg_qnn_graph_add_op (so every rule those enforce is re-checked), and then checks the program
- * itself (placement, boundaries, step order). A file it cannot accept gives one line
+ * the IR through eg_graph_verify and each lowered partition through its backend (which
+ * re-checks every rule its own builders enforce), and then checks the program itself
+ * (placement, boundaries, step order). A file it cannot accept gives one line
  *     "<file>: <section>: <what> (<values>): <rule>"
  * and never a crash.
  *
@@ -24,7 +25,7 @@
  * ==== Layout ====
  *   offset 0   Header (32 bytes)
  *     0  u8[4] magic        "EGP1"
- *     4  u32   version      6 (EG_EGP_VERSION); another version is refused
+ *     4  u32   version      8 (EG_EGP_VERSION); another version is refused
  *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
  *                           refused before anything else is read)
  *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
@@ -100,39 +101,19 @@
  *       they list every NPU node once; a getitem has its producer's placement
  *   u32 n_warnings;  n_warnings x str
  *
- * NPU (4) — one lowered partition (backends/htp/lower.h) per partition, in partition order:
+ * NPU (4) — one lowered partition per partition, in partition order, each owned by a backend
+ * (backends/lowered.h):
  *   u32 n_partitions (== PLACEMENT's);  n_partitions x Partition
- *     Partition := str graph_name;
- *                  u32 n_tensors; n_tensors x Tensor; u32 n_ops; n_ops x Op;
- *                  u32 n_inputs;  n_inputs  x Boundary;  u32 n_outputs; n_outputs x Boundary
- *     Tensor := str name; u8 type (0 APP_WRITE, 1 APP_READ, 2 NATIVE, 3 STATIC);
- *               u8 dtype (eg_qnn_dtype code, < EG_QNN_DTYPE_COUNT); u8 rank (<= 8);
- *               u8 quant (0 NONE, 1 SCALE_OFFSET, 2 AXIS_SCALE_OFFSET); rank x u32 dim
- *               (>= 1, product <= 2^40; an IR value with a dim above UINT32_MAX never
- *               reaches an NPU graph: the partitioner keeps its nodes on the CPU);
- *               i64 key (-1 or >= 0; unique per graph);
- *               quant 1: f32 scale; i32 offset
- *               quant 2: i32 axis; u32 n_axis; n_axis x f32 scale; n_axis x i32 offset
- *               (every scale a positive normal float32)
- *               type STATIC: u64 offset; u64 nbytes (a range of the STATIC section as above)
- *               Tensor i gets id i (ops refer to tensors by id).
- *     Op     := str name; str type (QNN op name, "Conv2d"); u32 n_inputs (<= 64);
- *               n_inputs x i32 tensor id (-1: an omitted optional input); u32 n_outputs (<= 8);
- *               n_outputs x i32 tensor id; u32 n_params (<= 16); n_params x Param
- *     Param  := str name; u8 kind (0 scalar, 1 tensor); u8 dtype (eg_qnn_dtype code)
- *               scalar: u32 bits (UINT_32 / INT_32 the value, FLOAT_32 its IEEE bits,
- *                       BOOL_8 0 or 1)
- *               tensor: u8 rank (1 or 2); rank x u32 dim; u32 n_values (== product of dims,
- *                       <= 16); n_values x u32
- *     Boundary := i32 value (IR value id); i32 tensor (id in this graph); u8 nhwc (0/1)
- *               inputs: APP_WRITE tensors of values defined outside the partition (a static
- *               among them, the backward's seed, is fed from its stored bytes: ir/seed.h), each
- *               APP_WRITE tensor exactly once; outputs: APP_READ tensors of values defined in
- *               it, every APP_READ tensor (each written by an op) at least once, and every value
- *               the rest of the program needs among them. Dtype and dims follow the value's axes: nhwc == (rank
- *               4 and axes NHWC), dims == eg_htp_dims(value), dtype == eg_htp_value_dtype(value): the value's dtype,
- *               except INT_32 for an int64 value with npu_int32 (the runtime narrows it to
- *               int32 when staging it in and widens it back to int64 when reading it out).
+ *     Partition := str backend (a backend this edgegrad has: eg_backend_rt_named; another is
+ *                  refused); u64 nbytes (<= the bytes left); nbytes of the backend's record,
+ *                  written by its eg_backend.write and read by its eg_backend_rt.read through
+ *                  backends/serial.h (the same encoding: its strings are ids into STRINGS, its
+ *                  static bytes ranges of STATIC), read to its last byte. The htp backend's
+ *                  record is documented in its egp_write.c.
+ *   Every record describes its partition's boundary: inputs, the values defined outside the
+ *   partition it reads (a static among them, the backward's seed, is fed from its stored bytes:
+ *   ir/seed.h); outputs, values defined in it, among them every value the rest of the program
+ *   needs (both checked here, after the records).
  *
  * PROGRAM (5) — the target and the order (program/program.h):
  *   str soc (a name eg_target_find knows, e.g. "SM8650")
@@ -143,7 +124,8 @@
  *   u32 n_order (== n_nodes); n_order x i32 node — the steps expanded (a partition to its
  *       nodes), a topological order of the graph
  *
- * STATIC (6) — raw bytes: every IR static and every QNN STATIC tensor is a range (offset, nbytes)
+ * STATIC (6) — raw bytes: every IR static and every backend's static bytes (htp: QNN STATIC
+ * tensors) is a range (offset, nbytes)
  *   of this section, each range starting at a multiple of 64 (so the reader uses the bytes in
  *   place); the writer zeroes the padding between ranges. Identical byte ranges are stored
  *   once (the writer dedupes by hash and memcmp): a QNN STATIC tensor with the IR layout (rank
@@ -165,7 +147,7 @@
 #include "program/program.h"
 
 #define EG_EGP_MAGIC "EGP1"
-#define EG_EGP_VERSION 6u
+#define EG_EGP_VERSION 8u
 #define EG_EGP_HEADER_SIZE 32u
 #define EG_EGP_SECTION_ENTRY_SIZE 24u
 #define EG_EGP_STATIC_ALIGN 64u

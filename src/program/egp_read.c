@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ir/io_role.h"
+#include "ir/readers.h"
 #include "ir/quant_rule.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
@@ -210,8 +211,8 @@ static eg_status read_header(loader *L) {
   uint64_t file_size = le64(L->data + 8), reserved = le64(L->data + 24);
   if (version < EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by an older edgegrad; this one "
-               "reads version %u, which records each input's and output's role: compile the "
-               "graph again with this edgegrad", version, EG_EGP_VERSION);
+               "reads version %u, which records the backend of each NPU partition: compile "
+               "the graph again with this edgegrad", version, EG_EGP_VERSION);
   if (version > EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by a newer edgegrad; this one "
                "reads version %u: compile the graph with this edgegrad", version,
@@ -674,259 +675,122 @@ static eg_status read_placement(loader *L) {
 
 /* ---- NPU ---- */
 
-static eg_status qnn_error(const loader *L, int32_t k, eg_status s) {
-  return eg_error_prefix(s, "%s: NPU: partition %d", L->file, k);
+/* A backend's record (backends/serial.h): a cursor over its bytes alone. */
+struct eg_egp_source {
+  const loader *L;
+  rd c;
+};
+
+eg_status eg_source_u8(eg_egp_source *s, const char *what, uint8_t *out) {
+  return rd_u8(&s->c, what, out);
+}
+eg_status eg_source_bool(eg_egp_source *s, const char *what, bool *out) {
+  return rd_bool(&s->c, what, out);
+}
+eg_status eg_source_u32(eg_egp_source *s, const char *what, uint32_t *out) {
+  return rd_u32(&s->c, what, out);
+}
+eg_status eg_source_i32(eg_egp_source *s, const char *what, int32_t *out) {
+  return rd_i32(&s->c, what, out);
+}
+eg_status eg_source_u64(eg_egp_source *s, const char *what, uint64_t *out) {
+  return rd_u64(&s->c, what, out);
+}
+eg_status eg_source_i64(eg_egp_source *s, const char *what, int64_t *out) {
+  return rd_i64(&s->c, what, out);
+}
+eg_status eg_source_f32(eg_egp_source *s, const char *what, float *out) {
+  return rd_f32(&s->c, what, out);
+}
+eg_status eg_source_str(eg_egp_source *s, const char *what, bool optional, const char **out) {
+  return rd_str(s->L, &s->c, what, optional, out);
+}
+eg_status eg_source_count(eg_egp_source *s, const char *what, size_t min_each, uint32_t max,
+                          int32_t *out) {
+  return rd_count(&s->c, what, min_each, max, out);
+}
+eg_status eg_source_id(eg_egp_source *s, const char *what, int32_t lo, int32_t hi, int32_t *out) {
+  return rd_id(&s->c, what, lo, hi, out);
+}
+eg_status eg_source_static(eg_egp_source *s, const char *what, size_t nbytes, const void **data) {
+  return rd_static(s->L, &s->c, what, nbytes, data);
 }
 
-static eg_status read_quant(rd *c, const char *w, uint8_t enc, eg_qnn_quant *q, float **scales,
-                            int32_t **offsets) {
-  q->encoding = (eg_qnn_quant_encoding)enc;
-  if (enc == EG_QNN_QUANT_SCALE_OFFSET) {
-    EG_TRY(rd_f32(c, w, &q->scale));
-    return rd_i32(c, w, &q->offset);
-  }
-  if (enc != EG_QNN_QUANT_AXIS_SCALE_OFFSET) return EG_OK;
-  EG_TRY(rd_i32(c, w, &q->axis));
-  EG_TRY(rd_count(c, w, 8, INT32_MAX - 1, &q->n_axis));
-  *scales = malloc(((size_t)q->n_axis + 1) * sizeof(float));
-  *offsets = malloc(((size_t)q->n_axis + 1) * sizeof(int32_t));
-  if (!*scales || !*offsets) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
-  for (int32_t i = 0; i < q->n_axis; i++) EG_TRY(rd_f32(c, w, &(*scales)[i]));
-  for (int32_t i = 0; i < q->n_axis; i++) EG_TRY(rd_i32(c, w, &(*offsets)[i]));
-  q->scales = *scales;
-  q->offsets = *offsets;
-  return EG_OK;
+eg_status eg_source_error(eg_egp_source *s, eg_status st, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return bad(&s->c, st, "%s", msg);
 }
 
-static eg_status read_tensor(loader *L, rd *c, int32_t k, int32_t i, eg_qnn_graph *qg) {
-  char w[96];
-  snprintf(w, sizeof w, "partition %d: tensors[%d]", k, i);
-  uint8_t type, dtype, rank, enc;
-  uint32_t dims[EG_QNN_MAX_RANK] = {0};
-  eg_qnn_tensor_desc d = {.copy_data = false};
-  EG_TRY(rd_str(L, c, w, false, &d.name));
-  EG_TRY(rd_u8(c, w, &type));
-  EG_TRY(rd_u8(c, w, &dtype));
-  EG_TRY(rd_u8(c, w, &rank));
-  EG_TRY(rd_u8(c, w, &enc));
-  if (type > EG_QNN_TENSOR_STATIC || dtype >= EG_QNN_DTYPE_COUNT || rank > EG_QNN_MAX_RANK ||
-      enc > EG_QNN_QUANT_AXIS_SCALE_OFFSET)
-    return bad(c, EG_ERR_FORMAT, "%s (%s): type %u, dtype %u, rank %u, quant %u: must be < 4, "
-               "< %d, <= %d, < 3", w, d.name, type, dtype, rank, enc, EG_QNN_DTYPE_COUNT,
-               EG_QNN_MAX_RANK);
-  for (int j = 0; j < rank; j++) EG_TRY(rd_u32(c, w, &dims[j]));
-  EG_TRY(rd_i64(c, w, &d.key));
-  d.type = (eg_qnn_tensor_type)type;
-  d.dtype = (eg_qnn_dtype)dtype;
-  d.rank = rank;
-  d.dims = dims;
-  float *scales = NULL;
-  int32_t *offsets = NULL;
-  eg_status s = read_quant(c, w, enc, &d.quant, &scales, &offsets);
-  if (s == EG_OK && d.type == EG_QNN_TENSOR_STATIC) {
-    int64_t shape[EG_QNN_MAX_RANK];
-    for (int j = 0; j < rank; j++) shape[j] = dims[j];
-    const int64_t numel = eg_shape_numel(shape, rank, EG_MAX_NUMEL);
-    if (numel < 0 || !eg_count_bytes(numel, eg_qnn_dtype_size(d.dtype), &d.nbytes)) {
-      char buf[200];
-      s = bad(c, EG_ERR_FORMAT, "%s (%s): STATIC dims %s: the product of the non-zero dims must "
-              "be at most 2^40", w, d.name, eg_fmt_ints(buf, sizeof buf, shape, rank));
-    }
-    if (s == EG_OK) s = rd_static(L, c, w, d.nbytes, &d.data);
-  }
-  int32_t id = -1;
-  if (s == EG_OK && (s = eg_qnn_graph_add_tensor(qg, &d, &id)) != EG_OK) s = qnn_error(L, k, s);
-  if (s == EG_OK && id != i)
-    s = bad(c, EG_ERR_FORMAT, "%s (%s): key %lld already names tensor %d: keys are unique", w,
-            d.name, (long long)d.key, id);
-  free(scales);
-  free(offsets);
-  return s;
+eg_status eg_source_prefix(eg_egp_source *s, eg_status st, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return eg_error_prefix(st, "%s: %s: %s", s->c.file, s->c.sec, msg);
 }
 
-static eg_status read_param(loader *L, rd *c, const char *w, eg_qnn_param *p) {
-  uint8_t kind, dtype, rank;
-  memset(p, 0, sizeof *p);
-  EG_TRY(rd_str(L, c, w, false, &p->name));
-  EG_TRY(rd_u8(c, w, &kind));
-  EG_TRY(rd_u8(c, w, &dtype));
-  if (kind > EG_QNN_PARAM_TENSOR || dtype >= EG_QNN_DTYPE_COUNT)
-    return bad(c, EG_ERR_FORMAT, "%s: param %s: kind %u, dtype %u: must be 0/1 and < %d", w,
-               p->name, kind, dtype, EG_QNN_DTYPE_COUNT);
-  p->kind = (eg_qnn_param_kind)kind;
-  p->dtype = (eg_qnn_dtype)dtype;
-  if (p->kind == EG_QNN_PARAM_SCALAR) {
-    uint32_t bits;
-    EG_TRY(rd_u32(c, w, &bits));
-    if (p->dtype == EG_QNN_DTYPE_BOOL_8) {
-      if (bits > 1)
-        return bad(c, EG_ERR_FORMAT, "%s: param %s (bool %u): must be 0 or 1", w, p->name, bits);
-      p->scalar.b = bits == 1;
-    } else if (p->dtype == EG_QNN_DTYPE_FLOAT_32) {
-      memcpy(&p->scalar.f32, &bits, 4);
-    } else {
-      p->scalar.u32 = bits;
-    }
-    return EG_OK;
-  }
-  EG_TRY(rd_u8(c, w, &rank));
-  if (rank < 1 || rank > EG_QNN_PARAM_MAX_RANK)
-    return bad(c, EG_ERR_FORMAT, "%s: param %s: rank (%u): must be 1 or 2", w, p->name, rank);
-  p->rank = rank;
-  int64_t shape[EG_QNN_PARAM_MAX_RANK];
-  for (int i = 0; i < rank; i++) {
-    EG_TRY(rd_u32(c, w, &p->dims[i]));
-    shape[i] = p->dims[i];
-  }
-  const int64_t n = eg_shape_numel(shape, rank, EG_QNN_PARAM_MAX_VALUES); /* -1: over the cap */
-  uint32_t n_values;
-  EG_TRY(rd_u32(c, w, &n_values));
-  if (n < 0 || n_values != n) {
-    char dims[64];
-    return bad(c, EG_ERR_FORMAT, "%s: param %s: n_values (%u) for dims %s: must equal the "
-               "product of its dims, at most %d", w, p->name, n_values,
-               eg_fmt_ints(dims, sizeof dims, shape, rank), EG_QNN_PARAM_MAX_VALUES);
-  }
-  p->n_values = (int32_t)n_values;
-  for (uint32_t i = 0; i < n_values; i++) EG_TRY(rd_u32(c, w, &p->values.u32[i]));
-  return EG_OK;
-}
-
-static eg_status read_op(loader *L, rd *c, int32_t k, int32_t i, eg_qnn_graph *qg) {
-  char w[96];
-  snprintf(w, sizeof w, "partition %d: ops[%d]", k, i);
-  int32_t inputs[EG_EGP_MAX_OP_INPUTS], outputs[EG_EGP_MAX_OP_OUTPUTS];
-  eg_qnn_param params[EG_EGP_MAX_OP_PARAMS];
-  const char *type;
-  eg_qnn_op_desc d = {.inputs = inputs, .outputs = outputs, .params = params};
-  EG_TRY(rd_str(L, c, w, false, &d.name));
-  EG_TRY(rd_str(L, c, w, false, &type));
-  d.type = eg_qnn_op_from_name(type);
-  if (d.type == EG_QNN_OP_COUNT)
-    return bad(c, EG_ERR_UNSUPPORTED, "%s (%s): QNN op type %s unknown to this edgegrad", w,
-               d.name, type);
-  EG_TRY(rd_count(c, w, 4, EG_EGP_MAX_OP_INPUTS, &d.n_inputs));
-  for (int32_t j = 0; j < d.n_inputs; j++) EG_TRY(rd_i32(c, w, &inputs[j]));
-  EG_TRY(rd_count(c, w, 4, EG_EGP_MAX_OP_OUTPUTS, &d.n_outputs));
-  for (int32_t j = 0; j < d.n_outputs; j++) EG_TRY(rd_i32(c, w, &outputs[j]));
-  EG_TRY(rd_count(c, w, 10, EG_EGP_MAX_OP_PARAMS, &d.n_params));
-  for (int32_t j = 0; j < d.n_params; j++) EG_TRY(read_param(L, c, w, &params[j]));
-  eg_status s = eg_qnn_graph_add_op(qg, &d, NULL);
-  return s == EG_OK ? EG_OK : qnn_error(L, k, s);
-}
-
-static eg_status read_boundaries(rd *c, const char *w, int32_t n_values, int32_t n_tensors,
-                                 eg_htp_boundary **list, int32_t *n) {
-  EG_TRY(rd_count(c, w, 9, INT32_MAX - 1, n));
-  *list = calloc((size_t)*n + 1, sizeof(eg_htp_boundary));
-  if (!*list) return bad(c, EG_ERR_NOMEM, "%s: out of memory", w);
-  for (int32_t i = 0; i < *n; i++) {
-    EG_TRY(rd_id(c, w, 0, n_values, &(*list)[i].value));
-    EG_TRY(rd_id(c, w, 0, n_tensors, &(*list)[i].tensor));
-    EG_TRY(rd_bool(c, w, &(*list)[i].nhwc));
-  }
-  return EG_OK;
-}
-
-static eg_status read_partition(loader *L, rd *c, int32_t k, eg_htp_partition *hp) {
+/* Partition k's record: the backend's name and its bytes, read by that backend. */
+static eg_status read_lowered(loader *L, rd *c, int32_t k, eg_lowered *out) {
   char w[64];
   const char *name;
-  int32_t n_tensors, n_ops;
+  uint64_t n;
   snprintf(w, sizeof w, "partition %d", k);
   EG_TRY(rd_str(L, c, w, false, &name));
-  EG_TRY(eg_qnn_graph_create(name, &hp->graph));
-  EG_TRY(rd_count(c, w, 16, INT32_MAX - 1, &n_tensors));
-  for (int32_t i = 0; i < n_tensors; i++) EG_TRY(read_tensor(L, c, k, i, hp->graph));
-  EG_TRY(rd_count(c, w, 20, INT32_MAX - 1, &n_ops));
-  for (int32_t i = 0; i < n_ops; i++) EG_TRY(read_op(L, c, k, i, hp->graph));
-  snprintf(w, sizeof w, "partition %d: inputs", k);
-  EG_TRY(read_boundaries(c, w, L->g->n_values, n_tensors, &hp->inputs, &hp->n_inputs));
-  snprintf(w, sizeof w, "partition %d: outputs", k);
-  return read_boundaries(c, w, L->g->n_values, n_tensors, &hp->outputs, &hp->n_outputs);
-}
-
-/* A boundary's tensor holds its value in the value's axis order (eg_value.axes, lower.h). */
-static eg_status check_layout(rd *c, const char *w, const eg_graph *g, const eg_htp_boundary *b,
-                              const eg_qnn_tensor *t) {
-  const eg_value *v = &g->values[b->value];
-  if (v->kind != EG_VALUE_TENSOR)
-    return bad(c, EG_ERR_FORMAT, "%s: value %d is a tuple: boundaries carry tensors", w, b->value);
-  /* dims compared as int64 (eg_htp_dims would truncate a huge dim to uint32) */
-  /* dtype: eg_htp_held_dtype — an int64 value marked npu_int32 crosses as INT_32, a value held
-   * quantized (fold_qdq) as its fixed-point dtype */
-  bool same = t->rank == v->rank && b->nhwc == eg_htp_is_nhwc(v) &&
-              t->dtype == eg_htp_held_dtype(g, b->value);
-  for (int d = 0; same && d < v->rank; d++)
-    same = (int64_t)t->dims[eg_htp_axis(v, d)] == v->shape[d];
-  if (same) return EG_OK;
-  return bad(c, EG_ERR_FORMAT, "%s: value %s (%s, rank %d) and tensor %s (%s, rank %d, nhwc %d) "
-             "disagree: a boundary tensor has its value's dtype and dims, NHWC when its axes are", w,
-             eg_value_label(g, b->value), eg_dtype_name(v->dtype), v->rank, t->name,
-             eg_qnn_dtype_name(t->dtype), t->rank, b->nhwc);
+  const eg_backend_rt *b = eg_backend_rt_named(name);
+  if (!b)
+    return bad(c, EG_ERR_UNSUPPORTED, "%s: backend %s unknown to this edgegrad: a program runs "
+               "on a build that has its backends", w, name);
+  EG_TRY(rd_u64(c, w, &n));
+  if (n > left(c))
+    return bad(c, EG_ERR_FORMAT, "%s: record of %llu bytes: more than the %zu bytes left", w,
+               (unsigned long long)n, left(c));
+  eg_egp_source src = {L, *c};
+  src.c.end = c->p + n;
+  c->p += n;
+  EG_TRY(b->read(&src, L->g, &L->p->parts, k, out));
+  if (left(&src.c) == 0) return EG_OK;
+  return bad(&src.c, EG_ERR_FORMAT, "%s (backend %s): %zu bytes of its record left over: every "
+             "byte is accounted for", w, name, left(&src.c));
 }
 
 /* A value node `node` of partition k defines (its output, or an element of its tuple) that is
  * read outside the partition but is none of its outputs (has_out). */
-static eg_status check_handed_back(rd *c, const eg_graph *g, const eg_htp_readers *readers,
+static eg_status check_handed_back(rd *c, const eg_graph *g, const eg_readers *readers,
                                    const bool *has_out, int32_t k, int32_t node, int32_t value) {
   if (value < 0) return EG_OK;
   const eg_value *x = &g->values[value];
   if (x->kind == EG_VALUE_TENSOR && x->role == EG_ROLE_NODE && x->def == node &&
-      eg_htp_needed_outside(readers, value, k) && !has_out[value])
+      eg_readers_outside(readers, value, k) && !has_out[value])
     return bad(c, EG_ERR_FORMAT, "partition %d: value %s (of node %s) is needed outside but is no "
                "output: the partition must hand it back", k, eg_value_label(g, value),
                g->nodes[node].name);
   return EG_OK;
 }
 
-/* The boundary of partition k against the graph and the placement. `readers`: of the whole
- * placement; `has_out`: per value id, all false (and left so). */
-static eg_status check_boundary(loader *L, rd *c, int32_t k, const eg_htp_readers *readers,
+/* What a backend's read() cannot know about partition k's boundary: a static fed to it as an
+ * input has its bytes stored, and every value its nodes define that is read outside it is
+ * handed back. `readers`: of the whole placement; `has_out`: per value id, all false (and left
+ * so). */
+static eg_status check_boundary(loader *L, rd *c, int32_t k, const eg_readers *readers,
                                 bool *has_out) {
   const eg_graph *g = L->g;
-  const eg_partitioning *pt = &L->p->parts;
-  const eg_htp_partition *hp = &L->p->lowered[k];
-  int32_t nt = eg_qnn_graph_num_tensors(hp->graph);
-  char *bound = calloc((size_t)nt + 1, 1);
-  eg_status s = bound ? EG_OK : bad(c, EG_ERR_NOMEM, "out of memory");
-  char w[96];
-  for (int32_t i = 0; s == EG_OK && i < hp->n_inputs + hp->n_outputs; i++) {
-    bool in = i < hp->n_inputs;
-    const eg_htp_boundary *b = in ? &hp->inputs[i] : &hp->outputs[i - hp->n_inputs];
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, b->tensor);
-    const eg_value *v = &g->values[b->value];
-    bool inside = v->role == EG_ROLE_NODE && in_partition(pt, v->def, k);
-    snprintf(w, sizeof w, "partition %d: %s[%d]", k, in ? "inputs" : "outputs",
-             in ? i : i - hp->n_inputs);
-    eg_qnn_tensor_type want = in ? EG_QNN_TENSOR_APP_WRITE : EG_QNN_TENSOR_APP_READ;
-    if (t->type != want || inside == in || (in && bound[b->tensor]))
-      s = bad(c, EG_ERR_FORMAT, "%s: value %s (%s this partition) -> tensor %s (%s%s): an input "
-              "is a value from outside bound once to an APP_WRITE tensor, an output a value "
-              "from inside read from an APP_READ tensor", w, eg_value_label(g, b->value),
-              inside ? "inside" : "outside", t->name,
-              t->type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" :
-              t->type == EG_QNN_TENSOR_APP_READ ? "APP_READ" : "not an APP tensor",
-              in && bound[b->tensor] ? ", bound twice" : "");
-    if (s == EG_OK) s = check_layout(c, w, g, b, t);
-    if (s == EG_OK && in && v->role == EG_ROLE_STATIC && !g->statics[v->def].data &&
-        g->statics[v->def].nbytes)
-      s = bad(c, EG_ERR_FORMAT, "%s: static %s (%zu bytes): stored without its bytes but fed to "
-              "the partition as an input: a static a partition takes as an input is fed from "
-              "its stored bytes", w, g->statics[v->def].name, g->statics[v->def].nbytes);
-    if (s == EG_OK) bound[b->tensor] = 1;
-    if (s == EG_OK && !in) has_out[b->value] = true;
+  const eg_lowered *lp = &L->p->lowered[k];
+  for (int32_t i = 0; i < lp->n_inputs; i++) {
+    const eg_value *v = &g->values[lp->inputs[i].value];
+    if (v->role == EG_ROLE_STATIC && !g->statics[v->def].data && g->statics[v->def].nbytes)
+      return bad(c, EG_ERR_FORMAT, "partition %d: inputs[%d]: static %s (%zu bytes): stored "
+                 "without its bytes but fed to the partition as an input: a static a partition "
+                 "takes as an input is fed from its stored bytes", k, i, g->statics[v->def].name,
+                 g->statics[v->def].nbytes);
   }
-  for (int32_t i = 0; s == EG_OK && i < nt; i++) {
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, i);
-    if ((t->type == EG_QNN_TENSOR_APP_WRITE || t->type == EG_QNN_TENSOR_APP_READ) && !bound[i])
-      s = bad(c, EG_ERR_FORMAT, "partition %d: tensor %s (%s): in no boundary: every APP tensor "
-              "is bound", k, t->name,
-              t->type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
-    else if (t->type == EG_QNN_TENSOR_APP_READ && t->producer < 0)
-      s = bad(c, EG_ERR_FORMAT, "partition %d: tensor %s (APP_READ, no producer): every output "
-              "is written by an op", k, t->name);
-  }
-  const eg_partition *part = &pt->partitions[k];
+  for (int32_t i = 0; i < lp->n_outputs; i++) has_out[lp->outputs[i].value] = true;
+  eg_status s = EG_OK;
+  const eg_partition *part = &L->p->parts.partitions[k];
   for (int32_t j = 0; s == EG_OK && j < part->n_nodes; j++) {
     const int32_t node = part->nodes[j], out = g->nodes[node].output;
     s = check_handed_back(c, g, readers, has_out, k, node, out);
@@ -934,8 +798,7 @@ static eg_status check_boundary(loader *L, rd *c, int32_t k, const eg_htp_reader
     for (int32_t e = 0; s == EG_OK && t && t->kind == EG_VALUE_TUPLE && e < t->n_elems; e++)
       s = check_handed_back(c, g, readers, has_out, k, node, t->elems[e]);
   }
-  for (int32_t i = 0; i < hp->n_outputs; i++) has_out[hp->outputs[i].value] = false;
-  free(bound);
+  for (int32_t i = 0; i < lp->n_outputs; i++) has_out[lp->outputs[i].value] = false;
   return s;
 }
 
@@ -943,20 +806,20 @@ static eg_status read_npu(loader *L) {
   rd c = section(L, EG_EGP_SECTION_NPU);
   eg_program *p = L->p;
   int32_t n;
-  EG_TRY(rd_count(&c, "n_partitions", 16, INT32_MAX - 1, &n));
+  EG_TRY(rd_count(&c, "n_partitions", 12, INT32_MAX - 1, &n));
   if (n != p->parts.n_partitions)
     return bad(&c, EG_ERR_FORMAT, "n_partitions (%d): must equal PLACEMENT's %d", n,
                p->parts.n_partitions);
-  p->lowered = calloc((size_t)n + 1, sizeof(eg_htp_partition));
+  p->lowered = calloc((size_t)n + 1, sizeof(eg_lowered));
   if (!p->lowered) return bad(&c, EG_ERR_NOMEM, "out of memory");
-  for (int32_t k = 0; k < n; k++) EG_TRY(read_partition(L, &c, k, &p->lowered[k]));
+  for (int32_t k = 0; k < n; k++) EG_TRY(read_lowered(L, &c, k, &p->lowered[k]));
   EG_TRY(end_of_section(&c));
-  eg_htp_readers readers = {0};
+  eg_readers readers = {0};
   bool *has_out = calloc((size_t)L->g->n_values + 1, sizeof(bool));
-  eg_status s = has_out ? eg_htp_readers_compute(L->g, &p->parts, &readers)
+  eg_status s = has_out ? eg_readers_compute(L->g, &p->parts, &readers)
                         : bad(&c, EG_ERR_NOMEM, "out of memory");
   for (int32_t k = 0; s == EG_OK && k < n; k++) s = check_boundary(L, &c, k, &readers, has_out);
-  eg_htp_readers_free(&readers);
+  eg_readers_free(&readers);
   free(has_out);
   return s;
 }

@@ -25,7 +25,7 @@ bool eg_program_npu_input(const eg_program *p, int32_t part, int32_t value) {
 
 void eg_program_free(eg_program *p) {
   for (int32_t k = 0; p->lowered && k < p->parts.n_partitions; k++)
-    eg_htp_partition_free(&p->lowered[k]);
+    eg_lowered_free(&p->lowered[k]);
   free(p->lowered);
   free(p->steps);
   free(p->order);

@@ -4,7 +4,7 @@
  * Built by eg_program_build (compiler/compile.h) from a verified model graph, which it never
  * modifies: clone the graph, run the pass pipeline on the clone (passes/pipeline.h, which places
  * every node once), partition the result (partition/partition.h), lower every partition through
- * its backend (backends/backend.h) to an htp backend graph (backends/htp/values.h), then
+ * its backend (backends/backend.h) into the backend's form (backends/lowered.h), then
  * order the units — each CPU node and each partition — topologically (Kahn, smallest first node
  * first; the partitioner keeps the unit graph acyclic). `order` lists node indices in execution
  * order with each partition's nodes contiguous, a valid topological order of the compiled graph
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "backends/htp/values.h"
+#include "backends/lowered.h"
 #include "ir/placement.h"
 #include "target/targets.h"
 
@@ -33,7 +33,7 @@ typedef struct eg_program {
   eg_precision precision;     /* how its NPU partitions compute floats: FP32 or FP16 (never
                                  DEFAULT; a .egp records it) */
   eg_partitioning parts;
-  eg_htp_partition *lowered;  /* per partition */
+  eg_lowered *lowered;        /* per partition: its backend and the backend's lowered form */
   int32_t n_steps;
   eg_program_step *steps;
   int32_t *order;             /* graph->n_nodes node indices */

@@ -11,6 +11,7 @@
 
 #include "runtime/npu_step.h"
 #include "util/error.h"
+#include "util/names.h"
 
 /* malloc'ed "<a>/<b><suffix>"; NULL when out of memory. */
 static char *join(const char *a, const char *b, const char *suffix) {
@@ -72,12 +73,16 @@ static eg_status make_folder(const char *path) {
 
 /* Writes boundary `b` (its IR value's buffer `data`, NHWC when `nhwc`) as
  * folder/<export name>.npy. */
-static eg_status dump_one(const char *folder, const eg_graph *g, const eg_qnn_graph *qg,
-                          const eg_htp_boundary *b, const void *data, bool nhwc) {
+static eg_status dump_one(const char *folder, const eg_graph *g, const eg_lowered *lp,
+                          const eg_boundary *b, const void *data, bool nhwc) {
   const eg_value *v = &g->values[b->value];
-  const eg_qnn_tensor *qt = eg_qnn_graph_tensor(qg, b->tensor);
-  char name[EG_HTP_EXPORT_NAME_MAX];
-  eg_htp_export_name(qt ? qt->name : "", b->tensor, name, sizeof name);
+  eg_npu_partition_info info = {0};
+  eg_npu_tensor_info ti = {0};
+  lp->backend->describe(lp->graph, &info);
+  if (b->tensor >= 0 && b->tensor < info.num_tensors)
+    lp->backend->describe_tensor(lp->graph, b->tensor, EG_PRECISION_FP32, &ti);
+  char name[EG_EXPORT_NAME_MAX];
+  eg_export_name(ti.name ? ti.name : "", b->tensor, name, sizeof name);
   eg_tensor t = {.dtype = v->dtype, .rank = v->rank, .data = (void *)data};
   memcpy(t.shape, v->shape, sizeof t.shape);
   char *path = join(folder, name, ".npy");
@@ -95,7 +100,7 @@ static eg_status dump_one(const char *folder, const eg_graph *g, const eg_qnn_gr
 }
 
 eg_status eg_npu_dump_write(const char *dir, int32_t k, const eg_graph *g,
-                            const eg_htp_partition *hp, bool outputs, void *const *data,
+                            const eg_lowered *hp, bool outputs, void *const *data,
                             const bool *held_nhwc) {
   char sub[32];
   snprintf(sub, sizeof sub, "partition_%d", (int)k);
@@ -103,14 +108,14 @@ eg_status eg_npu_dump_write(const char *dir, int32_t k, const eg_graph *g,
   eg_status s = folder ? make_folder(dir) : eg_error(EG_ERR_NOMEM, "partition dump: out of "
                                                      "memory");
   if (s == EG_OK) s = make_folder(folder);
-  const eg_htp_boundary *b = outputs ? hp->outputs : hp->inputs;
+  const eg_boundary *b = outputs ? hp->outputs : hp->inputs;
   const int32_t n = outputs ? hp->n_outputs : hp->n_inputs;
   for (int32_t j = 0; s == EG_OK && j < n; j++) {
     bool again = false; /* a second boundary of the same tensor: its file is written */
     for (int32_t i = 0; i < j && !again; i++) again = b[i].tensor == b[j].tensor;
     /* what npu_step binds in place although the boundary is NHWC: the buffer holds NHWC */
     const bool nhwc = b[j].nhwc && held_nhwc && held_nhwc[b[j].value];
-    if (!again) s = dump_one(folder, g, hp->graph, &b[j], data[b[j].value], nhwc);
+    if (!again) s = dump_one(folder, g, hp, &b[j], data[b[j].value], nhwc);
   }
   free(folder);
   return s;

@@ -17,7 +17,7 @@ typedef struct staged {
   bool nhwc;
   bool narrow;        /* int64 held as int32 by the NPU graph (eg_value.npu_int32) */
   const char *label;  /* the value's name, for run-time errors */
-  eg_qnn_qview *q;    /* held quantized (values.h eg_htp_held_quantized): its tensor's encoding */
+  eg_boundary_qview *q; /* held quantized (eg_boundary.quant): its tensor's grid */
   void *nhwc_ir;      /* converted (narrow or q) and nhwc: the value in NHWC order, IR dtype */
   int32_t repeats;    /* an output: the earlier output whose bytes it repeats, else -1 */
   bool same_tensor;   /* repeats one of the same tensor: bound to its buffer, no staging */
@@ -40,13 +40,13 @@ struct eg_npu_step {
   void *ex;
   int32_t n_in, n_out;
   staged *in, *out;
-  eg_qnn_binding *bin, *bout; /* bout: one per distinct output tensor */
+  eg_backend_binding *bin, *bout; /* bout: one per distinct output tensor */
   int32_t n_bout;
   int32_t *out_binding;       /* per output boundary: its binding index */
   size_t staging_bytes;       /* the converted values' buffers, at the start of the work block */
   int32_t n_spans;            /* >= 0: the executor's tensors and the staging planned one by one */
   int32_t n_work_spans;       /* the executor's, first in spans */
-  const eg_qnn_work_tensor *work; /* the executor's entries (eg_backend_executor.work_tensors) */
+  const eg_backend_work_tensor *work; /* the executor's entries (eg_backend_executor.work_tensors) */
   eg_plan_block *spans;
 };
 
@@ -69,11 +69,11 @@ void eg_npu_permute_nc(const void *src, void *dst, const int64_t *s, size_t es, 
       }
 }
 
-static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t n,
+static eg_status stage_all(const eg_graph *g, const eg_boundary *b, int32_t n,
                            const bool *held_nhwc, staged *st) {
   for (int32_t k = 0; k < n; k++) {
     const eg_value *v = &g->values[b[k].value];
-    /* nhwc is the value's axes (eg_htp_is_nhwc: lowering, .egp reader): rank 4 only */
+    /* nhwc is the value's axes (the backend's lowering and .egp reader): rank 4 only */
     if (b[k].nhwc && (v->rank != 4 || v->axes != EG_AXES_NHWC))
       return eg_error(EG_ERR_INVALID, "npu step: boundary value %s (rank %d) is staged NHWC but "
                       "its axes are not: a boundary has its value's axis order",
@@ -81,7 +81,7 @@ static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t 
     /* a value the runtime holds NHWC already is bound as it is */
     const bool permute = b[k].nhwc && !(held_nhwc && held_nhwc[b[k].value]);
     st[k] = (staged){.value = b[k].value, .v = v, .nhwc = permute,
-                     .narrow = v->dtype == EG_DTYPE_INT64 && v->npu_int32,
+                     .narrow = b[k].narrow,
                      .label = eg_value_label(g, b[k].value)};
   }
   return EG_OK;
@@ -92,28 +92,27 @@ static eg_status stage_all(const eg_graph *g, const eg_htp_boundary *b, int32_t 
  * quantizes (kernels/quant_f32.h, after the NHWC permute), reading out dequantizes (before the
  * permute back): an NPU reader sees q(x), the CPU gets dq(q(x)), which is what the traced QDQ
  * model's readers consume (fold_qdq leaves no CPU reader of the float x itself). */
-static eg_status stage_quant_list(const eg_htp_boundary *b, int32_t n, const eg_qnn_graph *qg,
+static eg_status stage_quant_list(const eg_lowered *lp, const eg_boundary *b, int32_t n,
                                   staged *st) {
   for (int32_t k = 0; k < n; k++) {
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, b[k].tensor);
-    if (!t || !eg_qnn_dtype_is_fixed_point(t->dtype)) continue;
+    if (!b[k].quant) continue;
     st[k].q = calloc(1, sizeof *st[k].q);
     if (!st[k].q) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-    EG_TRY(eg_qnn_qview_make(t, st[k].q));
+    EG_TRY(lp->backend->quant_view(lp->graph, b[k].tensor, st[k].q));
   }
   return EG_OK;
 }
 
-static eg_status stage_quant(eg_npu_step *s, const eg_htp_partition *hp) {
-  EG_TRY(stage_quant_list(hp->inputs, s->n_in, hp->graph, s->in));
-  return stage_quant_list(hp->outputs, s->n_out, hp->graph, s->out);
+static eg_status stage_quant(eg_npu_step *s, const eg_lowered *hp) {
+  EG_TRY(stage_quant_list(hp, hp->inputs, s->n_in, s->in));
+  return stage_quant_list(hp, hp->outputs, s->n_out, s->out);
 }
 
 static void unstage_quant(eg_npu_step *s) {
   for (int32_t k = 0; s->in && s->out && k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
     if (!st->q) continue;
-    eg_qnn_qview_free(st->q);
+    eg_boundary_qview_free(st->q);
     free(st->q);
   }
 }
@@ -142,12 +141,12 @@ int32_t eg_npu_copy_root(const eg_graph *g, int32_t v) {
   return v;
 }
 
-bool eg_npu_outputs_same_bytes(const eg_htp_partition *hp, const int32_t *root, int32_t i,
+bool eg_npu_outputs_same_bytes(const eg_lowered *hp, const int32_t *root, int32_t i,
                                int32_t j) {
   return hp->outputs[i].tensor == hp->outputs[j].tensor || root[i] == root[j];
 }
 
-static eg_status find_repeats(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp) {
+static eg_status find_repeats(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp) {
   int32_t *root = malloc(((size_t)s->n_out + 1) * sizeof(int32_t));
   if (!root) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   for (int32_t k = 0; k < s->n_in; k++) s->in[k].repeats = -1;
@@ -204,24 +203,24 @@ static void copy_quantized(const staged *st, bool into_stage, const void *from_s
   }
 }
 
-static eg_status bind(eg_npu_step *s, const eg_htp_partition *hp) {
+static eg_status bind(eg_npu_step *s, const eg_lowered *hp) {
   s->bin = calloc((size_t)s->n_in + 1, sizeof *s->bin);
   s->bout = calloc((size_t)s->n_out + 1, sizeof *s->bout);
   s->out_binding = calloc((size_t)s->n_out + 1, sizeof(int32_t));
   if (!s->bin || !s->bout || !s->out_binding) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   for (int32_t k = 0; k < s->n_in; k++)
-    s->bin[k] = (eg_qnn_binding){hp->inputs[k].tensor, NULL, stage_bytes(&s->in[k])};
+    s->bin[k] = (eg_backend_binding){hp->inputs[k].tensor, NULL, stage_bytes(&s->in[k])};
   for (int32_t k = 0; k < s->n_out; k++) {
     int32_t j = 0;
     while (j < s->n_bout && s->bout[j].tensor != hp->outputs[k].tensor) j++;
     if (j == s->n_bout)
-      s->bout[s->n_bout++] = (eg_qnn_binding){hp->outputs[k].tensor, NULL, stage_bytes(&s->out[k])};
+      s->bout[s->n_bout++] = (eg_backend_binding){hp->outputs[k].tensor, NULL, stage_bytes(&s->out[k])};
     s->out_binding[k] = j;
   }
   return EG_OK;
 }
 
-eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
+eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp,
                              const bool *held_nhwc, eg_precision precision, eg_npu_step **out) {
   *out = NULL;
   eg_npu_step *s = calloc(1, sizeof *s);
@@ -238,7 +237,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
   if (st == EG_OK) st = bind(s, hp);
   if (st == EG_OK) st = find_repeats(s, g, hp);
   if (st == EG_OK) lay_out_staging(s);
-  s->backend = eg_backend_executor_for_program();
+  s->backend = hp->backend->executor;
   if (st == EG_OK) st = s->backend->create(hp->graph, precision, &s->ex);
   if (st != EG_OK) {
     eg_npu_step_destroy(s);
@@ -281,16 +280,20 @@ static int32_t node_named(const named_node *sorted, int32_t n, const char *name)
  * partition's nodes in order (some emit no op) and names a node's ops "<node>", then
  * "<node>_op<k>" (op names are unique in a graph). false when the names do not say it
  * unambiguously: an op that could be the current node's later op and another node's first. */
-static bool ops_to_nodes(const eg_graph *g, const eg_qnn_graph *qg, const eg_partition *part,
+static bool ops_to_nodes(const eg_graph *g, const eg_lowered *lp, const eg_partition *part,
                          int32_t *node_of) {
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
   named_node *sorted = calloc((size_t)part->n_nodes + 1, sizeof *sorted);
   if (!sorted) return false;
   for (int32_t j = 0; j < part->n_nodes; j++)
     sorted[j] = (named_node){g->nodes[part->nodes[j]].name, j};
   qsort(sorted, (size_t)part->n_nodes, sizeof *sorted, by_name);
   bool ok = true;
-  for (int32_t k = 0, at = -1; ok && k < eg_qnn_graph_num_ops(qg); k++) {
-    const char *name = eg_qnn_graph_op(qg, k)->name;
+  for (int32_t k = 0, at = -1; ok && k < info.num_ops; k++) {
+    eg_npu_op_info op = {0};
+    lp->backend->describe_op(lp->graph, k, &op);
+    const char *name = op.name;
     const int32_t first_of = node_named(sorted, part->n_nodes, name);
     const bool later = at >= 0 && later_op_of(name, g->nodes[part->nodes[at]].name);
     ok = (first_of > at) != later; /* exactly one reading */
@@ -305,24 +308,31 @@ static bool ops_to_nodes(const eg_graph *g, const eg_qnn_graph *qg, const eg_par
  * executor's: an input's from the conversions in (tick 0, the partition's first node) to its
  * last reader op, an output's from the op writing it to the conversions out (tick ops + 1, the
  * last node); the NHWC-ordered IR-dtype buffers only at those conversions. */
-static int32_t staging_spans(const eg_npu_step *s, const eg_qnn_graph *qg, const eg_partition *part,
+static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const eg_partition *part,
                              const int32_t *node_of, eg_plan_block *spans) {
-  const int32_t no = eg_qnn_graph_num_ops(qg), nt = eg_qnn_graph_num_tensors(qg);
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
+  const int32_t no = info.num_ops, nt = info.num_tensors;
   const int32_t first = part->nodes[0], last = part->nodes[part->n_nodes - 1];
-  int32_t *reader = malloc(((size_t)nt + 1) * sizeof(int32_t)), n = 0;
+  /* per tensor: the last op reading it, the op writing it */
+  int32_t *reader = malloc(2 * ((size_t)nt + 1) * sizeof(int32_t)), *writer = reader + nt + 1;
+  int32_t n = 0;
   if (!reader) return -1;
-  for (int32_t t = 0; t < nt; t++) reader[t] = -1;
+  for (int32_t t = 0; t < nt; t++) reader[t] = writer[t] = -1;
   for (int32_t k = 0; k < no; k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, k);
-    for (int32_t i = 0; i < op->n_inputs; i++)
-      if (op->inputs[i] >= 0 && op->inputs[i] < nt) reader[op->inputs[i]] = k;
+    eg_npu_op_info op = {0};
+    lp->backend->describe_op(lp->graph, k, &op);
+    for (int32_t i = 0; i < op.num_inputs; i++)
+      if (op.inputs[i] >= 0 && op.inputs[i] < nt) reader[op.inputs[i]] = k;
+    for (int32_t i = 0; i < op.num_outputs; i++)
+      if (op.outputs[i] >= 0 && op.outputs[i] < nt) writer[op.outputs[i]] = k;
   }
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     const bool in = k < s->n_in;
     const staged *st = in ? &s->in[k] : &s->out[k - s->n_in];
     if (!converted(st) || st->same_tensor) continue;
     const int32_t t = in ? s->bin[k].tensor : s->bout[s->out_binding[k - s->n_in]].tensor;
-    const int32_t op = in ? reader[t] : eg_qnn_graph_tensor(qg, t)->producer;
+    const int32_t op = in ? reader[t] : writer[t];
     const eg_plan_block at_start = {0, first, first, 0, 0};
     const eg_plan_block at_end = {0, last, last, no + 1, no + 1};
     eg_plan_block b = in ? at_start : at_end;
@@ -339,16 +349,18 @@ static int32_t staging_spans(const eg_npu_step *s, const eg_qnn_graph *qg, const
   return n;
 }
 
-int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp,
+int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
                                  const eg_partition *part, const eg_plan_block **out) {
   *out = NULL;
-  const eg_qnn_work_tensor *wt = NULL;
+  const eg_backend_work_tensor *wt = NULL;
   const int32_t nw = s->backend->work_tensors ? s->backend->work_tensors(s->ex, &wt) : -1;
-  const int32_t no = eg_qnn_graph_num_ops(hp->graph), ns = 2 * (s->n_in + s->n_out);
+  eg_npu_partition_info info = {0};
+  hp->backend->describe(hp->graph, &info);
+  const int32_t no = info.num_ops, ns = 2 * (s->n_in + s->n_out);
   int32_t *node_of = calloc((size_t)no + 1, sizeof(int32_t));
   eg_plan_block *spans = calloc((size_t)(nw > 0 ? nw : 0) + (size_t)ns + 1, sizeof *spans);
   bool ok = nw >= 0 && part->n_nodes > 0 && node_of && spans &&
-            ops_to_nodes(g, hp->graph, part, node_of);
+            ops_to_nodes(g, hp, part, node_of);
   /* ticks: 0 the conversions in, op k's k + 1, ops + 1 the conversions out */
   for (int32_t i = 0; ok && i < nw; i++) {
     ok = wt[i].first_op >= 0 && wt[i].first_op <= wt[i].last_op && wt[i].last_op < no;
@@ -356,7 +368,7 @@ int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp
                                        node_of[wt[i].last_op], wt[i].first_op + 1,
                                        wt[i].last_op + 1};
   }
-  const int32_t n_staged = ok ? staging_spans(s, hp->graph, part, node_of, spans + nw) : -1;
+  const int32_t n_staged = ok ? staging_spans(s, hp, part, node_of, spans + nw) : -1;
   free(node_of);
   if (n_staged < 0) {
     free(spans);

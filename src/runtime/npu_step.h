@@ -5,8 +5,9 @@
  * nhwc) is permuted NCHW -> NHWC as it goes in and back as it comes out, unless no CPU node
  * sees it (held_nhwc below: its runtime buffer is NHWC, bound in place); an int64 value marked
  * npu_int32 (pass i64_to_i32) is narrowed to int32 going in (EG_ERR_RUNTIME naming the value if
- * an element does not fit) and widened coming out; a value held quantized (fold_qdq, values.h
- * eg_htp_held_quantized) is quantized going in and dequantized coming out.
+ * an element does not fit) and widened coming out; a value held quantized (fold_qdq) is
+ * quantized going in and dequantized coming out (backends/lowered.h eg_boundary says which,
+ * the partition's backend its grid). The partition runs on its backend's executor.
  *
  * Memory: the staging buffers and the executor's intermediate tensors live only while the step
  * runs, so they are one block (eg_npu_step_work_bytes) the runtime plans in its activation
@@ -19,16 +20,15 @@
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 
-#include "backends/executor.h"
-#include "backends/htp/values.h"
+#include "backends/lowered.h"
 #include "runtime/plan.h"
 
 typedef struct eg_npu_step eg_npu_step;
 
 /* `held_nhwc` (per value id, or NULL: none) marks the values whose runtime buffers hold NHWC
- * order already (eg_htp_nhwc_between_partitions: only NPU steps touch them): those are bound
+ * order already (eg_nhwc_between_partitions: only NPU steps touch them): those are bound
  * in place. The executor computes floats at `precision` (edgegrad.h eg_precision). */
-eg_status eg_npu_step_create(const eg_graph *g, const eg_htp_partition *hp,
+eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp,
                              const bool *held_nhwc, eg_precision precision, eg_npu_step **out);
 void eg_npu_step_destroy(eg_npu_step *s);
 /* The bytes of working memory the step needs while it runs as one block (staging + its
@@ -46,7 +46,7 @@ size_t eg_npu_step_work_bytes(const eg_npu_step *s);
  * ticks order the step's work (0: the conversions in, op k: k + 1, ops + 1: the conversions
  * out). *out (the step's) stays valid until it is destroyed, and eg_npu_step_bind may then
  * take a buffer per span instead of the block. Before bind. */
-int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_htp_partition *hp,
+int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
                                  const eg_partition *part, const eg_plan_block **out);
 /* For output boundary k (of the partition's outputs): the value of an earlier output whose
  * bytes it repeats (held alike, same dtype and shape, and the same tensor or a copy of the
@@ -59,7 +59,7 @@ int32_t eg_npu_step_output_repeats(const eg_npu_step *s, int32_t k);
 int32_t eg_npu_copy_root(const eg_graph *g, int32_t v);
 /* Whether outputs i and j of hp hold the same values (root: eg_npu_copy_root of each output's
  * value): one tensor, or copies of one value. */
-bool eg_npu_outputs_same_bytes(const eg_htp_partition *hp, const int32_t *root, int32_t i,
+bool eg_npu_outputs_same_bytes(const eg_lowered *hp, const int32_t *root, int32_t i,
                                int32_t j);
 /* Whether span i is an op's scratch (a span of the op's tick alone): given no buffer (NULL in
  * eg_npu_step_bind's `tensors`), the op uses the step's scratch instead. */

@@ -90,7 +90,7 @@ static void last_uses(const eg_graph *g, const int32_t *order, const int32_t *po
 }
 
 /* Inside a step of several nodes (an NPU partition), a value the step holds internally (spec's
- * `unplanned`) may be an alias of one an aliasing node read (eg_htp_alias: a view, detach or
+ * `unplanned`) may be an alias of one an aliasing node read (the backend's may_alias: a view, detach or
  * reshape that emits no op), so a value read by such a node is read in fact until the last
  * reader, in the step, of its internal results, and recursively. Extends last[] of the
  * planned values by those reaches, walking each step backwards. (A getitem passing a tuple

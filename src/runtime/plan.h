@@ -50,7 +50,7 @@ typedef struct eg_plan_block {
  *   detach's or view's is its self, read in place, and the target then lives as long as
  *   either is read;
  * - aliasing: per node, whether its result may share an argument's bytes inside its step (an
- *   NPU lowering that emits no op: eg_htp_may_alias): a value such a node of a step reads
+ *   NPU lowering that emits no op: eg_backend_rt.may_alias): a value such a node of a step reads
  *   then stays live as long as the step reads the node's internal (`unplanned`) result;
  * - step_work: per step (as step_of numbers them; with step_of only), bytes the step works in
  *   while it runs (an NPU step's staging and executor memory): a block live from the step's

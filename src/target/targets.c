@@ -18,8 +18,8 @@
 #include "target/targets.h"
 #include "util/error.h"
 
-#define QUANT (EG_HTP_FEATURE_INT8 | EG_HTP_FEATURE_INT16)
-#define FULL (QUANT | EG_HTP_FEATURE_FLOAT)
+#define QUANT (EG_NPU_FEATURE_INT8 | EG_NPU_FEATURE_INT16)
+#define FULL (QUANT | EG_NPU_FEATURE_FLOAT)
 
 #define NO_FLOAT EG_PRECISION_DEFAULT
 #define FP16 EG_PRECISION_FP16

@@ -2,6 +2,7 @@
 #include "util/names.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,4 +37,25 @@ int eg_names_find_repeat(const char *const *names, size_t stride, int32_t n, int
     }
   free(refs);
   return found;
+}
+static bool export_name_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
+}
+
+void eg_export_name(const char *name, int32_t tensor, char *out, size_t size) {
+  if (size == 0) return;
+  size_t n = strlen(name);
+  bool keep = n > 0 && n <= 200 && name[0] != '.';
+  for (size_t i = 0; keep && i < n; i++) keep = export_name_byte(name[i]);
+  if (keep) {
+    snprintf(out, size, "%s", name);
+    return;
+  }
+  char safe[201];
+  size_t m = n < 200 ? n : 200;
+  for (size_t i = 0; i < m; i++) safe[i] = export_name_byte(name[i]) ? name[i] : '_';
+  if (m > 0 && safe[0] == '.') safe[0] = '_';
+  safe[m] = '\0';
+  snprintf(out, size, "%s~%d", safe, (int)tensor);
 }

@@ -149,9 +149,9 @@ corrupt trunc_patched 'b = b[:len(b) - 1]; struct.pack_into("<Q", b, 8, len(b))'
 expect_fail 2 "section table: STATIC" -- $exe inspect "$work/trunc_patched.egp"
 corrupt bad_version 'struct.pack_into("<I", b, 4, 1)' # version 1: before the value annotations
 expect_fail 2 "header: version (1): written by an older edgegrad" -- $exe inspect "$work/bad_version.egp"
-corrupt v5 'struct.pack_into("<I", b, 4, 5)' # version 5: the last before the roles
-expect_fail 2 "header: version (5): written by an older edgegrad; this one reads version 6, which records each input's and output's role: compile the graph again" \
-  -- $exe run "$work/v5.egp" "${inputs[@]}"
+corrupt v7 'struct.pack_into("<I", b, 4, 7)' # version 7: the last before the backends' records
+expect_fail 2 "header: version (7): written by an older edgegrad; this one reads version 8, which records the backend of each NPU partition: compile the graph again" \
+  -- $exe run "$work/v7.egp" "${inputs[@]}"
 corrupt bad_offset 'o, s, e = sec[2]; struct.pack_into("<Q", b, e + 8, o + 8)'
 expect_fail 2 "section table: GRAPH" -- $exe inspect "$work/bad_offset.egp"
 corrupt huge_offset 'o, s, e = sec[4]; struct.pack_into("<Q", b, e + 8, (1 << 63) + 8)'

@@ -178,7 +178,7 @@ static inline bool on_npu(const compiled *c, const char *node) {
  * output (IR value `out_value`) into `out`. */
 static inline bool execute(const compiled *c, int p, int n, const int32_t *vals,
                            float *const *in, int32_t out_value, float *out) {
-  const eg_htp_partition *hp = &c->prog.lowered[p];
+  const eg_lowered *hp = &c->prog.lowered[p];
   eg_qnn_binding bi[8], bo[1];
   int nb = 0;
   for (int k = 0; k < hp->n_inputs && nb < 8; k++)

@@ -20,6 +20,7 @@
 
 #include "eg_test.h"
 #include "frontend/frontend.h"
+#include "backends/htp/qnn_graph.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
 #include "program/egp_format.h"
@@ -225,7 +226,7 @@ static void check_same_program(const eg_program *a, const eg_program *b) {
     const eg_partition *x = &a->parts.partitions[k], *y = &b->parts.partitions[k];
     EG_CHECK(x->n_nodes == y->n_nodes &&
              memcmp(x->nodes, y->nodes, sizeof(int32_t) * (size_t)x->n_nodes) == 0);
-    const eg_htp_partition *hx = &a->lowered[k], *hy = &b->lowered[k];
+    const eg_lowered *hx = &a->lowered[k], *hy = &b->lowered[k];
     check_same_qnn(hx->graph, hy->graph);
     EG_CHECK(hx->n_inputs == hy->n_inputs && hx->n_outputs == hy->n_outputs);
     for (int32_t i = 0; i < hx->n_inputs && hx->n_inputs == hy->n_inputs; i++)
@@ -1005,8 +1006,8 @@ static void test_header_rejected(void) {
                {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
                {4, 2, "version (2)"}, /* version 2 (no state_dict names) is refused */
                {4, 3, "version (3)"}, /* version 3 (no random inputs) is refused */
-               {4, 5, "version (5): written by an older edgegrad"}, /* 5: no roles */
-               {4, 7, "version (7): written by a newer edgegrad"},
+               {4, 7, "version (7): written by an older edgegrad"}, /* 7: no backend records */
+               {4, 9, "version (9): written by a newer edgegrad"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

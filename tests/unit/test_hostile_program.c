@@ -265,7 +265,7 @@ static void test_lowering_refuses_huge_dim(void) {
     eg_partition part = {.n_nodes = 1, .nodes = &node};
     eg_partitioning pt = {.n_nodes = 1, .nodes = &place, .n_partitions = 1, .partitions = &part};
     EG_CHECK(g->n_nodes == 1);
-    eg_htp_partition hp;
+    eg_lowered hp;
     eg_status s = eg_htp_lower_partition(g, &pt, 0, eg_htp_builders, &hp);
     char want[128];
     snprintf(want, sizeof want, "dimension %lld of x exceeds QNN's 32-bit dims",
@@ -273,7 +273,7 @@ static void test_lowering_refuses_huge_dim(void) {
     EG_CHECK_MSG(s != EG_OK && strstr(eg_last_error(), want) && !strchr(eg_last_error(), '\n'),
                  "dim %lld: status %d, '%s'", (long long)dims[k], (int)s,
                  s == EG_OK ? "lowered" : eg_last_error());
-    if (s == EG_OK) eg_htp_partition_free(&hp);
+    if (s == EG_OK) eg_lowered_free(&hp);
     eg_graph_destroy(g);
   }
 }

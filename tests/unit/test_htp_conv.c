@@ -78,14 +78,14 @@ static size_t program_static_bytes(const eg_program *p) {
   return bytes;
 }
 
-static bool is_boundary_input(const eg_htp_partition *hp, int32_t value) {
+static bool is_boundary_input(const eg_lowered *hp, int32_t value) {
   for (int32_t k = 0; k < hp->n_inputs; k++)
     if (hp->inputs[k].value == value) return true;
   return false;
 }
 
 /* The boundary output of IR value `value`, or NULL. */
-static const eg_htp_boundary *boundary_output(const eg_htp_partition *hp, int32_t value) {
+static const eg_boundary *boundary_output(const eg_lowered *hp, int32_t value) {
   for (int32_t k = 0; k < hp->n_outputs; k++)
     if (hp->outputs[k].value == value) return &hp->outputs[k];
   return NULL;
@@ -156,7 +156,7 @@ static void test_pair_shares_the_filter(void) {
   EG_CHECK(p.parts.n_partitions == 1);
   for (int32_t i = 0; i < cg->n_nodes; i++)
     EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", cg->nodes[i].name, p.parts.nodes[i].reason);
-  const eg_htp_partition *hp = &p.lowered[0];
+  const eg_lowered *hp = &p.lowered[0];
   const eg_qnn_graph *qg = hp->graph;
   EG_CHECK(eg_qnn_graph_num_ops(qg) == 4);
   EG_CHECK(count_ops(qg, EG_QNN_OP_CONV_2D) == 1 && count_ops(qg, EG_QNN_OP_TRANSPOSE) == 1 &&
@@ -191,8 +191,8 @@ static void test_pair_shares_the_filter(void) {
   EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, rs->outputs[0]), 1, cout));
 
   /* the tuple's getitems resolve to the right tensors: grad_input NHWC, grad_bias rank 1 */
-  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
-  const eg_htp_boundary *gb = boundary_output(hp, getitem_value(cg, "convolution_backward", 2));
+  const eg_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
+  const eg_boundary *gb = boundary_output(hp, getitem_value(cg, "convolution_backward", 2));
   EG_CHECK(gx && gx->tensor == tc->outputs[0] && gx->nhwc);
   EG_CHECK(gb && gb->tensor == rs->outputs[0] && !gb->nhwc);
   EG_CHECK(eg_qnn_graph_tensor(qg, tc->outputs[0])->type == EG_QNN_TENSOR_APP_READ);
@@ -227,7 +227,7 @@ static void test_backward_does_not_read_input(void) {
   if (!g || !eg_test_build(g, "SM8650", &p)) goto done;
   EG_CHECK(p.parts.n_partitions == 1);
   const eg_graph *cg = p.graph; /* boundary value ids are the compiled graph's */
-  const eg_htp_partition *hp = &p.lowered[0];
+  const eg_lowered *hp = &p.lowered[0];
   const eg_node *n = &cg->nodes[eg_test_node_named(cg, "convolution_backward")];
   const int32_t gy = eg_node_arg(n, 0, NULL)->value, x = eg_node_arg(n, 1, NULL)->value;
   EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].value == gy && hp->inputs[0].nhwc);
@@ -235,7 +235,7 @@ static void test_backward_does_not_read_input(void) {
   EG_CHECK(eg_qnn_graph_find_tensor(hp->graph, "x") < 0);
   EG_CHECK(eg_qnn_graph_num_ops(hp->graph) == 2 && count_static(hp->graph, NULL) == 1);
   static const uint32_t op[2] = {0, 1};
-  const eg_htp_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
+  const eg_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
   EG_CHECK(gx && gx->nhwc);
   if (gx) {
     const int32_t w = check_composite(hp->graph, gx->tensor, op);
@@ -256,7 +256,7 @@ static void check_step_backward(const eg_graph *g, const eg_program *p, const ch
   const int32_t i = eg_test_node_named(g, name);
   const eg_node *n = &g->nodes[i];
   const int32_t part = p->parts.nodes[i].partition;
-  const eg_htp_partition *hp = &p->lowered[part];
+  const eg_lowered *hp = &p->lowered[part];
   const int32_t x = eg_node_arg(n, 1, NULL)->value, w = eg_node_arg(n, 2, NULL)->value;
   const int32_t *el = g->values[n->output].elems;
   EG_CHECK_MSG(!is_boundary_input(hp, x) || read_by_other(g, &p->parts, part, i, x),
@@ -349,9 +349,9 @@ static void test_training_step_without_grad_weight(void) {
     check_step_backward(cg, &p, bwd[k]);
     const int32_t gb = cg->values[cg->nodes[i].output].elems[2];
     if (gb < 0) continue;
-    const eg_htp_partition *hp = &p.lowered[p.parts.nodes[i].partition];
+    const eg_lowered *hp = &p.lowered[p.parts.nodes[i].partition];
     const int32_t gb_item = getitem_value(cg, bwd[k], 2);
-    const eg_htp_boundary *o = boundary_output(hp, gb_item);
+    const eg_boundary *o = boundary_output(hp, gb_item);
     EG_CHECK(o && !o->nhwc);
     if (!o) continue;
     const eg_qnn_op_node *rs = producer(hp->graph, o->tensor);
@@ -410,10 +410,10 @@ static void check_grad_weight(const eg_graph *g, const eg_program *p, const char
                               uint32_t groups, bool cropped) {
   const int32_t i = eg_test_node_named(g, name);
   const eg_node *n = &g->nodes[i];
-  const eg_htp_partition *hp = &p->lowered[p->parts.nodes[i].partition];
+  const eg_lowered *hp = &p->lowered[p->parts.nodes[i].partition];
   const eg_qnn_graph *qg = hp->graph;
   const int32_t gw_item = getitem_value(g, name, 1);
-  const eg_htp_boundary *o = boundary_output(hp, gw_item);
+  const eg_boundary *o = boundary_output(hp, gw_item);
   EG_CHECK_MSG(o && !o->nhwc, "%s: grad_weight is not a traced partition output", name);
   if (!o) return;
   const eg_value *w = &g->values[eg_node_arg(n, 2, NULL)->value];
@@ -697,7 +697,7 @@ static void test_forward_explicit_pad(void) {
                                                       : NULL;
       if (pad) {
         const eg_qnn_op_node *add = find_op(qg, EG_QNN_OP_ELEMENT_WISE_ADD);
-        const eg_htp_boundary *o = boundary_output(&p.lowered[0], n->output);
+        const eg_boundary *o = boundary_output(&p.lowered[0], n->output);
         EG_CHECK(add && add->inputs[0] == pad->outputs[0] && o &&
                  add->outputs[0] == o->tensor);
       }
@@ -729,7 +729,7 @@ static void test_grad_weight_explicit_pad(void) {
     EG_CHECK(conv && dims_are(eg_qnn_graph_tensor(qg, conv->outputs[0]), 4, core));
     /* the padded Y [ci, kH, kW, Cout] is what the Transpose to [Cout, ci, kH, kW] reads */
     static const uint32_t y[4] = {1, 5, 5, 4}, to_oihw[4] = {3, 0, 1, 2};
-    const eg_htp_boundary *o = boundary_output(&p.lowered[p.parts.nodes[i].partition],
+    const eg_boundary *o = boundary_output(&p.lowered[p.parts.nodes[i].partition],
                                                getitem_value(p.graph, "convolution_backward", 1));
     const eg_qnn_op_node *tr = o ? producer(qg, o->tensor) : NULL;
     EG_CHECK(pad && dims_are(eg_qnn_graph_tensor(qg, pad->outputs[0]), 4, y) && tr &&

@@ -56,7 +56,7 @@ static bool close_to(const float *got, const float *want, long n) {
 
 /* Runs the one-input partition hp on the executor into `out`: its outputs (grad_input's tuple
  * element and its getitem) are one tensor. */
-static bool run_all(const eg_htp_partition *hp, float *in, float *out) {
+static bool run_all(const eg_lowered *hp, float *in, float *out) {
   for (int k = 1; k < hp->n_outputs; k++) EG_CHECK(hp->outputs[k].tensor == hp->outputs[0].tensor);
   const eg_qnn_tensor *ti = eg_qnn_graph_tensor(hp->graph, hp->inputs[0].tensor);
   const eg_qnn_tensor *to = eg_qnn_graph_tensor(hp->graph, hp->outputs[0].tensor);
@@ -82,7 +82,7 @@ static void check_grad_input(compiled *c, long groups, long k, long p, const uin
   EG_CHECK(u32_param_is(tc, "output_padding", 2, want_out_pad));
   EG_CHECK(tc->attrs.conv.group == (uint32_t)groups);
   EG_CHECK(tc->attrs.conv.pad[0][1] == want_pads[1] && tc->attrs.conv.pad[1][1] == want_pads[3]);
-  const eg_htp_partition *hp = &c->prog.lowered[0];
+  const eg_lowered *hp = &c->prog.lowered[0];
   EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].nhwc);
   const long n = 2, cin = 4, h = 8, ho = (h + 2 * p - k) / 2 + 1;
   const long ngy = n * cin * ho * ho, ngx = n * cin * h * h;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/runtime.h"
+#include "backends/htp/qnn_graph.h"
 #include "compiler/compile.h"
 #include "eg_test.h"
 #include "frontend/frontend.h"

@@ -240,7 +240,7 @@ static void test_real_builders_mark_and_lower_int32(void) {
   EG_CHECK(eg_partition_graph(g, &opt, &parts) == EG_OK);
   EG_CHECK(parts.n_partitions == 1 && parts.nodes[0].npu && parts.nodes[1].npu);
   if (parts.n_partitions == 1) {
-    eg_htp_partition hp;
+    eg_lowered hp;
     EG_CHECK_MSG(eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp) == EG_OK, "%s",
                  eg_last_error());
     if (hp.graph) {
@@ -250,7 +250,7 @@ static void test_real_builders_mark_and_lower_int32(void) {
       EG_CHECK(in && in->nbytes == 6 * sizeof(int32_t));
       EG_CHECK(hp.n_inputs == 1 && hp.n_outputs == 2);
     }
-    eg_htp_partition_free(&hp);
+    eg_lowered_free(&hp);
   }
   eg_partitioning_free(&parts);
   eg_graph_destroy(g);
@@ -266,7 +266,7 @@ static void test_unmarked_int64_lowering_error(void) {
   EG_CHECK(eg_partition_graph(g, &opt, &parts) == EG_OK);
   EG_CHECK(parts.n_partitions == 1);
   if (parts.n_partitions == 1) {
-    eg_htp_partition hp;
+    eg_lowered hp;
     EG_CHECK(eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp) == EG_ERR_UNSUPPORTED);
     EG_CHECK_MSG(strstr(eg_last_error(), "value labels has dtype int64 and is not marked "
                         "npu_int32: the NPU has no int64") != NULL, "%s", eg_last_error());
@@ -320,7 +320,7 @@ static void test_static_range(void) {
     EG_CHECK(eg_place_graph(g, &forced) == EG_OK && eg_pass_i64_to_i32(g, &forced) == EG_OK);
     EG_CHECK(g->values[0].npu_int32);
     EG_CHECK(eg_partition_graph(g, &forced, &parts) == EG_OK && parts.n_partitions == 1);
-    eg_htp_partition hp;
+    eg_lowered hp;
     const eg_status s = eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp);
     if (fits) {
       EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
@@ -330,7 +330,7 @@ static void test_static_range(void) {
         const int32_t *d = t->data;
         EG_CHECK(d[0] == -7 && d[1] == INT32_MIN);
       }
-      eg_htp_partition_free(&hp);
+      eg_lowered_free(&hp);
     } else {
       EG_CHECK(s == EG_ERR_UNSUPPORTED);
       EG_CHECK_MSG(strstr(eg_last_error(), "static table: element 1 = 1099511627776 is outside "

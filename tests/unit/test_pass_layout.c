@@ -244,7 +244,7 @@ static void test_conv_backward_none_and_unread_input(void) {
   eg_graph *g2 = conv_bwd_graph();
   if (g2 && eg_program_build(g2, &opt, &p) == EG_OK) {
     EG_CHECK(p.parts.n_partitions == 1);
-    const eg_htp_partition *hp = &p.lowered[0];
+    const eg_lowered *hp = &p.lowered[0];
     EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].value == 0 && hp->inputs[0].nhwc);
     eg_program_free(&p);
   } else {
@@ -358,7 +358,7 @@ static void test_lowering_needs_the_pass(void) {
   eg_partitioning parts;
   EG_CHECK(eg_partition_graph(g, &opt, &parts) == EG_OK);
   EG_CHECK(parts.n_partitions == 1);
-  eg_htp_partition hp;
+  eg_lowered hp;
   EG_CHECK(eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp) == EG_ERR_INVALID);
   EG_CHECK_MSG(strstr(eg_last_error(), "node convolution: input x is held in traced (NCHW) axis "
                       "order: this lowering needs it NHWC") != NULL, "%s", eg_last_error());

@@ -83,7 +83,7 @@ static bool htp_gate(const eg_backend *b, const eg_graph *g, const eg_node *n, c
     snprintf(reason, size, "no NPU lowering for %s", op);
     return false;
   }
-  if (node_has_float(g, n) && !(t->features & EG_HTP_FEATURE_FLOAT)) { /* b */
+  if (node_has_float(g, n) && !(t->features & EG_NPU_FEATURE_FLOAT)) { /* b */
     if (t->htp_arch < 69)
       snprintf(reason, size, "float ops need HTP V69+ with fp16; %s is V%d", t->soc, t->htp_arch);
     else
@@ -106,15 +106,20 @@ static bool htp_supports(const eg_backend *b, const eg_graph *g, const eg_node *
 }
 
 static eg_status htp_lower(const eg_backend *b, const eg_graph *g, const eg_partitioning *parts,
-                           eg_htp_partition *out) {
+                           eg_lowered *out) {
   return eg_htp_lower_partitions(g, parts, (const eg_htp_builder *const *)b->data, out);
 }
 
+/* An op with a builder is lowered whole: the builder maps the ATen op to its QNN ops. */
+static bool htp_kept_whole(const eg_backend *b, eg_op op) { return builder_of(b, op) != NULL; }
+
 eg_backend eg_htp_backend_with_builders(const eg_htp_builder *const *builders) {
   return (eg_backend){.name = "htp", .gate = htp_gate, .supports = htp_supports,
-                      .lower = htp_lower, .executor = &eg_htp_executor, .data = builders};
+                      .lower = htp_lower, .write = eg_htp_egp_write,
+                      .kept_whole = htp_kept_whole, .rt = &eg_htp_rt, .data = builders};
 }
 
 const eg_backend eg_htp_backend = {.name = "htp", .gate = htp_gate, .supports = htp_supports,
-                                   .lower = htp_lower, .executor = &eg_htp_executor,
+                                   .lower = htp_lower, .write = eg_htp_egp_write,
+                                   .kept_whole = htp_kept_whole, .rt = &eg_htp_rt,
                                    .data = eg_htp_builders};

@@ -16,6 +16,11 @@
 
 #include "backends/backend.h"
 #include "backends/htp/npu_ops.h"
+#include "backends/htp/runtime.h"
+
+/* Writes lowered partition `lp` into its .egp record (egp_write.c; read back by
+ * eg_htp_egp_read). */
+void eg_htp_egp_write(const eg_lowered *lp, eg_egp_sink *sink);
 
 /* The htp backend over the builder table eg_htp_builders. */
 extern const eg_backend eg_htp_backend;

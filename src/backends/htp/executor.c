@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/executor.h"
+#include "backends/htp/runtime.h"
 
 #include "kernels/concat_nhwc_f32.h"
 #include "kernels/conv2d_nhwc_f32.h"
@@ -711,7 +711,7 @@ eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out) {
   out->scale = malloc(sizeof(double) * (size_t)n);
   out->zero_point = malloc(sizeof(int64_t) * (size_t)n);
   if (!out->scale || !out->zero_point) {
-    eg_qnn_qview_free(out);
+    eg_boundary_qview_free(out);
     return eg_error(EG_ERR_NOMEM, "tensor %s: out of memory", t->name);
   }
   for (int32_t k = 0; k < n; k++) {
@@ -728,13 +728,6 @@ eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out) {
   }
   out->v = v;
   return EG_OK;
-}
-
-void eg_qnn_qview_free(eg_qnn_qview *q) {
-  free(q->scale);
-  free(q->zero_point);
-  q->scale = NULL;
-  q->zero_point = NULL;
 }
 
 /* Per tensor: its view, its integers (where ptr would point) and its float view (what ptr
@@ -783,7 +776,7 @@ static void quant_destroy(exec_t *ex) {
   qstate *q = ex->quant;
   if (!q) return;
   for (int32_t t = 0; q->view && q->real && t < q->n; t++) {
-    eg_qnn_qview_free(&q->view[t]);
+    eg_boundary_qview_free(&q->view[t]);
     free(q->real[t]);
   }
   free(q->view);
@@ -1438,7 +1431,7 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
 
 /* ---- the runtime half of the backend interface (backends/executor.h) ---- */
 
-static eg_status htp_create(const eg_qnn_graph *g, eg_precision precision, void **out) {
+static eg_status htp_create(const void *g, eg_precision precision, void **out) {
   eg_qnn_executor *ex = NULL;
   eg_status s = eg_qnn_executor_create_precision(g, precision, true, &ex);
   *out = ex;
@@ -1457,14 +1450,14 @@ static void htp_set_work(void *ex, void *work, void *scratch) {
   eg_qnn_executor_set_memory(ex, work, scratch);
 }
 
-static eg_status htp_run(void *ex, const eg_qnn_binding *inputs, int n_inputs,
-                         const eg_qnn_binding *outputs, int n_outputs) {
+static eg_status htp_run(void *ex, const eg_backend_binding *inputs, int n_inputs,
+                         const eg_backend_binding *outputs, int n_outputs) {
   return eg_qnn_executor_execute(ex, inputs, n_inputs, outputs, n_outputs);
 }
 
 static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
 
-static int32_t htp_work_tensors(const void *ex, const eg_qnn_work_tensor **out) {
+static int32_t htp_work_tensors(const void *ex, const eg_backend_work_tensor **out) {
   return eg_qnn_executor_work_tensors(ex, out);
 }
 
@@ -1475,9 +1468,7 @@ static void htp_set_work_tensors(void *ex, void *const *buffers, void *scratch) 
 static void htp_set_op_times(void *ex, int64_t *times) { eg_qnn_executor_set_op_times(ex, times); }
 
 const eg_backend_executor eg_htp_executor = {
-    .name = "htp", .create = htp_create, .work_bytes = htp_work_bytes,
+    .create = htp_create, .work_bytes = htp_work_bytes,
     .scratch_bytes = htp_scratch_bytes, .set_work = htp_set_work, .run = htp_run,
     .destroy = htp_destroy, .set_op_times = htp_set_op_times,
     .work_tensors = htp_work_tensors, .set_work_tensors = htp_set_work_tensors};
-
-const eg_backend_executor *eg_backend_executor_for_program(void) { return &eg_htp_executor; }

@@ -26,17 +26,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/executor.h"
 #include "backends/htp/qnn_graph.h"
+#include "backends/lowered.h"
 #include "kernels/quant_f32.h"
 
 typedef struct eg_qnn_executor eg_qnn_executor;
 
 /* A caller buffer for one APP_WRITE or APP_READ tensor. nbytes must equal the tensor's. */
-typedef struct eg_qnn_binding {
-  int32_t tensor;
-  void *data;
-  size_t nbytes;
-} eg_qnn_binding;
+typedef eg_backend_binding eg_qnn_binding;
 
 eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
 /* Precision (edgegrad.h eg_precision; DEFAULT is FP32). FP16 runs the graph as QNN's HTP
@@ -76,11 +74,7 @@ void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratc
  * then each op's scratch (tensor -1, first_op == last_op its op). set_tensor_memory gives
  * entry i the 64-byte aligned buffers[i]; `scratch` (eg_qnn_executor_get_stats' scratch_bytes,
  * may be NULL when every op with scratch has its own) is what ops without an entry use. */
-typedef struct eg_qnn_work_tensor {
-  int32_t tensor; /* -1: the scratch of op first_op */
-  size_t bytes;
-  int32_t first_op, last_op;
-} eg_qnn_work_tensor;
+typedef eg_backend_work_tensor eg_qnn_work_tensor; /* tensor -1: the scratch of op first_op */
 int32_t eg_qnn_executor_work_tensors(const eg_qnn_executor *ex, const eg_qnn_work_tensor **out);
 void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers, void *scratch);
 
@@ -107,13 +101,9 @@ void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats 
 
 /* The kernel view (kernels/quant_f32.h) of fixed-point tensor `t`, its scales and zero points
  * owned by the struct. */
-typedef struct eg_qnn_qview {
-  eg_quant_view v;
-  double *scale;
-  int64_t *zero_point;
-} eg_qnn_qview;
-/* EG_ERR_UNSUPPORTED (naming the tensor) for a dtype the kernels do not store; EG_ERR_NOMEM. */
+typedef eg_boundary_qview eg_qnn_qview;
+/* EG_ERR_UNSUPPORTED (naming the tensor) for a dtype the kernels do not store; EG_ERR_NOMEM.
+ * Freed with eg_boundary_qview_free. */
 eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out);
-void eg_qnn_qview_free(eg_qnn_qview *q);
 
 #endif

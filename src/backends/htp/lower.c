@@ -9,6 +9,7 @@
 
 #include "backends/htp/compiler.h"
 #include "ir/edit.h"
+#include "ir/readers.h"
 #include "ir/seed.h"
 #include "ops/quant.h"
 #include "util/checked.h"
@@ -18,7 +19,7 @@ struct eg_htp_lower {
   const eg_graph *g;
   const eg_partitioning *parts;
   int32_t p;
-  const eg_htp_readers *readers;         /* who reads each value (values.h) */
+  const eg_readers *readers;         /* who reads each value (ir/readers.h) */
   const eg_htp_builder *const *builders; /* op -> builder (npu_ops.h) */
   int32_t seed;          /* the backward's seed when a constant (ir/seed.h), else -1: a
                             boundary input, which loss scaling rewrites at run time */
@@ -30,7 +31,7 @@ struct eg_htp_lower {
   int32_t cap_inputs, cap_outputs; /* of out->inputs / out->outputs */
   const eg_node *node;   /* the node being lowered */
   int32_t n_ops;         /* ops emitted for it so far */
-  eg_htp_partition *out;
+  eg_lowered *out;
 };
 
 const eg_graph *eg_htp_ir(const eg_htp_lower *L) { return L->g; }
@@ -256,7 +257,7 @@ static eg_status add_held(eg_htp_lower *L, int32_t value, eg_qnn_tensor_desc *d,
 }
 
 static bool needed_outside(const eg_htp_lower *L, int32_t value) {
-  return eg_htp_needed_outside(L->readers, value, L->p);
+  return eg_readers_outside(L->readers, value, L->p);
 }
 
 /* Value `value` is tensor `tensor` in this partition. */
@@ -267,21 +268,21 @@ static void bind_value(eg_htp_lower *L, int32_t value, int32_t tensor) {
 
 /* Appends a boundary crossing to an input (`out` false) or output list, grown as needed. */
 static eg_status add_boundary(eg_htp_lower *L, bool out, int32_t value, int32_t tensor) {
-  eg_htp_boundary **list = out ? &L->out->outputs : &L->out->inputs;
+  eg_boundary **list = out ? &L->out->outputs : &L->out->inputs;
   int32_t *n = out ? &L->out->n_outputs : &L->out->n_inputs;
   int32_t *cap = out ? &L->cap_outputs : &L->cap_inputs;
   if (*n == *cap) {
     int32_t grown = *cap ? 2 * *cap : 8;
-    eg_htp_boundary *more = realloc(*list, (size_t)grown * sizeof **list);
+    eg_boundary *more = realloc(*list, (size_t)grown * sizeof **list);
     if (!more) return eg_error(EG_ERR_NOMEM, "lowering: out of memory");
     *list = more;
     *cap = grown;
   }
-  eg_htp_boundary *b = &(*list)[(*n)++];
+  eg_boundary *b = &(*list)[(*n)++];
   memset(b, 0, sizeof *b); /* padding too: lowered partitions compare bytewise */
   b->value = value;
   b->tensor = tensor;
-  b->nhwc = eg_htp_is_nhwc(&L->g->values[value]);
+  eg_htp_boundary_flags(L->g, L->qg, b);
   return EG_OK;
 }
 
@@ -607,32 +608,33 @@ static eg_status lower_nodes(eg_htp_lower *L) {
 
 
 /* Partition L->p into *out, with L's shared scratch; the scratch is reset for the next. */
-static eg_status lower_one(eg_htp_lower *L, eg_htp_partition *out) {
+static eg_status lower_one(eg_htp_lower *L, eg_lowered *out) {
   memset(out, 0, sizeof *out);
   char name[64];
   snprintf(name, sizeof name, "partition_%d", L->p);
   L->out = out;
+  out->backend = &eg_htp_rt;
   L->cap_inputs = L->cap_outputs = 0;
-  eg_status s = eg_qnn_graph_create(name, &out->graph);
-  L->qg = out->graph;
+  eg_status s = eg_qnn_graph_create(name, &L->qg);
+  out->graph = L->qg;
   if (s == EG_OK) s = lower_nodes(L);
   for (int32_t k = 0; k < L->n_bound; k++) L->value_tensor[L->bound[k]] = -1;
   L->n_bound = 0;
-  if (s != EG_OK) eg_htp_partition_free(out);
+  if (s != EG_OK) eg_lowered_free(out);
   return s;
 }
 
 /* Lowers partitions [first, last) into out[first ..]. */
 static eg_status lower_range(const eg_graph *g, const eg_partitioning *parts, int32_t first,
                              int32_t last, const eg_htp_builder *const *builders,
-                             eg_htp_partition *out) {
-  eg_htp_readers readers = {0};
+                             eg_lowered *out) {
+  eg_readers readers = {0};
   eg_htp_lower L = {.g = g, .parts = parts, .readers = &readers, .builders = builders,
                     .seed = eg_graph_seed_constant(g)};
   size_t nv = (size_t)g->n_values + 1;
   L.value_tensor = malloc(nv * sizeof(int32_t));
   L.bound = malloc(nv * sizeof(int32_t));
-  eg_status s = L.value_tensor && L.bound ? eg_htp_readers_compute(g, parts, &readers)
+  eg_status s = L.value_tensor && L.bound ? eg_readers_compute(g, parts, &readers)
                                           : eg_error(EG_ERR_NOMEM, "lowering: out of memory");
   for (size_t v = 0; L.value_tensor && v < nv; v++) L.value_tensor[v] = -1;
   int32_t done = first;
@@ -640,20 +642,20 @@ static eg_status lower_range(const eg_graph *g, const eg_partitioning *parts, in
     L.p = done;
     s = lower_one(&L, &out[done - first]);
   }
-  for (int32_t k = first; s != EG_OK && k < done; k++) eg_htp_partition_free(&out[k - first]);
+  for (int32_t k = first; s != EG_OK && k < done; k++) eg_lowered_free(&out[k - first]);
   free(L.value_tensor);
   free(L.bound);
-  eg_htp_readers_free(&readers);
+  eg_readers_free(&readers);
   return s;
 }
 
 eg_status eg_htp_lower_partitions(const eg_graph *g, const eg_partitioning *parts,
-                                  const eg_htp_builder *const *builders, eg_htp_partition *out) {
+                                  const eg_htp_builder *const *builders, eg_lowered *out) {
   return lower_range(g, parts, 0, parts->n_partitions, builders, out);
 }
 
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
-                                 const eg_htp_builder *const *builders, eg_htp_partition *out) {
+                                 const eg_htp_builder *const *builders, eg_lowered *out) {
   memset(out, 0, sizeof *out);
   return lower_range(g, parts, p, p + 1, builders, out);
 }

@@ -57,14 +57,14 @@ typedef enum eg_htp_filter_layout {
 /* Lowers every partition of `parts` (a partitioning of verified graph `g`) into out[0 ..
  * parts->n_partitions), calling each node's builder (from `builders`, indexed by op: npu_ops.h)
  * in its partition's order. Who reads each value is worked out once for all partitions
- * (eg_htp_readers), and the per-value scratch is shared, so the work is linear in the graph
+ * (eg_readers), and the per-value scratch is shared, so the work is linear in the graph
  * plus the partitions' sizes. On failure the message names the node whose builder failed and
  * every out[k] is cleared. */
 eg_status eg_htp_lower_partitions(const eg_graph *g, const eg_partitioning *parts,
-                                  const eg_htp_builder *const *builders, eg_htp_partition *out);
+                                  const eg_htp_builder *const *builders, eg_lowered *out);
 /* Partition `p` alone (tests). */
 eg_status eg_htp_lower_partition(const eg_graph *g, const eg_partitioning *parts, int32_t p,
-                                 const eg_htp_builder *const *builders, eg_htp_partition *out);
+                                 const eg_htp_builder *const *builders, eg_lowered *out);
 
 /* ---- for builders ---- */
 const eg_graph *eg_htp_ir(const eg_htp_lower *L);

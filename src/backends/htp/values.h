@@ -13,49 +13,15 @@
 #include <stdint.h>
 
 #include "backends/htp/qnn_graph.h"
+#include "backends/lowered.h"
 #include "ir/graph.h"
 #include "ir/placement.h"
 
-/* A boundary crossing: IR value `value` is QNN tensor `tensor`; `nhwc` when the value is held
- * NHWC (eg_htp_is_nhwc: the runtime permutes NCHW <-> NHWC as it copies). */
-typedef struct eg_htp_boundary {
-  int32_t value;
-  int32_t tensor;
-  bool nhwc;
-} eg_htp_boundary;
 
-/* A lowered partition: its backend graph and its boundary, inputs and outputs in first-use
- * order. Owns the graph. */
-typedef struct eg_htp_partition {
-  eg_qnn_graph *graph;
-  int32_t n_inputs, n_outputs;
-  eg_htp_boundary *inputs, *outputs;
-} eg_htp_partition;
-void eg_htp_partition_free(eg_htp_partition *hp);
-
-/* Who reads each value, for every partition of a placement at once (one pass over the graph,
- * so asking for every partition costs O(nodes + values), not partitions x nodes): per value id,
- * EG_HTP_READ_NONE when no node reads it, the partition of its readers when they all lie in
- * one NPU partition, or EG_HTP_READ_OUTSIDE when a CPU node, two partitions or the graph's
- * outputs read it. A getitem's readers count as readers of the element it names. */
-enum { EG_HTP_READ_NONE = -1, EG_HTP_READ_OUTSIDE = -2 };
-typedef struct eg_htp_readers {
-  int32_t n_values;
-  int32_t *of; /* per value id */
-} eg_htp_readers;
-eg_status eg_htp_readers_compute(const eg_graph *g, const eg_partitioning *parts,
-                                 eg_htp_readers *out);
-void eg_htp_readers_free(eg_htp_readers *r);
-/* Value `value` is read outside partition p: by a CPU node, another partition, or as a graph
- * output. */
-bool eg_htp_needed_outside(const eg_htp_readers *r, int32_t value, int32_t p);
-/* The values the runtime holds NHWC in its own buffers, so the NPU steps that write and read
- * them bind them in place and nothing converts them: held NHWC (eg_htp_is_nhwc), float32 and
- * not quantized, defined by an NPU node, and read only by NPU nodes (no CPU node, no graph
- * output, a getitem's readers counting as the element's) — every step that touches one agrees
- * on its order. *out: per value id (malloc'ed, the caller frees). */
-eg_status eg_htp_nhwc_between_partitions(const eg_graph *g, const eg_partitioning *parts,
-                                         bool **out);
+/* The conversions of boundary `b` (its value of `g` and tensor of `qg` set) the runtime applies
+ * (backends/lowered.h): nhwc when eg_htp_is_nhwc, narrow for an int64 value marked npu_int32,
+ * quant when the tensor is fixed point. */
+void eg_htp_boundary_flags(const eg_graph *g, const eg_qnn_graph *qg, eg_boundary *b);
 
 /* Whether IR value `v` is held NHWC inside NPU graphs: a rank-4 tensor whose axes are
  * EG_AXES_NHWC. */
@@ -103,15 +69,5 @@ eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value);
  * builders/reduce.c, and getitem. The runtime's memory plan keeps an argument of such a node
  * alive as long as the result is read (runtime/plan.h); eg_htp_alias refuses any other op. */
 bool eg_htp_may_alias(eg_op op);
-
-/* The name under which boundary tensor `name` (QNN tensor `tensor` of its graph) appears outside
- * edgegrad: as a graph input or output of the partition's ONNX model (edgegrad export-onnx) and
- * as the file <name>.npy of a partition dump (edgegrad run --dump-partitions). A QNN name made of
- * [A-Za-z0-9_.-] only, not starting with '.', at most 200 bytes, is kept as it is; any other gets
- * each other byte replaced by '_', is cut to 200 bytes and gets "~<tensor>" appended, so the
- * names stay unique within the graph and each is a safe file name. Writes at most `size` bytes,
- * always NUL-terminated (EG_HTP_EXPORT_NAME_MAX is always enough). */
-#define EG_HTP_EXPORT_NAME_MAX 224
-void eg_htp_export_name(const char *name, int32_t tensor, char *out, size_t size);
 
 #endif

@@ -1,11 +1,12 @@
-/* export_onnx.c — eg_model_export_onnx: an NPU partition of a compiled program as a standard
+/* export_onnx.c — the htp backend's eg_backend_rt.export_onnx (eg_model_export_onnx of the public
+ * API, api/program_info.c): an NPU partition of a compiled program as a standard
  * ONNX model, so that another implementation of QNN's op semantics — ONNX Runtime's CPU, and
  * Qualcomm's own HTP backend behind ONNX Runtime's QNN execution provider — can run exactly the
  * function edgegrad's executor runs and be compared with it (docs/onnx-export.md).
  *
  * The model is written op for op from the partition's QNN graph (backends/htp/qnn_graph.h):
  *   - graph inputs and outputs are the partition's boundary tensors as the CPU side holds them
- *     (the IR value's NCHW layout and dtype), named by eg_htp_export_name; a value held NHWC
+ *     (the IR value's NCHW layout and dtype), named by eg_export_name; a value held NHWC
  *     inside the graph gets a Transpose, an int64 value held as int32 a Cast, at the boundary;
  *   - STATIC tensors are initializers in their QNN layout and dtype, each stored once however
  *     many ops read it (a frozen weight shared by a forward Conv2d and a backward Transpose);
@@ -20,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/htp/runtime.h"
 #include "backends/htp/values.h"
-#include "program/egp_format.h"
-#include "runtime/model.h"
 #include "util/error.h"
+#include "util/names.h"
 #include "util/file.h"
 #include "util/protobuf.h"
 
@@ -47,8 +48,8 @@ enum { ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT8 = 3, ONNX_INT32 = 6, ONNX_INT64
 #define MAX_IO 8 /* inputs or outputs of one emitted ONNX node (Conv: 3, Slice: 5) */
 
 typedef struct exporter {
-  const eg_program *prog;
-  const eg_htp_partition *hp;
+  const eg_graph *ir;     /* the compiled graph */
+  const eg_lowered *hp;
   const eg_qnn_graph *g;
   const char *part_name;
   char **name;           /* per QNN tensor: its ONNX name */
@@ -748,12 +749,12 @@ static bool converted(const eg_value *v, const eg_qnn_tensor *t, bool nhwc) {
 }
 
 /* Graph input for boundary b: the IR value as the CPU holds it, converted into the QNN tensor. */
-static void boundary_in(exporter *x, const eg_htp_boundary *b, const char *ename) {
-  const eg_value *v = &x->prog->graph->values[b->value];
+static void boundary_in(exporter *x, const eg_boundary *b, const char *ename) {
+  const eg_value *v = &x->ir->values[b->value];
   const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, b->tensor);
   value_info(x, &x->inputs, GRAPH_INPUT, ename, onnx_ir_dtype(v->dtype), v->rank, v->shape);
   if (!converted(v, t, b->nhwc)) return;
-  char op[EG_HTP_EXPORT_NAME_MAX + 8];
+  char op[EG_EXPORT_NAME_MAX + 8];
   snprintf(op, sizeof op, "%s/in", ename); /* helper names apart from the ops' "<op>/<Type>_k" */
   x->op = op;
   x->helper = 0;
@@ -772,12 +773,12 @@ static void boundary_in(exporter *x, const eg_htp_boundary *b, const char *ename
 }
 
 /* Graph output for boundary b: the QNN tensor converted back into the IR value's form. */
-static void boundary_out(exporter *x, const eg_htp_boundary *b, const char *ename) {
-  const eg_value *v = &x->prog->graph->values[b->value];
+static void boundary_out(exporter *x, const eg_boundary *b, const char *ename) {
+  const eg_value *v = &x->ir->values[b->value];
   const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, b->tensor);
   value_info(x, &x->outputs, GRAPH_OUTPUT, ename, onnx_ir_dtype(v->dtype), v->rank, v->shape);
   if (!converted(v, t, b->nhwc)) return;
-  char op[EG_HTP_EXPORT_NAME_MAX + 8];
+  char op[EG_EXPORT_NAME_MAX + 8];
   snprintf(op, sizeof op, "%s/out", ename);
   x->op = op;
   x->helper = 0;
@@ -797,14 +798,14 @@ static void boundary_out(exporter *x, const eg_htp_boundary *b, const char *enam
 }
 
 /* The first boundary of `list` on tensor `tensor` (outputs may repeat a tensor), or -1. */
-static int first_on(const eg_htp_boundary *list, int32_t n, int32_t tensor) {
+static int first_on(const eg_boundary *list, int32_t n, int32_t tensor) {
   for (int32_t i = 0; i < n; i++)
     if (list[i].tensor == tensor) return i;
   return -1;
 }
 
 static eg_status build_graph(exporter *x, eg_pb *graph) {
-  const eg_htp_partition *hp = x->hp;
+  const eg_lowered *hp = x->hp;
   const int32_t nt = eg_qnn_graph_num_tensors(x->g);
   for (int32_t i = 0; i < nt; i++) {
     const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, i);
@@ -829,16 +830,16 @@ static eg_status build_graph(exporter *x, eg_pb *graph) {
     return eg_error(EG_ERR_NOMEM, "export-onnx: %s: out of memory", x->part_name);
   }
   for (int side = 0; side < 2; side++) {
-    const eg_htp_boundary *list = side ? hp->outputs : hp->inputs;
+    const eg_boundary *list = side ? hp->outputs : hp->inputs;
     const int32_t n = side ? hp->n_outputs : hp->n_inputs;
     for (int32_t k = 0; k < n; k++) {
       const int32_t id = list[k].tensor;
       if (ename[id]) continue;
-      char buf[EG_HTP_EXPORT_NAME_MAX];
-      eg_htp_export_name(eg_qnn_graph_tensor(x->g, id)->name, id, buf, sizeof buf);
+      char buf[EG_EXPORT_NAME_MAX];
+      eg_export_name(eg_qnn_graph_tensor(x->g, id)->name, id, buf, sizeof buf);
       ename[id] = (char *)unique(x, buf);
       if (!ename[id]) goto done;
-      const eg_value *v = &x->prog->graph->values[list[k].value];
+      const eg_value *v = &x->ir->values[list[k].value];
       if (!converted(v, eg_qnn_graph_tensor(x->g, id), list[k].nhwc)) {
         x->name[id] = ename[id];
         io[id] = true;
@@ -908,18 +909,9 @@ static void metadata(eg_pb *model, const char *key, const char *value) {
   eg_pb_free(&kv);
 }
 
-eg_status eg_model_export_onnx(const eg_model *model, int partition, const char *path) {
-  if (!model || !path)
-    return eg_error(EG_ERR_ARGUMENT, "eg_model_export_onnx: %s is NULL", model ? "path" : "model");
-  if (!model->compiled)
-    return eg_error(EG_ERR_ARGUMENT, "eg_model_export_onnx: the model is a graph: only a model "
-                    "loaded from a compiled program (.egp) has NPU partitions");
-  const eg_program *p = &model->compiled->program;
-  if (partition < 0 || partition >= p->parts.n_partitions)
-    return eg_error(EG_ERR_ARGUMENT, "eg_model_export_onnx: partition %d out of range [0, %d)",
-                    partition, p->parts.n_partitions);
-  const eg_htp_partition *hp = &p->lowered[partition];
-  exporter x = {.prog = p, .hp = hp, .g = hp->graph, .part_name = eg_qnn_graph_name(hp->graph)};
+eg_status eg_htp_export_onnx(const eg_graph *ir, const eg_target *target, const eg_lowered *hp,
+                             const char *path) {
+  exporter x = {.ir = ir, .hp = hp, .g = hp->graph, .part_name = eg_qnn_graph_name(hp->graph)};
   x.name = calloc((size_t)eg_qnn_graph_num_tensors(x.g) + 1, sizeof *x.name);
   eg_pb graph = {0}, onnx = {0}, opset = {0};
   eg_status s = x.name ? build_graph(&x, &graph)
@@ -927,8 +919,8 @@ eg_status eg_model_export_onnx(const eg_model *model, int partition, const char 
   if (s == EG_OK) {
     char doc[256], arch[16];
     snprintf(doc, sizeof doc, "NPU partition %s of a training step compiled by edgegrad for %s "
-             "(%s, HTP V%d)", x.part_name, p->target->soc, p->target->product, p->target->htp_arch);
-    snprintf(arch, sizeof arch, "%d", p->target->htp_arch);
+             "(%s, HTP V%d)", x.part_name, target->soc, target->product, target->htp_arch);
+    snprintf(arch, sizeof arch, "%d", target->htp_arch);
     eg_pb_int(&onnx, MODEL_IR_VERSION, ONNX_IR_VERSION);
     eg_pb_string(&opset, OPSET_DOMAIN, "");
     eg_pb_int(&opset, OPSET_VERSION, ONNX_OPSET);
@@ -937,7 +929,7 @@ eg_status eg_model_export_onnx(const eg_model *model, int partition, const char 
     eg_pb_string(&onnx, MODEL_PRODUCER_VERSION, eg_version_string());
     eg_pb_string(&onnx, MODEL_DOC, doc);
     eg_pb_message(&onnx, MODEL_GRAPH, &graph);
-    metadata(&onnx, "edgegrad.soc", p->target->soc);
+    metadata(&onnx, "edgegrad.soc", target->soc);
     metadata(&onnx, "edgegrad.htp_arch", arch);
     metadata(&onnx, "edgegrad.partition", x.part_name);
     if (onnx.failed) s = eg_error(EG_ERR_NOMEM, "export-onnx: %s: out of memory", x.part_name);
