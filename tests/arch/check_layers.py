@@ -7,15 +7,30 @@ Reads the layer table of docs/architecture.md (rank, layer, path patterns, libra
   - an include names a file that exists neither under src/ nor under include/;
   - a file includes a header of a layer ranked above its own;
   - a file of library `cli` includes anything but edgegrad.h and its own layer;
+  - a file outside a backend's folder src/backends/<name>/ and the registry (REGISTRY) names
+    the backend: an identifier with its prefix (eg_<name>_..., EG_<NAME>_..., derived from the
+    folder's name: one prefix per backend) or a path into its folder (an include of one of its
+    headers, or a comment pointing there), under src/ or include/;
   - the table is missing, or has fewer than 10 layers (it was not read).
-Prints the number of files and includes checked. Standard library only."""
+Prints the number of files and includes checked. Standard library only.
+
+check_layers.py --self-test [ROOT] plants one violation of each backend rule in a copy of
+ROOT's src/, include/ and docs/ (a file naming the htp backend's prefix, one including its
+header, one naming a second backend's prefix) and checks that each is reported (exit 1), and
+that the copy as it was passes."""
 import fnmatch
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
-ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                       os.path.join(os.path.dirname(__file__), "..", ".."))
+SELF_TEST = len(sys.argv) > 1 and sys.argv[1] == "--self-test"
+ARGS = sys.argv[2:] if SELF_TEST else sys.argv[1:]
+ROOT = os.path.abspath(ARGS[0] if ARGS else os.path.join(os.path.dirname(__file__), "..", ".."))
+# The files that may name every backend: the registries of compile and runtime halves.
+REGISTRY = {"src/backends/backends.c", "src/backends/backends_rt.c"}
 ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*([\w-]+)\s*\|(.*?)\|\s*(\w+)\s*\|")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -47,7 +62,74 @@ def layer_of(path, layers):
     return best
 
 
+def backends():
+    """Each backend's folder name under src/backends/ and the pattern of what names it."""
+    folder = os.path.join(ROOT, "src", "backends")
+    out = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if os.path.isdir(os.path.join(folder, name)):
+            pattern = re.compile(r"\b(?:eg_%s_\w*|EG_%s_\w*)|backends/%s/" %
+                                 (re.escape(name), re.escape(name.upper()), re.escape(name)))
+            out.append((name, pattern))
+    return out
+
+
+def backend_faults():
+    """Files outside a backend's folder (and the registry) that name the backend."""
+    faults = []
+    for name, pattern in backends():
+        own = os.path.join("src", "backends", name) + os.sep
+        for top in ("src", "include"):
+            for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+                for fname in sorted(names):
+                    if not fname.endswith((".c", ".h", ".def")):
+                        continue
+                    path = os.path.relpath(os.path.join(dirpath, fname), ROOT)
+                    if path.startswith(own) or path in REGISTRY:
+                        continue
+                    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                        text = f.read()
+                    for m in pattern.finditer(text):
+                        line = text.count("\n", 0, m.start()) + 1
+                        faults.append(f"{path}:{line}: names backend {name} ({m.group(0)}): only "
+                                      f"src/backends/{name}/ and the registry name a backend")
+    return faults
+
+
+def self_test():
+    """Plants a violation of each backend rule in a copy of the tree; each must be reported."""
+    here = os.path.abspath(__file__)
+    plants = [("src/runtime/planted_prefix.c", "static int x(void) { return eg_htp_planted(); }\n",
+               "names backend htp (eg_htp_planted)"),
+              ("src/runtime/planted_include.c", '#include "backends/htp/values.h"\n',
+               "names backend htp (backends/htp/)"),
+              ("src/program/planted_second.h", "/* eg_zz_thing */\n",
+               "names backend zz (eg_zz_thing)")]
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in ("src", "include", "docs"):
+            shutil.copytree(os.path.join(ROOT, d), os.path.join(tmp, d))
+        os.makedirs(os.path.join(tmp, "src", "backends", "zz"))
+        run = lambda: subprocess.run([sys.executable, here, tmp], capture_output=True, text=True)
+        clean = run()
+        if clean.returncode != 0:
+            print("self-test: the copy fails before anything is planted:\n" + clean.stdout)
+            return 1
+        for path, text, want in plants:
+            with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
+                f.write(text)
+            r = run()
+            found = r.returncode == 1 and any(
+                line.startswith(path) and want in line for line in r.stdout.splitlines())
+            print(f"self-test: {path}: {'reported' if found else 'NOT reported'} ({want})")
+            ok = ok and found
+            os.remove(os.path.join(tmp, path))
+    return 0 if ok else 1
+
+
 def main():
+    if SELF_TEST:
+        return self_test()
     layers = read_layers()
     faults = []
     if len(layers) < 10:
@@ -92,6 +174,7 @@ def main():
                     faults.append(f"{where}: {own['name']} (rank {own['rank']}, {own['library']}) "
                                   f"includes {target} of {theirs['name']} (rank {theirs['rank']}, "
                                   f"{theirs['library']}): includes go down the layers only")
+    faults += backend_faults()
     for f in faults:
         print(f)
     print(f"check_layers: {files} files, {n_includes} includes, {len(layers)} layers: "

@@ -48,7 +48,7 @@ def check(cond, msg):
 
 
 def export_name(name, tensor):
-    """eg_export_name (src/backends/htp/values.h), byte for byte."""
+    """eg_export_name (src/util/names.c), byte for byte."""
     allowed = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
     b = name.encode()
     if 0 < len(b) <= 200 and b[:1] != b"." and all(c in allowed for c in b):
