@@ -12,7 +12,7 @@ geometric mean of the ratios. FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW. A benchmark, not
 machines are shared and noisy, so it reports and never fails on speed.
 
 What edgegrad's time includes (printed with the tables, see NOTE): one
-eg_qnn_executor_execute call. The weight is a STATIC tensor, so the executor folds the weight
+eg_htp_qnn_executor_execute call. The weight is a STATIC tensor, so the executor folds the weight
 Transpose at create (its graph finalize, as QNN's graphFinalize would) and, for 3x3 stride-1
 layers, also transforms the constant filter for Winograd F(2x2, 3x3) there; neither is in the
 timed loop (PyTorch's weight is likewise a ready tensor). GFLOP/s are nominal FLOPs / time on
@@ -68,7 +68,7 @@ def torch_gflops(shape, threads, min_time=0.3, rounds=3):
     return flops(n, cin, h, cout, k, s, p) / best / 1e9
 
 
-NOTE = ("edgegrad: time of eg_qnn_executor_execute; the weight Transpose is folded and the\n"
+NOTE = ("edgegrad: time of eg_htp_qnn_executor_execute; the weight Transpose is folded and the\n"
         "Winograd filter transform (3x3 stride 1) done once at executor create (graph finalize),\n"
         "not in the timed loop. GFLOP/s = nominal FLOPs / time for both (Winograd F(2x2,3x3)\n"
         "does 2.25x fewer multiplies). algo: TransposeConv2d algorithm x pieces (threads).")

@@ -3,7 +3,7 @@
  * bench/dgrad_shapes.md. Not a test.
  *
  * FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW (forward conv's Cin/Cout). Each shape is timed after one
- * warm-up as the best of 3 rounds of >= 0.3 s of eg_qnn_executor_execute calls. The weight is a
+ * warm-up as the best of 3 rounds of >= 0.3 s of eg_htp_qnn_executor_execute calls. The weight is a
  * STATIC tensor of the graph, so the executor folds its Transpose at create (its graph
  * finalize, as QNN's graphFinalize would), and transforms the constant filter there when the
  * TransposeConv2d algorithm reads it transformed (Winograd, 3x3 stride 1); the timed execute
@@ -64,8 +64,8 @@ static float *filled(size_t n, unsigned seed) {
 
 /* What one timed call runs. */
 typedef struct job {
-  eg_qnn_executor *ex;
-  eg_qnn_binding in[1], out[1];
+  eg_htp_qnn_executor *ex;
+  eg_htp_qnn_binding in[1], out[1];
   /* kernel-level (forced algorithm) */
   eg_transpose_conv2d_nhwc_params tp;
   int64_t wdims[4];
@@ -77,7 +77,7 @@ typedef struct job {
 
 static void run_once(const job *j) {
   if (j->ex) {
-    if (eg_qnn_executor_execute(j->ex, j->in, 1, j->out, 1) != EG_OK) {
+    if (eg_htp_qnn_executor_execute(j->ex, j->in, 1, j->out, 1) != EG_OK) {
       fprintf(stderr, "%s\n", eg_last_error());
       exit(1);
     }
@@ -106,7 +106,7 @@ static double time_job(const job *j) {
 }
 
 /* The dgrad graph: W_hwio (STATIC) -> Transpose -> W_hwoi (NATIVE) -> TransposeConv2d. */
-static eg_status build_graph(const shape *s, const float *w, eg_qnn_graph **out, int32_t *gy_id,
+static eg_status build_graph(const shape *s, const float *w, eg_htp_qnn_graph **out, int32_t *gy_id,
                              int32_t *gx_id) {
   const int64_t ho = (s->h + 2 * s->pad - s->k) / s->stride + 1;
   const uint32_t op = (uint32_t)((s->h + 2 * s->pad - s->k) % s->stride);
@@ -114,41 +114,41 @@ static eg_status build_graph(const shape *s, const float *w, eg_qnn_graph **out,
   const uint32_t wd[4] = {k, k, ci, co}, wtd[4] = {k, k, co, ci};
   const uint32_t gyd[4] = {(uint32_t)s->n, (uint32_t)ho, (uint32_t)ho, co};
   const uint32_t gxd[4] = {(uint32_t)s->n, (uint32_t)s->h, (uint32_t)s->h, ci};
-  eg_qnn_graph *g;
-  EG_TRY(eg_qnn_graph_create(s->name, &g));
+  eg_htp_qnn_graph *g;
+  EG_TRY(eg_htp_qnn_graph_create(s->name, &g));
   *out = g;
   int32_t tw, twt;
-  const eg_qnn_tensor_desc dw = {.name = "w_hwio", .type = EG_QNN_TENSOR_STATIC,
-                                 .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = wd,
+  const eg_htp_qnn_tensor_desc dw = {.name = "w_hwio", .type = EG_HTP_QNN_TENSOR_STATIC,
+                                 .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = wd,
                                  .data = w, .nbytes = sizeof(float) * k * k * ci * co, .key = 0};
-  EG_TRY(eg_qnn_graph_add_tensor(g, &dw, &tw));
-  const eg_qnn_tensor_desc dwt = {.name = "w_hwoi", .type = EG_QNN_TENSOR_NATIVE,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = wtd, .key = -1};
-  EG_TRY(eg_qnn_graph_add_tensor(g, &dwt, &twt));
-  const eg_qnn_tensor_desc dgy = {.name = "grad_y", .type = EG_QNN_TENSOR_APP_WRITE,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = gyd, .key = -1};
-  EG_TRY(eg_qnn_graph_add_tensor(g, &dgy, gy_id));
-  const eg_qnn_tensor_desc dgx = {.name = "grad_x", .type = EG_QNN_TENSOR_APP_READ,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = gxd, .key = -1};
-  EG_TRY(eg_qnn_graph_add_tensor(g, &dgx, gx_id));
-  const eg_qnn_param perm = eg_qnn_param_u32_tensor("perm", 1, (const uint32_t[]){4},
+  EG_TRY(eg_htp_qnn_graph_add_tensor(g, &dw, &tw));
+  const eg_htp_qnn_tensor_desc dwt = {.name = "w_hwoi", .type = EG_HTP_QNN_TENSOR_NATIVE,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = wtd, .key = -1};
+  EG_TRY(eg_htp_qnn_graph_add_tensor(g, &dwt, &twt));
+  const eg_htp_qnn_tensor_desc dgy = {.name = "grad_y", .type = EG_HTP_QNN_TENSOR_APP_WRITE,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = gyd, .key = -1};
+  EG_TRY(eg_htp_qnn_graph_add_tensor(g, &dgy, gy_id));
+  const eg_htp_qnn_tensor_desc dgx = {.name = "grad_x", .type = EG_HTP_QNN_TENSOR_APP_READ,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4, .dims = gxd, .key = -1};
+  EG_TRY(eg_htp_qnn_graph_add_tensor(g, &dgx, gx_id));
+  const eg_htp_qnn_param perm = eg_htp_qnn_param_u32_tensor("perm", 1, (const uint32_t[]){4},
                                                     (const uint32_t[]){0, 1, 3, 2});
-  const eg_qnn_op_desc t = {.name = "weight_to_hwoi", .type = EG_QNN_OP_TRANSPOSE, .n_inputs = 1,
+  const eg_htp_qnn_op_desc t = {.name = "weight_to_hwoi", .type = EG_HTP_QNN_OP_TRANSPOSE, .n_inputs = 1,
                             .inputs = &tw, .n_outputs = 1, .outputs = &twt, .n_params = 1,
                             .params = &perm};
-  EG_TRY(eg_qnn_graph_add_op(g, &t, NULL));
+  EG_TRY(eg_htp_qnn_graph_add_op(g, &t, NULL));
   const uint32_t st = (uint32_t)s->stride, p = (uint32_t)s->pad;
-  const eg_qnn_param tp[3] = {
-      eg_qnn_param_u32_tensor("stride", 1, (const uint32_t[]){2}, (const uint32_t[]){st, st}),
-      eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2},
+  const eg_htp_qnn_param tp[3] = {
+      eg_htp_qnn_param_u32_tensor("stride", 1, (const uint32_t[]){2}, (const uint32_t[]){st, st}),
+      eg_htp_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2},
                               (const uint32_t[]){p, p, p, p}),
-      eg_qnn_param_u32_tensor("output_padding", 1, (const uint32_t[]){2},
+      eg_htp_qnn_param_u32_tensor("output_padding", 1, (const uint32_t[]){2},
                               (const uint32_t[]){op, op})};
   const int32_t in[2] = {*gy_id, twt};
-  const eg_qnn_op_desc tc = {.name = "transpose_conv", .type = EG_QNN_OP_TRANSPOSE_CONV_2D,
+  const eg_htp_qnn_op_desc tc = {.name = "transpose_conv", .type = EG_HTP_QNN_OP_TRANSPOSE_CONV_2D,
                              .n_inputs = 2, .inputs = in, .n_outputs = 1, .outputs = gx_id,
                              .n_params = 3, .params = tp};
-  return eg_qnn_graph_add_op(g, &tc, NULL);
+  return eg_htp_qnn_graph_add_op(g, &tc, NULL);
 }
 
 static double sgemm_reference(void) {
@@ -190,16 +190,16 @@ int main(int argc, char **argv) {
     const size_t ngy = (size_t)(s->n * ho * ho * s->c_out), ngx = (size_t)(s->n * s->h * s->h * s->c_in);
     float *w = filled(nw, 7), *gy = filled(ngy, 8), *gx = malloc(sizeof(float) * ngx);
     float *wt = malloc(sizeof(float) * nw);
-    eg_qnn_graph *g = NULL;
+    eg_htp_qnn_graph *g = NULL;
     int32_t gy_id, gx_id;
     job j = {0};
     if (build_graph(s, w, &g, &gy_id, &gx_id) != EG_OK ||
-        eg_qnn_executor_create(g, &j.ex) != EG_OK) {
+        eg_htp_qnn_executor_create(g, &j.ex) != EG_OK) {
       fprintf(stderr, "%s: %s\n", s->name, eg_last_error());
       return 1;
     }
-    j.in[0] = (eg_qnn_binding){gy_id, gy, sizeof(float) * ngy};
-    j.out[0] = (eg_qnn_binding){gx_id, gx, sizeof(float) * ngx};
+    j.in[0] = (eg_htp_qnn_binding){gy_id, gy, sizeof(float) * ngy};
+    j.out[0] = (eg_htp_qnn_binding){gx_id, gx, sizeof(float) * ngx};
     j.tp = (eg_transpose_conv2d_nhwc_params){.n = s->n, .h_in = ho, .w_in = ho, .c_in = s->c_out,
                                     .h_out = s->h, .w_out = s->h, .c_out = s->c_in, .k_h = s->k,
                                     .k_w = s->k, .stride = {s->stride, s->stride},
@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
                                     .algo = algo < 0 ? EG_TRANSPOSE_CONV2D_AUTO : (eg_transpose_conv2d_algo)algo,
                                     .chunk_bytes = eg_nhwc_chunk_bytes()};
     if (algo >= 0) { /* kernel-level, forced algorithm */
-      eg_qnn_executor_destroy(j.ex);
+      eg_htp_qnn_executor_destroy(j.ex);
       j.ex = NULL;
       j.w = w, j.gy = gy, j.wt = wt, j.gx = gx;
       j.wdims[0] = j.wdims[1] = s->k, j.wdims[2] = s->c_in, j.wdims[3] = s->c_out;
@@ -238,8 +238,8 @@ int main(int argc, char **argv) {
     printf("%-10s %10.3f %10.1f %10s %6lld\n", s->name, sec * 1e3, flops / sec * 1e-9,
            algo_names[eg_transpose_conv2d_nhwc_f32_algo(&j.tp)], (long long)j.tp.parts);
     fflush(stdout);
-    eg_qnn_executor_destroy(j.ex);
-    eg_qnn_graph_destroy(g);
+    eg_htp_qnn_executor_destroy(j.ex);
+    eg_htp_qnn_graph_destroy(g);
     free(w), free(gy), free(gx), free(wt), free(j.scratch), free(j.packed);
   }
   return 0;

@@ -2,12 +2,13 @@
  * public accessors of a model loaded from one are in api/program_info.c.
  *
  * Order: the header and section table (every offset and size against the file), STRINGS, GRAPH
- * (then eg_graph_verify), PLACEMENT (against the graph), NPU (each QNN graph rebuilt through
- * eg_qnn_graph_add_tensor / add_op, then its boundary against the graph and the placement),
+ * (then eg_graph_verify), PLACEMENT (against the graph), NPU (each partition's record read by
+ * its backend, which rebuilds its graph and checks its boundary, then what no backend can
+ * know: static inputs stored, values needed outside handed back),
  * PROGRAM (steps and order against the placement and the graph's dependencies). Nothing is used
  * before it is checked; every count is bounded by the bytes left in its section before anything
  * is allocated for it. The file's bytes stay in one 64-byte aligned buffer that IR statics and
- * QNN STATIC tensors point into (read in place, never copied). */
+ * the backends' static bytes point into (read in place, never copied). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

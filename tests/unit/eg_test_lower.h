@@ -98,31 +98,31 @@ static inline void release(compiled *c) {
 
 /* ---- inspecting the lowered partition ---- */
 
-static inline const eg_qnn_graph *qg(const compiled *c, int p) {
+static inline const eg_htp_qnn_graph *qg(const compiled *c, int p) {
   return c->ok && p < c->prog.parts.n_partitions ? c->prog.lowered[p].graph : NULL;
 }
 
 /* The partition's op types are exactly `types` (n of them), in order. */
-static inline bool ops_are(const eg_qnn_graph *g, int n, const eg_qnn_op *types) {
+static inline bool ops_are(const eg_htp_qnn_graph *g, int n, const eg_htp_qnn_op *types) {
   if (!g) return false;
-  bool ok = eg_qnn_graph_num_ops(g) == n;
-  for (int k = 0; ok && k < n; k++) ok = eg_qnn_graph_op(g, k)->type == types[k];
+  bool ok = eg_htp_qnn_graph_num_ops(g) == n;
+  for (int k = 0; ok && k < n; k++) ok = eg_htp_qnn_graph_op(g, k)->type == types[k];
   if (!ok) {
     fprintf(stderr, "  ops:");
-    for (int k = 0; k < eg_qnn_graph_num_ops(g); k++)
-      fprintf(stderr, " %s", eg_qnn_op_name(eg_qnn_graph_op(g, k)->type));
+    for (int k = 0; k < eg_htp_qnn_graph_num_ops(g); k++)
+      fprintf(stderr, " %s", eg_htp_qnn_op_name(eg_htp_qnn_graph_op(g, k)->type));
     fprintf(stderr, "\n");
   }
   return ok;
 }
-#define OPS(...) (int)(sizeof((eg_qnn_op[]){__VA_ARGS__}) / sizeof(eg_qnn_op)), \
-                 (const eg_qnn_op[]){__VA_ARGS__}
+#define OPS(...) (int)(sizeof((eg_htp_qnn_op[]){__VA_ARGS__}) / sizeof(eg_htp_qnn_op)), \
+                 (const eg_htp_qnn_op[]){__VA_ARGS__}
 
 /* Op k's tensor param `name` holds exactly the n values `want`. */
-static inline bool param_is(const eg_qnn_graph *g, int k, const char *name, int n,
+static inline bool param_is(const eg_htp_qnn_graph *g, int k, const char *name, int n,
                             const uint32_t *want) {
-  const eg_qnn_op_node *op = g ? eg_qnn_graph_op(g, k) : NULL;
-  const eg_qnn_param *p = op ? eg_qnn_op_param(op, name) : NULL;
+  const eg_htp_qnn_op_node *op = g ? eg_htp_qnn_graph_op(g, k) : NULL;
+  const eg_htp_qnn_param *p = op ? eg_htp_qnn_op_param(op, name) : NULL;
   if (!p || p->n_values != n) return false;
   for (int i = 0; i < n; i++)
     if (p->values.u32[i] != want[i]) return false;
@@ -131,19 +131,19 @@ static inline bool param_is(const eg_qnn_graph *g, int k, const char *name, int 
 #define VALS(...) (int)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)), \
                   (const uint32_t[]){__VA_ARGS__}
 
-static inline const eg_qnn_param *param(const eg_qnn_graph *g, int k, const char *name) {
-  return eg_qnn_op_param(eg_qnn_graph_op(g, k), name);
+static inline const eg_htp_qnn_param *param(const eg_htp_qnn_graph *g, int k, const char *name) {
+  return eg_htp_qnn_op_param(eg_htp_qnn_graph_op(g, k), name);
 }
 
-static inline const eg_qnn_tensor *out_of(const eg_qnn_graph *g, int k) {
-  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->outputs[0]);
+static inline const eg_htp_qnn_tensor *out_of(const eg_htp_qnn_graph *g, int k) {
+  return eg_htp_qnn_graph_tensor(g, eg_htp_qnn_graph_op(g, k)->outputs[0]);
 }
 
-static inline const eg_qnn_tensor *in_of(const eg_qnn_graph *g, int k, int i) {
-  return eg_qnn_graph_tensor(g, eg_qnn_graph_op(g, k)->inputs[i]);
+static inline const eg_htp_qnn_tensor *in_of(const eg_htp_qnn_graph *g, int k, int i) {
+  return eg_htp_qnn_graph_tensor(g, eg_htp_qnn_graph_op(g, k)->inputs[i]);
 }
 
-static inline bool dims_are(const eg_qnn_tensor *t, int n, const uint32_t *want) {
+static inline bool dims_are(const eg_htp_qnn_tensor *t, int n, const uint32_t *want) {
   if (!t || t->rank != n) return false;
   for (int i = 0; i < n; i++)
     if (t->dims[i] != want[i]) return false;
@@ -151,13 +151,13 @@ static inline bool dims_are(const eg_qnn_tensor *t, int n, const uint32_t *want)
 }
 
 /* A STATIC float32 tensor holding the single value v (bitwise). */
-static inline bool scalar_const_is(const eg_qnn_tensor *t, float v) {
-  return t && t->type == EG_QNN_TENSOR_STATIC && t->dtype == EG_QNN_DTYPE_FLOAT_32 &&
-         eg_qnn_tensor_numel(t) == 1 && memcmp(t->data, &v, 4) == 0;
+static inline bool scalar_const_is(const eg_htp_qnn_tensor *t, float v) {
+  return t && t->type == EG_HTP_QNN_TENSOR_STATIC && t->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 &&
+         eg_htp_qnn_tensor_numel(t) == 1 && memcmp(t->data, &v, 4) == 0;
 }
 
-static inline bool op_named(const eg_qnn_graph *g, int k, const char *name) {
-  return g && k < eg_qnn_graph_num_ops(g) && strcmp(eg_qnn_graph_op(g, k)->name, name) == 0;
+static inline bool op_named(const eg_htp_qnn_graph *g, int k, const char *name) {
+  return g && k < eg_htp_qnn_graph_num_ops(g) && strcmp(eg_htp_qnn_graph_op(g, k)->name, name) == 0;
 }
 
 /* The placement indexes the compiled graph (prog.graph, after the passes), not the loaded one. */
@@ -179,27 +179,27 @@ static inline bool on_npu(const compiled *c, const char *node) {
 static inline bool execute(const compiled *c, int p, int n, const int32_t *vals,
                            float *const *in, int32_t out_value, float *out) {
   const eg_lowered *hp = &c->prog.lowered[p];
-  eg_qnn_binding bi[8], bo[1];
+  eg_htp_qnn_binding bi[8], bo[1];
   int nb = 0;
   for (int k = 0; k < hp->n_inputs && nb < 8; k++)
     for (int i = 0; i < n; i++)
       if (hp->inputs[k].value == vals[i]) {
-        const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, hp->inputs[k].tensor);
-        bi[nb++] = (eg_qnn_binding){t->id, in[i], t->nbytes};
+        const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(hp->graph, hp->inputs[k].tensor);
+        bi[nb++] = (eg_htp_qnn_binding){t->id, in[i], t->nbytes};
       }
   int no = 0;
   for (int k = 0; k < hp->n_outputs; k++)
     if (hp->outputs[k].value == out_value) {
-      const eg_qnn_tensor *t = eg_qnn_graph_tensor(hp->graph, hp->outputs[k].tensor);
-      bo[no++] = (eg_qnn_binding){t->id, out, t->nbytes};
+      const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(hp->graph, hp->outputs[k].tensor);
+      bo[no++] = (eg_htp_qnn_binding){t->id, out, t->nbytes};
       break;
     }
-  eg_qnn_executor *ex = NULL;
+  eg_htp_qnn_executor *ex = NULL;
   eg_status s = nb == hp->n_inputs && no == 1 && hp->n_outputs == 1
-                    ? eg_qnn_executor_create(hp->graph, &ex) : EG_ERR_INVALID;
-  if (s == EG_OK) s = eg_qnn_executor_execute(ex, bi, nb, bo, no);
+                    ? eg_htp_qnn_executor_create(hp->graph, &ex) : EG_ERR_INVALID;
+  if (s == EG_OK) s = eg_htp_qnn_executor_execute(ex, bi, nb, bo, no);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
-  eg_qnn_executor_destroy(ex);
+  eg_htp_qnn_executor_destroy(ex);
   return s == EG_OK;
 }
 

@@ -164,10 +164,10 @@ static void check_same_graph(const eg_graph *a, const eg_graph *b) {
   }
 }
 
-static bool same_param(const eg_qnn_param *x, const eg_qnn_param *y) {
+static bool same_param(const eg_htp_qnn_param *x, const eg_htp_qnn_param *y) {
   if (strcmp(x->name, y->name) != 0 || x->kind != y->kind || x->dtype != y->dtype) return false;
-  if (x->kind == EG_QNN_PARAM_SCALAR) {
-    if (x->dtype == EG_QNN_DTYPE_BOOL_8) return x->scalar.b == y->scalar.b;
+  if (x->kind == EG_HTP_QNN_PARAM_SCALAR) {
+    if (x->dtype == EG_HTP_QNN_DTYPE_BOOL_8) return x->scalar.b == y->scalar.b;
     return x->scalar.u32 == y->scalar.u32;
   }
   return x->rank == y->rank && x->n_values == y->n_values &&
@@ -175,22 +175,22 @@ static bool same_param(const eg_qnn_param *x, const eg_qnn_param *y) {
          memcmp(x->values.u32, y->values.u32, sizeof(uint32_t) * (size_t)x->n_values) == 0;
 }
 
-static void check_same_qnn(const eg_qnn_graph *a, const eg_qnn_graph *b) {
-  EG_CHECK(strcmp(eg_qnn_graph_name(a), eg_qnn_graph_name(b)) == 0);
-  EG_CHECK(eg_qnn_graph_num_tensors(a) == eg_qnn_graph_num_tensors(b));
-  EG_CHECK(eg_qnn_graph_num_ops(a) == eg_qnn_graph_num_ops(b));
-  for (int32_t i = 0; i < eg_qnn_graph_num_tensors(a) && i < eg_qnn_graph_num_tensors(b); i++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(a, i), *y = eg_qnn_graph_tensor(b, i);
+static void check_same_qnn(const eg_htp_qnn_graph *a, const eg_htp_qnn_graph *b) {
+  EG_CHECK(strcmp(eg_htp_qnn_graph_name(a), eg_htp_qnn_graph_name(b)) == 0);
+  EG_CHECK(eg_htp_qnn_graph_num_tensors(a) == eg_htp_qnn_graph_num_tensors(b));
+  EG_CHECK(eg_htp_qnn_graph_num_ops(a) == eg_htp_qnn_graph_num_ops(b));
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_tensors(a) && i < eg_htp_qnn_graph_num_tensors(b); i++) {
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(a, i), *y = eg_htp_qnn_graph_tensor(b, i);
     bool same = strcmp(x->name, y->name) == 0 && x->type == y->type && x->dtype == y->dtype &&
                 x->rank == y->rank && x->key == y->key && x->nbytes == y->nbytes &&
                 x->producer == y->producer && x->quant.encoding == y->quant.encoding &&
                 memcmp(x->dims, y->dims, sizeof(uint32_t) * (size_t)x->rank) == 0;
-    if (same && x->type == EG_QNN_TENSOR_STATIC)
+    if (same && x->type == EG_HTP_QNN_TENSOR_STATIC)
       same = memcmp(x->data, y->data, x->nbytes) == 0 && (uintptr_t)y->data % 64 == 0;
     EG_CHECK_MSG(same, "tensor %s differs", x->name);
   }
-  for (int32_t i = 0; i < eg_qnn_graph_num_ops(a) && i < eg_qnn_graph_num_ops(b); i++) {
-    const eg_qnn_op_node *x = eg_qnn_graph_op(a, i), *y = eg_qnn_graph_op(b, i);
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_ops(a) && i < eg_htp_qnn_graph_num_ops(b); i++) {
+    const eg_htp_qnn_op_node *x = eg_htp_qnn_graph_op(a, i), *y = eg_htp_qnn_graph_op(b, i);
     bool same = strcmp(x->name, y->name) == 0 && x->type == y->type &&
                 x->n_inputs == y->n_inputs && x->n_outputs == y->n_outputs &&
                 x->n_params == y->n_params &&
@@ -484,10 +484,10 @@ static void test_static_bytes_once(void) {
         EG_CHECK_MSG(lg->statics[i].data == want[i], "%s: IR static %d", socs[s], (int)i);
       }
       for (int32_t k = 0; k < e->program.parts.n_partitions; k++) {
-        const eg_qnn_graph *qg = e->program.lowered[k].graph;
-        for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
-          const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
-          if (t->type != EG_QNN_TENSOR_STATIC) continue;
+        const eg_htp_qnn_graph *qg = e->program.lowered[k].graph;
+        for (int32_t i = 0; i < eg_htp_qnn_graph_num_tensors(qg); i++) {
+          const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(qg, i);
+          if (t->type != EG_HTP_QNN_TENSOR_STATIC) continue;
           n_static++;
           for (int32_t v = 0; v < 3; v++) /* the key names the IR value (value << 16 | use) */
             if (t->key >= 0 && (t->key >> 16) == lg->statics[v].value) {
@@ -533,10 +533,10 @@ static void test_relaid_weight_stored_beside_ir(void) {
       total += e->graph->statics[i].nbytes;
     }
     for (int32_t k = 0; k < e->program.parts.n_partitions; k++) {
-      const eg_qnn_graph *qg = e->program.lowered[k].graph;
-      for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
-        const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
-        if (t->type != EG_QNN_TENSOR_STATIC) continue;
+      const eg_htp_qnn_graph *qg = e->program.lowered[k].graph;
+      for (int32_t i = 0; i < eg_htp_qnn_graph_num_tensors(qg); i++) {
+        const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(qg, i);
+        if (t->type != EG_HTP_QNN_TENSOR_STATIC) continue;
         const unsigned char *d = t->data;
         EG_CHECK(d >= base && (size_t)(d - base) % 64 == 0 && (size_t)(d - base) < e->static_bytes);
         if (strstr(t->name, "_hwio")) hwio++;
@@ -758,7 +758,7 @@ static void c_boundary_tensor(eg_graph *g, eg_program *p) {
 }
 static void c_boundary_tensor_range(eg_graph *g, eg_program *p) {
   (void)g;
-  p->lowered[0].outputs[0].tensor = eg_qnn_graph_num_tensors(p->lowered[0].graph);
+  p->lowered[0].outputs[0].tensor = eg_htp_qnn_graph_num_tensors(p->lowered[0].graph);
 }
 static void c_boundary_value(eg_graph *g, eg_program *p) {
   (void)g;

@@ -116,11 +116,11 @@ static void test_qnn_static_dims_overflow_rejected(void) {
   eg_graph *g;
   eg_program p;
   if (!build_tiny("SM8650", &g, &p)) return;
-  eg_qnn_tensor *t = NULL; /* the first STATIC rank-4 tensor (a conv filter) */
+  eg_htp_qnn_tensor *t = NULL; /* the first STATIC rank-4 tensor (a conv filter) */
   for (int32_t k = 0; !t && k < p.parts.n_partitions; k++)
-    for (int32_t i = 0; !t && i < eg_qnn_graph_num_tensors(p.lowered[k].graph); i++) {
-      const eg_qnn_tensor *x = eg_qnn_graph_tensor(p.lowered[k].graph, i);
-      if (x->type == EG_QNN_TENSOR_STATIC && x->rank == 4) t = (eg_qnn_tensor *)x;
+    for (int32_t i = 0; !t && i < eg_htp_qnn_graph_num_tensors(p.lowered[k].graph); i++) {
+      const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(p.lowered[k].graph, i);
+      if (x->type == EG_HTP_QNN_TENSOR_STATIC && x->rank == 4) t = (eg_htp_qnn_tensor *)x;
     }
   EG_CHECK(t != NULL);
   if (t) {

@@ -26,45 +26,45 @@
 
 /* ---- helpers ---- */
 
-static int count_ops(const eg_qnn_graph *qg, eg_qnn_op type) {
+static int count_ops(const eg_htp_qnn_graph *qg, eg_htp_qnn_op type) {
   int k = 0;
-  for (int32_t i = 0; i < eg_qnn_graph_num_ops(qg); i++) k += eg_qnn_graph_op(qg, i)->type == type;
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_ops(qg); i++) k += eg_htp_qnn_graph_op(qg, i)->type == type;
   return k;
 }
 
 /* The first op of this type, or NULL. */
-static const eg_qnn_op_node *find_op(const eg_qnn_graph *qg, eg_qnn_op type) {
-  for (int32_t i = 0; i < eg_qnn_graph_num_ops(qg); i++)
-    if (eg_qnn_graph_op(qg, i)->type == type) return eg_qnn_graph_op(qg, i);
+static const eg_htp_qnn_op_node *find_op(const eg_htp_qnn_graph *qg, eg_htp_qnn_op type) {
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_ops(qg); i++)
+    if (eg_htp_qnn_graph_op(qg, i)->type == type) return eg_htp_qnn_graph_op(qg, i);
   return NULL;
 }
 
 /* The op writing tensor `t`, or NULL. */
-static const eg_qnn_op_node *producer(const eg_qnn_graph *qg, int32_t t) {
-  const eg_qnn_tensor *x = eg_qnn_graph_tensor(qg, t);
-  return x && x->producer >= 0 ? eg_qnn_graph_op(qg, x->producer) : NULL;
+static const eg_htp_qnn_op_node *producer(const eg_htp_qnn_graph *qg, int32_t t) {
+  const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(qg, t);
+  return x && x->producer >= 0 ? eg_htp_qnn_graph_op(qg, x->producer) : NULL;
 }
 
-static bool dims_are(const eg_qnn_tensor *t, int rank, const uint32_t *dims) {
+static bool dims_are(const eg_htp_qnn_tensor *t, int rank, const uint32_t *dims) {
   if (!t || t->rank != rank) return false;
   for (int i = 0; i < rank; i++)
     if (t->dims[i] != dims[i]) return false;
   return true;
 }
 
-static bool param_is(const eg_qnn_op_node *op, const char *name, int n, const uint32_t *vals) {
-  const eg_qnn_param *p = eg_qnn_op_param(op, name);
+static bool param_is(const eg_htp_qnn_op_node *op, const char *name, int n, const uint32_t *vals) {
+  const eg_htp_qnn_param *p = eg_htp_qnn_op_param(op, name);
   if (!p || p->n_values != n) return false;
   for (int i = 0; i < n; i++)
     if (p->values.u32[i] != vals[i]) return false;
   return true;
 }
 
-static int count_static(const eg_qnn_graph *qg, size_t *bytes) {
+static int count_static(const eg_htp_qnn_graph *qg, size_t *bytes) {
   int k = 0;
-  for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++) {
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, i);
-    if (t->type != EG_QNN_TENSOR_STATIC) continue;
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_tensors(qg); i++) {
+    const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(qg, i);
+    if (t->type != EG_HTP_QNN_TENSOR_STATIC) continue;
     k++;
     if (bytes) *bytes += t->nbytes;
   }
@@ -123,19 +123,19 @@ static int32_t getitem_value(const eg_graph *g, const char *name, int64_t index)
 /* Checks the composite's Transpose -> TransposeConv2d chain writing grad_input tensor `gx`:
  * Transpose(perm [0,1,3,2]) of a STATIC HWIO filter into a NATIVE HWOI tensor, read by the
  * TransposeConv2d. Returns the STATIC filter's id (-1 on failure). */
-static int32_t check_composite(const eg_qnn_graph *qg, int32_t gx, const uint32_t out_pad[2]) {
-  const eg_qnn_op_node *tc = producer(qg, gx);
-  EG_CHECK(tc && tc->type == EG_QNN_OP_TRANSPOSE_CONV_2D);
-  if (!tc || tc->type != EG_QNN_OP_TRANSPOSE_CONV_2D) return -1;
+static int32_t check_composite(const eg_htp_qnn_graph *qg, int32_t gx, const uint32_t out_pad[2]) {
+  const eg_htp_qnn_op_node *tc = producer(qg, gx);
+  EG_CHECK(tc && tc->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D);
+  if (!tc || tc->type != EG_HTP_QNN_OP_TRANSPOSE_CONV_2D) return -1;
   EG_CHECK(tc->n_inputs == 2); /* no bias */
-  const eg_qnn_op_node *tr = producer(qg, tc->inputs[1]);
-  EG_CHECK(tr && tr->type == EG_QNN_OP_TRANSPOSE);
-  if (!tr || tr->type != EG_QNN_OP_TRANSPOSE) return -1;
+  const eg_htp_qnn_op_node *tr = producer(qg, tc->inputs[1]);
+  EG_CHECK(tr && tr->type == EG_HTP_QNN_OP_TRANSPOSE);
+  if (!tr || tr->type != EG_HTP_QNN_OP_TRANSPOSE) return -1;
   static const uint32_t perm[4] = {0, 1, 3, 2};
   EG_CHECK(param_is(tr, "perm", 4, perm));
-  const eg_qnn_tensor *hwio = eg_qnn_graph_tensor(qg, tr->inputs[0]);
-  const eg_qnn_tensor *hwoi = eg_qnn_graph_tensor(qg, tc->inputs[1]);
-  EG_CHECK(hwio->type == EG_QNN_TENSOR_STATIC && hwoi->type == EG_QNN_TENSOR_NATIVE);
+  const eg_htp_qnn_tensor *hwio = eg_htp_qnn_graph_tensor(qg, tr->inputs[0]);
+  const eg_htp_qnn_tensor *hwoi = eg_htp_qnn_graph_tensor(qg, tc->inputs[1]);
+  EG_CHECK(hwio->type == EG_HTP_QNN_TENSOR_STATIC && hwoi->type == EG_HTP_QNN_TENSOR_NATIVE);
   const uint32_t want[4] = {hwio->dims[0], hwio->dims[1], hwio->dims[3], hwio->dims[2]};
   EG_CHECK(dims_are(hwoi, 4, want));
   EG_CHECK(strstr(hwio->name, "_hwio") != NULL);
@@ -157,21 +157,21 @@ static void test_pair_shares_the_filter(void) {
   for (int32_t i = 0; i < cg->n_nodes; i++)
     EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", cg->nodes[i].name, p.parts.nodes[i].reason);
   const eg_lowered *hp = &p.lowered[0];
-  const eg_qnn_graph *qg = hp->graph;
-  EG_CHECK(eg_qnn_graph_num_ops(qg) == 4);
-  EG_CHECK(count_ops(qg, EG_QNN_OP_CONV_2D) == 1 && count_ops(qg, EG_QNN_OP_TRANSPOSE) == 1 &&
-           count_ops(qg, EG_QNN_OP_TRANSPOSE_CONV_2D) == 1 &&
-           count_ops(qg, EG_QNN_OP_REDUCE_SUM) == 1);
-  const eg_qnn_op_node *conv = find_op(qg, EG_QNN_OP_CONV_2D);
-  const eg_qnn_op_node *tr = find_op(qg, EG_QNN_OP_TRANSPOSE);
-  const eg_qnn_op_node *tc = find_op(qg, EG_QNN_OP_TRANSPOSE_CONV_2D);
-  const eg_qnn_op_node *rs = find_op(qg, EG_QNN_OP_REDUCE_SUM);
+  const eg_htp_qnn_graph *qg = hp->graph;
+  EG_CHECK(eg_htp_qnn_graph_num_ops(qg) == 4);
+  EG_CHECK(count_ops(qg, EG_HTP_QNN_OP_CONV_2D) == 1 && count_ops(qg, EG_HTP_QNN_OP_TRANSPOSE) == 1 &&
+           count_ops(qg, EG_HTP_QNN_OP_TRANSPOSE_CONV_2D) == 1 &&
+           count_ops(qg, EG_HTP_QNN_OP_REDUCE_SUM) == 1);
+  const eg_htp_qnn_op_node *conv = find_op(qg, EG_HTP_QNN_OP_CONV_2D);
+  const eg_htp_qnn_op_node *tr = find_op(qg, EG_HTP_QNN_OP_TRANSPOSE);
+  const eg_htp_qnn_op_node *tc = find_op(qg, EG_HTP_QNN_OP_TRANSPOSE_CONV_2D);
+  const eg_htp_qnn_op_node *rs = find_op(qg, EG_HTP_QNN_OP_REDUCE_SUM);
   if (!conv || !tr || !tc || !rs) goto free_prog;
 
   /* forward: Conv2d(x, W_hwio [3,3,3,5], b) stride 2, pad [[1,1],[1,1]], group 1 */
   static const uint32_t hwio[4] = {3, 3, 3, 5}, s2[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
-  const eg_qnn_tensor *f = eg_qnn_graph_tensor(qg, conv->inputs[1]);
-  EG_CHECK(f->type == EG_QNN_TENSOR_STATIC && dims_are(f, 4, hwio));
+  const eg_htp_qnn_tensor *f = eg_htp_qnn_graph_tensor(qg, conv->inputs[1]);
+  EG_CHECK(f->type == EG_HTP_QNN_TENSOR_STATIC && dims_are(f, 4, hwio));
   EG_CHECK(conv->n_inputs == 3 && param_is(conv, "stride", 2, s2) &&
            param_is(conv, "pad_amount", 4, pads) && conv->attrs.conv.group == 1);
 
@@ -183,19 +183,19 @@ static void test_pair_shares_the_filter(void) {
   EG_CHECK(tc->inputs[0] == conv->outputs[0]); /* grad_output is the forward's y */
   EG_CHECK(param_is(tc, "stride", 2, s2) && param_is(tc, "pad_amount", 4, pads));
   static const uint32_t x_nhwc[4] = {2, 9, 8, 3}, cout[1] = {5}, axes[3] = {0, 1, 2};
-  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, tc->outputs[0]), 4, x_nhwc));
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, tc->outputs[0]), 4, x_nhwc));
 
   /* grad_bias: ReduceSum(grad_output NHWC, axes N,H,W) -> [Cout] */
   EG_CHECK(rs->inputs[0] == conv->outputs[0]);
   EG_CHECK(param_is(rs, "axes", 3, axes));
-  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, rs->outputs[0]), 1, cout));
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, rs->outputs[0]), 1, cout));
 
   /* the tuple's getitems resolve to the right tensors: grad_input NHWC, grad_bias rank 1 */
   const eg_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
   const eg_boundary *gb = boundary_output(hp, getitem_value(cg, "convolution_backward", 2));
   EG_CHECK(gx && gx->tensor == tc->outputs[0] && gx->nhwc);
   EG_CHECK(gb && gb->tensor == rs->outputs[0] && !gb->nhwc);
-  EG_CHECK(eg_qnn_graph_tensor(qg, tc->outputs[0])->type == EG_QNN_TENSOR_APP_READ);
+  EG_CHECK(eg_htp_qnn_graph_tensor(qg, tc->outputs[0])->type == EG_HTP_QNN_TENSOR_APP_READ);
   EG_CHECK(hp->n_inputs == 1); /* x, once: read by Conv2d, not by the backward */
 free_prog:
   eg_program_free(&p);
@@ -232,14 +232,14 @@ static void test_backward_does_not_read_input(void) {
   const int32_t gy = eg_node_arg(n, 0, NULL)->value, x = eg_node_arg(n, 1, NULL)->value;
   EG_CHECK(hp->n_inputs == 1 && hp->inputs[0].value == gy && hp->inputs[0].nhwc);
   EG_CHECK(!is_boundary_input(hp, x));
-  EG_CHECK(eg_qnn_graph_find_tensor(hp->graph, "x") < 0);
-  EG_CHECK(eg_qnn_graph_num_ops(hp->graph) == 2 && count_static(hp->graph, NULL) == 1);
+  EG_CHECK(eg_htp_qnn_graph_find_tensor(hp->graph, "x") < 0);
+  EG_CHECK(eg_htp_qnn_graph_num_ops(hp->graph) == 2 && count_static(hp->graph, NULL) == 1);
   static const uint32_t op[2] = {0, 1};
   const eg_boundary *gx = boundary_output(hp, getitem_value(cg, "convolution_backward", 0));
   EG_CHECK(gx && gx->nhwc);
   if (gx) {
     const int32_t w = check_composite(hp->graph, gx->tensor, op);
-    EG_CHECK(w >= 0 && w == eg_qnn_graph_find_key(hp->graph, eg_qnn_key(
+    EG_CHECK(w >= 0 && w == eg_htp_qnn_graph_find_key(hp->graph, eg_htp_qnn_key(
                                eg_node_arg(n, 2, NULL)->value, 1 + EG_HTP_FILTER_HWIO)));
   }
   eg_program_free(&p);
@@ -261,33 +261,33 @@ static void check_step_backward(const eg_graph *g, const eg_program *p, const ch
   const int32_t *el = g->values[n->output].elems;
   EG_CHECK_MSG(!is_boundary_input(hp, x) || read_by_other(g, &p->parts, part, i, x),
                "%s: its forward input is a partition input because of it", name);
-  const int32_t filter = eg_qnn_graph_find_key(hp->graph, eg_qnn_key(w, 1 + EG_HTP_FILTER_HWIO));
-  const eg_qnn_graph *qg = hp->graph;
+  const int32_t filter = eg_htp_qnn_graph_find_key(hp->graph, eg_htp_qnn_key(w, 1 + EG_HTP_FILTER_HWIO));
+  const eg_htp_qnn_graph *qg = hp->graph;
   if (el[0] >= 0) {
     /* eg_htp_define names an element's tensor "<node>_out<value id>" */
     char gx_name[160];
     snprintf(gx_name, sizeof gx_name, "%s_out%d", name, (int)el[0]);
-    const int32_t gx = eg_qnn_graph_find_tensor(qg, gx_name);
-    const eg_qnn_op_node *tc = gx >= 0 ? producer(qg, gx) : NULL;
-    EG_CHECK_MSG(tc && tc->type == EG_QNN_OP_TRANSPOSE_CONV_2D, "%s: no TransposeConv2d", name);
-    if (tc && tc->type == EG_QNN_OP_TRANSPOSE_CONV_2D) {
+    const int32_t gx = eg_htp_qnn_graph_find_tensor(qg, gx_name);
+    const eg_htp_qnn_op_node *tc = gx >= 0 ? producer(qg, gx) : NULL;
+    EG_CHECK_MSG(tc && tc->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D, "%s: no TransposeConv2d", name);
+    if (tc && tc->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D) {
       const uint32_t *op = tc->attrs.conv.output_padding;
       const uint32_t want[2] = {op[0], op[1]};
       EG_CHECK(check_composite(qg, gx, want) == filter && filter >= 0);
     }
   }
   /* a forward Conv2d of this weight in the same graph reads the very same tensor */
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(qg); k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, k);
-    if (op->type == EG_QNN_OP_CONV_2D &&
-        (eg_qnn_graph_tensor(qg, op->inputs[1])->key >> 16) == w)
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(qg); k++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(qg, k);
+    if (op->type == EG_HTP_QNN_OP_CONV_2D &&
+        (eg_htp_qnn_graph_tensor(qg, op->inputs[1])->key >> 16) == w)
       EG_CHECK(op->inputs[1] == filter);
   }
   /* one STATIC tensor per (weight, layout) key in each graph: no two with the weight's bytes */
   int with_w = 0;
-  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(qg); t++) {
-    const eg_qnn_tensor *tt = eg_qnn_graph_tensor(qg, t);
-    with_w += tt->type == EG_QNN_TENSOR_STATIC && tt->key >= 0 && (tt->key >> 16) == w;
+  for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(qg); t++) {
+    const eg_htp_qnn_tensor *tt = eg_htp_qnn_graph_tensor(qg, t);
+    with_w += tt->type == EG_HTP_QNN_TENSOR_STATIC && tt->key >= 0 && (tt->key >> 16) == w;
   }
   EG_CHECK(with_w <= 1);
 }
@@ -354,10 +354,10 @@ static void test_training_step_without_grad_weight(void) {
     const eg_boundary *o = boundary_output(hp, gb_item);
     EG_CHECK(o && !o->nhwc);
     if (!o) continue;
-    const eg_qnn_op_node *rs = producer(hp->graph, o->tensor);
+    const eg_htp_qnn_op_node *rs = producer(hp->graph, o->tensor);
     static const uint32_t axes[3] = {0, 1, 2};
-    EG_CHECK(rs && rs->type == EG_QNN_OP_REDUCE_SUM && param_is(rs, "axes", 3, axes));
-    EG_CHECK(eg_qnn_graph_tensor(hp->graph, o->tensor)->rank == 1);
+    EG_CHECK(rs && rs->type == EG_HTP_QNN_OP_REDUCE_SUM && param_is(rs, "axes", 3, axes));
+    EG_CHECK(eg_htp_qnn_graph_tensor(hp->graph, o->tensor)->rank == 1);
     reduce_sums += rs != NULL;
   }
   EG_CHECK(reduce_sums == 2); /* [T,F,T] and [F,F,T] */
@@ -380,11 +380,11 @@ static void test_step_static_copies(void) {
     const int32_t w = cg->statics[s].value;
     int copies = 0;
     for (int32_t k = 0; k < p.parts.n_partitions; k++) {
-      const eg_qnn_graph *qg = p.lowered[k].graph;
+      const eg_htp_qnn_graph *qg = p.lowered[k].graph;
       int here = 0;
-      for (int32_t t = 0; t < eg_qnn_graph_num_tensors(qg); t++) {
-        const eg_qnn_tensor *tt = eg_qnn_graph_tensor(qg, t);
-        here += tt->type == EG_QNN_TENSOR_STATIC && tt->key >= 0 && (tt->key >> 16) == w;
+      for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(qg); t++) {
+        const eg_htp_qnn_tensor *tt = eg_htp_qnn_graph_tensor(qg, t);
+        here += tt->type == EG_HTP_QNN_TENSOR_STATIC && tt->key >= 0 && (tt->key >> 16) == w;
       }
       EG_CHECK(here <= 1);
       copies += here;
@@ -411,7 +411,7 @@ static void check_grad_weight(const eg_graph *g, const eg_program *p, const char
   const int32_t i = eg_test_node_named(g, name);
   const eg_node *n = &g->nodes[i];
   const eg_lowered *hp = &p->lowered[p->parts.nodes[i].partition];
-  const eg_qnn_graph *qg = hp->graph;
+  const eg_htp_qnn_graph *qg = hp->graph;
   const int32_t gw_item = getitem_value(g, name, 1);
   const eg_boundary *o = boundary_output(hp, gw_item);
   EG_CHECK_MSG(o && !o->nhwc, "%s: grad_weight is not a traced partition output", name);
@@ -419,18 +419,18 @@ static void check_grad_weight(const eg_graph *g, const eg_program *p, const char
   const eg_value *w = &g->values[eg_node_arg(n, 2, NULL)->value];
   const uint32_t oihw[4] = {(uint32_t)w->shape[0], (uint32_t)w->shape[1], (uint32_t)w->shape[2],
                             (uint32_t)w->shape[3]};
-  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, o->tensor), 4, oihw));
-  const eg_qnn_op_node *tr = producer(qg, o->tensor);
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, o->tensor), 4, oihw));
+  const eg_htp_qnn_op_node *tr = producer(qg, o->tensor);
   static const uint32_t to_oihw[4] = {3, 0, 1, 2};
-  EG_CHECK(tr && tr->type == EG_QNN_OP_TRANSPOSE && param_is(tr, "perm", 4, to_oihw));
+  EG_CHECK(tr && tr->type == EG_HTP_QNN_OP_TRANSPOSE && param_is(tr, "perm", 4, to_oihw));
   if (!tr) return;
-  const eg_qnn_op_node *conv = producer(qg, tr->inputs[0]);
-  EG_CHECK_MSG(conv && conv->type == (cropped ? EG_QNN_OP_STRIDED_SLICE : EG_QNN_OP_CONV_2D),
-               "%s: grad_weight from %s", name, conv ? eg_qnn_op_name(conv->type) : "nothing");
-  if (conv && cropped && conv->type == EG_QNN_OP_STRIDED_SLICE)
+  const eg_htp_qnn_op_node *conv = producer(qg, tr->inputs[0]);
+  EG_CHECK_MSG(conv && conv->type == (cropped ? EG_HTP_QNN_OP_STRIDED_SLICE : EG_HTP_QNN_OP_CONV_2D),
+               "%s: grad_weight from %s", name, conv ? eg_htp_qnn_op_name(conv->type) : "nothing");
+  if (conv && cropped && conv->type == EG_HTP_QNN_OP_STRIDED_SLICE)
     conv = producer(qg, conv->inputs[0]);
-  EG_CHECK(conv && conv->type == EG_QNN_OP_CONV_2D);
-  if (!conv || conv->type != EG_QNN_OP_CONV_2D) return;
+  EG_CHECK(conv && conv->type == EG_HTP_QNN_OP_CONV_2D);
+  if (!conv || conv->type != EG_HTP_QNN_OP_CONV_2D) return;
   int64_t stride[2];
   int n_stride;
   EG_CHECK(eg_arg_int_list(n, 4, "stride", stride, 1, 2, &n_stride) == EG_OK);
@@ -440,7 +440,7 @@ static void check_grad_weight(const eg_graph *g, const eg_program *p, const char
   const eg_value *gy = &g->values[eg_node_arg(n, 0, NULL)->value];
   const uint32_t hwnc[4] = {(uint32_t)gy->shape[2], (uint32_t)gy->shape[3],
                             (uint32_t)gy->shape[0], (uint32_t)gy->shape[1]};
-  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, conv->inputs[1]), 4, hwnc));
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, conv->inputs[1]), 4, hwnc));
 }
 
 /* Every parameter trainable: every convolution and convolution_backward on the NPU, each
@@ -457,15 +457,15 @@ static void test_full_training(void) {
       EG_CHECK_MSG(p.parts.nodes[i].npu, "%s: %s", cg->nodes[i].name, p.parts.nodes[i].reason);
   size_t ir_static = 0; /* STATIC bytes of IR values (constants a lowering makes have no key) */
   for (int32_t k = 0; k < p.parts.n_partitions; k++)
-    for (int32_t t = 0; t < eg_qnn_graph_num_tensors(p.lowered[k].graph); t++) {
-      const eg_qnn_tensor *tt = eg_qnn_graph_tensor(p.lowered[k].graph, t);
-      if (tt->type == EG_QNN_TENSOR_STATIC && tt->key != EG_QNN_KEY_NONE) ir_static += tt->nbytes;
+    for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(p.lowered[k].graph); t++) {
+      const eg_htp_qnn_tensor *tt = eg_htp_qnn_graph_tensor(p.lowered[k].graph, t);
+      if (tt->type == EG_HTP_QNN_TENSOR_STATIC && tt->key != EG_HTP_QNN_KEY_NONE) ir_static += tt->nbytes;
     }
   EG_CHECK_MSG(ir_static < 64, "%zu bytes", ir_static); /* no weight is STATIC (scalars only) */
   for (int32_t k = 0; k < p.parts.n_partitions; k++)
-    for (int32_t t = 0; t < eg_qnn_graph_num_tensors(p.lowered[k].graph); t++) {
-      const eg_qnn_tensor *tt = eg_qnn_graph_tensor(p.lowered[k].graph, t);
-      EG_CHECK_MSG(tt->type != EG_QNN_TENSOR_STATIC || tt->rank < 4, "partition %d: %s",
+    for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(p.lowered[k].graph); t++) {
+      const eg_htp_qnn_tensor *tt = eg_htp_qnn_graph_tensor(p.lowered[k].graph, t);
+      EG_CHECK_MSG(tt->type != EG_HTP_QNN_TENSOR_STATIC || tt->rank < 4, "partition %d: %s",
                    (int)k, tt->name);
     }
   const char *weights[3] = {"0_weight", "2_weight", "4_weight"};
@@ -483,18 +483,18 @@ static void test_full_training(void) {
   check_grad_weight(cg, &p, "convolution_backward_2", 1, false); /* [F,T,T] */
   /* the depthwise grad_input: TransposeConv2d group 4 over [3, 3, 4, 1] */
   const int32_t i1 = eg_test_node_named(cg, "convolution_backward_1");
-  const eg_qnn_graph *qg = p.lowered[p.parts.nodes[i1].partition].graph;
-  const eg_qnn_op_node *tc = NULL;
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(qg); k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, k);
-    if (op->type == EG_QNN_OP_TRANSPOSE_CONV_2D && strstr(op->name, "convolution_backward_1"))
+  const eg_htp_qnn_graph *qg = p.lowered[p.parts.nodes[i1].partition].graph;
+  const eg_htp_qnn_op_node *tc = NULL;
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(qg); k++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(qg, k);
+    if (op->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && strstr(op->name, "convolution_backward_1"))
       tc = op;
   }
   static const uint32_t hwoi[4] = {3, 3, 4, 1};
   EG_CHECK_MSG(tc && tc->attrs.conv.group == 4 &&
-               dims_are(eg_qnn_graph_tensor(qg, tc->inputs[1]), 4, hwoi), "%s group %u",
+               dims_are(eg_htp_qnn_graph_tensor(qg, tc->inputs[1]), 4, hwoi), "%s group %u",
                tc ? tc->name : "no TransposeConv2d", tc ? tc->attrs.conv.group : 0);
-  EG_CHECK(find_op(qg, EG_QNN_OP_DEPTH_WISE_CONV_2D) || p.parts.nodes[i1].partition !=
+  EG_CHECK(find_op(qg, EG_HTP_QNN_OP_DEPTH_WISE_CONV_2D) || p.parts.nodes[i1].partition !=
            p.parts.nodes[eg_test_node_named(cg, "convolution_1")].partition);
   eg_program_free(&p);
 done:
@@ -644,8 +644,8 @@ static void test_forward_kinds(void) {
 
   eg_program p;
   if (eg_test_build(g, "SM8650", &p)) {
-    const eg_qnn_graph *qg = p.lowered[0].graph;
-    EG_CHECK(eg_qnn_graph_num_ops(qg) == 1 && count_ops(qg, EG_QNN_OP_CONV_2D) == 1);
+    const eg_htp_qnn_graph *qg = p.lowered[0].graph;
+    EG_CHECK(eg_htp_qnn_graph_num_ops(qg) == 1 && count_ops(qg, EG_HTP_QNN_OP_CONV_2D) == 1);
     EG_CHECK(p.lowered[0].n_inputs == 1 && p.lowered[0].inputs[0].nhwc);
     eg_program_free(&p);
   }
@@ -655,15 +655,15 @@ static void test_forward_kinds(void) {
 /* A conv whose padding reaches its kernel: its own pad_amount is `kept`, it has no bias input,
  * and the one Pad reads its output: scheme CONSTANT, fill 0, pad_amount `pads` ([before,
  * after] per dim). Returns that Pad (NULL on failure). */
-static const eg_qnn_op_node *check_explicit_pad(const eg_qnn_graph *qg,
-                                                const eg_qnn_op_node *conv,
+static const eg_htp_qnn_op_node *check_explicit_pad(const eg_htp_qnn_graph *qg,
+                                                const eg_htp_qnn_op_node *conv,
                                                 const uint32_t kept[4], const uint32_t pads[8]) {
   EG_CHECK(param_is(conv, "pad_amount", 4, kept) && conv->n_inputs == 2);
-  const eg_qnn_op_node *pad = find_op(qg, EG_QNN_OP_PAD);
+  const eg_htp_qnn_op_node *pad = find_op(qg, EG_HTP_QNN_OP_PAD);
   EG_CHECK_MSG(pad && pad->inputs[0] == conv->outputs[0], "%s: no Pad of its output",
                conv->name);
   if (!pad || pad->inputs[0] != conv->outputs[0]) return NULL;
-  const eg_qnn_param *scheme = eg_qnn_op_param(pad, "scheme");
+  const eg_htp_qnn_param *scheme = eg_htp_qnn_op_param(pad, "scheme");
   EG_CHECK(scheme && scheme->scalar.u32 == 0 && pad->attrs.pad.value == 0.0f);
   EG_CHECK(param_is(pad, "pad_amount", 8, pads));
   return pad;
@@ -688,15 +688,15 @@ static void test_forward_explicit_pad(void) {
     }
     eg_program p;
     if (eg_test_build(g, "SM8650", &p)) {
-      const eg_qnn_graph *qg = p.lowered[0].graph;
-      const eg_qnn_op_node *conv = find_op(qg, EG_QNN_OP_CONV_2D);
+      const eg_htp_qnn_graph *qg = p.lowered[0].graph;
+      const eg_htp_qnn_op_node *conv = find_op(qg, EG_HTP_QNN_OP_CONV_2D);
       static const uint32_t pads[8] = {0, 0, 1, 1, 1, 1, 0, 0}, kept[4] = {2, 2, 2, 2};
       const uint32_t pp = (uint32_t)padding, attr_pads[4] = {pp, pp, pp, pp};
-      EG_CHECK(conv != NULL && count_ops(qg, EG_QNN_OP_PAD) == (padding == 3));
-      const eg_qnn_op_node *pad = conv && padding == 3 ? check_explicit_pad(qg, conv, kept, pads)
+      EG_CHECK(conv != NULL && count_ops(qg, EG_HTP_QNN_OP_PAD) == (padding == 3));
+      const eg_htp_qnn_op_node *pad = conv && padding == 3 ? check_explicit_pad(qg, conv, kept, pads)
                                                       : NULL;
       if (pad) {
-        const eg_qnn_op_node *add = find_op(qg, EG_QNN_OP_ELEMENT_WISE_ADD);
+        const eg_htp_qnn_op_node *add = find_op(qg, EG_HTP_QNN_OP_ELEMENT_WISE_ADD);
         const eg_boundary *o = boundary_output(&p.lowered[0], n->output);
         EG_CHECK(add && add->inputs[0] == pad->outputs[0] && o &&
                  add->outputs[0] == o->tensor);
@@ -720,20 +720,20 @@ static void test_grad_weight_explicit_pad(void) {
   const int32_t i = eg_test_node_named(p.graph, "convolution_backward");
   EG_CHECK_MSG(p.parts.nodes[i].npu, "%s", p.parts.nodes[i].reason);
   if (p.parts.nodes[i].npu) {
-    const eg_qnn_graph *qg = p.lowered[p.parts.nodes[i].partition].graph;
-    const eg_qnn_op_node *conv = find_op(qg, EG_QNN_OP_CONV_2D);
+    const eg_htp_qnn_graph *qg = p.lowered[p.parts.nodes[i].partition].graph;
+    const eg_htp_qnn_op_node *conv = find_op(qg, EG_HTP_QNN_OP_CONV_2D);
     static const uint32_t pads[8] = {0, 0, 1, 1, 1, 1, 0, 0}, core[4] = {1, 3, 3, 4};
     static const uint32_t kept[4] = {1, 1, 1, 1};
-    EG_CHECK(conv && count_ops(qg, EG_QNN_OP_PAD) == 1 && conv->attrs.conv.group == 4);
-    const eg_qnn_op_node *pad = conv ? check_explicit_pad(qg, conv, kept, pads) : NULL;
-    EG_CHECK(conv && dims_are(eg_qnn_graph_tensor(qg, conv->outputs[0]), 4, core));
+    EG_CHECK(conv && count_ops(qg, EG_HTP_QNN_OP_PAD) == 1 && conv->attrs.conv.group == 4);
+    const eg_htp_qnn_op_node *pad = conv ? check_explicit_pad(qg, conv, kept, pads) : NULL;
+    EG_CHECK(conv && dims_are(eg_htp_qnn_graph_tensor(qg, conv->outputs[0]), 4, core));
     /* the padded Y [ci, kH, kW, Cout] is what the Transpose to [Cout, ci, kH, kW] reads */
     static const uint32_t y[4] = {1, 5, 5, 4}, to_oihw[4] = {3, 0, 1, 2};
     const eg_boundary *o = boundary_output(&p.lowered[p.parts.nodes[i].partition],
                                                getitem_value(p.graph, "convolution_backward", 1));
-    const eg_qnn_op_node *tr = o ? producer(qg, o->tensor) : NULL;
-    EG_CHECK(pad && dims_are(eg_qnn_graph_tensor(qg, pad->outputs[0]), 4, y) && tr &&
-             tr->type == EG_QNN_OP_TRANSPOSE && param_is(tr, "perm", 4, to_oihw) &&
+    const eg_htp_qnn_op_node *tr = o ? producer(qg, o->tensor) : NULL;
+    EG_CHECK(pad && dims_are(eg_htp_qnn_graph_tensor(qg, pad->outputs[0]), 4, y) && tr &&
+             tr->type == EG_HTP_QNN_OP_TRANSPOSE && param_is(tr, "perm", 4, to_oihw) &&
              tr->inputs[0] == pad->outputs[0]);
   }
   eg_program_free(&p);
@@ -742,11 +742,11 @@ done:
 }
 
 /* The op producing tensor `t`, checked to be of `type`; NULL (and a failed check) otherwise. */
-static const eg_qnn_op_node *producer_of_type(const eg_qnn_graph *qg, int32_t t, eg_qnn_op type) {
-  const eg_qnn_op_node *op = producer(qg, t);
+static const eg_htp_qnn_op_node *producer_of_type(const eg_htp_qnn_graph *qg, int32_t t, eg_htp_qnn_op type) {
+  const eg_htp_qnn_op_node *op = producer(qg, t);
   EG_CHECK_MSG(op && op->type == type, "%s: produced by %s, want %s",
-               eg_qnn_graph_tensor(qg, t)->name, op ? eg_qnn_op_name(op->type) : "nothing",
-               eg_qnn_op_name(type));
+               eg_htp_qnn_graph_tensor(qg, t)->name, op ? eg_htp_qnn_op_name(op->type) : "nothing",
+               eg_htp_qnn_op_name(type));
   return op && op->type == type ? op : NULL;
 }
 
@@ -762,8 +762,8 @@ static void test_depthwise_wide_zero_insertion(void) {
   const int32_t i = eg_test_node_named(p.graph, "convolution_backward");
   EG_CHECK_MSG(p.parts.nodes[i].npu, "%s", p.parts.nodes[i].reason);
   if (!p.parts.nodes[i].npu) goto free;
-  const eg_qnn_graph *qg = p.lowered[p.parts.nodes[i].partition].graph;
-  const eg_qnn_op_node *tc = find_op(qg, EG_QNN_OP_TRANSPOSE_CONV_2D);
+  const eg_htp_qnn_graph *qg = p.lowered[p.parts.nodes[i].partition].graph;
+  const eg_htp_qnn_op_node *tc = find_op(qg, EG_HTP_QNN_OP_TRANSPOSE_CONV_2D);
   static const uint32_t one[2] = {1, 1}, zero[2] = {0, 0}, pads[4] = {2, 2, 2, 2};
   static const uint32_t inserted[4] = {2, 8, 10, 4}, rows_padded[4] = {8, 2, 20, 1};
   static const uint32_t cols_padded[4] = {16, 5, 2, 4};
@@ -771,23 +771,23 @@ static void test_depthwise_wide_zero_insertion(void) {
   static const uint32_t pad_cols[8] = {0, 0, 0, 0, 0, 1, 0, 0};
   EG_CHECK(tc && tc->attrs.conv.group == 4 && param_is(tc, "stride", 2, one) &&
            param_is(tc, "pad_amount", 4, pads) && param_is(tc, "output_padding", 2, zero));
-  EG_CHECK(count_ops(qg, EG_QNN_OP_PAD) == 2 && count_static(qg, NULL) == 1);
+  EG_CHECK(count_ops(qg, EG_HTP_QNN_OP_PAD) == 2 && count_static(qg, NULL) == 1);
   if (!tc) goto free;
-  EG_CHECK(dims_are(eg_qnn_graph_tensor(qg, tc->inputs[0]), 4, inserted));
-  const eg_qnn_op_node *op = producer_of_type(qg, tc->inputs[0], EG_QNN_OP_RESHAPE);
-  if (op) op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_PAD);
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, tc->inputs[0]), 4, inserted));
+  const eg_htp_qnn_op_node *op = producer_of_type(qg, tc->inputs[0], EG_HTP_QNN_OP_RESHAPE);
+  if (op) op = producer_of_type(qg, op->inputs[0], EG_HTP_QNN_OP_PAD);
   if (op) {
     EG_CHECK(param_is(op, "pad_amount", 8, pad_cols) &&
-             dims_are(eg_qnn_graph_tensor(qg, op->outputs[0]), 4, cols_padded));
-    op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_RESHAPE);
+             dims_are(eg_htp_qnn_graph_tensor(qg, op->outputs[0]), 4, cols_padded));
+    op = producer_of_type(qg, op->inputs[0], EG_HTP_QNN_OP_RESHAPE);
   }
-  if (op) op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_PAD);
+  if (op) op = producer_of_type(qg, op->inputs[0], EG_HTP_QNN_OP_PAD);
   if (op) {
     EG_CHECK(param_is(op, "pad_amount", 8, pad_rows) &&
-             dims_are(eg_qnn_graph_tensor(qg, op->outputs[0]), 4, rows_padded));
-    op = producer_of_type(qg, op->inputs[0], EG_QNN_OP_RESHAPE);
+             dims_are(eg_htp_qnn_graph_tensor(qg, op->outputs[0]), 4, rows_padded));
+    op = producer_of_type(qg, op->inputs[0], EG_HTP_QNN_OP_RESHAPE);
   }
-  if (op) EG_CHECK(eg_qnn_graph_tensor(qg, op->inputs[0])->type == EG_QNN_TENSOR_APP_WRITE);
+  if (op) EG_CHECK(eg_htp_qnn_graph_tensor(qg, op->inputs[0])->type == EG_HTP_QNN_TENSOR_APP_WRITE);
 free:
   eg_program_free(&p);
 done:

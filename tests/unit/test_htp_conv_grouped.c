@@ -23,14 +23,14 @@
 #include "kernels/convolution_nchw_f32.h"
 
 /* The partition's TransposeConv2d, or NULL. */
-static const eg_qnn_op_node *tconv_of(const eg_qnn_graph *g) {
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++)
-    if (eg_qnn_graph_op(g, k)->type == EG_QNN_OP_TRANSPOSE_CONV_2D) return eg_qnn_graph_op(g, k);
+static const eg_htp_qnn_op_node *tconv_of(const eg_htp_qnn_graph *g) {
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++)
+    if (eg_htp_qnn_graph_op(g, k)->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D) return eg_htp_qnn_graph_op(g, k);
   return NULL;
 }
 
-static bool u32_param_is(const eg_qnn_op_node *op, const char *name, int n, const uint32_t *v) {
-  const eg_qnn_param *p = op ? eg_qnn_op_param(op, name) : NULL;
+static bool u32_param_is(const eg_htp_qnn_op_node *op, const char *name, int n, const uint32_t *v) {
+  const eg_htp_qnn_param *p = op ? eg_htp_qnn_op_param(op, name) : NULL;
   if (!p || p->n_values != n) return false;
   for (int i = 0; i < n; i++)
     if (p->values.u32[i] != v[i]) return false;
@@ -58,14 +58,14 @@ static bool close_to(const float *got, const float *want, long n) {
  * element and its getitem) are one tensor. */
 static bool run_all(const eg_lowered *hp, float *in, float *out) {
   for (int k = 1; k < hp->n_outputs; k++) EG_CHECK(hp->outputs[k].tensor == hp->outputs[0].tensor);
-  const eg_qnn_tensor *ti = eg_qnn_graph_tensor(hp->graph, hp->inputs[0].tensor);
-  const eg_qnn_tensor *to = eg_qnn_graph_tensor(hp->graph, hp->outputs[0].tensor);
-  const eg_qnn_binding bi[1] = {{ti->id, in, ti->nbytes}}, bo[1] = {{to->id, out, to->nbytes}};
-  eg_qnn_executor *ex = NULL;
-  eg_status s = eg_qnn_executor_create(hp->graph, &ex);
-  if (s == EG_OK) s = eg_qnn_executor_execute(ex, bi, 1, bo, 1);
+  const eg_htp_qnn_tensor *ti = eg_htp_qnn_graph_tensor(hp->graph, hp->inputs[0].tensor);
+  const eg_htp_qnn_tensor *to = eg_htp_qnn_graph_tensor(hp->graph, hp->outputs[0].tensor);
+  const eg_htp_qnn_binding bi[1] = {{ti->id, in, ti->nbytes}}, bo[1] = {{to->id, out, to->nbytes}};
+  eg_htp_qnn_executor *ex = NULL;
+  eg_status s = eg_htp_qnn_executor_create(hp->graph, &ex);
+  if (s == EG_OK) s = eg_htp_qnn_executor_execute(ex, bi, 1, bo, 1);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
-  eg_qnn_executor_destroy(ex);
+  eg_htp_qnn_executor_destroy(ex);
   return s == EG_OK;
 }
 
@@ -74,8 +74,8 @@ static bool run_all(const eg_lowered *hp, float *in, float *out) {
  * want_out_pad, and runs it on the executor against the NCHW reference backward kernel. */
 static void check_grad_input(compiled *c, long groups, long k, long p, const uint32_t want_pads[4],
                              const uint32_t want_out_pad[2], const float *w) {
-  const eg_qnn_graph *g = qg(c, 0);
-  const eg_qnn_op_node *tc = tconv_of(g);
+  const eg_htp_qnn_graph *g = qg(c, 0);
+  const eg_htp_qnn_op_node *tc = tconv_of(g);
   EG_CHECK(tc != NULL);
   if (!tc) return;
   EG_CHECK(u32_param_is(tc, "pad_amount", 4, want_pads));
@@ -168,7 +168,7 @@ static void test_transposed_forward_grouped(void) {
                             "[{\"value\": 0}, {\"value\": 1}, {\"value\": 2}, [2, 2], [1, 1], "
                             "[1, 1], true, [1, 0], 2]", 3),
                        IN("y", 3), 2, st);
-  const eg_qnn_op_node *tc = tconv_of(qg(&c, 0));
+  const eg_htp_qnn_op_node *tc = tconv_of(qg(&c, 0));
   EG_CHECK(tc != NULL);
   if (tc) {
     EG_CHECK(u32_param_is(tc, "pad_amount", 4, (const uint32_t[]){1, 0, 1, 1}));

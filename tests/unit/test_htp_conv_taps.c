@@ -29,14 +29,14 @@
        "[0, 0], 1, [false, true, false]]", 3) ","                                               \
   GETITEM("getitem", 3, 1, 5)
 
-static int count_ops(const eg_qnn_graph *g, eg_qnn_op type) {
+static int count_ops(const eg_htp_qnn_graph *g, eg_htp_qnn_op type) {
   int n = 0;
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) n += eg_qnn_graph_op(g, k)->type == type;
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) n += eg_htp_qnn_graph_op(g, k)->type == type;
   return n;
 }
 
-static bool i32_ranges_are(const eg_qnn_graph *g, int32_t k, const int32_t want[12]) {
-  const eg_qnn_param *p = param(g, k, "ranges");
+static bool i32_ranges_are(const eg_htp_qnn_graph *g, int32_t k, const int32_t want[12]) {
+  const eg_htp_qnn_param *p = param(g, k, "ranges");
   if (!p || p->n_values != 12) return false;
   for (int i = 0; i < 12; i++)
     if (p->values.i32[i] != want[i]) return false;
@@ -47,28 +47,28 @@ static void test_tap_form(void) {
   compiled c = compile("taps", TAPS_VALUES(128), IN("gy", 0) "," IN("x", 1) "," IN("w", 2), "",
                        TAPS_NODES, IN("gw", 5), 0, NULL);
   EG_CHECK(on_npu(&c, "convolution_backward"));
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(count_ops(g, EG_QNN_OP_CONV_2D) == 0);
-  EG_CHECK(count_ops(g, EG_QNN_OP_MAT_MUL) == 3 && count_ops(g, EG_QNN_OP_CONCAT) == 1);
-  EG_CHECK(count_ops(g, EG_QNN_OP_STRIDED_SLICE) == 3 && count_ops(g, EG_QNN_OP_PAD) == 1);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(count_ops(g, EG_HTP_QNN_OP_CONV_2D) == 0);
+  EG_CHECK(count_ops(g, EG_HTP_QNN_OP_MAT_MUL) == 3 && count_ops(g, EG_HTP_QNN_OP_CONCAT) == 1);
+  EG_CHECK(count_ops(g, EG_HTP_QNN_OP_STRIDED_SLICE) == 3 && count_ops(g, EG_HTP_QNN_OP_PAD) == 1);
   int tap = 0;
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
-    if (op->type == EG_QNN_OP_PAD) { /* x NHWC [2, 7, 5, 128]: 1 row before, 1 after (the
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+    if (op->type == EG_HTP_QNN_OP_PAD) { /* x NHWC [2, 7, 5, 128]: 1 row before, 1 after (the
                                         last tap's window, rows 2..8) */
       EG_CHECK(dims_are(out_of(g, k), VALS(2, 9, 5, 128)));
-    } else if (op->type == EG_QNN_OP_STRIDED_SLICE) {
+    } else if (op->type == EG_HTP_QNN_OP_STRIDED_SLICE) {
       /* tap (a, 0): rows a, a + 2, .., 4 of them; columns 0, 2, 4 */
       const int32_t want[12] = {0, 2, 1, tap, tap + 7, 2, 0, 5, 2, 0, 128, 1};
       EG_CHECK_MSG(i32_ranges_are(g, k, want), "tap %d", tap);
       EG_CHECK(dims_are(out_of(g, k), VALS(2, 4, 3, 128)));
       tap++;
-    } else if (op->type == EG_QNN_OP_MAT_MUL) {
-      const eg_qnn_param *t0 = param(g, k, "transpose_in0"), *t1 = param(g, k, "transpose_in1");
+    } else if (op->type == EG_HTP_QNN_OP_MAT_MUL) {
+      const eg_htp_qnn_param *t0 = param(g, k, "transpose_in0"), *t1 = param(g, k, "transpose_in1");
       EG_CHECK(t0 && t0->scalar.b && t1 && !t1->scalar.b);
       EG_CHECK(dims_are(in_of(g, k, 0), VALS(24, 256)) && dims_are(in_of(g, k, 1), VALS(24, 128)));
       EG_CHECK(dims_are(out_of(g, k), VALS(256, 128)));
-    } else if (op->type == EG_QNN_OP_CONCAT) {
+    } else if (op->type == EG_HTP_QNN_OP_CONCAT) {
       EG_CHECK(dims_are(out_of(g, k), VALS(256, 128, 3)) && op->n_inputs == 3);
     }
   }
@@ -76,9 +76,9 @@ static void test_tap_form(void) {
   /* gy is a partition input held NHWC, as the MatMuls read it: no Transpose of it, identity or
      other; x is held NCHW and moves to NHWC once */
   int transposes = 0;
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
-    if (eg_qnn_graph_op(g, k)->type != EG_QNN_OP_TRANSPOSE) continue;
-    const eg_qnn_param *perm = param(g, k, "perm");
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) {
+    if (eg_htp_qnn_graph_op(g, k)->type != EG_HTP_QNN_OP_TRANSPOSE) continue;
+    const eg_htp_qnn_param *perm = param(g, k, "perm");
     EG_CHECK(perm && perm->n_values == 4);
     if (perm && perm->n_values == 4)
       EG_CHECK_MSG(!(perm->values.u32[0] == 0 && perm->values.u32[1] == 1 &&
@@ -95,8 +95,8 @@ static void test_conv_form_below_bound(void) {
   compiled c = compile("taps_below", TAPS_VALUES(127), IN("gy", 0) "," IN("x", 1) "," IN("w", 2),
                        "", TAPS_NODES, IN("gw", 5), 0, NULL);
   EG_CHECK(on_npu(&c, "convolution_backward"));
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(count_ops(g, EG_QNN_OP_CONV_2D) == 1 && count_ops(g, EG_QNN_OP_MAT_MUL) == 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(count_ops(g, EG_HTP_QNN_OP_CONV_2D) == 1 && count_ops(g, EG_HTP_QNN_OP_MAT_MUL) == 0);
   release(&c);
 }
 
@@ -116,17 +116,17 @@ static void test_pointwise_subsample(void) {
     compiled c = compile(padded ? "pw_padded" : "pw", values, IN("x", 0) "," IN("w", 1), "", nodes,
                          IN("y", 2), 0, NULL);
     EG_CHECK(on_npu(&c, "convolution"));
-    const eg_qnn_graph *g = qg(&c, 0);
-    EG_CHECK_MSG(count_ops(g, EG_QNN_OP_STRIDED_SLICE) == (padded ? 0 : 1), "padded %d", padded);
-    EG_CHECK(count_ops(g, EG_QNN_OP_CONV_2D) == 1);
-    for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
-      const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
-      if (op->type == EG_QNN_OP_STRIDED_SLICE) {
+    const eg_htp_qnn_graph *g = qg(&c, 0);
+    EG_CHECK_MSG(count_ops(g, EG_HTP_QNN_OP_STRIDED_SLICE) == (padded ? 0 : 1), "padded %d", padded);
+    EG_CHECK(count_ops(g, EG_HTP_QNN_OP_CONV_2D) == 1);
+    for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) {
+      const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+      if (op->type == EG_HTP_QNN_OP_STRIDED_SLICE) {
         const int32_t want[12] = {0, 2, 1, 0, 7, 2, 0, 5, 3, 0, 4, 1};
         EG_CHECK(i32_ranges_are(g, k, want));
         EG_CHECK(dims_are(out_of(g, k), VALS(2, 4, 2, 4)));
-      } else if (op->type == EG_QNN_OP_CONV_2D) {
-        const eg_qnn_param *st = param(g, k, "stride");
+      } else if (op->type == EG_HTP_QNN_OP_CONV_2D) {
+        const eg_htp_qnn_param *st = param(g, k, "stride");
         EG_CHECK(st && st->n_values == 2);
         if (st && st->n_values == 2)
           EG_CHECK_MSG(st->values.u32[0] == (padded ? 2u : 1u) &&

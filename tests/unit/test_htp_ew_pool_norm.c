@@ -28,14 +28,14 @@ static void test_add_alpha(void) {
                        NODEK("add", "aten.add.Tensor", "[{\"value\": 0}, {\"value\": 1}]",
                              "{\"alpha\": 2}", 2),
                        IN("z", 2), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_ADD)));
-  if (g && eg_qnn_graph_num_ops(g) == 2) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_ADD)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 2) {
     EG_CHECK(scalar_const_is(in_of(g, 0, 1), 2.0f));
     EG_CHECK(dims_are(in_of(g, 0, 1), VALS(1)));
     EG_CHECK(in_of(g, 1, 1) == out_of(g, 0));
     EG_CHECK(dims_are(out_of(g, 1), VALS(2, 4, 5, 3)));
-    EG_CHECK(out_of(g, 1)->type == EG_QNN_TENSOR_APP_READ);
+    EG_CHECK(out_of(g, 1)->type == EG_HTP_QNN_TENSOR_APP_READ);
     EG_CHECK(op_named(g, 0, "add") && op_named(g, 1, "add_op1"));
   }
   release(&c);
@@ -50,10 +50,10 @@ static void test_scalar_overloads(void) {
                        NODE("sub", "aten.sub.Scalar",
                             "[{\"value\": 1}, {\"float\": 1.5}, 2]", 2),
                        IN("z", 2), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_SUBTRACT,
-                          EG_QNN_OP_ELEMENT_WISE_SUBTRACT)));
-  if (g && eg_qnn_graph_num_ops(g) == 3) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 3) {
     EG_CHECK(scalar_const_is(in_of(g, 0, 1), 0.5f));
     EG_CHECK(scalar_const_is(in_of(g, 1, 0), 3.0f)); /* the number is the minuend */
     EG_CHECK(in_of(g, 1, 1) == out_of(g, 0));
@@ -78,20 +78,20 @@ static void test_broadcast_layouts(void) {
                        NODE("sub", "aten.sub.Tensor", "[{\"value\": 3}, {\"value\": 6}]", 7) ","
                        NODE("div", "aten.div.Tensor", "[{\"value\": 7}, {\"value\": 4}]", 8),
                        IN("z", 8), 1, st);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RESHAPE, EG_QNN_OP_ELEMENT_WISE_ADD, EG_QNN_OP_TRANSPOSE,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_RESHAPE,
-                          EG_QNN_OP_ELEMENT_WISE_SUBTRACT, EG_QNN_OP_ELEMENT_WISE_DIVIDE)));
-  if (g && eg_qnn_graph_num_ops(g) == 7) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RESHAPE, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, EG_HTP_QNN_OP_TRANSPOSE,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_RESHAPE,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 7) {
     EG_CHECK(dims_are(in_of(g, 0, 0), VALS(3, 1, 1)));  /* the boundary input keeps ATen dims */
     EG_CHECK(dims_are(out_of(g, 0), VALS(1, 1, 1, 3)));
     EG_CHECK(param_is(g, 2, "perm", VALS(1, 2, 0)));
     EG_CHECK(dims_are(out_of(g, 2), VALS(4, 5, 3)));
     EG_CHECK(dims_are(out_of(g, 4), VALS(1, 1, 5, 1)));
     EG_CHECK(in_of(g, 5, 0) == out_of(g, 4));         /* [5] - x: operand order kept */
-    const eg_qnn_tensor *k = in_of(g, 6, 1);
-    EG_CHECK(k->type == EG_QNN_TENSOR_STATIC && dims_are(k, VALS(1, 4, 5, 3)));
-    if (k->type == EG_QNN_TENSOR_STATIC) {
+    const eg_htp_qnn_tensor *k = in_of(g, 6, 1);
+    EG_CHECK(k->type == EG_HTP_QNN_TENSOR_STATIC && dims_are(k, VALS(1, 4, 5, 3)));
+    if (k->type == EG_HTP_QNN_TENSOR_STATIC) {
       const float *d = k->data;
       bool ok = true;
       for (int h = 0; h < 4; h++)
@@ -119,22 +119,22 @@ static void test_per_sample_gate(void) {
                        NODE("div", "aten.div.Tensor", "[{\"value\": 4}, {\"value\": 2}]", 5) ","
                        NODE("mul_1", "aten.mul.Tensor", "[{\"value\": 5}, {\"value\": 3}]", 6),
                        IN("z", 6), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   int n_mul = 0, n_div = 0;
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
-    if (op->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY && n_mul++ == 0) {
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+    if (op->type == EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY && n_mul++ == 0) {
       EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 1, 1, 8)));  /* the gate first */
       EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 2, 3, 8)));
-    } else if (op->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY) {
+    } else if (op->type == EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY) {
       EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 2, 3, 8)));  /* [1, 1, 1, 8]: as written */
       EG_CHECK(dims_are(in_of(g, k, 1), VALS(1, 1, 1, 8)));
-    } else if (op->type == EG_QNN_OP_ELEMENT_WISE_DIVIDE) {
+    } else if (op->type == EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE) {
       n_div++;
       EG_CHECK(dims_are(in_of(g, k, 0), VALS(2, 6, 8)));
       EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 1, 8)));
-      EG_CHECK(k + 1 < eg_qnn_graph_num_ops(g) &&
-               eg_qnn_graph_op(g, k + 1)->type == EG_QNN_OP_RESHAPE &&
+      EG_CHECK(k + 1 < eg_htp_qnn_graph_num_ops(g) &&
+               eg_htp_qnn_graph_op(g, k + 1)->type == EG_HTP_QNN_OP_RESHAPE &&
                in_of(g, k + 1, 0) == out_of(g, k) && dims_are(out_of(g, k + 1), VALS(2, 2, 3, 8)));
     }
   }
@@ -172,17 +172,17 @@ static void test_pooled_pair(void) {
                        T(5, "[2, 16, 1, 1]") "," T(6, "[1, 16, 1, 1]") "," T(7, "[1, 16, 1, 1]") ","
                        T(8, "[2, 16, 1, 1]"),
                        IN("x", 0) "," IN("k", 1), "", POOLED_NODES, IN("z", 8), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   int n_views = 0, n_plain = 0;
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
-    if (op->type != EG_QNN_OP_ELEMENT_WISE_MULTIPLY && op->type != EG_QNN_OP_ELEMENT_WISE_DIVIDE)
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+    if (op->type != EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY && op->type != EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE)
       continue;
     if (dims_are(in_of(g, k, 0), VALS(2, 16))) {
       n_views++;
       EG_CHECK(dims_are(in_of(g, k, 1), VALS(2, 16)) && dims_are(out_of(g, k), VALS(2, 16)));
-      EG_CHECK(k + 1 < eg_qnn_graph_num_ops(g) &&
-               eg_qnn_graph_op(g, k + 1)->type == EG_QNN_OP_RESHAPE &&
+      EG_CHECK(k + 1 < eg_htp_qnn_graph_num_ops(g) &&
+               eg_htp_qnn_graph_op(g, k + 1)->type == EG_HTP_QNN_OP_RESHAPE &&
                in_of(g, k + 1, 0) == out_of(g, k));
     } else {
       n_plain++; /* mul_1: N = 1; mul_2: [2, 16, 1, 1] by [1, 16, 1, 1] */
@@ -200,8 +200,8 @@ static void test_pooled_pair(void) {
               IN("z", 3), 0, NULL);
   g = qg(&c, 0);
   bool traced = false, viewed = false;
-  for (int32_t k = 0; g && k < eg_qnn_graph_num_ops(g); k++)
-    if (eg_qnn_graph_op(g, k)->type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY) {
+  for (int32_t k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++)
+    if (eg_htp_qnn_graph_op(g, k)->type == EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY) {
       viewed = dims_are(in_of(g, k, 0), VALS(2, 16)) && dims_are(in_of(g, k, 1), VALS(2, 16));
       traced = k > 0 && dims_are(in_of(g, k - 1, 0), VALS(2, 16, 1, 1));
     }
@@ -257,17 +257,17 @@ static bool fp16_exact(float v) {
 
 /* Every STATIC float constant a comparison of g reads holds fp16-exact values; *n counts the
  * constants checked, so a test can see the check was not vacuous. */
-static bool comparison_constants_fp16_exact(const eg_qnn_graph *g, int *n) {
+static bool comparison_constants_fp16_exact(const eg_htp_qnn_graph *g, int *n) {
   *n = 0;
-  for (int k = 0; g && k < eg_qnn_graph_num_ops(g); k++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(g, k);
-    if (!eg_qnn_op_is_comparison(op->type)) continue;
+  for (int k = 0; g && k < eg_htp_qnn_graph_num_ops(g); k++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+    if (!eg_htp_qnn_op_is_comparison(op->type)) continue;
     for (int i = 0; i < op->n_inputs; i++) {
-      const eg_qnn_tensor *t = in_of(g, k, i);
-      if (t->type != EG_QNN_TENSOR_STATIC || t->dtype != EG_QNN_DTYPE_FLOAT_32) continue;
+      const eg_htp_qnn_tensor *t = in_of(g, k, i);
+      if (t->type != EG_HTP_QNN_TENSOR_STATIC || t->dtype != EG_HTP_QNN_DTYPE_FLOAT_32) continue;
       ++*n;
       const float *d = t->data;
-      for (int64_t e = 0; e < eg_qnn_tensor_numel(t); e++)
+      for (int64_t e = 0; e < eg_htp_qnn_tensor_numel(t); e++)
         if (!fp16_exact(d[e])) return false;
     }
   }
@@ -295,10 +295,10 @@ static void test_threshold_backward(void) {
                        NODE("threshold_backward_1", "aten.threshold_backward.default",
                             "[{\"value\": 2}, {\"value\": 1}, {\"float\": 0.5}]", 3),
                        IN("z", 3), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT,
-                          EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
-  if (!g || eg_qnn_graph_num_ops(g) != 4) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (!g || eg_htp_qnn_graph_num_ops(g) != 4) {
     release(&c);
     return;
   }
@@ -307,8 +307,8 @@ static void test_threshold_backward(void) {
   EG_CHECK(in_of(g, 0, 0) == in_of(g, 2, 0)); /* x, compared as in[0] */
   EG_CHECK(scalar_const_is(in_of(g, 0, 1), 0.0f));
   EG_CHECK(scalar_const_is(in_of(g, 2, 1), 0.5f));
-  EG_CHECK(out_of(g, 0)->dtype == EG_QNN_DTYPE_BOOL_8 &&
-           out_of(g, 0)->type == EG_QNN_TENSOR_NATIVE);
+  EG_CHECK(out_of(g, 0)->dtype == EG_HTP_QNN_DTYPE_BOOL_8 &&
+           out_of(g, 0)->type == EG_HTP_QNN_TENSOR_NATIVE);
   EG_CHECK(scalar_const_is(in_of(g, 1, 1), 0.0f));
   EG_CHECK(op_named(g, 0, "threshold_backward") && op_named(g, 1, "threshold_backward_op1") &&
            op_named(g, 2, "threshold_backward_1") && op_named(g, 3, "threshold_backward_1_op1"));
@@ -329,10 +329,10 @@ static void test_threshold_backward(void) {
 /* hardtanh_backward(g, x, lo, hi) compiled as c: GreaterEqual(x, hi) + Select, then
  * LessEqual(x, lo) + Select, against the bounds themselves; exact at the bounds and for NaN. */
 static void check_hardtanh_backward(compiled *c, float lo, float hi) {
-  const eg_qnn_graph *g = qg(c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT,
-                          EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
-  if (!g || eg_qnn_graph_num_ops(g) != 4) {
+  const eg_htp_qnn_graph *g = qg(c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (!g || eg_htp_qnn_graph_num_ops(g) != 4) {
     release(c);
     return;
   }
@@ -378,9 +378,9 @@ static void test_threshold_inf(void) {
                        NODE("threshold_backward", "aten.threshold_backward.default",
                             "[{\"value\": 0}, {\"value\": 1}, {\"float\": 1e39}]", 2),
                        IN("z", 2), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
-  if (g && eg_qnn_graph_num_ops(g) == 2) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 2) {
     EG_CHECK(scalar_const_is(in_of(g, 0, 1), INFINITY));
     float gy[4] = {1.0f, 2.0f, 3.0f, 4.0f}, x[4] = {INFINITY, -INFINITY, NAN, 3.0f}, got[4];
     const float want[4] = {0.0f, 0.0f, 3.0f, 0.0f};
@@ -402,14 +402,14 @@ static void test_composites(void) {
                        NODE("tanh_backward", "aten.tanh_backward.default",
                             "[{\"value\": 3}, {\"value\": 2}]", 4),
                        IN("z", 4), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   /* silu: Sigmoid reads x through the exact clamp to fp16's range (ReluMinMax +-65504) */
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU_MIN_MAX, EG_QNN_OP_SIGMOID,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_SUBTRACT,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_MULTIPLY,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_SUBTRACT,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY)));
-  if (g && eg_qnn_graph_num_ops(g) == 9) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RELU_MIN_MAX, EG_HTP_QNN_OP_SIGMOID,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 9) {
     EG_CHECK(param(g, 0, "min_value")->scalar.f32 == -65504.0f &&
              param(g, 0, "max_value")->scalar.f32 == 65504.0f);
     EG_CHECK(in_of(g, 1, 0) == out_of(g, 0));
@@ -433,16 +433,16 @@ static void test_max_pool_indices_unread(void) {
                        GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5) ","
                        NODE("relu", "aten.relu.default", "[{\"value\": 4}]", 6),
                        IN("y", 6), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_POOL_MAX_2D, EG_QNN_OP_RELU)));
-  if (g && eg_qnn_graph_num_ops(g) == 2) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_POOL_MAX_2D, EG_HTP_QNN_OP_RELU)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 2) {
     EG_CHECK(param_is(g, 0, "filter_size", VALS(2, 2)));
     EG_CHECK(param_is(g, 0, "stride", VALS(2, 2)));
     EG_CHECK(param_is(g, 0, "pad_amount", VALS(1, 1, 1, 1)));
     EG_CHECK(param(g, 0, "rounding_mode") && param(g, 0, "rounding_mode")->scalar.u32 == 0);
     EG_CHECK(dims_are(out_of(g, 0), VALS(1, 3, 3, 2)));
-    EG_CHECK(out_of(g, 0)->type == EG_QNN_TENSOR_NATIVE);
+    EG_CHECK(out_of(g, 0)->type == EG_HTP_QNN_TENSOR_NATIVE);
   }
   release(&c);
 }
@@ -458,19 +458,19 @@ static void test_max_pool_indices_read(void) {
                             "[{\"value\": 0}, [2, 2]]", 1) ","
                        GETITEM("getitem", 1, 0, 4) "," GETITEM("getitem_1", 1, 1, 5),
                        IN("y", 4) "," IN("i", 5), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_POOL_MAX_2D, EG_QNN_OP_STRIDED_SLICE,
-                          EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT,
-                          EG_QNN_OP_STRIDED_SLICE, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL,
-                          EG_QNN_OP_ELEMENT_WISE_SELECT, EG_QNN_OP_STRIDED_SLICE,
-                          EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_QNN_OP_ELEMENT_WISE_SELECT)));
-  if (g && eg_qnn_graph_num_ops(g) == 10) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_POOL_MAX_2D, EG_HTP_QNN_OP_STRIDED_SLICE,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT,
+                          EG_HTP_QNN_OP_STRIDED_SLICE, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, EG_HTP_QNN_OP_STRIDED_SLICE,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 10) {
     EG_CHECK(param_is(g, 1, "ranges", VALS(0, 1, 1, 1, 4, 2, 0, 3, 2, 0, 2, 1))); /* tap (1, 0) */
     EG_CHECK(param_is(g, 7, "ranges", VALS(0, 1, 1, 0, 3, 2, 0, 3, 2, 0, 2, 1))); /* tap (0, 0) */
-    EG_CHECK(out_of(g, 9)->dtype == EG_QNN_DTYPE_INT_32);
+    EG_CHECK(out_of(g, 9)->dtype == EG_HTP_QNN_DTYPE_INT_32);
     EG_CHECK(dims_are(out_of(g, 9), VALS(1, 2, 2, 2)));
-    EG_CHECK(out_of(g, 9)->type == EG_QNN_TENSOR_APP_READ);
+    EG_CHECK(out_of(g, 9)->type == EG_HTP_QNN_TENSOR_APP_READ);
   }
   release(&c);
 }
@@ -490,11 +490,11 @@ static void test_avg_pools(void) {
                             "[{\"value\": 2}, [2, 3]]", 4),
                        IN("y", 1) "," IN("m", 3) "," IN("a", 4), 0, NULL);
   EG_CHECK(c.ok && c.prog.parts.n_partitions == 3); /* no edges between the three pools */
-  const eg_qnn_graph *g0 = qg(&c, 0), *g1 = qg(&c, 1), *g2 = qg(&c, 2);
-  EG_CHECK(ops_are(g0, OPS(EG_QNN_OP_POOL_AVG_2D)));
-  EG_CHECK(ops_are(g1, OPS(EG_QNN_OP_REDUCE_MEAN)));
-  EG_CHECK(ops_are(g2, OPS(EG_QNN_OP_POOL_AVG_2D)));
-  if (g0 && eg_qnn_graph_num_ops(g0) == 1) {
+  const eg_htp_qnn_graph *g0 = qg(&c, 0), *g1 = qg(&c, 1), *g2 = qg(&c, 2);
+  EG_CHECK(ops_are(g0, OPS(EG_HTP_QNN_OP_POOL_AVG_2D)));
+  EG_CHECK(ops_are(g1, OPS(EG_HTP_QNN_OP_REDUCE_MEAN)));
+  EG_CHECK(ops_are(g2, OPS(EG_HTP_QNN_OP_POOL_AVG_2D)));
+  if (g0 && eg_htp_qnn_graph_num_ops(g0) == 1) {
     /* CEIL as FLOOR over uncounted end padding (QNN HTP computes CEIL windows past the edge
      * wrong): rows 1 + 6 + 2 and cols 1 + 8 + 2 give the 3x3 stride-2 windows' 4x5 output */
     EG_CHECK(param(g0, 0, "rounding_mode")->scalar.u32 == 0);
@@ -502,7 +502,7 @@ static void test_avg_pools(void) {
     EG_CHECK(param(g0, 0, "count_pad_for_edges")->scalar.b == false);
     EG_CHECK(dims_are(out_of(g0, 0), VALS(1, 4, 5, 2)));
   }
-  if (g1 && g2 && eg_qnn_graph_num_ops(g1) == 1 && eg_qnn_graph_num_ops(g2) == 1) {
+  if (g1 && g2 && eg_htp_qnn_graph_num_ops(g1) == 1 && eg_htp_qnn_graph_num_ops(g2) == 1) {
     EG_CHECK(param_is(g1, 0, "axes", VALS(1, 2)));
     EG_CHECK(param(g1, 0, "keep_dims")->scalar.b);
     EG_CHECK(dims_are(out_of(g1, 0), VALS(1, 1, 1, 2)));
@@ -532,18 +532,18 @@ static void test_batch_norm_folded(void) {
                        GETITEM("getitem", 5, 0, 9) "," GETITEM("getitem_1", 5, 1, 10) ","
                        GETITEM("getitem_2", 5, 2, 11),
                        IN("y", 9), 4, st);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_BATCHNORM)));
-  if (g && eg_qnn_graph_num_ops(g) == 1) {
-    const eg_qnn_tensor *sc = in_of(g, 0, 1), *bi = in_of(g, 0, 2);
-    EG_CHECK(sc->type == EG_QNN_TENSOR_STATIC && dims_are(sc, VALS(3)));
-    EG_CHECK(bi->type == EG_QNN_TENSOR_STATIC && dims_are(bi, VALS(3)));
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_BATCHNORM)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 1) {
+    const eg_htp_qnn_tensor *sc = in_of(g, 0, 1), *bi = in_of(g, 0, 2);
+    EG_CHECK(sc->type == EG_HTP_QNN_TENSOR_STATIC && dims_are(sc, VALS(3)));
+    EG_CHECK(bi->type == EG_HTP_QNN_TENSOR_STATIC && dims_are(bi, VALS(3)));
     for (int k = 0; k < 3; k++) {
       const float invstd = 1.0f / sqrtf(v[k] + 0.001f), s = invstd * w[k];
       EG_CHECK(((const float *)sc->data)[k] == s);
       EG_CHECK(((const float *)bi->data)[k] == b[k] - m[k] * s);
     }
-    EG_CHECK(out_of(g, 0)->type == EG_QNN_TENSOR_APP_READ);
+    EG_CHECK(out_of(g, 0)->type == EG_HTP_QNN_TENSOR_APP_READ);
   }
   release(&c);
 }
@@ -568,10 +568,10 @@ static void test_norm_declines_and_group_norm(void) {
                        IN("y", 7) "," IN("z", 13), 0, NULL);
   EG_CHECK(strstr(reason_of(&c, "native_batch_norm"), "rank-3 input") != NULL);
   EG_CHECK(on_npu(&c, "native_group_norm"));
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_GROUP_NORM)));
-  if (g && eg_qnn_graph_num_ops(g) == 1) {
-    EG_CHECK(in_of(g, 0, 1)->type == EG_QNN_TENSOR_APP_WRITE);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_GROUP_NORM)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 1) {
+    EG_CHECK(in_of(g, 0, 1)->type == EG_HTP_QNN_TENSOR_APP_WRITE);
     EG_CHECK(param(g, 0, "group")->scalar.u32 == 2);
     EG_CHECK(param(g, 0, "epsilon")->scalar.f32 == 0.01f);
     EG_CHECK(dims_are(out_of(g, 0), VALS(5, 4)));

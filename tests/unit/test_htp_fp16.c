@@ -25,73 +25,73 @@ enum { N = 2, H = 7, CI = 24, CO = 16, K = 3 };
 #define NY (N * H * H * CO)
 #define NW (K * K * CI * CO)
 
-static int32_t tensor(eg_qnn_graph *g, const char *name, eg_qnn_tensor_type type, int rank,
+static int32_t tensor(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_tensor_type type, int rank,
                       const uint32_t *dims, const float *data) {
   size_t n = sizeof(float);
   for (int i = 0; i < rank; i++) n *= dims[i];
-  const eg_qnn_tensor_desc d = {.name = name, .type = type, .dtype = EG_QNN_DTYPE_FLOAT_32,
+  const eg_htp_qnn_tensor_desc d = {.name = name, .type = type, .dtype = EG_HTP_QNN_DTYPE_FLOAT_32,
                                 .rank = rank, .dims = dims, .data = data,
-                                .nbytes = data ? n : 0, .key = EG_QNN_KEY_NONE};
+                                .nbytes = data ? n : 0, .key = EG_HTP_QNN_KEY_NONE};
   int32_t id = -1;
-  EG_CHECK_MSG(eg_qnn_graph_add_tensor(g, &d, &id) == EG_OK, "%s: %s", name, eg_last_error());
+  EG_CHECK_MSG(eg_htp_qnn_graph_add_tensor(g, &d, &id) == EG_OK, "%s: %s", name, eg_last_error());
   return id;
 }
 
-static void op(eg_qnn_graph *g, const char *name, eg_qnn_op type, int n_in, const int32_t *in,
-               int32_t out, int n_params, const eg_qnn_param *params) {
-  const eg_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
+static void op(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_op type, int n_in, const int32_t *in,
+               int32_t out, int n_params, const eg_htp_qnn_param *params) {
+  const eg_htp_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
                             .n_outputs = 1, .outputs = &out, .n_params = n_params,
                             .params = params};
-  EG_CHECK_MSG(eg_qnn_graph_add_op(g, &d, NULL) == EG_OK, "op %s: %s", name, eg_last_error());
+  EG_CHECK_MSG(eg_htp_qnn_graph_add_op(g, &d, NULL) == EG_OK, "op %s: %s", name, eg_last_error());
 }
 
 typedef struct composite {
-  eg_qnn_graph *g;
+  eg_htp_qnn_graph *g;
   int32_t x, gy, y, gx; /* y: c when conv_only */
 } composite;
 
 /* The composite over weights w (HWIO) and scale s; conv_only: just c = Conv2d(x, W) as y. */
 static composite build(const float *w, const float *s, bool conv_only) {
   composite c = {0};
-  EG_CHECK(eg_qnn_graph_create("fp16", &c.g) == EG_OK);
-  const eg_qnn_param cp[2] = {
-      eg_qnn_param_u32_tensor("stride", 1, DIMS(2), DIMS(1, 1)),
-      eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2), DIMS(1, 1, 1, 1))};
-  const eg_qnn_param tp[3] = {cp[0], cp[1],
-                              eg_qnn_param_u32_tensor("output_padding", 1, DIMS(2), DIMS(0, 0))};
-  const eg_qnn_param perm = eg_qnn_param_u32_tensor("perm", 1, DIMS(4), DIMS(0, 1, 3, 2));
-  c.x = tensor(c.g, "x", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(N, H, H, CI), NULL);
-  const int32_t tw = tensor(c.g, "w", EG_QNN_TENSOR_STATIC, 4, DIMS(K, K, CI, CO), w);
+  EG_CHECK(eg_htp_qnn_graph_create("fp16", &c.g) == EG_OK);
+  const eg_htp_qnn_param cp[2] = {
+      eg_htp_qnn_param_u32_tensor("stride", 1, DIMS(2), DIMS(1, 1)),
+      eg_htp_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2), DIMS(1, 1, 1, 1))};
+  const eg_htp_qnn_param tp[3] = {cp[0], cp[1],
+                              eg_htp_qnn_param_u32_tensor("output_padding", 1, DIMS(2), DIMS(0, 0))};
+  const eg_htp_qnn_param perm = eg_htp_qnn_param_u32_tensor("perm", 1, DIMS(4), DIMS(0, 1, 3, 2));
+  c.x = tensor(c.g, "x", EG_HTP_QNN_TENSOR_APP_WRITE, 4, DIMS(N, H, H, CI), NULL);
+  const int32_t tw = tensor(c.g, "w", EG_HTP_QNN_TENSOR_STATIC, 4, DIMS(K, K, CI, CO), w);
   if (conv_only) {
-    c.y = tensor(c.g, "c", EG_QNN_TENSOR_APP_READ, 4, DIMS(N, H, H, CO), NULL);
-    op(c.g, "conv", EG_QNN_OP_CONV_2D, 2, (const int32_t[]){c.x, tw}, c.y, 2, cp);
+    c.y = tensor(c.g, "c", EG_HTP_QNN_TENSOR_APP_READ, 4, DIMS(N, H, H, CO), NULL);
+    op(c.g, "conv", EG_HTP_QNN_OP_CONV_2D, 2, (const int32_t[]){c.x, tw}, c.y, 2, cp);
     return c;
   }
-  const int32_t ts = tensor(c.g, "s", EG_QNN_TENSOR_STATIC, 1, DIMS(1), s);
-  const int32_t tc = tensor(c.g, "c", EG_QNN_TENSOR_NATIVE, 4, DIMS(N, H, H, CO), NULL);
-  c.y = tensor(c.g, "y", EG_QNN_TENSOR_APP_READ, 4, DIMS(N, H, H, CO), NULL);
-  c.gy = tensor(c.g, "gy", EG_QNN_TENSOR_APP_WRITE, 4, DIMS(N, H, H, CO), NULL);
-  const int32_t twt = tensor(c.g, "w_hwoi", EG_QNN_TENSOR_NATIVE, 4, DIMS(K, K, CO, CI), NULL);
-  c.gx = tensor(c.g, "gx", EG_QNN_TENSOR_APP_READ, 4, DIMS(N, H, H, CI), NULL);
-  op(c.g, "conv", EG_QNN_OP_CONV_2D, 2, (const int32_t[]){c.x, tw}, tc, 2, cp);
-  op(c.g, "scale", EG_QNN_OP_ELEMENT_WISE_MULTIPLY, 2, (const int32_t[]){tc, ts}, c.y, 0, NULL);
-  op(c.g, "w_t", EG_QNN_OP_TRANSPOSE, 1, &tw, twt, 1, &perm);
-  op(c.g, "dgrad", EG_QNN_OP_TRANSPOSE_CONV_2D, 2, (const int32_t[]){c.gy, twt}, c.gx, 3, tp);
+  const int32_t ts = tensor(c.g, "s", EG_HTP_QNN_TENSOR_STATIC, 1, DIMS(1), s);
+  const int32_t tc = tensor(c.g, "c", EG_HTP_QNN_TENSOR_NATIVE, 4, DIMS(N, H, H, CO), NULL);
+  c.y = tensor(c.g, "y", EG_HTP_QNN_TENSOR_APP_READ, 4, DIMS(N, H, H, CO), NULL);
+  c.gy = tensor(c.g, "gy", EG_HTP_QNN_TENSOR_APP_WRITE, 4, DIMS(N, H, H, CO), NULL);
+  const int32_t twt = tensor(c.g, "w_hwoi", EG_HTP_QNN_TENSOR_NATIVE, 4, DIMS(K, K, CO, CI), NULL);
+  c.gx = tensor(c.g, "gx", EG_HTP_QNN_TENSOR_APP_READ, 4, DIMS(N, H, H, CI), NULL);
+  op(c.g, "conv", EG_HTP_QNN_OP_CONV_2D, 2, (const int32_t[]){c.x, tw}, tc, 2, cp);
+  op(c.g, "scale", EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, 2, (const int32_t[]){tc, ts}, c.y, 0, NULL);
+  op(c.g, "w_t", EG_HTP_QNN_OP_TRANSPOSE, 1, &tw, twt, 1, &perm);
+  op(c.g, "dgrad", EG_HTP_QNN_OP_TRANSPOSE_CONV_2D, 2, (const int32_t[]){c.gy, twt}, c.gx, 3, tp);
   return c;
 }
 
 /* Runs the composite at `precision` (conv_only: y only, gy unused). */
 static void run(const composite *c, eg_precision precision, const float *x, const float *gy,
                 float *y, float *gx) {
-  eg_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_qnn_executor_create_precision(c->g, precision, false, &ex) == EG_OK, "%s",
+  eg_htp_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_htp_qnn_executor_create_precision(c->g, precision, false, &ex) == EG_OK, "%s",
                eg_last_error());
-  const eg_qnn_binding in[2] = {{c->x, (void *)x, sizeof(float) * NX},
+  const eg_htp_qnn_binding in[2] = {{c->x, (void *)x, sizeof(float) * NX},
                                 {c->gy, (void *)gy, sizeof(float) * NY}};
-  const eg_qnn_binding out[2] = {{c->y, y, sizeof(float) * NY}, {c->gx, gx, sizeof(float) * NX}};
+  const eg_htp_qnn_binding out[2] = {{c->y, y, sizeof(float) * NY}, {c->gx, gx, sizeof(float) * NX}};
   const int n = c->gx ? 2 : 1;
-  EG_CHECK_MSG(ex && eg_qnn_executor_execute(ex, in, n, out, n) == EG_OK, "%s", eg_last_error());
-  eg_qnn_executor_destroy(ex);
+  EG_CHECK_MSG(ex && eg_htp_qnn_executor_execute(ex, in, n, out, n) == EG_OK, "%s", eg_last_error());
+  eg_htp_qnn_executor_destroy(ex);
 }
 
 static float *rounded(const float *x, long n) {
@@ -139,7 +139,7 @@ static void test_stores_fp16(void) {
   eg_fp16_store_f32(gxref, NX);
   EG_CHECK_MSG(memcmp(y16, yref, sizeof(float) * NY) == 0, "y differs from the per-op rounding");
   EG_CHECK_MSG(memcmp(gx16, gxref, sizeof(float) * NX) == 0, "gx differs from the rounded dgrad");
-  eg_qnn_graph_destroy(c.g), eg_qnn_graph_destroy(cc.g), eg_qnn_graph_destroy(cr.g);
+  eg_htp_qnn_graph_destroy(c.g), eg_htp_qnn_graph_destroy(cc.g), eg_htp_qnn_graph_destroy(cr.g);
   free(x), free(w), free(gy), free(x0), free(w0), free(gy0), free(y16), free(gx16), free(y32),
       free(gx32), free(xr), free(wr), free(gyr), free(cref), free(yref), free(gxref);
 }
@@ -147,25 +147,25 @@ static void test_stores_fp16(void) {
 /* y = x + x: inputs above 65504 saturate to it on entry; sums keep fp16's precision up to
  * 131008 (as QNN HTP computes x + x of 65504: docs/fp16.md). */
 static void test_saturates(void) {
-  eg_qnn_graph *g;
-  EG_CHECK(eg_qnn_graph_create("sat", &g) == EG_OK);
-  const int32_t tx = tensor(g, "x", EG_QNN_TENSOR_APP_WRITE, 1, DIMS(6), NULL);
-  const int32_t ty = tensor(g, "y", EG_QNN_TENSOR_APP_READ, 1, DIMS(6), NULL);
-  op(g, "add", EG_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){tx, tx}, ty, 0, NULL);
-  eg_qnn_executor *ex = NULL;
-  EG_CHECK(eg_qnn_executor_create_precision(g, EG_PRECISION_FP16, false, &ex) == EG_OK);
+  eg_htp_qnn_graph *g;
+  EG_CHECK(eg_htp_qnn_graph_create("sat", &g) == EG_OK);
+  const int32_t tx = tensor(g, "x", EG_HTP_QNN_TENSOR_APP_WRITE, 1, DIMS(6), NULL);
+  const int32_t ty = tensor(g, "y", EG_HTP_QNN_TENSOR_APP_READ, 1, DIMS(6), NULL);
+  op(g, "add", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){tx, tx}, ty, 0, NULL);
+  eg_htp_qnn_executor *ex = NULL;
+  EG_CHECK(eg_htp_qnn_executor_create_precision(g, EG_PRECISION_FP16, false, &ex) == EG_OK);
   const float x[6] = {1e5f, -40000.0f, 1.0f / 3, 1e-8f, 65504.0f, 50000.3f};
   float y[6];
-  const eg_qnn_binding in = {tx, (void *)x, sizeof x}, out = {ty, y, sizeof y};
-  EG_CHECK(ex && eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
+  const eg_htp_qnn_binding in = {tx, (void *)x, sizeof x}, out = {ty, y, sizeof y};
+  EG_CHECK(ex && eg_htp_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
   EG_CHECK(y[0] == 131008.0f && y[1] == -80000.0f && y[4] == 131008.0f);
   EG_CHECK(y[5] == 100032.0f); /* 50000.3 enters as 50016 (fp16); doubled, kept */
   EG_CHECK(y[2] == 2 * eg_fp16_to_f32(eg_fp16_from_f32(1.0f / 3)) && y[3] == 0);
-  eg_qnn_executor_destroy(ex);
+  eg_htp_qnn_executor_destroy(ex);
   ex = NULL;
-  EG_CHECK(eg_qnn_executor_create_precision(g, (eg_precision)7, false, &ex) == EG_ERR_ARGUMENT &&
+  EG_CHECK(eg_htp_qnn_executor_create_precision(g, (eg_precision)7, false, &ex) == EG_ERR_ARGUMENT &&
            !ex && strstr(eg_last_error(), "precision (7)") && !strchr(eg_last_error(), '\n'));
-  eg_qnn_graph_destroy(g);
+  eg_htp_qnn_graph_destroy(g);
 }
 
 int main(void) {

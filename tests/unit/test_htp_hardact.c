@@ -34,7 +34,7 @@ static void kink_values(float *x) {
 }
 
 /* Tensor `t` is a STATIC scalar holding exactly v, a value fp16 holds exactly. */
-static bool kink_const(const eg_qnn_tensor *t, float v) {
+static bool kink_const(const eg_htp_qnn_tensor *t, float v) {
   return scalar_const_is(t, v) && eg_fp16_to_f32(eg_fp16_from_f32(v)) == v;
 }
 
@@ -47,14 +47,14 @@ static void test_forward(void) {
                        NODE("hardswish", "aten.hardswish.default", "[{\"value\": 0}]", 1) ","
                        NODE("hardsigmoid", "aten.hardsigmoid.default", "[{\"value\": 1}]", 2),
                        IN("s", 2), 0, NULL);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(on_npu(&c, "hardswish") && on_npu(&c, "hardsigmoid"));
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_NEURON, EG_QNN_OP_ELEMENT_WISE_NEURON)));
-  if (!g || eg_qnn_graph_num_ops(g) != 2) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_NEURON, EG_HTP_QNN_OP_ELEMENT_WISE_NEURON)));
+  if (!g || eg_htp_qnn_graph_num_ops(g) != 2) {
     release(&c);
     return;
   }
-  const eg_qnn_op_node *hsw = eg_qnn_graph_op(g, 0), *hsig = eg_qnn_graph_op(g, 1);
+  const eg_htp_qnn_op_node *hsw = eg_htp_qnn_graph_op(g, 0), *hsig = eg_htp_qnn_graph_op(g, 1);
   EG_CHECK(in_of(g, 1, 0) == out_of(g, 0));
   EG_CHECK(hsw->n_params == 1 && param(g, 0, "operation")->scalar.u32 == 3);
   EG_CHECK(hsig->n_params == 3 && param(g, 1, "operation")->scalar.u32 == 2);
@@ -95,16 +95,16 @@ static void test_forward(void) {
  * Select(., g, mid); LessEqual(x, -3), Select(., 0, .). */
 static void test_hardswish_backward(void) {
   compiled c = BWD("hardswish_backward", "aten.hardswish_backward.default");
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_DIVIDE, EG_QNN_OP_ELEMENT_WISE_ADD,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL,
-                          EG_QNN_OP_ELEMENT_WISE_SELECT, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL,
-                          EG_QNN_OP_ELEMENT_WISE_SELECT)));
-  if (!g || eg_qnn_graph_num_ops(g) != 7) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, EG_HTP_QNN_OP_ELEMENT_WISE_ADD,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (!g || eg_htp_qnn_graph_num_ops(g) != 7) {
     release(&c);
     return;
   }
-  const eg_qnn_tensor *x = in_of(g, 0, 0);
+  const eg_htp_qnn_tensor *x = in_of(g, 0, 0);
   EG_CHECK(kink_const(in_of(g, 0, 1), 3.0f) && scalar_const_is(in_of(g, 1, 1), 0.5f));
   EG_CHECK(in_of(g, 3, 0) == x && kink_const(in_of(g, 3, 1), 3.0f));
   EG_CHECK(in_of(g, 5, 0) == x && kink_const(in_of(g, 5, 1), -3.0f));
@@ -124,11 +124,11 @@ static void test_hardswish_backward(void) {
  * Greater(x, -3), Select(., ., 0). Strict at +-3, and a NaN x gets 0. */
 static void test_hardsigmoid_backward(void) {
   compiled c = BWD("hardsigmoid_backward", "aten.hardsigmoid_backward.default");
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_GREATER,
-                          EG_QNN_OP_ELEMENT_WISE_SELECT, EG_QNN_OP_ELEMENT_WISE_GREATER,
-                          EG_QNN_OP_ELEMENT_WISE_SELECT)));
-  if (!g || eg_qnn_graph_num_ops(g) != 5) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_SELECT)));
+  if (!g || eg_htp_qnn_graph_num_ops(g) != 5) {
     release(&c);
     return;
   }
@@ -149,30 +149,30 @@ static void test_hardsigmoid_backward(void) {
 
 /* ---- ElementWiseNeuron's rule ---- */
 
-static eg_status neuron_op(eg_qnn_graph *g, const char *name, int n_params,
-                           const eg_qnn_param *params) {
+static eg_status neuron_op(eg_htp_qnn_graph *g, const char *name, int n_params,
+                           const eg_htp_qnn_param *params) {
   static const uint32_t dims[2] = {2, 3};
   char out_name[64];
   snprintf(out_name, sizeof out_name, "%s_out", name);
-  const eg_qnn_tensor_desc din = {.name = "x", .type = EG_QNN_TENSOR_APP_WRITE,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 2, .dims = dims,
-                                  .key = EG_QNN_KEY_NONE};
-  const eg_qnn_tensor_desc dout = {.name = out_name, .type = EG_QNN_TENSOR_APP_READ,
-                                   .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 2, .dims = dims,
-                                   .key = EG_QNN_KEY_NONE};
+  const eg_htp_qnn_tensor_desc din = {.name = "x", .type = EG_HTP_QNN_TENSOR_APP_WRITE,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 2, .dims = dims,
+                                  .key = EG_HTP_QNN_KEY_NONE};
+  const eg_htp_qnn_tensor_desc dout = {.name = out_name, .type = EG_HTP_QNN_TENSOR_APP_READ,
+                                   .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 2, .dims = dims,
+                                   .key = EG_HTP_QNN_KEY_NONE};
   int32_t in = -1, out = -1;
-  const eg_qnn_tensor *x = NULL;
-  for (int32_t i = 0; i < eg_qnn_graph_num_tensors(g); i++)
-    if (strcmp(eg_qnn_graph_tensor(g, i)->name, "x") == 0) x = eg_qnn_graph_tensor(g, i);
+  const eg_htp_qnn_tensor *x = NULL;
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_tensors(g); i++)
+    if (strcmp(eg_htp_qnn_graph_tensor(g, i)->name, "x") == 0) x = eg_htp_qnn_graph_tensor(g, i);
   if (x)
     in = x->id;
   else
-    EG_CHECK(eg_qnn_graph_add_tensor(g, &din, &in) == EG_OK);
-  EG_CHECK(eg_qnn_graph_add_tensor(g, &dout, &out) == EG_OK);
-  const eg_qnn_op_desc d = {.name = name, .type = EG_QNN_OP_ELEMENT_WISE_NEURON, .n_inputs = 1,
+    EG_CHECK(eg_htp_qnn_graph_add_tensor(g, &din, &in) == EG_OK);
+  EG_CHECK(eg_htp_qnn_graph_add_tensor(g, &dout, &out) == EG_OK);
+  const eg_htp_qnn_op_desc d = {.name = name, .type = EG_HTP_QNN_OP_ELEMENT_WISE_NEURON, .n_inputs = 1,
                             .inputs = &in, .n_outputs = 1, .outputs = &out,
                             .n_params = n_params, .params = params};
-  return eg_qnn_graph_add_op(g, &d, NULL);
+  return eg_htp_qnn_graph_add_op(g, &d, NULL);
 }
 
 /* A rejected op: EG_ERR_INVALID, one line "op NAME (ElementWiseNeuron): ..." holding `frag`. */
@@ -186,34 +186,34 @@ static void expect_refused(eg_status st, const char *name, const char *frag) {
 }
 
 static void test_neuron_rule(void) {
-  eg_qnn_graph *g = NULL;
-  EG_CHECK(eg_qnn_graph_create("neuron", &g) == EG_OK);
+  eg_htp_qnn_graph *g = NULL;
+  EG_CHECK(eg_htp_qnn_graph_create("neuron", &g) == EG_OK);
   if (!g) return;
-  const eg_qnn_param swish = eg_qnn_param_u32("operation", EG_QNN_NEURON_HARD_SWISH);
-  const eg_qnn_param sig[3] = {eg_qnn_param_u32("operation", EG_QNN_NEURON_HARD_SIGMOID),
-                               eg_qnn_param_f32("alpha", 0.2f), eg_qnn_param_f32("beta", 0.5f)};
+  const eg_htp_qnn_param swish = eg_htp_qnn_param_u32("operation", EG_HTP_QNN_NEURON_HARD_SWISH);
+  const eg_htp_qnn_param sig[3] = {eg_htp_qnn_param_u32("operation", EG_HTP_QNN_NEURON_HARD_SIGMOID),
+                               eg_htp_qnn_param_f32("alpha", 0.2f), eg_htp_qnn_param_f32("beta", 0.5f)};
   EG_CHECK_MSG(neuron_op(g, "swish", 1, &swish) == EG_OK, "%s", eg_last_error());
   EG_CHECK_MSG(neuron_op(g, "sigmoid", 3, sig) == EG_OK, "%s", eg_last_error());
-  EG_CHECK(eg_qnn_graph_num_ops(g) == 2);
-  if (eg_qnn_graph_num_ops(g) == 2) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(g, 1);
+  EG_CHECK(eg_htp_qnn_graph_num_ops(g) == 2);
+  if (eg_htp_qnn_graph_num_ops(g) == 2) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, 1);
     EG_CHECK(op->attrs.neuron.operation == 2 && op->attrs.neuron.alpha == 0.2f &&
              op->attrs.neuron.beta == 0.5f);
   }
   /* ReLU_MIN_MAX (5) is QNN's but not modelled */
-  const eg_qnn_param relu = eg_qnn_param_u32("operation", 5);
+  const eg_htp_qnn_param relu = eg_htp_qnn_param_u32("operation", 5);
   expect_refused(neuron_op(g, "relu", 1, &relu), "relu", "operation (5): must be 2 (HARD_SIGMOID)");
   expect_refused(neuron_op(g, "no_op", 0, NULL), "no_op", "param operation: missing");
-  const eg_qnn_param swish_alpha[2] = {swish, eg_qnn_param_f32("alpha", 1.0f)};
+  const eg_htp_qnn_param swish_alpha[2] = {swish, eg_htp_qnn_param_f32("alpha", 1.0f)};
   expect_refused(neuron_op(g, "swish_alpha", 2, swish_alpha), "swish_alpha",
                  "HARD_SWISH takes no alpha or beta");
   expect_refused(neuron_op(g, "sig_no_beta", 2, sig), "sig_no_beta", "(one missing)");
-  const eg_qnn_param sig_nan[3] = {sig[0], sig[1], eg_qnn_param_f32("beta", NAN)};
+  const eg_htp_qnn_param sig_nan[3] = {sig[0], sig[1], eg_htp_qnn_param_f32("beta", NAN)};
   expect_refused(neuron_op(g, "sig_nan", 3, sig_nan), "sig_nan", "HARD_SIGMOID needs both, finite");
-  const eg_qnn_param sig_int[3] = {sig[0], eg_qnn_param_u32("alpha", 1), sig[2]};
+  const eg_htp_qnn_param sig_int[3] = {sig[0], eg_htp_qnn_param_u32("alpha", 1), sig[2]};
   expect_refused(neuron_op(g, "sig_int", 3, sig_int), "sig_int", "param alpha (scalar uint32)");
-  EG_CHECK(eg_qnn_graph_num_ops(g) == 2); /* refused ops leave no trace */
-  eg_qnn_graph_destroy(g);
+  EG_CHECK(eg_htp_qnn_graph_num_ops(g) == 2); /* refused ops leave no trace */
+  eg_htp_qnn_graph_destroy(g);
 }
 
 int main(void) {

@@ -65,20 +65,20 @@ static void test_flatten_of_rank4(void) {
                        NODE("relu", "aten.relu.default", "[{\"value\": 0}]", 1) ","
                        NODE("view", "aten.view.default", "[{\"value\": 1}, [2, 60]]", 2),
                        IN("y", 2), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
   const char *conv = "";
   EG_CHECK(conversions(&c, &conv) == 1 && axes_of(&c, "relu") == EG_AXES_NHWC);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_TRANSPOSE, EG_QNN_OP_RESHAPE)));
-  if (g && eg_qnn_graph_num_ops(g) == 3) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_TRANSPOSE, EG_HTP_QNN_OP_RESHAPE)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 3) {
     EG_CHECK(param_is(g, 1, "perm", VALS(0, 3, 1, 2)));
     EG_CHECK(dims_are(in_of(g, 0, 0), VALS(2, 3, 5, 4)));  /* the boundary input is NHWC */
     EG_CHECK(dims_are(out_of(g, 1), VALS(2, 4, 3, 5)));   /* NCHW order */
     EG_CHECK(dims_are(out_of(g, 2), VALS(2, 60)));
-    EG_CHECK(out_of(g, 2)->type == EG_QNN_TENSOR_APP_READ);
-    EG_CHECK_MSG(strcmp(eg_qnn_graph_op(g, 1)->name, conv) == 0, "%s, conversion %s",
-                 eg_qnn_graph_op(g, 1)->name, conv);
-    EG_CHECK(strcmp(eg_qnn_graph_op(g, 2)->name, "view") == 0);
+    EG_CHECK(out_of(g, 2)->type == EG_HTP_QNN_TENSOR_APP_READ);
+    EG_CHECK_MSG(strcmp(eg_htp_qnn_graph_op(g, 1)->name, conv) == 0, "%s, conversion %s",
+                 eg_htp_qnn_graph_op(g, 1)->name, conv);
+    EG_CHECK(strcmp(eg_htp_qnn_graph_op(g, 2)->name, "view") == 0);
   }
   release(&c);
 }
@@ -93,7 +93,7 @@ static void test_flatten_of_unit_spatial(void) {
                             "[{\"value\": 1}, [2, 8], [8, 1]]", 2),
                        IN("y", 2), NULL, 0);
   EG_CHECK(conversions(&c, NULL) == 1);
-  EG_CHECK(ops_are(qg(&c, 0), OPS(EG_QNN_OP_RELU, EG_QNN_OP_RESHAPE, EG_QNN_OP_RESHAPE)));
+  EG_CHECK(ops_are(qg(&c, 0), OPS(EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_RESHAPE, EG_HTP_QNN_OP_RESHAPE)));
   release(&c);
 }
 
@@ -107,15 +107,15 @@ static void test_unflatten_and_back(void) {
                        NODE("relu", "aten.relu.default", "[{\"value\": 1}]", 2) ","
                        NODE("view_1", "aten.view.default", "[{\"value\": 2}, [2, 60]]", 3),
                        IN("y", 3), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(conversions(&c, NULL) == 0 && axes_of(&c, "relu") == EG_AXES_TRACED);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RESHAPE, EG_QNN_OP_RELU, EG_QNN_OP_RESHAPE)));
-  if (g && eg_qnn_graph_num_ops(g) == 3) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RESHAPE, EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_RESHAPE)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 3) {
     EG_CHECK(dims_are(out_of(g, 0), VALS(2, 4, 3, 5)));
     EG_CHECK(dims_are(out_of(g, 1), VALS(2, 4, 3, 5)));
     EG_CHECK(dims_are(out_of(g, 2), VALS(2, 60)));
-    EG_CHECK(strcmp(eg_qnn_graph_op(g, 0)->name, "view") == 0);
-    EG_CHECK(strcmp(eg_qnn_graph_op(g, 2)->name, "view_1") == 0);
+    EG_CHECK(strcmp(eg_htp_qnn_graph_op(g, 0)->name, "view") == 0);
+    EG_CHECK(strcmp(eg_htp_qnn_graph_op(g, 2)->name, "view_1") == 0);
   }
   release(&c);
 }
@@ -135,11 +135,11 @@ static void test_permute(void) {
                             "[{\"value\": 2}, [0, 1, 2, 3]]", 3) ","
                        NODE("relu_1", "aten.relu.default", "[{\"value\": 3}]", 4),
                        IN("y", 4), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(conversions(&c, NULL) == 0);
   EG_CHECK(axes_of(&c, "relu") == EG_AXES_NHWC && axes_of(&c, "permute") == EG_AXES_TRACED);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_RELU)));
-  if (g && eg_qnn_graph_num_ops(g) == 2) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_RELU)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 2) {
     EG_CHECK(dims_are(out_of(g, 0), VALS(2, 3, 5, 4)));  /* NHWC of [2,4,3,5] */
     EG_CHECK(in_of(g, 1, 0) == out_of(g, 0));            /* both permutes alias */
     EG_CHECK(dims_are(out_of(g, 1), VALS(2, 3, 5, 4)));  /* traced [2,3,5,4] */
@@ -159,12 +159,12 @@ static void test_detach_alias(void) {
                        NODE("relu_1", "aten.relu.default", "[{\"value\": 2}]", 3) ","
                        NODE("detach_1", "aten.detach.default", "[{\"value\": 3}]", 4),
                        IN("y", 4), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_RELU, EG_QNN_OP_RESHAPE)));
-  if (g && eg_qnn_graph_num_ops(g) == 3) {
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_RESHAPE)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 3) {
     EG_CHECK(in_of(g, 1, 0) == out_of(g, 0));
-    EG_CHECK(out_of(g, 1)->type == EG_QNN_TENSOR_NATIVE);
-    EG_CHECK(out_of(g, 2)->type == EG_QNN_TENSOR_APP_READ);
+    EG_CHECK(out_of(g, 1)->type == EG_HTP_QNN_TENSOR_NATIVE);
+    EG_CHECK(out_of(g, 2)->type == EG_HTP_QNN_TENSOR_APP_READ);
   }
   release(&c);
 }
@@ -175,10 +175,10 @@ static void test_cat_channels(void) {
                        T(2, "[2, 5, 4, 5]"), IN("a", 0) "," IN("b", 1), "",
                        NODE("cat", "aten.cat.default", "[[{\"value\": 0}, {\"value\": 1}], 1]", 2),
                        IN("y", 2), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_CONCAT)));
-  if (g && eg_qnn_graph_num_ops(g) == 1) {
-    const eg_qnn_param *p = eg_qnn_op_param(eg_qnn_graph_op(g, 0), "axis");
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_CONCAT)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 1) {
+    const eg_htp_qnn_param *p = eg_htp_qnn_op_param(eg_htp_qnn_graph_op(g, 0), "axis");
     EG_CHECK(p && p->scalar.u32 == 3);
     EG_CHECK(dims_are(out_of(g, 0), VALS(2, 4, 5, 5)));
   }
@@ -193,11 +193,11 @@ static void test_expand(void) {
                        NODE("expand", "aten.expand.default", "[{\"value\": 0}, [3, 4]]", 1) ","
                        NODE("expand_1", "aten.expand.default", "[{\"value\": 0}, [1, 3, 1]]", 2),
                        IN("y", 1) "," IN("z", 2), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0); /* the two expands share no value: two partitions */
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_TILE)));
-  EG_CHECK(ops_are(qg(&c, 1), OPS(EG_QNN_OP_RESHAPE)));
-  if (g && eg_qnn_graph_num_ops(g) == 1) {
-    const eg_qnn_param *p = eg_qnn_op_param(eg_qnn_graph_op(g, 0), "multiples");
+  const eg_htp_qnn_graph *g = qg(&c, 0); /* the two expands share no value: two partitions */
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_TILE)));
+  EG_CHECK(ops_are(qg(&c, 1), OPS(EG_HTP_QNN_OP_RESHAPE)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 1) {
+    const eg_htp_qnn_param *p = eg_htp_qnn_op_param(eg_htp_qnn_graph_op(g, 0), "multiples");
     EG_CHECK(p && p->n_values == 2 && p->values.u32[0] == 1 && p->values.u32[1] == 4);
     EG_CHECK(dims_are(out_of(g, 0), VALS(3, 4)));
   }
@@ -216,12 +216,12 @@ static void test_linear(void) {
                        NODE("addmm", "aten.addmm.default",
                             "[{\"value\": 2}, {\"value\": 0}, {\"value\": 3}]", 4),
                        IN("y", 4), "[3, 6]", 18);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_TRANSPOSE, EG_QNN_OP_MAT_MUL)));
-  if (g && eg_qnn_graph_num_ops(g) == 2) {
-    EG_CHECK(in_of(g, 0, 0)->type == EG_QNN_TENSOR_STATIC);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_TRANSPOSE, EG_HTP_QNN_OP_MAT_MUL)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 2) {
+    EG_CHECK(in_of(g, 0, 0)->type == EG_HTP_QNN_TENSOR_STATIC);
     EG_CHECK(param_is(g, 0, "perm", VALS(1, 0)));
-    EG_CHECK(eg_qnn_graph_op(g, 1)->n_inputs == 3);
+    EG_CHECK(eg_htp_qnn_graph_op(g, 1)->n_inputs == 3);
     EG_CHECK(dims_are(in_of(g, 1, 2), VALS(3)));
   }
   release(&c);
@@ -236,13 +236,13 @@ static void test_addmm_scaled(void) {
                        "[{\"value\": 2}, {\"value\": 0}, {\"value\": 1}], \"kwargs\": "
                        "{\"beta\": {\"float\": 0.5}, \"alpha\": {\"float\": 2.0}}, \"output\": 3}",
                        IN("y", 3), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_MAT_MUL, EG_QNN_OP_ELEMENT_WISE_MULTIPLY,
-                          EG_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_QNN_OP_ELEMENT_WISE_ADD)));
-  if (g && eg_qnn_graph_num_ops(g) == 4) {
-    const eg_qnn_tensor *a = in_of(g, 1, 1), *b = in_of(g, 2, 1);
-    EG_CHECK(a->type == EG_QNN_TENSOR_STATIC && a->rank == 0 && *(const float *)a->data == 2.0f);
-    EG_CHECK(b->type == EG_QNN_TENSOR_STATIC && b->rank == 0 && *(const float *)b->data == 0.5f);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_MAT_MUL, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY,
+                          EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, EG_HTP_QNN_OP_ELEMENT_WISE_ADD)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 4) {
+    const eg_htp_qnn_tensor *a = in_of(g, 1, 1), *b = in_of(g, 2, 1);
+    EG_CHECK(a->type == EG_HTP_QNN_TENSOR_STATIC && a->rank == 0 && *(const float *)a->data == 2.0f);
+    EG_CHECK(b->type == EG_HTP_QNN_TENSOR_STATIC && b->rank == 0 && *(const float *)b->data == 0.5f);
   }
   release(&c);
 }
@@ -260,17 +260,17 @@ static void test_reduce_layout(void) {
                        NODE("mean", "aten.mean.dim", "[{\"value\": 1}, [2, 3], true]", 3) ","
                        NODE("sum_1", "aten.sum.dim_IntList", "[{\"value\": 1}, [0, 2, 3]]", 4),
                        IN("y", 2) "," IN("z", 3) "," IN("w", 4), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
+  const eg_htp_qnn_graph *g = qg(&c, 0);
   EG_CHECK(c.ok && c.prog.parts.n_partitions == 1);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_RELU, EG_QNN_OP_REDUCE_SUM, EG_QNN_OP_TRANSPOSE,
-                          EG_QNN_OP_REDUCE_MEAN, EG_QNN_OP_REDUCE_SUM)));
-  if (g && eg_qnn_graph_num_ops(g) == 5) {
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_RELU, EG_HTP_QNN_OP_REDUCE_SUM, EG_HTP_QNN_OP_TRANSPOSE,
+                          EG_HTP_QNN_OP_REDUCE_MEAN, EG_HTP_QNN_OP_REDUCE_SUM)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 5) {
     EG_CHECK(param_is(g, 1, "axes", VALS(0)));
     EG_CHECK(dims_are(out_of(g, 1), VALS(4, 5, 3)));
     EG_CHECK(param_is(g, 2, "perm", VALS(2, 0, 1)));
     EG_CHECK(dims_are(out_of(g, 2), VALS(3, 4, 5)));
     EG_CHECK(param_is(g, 3, "axes", VALS(1, 2)));
-    EG_CHECK(eg_qnn_op_param(eg_qnn_graph_op(g, 3), "keep_dims")->scalar.b);
+    EG_CHECK(eg_htp_qnn_op_param(eg_htp_qnn_graph_op(g, 3), "keep_dims")->scalar.b);
     EG_CHECK(dims_are(out_of(g, 3), VALS(2, 1, 1, 3)));
     EG_CHECK(param_is(g, 4, "axes", VALS(0, 1, 2)));
     EG_CHECK(dims_are(out_of(g, 4), VALS(3)));
@@ -288,10 +288,10 @@ static void test_log_softmax(void) {
                        NODE("_log_softmax_1", "aten._log_softmax.default",
                             "[{\"value\": 0}, 0, false]", 2),
                        IN("y", 1) "," IN("z", 2), NULL, 0);
-  const eg_qnn_graph *g = qg(&c, 0);
-  EG_CHECK(ops_are(g, OPS(EG_QNN_OP_LOG_SOFTMAX)));
-  if (g && eg_qnn_graph_num_ops(g) == 1) {
-    const eg_qnn_param *p = eg_qnn_op_param(eg_qnn_graph_op(g, 0), "axis");
+  const eg_htp_qnn_graph *g = qg(&c, 0);
+  EG_CHECK(ops_are(g, OPS(EG_HTP_QNN_OP_LOG_SOFTMAX)));
+  if (g && eg_htp_qnn_graph_num_ops(g) == 1) {
+    const eg_htp_qnn_param *p = eg_htp_qnn_op_param(eg_htp_qnn_graph_op(g, 0), "axis");
     EG_CHECK(p && p->scalar.u32 == 1);
   }
   EG_CHECK(strstr(reason_of(&c, "_log_softmax_1"), "last axis (1) only") != NULL);

@@ -166,48 +166,48 @@ static void run_dgrad_graph(long n, long cin, long h, long cout, long k, long s,
   float *gx = eg_test_nan_buf(ngx), *ref = eg_test_nan_buf(ngx);
   const uint32_t un = (uint32_t)n, uc = (uint32_t)cin, uh = (uint32_t)h, uo = (uint32_t)cout;
   const uint32_t uk = (uint32_t)k, uho = (uint32_t)ho, us = (uint32_t)s, up = (uint32_t)pad;
-  eg_qnn_graph *g = NULL;
-  EG_CHECK(eg_qnn_graph_create("dgrad2", &g) == EG_OK);
+  eg_htp_qnn_graph *g = NULL;
+  EG_CHECK(eg_htp_qnn_graph_create("dgrad2", &g) == EG_OK);
   int32_t tw = -1, twt = -1, tgy = -1, tgx = -1;
-  const eg_qnn_tensor_desc dw = {.name = "w_hwio", .type = EG_QNN_TENSOR_STATIC,
-                                 .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4,
+  const eg_htp_qnn_tensor_desc dw = {.name = "w_hwio", .type = EG_HTP_QNN_TENSOR_STATIC,
+                                 .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4,
                                  .dims = DIMS(uk, uk, uc, uo), .data = w,
-                                 .nbytes = sizeof(float) * (size_t)nw, .key = EG_QNN_KEY_NONE};
-  const eg_qnn_tensor_desc dwt = {.name = "w_hwoi", .type = EG_QNN_TENSOR_NATIVE,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4,
-                                  .dims = DIMS(uk, uk, uo, uc), .key = EG_QNN_KEY_NONE};
-  const eg_qnn_tensor_desc dgy = {.name = "grad_y", .type = EG_QNN_TENSOR_APP_WRITE,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4,
-                                  .dims = DIMS(un, uho, uho, uo), .key = EG_QNN_KEY_NONE};
-  const eg_qnn_tensor_desc dgx = {.name = "grad_x", .type = EG_QNN_TENSOR_APP_READ,
-                                  .dtype = EG_QNN_DTYPE_FLOAT_32, .rank = 4,
-                                  .dims = DIMS(un, uh, uh, uc), .key = EG_QNN_KEY_NONE};
-  EG_CHECK(eg_qnn_graph_add_tensor(g, &dw, &tw) == EG_OK);
-  EG_CHECK(eg_qnn_graph_add_tensor(g, &dwt, &twt) == EG_OK);
-  EG_CHECK(eg_qnn_graph_add_tensor(g, &dgy, &tgy) == EG_OK);
-  EG_CHECK(eg_qnn_graph_add_tensor(g, &dgx, &tgx) == EG_OK);
-  const eg_qnn_param perm = eg_qnn_param_u32_tensor("perm", 1, DIMS(4), DIMS(0, 1, 3, 2));
-  const eg_qnn_op_desc t = {.name = "weight_to_hwoi", .type = EG_QNN_OP_TRANSPOSE,
+                                 .nbytes = sizeof(float) * (size_t)nw, .key = EG_HTP_QNN_KEY_NONE};
+  const eg_htp_qnn_tensor_desc dwt = {.name = "w_hwoi", .type = EG_HTP_QNN_TENSOR_NATIVE,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4,
+                                  .dims = DIMS(uk, uk, uo, uc), .key = EG_HTP_QNN_KEY_NONE};
+  const eg_htp_qnn_tensor_desc dgy = {.name = "grad_y", .type = EG_HTP_QNN_TENSOR_APP_WRITE,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4,
+                                  .dims = DIMS(un, uho, uho, uo), .key = EG_HTP_QNN_KEY_NONE};
+  const eg_htp_qnn_tensor_desc dgx = {.name = "grad_x", .type = EG_HTP_QNN_TENSOR_APP_READ,
+                                  .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .rank = 4,
+                                  .dims = DIMS(un, uh, uh, uc), .key = EG_HTP_QNN_KEY_NONE};
+  EG_CHECK(eg_htp_qnn_graph_add_tensor(g, &dw, &tw) == EG_OK);
+  EG_CHECK(eg_htp_qnn_graph_add_tensor(g, &dwt, &twt) == EG_OK);
+  EG_CHECK(eg_htp_qnn_graph_add_tensor(g, &dgy, &tgy) == EG_OK);
+  EG_CHECK(eg_htp_qnn_graph_add_tensor(g, &dgx, &tgx) == EG_OK);
+  const eg_htp_qnn_param perm = eg_htp_qnn_param_u32_tensor("perm", 1, DIMS(4), DIMS(0, 1, 3, 2));
+  const eg_htp_qnn_op_desc t = {.name = "weight_to_hwoi", .type = EG_HTP_QNN_OP_TRANSPOSE,
                             .n_inputs = 1, .inputs = &tw, .n_outputs = 1, .outputs = &twt,
                             .n_params = 1, .params = &perm};
-  EG_CHECK(eg_qnn_graph_add_op(g, &t, NULL) == EG_OK);
-  const eg_qnn_param tp[3] = {
-      eg_qnn_param_u32_tensor("stride", 1, DIMS(2), DIMS(us, us)),
-      eg_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2), DIMS(up, up, up, up)),
-      eg_qnn_param_u32_tensor("output_padding", 1, DIMS(2), DIMS((uint32_t)op, (uint32_t)op))};
-  const eg_qnn_op_desc tc = {.name = "transpose_conv", .type = EG_QNN_OP_TRANSPOSE_CONV_2D,
+  EG_CHECK(eg_htp_qnn_graph_add_op(g, &t, NULL) == EG_OK);
+  const eg_htp_qnn_param tp[3] = {
+      eg_htp_qnn_param_u32_tensor("stride", 1, DIMS(2), DIMS(us, us)),
+      eg_htp_qnn_param_u32_tensor("pad_amount", 2, DIMS(2, 2), DIMS(up, up, up, up)),
+      eg_htp_qnn_param_u32_tensor("output_padding", 1, DIMS(2), DIMS((uint32_t)op, (uint32_t)op))};
+  const eg_htp_qnn_op_desc tc = {.name = "transpose_conv", .type = EG_HTP_QNN_OP_TRANSPOSE_CONV_2D,
                              .n_inputs = 2, .inputs = (const int32_t[]){tgy, twt},
                              .n_outputs = 1, .outputs = &tgx, .n_params = 3, .params = tp};
-  EG_CHECK(eg_qnn_graph_add_op(g, &tc, NULL) == EG_OK);
-  eg_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_htp_qnn_graph_add_op(g, &tc, NULL) == EG_OK);
+  eg_htp_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
   if (ex) {
-    eg_qnn_executor_stats st;
-    eg_qnn_executor_get_stats(ex, &st);
+    eg_htp_qnn_executor_stats st;
+    eg_htp_qnn_executor_get_stats(ex, &st);
     EG_CHECK_MSG(st.native_bytes == 0, "the folded weight is outside the arena (%zu bytes)",
                  st.native_bytes);
-    const eg_qnn_binding in = {tgy, gy, sizeof(float) * (size_t)ngy};
-    const eg_qnn_binding out = {tgx, gx, sizeof(float) * (size_t)ngx};
+    const eg_htp_qnn_binding in = {tgy, gy, sizeof(float) * (size_t)ngy};
+    const eg_htp_qnn_binding out = {tgx, gx, sizeof(float) * (size_t)ngx};
     /* reference: the transposed weight as a TransposeConv2d filter */
     for (long tap = 0; tap < k * k; tap++)
       for (long i = 0; i < cin; i++)
@@ -217,14 +217,14 @@ static void run_dgrad_graph(long n, long cin, long h, long cout, long k, long s,
     ref_tconv(&c, gy, wt, NULL, ref);
     for (int rep = 0; rep < 2; rep++) { /* the folded weight serves every run */
       for (long i = 0; i < ngx; i++) gx[i] = NAN;
-      EG_CHECK_MSG(eg_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK, "%s", eg_last_error());
+      EG_CHECK_MSG(eg_htp_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK, "%s", eg_last_error());
       const long bad = eg_test_allclose(gx, ref, ngx, 1e-4, 1e-5);
       EG_CHECK_MSG(bad < 0, "dgrad n%ld c%ld %ld ->%ld k%ld s%ld p%ld run %d: element %ld", n,
                    cin, h, cout, k, s, pad, rep, bad);
     }
   }
-  eg_qnn_executor_destroy(ex);
-  eg_qnn_graph_destroy(g);
+  eg_htp_qnn_executor_destroy(ex);
+  eg_htp_qnn_graph_destroy(g);
   free(w), free(gy), free(wt), free(gx), free(ref);
 }
 

@@ -110,23 +110,23 @@ static void test_equal_kernel(void) {
 
 /* ---- graph rules and the executor ---- */
 
-static int32_t tensor(eg_qnn_graph *g, const char *name, eg_qnn_tensor_type type,
-                      eg_qnn_dtype dtype, int rank, const uint32_t *dims, const void *data) {
+static int32_t tensor(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_tensor_type type,
+                      eg_htp_qnn_dtype dtype, int rank, const uint32_t *dims, const void *data) {
   size_t n = 1;
   for (int i = 0; i < rank; i++) n *= dims[i];
-  eg_qnn_tensor_desc d = {.name = name, .type = type, .dtype = dtype, .rank = rank,
-                          .dims = dims, .key = EG_QNN_KEY_NONE, .data = data,
+  eg_htp_qnn_tensor_desc d = {.name = name, .type = type, .dtype = dtype, .rank = rank,
+                          .dims = dims, .key = EG_HTP_QNN_KEY_NONE, .data = data,
                           .nbytes = data ? n * 4 : 0, .copy_data = data != NULL};
   int32_t id = -1;
-  EG_CHECK_MSG(eg_qnn_graph_add_tensor(g, &d, &id) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_htp_qnn_graph_add_tensor(g, &d, &id) == EG_OK, "%s", eg_last_error());
   return id;
 }
 
-static eg_status add_op(eg_qnn_graph *g, const char *name, eg_qnn_op type, int n_in,
-                        const int32_t *in, int32_t out, int n_params, const eg_qnn_param *p) {
-  const eg_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
+static eg_status add_op(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_op type, int n_in,
+                        const int32_t *in, int32_t out, int n_params, const eg_htp_qnn_param *p) {
+  const eg_htp_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
                             .n_outputs = 1, .outputs = &out, .n_params = n_params, .params = p};
-  return eg_qnn_graph_add_op(g, &d, NULL);
+  return eg_htp_qnn_graph_add_op(g, &d, NULL);
 }
 
 static void expect_error(eg_status st, const char *frag1, const char *frag2) {
@@ -138,80 +138,80 @@ static void expect_error(eg_status st, const char *frag1, const char *frag2) {
 }
 
 static void test_tile_rules(void) {
-  eg_qnn_graph *g;
-  EG_CHECK(eg_qnn_graph_create("tile", &g) == EG_OK);
-  const int32_t x = tensor(g, "x", EG_QNN_TENSOR_APP_WRITE, EG_QNN_DTYPE_FLOAT_32, 2,
+  eg_htp_qnn_graph *g;
+  EG_CHECK(eg_htp_qnn_graph_create("tile", &g) == EG_OK);
+  const int32_t x = tensor(g, "x", EG_HTP_QNN_TENSOR_APP_WRITE, EG_HTP_QNN_DTYPE_FLOAT_32, 2,
                            DIMS(3, 1), NULL);
-  const int32_t y = tensor(g, "y", EG_QNN_TENSOR_APP_READ, EG_QNN_DTYPE_FLOAT_32, 2,
+  const int32_t y = tensor(g, "y", EG_HTP_QNN_TENSOR_APP_READ, EG_HTP_QNN_DTYPE_FLOAT_32, 2,
                            DIMS(3, 4), NULL);
-  const eg_qnn_param zero = eg_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 0));
-  expect_error(add_op(g, "t", EG_QNN_OP_TILE, 1, &x, y, 1, &zero), "op t (Tile): param multiples "
+  const eg_htp_qnn_param zero = eg_htp_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 0));
+  expect_error(add_op(g, "t", EG_HTP_QNN_OP_TILE, 1, &x, y, 1, &zero), "op t (Tile): param multiples "
                "([1, 0]", "must be >= 1");
-  const eg_qnn_param three = eg_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 3));
-  expect_error(add_op(g, "t", EG_QNN_OP_TILE, 1, &x, y, 1, &three), "out[0] y (dims [3, 4], "
+  const eg_htp_qnn_param three = eg_htp_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 3));
+  expect_error(add_op(g, "t", EG_HTP_QNN_OP_TILE, 1, &x, y, 1, &three), "out[0] y (dims [3, 4], "
                "rule gives [3, 3])", "rule");
-  const eg_qnn_param short_m = eg_qnn_param_u32_tensor("multiples", 1, DIMS(1), DIMS(4));
-  expect_error(add_op(g, "t", EG_QNN_OP_TILE, 1, &x, y, 1, &short_m), "param multiples",
+  const eg_htp_qnn_param short_m = eg_htp_qnn_param_u32_tensor("multiples", 1, DIMS(1), DIMS(4));
+  expect_error(add_op(g, "t", EG_HTP_QNN_OP_TILE, 1, &x, y, 1, &short_m), "param multiples",
                "must have shape [2]");
-  EG_CHECK(eg_qnn_graph_num_ops(g) == 0);
-  const eg_qnn_param four = eg_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 4));
-  EG_CHECK_MSG(add_op(g, "t", EG_QNN_OP_TILE, 1, &x, y, 1, &four) == EG_OK, "%s",
+  EG_CHECK(eg_htp_qnn_graph_num_ops(g) == 0);
+  const eg_htp_qnn_param four = eg_htp_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 4));
+  EG_CHECK_MSG(add_op(g, "t", EG_HTP_QNN_OP_TILE, 1, &x, y, 1, &four) == EG_OK, "%s",
                eg_last_error());
-  EG_CHECK(eg_qnn_graph_op(g, 0)->attrs.tile.multiples[1] == 4);
-  eg_qnn_graph_destroy(g);
+  EG_CHECK(eg_htp_qnn_graph_op(g, 0)->attrs.tile.multiples[1] == 4);
+  eg_htp_qnn_graph_destroy(g);
 }
 
 /* target [3] INT_32 -> Reshape [3, 1] -> Tile [3, 2] (int32 moves) and Equal with the STATIC
  * classes [4] -> BOOL_8 [3, 4]: the one-hot rows of the targets. */
 static void test_int32_through_executor(void) {
-  eg_qnn_graph *g;
-  EG_CHECK(eg_qnn_graph_create("onehot", &g) == EG_OK);
+  eg_htp_qnn_graph *g;
+  EG_CHECK(eg_htp_qnn_graph_create("onehot", &g) == EG_OK);
   static const int32_t classes[4] = {0, 1, 2, 3};
-  const int32_t t = tensor(g, "t", EG_QNN_TENSOR_APP_WRITE, EG_QNN_DTYPE_INT_32, 1, DIMS(3),
+  const int32_t t = tensor(g, "t", EG_HTP_QNN_TENSOR_APP_WRITE, EG_HTP_QNN_DTYPE_INT_32, 1, DIMS(3),
                            NULL);
-  const int32_t col = tensor(g, "col", EG_QNN_TENSOR_NATIVE, EG_QNN_DTYPE_INT_32, 2,
+  const int32_t col = tensor(g, "col", EG_HTP_QNN_TENSOR_NATIVE, EG_HTP_QNN_DTYPE_INT_32, 2,
                              DIMS(3, 1), NULL);
-  const int32_t tiled = tensor(g, "tiled", EG_QNN_TENSOR_APP_READ, EG_QNN_DTYPE_INT_32, 2,
+  const int32_t tiled = tensor(g, "tiled", EG_HTP_QNN_TENSOR_APP_READ, EG_HTP_QNN_DTYPE_INT_32, 2,
                                DIMS(3, 2), NULL);
-  const int32_t c = tensor(g, "classes", EG_QNN_TENSOR_STATIC, EG_QNN_DTYPE_INT_32, 1, DIMS(4),
+  const int32_t c = tensor(g, "classes", EG_HTP_QNN_TENSOR_STATIC, EG_HTP_QNN_DTYPE_INT_32, 1, DIMS(4),
                            classes);
-  const int32_t hit = tensor(g, "hit", EG_QNN_TENSOR_APP_READ, EG_QNN_DTYPE_BOOL_8, 2,
+  const int32_t hit = tensor(g, "hit", EG_HTP_QNN_TENSOR_APP_READ, EG_HTP_QNN_DTYPE_BOOL_8, 2,
                              DIMS(3, 4), NULL);
-  const eg_qnn_param two = eg_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 2));
-  EG_CHECK(add_op(g, "r", EG_QNN_OP_RESHAPE, 1, &t, col, 0, NULL) == EG_OK);
-  EG_CHECK(add_op(g, "tile", EG_QNN_OP_TILE, 1, &col, tiled, 1, &two) == EG_OK);
+  const eg_htp_qnn_param two = eg_htp_qnn_param_u32_tensor("multiples", 1, DIMS(2), DIMS(1, 2));
+  EG_CHECK(add_op(g, "r", EG_HTP_QNN_OP_RESHAPE, 1, &t, col, 0, NULL) == EG_OK);
+  EG_CHECK(add_op(g, "tile", EG_HTP_QNN_OP_TILE, 1, &col, tiled, 1, &two) == EG_OK);
   const int32_t eq[2] = {col, c};
-  EG_CHECK_MSG(add_op(g, "eq", EG_QNN_OP_ELEMENT_WISE_EQUAL, 2, eq, hit, 0, NULL) == EG_OK, "%s",
+  EG_CHECK_MSG(add_op(g, "eq", EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, 2, eq, hit, 0, NULL) == EG_OK, "%s",
                eg_last_error());
-  eg_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  eg_htp_qnn_executor *ex = NULL;
+  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
   int32_t tv[3] = {2, -100, 0x7FFFFFFF}, tl[6];
   uint8_t h[12];
-  const eg_qnn_binding in = {t, tv, sizeof tv};
-  const eg_qnn_binding out[2] = {{tiled, tl, sizeof tl}, {hit, h, sizeof h}};
-  EG_CHECK_MSG(ex && eg_qnn_executor_execute(ex, &in, 1, out, 2) == EG_OK, "%s", eg_last_error());
+  const eg_htp_qnn_binding in = {t, tv, sizeof tv};
+  const eg_htp_qnn_binding out[2] = {{tiled, tl, sizeof tl}, {hit, h, sizeof h}};
+  EG_CHECK_MSG(ex && eg_htp_qnn_executor_execute(ex, &in, 1, out, 2) == EG_OK, "%s", eg_last_error());
   static const uint8_t want[12] = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   static const int32_t want_t[6] = {2, 2, -100, -100, 0x7FFFFFFF, 0x7FFFFFFF};
   EG_CHECK(memcmp(h, want, sizeof h) == 0);
   EG_CHECK(memcmp(tl, want_t, sizeof tl) == 0);
-  eg_qnn_executor_destroy(ex);
-  eg_qnn_graph_destroy(g);
+  eg_htp_qnn_executor_destroy(ex);
+  eg_htp_qnn_graph_destroy(g);
 }
 
 /* QNN defines Equal on floats too; the executor runs the int32 form only and says so. */
 static void test_float_equal_refused(void) {
-  eg_qnn_graph *g;
-  EG_CHECK(eg_qnn_graph_create("feq", &g) == EG_OK);
-  const int32_t a = tensor(g, "a", EG_QNN_TENSOR_APP_WRITE, EG_QNN_DTYPE_FLOAT_32, 1, DIMS(3),
+  eg_htp_qnn_graph *g;
+  EG_CHECK(eg_htp_qnn_graph_create("feq", &g) == EG_OK);
+  const int32_t a = tensor(g, "a", EG_HTP_QNN_TENSOR_APP_WRITE, EG_HTP_QNN_DTYPE_FLOAT_32, 1, DIMS(3),
                            NULL);
-  const int32_t y = tensor(g, "y", EG_QNN_TENSOR_APP_READ, EG_QNN_DTYPE_BOOL_8, 1, DIMS(3), NULL);
+  const int32_t y = tensor(g, "y", EG_HTP_QNN_TENSOR_APP_READ, EG_HTP_QNN_DTYPE_BOOL_8, 1, DIMS(3), NULL);
   const int32_t in[2] = {a, a};
-  EG_CHECK(add_op(g, "eq", EG_QNN_OP_ELEMENT_WISE_EQUAL, 2, in, y, 0, NULL) == EG_OK);
-  eg_qnn_executor *ex = NULL;
-  EG_CHECK(eg_qnn_executor_create(g, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
+  EG_CHECK(add_op(g, "eq", EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, 2, in, y, 0, NULL) == EG_OK);
+  eg_htp_qnn_executor *ex = NULL;
+  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
   EG_CHECK_MSG(strstr(eg_last_error(), "op eq (ElementWiseEqual): tensor a is float32") &&
                strstr(eg_last_error(), "int32"), "%s", eg_last_error());
-  eg_qnn_graph_destroy(g);
+  eg_htp_qnn_graph_destroy(g);
 }
 
 int main(void) {

@@ -49,7 +49,7 @@ static void positions(const eg_program *p, int32_t *pos) {
 
 /* Renames op j of partition k (the graph's arena owns names; a literal outlives it). */
 static void rename_op(eg_program *p, int32_t k, int32_t j, const char *name) {
-  ((eg_qnn_op_node *)eg_qnn_graph_op(p->lowered[k].graph, j))->name = name;
+  ((eg_htp_qnn_op_node *)eg_htp_qnn_graph_op(p->lowered[k].graph, j))->name = name;
 }
 
 /* Spans of partition k's step, or -1; the step is destroyed. */
@@ -61,7 +61,7 @@ static int32_t spans_of(const eg_program *p, int32_t k, const int32_t *pos) {
   const eg_plan_block *b = NULL;
   const eg_partition *part = &p->parts.partitions[k];
   const int32_t n = eg_npu_step_tensor_spans(s, p->graph, &p->lowered[k], part, &b);
-  const int32_t ops = eg_qnn_graph_num_ops(p->lowered[k].graph);
+  const int32_t ops = eg_htp_qnn_graph_num_ops(p->lowered[k].graph);
   const int32_t lo = pos[part->nodes[0]], hi = pos[part->nodes[part->n_nodes - 1]];
   for (int32_t i = 0; i < n; i++) {
     const int32_t f = pos[b[i].first_node], l = pos[b[i].last_node];
@@ -89,18 +89,18 @@ static void test_spans_of_lowered_partitions(void) {
     const int32_t n = spans_of(p, q, pos);
     EG_CHECK_MSG(n >= 0, "partition %d: no spans", q);
     total += n;
-    if (eg_qnn_graph_num_ops(p->lowered[q].graph) > eg_qnn_graph_num_ops(p->lowered[k].graph))
+    if (eg_htp_qnn_graph_num_ops(p->lowered[q].graph) > eg_htp_qnn_graph_num_ops(p->lowered[k].graph))
       k = q;
   }
   EG_CHECK_MSG(total > 10, "%d spans", total);
-  const eg_qnn_graph *qg = p->lowered[k].graph;
-  const int32_t ops = eg_qnn_graph_num_ops(qg);
+  const eg_htp_qnn_graph *qg = p->lowered[k].graph;
+  const int32_t ops = eg_htp_qnn_graph_num_ops(qg);
   /* op j: the first op of a node B after the first node A, op j - 1 one of A's */
   int32_t j = 1;
-  while (j < ops && strstr(eg_qnn_graph_op(qg, j)->name, "_op")) j++;
+  while (j < ops && strstr(eg_htp_qnn_graph_op(qg, j)->name, "_op")) j++;
   EG_CHECK_MSG(j < ops && ops > 4, "partition %d: %d ops", k, ops);
   if (j >= ops) goto out;
-  const char *a = eg_qnn_graph_op(qg, 0)->name, *b = eg_qnn_graph_op(qg, j)->name;
+  const char *a = eg_htp_qnn_graph_op(qg, 0)->name, *b = eg_htp_qnn_graph_op(qg, j)->name;
   eg_node *node_b = NULL;
   for (int32_t i = 0; i < p->graph->n_nodes; i++)
     if (strcmp(p->graph->nodes[i].name, b) == 0) node_b = &p->graph->nodes[i];
@@ -160,7 +160,7 @@ static eg_runtime *runtime(const char *json, bool blocks, eg_graph **src, size_t
   eg_program *p[2] = {build(json, &src[0]), build(json, &src[1])};
   for (int c = 0; c < 2; c++)
     for (int32_t k = 0; p[c] && blocks && k < p[c]->parts.n_partitions; k++)
-      for (int32_t j = 0; j < eg_qnn_graph_num_ops(p[c]->lowered[k].graph); j++)
+      for (int32_t j = 0; j < eg_htp_qnn_graph_num_ops(p[c]->lowered[k].graph); j++)
         rename_op(p[c], k, j, "renamed");
   eg_runtime *rt = NULL;
   const eg_runtime_options tight = {.max_memory_bytes = 1};

@@ -221,9 +221,9 @@ static eg_graph *labels_graph(void) {
   return g;
 }
 
-static const eg_qnn_tensor *find_tensor(const eg_qnn_graph *q, eg_qnn_tensor_type type) {
-  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(q); t++)
-    if (eg_qnn_graph_tensor(q, t)->type == type) return eg_qnn_graph_tensor(q, t);
+static const eg_htp_qnn_tensor *find_tensor(const eg_htp_qnn_graph *q, eg_htp_qnn_tensor_type type) {
+  for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(q); t++)
+    if (eg_htp_qnn_graph_tensor(q, t)->type == type) return eg_htp_qnn_graph_tensor(q, t);
   return NULL;
 }
 
@@ -244,9 +244,9 @@ static void test_real_builders_mark_and_lower_int32(void) {
     EG_CHECK_MSG(eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp) == EG_OK, "%s",
                  eg_last_error());
     if (hp.graph) {
-      for (int32_t t = 0; t < eg_qnn_graph_num_tensors(hp.graph); t++)
-        EG_CHECK(eg_qnn_graph_tensor(hp.graph, t)->dtype == EG_QNN_DTYPE_INT_32);
-      const eg_qnn_tensor *in = find_tensor(hp.graph, EG_QNN_TENSOR_APP_WRITE);
+      for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(hp.graph); t++)
+        EG_CHECK(eg_htp_qnn_graph_tensor(hp.graph, t)->dtype == EG_HTP_QNN_DTYPE_INT_32);
+      const eg_htp_qnn_tensor *in = find_tensor(hp.graph, EG_HTP_QNN_TENSOR_APP_WRITE);
       EG_CHECK(in && in->nbytes == 6 * sizeof(int32_t));
       EG_CHECK(hp.n_inputs == 1 && hp.n_outputs == 2);
     }
@@ -324,8 +324,8 @@ static void test_static_range(void) {
     const eg_status s = eg_htp_lower_partition(g, &parts, 0, eg_htp_builders, &hp);
     if (fits) {
       EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
-      const eg_qnn_tensor *t = hp.graph ? find_tensor(hp.graph, EG_QNN_TENSOR_STATIC) : NULL;
-      EG_CHECK(t && t->dtype == EG_QNN_DTYPE_INT_32 && t->nbytes == 2 * sizeof(int32_t));
+      const eg_htp_qnn_tensor *t = hp.graph ? find_tensor(hp.graph, EG_HTP_QNN_TENSOR_STATIC) : NULL;
+      EG_CHECK(t && t->dtype == EG_HTP_QNN_DTYPE_INT_32 && t->nbytes == 2 * sizeof(int32_t));
       if (t && t->data) {
         const int32_t *d = t->data;
         EG_CHECK(d[0] == -7 && d[1] == INT32_MIN);

@@ -6,7 +6,7 @@
  *                  u32 n_tensors; n_tensors x Tensor; u32 n_ops; n_ops x Op;
  *                  u32 n_inputs;  n_inputs  x Boundary;  u32 n_outputs; n_outputs x Boundary
  *     Tensor := str name; u8 type (0 APP_WRITE, 1 APP_READ, 2 NATIVE, 3 STATIC);
- *               u8 dtype (eg_qnn_dtype code, < EG_QNN_DTYPE_COUNT); u8 rank (<= 8);
+ *               u8 dtype (eg_htp_qnn_dtype code, < EG_HTP_QNN_DTYPE_COUNT); u8 rank (<= 8);
  *               u8 quant (0 NONE, 1 SCALE_OFFSET, 2 AXIS_SCALE_OFFSET); rank x u32 dim
  *               (>= 1, product <= 2^40; an IR value with a dim above UINT32_MAX never
  *               reaches an NPU graph: the partitioner keeps its nodes on the CPU);
@@ -19,7 +19,7 @@
  *     Op     := str name; str type (QNN op name, "Conv2d"); u32 n_inputs (<= 64);
  *               n_inputs x i32 tensor id (-1: an omitted optional input); u32 n_outputs (<= 8);
  *               n_outputs x i32 tensor id; u32 n_params (<= 16); n_params x Param
- *     Param  := str name; u8 kind (0 scalar, 1 tensor); u8 dtype (eg_qnn_dtype code)
+ *     Param  := str name; u8 kind (0 scalar, 1 tensor); u8 dtype (eg_htp_qnn_dtype code)
  *               scalar: u32 bits (UINT_32 / INT_32 the value, FLOAT_32 its IEEE bits,
  *                       BOOL_8 0 or 1)
  *               tensor: u8 rank (1 or 2); rank x u32 dim; u32 n_values (== product of dims,
@@ -40,13 +40,13 @@
 #include "backends/htp/values.h"
 
 /* File codes are the enums' values: pin them so a reordered enum cannot change the format. */
-_Static_assert(EG_QNN_TENSOR_APP_WRITE == 0 && EG_QNN_TENSOR_STATIC == 3, "tensor type codes");
-_Static_assert(EG_QNN_DTYPE_FLOAT_32 == 0 && EG_QNN_DTYPE_BOOL_8 == 6 &&
-               EG_QNN_DTYPE_SFIXED_POINT_32 == 11 && EG_QNN_DTYPE_COUNT == 12, "QNN dtype codes");
-_Static_assert(EG_QNN_QUANT_NONE == 0 && EG_QNN_QUANT_AXIS_SCALE_OFFSET == 2, "quant codes");
-_Static_assert(EG_QNN_PARAM_SCALAR == 0 && EG_QNN_PARAM_TENSOR == 1, "param kind codes");
+_Static_assert(EG_HTP_QNN_TENSOR_APP_WRITE == 0 && EG_HTP_QNN_TENSOR_STATIC == 3, "tensor type codes");
+_Static_assert(EG_HTP_QNN_DTYPE_FLOAT_32 == 0 && EG_HTP_QNN_DTYPE_BOOL_8 == 6 &&
+               EG_HTP_QNN_DTYPE_SFIXED_POINT_32 == 11 && EG_HTP_QNN_DTYPE_COUNT == 12, "QNN dtype codes");
+_Static_assert(EG_HTP_QNN_QUANT_NONE == 0 && EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET == 2, "quant codes");
+_Static_assert(EG_HTP_QNN_PARAM_SCALAR == 0 && EG_HTP_QNN_PARAM_TENSOR == 1, "param kind codes");
 
-static void put_tensor(eg_egp_sink *b, const eg_qnn_tensor *t) {
+static void put_tensor(eg_egp_sink *b, const eg_htp_qnn_tensor *t) {
   eg_sink_str(b, t->name);
   eg_sink_u8(b, (uint32_t)t->type);
   eg_sink_u8(b, (uint32_t)t->dtype);
@@ -54,28 +54,28 @@ static void put_tensor(eg_egp_sink *b, const eg_qnn_tensor *t) {
   eg_sink_u8(b, (uint32_t)t->quant.encoding);
   for (int d = 0; d < t->rank; d++) eg_sink_u32(b, t->dims[d]);
   eg_sink_i64(b, t->key);
-  if (t->quant.encoding == EG_QNN_QUANT_SCALE_OFFSET) {
+  if (t->quant.encoding == EG_HTP_QNN_QUANT_SCALE_OFFSET) {
     eg_sink_f32(b, t->quant.scale);
     eg_sink_i32(b, t->quant.offset);
-  } else if (t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET) {
+  } else if (t->quant.encoding == EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET) {
     eg_sink_i32(b, t->quant.axis);
     eg_sink_u32(b, (uint32_t)t->quant.n_axis);
     for (int32_t i = 0; i < t->quant.n_axis; i++) eg_sink_f32(b, t->quant.scales[i]);
     for (int32_t i = 0; i < t->quant.n_axis; i++) eg_sink_i32(b, t->quant.offsets[i]);
   }
-  if (t->type == EG_QNN_TENSOR_STATIC) {
+  if (t->type == EG_HTP_QNN_TENSOR_STATIC) {
     eg_sink_static(b, t->data, t->nbytes);
   }
 }
 
-static void put_param(eg_egp_sink *b, const eg_qnn_param *p) {
+static void put_param(eg_egp_sink *b, const eg_htp_qnn_param *p) {
   eg_sink_str(b, p->name);
   eg_sink_u8(b, (uint32_t)p->kind);
   eg_sink_u8(b, (uint32_t)p->dtype);
-  if (p->kind == EG_QNN_PARAM_SCALAR) {
+  if (p->kind == EG_HTP_QNN_PARAM_SCALAR) {
     uint32_t bits = p->scalar.u32;
-    if (p->dtype == EG_QNN_DTYPE_BOOL_8) bits = p->scalar.b ? 1 : 0;
-    else if (p->dtype == EG_QNN_DTYPE_FLOAT_32) memcpy(&bits, &p->scalar.f32, 4);
+    if (p->dtype == EG_HTP_QNN_DTYPE_BOOL_8) bits = p->scalar.b ? 1 : 0;
+    else if (p->dtype == EG_HTP_QNN_DTYPE_FLOAT_32) memcpy(&bits, &p->scalar.f32, 4);
     eg_sink_u32(b, bits);
     return;
   }
@@ -95,16 +95,16 @@ static void put_boundaries(eg_egp_sink *b, const eg_boundary *list, int32_t n) {
 }
 
 void eg_htp_egp_write(const eg_lowered *lp, eg_egp_sink *b) {
-  const eg_qnn_graph *qg = lp->graph;
-  eg_sink_str(b, eg_qnn_graph_name(qg));
-  eg_sink_u32(b, (uint32_t)eg_qnn_graph_num_tensors(qg));
-  for (int32_t i = 0; i < eg_qnn_graph_num_tensors(qg); i++)
-    put_tensor(b, eg_qnn_graph_tensor(qg, i));
-  eg_sink_u32(b, (uint32_t)eg_qnn_graph_num_ops(qg));
-  for (int32_t i = 0; i < eg_qnn_graph_num_ops(qg); i++) {
-    const eg_qnn_op_node *op = eg_qnn_graph_op(qg, i);
+  const eg_htp_qnn_graph *qg = lp->graph;
+  eg_sink_str(b, eg_htp_qnn_graph_name(qg));
+  eg_sink_u32(b, (uint32_t)eg_htp_qnn_graph_num_tensors(qg));
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_tensors(qg); i++)
+    put_tensor(b, eg_htp_qnn_graph_tensor(qg, i));
+  eg_sink_u32(b, (uint32_t)eg_htp_qnn_graph_num_ops(qg));
+  for (int32_t i = 0; i < eg_htp_qnn_graph_num_ops(qg); i++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(qg, i);
     eg_sink_str(b, op->name);
-    eg_sink_str(b, eg_qnn_op_name(op->type));
+    eg_sink_str(b, eg_htp_qnn_op_name(op->type));
     eg_sink_u32(b, (uint32_t)op->n_inputs);
     for (int32_t j = 0; j < op->n_inputs; j++) eg_sink_i32(b, op->inputs[j]);
     eg_sink_u32(b, (uint32_t)op->n_outputs);

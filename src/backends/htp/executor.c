@@ -49,7 +49,7 @@
 
 typedef struct plan {
   size_t scratch;
-  void *scratch_at; /* its own scratch (eg_qnn_executor_set_tensor_memory), else ex->scratch */
+  void *scratch_at; /* its own scratch (eg_htp_qnn_executor_set_tensor_memory), else ex->scratch */
   bool folded; /* run once at create (constant folding), not by execute */
   bool transient; /* folded, and read only as the filter of TransposeConv2d ops that pack it:
                      its buffer is freed once they have (the packed form is what they read) */
@@ -73,8 +73,8 @@ typedef struct plan {
     eg_pool2d_nhwc_params pool;
     struct { int64_t m, k, units; } fc;
     eg_matmul_nhwc_params mm;
-    struct { int rank; int64_t dims[EG_QNN_MAX_RANK]; uint32_t perm[EG_QNN_MAX_RANK]; } tr;
-    struct { int rank; int64_t dims[EG_QNN_MAX_RANK], multiples[EG_QNN_MAX_RANK]; } tile;
+    struct { int rank; int64_t dims[EG_HTP_QNN_MAX_RANK]; uint32_t perm[EG_HTP_QNN_MAX_RANK]; } tr;
+    struct { int rank; int64_t dims[EG_HTP_QNN_MAX_RANK], multiples[EG_HTP_QNN_MAX_RANK]; } tile;
     struct { size_t nbytes; } copy;
     struct { eg_strided_copy_params box; int64_t offset; } slice; /* StridedSlice, Pad */
     struct { int64_t outer, inner; int64_t *sizes; const float **xs; } concat;
@@ -88,8 +88,8 @@ typedef struct plan {
   } u;
 } plan;
 
-struct eg_qnn_executor {
-  const eg_qnn_graph *g;
+struct eg_htp_qnn_executor {
+  const eg_htp_qnn_graph *g;
   void **ptr;                /* per tensor: where its bytes are (APP_* bound per execute) */
   plan *plans;               /* per op */
   unsigned char *arena;      /* NATIVE tensors, 64-byte aligned (in `work` when shared) */
@@ -102,10 +102,10 @@ struct eg_qnn_executor {
   size_t scratch_bytes;
   size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
   int32_t n_work;            /* the NATIVE tensors with bytes, in order of production */
-  eg_qnn_work_tensor *work;
+  eg_htp_qnn_work_tensor *work;
   bool shared;               /* arena and scratch are the caller's (set_work) */
   bool has_work;             /* shared: set_work was called */
-  int64_t *op_times;         /* profiling (eg_qnn_executor_set_op_times): start, ns per op */
+  int64_t *op_times;         /* profiling (eg_htp_qnn_executor_set_op_times): start, ns per op */
   struct qstate *quant;      /* fixed-point tensors (executor.h; NULL when there are none) */
   bool fp16;                 /* eg_precision FP16: float tensors stored as fp16 values */
   float **f16;               /* fp16: per tensor, the rounded copy of a FLOAT_32 STATIC or
@@ -113,17 +113,17 @@ struct eg_qnn_executor {
   unsigned char *f16_block;  /* those copies, each 64-byte aligned */
 };
 
-typedef eg_qnn_executor exec_t;
-typedef eg_qnn_op_node op_t;
+typedef eg_htp_qnn_executor exec_t;
+typedef eg_htp_qnn_op_node op_t;
 
 /* ---- helpers ---- */
 
-static const eg_qnn_tensor *tin(const exec_t *ex, const op_t *op, int i) {
-  return i < op->n_inputs && op->inputs[i] >= 0 ? eg_qnn_graph_tensor(ex->g, op->inputs[i]) : NULL;
+static const eg_htp_qnn_tensor *tin(const exec_t *ex, const op_t *op, int i) {
+  return i < op->n_inputs && op->inputs[i] >= 0 ? eg_htp_qnn_graph_tensor(ex->g, op->inputs[i]) : NULL;
 }
 
-static const eg_qnn_tensor *tout(const exec_t *ex, const op_t *op) {
-  return eg_qnn_graph_tensor(ex->g, op->outputs[0]);
+static const eg_htp_qnn_tensor *tout(const exec_t *ex, const op_t *op) {
+  return eg_htp_qnn_graph_tensor(ex->g, op->outputs[0]);
 }
 
 /* Data of input i (NULL when omitted) and of the output. */
@@ -137,17 +137,17 @@ static void *scratch_of(const exec_t *ex, const plan *pl) {
   return pl->scratch_at ? pl->scratch_at : ex->scratch;
 }
 
-static int64_t dim(const eg_qnn_tensor *t, int i) { return (int64_t)t->dims[i]; }
+static int64_t dim(const eg_htp_qnn_tensor *t, int i) { return (int64_t)t->dims[i]; }
 
-static void dims64(const eg_qnn_tensor *t, int64_t *out) {
+static void dims64(const eg_htp_qnn_tensor *t, int64_t *out) {
   for (int i = 0; i < t->rank; i++) out[i] = t->dims[i];
 }
 
 /* ---- convolution ---- */
 
 static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
-  const eg_qnn_conv_attrs *a = &op->attrs.conv;
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_htp_qnn_conv_attrs *a = &op->attrs.conv;
   pl->u.conv = (eg_conv2d_nhwc_params){
       .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
       .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
@@ -167,8 +167,8 @@ static void run_conv(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_dwconv(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
-  const eg_qnn_conv_attrs *a = &op->attrs.conv;
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_htp_qnn_conv_attrs *a = &op->attrs.conv;
   pl->u.dw = (eg_dwconv2d_nhwc_params){
       .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
       .h_out = dim(y, 1), .w_out = dim(y, 2), .mult = dim(y, 3) / dim(x, 3), .k_h = dim(f, 0),
@@ -184,15 +184,15 @@ static void run_dwconv(exec_t *ex, const op_t *op, const plan *pl) {
 
 /* Whether t is FLOAT_32 and holds the same values on every execute: STATIC, or the output of a
  * folded op (ops are planned in graph order, so a producer's plan is final). */
-static bool is_constant(const exec_t *ex, const eg_qnn_tensor *t) {
-  if (t->dtype != EG_QNN_DTYPE_FLOAT_32) return false; /* fixed point: float views per execute */
-  return t->type == EG_QNN_TENSOR_STATIC || (t->type == EG_QNN_TENSOR_NATIVE &&
+static bool is_constant(const exec_t *ex, const eg_htp_qnn_tensor *t) {
+  if (t->dtype != EG_HTP_QNN_DTYPE_FLOAT_32) return false; /* fixed point: float views per execute */
+  return t->type == EG_HTP_QNN_TENSOR_STATIC || (t->type == EG_HTP_QNN_TENSOR_NATIVE &&
                                              t->producer >= 0 && ex->plans[t->producer].folded);
 }
 
 static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
-  const eg_qnn_conv_attrs *a = &op->attrs.conv;
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_htp_qnn_conv_attrs *a = &op->attrs.conv;
   pl->u.tconv = (eg_transpose_conv2d_nhwc_params){
       .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
       .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
@@ -219,8 +219,8 @@ static void run_tconv(exec_t *ex, const op_t *op, const plan *pl) {
 /* ---- pooling ---- */
 
 static eg_status prepare_pool(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
-  const eg_qnn_pool_attrs *a = &op->attrs.pool;
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
+  const eg_htp_qnn_pool_attrs *a = &op->attrs.pool;
   pl->u.pool = (eg_pool2d_nhwc_params){
       .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c = dim(x, 3),
       .h_out = dim(y, 1), .w_out = dim(y, 2), .k = {a->filter[0], a->filter[1]},
@@ -241,10 +241,10 @@ static void run_pool_avg(exec_t *ex, const op_t *op, const plan *pl) {
 /* ---- matrix products ---- */
 
 static eg_status prepare_fc(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *w = tin(ex, op, 1);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *w = tin(ex, op, 1);
   pl->u.fc.k = dim(w, 1);
   pl->u.fc.units = dim(w, 0);
-  pl->u.fc.m = eg_qnn_tensor_numel(x) / pl->u.fc.k;
+  pl->u.fc.m = eg_htp_qnn_tensor_numel(x) / pl->u.fc.k;
   return EG_OK;
 }
 
@@ -254,7 +254,7 @@ static void run_fc(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_matmul(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *a = tin(ex, op, 0), *b = tin(ex, op, 1), *y = tout(ex, op);
+  const eg_htp_qnn_tensor *a = tin(ex, op, 0), *b = tin(ex, op, 1), *y = tout(ex, op);
   eg_matmul_nhwc_params *p = &pl->u.mm;
   const int br = y->rank - 2;
   if (br > EG_MATMUL_MAX_BATCH_RANK)
@@ -281,7 +281,7 @@ static void run_matmul(exec_t *ex, const op_t *op, const plan *pl) {
 /* ---- layout and shape ---- */
 
 static eg_status prepare_transpose(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0);
   pl->u.tr.rank = x->rank;
   dims64(x, pl->u.tr.dims);
   memcpy(pl->u.tr.perm, op->attrs.transpose.perm, sizeof pl->u.tr.perm);
@@ -294,9 +294,9 @@ static void run_transpose(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_copy(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *y = tout(ex, op); /* a fixed-point one is copied as its float view */
-  pl->u.copy.nbytes = eg_qnn_dtype_is_fixed_point(y->dtype)
-                          ? sizeof(float) * (size_t)eg_qnn_tensor_numel(y) : y->nbytes;
+  const eg_htp_qnn_tensor *y = tout(ex, op); /* a fixed-point one is copied as its float view */
+  pl->u.copy.nbytes = eg_htp_qnn_dtype_is_fixed_point(y->dtype)
+                          ? sizeof(float) * (size_t)eg_htp_qnn_tensor_numel(y) : y->nbytes;
   return EG_OK;
 }
 
@@ -307,7 +307,7 @@ static void run_copy(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_tile(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0);
   pl->u.tile.rank = x->rank;
   dims64(x, pl->u.tile.dims);
   for (int d = 0; d < x->rank; d++) pl->u.tile.multiples[d] = op->attrs.tile.multiples[d];
@@ -322,9 +322,9 @@ static void run_tile(exec_t *ex, const op_t *op, const plan *pl) {
 /* The strided copy between dense tensor `box` and the box of dense tensor `big` that starts at
  * `at` and steps `step` (NULL: 1) per dim: big's strides on the source side (`big_is_src`,
  * StridedSlice) or the destination side (Pad); box's own dense strides on the other. */
-static void box_copy_plan(const eg_qnn_tensor *big, const eg_qnn_tensor *box, const uint32_t *at,
+static void box_copy_plan(const eg_htp_qnn_tensor *big, const eg_htp_qnn_tensor *box, const uint32_t *at,
                           const uint32_t *step, bool big_is_src, plan *pl) {
-  int64_t bdims[EG_QNN_MAX_RANK], bstride[EG_QNN_MAX_RANK], own[EG_QNN_MAX_RANK];
+  int64_t bdims[EG_HTP_QNN_MAX_RANK], bstride[EG_HTP_QNN_MAX_RANK], own[EG_HTP_QNN_MAX_RANK];
   dims64(big, bdims);
   eg_dense_strides(bdims, big->rank, bstride);
   eg_strided_copy_params *b = &pl->u.slice.box;
@@ -364,14 +364,14 @@ static eg_status prepare_pad(exec_t *ex, const op_t *op, plan *pl) {
 
 static void run_pad(exec_t *ex, const op_t *op, const plan *pl) {
   float *y = out_ptr(ex, op);
-  const int64_t n = eg_qnn_tensor_numel(tout(ex, op));
+  const int64_t n = eg_htp_qnn_tensor_numel(tout(ex, op));
   const float v = op->attrs.pad.value;
   for (int64_t i = 0; i < n; i++) y[i] = v;
   eg_strided_copy(y + pl->u.slice.offset, in_ptr(ex, op, 0), &pl->u.slice.box);
 }
 
 static eg_status prepare_concat(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0);
   const uint32_t axis = op->attrs.concat.axis;
   pl->u.concat.outer = pl->u.concat.inner = 1;
   for (int i = 0; i < x->rank; i++) {
@@ -392,25 +392,25 @@ static void run_concat(exec_t *ex, const op_t *op, const plan *pl) {
                      pl->u.concat.inner, out_ptr(ex, op));
 }
 
-static bool cast_type_of(eg_qnn_dtype d, eg_cast_type *out) {
+static bool cast_type_of(eg_htp_qnn_dtype d, eg_cast_type *out) {
   switch (d) {
-  case EG_QNN_DTYPE_FLOAT_32: *out = EG_CAST_F32; return true;
-  case EG_QNN_DTYPE_INT_32: *out = EG_CAST_I32; return true;
-  case EG_QNN_DTYPE_UINT_32: *out = EG_CAST_U32; return true;
-  case EG_QNN_DTYPE_INT_8: *out = EG_CAST_I8; return true;
-  case EG_QNN_DTYPE_UINT_8: *out = EG_CAST_U8; return true;
-  case EG_QNN_DTYPE_BOOL_8: *out = EG_CAST_BOOL; return true;
+  case EG_HTP_QNN_DTYPE_FLOAT_32: *out = EG_CAST_F32; return true;
+  case EG_HTP_QNN_DTYPE_INT_32: *out = EG_CAST_I32; return true;
+  case EG_HTP_QNN_DTYPE_UINT_32: *out = EG_CAST_U32; return true;
+  case EG_HTP_QNN_DTYPE_INT_8: *out = EG_CAST_I8; return true;
+  case EG_HTP_QNN_DTYPE_UINT_8: *out = EG_CAST_U8; return true;
+  case EG_HTP_QNN_DTYPE_BOOL_8: *out = EG_CAST_BOOL; return true;
   default: return false;
   }
 }
 
 static eg_status prepare_cast(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
-  pl->u.cast.n = eg_qnn_tensor_numel(x);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *y = tout(ex, op);
+  pl->u.cast.n = eg_htp_qnn_tensor_numel(x);
   if (!cast_type_of(x->dtype, &pl->u.cast.from) || !cast_type_of(y->dtype, &pl->u.cast.to))
     return eg_error(EG_ERR_UNSUPPORTED, "op %s (Cast): %s -> %s: the executor casts between "
                     "float32, int32, uint32, int8, uint8 and bool8", op->name,
-                    eg_qnn_dtype_name(x->dtype), eg_qnn_dtype_name(y->dtype));
+                    eg_htp_qnn_dtype_name(x->dtype), eg_htp_qnn_dtype_name(y->dtype));
   return EG_OK;
 }
 
@@ -421,7 +421,7 @@ static void run_cast(exec_t *ex, const op_t *op, const plan *pl) {
 /* ---- reductions ---- */
 
 static eg_status prepare_reduce(exec_t *ex, const op_t *op, plan *pl, bool mean) {
-  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0);
   pl->u.reduce = (eg_reduce_nhwc_params){.rank = x->rank, .mask = op->attrs.reduce.mask,
                                          .mean = mean};
   dims64(x, pl->u.reduce.dims);
@@ -449,22 +449,22 @@ static void run_reduce(exec_t *ex, const op_t *op, const plan *pl) {
 
 /* ---- elementwise ---- */
 
-static eg_ew_op ew_op_of(eg_qnn_op t) {
+static eg_ew_op ew_op_of(eg_htp_qnn_op t) {
   switch (t) {
-  case EG_QNN_OP_ELEMENT_WISE_ADD: return EG_EW_ADD;
-  case EG_QNN_OP_ELEMENT_WISE_SUBTRACT: return EG_EW_SUB;
-  case EG_QNN_OP_ELEMENT_WISE_MULTIPLY: return EG_EW_MUL;
-  case EG_QNN_OP_ELEMENT_WISE_DIVIDE: return EG_EW_DIV;
-  case EG_QNN_OP_ELEMENT_WISE_GREATER: return EG_EW_GREATER;
-  case EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: return EG_EW_GREATER_EQUAL;
-  case EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL: return EG_EW_LESS_EQUAL;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_ADD: return EG_EW_ADD;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT: return EG_EW_SUB;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY: return EG_EW_MUL;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE: return EG_EW_DIV;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_GREATER: return EG_EW_GREATER;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: return EG_EW_GREATER_EQUAL;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL: return EG_EW_LESS_EQUAL;
   default: return EG_EW_SELECT;
   }
 }
 
 static eg_status prepare_ew(exec_t *ex, const op_t *op, plan *pl) {
   int ranks[3];
-  int64_t d[3][EG_QNN_MAX_RANK];
+  int64_t d[3][EG_HTP_QNN_MAX_RANK];
   const int64_t *dp[3];
   for (int k = 0; k < op->n_inputs; k++) {
     ranks[k] = tin(ex, op, k)->rank;
@@ -474,7 +474,7 @@ static eg_status prepare_ew(exec_t *ex, const op_t *op, plan *pl) {
   pl->u.ew.op = ew_op_of(op->type);
   if (!eg_ew_shape_init(&pl->u.ew.shape, op->n_inputs, ranks, dp))
     return eg_error(EG_ERR_INVALID, "op %s (%s): inputs: shapes do not broadcast", op->name,
-                    eg_qnn_op_name(op->type));
+                    eg_htp_qnn_op_name(op->type));
   return EG_OK;
 }
 
@@ -489,18 +489,18 @@ static void run_equal(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_unary(exec_t *ex, const op_t *op, plan *pl) {
-  pl->u.unary.n = eg_qnn_tensor_numel(tin(ex, op, 0));
+  pl->u.unary.n = eg_htp_qnn_tensor_numel(tin(ex, op, 0));
   switch (op->type) {
-  case EG_QNN_OP_ELEMENT_WISE_NEG: pl->u.unary.op = EG_UNARY_NEG; break;
-  case EG_QNN_OP_RELU: pl->u.unary.op = EG_UNARY_RELU; break;
-  case EG_QNN_OP_SIGMOID: pl->u.unary.op = EG_UNARY_SIGMOID; break;
-  case EG_QNN_OP_TANH: pl->u.unary.op = EG_UNARY_TANH; break;
-  case EG_QNN_OP_GELU: pl->u.unary.op = EG_UNARY_GELU; break;
-  case EG_QNN_OP_ELEMENT_WISE_RSQRT: pl->u.unary.op = EG_UNARY_RSQRT; break;
-  case EG_QNN_OP_ELEMENT_WISE_EXP: pl->u.unary.op = EG_UNARY_EXP; break;
-  case EG_QNN_OP_ELEMENT_WISE_LOG: pl->u.unary.op = EG_UNARY_LOG; break;
-  case EG_QNN_OP_ELEMENT_WISE_NEURON: /* validation admits HARD_SWISH and HARD_SIGMOID only */
-    pl->u.unary.op = op->attrs.neuron.operation == EG_QNN_NEURON_HARD_SWISH
+  case EG_HTP_QNN_OP_ELEMENT_WISE_NEG: pl->u.unary.op = EG_UNARY_NEG; break;
+  case EG_HTP_QNN_OP_RELU: pl->u.unary.op = EG_UNARY_RELU; break;
+  case EG_HTP_QNN_OP_SIGMOID: pl->u.unary.op = EG_UNARY_SIGMOID; break;
+  case EG_HTP_QNN_OP_TANH: pl->u.unary.op = EG_UNARY_TANH; break;
+  case EG_HTP_QNN_OP_GELU: pl->u.unary.op = EG_UNARY_GELU; break;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_RSQRT: pl->u.unary.op = EG_UNARY_RSQRT; break;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_EXP: pl->u.unary.op = EG_UNARY_EXP; break;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_LOG: pl->u.unary.op = EG_UNARY_LOG; break;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_NEURON: /* validation admits HARD_SWISH and HARD_SIGMOID only */
+    pl->u.unary.op = op->attrs.neuron.operation == EG_HTP_QNN_NEURON_HARD_SWISH
                          ? EG_UNARY_HARD_SWISH : EG_UNARY_HARD_SIGMOID;
     pl->u.unary.lo = op->attrs.neuron.alpha;
     pl->u.unary.hi = op->attrs.neuron.beta;
@@ -519,7 +519,7 @@ static void run_unary(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 static eg_status prepare_log_softmax(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0);
   const int axis = (int)op->attrs.softmax.axis;
   pl->u.sm.outer = pl->u.sm.inner = 1;
   pl->u.sm.axis = dim(x, axis);
@@ -544,9 +544,9 @@ static void run_softmax(exec_t *ex, const op_t *op, const plan *pl) {
 /* ---- normalization ---- */
 
 static eg_status prepare_batchnorm(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_tensor *x = tin(ex, op, 0);
+  const eg_htp_qnn_tensor *x = tin(ex, op, 0);
   pl->u.bn.c = dim(x, x->rank - 1);
-  pl->u.bn.rows = eg_qnn_tensor_numel(x) / pl->u.bn.c;
+  pl->u.bn.rows = eg_htp_qnn_tensor_numel(x) / pl->u.bn.c;
   return EG_OK;
 }
 
@@ -556,7 +556,7 @@ static void run_batchnorm(exec_t *ex, const op_t *op, const plan *pl) {
 }
 
 /* [batch, spatial, c] view of a channel-last tensor. */
-static eg_norm_nhwc_params norm_view(const eg_qnn_tensor *x, const eg_qnn_norm_attrs *a) {
+static eg_norm_nhwc_params norm_view(const eg_htp_qnn_tensor *x, const eg_htp_qnn_norm_attrs *a) {
   eg_norm_nhwc_params p = {.batch = dim(x, 0), .c = dim(x, x->rank - 1), .spatial = 1,
                            .epsilon = a->epsilon, .normalize_variance = true};
   for (int i = 1; i < x->rank - 1; i++) p.spatial *= dim(x, i);
@@ -564,7 +564,7 @@ static eg_norm_nhwc_params norm_view(const eg_qnn_tensor *x, const eg_qnn_norm_a
 }
 
 static eg_status prepare_instance_norm(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_qnn_norm_attrs *a = &op->attrs.norm;
+  const eg_htp_qnn_norm_attrs *a = &op->attrs.norm;
   eg_norm_nhwc_params p = norm_view(tin(ex, op, 0), a);
   p.groups = a->region == 2 ? 1 : p.c; /* ACROSS_ALL : ACROSS_SPATIAL */
   p.across_channel = a->region == 1;
@@ -678,35 +678,35 @@ typedef struct kernel {
   void (*run)(exec_t *ex, const op_t *op, const plan *pl);
 } kernel;
 
-#define QNN_OP_KERNEL(id) [EG_QNN_OP_##id] = {prepare_##id, run_##id},
+#define QNN_OP_KERNEL(id) [EG_HTP_QNN_OP_##id] = {prepare_##id, run_##id},
 static const kernel kernels[] = {
 #define QNN_OP(id, name) QNN_OP_KERNEL(id)
 #include "backends/htp/qnn_ops.def"
 #undef QNN_OP
 };
-_Static_assert(sizeof kernels / sizeof kernels[0] == EG_QNN_OP_COUNT, "one kernel per QNN op");
+_Static_assert(sizeof kernels / sizeof kernels[0] == EG_HTP_QNN_OP_COUNT, "one kernel per QNN op");
 
 /* ---- quantized tensors (executor.h): integers in ptr's place, float views for the kernels ---- */
 
 /* Fixed-point dtypes with a kernel storage; their tensors stand in for FLOAT_32 ones. */
-static bool runs_fixed(eg_qnn_dtype d) {
-  return d == EG_QNN_DTYPE_UFIXED_POINT_8 || d == EG_QNN_DTYPE_SFIXED_POINT_8 ||
-         d == EG_QNN_DTYPE_SFIXED_POINT_32;
+static bool runs_fixed(eg_htp_qnn_dtype d) {
+  return d == EG_HTP_QNN_DTYPE_UFIXED_POINT_8 || d == EG_HTP_QNN_DTYPE_SFIXED_POINT_8 ||
+         d == EG_HTP_QNN_DTYPE_SFIXED_POINT_32;
 }
 
-eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out) {
+eg_status eg_htp_qnn_qview_make(const eg_htp_qnn_tensor *t, eg_htp_qnn_qview *out) {
   memset(out, 0, sizeof *out);
   eg_dtype storage;
   int64_t lo, hi;
   switch (t->dtype) {
-  case EG_QNN_DTYPE_UFIXED_POINT_8: storage = EG_DTYPE_UINT8, lo = 0, hi = 255; break;
-  case EG_QNN_DTYPE_SFIXED_POINT_8: storage = EG_DTYPE_INT8, lo = -128, hi = 127; break;
-  case EG_QNN_DTYPE_SFIXED_POINT_32: storage = EG_DTYPE_INT32, lo = INT32_MIN, hi = INT32_MAX; break;
+  case EG_HTP_QNN_DTYPE_UFIXED_POINT_8: storage = EG_DTYPE_UINT8, lo = 0, hi = 255; break;
+  case EG_HTP_QNN_DTYPE_SFIXED_POINT_8: storage = EG_DTYPE_INT8, lo = -128, hi = 127; break;
+  case EG_HTP_QNN_DTYPE_SFIXED_POINT_32: storage = EG_DTYPE_INT32, lo = INT32_MIN, hi = INT32_MAX; break;
   default:
     return eg_error(EG_ERR_UNSUPPORTED, "tensor %s is %s: the executor runs quantized tensors "
-                    "of 8-bit and 32-bit fixed point only", t->name, eg_qnn_dtype_name(t->dtype));
+                    "of 8-bit and 32-bit fixed point only", t->name, eg_htp_qnn_dtype_name(t->dtype));
   }
-  const bool axis = t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET;
+  const bool axis = t->quant.encoding == EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET;
   const int32_t n = axis ? t->quant.n_axis : 1;
   out->scale = malloc(sizeof(double) * (size_t)n);
   out->zero_point = malloc(sizeof(int64_t) * (size_t)n);
@@ -734,7 +734,7 @@ eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out) {
  * points to, so every kernel reads and writes floats). */
 typedef struct qstate {
   int32_t n;
-  eg_qnn_qview *view;
+  eg_htp_qnn_qview *view;
   void **ints;
   float **real;
 } qstate;
@@ -746,28 +746,28 @@ static bool is_quantized(const exec_t *ex, int32_t t) {
 /* After allocate: moves each fixed-point tensor's integers out of ptr, gives it a float view,
  * and dequantizes STATIC ones once. */
 static eg_status quant_create(exec_t *ex) {
-  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g);
   bool any = false;
-  for (int32_t t = 0; t < nt; t++) any = any || eg_qnn_dtype_is_fixed_point(eg_qnn_graph_tensor(ex->g, t)->dtype);
+  for (int32_t t = 0; t < nt; t++) any = any || eg_htp_qnn_dtype_is_fixed_point(eg_htp_qnn_graph_tensor(ex->g, t)->dtype);
   if (!any) return EG_OK;
   qstate *q = calloc(1, sizeof *q);
   ex->quant = q;
   if (!q || !(q->view = calloc((size_t)nt, sizeof *q->view)) ||
       !(q->ints = calloc((size_t)nt, sizeof *q->ints)) ||
       !(q->real = calloc((size_t)nt, sizeof *q->real)))
-    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_qnn_graph_name(ex->g));
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_htp_qnn_graph_name(ex->g));
   q->n = nt;
   for (int32_t t = 0; t < nt; t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
-    if (!eg_qnn_dtype_is_fixed_point(x->dtype)) continue;
-    EG_TRY(eg_qnn_qview_make(x, &q->view[t]));
-    q->real[t] = aligned_alloc(64, (sizeof(float) * (size_t)eg_qnn_tensor_numel(x) + 64) & ~(size_t)63);
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
+    if (!eg_htp_qnn_dtype_is_fixed_point(x->dtype)) continue;
+    EG_TRY(eg_htp_qnn_qview_make(x, &q->view[t]));
+    q->real[t] = aligned_alloc(64, (sizeof(float) * (size_t)eg_htp_qnn_tensor_numel(x) + 64) & ~(size_t)63);
     if (!q->real[t])
       return eg_error(EG_ERR_NOMEM, "executor %s: tensor %s: out of memory for its float view",
-                      eg_qnn_graph_name(ex->g), x->name);
+                      eg_htp_qnn_graph_name(ex->g), x->name);
     q->ints[t] = ex->ptr[t]; /* STATIC data / NATIVE slot; APP ones are bound per execute */
     ex->ptr[t] = q->real[t];
-    if (x->type == EG_QNN_TENSOR_STATIC) eg_dequantize_f32(&q->view[t].v, x->data, q->real[t]);
+    if (x->type == EG_HTP_QNN_TENSOR_STATIC) eg_dequantize_f32(&q->view[t].v, x->data, q->real[t]);
   }
   return EG_OK;
 }
@@ -790,11 +790,11 @@ static void quant_destroy(exec_t *ex) {
 static void quant_bind(exec_t *ex) {
   for (int32_t t = 0; ex->quant && t < ex->quant->n; t++) {
     if (!is_quantized(ex, t)) continue;
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
-    if (x->type != EG_QNN_TENSOR_APP_WRITE && x->type != EG_QNN_TENSOR_APP_READ) continue;
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
+    if (x->type != EG_HTP_QNN_TENSOR_APP_WRITE && x->type != EG_HTP_QNN_TENSOR_APP_READ) continue;
     ex->quant->ints[t] = ex->ptr[t];
     ex->ptr[t] = ex->quant->real[t];
-    if (x->type == EG_QNN_TENSOR_APP_WRITE)
+    if (x->type == EG_HTP_QNN_TENSOR_APP_WRITE)
       eg_dequantize_f32(&ex->quant->view[t].v, ex->quant->ints[t], ex->quant->real[t]);
   }
 }
@@ -819,29 +819,29 @@ static void quant_write(exec_t *ex, const op_t *op) {
  * narrows; max pool's indices). ElementWiseEqual runs on INT_32
  * operands only (the class indices of nll_loss's one-hot mask). */
 static eg_status check_supported(const exec_t *ex, const op_t *op) {
-  if (op->type == EG_QNN_OP_CAST) return EG_OK;
+  if (op->type == EG_HTP_QNN_OP_CAST) return EG_OK;
   for (int i = 0; i <= op->n_inputs; i++) { /* inputs, then (i == n_inputs) the output */
     const bool is_out = i == op->n_inputs;
-    const eg_qnn_tensor *t = is_out ? tout(ex, op) : tin(ex, op, i);
+    const eg_htp_qnn_tensor *t = is_out ? tout(ex, op) : tin(ex, op, i);
     if (!t) continue;
-    const bool mask = (is_out && eg_qnn_op_is_comparison(op->type)) ||
-                      (i == 0 && op->type == EG_QNN_OP_ELEMENT_WISE_SELECT);
-    const bool moves = op->type == EG_QNN_OP_RESHAPE || op->type == EG_QNN_OP_TRANSPOSE ||
-                       op->type == EG_QNN_OP_CONCAT || op->type == EG_QNN_OP_STRIDED_SLICE ||
-                       op->type == EG_QNN_OP_TILE || op->type == EG_QNN_OP_ELEMENT_WISE_SELECT;
-    const bool int_in = op->type == EG_QNN_OP_ELEMENT_WISE_EQUAL ||
-                        (moves && tout(ex, op)->dtype == EG_QNN_DTYPE_INT_32);
-    const eg_qnn_dtype want = mask ? EG_QNN_DTYPE_BOOL_8
-                              : int_in ? EG_QNN_DTYPE_INT_32 : EG_QNN_DTYPE_FLOAT_32;
-    if (eg_qnn_tensor_numel(t) > INT32_MAX) /* sgemm takes int dimensions */
+    const bool mask = (is_out && eg_htp_qnn_op_is_comparison(op->type)) ||
+                      (i == 0 && op->type == EG_HTP_QNN_OP_ELEMENT_WISE_SELECT);
+    const bool moves = op->type == EG_HTP_QNN_OP_RESHAPE || op->type == EG_HTP_QNN_OP_TRANSPOSE ||
+                       op->type == EG_HTP_QNN_OP_CONCAT || op->type == EG_HTP_QNN_OP_STRIDED_SLICE ||
+                       op->type == EG_HTP_QNN_OP_TILE || op->type == EG_HTP_QNN_OP_ELEMENT_WISE_SELECT;
+    const bool int_in = op->type == EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL ||
+                        (moves && tout(ex, op)->dtype == EG_HTP_QNN_DTYPE_INT_32);
+    const eg_htp_qnn_dtype want = mask ? EG_HTP_QNN_DTYPE_BOOL_8
+                              : int_in ? EG_HTP_QNN_DTYPE_INT_32 : EG_HTP_QNN_DTYPE_FLOAT_32;
+    if (eg_htp_qnn_tensor_numel(t) > INT32_MAX) /* sgemm takes int dimensions */
       return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s has %lld elements: the executor "
-                      "handles up to 2^31-1 per tensor", op->name, eg_qnn_op_name(op->type),
-                      t->name, (long long)eg_qnn_tensor_numel(t));
-    if (t->dtype != want && !(want == EG_QNN_DTYPE_FLOAT_32 && runs_fixed(t->dtype)))
+                      "handles up to 2^31-1 per tensor", op->name, eg_htp_qnn_op_name(op->type),
+                      t->name, (long long)eg_htp_qnn_tensor_numel(t));
+    if (t->dtype != want && !(want == EG_HTP_QNN_DTYPE_FLOAT_32 && runs_fixed(t->dtype)))
       return eg_error(EG_ERR_UNSUPPORTED, "op %s (%s): tensor %s is %s: the executor runs %s "
                       "here (fp16 and quantized graphs need the QNN SDK backend)", op->name,
-                      eg_qnn_op_name(op->type), t->name, eg_qnn_dtype_name(t->dtype),
-                      eg_qnn_dtype_name(want));
+                      eg_htp_qnn_op_name(op->type), t->name, eg_htp_qnn_dtype_name(t->dtype),
+                      eg_htp_qnn_dtype_name(want));
   }
   return EG_OK;
 }
@@ -849,14 +849,14 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
 /* ---- memory planning ---- */
 
 /* Lifetime of each NATIVE tensor [first, last] in op indices; -1 for others. */
-static void lifetimes(const eg_qnn_graph *g, int32_t *first, int32_t *last) {
-  const int32_t nt = eg_qnn_graph_num_tensors(g);
+static void lifetimes(const eg_htp_qnn_graph *g, int32_t *first, int32_t *last) {
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
   for (int32_t t = 0; t < nt; t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(g, t);
-    first[t] = last[t] = x->type == EG_QNN_TENSOR_NATIVE ? x->producer : -1;
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, t);
+    first[t] = last[t] = x->type == EG_HTP_QNN_TENSOR_NATIVE ? x->producer : -1;
   }
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
-    const op_t *op = eg_qnn_graph_op(g, k);
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) {
+    const op_t *op = eg_htp_qnn_graph_op(g, k);
     for (int i = 0; i < op->n_inputs; i++)
       if (op->inputs[i] >= 0 && first[op->inputs[i]] >= 0) last[op->inputs[i]] = k;
   }
@@ -867,31 +867,31 @@ static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 /* First fit: each NATIVE tensor, in order of production, takes the lowest offset that overlaps
  * no earlier tensor whose lifetime overlaps its own. */
 static eg_status plan_native(exec_t *ex, size_t *offset) {
-  const eg_qnn_graph *g = ex->g;
-  const int32_t nt = eg_qnn_graph_num_tensors(g);
+  const eg_htp_qnn_graph *g = ex->g;
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
   int32_t *first = calloc((size_t)nt + 1, sizeof(int32_t)), *last = calloc((size_t)nt + 1, sizeof(int32_t));
   if (!first || !last) {
     free(first);
     free(last);
-    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(g));
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_htp_qnn_graph_name(g));
   }
   lifetimes(g, first, last);
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) { /* a Conv2d writing a later op's output */
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) { /* a Conv2d writing a later op's output */
     const int32_t t = ex->plans[k].y_dst;
     if (t >= 0 && first[t] > k) first[t] = k;
   }
-  ex->work = calloc(2 * (size_t)eg_qnn_graph_num_ops(g) + 1, sizeof *ex->work);
+  ex->work = calloc(2 * (size_t)eg_htp_qnn_graph_num_ops(g) + 1, sizeof *ex->work);
   if (!ex->work) {
     free(first);
     free(last);
-    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(g));
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_htp_qnn_graph_name(g));
   }
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) {
-    const int32_t t = eg_qnn_graph_op(g, k)->outputs[0];
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) {
+    const int32_t t = eg_htp_qnn_graph_op(g, k)->outputs[0];
     if (first[t] < 0 || ex->plans[k].folded || ex->plans[k].unwritten)
       continue; /* folded: in ex->consts; unwritten: no bytes */
-    const size_t size = align64(eg_qnn_graph_tensor(g, t)->nbytes);
-    ex->work[ex->n_work++] = (eg_qnn_work_tensor){.tensor = t, .bytes = size,
+    const size_t size = align64(eg_htp_qnn_graph_tensor(g, t)->nbytes);
+    ex->work[ex->n_work++] = (eg_htp_qnn_work_tensor){.tensor = t, .bytes = size,
                                                   .first_op = first[t], .last_op = last[t]};
     size_t off = 0;
     for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
@@ -899,7 +899,7 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
       for (int32_t u = 0; u < nt; u++) {
         if (u == t || first[u] < 0 || offset[u] == SIZE_MAX) continue;
         const bool live = first[u] <= last[t] && first[t] <= last[u];
-        const size_t us = align64(eg_qnn_graph_tensor(g, u)->nbytes);
+        const size_t us = align64(eg_htp_qnn_graph_tensor(g, u)->nbytes);
         if (live && off < offset[u] + us && offset[u] < off + size) {
           off = offset[u] + us;
           moved = true;
@@ -910,9 +910,9 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     ex->native_sum += size;
     if (off + size > ex->arena_bytes) ex->arena_bytes = off + size;
   }
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(g); k++) /* each op's scratch, at its op */
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) /* each op's scratch, at its op */
     if (ex->plans[k].scratch && !ex->plans[k].folded && !ex->plans[k].skipped)
-      ex->work[ex->n_work++] = (eg_qnn_work_tensor){
+      ex->work[ex->n_work++] = (eg_htp_qnn_work_tensor){
           .tensor = -1, .bytes = align64(ex->plans[k].scratch), .first_op = k, .last_op = k};
   free(first);
   free(last);
@@ -924,24 +924,24 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
 /* Whether op's output is a constant the executor computes once at create: a FLOAT_32
  * Transpose into a NATIVE tensor of a constant (is_constant) input. */
 static bool foldable(const exec_t *ex, const op_t *op) {
-  const eg_qnn_tensor *y = tout(ex, op);
-  return op->type == EG_QNN_OP_TRANSPOSE && y->type == EG_QNN_TENSOR_NATIVE &&
-         y->dtype == EG_QNN_DTYPE_FLOAT_32 && is_constant(ex, tin(ex, op, 0));
+  const eg_htp_qnn_tensor *y = tout(ex, op);
+  return op->type == EG_HTP_QNN_OP_TRANSPOSE && y->type == EG_HTP_QNN_TENSOR_NATIVE &&
+         y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 && is_constant(ex, tin(ex, op, 0));
 }
 
 /* A folded op is transient when every reader of its output is a TransposeConv2d that packs it
  * as its filter (Winograd's transformed filter): after packing nobody reads it, so the frozen
  * weight's transposed copy is not held beside the packed one. */
 static void mark_transient(exec_t *ex) {
-  const int32_t no = eg_qnn_graph_num_ops(ex->g);
+  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g);
   for (int32_t k = 0; k < no; k++)
     ex->plans[k].transient = ex->plans[k].folded && !ex->plans[k].elided;
   for (int32_t j = 0; j < no; j++) {
-    const op_t *op = eg_qnn_graph_op(ex->g, j);
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, j);
     for (int32_t i = 0; i < op->n_inputs; i++) {
       if (op->inputs[i] < 0) continue;
-      const int32_t producer = eg_qnn_graph_tensor(ex->g, op->inputs[i])->producer;
-      const bool packs = op->type == EG_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
+      const int32_t producer = eg_htp_qnn_graph_tensor(ex->g, op->inputs[i])->producer;
+      const bool packs = op->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
                          ex->plans[j].packed_floats > 0;
       if (producer >= 0 && !packs) ex->plans[producer].transient = false;
     }
@@ -954,19 +954,19 @@ static void mark_transient(exec_t *ex) {
  * weight is held once, by the forward conv and its input gradient alike. */
 static void elide_filter_transposes(exec_t *ex) {
   static const uint32_t swap_io[4] = {0, 1, 3, 2};
-  const int32_t no = eg_qnn_graph_num_ops(ex->g);
+  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g);
   for (int32_t k = 0; k < no; k++) {
-    const op_t *op = eg_qnn_graph_op(ex->g, k);
-    if (!ex->plans[k].folded || tin(ex, op, 0)->type != EG_QNN_TENSOR_STATIC ||
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+    if (!ex->plans[k].folded || tin(ex, op, 0)->type != EG_HTP_QNN_TENSOR_STATIC ||
         ex->plans[k].u.tr.rank != 4 || memcmp(ex->plans[k].u.tr.perm, swap_io, sizeof swap_io))
       continue;
     const int32_t y = op->outputs[0];
     bool all = true, any = false;
     for (int32_t j = k + 1; all && j < no; j++) {
-      const op_t *r = eg_qnn_graph_op(ex->g, j);
+      const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
       for (int32_t i = 0; all && i < r->n_inputs; i++) {
         if (r->inputs[i] != y) continue;
-        all = r->type == EG_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
+        all = r->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
               eg_transpose_conv2d_nhwc_f32_takes_filter_oi(&ex->plans[j].u.tconv);
         any = true;
       }
@@ -974,8 +974,8 @@ static void elide_filter_transposes(exec_t *ex) {
     if (!all || !any) continue;
     ex->plans[k].elided = true;
     for (int32_t j = k + 1; j < no; j++) {
-      const op_t *r = eg_qnn_graph_op(ex->g, j);
-      if (r->type == EG_QNN_OP_TRANSPOSE_CONV_2D && r->inputs[1] == y)
+      const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
+      if (r->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && r->inputs[1] == y)
         ex->plans[j].u.tconv.filter_oi = true;
     }
   }
@@ -996,8 +996,8 @@ static void elide_filter_transposes(exec_t *ex) {
  *   (plan_native). */
 enum { EG_OIHW_PIXELS_PER_COUT = 4 };
 
-static bool is_float_activation(const exec_t *ex, const eg_qnn_tensor *t) {
-  return t->dtype == EG_QNN_DTYPE_FLOAT_32 && !is_quantized(ex, t->id);
+static bool is_float_activation(const exec_t *ex, const eg_htp_qnn_tensor *t) {
+  return t->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 && !is_quantized(ex, t->id);
 }
 
 static bool perm_is(const plan *pl, const uint32_t perm[4]) {
@@ -1008,16 +1008,16 @@ static bool perm_is(const plan *pl, const uint32_t perm[4]) {
  * skipped Transpose of kind `conv` (Conv2d, perm [2,3,1,0]) or not (TransposeConv2d, perm
  * [2,3,0,1]), and few pixels make that worth it. */
 static bool takes_oihw_filter(const exec_t *ex, int32_t j, int32_t i, bool conv) {
-  const op_t *r = eg_qnn_graph_op(ex->g, j);
+  const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
   const plan *pl = &ex->plans[j];
   if (i != 1) return false;
   if (conv) {
     const eg_conv2d_nhwc_params *cp = &pl->u.conv;
-    return r->type == EG_QNN_OP_CONV_2D && eg_conv2d_nhwc_f32_takes_oihw(cp) &&
+    return r->type == EG_HTP_QNN_OP_CONV_2D && eg_conv2d_nhwc_f32_takes_oihw(cp) &&
            cp->n * cp->h_out * cp->w_out <= EG_OIHW_PIXELS_PER_COUT * cp->c_out;
   }
   const eg_transpose_conv2d_nhwc_params *tp = &pl->u.tconv;
-  return r->type == EG_QNN_OP_TRANSPOSE_CONV_2D && !pl->packed_floats &&
+  return r->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && !pl->packed_floats &&
          eg_transpose_conv2d_nhwc_f32_takes_oihw(tp) &&
          tp->n * tp->h_in * tp->w_in <= EG_OIHW_PIXELS_PER_COUT * tp->c_in;
 }
@@ -1025,28 +1025,28 @@ static bool takes_oihw_filter(const exec_t *ex, int32_t j, int32_t i, bool conv)
 static eg_status fuse_layout_transposes(exec_t *ex) {
   static const uint32_t oihw_to_hwio[4] = {2, 3, 1, 0}, hwio_to_oihw[4] = {3, 0, 1, 2};
   static const uint32_t oihw_to_hwoi[4] = {2, 3, 0, 1};
-  const int32_t no = eg_qnn_graph_num_ops(ex->g), nt = eg_qnn_graph_num_tensors(ex->g);
+  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g), nt = eg_htp_qnn_graph_num_tensors(ex->g);
   int32_t *readers = calloc((size_t)nt + 1, sizeof(int32_t));
   if (!readers)
-    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_qnn_graph_name(ex->g));
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_htp_qnn_graph_name(ex->g));
   for (int32_t j = 0; j < no; j++) {
-    const op_t *op = eg_qnn_graph_op(ex->g, j);
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, j);
     for (int32_t i = 0; i < op->n_inputs; i++)
       if (op->inputs[i] >= 0) readers[op->inputs[i]]++;
   }
   for (int32_t k = 0; k < no; k++) {
-    const op_t *tr = eg_qnn_graph_op(ex->g, k);
+    const op_t *tr = eg_htp_qnn_graph_op(ex->g, k);
     plan *tp = &ex->plans[k];
-    if (tr->type != EG_QNN_OP_TRANSPOSE || tp->folded || tp->skipped) continue;
-    const eg_qnn_tensor *x = tin(ex, tr, 0), *y = tout(ex, tr);
+    if (tr->type != EG_HTP_QNN_OP_TRANSPOSE || tp->folded || tp->skipped) continue;
+    const eg_htp_qnn_tensor *x = tin(ex, tr, 0), *y = tout(ex, tr);
     if (!is_float_activation(ex, x) || !is_float_activation(ex, y)) continue;
     const bool to_hwio = perm_is(tp, oihw_to_hwio);
-    if ((to_hwio || perm_is(tp, oihw_to_hwoi)) && x->type == EG_QNN_TENSOR_APP_WRITE &&
-        y->type == EG_QNN_TENSOR_NATIVE) {
+    if ((to_hwio || perm_is(tp, oihw_to_hwoi)) && x->type == EG_HTP_QNN_TENSOR_APP_WRITE &&
+        y->type == EG_HTP_QNN_TENSOR_NATIVE) {
       /* every reader must take the weight; the scans stop at the last reader */
       int32_t seen = 0, takers = 0, last_reader = k;
       for (int32_t j = k + 1; j < no && seen < readers[y->id]; j++) {
-        const op_t *r = eg_qnn_graph_op(ex->g, j);
+        const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
         for (int32_t i = 0; i < r->n_inputs; i++)
           if (r->inputs[i] == y->id) {
             seen++;
@@ -1057,7 +1057,7 @@ static eg_status fuse_layout_transposes(exec_t *ex) {
       if (takers == 0 || takers != readers[y->id]) continue;
       tp->skipped = tp->unwritten = true;
       for (int32_t j = k + 1; j <= last_reader; j++) {
-        const op_t *r = eg_qnn_graph_op(ex->g, j);
+        const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
         if (r->n_inputs < 2 || r->inputs[1] != y->id) continue;
         ex->plans[j].filter_src = x->id;
         if (to_hwio) {
@@ -1067,11 +1067,11 @@ static eg_status fuse_layout_transposes(exec_t *ex) {
           eg_transpose_conv2d_nhwc_f32_plan(&ex->plans[j].u.tconv, eg_nhwc_blas_threads());
         }
       }
-    } else if (perm_is(tp, hwio_to_oihw) && x->type == EG_QNN_TENSOR_NATIVE &&
+    } else if (perm_is(tp, hwio_to_oihw) && x->type == EG_HTP_QNN_TENSOR_NATIVE &&
                readers[x->id] == 1 && x->producer >= 0) {
-      const op_t *conv = eg_qnn_graph_op(ex->g, x->producer);
+      const op_t *conv = eg_htp_qnn_graph_op(ex->g, x->producer);
       plan *cp = &ex->plans[x->producer];
-      if (conv->type != EG_QNN_OP_CONV_2D || cp->skipped ||
+      if (conv->type != EG_HTP_QNN_OP_CONV_2D || cp->skipped ||
           !eg_conv2d_nhwc_f32_takes_oihw(&cp->u.conv))
         continue;
       tp->skipped = cp->unwritten = true;
@@ -1083,7 +1083,7 @@ static eg_status fuse_layout_transposes(exec_t *ex) {
   for (int32_t j = 0; j < no; j++) { /* the modes change those convs' scratch */
     plan *pl = &ex->plans[j];
     if (pl->filter_src < 0 && pl->y_dst < 0) continue;
-    if (eg_qnn_graph_op(ex->g, j)->type == EG_QNN_OP_CONV_2D)
+    if (eg_htp_qnn_graph_op(ex->g, j)->type == EG_HTP_QNN_OP_CONV_2D)
       pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
     else
       pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
@@ -1093,15 +1093,15 @@ static eg_status fuse_layout_transposes(exec_t *ex) {
 }
 
 static eg_status prepare_ops(exec_t *ex) {
-  for (int32_t t = 0; t < eg_qnn_graph_num_tensors(ex->g); t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
-    if (x->type == EG_QNN_TENSOR_APP_READ && x->producer < 0)
+  for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(ex->g); t++) {
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
+    if (x->type == EG_HTP_QNN_TENSOR_APP_READ && x->producer < 0)
       return eg_error(EG_ERR_INVALID, "executor %s: output tensor %s (APP_READ, no producer): "
-                      "every graph output must be written by an op", eg_qnn_graph_name(ex->g),
+                      "every graph output must be written by an op", eg_htp_qnn_graph_name(ex->g),
                       x->name);
   }
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
-    const op_t *op = eg_qnn_graph_op(ex->g, k);
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
     EG_TRY(check_supported(ex, op));
     ex->plans[k].filter_src = ex->plans[k].y_dst = -1;
     EG_TRY(kernels[op->type].prepare(ex, op, &ex->plans[k]));
@@ -1111,9 +1111,9 @@ static eg_status prepare_ops(exec_t *ex) {
   elide_filter_transposes(ex);
   EG_TRY(fuse_layout_transposes(ex));
   mark_transient(ex);
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
     if (!ex->plans[k].folded || ex->plans[k].elided) continue;
-    const size_t bytes = align64(tout(ex, eg_qnn_graph_op(ex->g, k))->nbytes);
+    const size_t bytes = align64(tout(ex, eg_htp_qnn_graph_op(ex->g, k))->nbytes);
     if (ex->plans[k].transient) ex->transient_bytes += bytes;
     else ex->consts_bytes += bytes;
   }
@@ -1135,33 +1135,33 @@ static void point_native(exec_t *ex) {
 }
 
 /* Whether tensor t gets an fp16 copy: a FLOAT_32 STATIC or APP_WRITE tensor in fp16 mode. */
-static bool has_f16_copy(const exec_t *ex, const eg_qnn_tensor *t) {
-  return ex->fp16 && t->dtype == EG_QNN_DTYPE_FLOAT_32 &&
-         (t->type == EG_QNN_TENSOR_STATIC || t->type == EG_QNN_TENSOR_APP_WRITE);
+static bool has_f16_copy(const exec_t *ex, const eg_htp_qnn_tensor *t) {
+  return ex->fp16 && t->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 &&
+         (t->type == EG_HTP_QNN_TENSOR_STATIC || t->type == EG_HTP_QNN_TENSOR_APP_WRITE);
 }
 
 /* fp16 mode: one block for the rounded copies; STATIC ones rounded now and read from there. */
 static eg_status fp16_copies(exec_t *ex) {
   if (!ex->fp16) return EG_OK;
-  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g);
   size_t bytes = 0;
   for (int32_t t = 0; t < nt; t++)
-    if (has_f16_copy(ex, eg_qnn_graph_tensor(ex->g, t)))
-      bytes += align64(eg_qnn_graph_tensor(ex->g, t)->nbytes);
+    if (has_f16_copy(ex, eg_htp_qnn_graph_tensor(ex->g, t)))
+      bytes += align64(eg_htp_qnn_graph_tensor(ex->g, t)->nbytes);
   ex->f16 = calloc((size_t)nt + 1, sizeof *ex->f16);
   ex->f16_block = bytes ? aligned_alloc(64, bytes) : NULL;
   if (!ex->f16 || (bytes && !ex->f16_block))
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of fp16 inputs and "
-                    "weights)", eg_qnn_graph_name(ex->g), bytes);
+                    "weights)", eg_htp_qnn_graph_name(ex->g), bytes);
   size_t at = 0;
   for (int32_t t = 0; t < nt; t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
     if (!has_f16_copy(ex, x)) continue;
     ex->f16[t] = (float *)(ex->f16_block + at);
     at += align64(x->nbytes);
-    if (x->type != EG_QNN_TENSOR_STATIC) continue;
+    if (x->type != EG_HTP_QNN_TENSOR_STATIC) continue;
     memcpy(ex->f16[t], x->data, x->nbytes);
-    eg_fp16_store_f32(ex->f16[t], (size_t)eg_qnn_tensor_numel(x));
+    eg_fp16_store_f32(ex->f16[t], (size_t)eg_htp_qnn_tensor_numel(x));
     ex->ptr[t] = ex->f16[t];
   }
   return EG_OK;
@@ -1169,11 +1169,11 @@ static eg_status fp16_copies(exec_t *ex) {
 
 /* fp16 mode, after binding: each float input rounded into its copy, which the ops read. */
 static void fp16_bind(exec_t *ex) {
-  for (int32_t t = 0; ex->fp16 && t < eg_qnn_graph_num_tensors(ex->g); t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
-    if (x->type != EG_QNN_TENSOR_APP_WRITE || !ex->f16[t]) continue;
+  for (int32_t t = 0; ex->fp16 && t < eg_htp_qnn_graph_num_tensors(ex->g); t++) {
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
+    if (x->type != EG_HTP_QNN_TENSOR_APP_WRITE || !ex->f16[t]) continue;
     memcpy(ex->f16[t], ex->ptr[t], x->nbytes);
-    eg_fp16_store_f32(ex->f16[t], (size_t)eg_qnn_tensor_numel(x));
+    eg_fp16_store_f32(ex->f16[t], (size_t)eg_htp_qnn_tensor_numel(x));
     ex->ptr[t] = ex->f16[t];
   }
 }
@@ -1183,15 +1183,15 @@ static void fp16_bind(exec_t *ex) {
 static void fp16_store_output(exec_t *ex, int32_t k) {
   if (!ex->fp16) return;
   const plan *pl = &ex->plans[k];
-  const int32_t t = pl->y_dst >= 0 ? pl->y_dst : eg_qnn_graph_op(ex->g, k)->outputs[0];
-  const eg_qnn_tensor *y = eg_qnn_graph_tensor(ex->g, t);
-  if (y->dtype != EG_QNN_DTYPE_FLOAT_32 || !ex->ptr[t]) return;
-  eg_fp16_store_result_f32(ex->ptr[t], (size_t)eg_qnn_tensor_numel(y));
+  const int32_t t = pl->y_dst >= 0 ? pl->y_dst : eg_htp_qnn_graph_op(ex->g, k)->outputs[0];
+  const eg_htp_qnn_tensor *y = eg_htp_qnn_graph_tensor(ex->g, t);
+  if (y->dtype != EG_HTP_QNN_DTYPE_FLOAT_32 || !ex->ptr[t]) return;
+  eg_fp16_store_result_f32(ex->ptr[t], (size_t)eg_htp_qnn_tensor_numel(y));
 }
 
 /* The folded constants, and the arena and scratch unless they are the caller's (shared). */
 static eg_status allocate(exec_t *ex) {
-  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g);
   if (!ex->shared) {
     ex->arena = ex->arena_bytes ? aligned_alloc(64, align64(ex->arena_bytes)) : NULL;
     ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
@@ -1202,20 +1202,20 @@ static eg_status allocate(exec_t *ex) {
       (ex->transient_bytes && !ex->transient) ||
       (!ex->shared && ex->scratch_bytes && !ex->scratch))
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of tensors, %zu of "
-                    "folded constants, %zu of scratch)", eg_qnn_graph_name(ex->g),
+                    "folded constants, %zu of scratch)", eg_htp_qnn_graph_name(ex->g),
                     ex->arena_bytes, ex->consts_bytes, ex->scratch_bytes);
   for (int32_t t = 0; t < nt; t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
-    if (x->type == EG_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
+    if (x->type == EG_HTP_QNN_TENSOR_STATIC) ex->ptr[t] = (void *)x->data;
   }
   EG_TRY(fp16_copies(ex)); /* before folded outputs take their inputs' pointers */
   if (!ex->shared) point_native(ex);
   size_t at = 0, at_transient = 0;
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
     if (!ex->plans[k].folded) continue;
-    const eg_qnn_tensor *y = tout(ex, eg_qnn_graph_op(ex->g, k));
+    const eg_htp_qnn_tensor *y = tout(ex, eg_htp_qnn_graph_op(ex->g, k));
     if (ex->plans[k].elided) {
-      ex->ptr[y->id] = ex->ptr[eg_qnn_graph_op(ex->g, k)->inputs[0]]; /* STATIC: set above */
+      ex->ptr[y->id] = ex->ptr[eg_htp_qnn_graph_op(ex->g, k)->inputs[0]]; /* STATIC: set above */
     } else if (ex->plans[k].transient) {
       ex->ptr[y->id] = ex->transient + at_transient;
       at_transient += align64(y->nbytes);
@@ -1230,8 +1230,8 @@ static eg_status allocate(exec_t *ex) {
 /* Runs the folded ops once and packs constant TransposeConv2d filters, in graph order (their
  * inputs are STATIC or folded before them). */
 static eg_status fold_constants(exec_t *ex) {
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
-    const op_t *op = eg_qnn_graph_op(ex->g, k);
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
     plan *pl = &ex->plans[k];
     if (pl->folded && !pl->elided) {
       kernels[op->type].run(ex, op, pl);
@@ -1241,13 +1241,13 @@ static eg_status fold_constants(exec_t *ex) {
       pl->packed = aligned_alloc(64, align64(sizeof(float) * pl->packed_floats));
       if (!pl->packed)
         return eg_error(EG_ERR_NOMEM, "executor %s: op %s: out of memory (%zu bytes of packed "
-                        "filter)", eg_qnn_graph_name(ex->g), op->name,
+                        "filter)", eg_htp_qnn_graph_name(ex->g), op->name,
                         sizeof(float) * pl->packed_floats);
       eg_transpose_conv2d_nhwc_f32_pack(&pl->u.tconv, in_ptr(ex, op, 1), pl->packed);
     }
   }
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++)
-    if (ex->plans[k].transient) ex->ptr[tout(ex, eg_qnn_graph_op(ex->g, k))->id] = NULL;
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++)
+    if (ex->plans[k].transient) ex->ptr[tout(ex, eg_htp_qnn_graph_op(ex->g, k))->id] = NULL;
   free(ex->transient);
   ex->transient = NULL;
   return EG_OK;
@@ -1255,14 +1255,14 @@ static eg_status fold_constants(exec_t *ex) {
 
 /* Folded ops read constants and write ex->consts only (no arena, no scratch), so folding
  * runs at create also when the arena is the caller's and not handed over yet. */
-static eg_status create(const eg_qnn_graph *g, eg_precision precision, bool shared,
-                        eg_qnn_executor **out) {
+static eg_status create(const eg_htp_qnn_graph *g, eg_precision precision, bool shared,
+                        eg_htp_qnn_executor **out) {
   *out = NULL;
   if (precision != EG_PRECISION_DEFAULT && precision != EG_PRECISION_FP32 &&
       precision != EG_PRECISION_FP16)
     return eg_error(EG_ERR_ARGUMENT, "executor %s: precision (%d): must be EG_PRECISION_DEFAULT, "
-                    "_FP32 or _FP16", eg_qnn_graph_name(g), (int)precision);
-  const int32_t nt = eg_qnn_graph_num_tensors(g), no = eg_qnn_graph_num_ops(g);
+                    "_FP32 or _FP16", eg_htp_qnn_graph_name(g), (int)precision);
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(g), no = eg_htp_qnn_graph_num_ops(g);
   exec_t *ex = calloc(1, sizeof *ex);
   eg_status st = EG_ERR_NOMEM;
   if (!ex) goto fail;
@@ -1283,45 +1283,45 @@ static eg_status create(const eg_qnn_graph *g, eg_precision precision, bool shar
   return EG_OK;
 fail:
   if (st == EG_ERR_NOMEM && (!ex || !ex->ptr || !ex->plans || !ex->offset))
-    eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_qnn_graph_name(g));
-  eg_qnn_executor_destroy(ex);
+    eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_htp_qnn_graph_name(g));
+  eg_htp_qnn_executor_destroy(ex);
   return st;
 }
 
-eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out) {
+eg_status eg_htp_qnn_executor_create(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out) {
   return create(g, EG_PRECISION_FP32, false, out);
 }
 
-eg_status eg_qnn_executor_create_shared(const eg_qnn_graph *g, eg_qnn_executor **out) {
+eg_status eg_htp_qnn_executor_create_shared(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out) {
   return create(g, EG_PRECISION_FP32, true, out);
 }
 
-eg_status eg_qnn_executor_create_precision(const eg_qnn_graph *g, eg_precision precision,
-                                           bool shared, eg_qnn_executor **out) {
+eg_status eg_htp_qnn_executor_create_precision(const eg_htp_qnn_graph *g, eg_precision precision,
+                                           bool shared, eg_htp_qnn_executor **out) {
   return create(g, precision, shared, out);
 }
 
-size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex) {
+size_t eg_htp_qnn_executor_work_bytes(const eg_htp_qnn_executor *ex) {
   return align64(ex->arena_bytes) + align64(ex->scratch_bytes);
 }
 
-void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work) {
-  eg_qnn_executor_set_memory(ex, work, (unsigned char *)work + align64(ex->arena_bytes));
+void eg_htp_qnn_executor_set_work(eg_htp_qnn_executor *ex, void *work) {
+  eg_htp_qnn_executor_set_memory(ex, work, (unsigned char *)work + align64(ex->arena_bytes));
 }
 
-void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratch) {
+void eg_htp_qnn_executor_set_memory(eg_htp_qnn_executor *ex, void *tensors, void *scratch) {
   ex->arena = tensors;
   ex->scratch = scratch;
   ex->has_work = true;
   point_native(ex);
 }
 
-int32_t eg_qnn_executor_work_tensors(const eg_qnn_executor *ex, const eg_qnn_work_tensor **out) {
+int32_t eg_htp_qnn_executor_work_tensors(const eg_htp_qnn_executor *ex, const eg_htp_qnn_work_tensor **out) {
   *out = ex->work;
   return ex->n_work;
 }
 
-void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers, void *scratch) {
+void eg_htp_qnn_executor_set_tensor_memory(eg_htp_qnn_executor *ex, void *const *buffers, void *scratch) {
   for (int32_t i = 0; i < ex->n_work; i++)
     if (ex->work[i].tensor >= 0) point_tensor(ex, ex->work[i].tensor, buffers[i]);
     else ex->plans[ex->work[i].first_op].scratch_at = buffers[i];
@@ -1329,16 +1329,16 @@ void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers
   ex->has_work = true;
 }
 
-void eg_qnn_executor_set_op_times(eg_qnn_executor *ex, int64_t *times) {
+void eg_htp_qnn_executor_set_op_times(eg_htp_qnn_executor *ex, int64_t *times) {
   ex->op_times = times;
-  for (int32_t k = 0; times && k < eg_qnn_graph_num_ops(ex->g); k++)
+  for (int32_t k = 0; times && k < eg_htp_qnn_graph_num_ops(ex->g); k++)
     times[2 * k] = times[2 * k + 1] = 0;
 }
 
-void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
+void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex) {
   if (!ex) return;
-  for (int32_t k = 0; ex->plans && k < eg_qnn_graph_num_ops(ex->g); k++) {
-    if (eg_qnn_graph_op(ex->g, k)->type == EG_QNN_OP_CONCAT) {
+  for (int32_t k = 0; ex->plans && k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
+    if (eg_htp_qnn_graph_op(ex->g, k)->type == EG_HTP_QNN_OP_CONCAT) {
       free(ex->plans[k].u.concat.sizes);
       free((void *)ex->plans[k].u.concat.xs);
     }
@@ -1360,8 +1360,8 @@ void eg_qnn_executor_destroy(eg_qnn_executor *ex) {
   free(ex);
 }
 
-void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats *out) {
-  *out = (eg_qnn_executor_stats){.native_bytes = ex->arena_bytes,
+void eg_htp_qnn_executor_get_stats(const eg_htp_qnn_executor *ex, eg_htp_qnn_executor_stats *out) {
+  *out = (eg_htp_qnn_executor_stats){.native_bytes = ex->arena_bytes,
                                  .native_sum_bytes = ex->native_sum,
                                  .scratch_bytes = ex->scratch_bytes};
 }
@@ -1369,21 +1369,21 @@ void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats 
 /* ---- execute ---- */
 
 /* Binds each APP tensor of `type` to its buffer; every such tensor exactly once. */
-static eg_status bind(exec_t *ex, const eg_qnn_binding *b, int n, eg_qnn_tensor_type type,
+static eg_status bind(exec_t *ex, const eg_htp_qnn_binding *b, int n, eg_htp_qnn_tensor_type type,
                       const char *what) {
-  const char *gname = eg_qnn_graph_name(ex->g);
-  const int32_t nt = eg_qnn_graph_num_tensors(ex->g);
+  const char *gname = eg_htp_qnn_graph_name(ex->g);
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g);
   if (n < 0 || (n > 0 && !b))
     return eg_error(EG_ERR_ARGUMENT, "execute %s: %s (%d bindings): a negative count or a NULL "
                     "array", gname, what, n);
   for (int32_t t = 0; t < nt; t++)
-    if (eg_qnn_graph_tensor(ex->g, t)->type == type) ex->ptr[t] = NULL;
+    if (eg_htp_qnn_graph_tensor(ex->g, t)->type == type) ex->ptr[t] = NULL;
   for (int i = 0; i < n; i++) {
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(ex->g, b[i].tensor);
+    const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(ex->g, b[i].tensor);
     if (!t || t->type != type)
       return eg_error(EG_ERR_ARGUMENT, "execute %s: %s[%d] (tensor id %d%s%s): must name an %s "
                       "tensor", gname, what, i, (int)b[i].tensor, t ? ", " : "",
-                      t ? t->name : "", type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
+                      t ? t->name : "", type == EG_HTP_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
     if (b[i].nbytes != t->nbytes || !b[i].data)
       return eg_error(EG_ERR_ARGUMENT, "execute %s: %s %s (%zu bytes%s): needs a buffer of "
                       "exactly %zu bytes", gname, what, t->name, b[i].nbytes,
@@ -1394,28 +1394,28 @@ static eg_status bind(exec_t *ex, const eg_qnn_binding *b, int n, eg_qnn_tensor_
     ex->ptr[t->id] = b[i].data;
   }
   for (int32_t t = 0; t < nt; t++) {
-    const eg_qnn_tensor *x = eg_qnn_graph_tensor(ex->g, t);
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
     if (x->type == type && !ex->ptr[t])
       return eg_error(EG_ERR_ARGUMENT, "execute %s: %s %s (not bound): every %s tensor needs a "
                       "buffer", gname, what, x->name,
-                      type == EG_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
+                      type == EG_HTP_QNN_TENSOR_APP_WRITE ? "APP_WRITE" : "APP_READ");
   }
   return EG_OK;
 }
 
-eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inputs,
-                                  int n_inputs, const eg_qnn_binding *outputs, int n_outputs) {
+eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_binding *inputs,
+                                  int n_inputs, const eg_htp_qnn_binding *outputs, int n_outputs) {
   if (ex->shared && !ex->has_work)
     return eg_error(EG_ERR_STATE, "execute %s: no working memory: an executor made with "
-                    "eg_qnn_executor_create_shared needs eg_qnn_executor_set_work first",
-                    eg_qnn_graph_name(ex->g));
-  EG_TRY(bind(ex, inputs, n_inputs, EG_QNN_TENSOR_APP_WRITE, "input"));
-  EG_TRY(bind(ex, outputs, n_outputs, EG_QNN_TENSOR_APP_READ, "output"));
+                    "eg_htp_qnn_executor_create_shared needs eg_htp_qnn_executor_set_work first",
+                    eg_htp_qnn_graph_name(ex->g));
+  EG_TRY(bind(ex, inputs, n_inputs, EG_HTP_QNN_TENSOR_APP_WRITE, "input"));
+  EG_TRY(bind(ex, outputs, n_outputs, EG_HTP_QNN_TENSOR_APP_READ, "output"));
   quant_bind(ex);
   fp16_bind(ex);
   int64_t *times = ex->op_times;
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(ex->g); k++) {
-    const op_t *op = eg_qnn_graph_op(ex->g, k);
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
     if (ex->plans[k].folded || ex->plans[k].skipped) continue;
     const int64_t t0 = times ? eg_now_ns() : 0;
     kernels[op->type].run(ex, op, &ex->plans[k]);
@@ -1432,40 +1432,40 @@ eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inp
 /* ---- the runtime half of the backend interface (backends/executor.h) ---- */
 
 static eg_status htp_create(const void *g, eg_precision precision, void **out) {
-  eg_qnn_executor *ex = NULL;
-  eg_status s = eg_qnn_executor_create_precision(g, precision, true, &ex);
+  eg_htp_qnn_executor *ex = NULL;
+  eg_status s = eg_htp_qnn_executor_create_precision(g, precision, true, &ex);
   *out = ex;
   return s;
 }
 
 static size_t htp_work_bytes(const void *ex) {
-  return ((const eg_qnn_executor *)ex)->arena_bytes;
+  return ((const eg_htp_qnn_executor *)ex)->arena_bytes;
 }
 
 static size_t htp_scratch_bytes(const void *ex) {
-  return ((const eg_qnn_executor *)ex)->scratch_bytes;
+  return ((const eg_htp_qnn_executor *)ex)->scratch_bytes;
 }
 
 static void htp_set_work(void *ex, void *work, void *scratch) {
-  eg_qnn_executor_set_memory(ex, work, scratch);
+  eg_htp_qnn_executor_set_memory(ex, work, scratch);
 }
 
 static eg_status htp_run(void *ex, const eg_backend_binding *inputs, int n_inputs,
                          const eg_backend_binding *outputs, int n_outputs) {
-  return eg_qnn_executor_execute(ex, inputs, n_inputs, outputs, n_outputs);
+  return eg_htp_qnn_executor_execute(ex, inputs, n_inputs, outputs, n_outputs);
 }
 
-static void htp_destroy(void *ex) { eg_qnn_executor_destroy(ex); }
+static void htp_destroy(void *ex) { eg_htp_qnn_executor_destroy(ex); }
 
 static int32_t htp_work_tensors(const void *ex, const eg_backend_work_tensor **out) {
-  return eg_qnn_executor_work_tensors(ex, out);
+  return eg_htp_qnn_executor_work_tensors(ex, out);
 }
 
 static void htp_set_work_tensors(void *ex, void *const *buffers, void *scratch) {
-  eg_qnn_executor_set_tensor_memory(ex, buffers, scratch);
+  eg_htp_qnn_executor_set_tensor_memory(ex, buffers, scratch);
 }
 
-static void htp_set_op_times(void *ex, int64_t *times) { eg_qnn_executor_set_op_times(ex, times); }
+static void htp_set_op_times(void *ex, int64_t *times) { eg_htp_qnn_executor_set_op_times(ex, times); }
 
 const eg_backend_executor eg_htp_executor = {
     .create = htp_create, .work_bytes = htp_work_bytes,

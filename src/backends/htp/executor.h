@@ -1,10 +1,10 @@
 /* executor.h — runs an htp backend graph (qnn_graph.h) on the CPU with NHWC kernels, the way
  * QNN's x86 simulator runs an HTP graph: same ops, same tensors, same layouts.
  *
- * Lifecycle: eg_qnn_executor_create plans everything once — a kernel and its parameters per op,
+ * Lifecycle: eg_htp_qnn_executor_create plans everything once — a kernel and its parameters per op,
  * memory for NATIVE tensors (one arena; tensors whose lifetimes, from producing op to last
  * consuming op, do not overlap share bytes; 64-byte aligned), and one scratch buffer sized for
- * the hungriest kernel — then eg_qnn_executor_execute runs the ops in graph order and never
+ * the hungriest kernel — then eg_htp_qnn_executor_execute runs the ops in graph order and never
  * allocates. STATIC tensors are read in place from the graph, which must outlive the executor
  * and not change after create.
  *
@@ -31,12 +31,12 @@
 #include "backends/lowered.h"
 #include "kernels/quant_f32.h"
 
-typedef struct eg_qnn_executor eg_qnn_executor;
+typedef struct eg_htp_qnn_executor eg_htp_qnn_executor;
 
 /* A caller buffer for one APP_WRITE or APP_READ tensor. nbytes must equal the tensor's. */
-typedef eg_backend_binding eg_qnn_binding;
+typedef eg_backend_binding eg_htp_qnn_binding;
 
-eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
+eg_status eg_htp_qnn_executor_create(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out);
 /* Precision (edgegrad.h eg_precision; DEFAULT is FP32). FP16 runs the graph as QNN's HTP
  * computes float graphs (docs/fp16.md): every FLOAT_32 tensor holds the values fp16 can store
  * (util/fp16.h eg_fp16_store_f32: round to nearest even, saturating at +-65504) — STATIC ones
@@ -47,49 +47,49 @@ eg_status eg_qnn_executor_create(const eg_qnn_graph *g, eg_qnn_executor **out);
  * op computes in fp32 between, as the HTP accumulates wider than fp16. Those copies are the
  * executor's, like folded constants, not part of the working memory. Fixed-point, integer and
  * bool tensors are unaffected. EG_ERR_ARGUMENT for another precision value. */
-eg_status eg_qnn_executor_create_precision(const eg_qnn_graph *g, eg_precision precision,
-                                           bool shared, eg_qnn_executor **out);
+eg_status eg_htp_qnn_executor_create_precision(const eg_htp_qnn_graph *g, eg_precision precision,
+                                           bool shared, eg_htp_qnn_executor **out);
 /* Profiling: with `times` (2 per op; NULL: off), each execute writes op k's start (monotonic
  * clock, ns) and duration at times[2k], times[2k + 1]; folded ops stay 0, 0. */
-void eg_qnn_executor_set_op_times(eg_qnn_executor *ex, int64_t *times);
-void eg_qnn_executor_destroy(eg_qnn_executor *ex);
+void eg_htp_qnn_executor_set_op_times(eg_htp_qnn_executor *ex, int64_t *times);
+void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex);
 
-/* Like eg_qnn_executor_create, but the working memory (the NATIVE arena and the scratch) is the
- * caller's: eg_qnn_executor_work_bytes says how much, and eg_qnn_executor_set_work hands over a
+/* Like eg_htp_qnn_executor_create, but the working memory (the NATIVE arena and the scratch) is the
+ * caller's: eg_htp_qnn_executor_work_bytes says how much, and eg_htp_qnn_executor_set_work hands over a
  * 64-byte aligned block of that size before the first execute (EG_ERR_STATE without one).
  * Executors that never run at the same time may share one block — the runtime gives all of a
  * program's partitions the same one — since nothing in it outlives an execute: folded
  * constants and packed filters are the executor's own. */
-eg_status eg_qnn_executor_create_shared(const eg_qnn_graph *g, eg_qnn_executor **out);
-size_t eg_qnn_executor_work_bytes(const eg_qnn_executor *ex);
-void eg_qnn_executor_set_work(eg_qnn_executor *ex, void *work);
-/* The same in two blocks (eg_qnn_executor_get_stats: native_bytes of tensors, scratch_bytes of
+eg_status eg_htp_qnn_executor_create_shared(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out);
+size_t eg_htp_qnn_executor_work_bytes(const eg_htp_qnn_executor *ex);
+void eg_htp_qnn_executor_set_work(eg_htp_qnn_executor *ex, void *work);
+/* The same in two blocks (eg_htp_qnn_executor_get_stats: native_bytes of tensors, scratch_bytes of
  * scratch, each 64-byte aligned): the scratch is only used inside one op, so it may also be a
  * block other code uses between executes (the runtime's CPU kernel scratch). */
-void eg_qnn_executor_set_memory(eg_qnn_executor *ex, void *tensors, void *scratch);
+void eg_htp_qnn_executor_set_memory(eg_htp_qnn_executor *ex, void *tensors, void *scratch);
 /* Or tensor by tensor, for a caller that plans the NATIVE tensors among its own buffers (the
  * runtime, with the values around the partition): each one with bytes, in order of production,
  * its bytes (a multiple of 64) and the first and last op (graph indices) that write or read it
  * — its bytes must not be anything else's from the start of first_op to the end of last_op —
  * then each op's scratch (tensor -1, first_op == last_op its op). set_tensor_memory gives
- * entry i the 64-byte aligned buffers[i]; `scratch` (eg_qnn_executor_get_stats' scratch_bytes,
+ * entry i the 64-byte aligned buffers[i]; `scratch` (eg_htp_qnn_executor_get_stats' scratch_bytes,
  * may be NULL when every op with scratch has its own) is what ops without an entry use. */
-typedef eg_backend_work_tensor eg_qnn_work_tensor; /* tensor -1: the scratch of op first_op */
-int32_t eg_qnn_executor_work_tensors(const eg_qnn_executor *ex, const eg_qnn_work_tensor **out);
-void eg_qnn_executor_set_tensor_memory(eg_qnn_executor *ex, void *const *buffers, void *scratch);
+typedef eg_backend_work_tensor eg_htp_qnn_work_tensor; /* tensor -1: the scratch of op first_op */
+int32_t eg_htp_qnn_executor_work_tensors(const eg_htp_qnn_executor *ex, const eg_htp_qnn_work_tensor **out);
+void eg_htp_qnn_executor_set_tensor_memory(eg_htp_qnn_executor *ex, void *const *buffers, void *scratch);
 
 /* Runs the graph once. Inputs are read-only to the executor (const in spirit; QNN's API takes
  * them non-const). EG_ERR_ARGUMENT names a missing, duplicate, mistyped or mis-sized binding. */
-eg_status eg_qnn_executor_execute(eg_qnn_executor *ex, const eg_qnn_binding *inputs,
-                                  int n_inputs, const eg_qnn_binding *outputs, int n_outputs);
+eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_binding *inputs,
+                                  int n_inputs, const eg_htp_qnn_binding *outputs, int n_outputs);
 
 /* Planned sizes (for inspect and tests). */
-typedef struct eg_qnn_executor_stats {
+typedef struct eg_htp_qnn_executor_stats {
   size_t native_bytes;       /* the NATIVE arena */
   size_t native_sum_bytes;   /* what NATIVE tensors would take without sharing */
   size_t scratch_bytes;
-} eg_qnn_executor_stats;
-void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats *out);
+} eg_htp_qnn_executor_stats;
+void eg_htp_qnn_executor_get_stats(const eg_htp_qnn_executor *ex, eg_htp_qnn_executor_stats *out);
 
 /* Quantized tensors. The executor runs fixed-point tensors (UFIXED_POINT_8, SFIXED_POINT_8,
  * SFIXED_POINT_32; the 16-bit ones are EG_ERR_UNSUPPORTED) the way a simulator of QNN's
@@ -101,9 +101,9 @@ void eg_qnn_executor_get_stats(const eg_qnn_executor *ex, eg_qnn_executor_stats 
 
 /* The kernel view (kernels/quant_f32.h) of fixed-point tensor `t`, its scales and zero points
  * owned by the struct. */
-typedef eg_boundary_qview eg_qnn_qview;
+typedef eg_boundary_qview eg_htp_qnn_qview;
 /* EG_ERR_UNSUPPORTED (naming the tensor) for a dtype the kernels do not store; EG_ERR_NOMEM.
  * Freed with eg_boundary_qview_free. */
-eg_status eg_qnn_qview_make(const eg_qnn_tensor *t, eg_qnn_qview *out);
+eg_status eg_htp_qnn_qview_make(const eg_htp_qnn_tensor *t, eg_htp_qnn_qview *out);
 
 #endif

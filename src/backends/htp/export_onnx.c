@@ -50,7 +50,7 @@ enum { ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT8 = 3, ONNX_INT32 = 6, ONNX_INT64
 typedef struct exporter {
   const eg_graph *ir;     /* the compiled graph */
   const eg_lowered *hp;
-  const eg_qnn_graph *g;
+  const eg_htp_qnn_graph *g;
   const char *part_name;
   char **name;           /* per QNN tensor: its ONNX name */
   char **used;           /* every ONNX name given so far (a hash set, open addressing) */
@@ -119,15 +119,15 @@ static const char *unique(exporter *x, const char *base) {
 
 /* ---- dtypes ---- */
 
-static int onnx_qnn_dtype(eg_qnn_dtype d) {
+static int onnx_qnn_dtype(eg_htp_qnn_dtype d) {
   switch (d) {
-  case EG_QNN_DTYPE_FLOAT_32: return ONNX_FLOAT;
-  case EG_QNN_DTYPE_FLOAT_16: return ONNX_FLOAT16;
-  case EG_QNN_DTYPE_INT_32: return ONNX_INT32;
-  case EG_QNN_DTYPE_UINT_32: return ONNX_UINT32;
-  case EG_QNN_DTYPE_INT_8: return ONNX_INT8;
-  case EG_QNN_DTYPE_UINT_8: return ONNX_UINT8;
-  case EG_QNN_DTYPE_BOOL_8: return ONNX_BOOL;
+  case EG_HTP_QNN_DTYPE_FLOAT_32: return ONNX_FLOAT;
+  case EG_HTP_QNN_DTYPE_FLOAT_16: return ONNX_FLOAT16;
+  case EG_HTP_QNN_DTYPE_INT_32: return ONNX_INT32;
+  case EG_HTP_QNN_DTYPE_UINT_32: return ONNX_UINT32;
+  case EG_HTP_QNN_DTYPE_INT_8: return ONNX_INT8;
+  case EG_HTP_QNN_DTYPE_UINT_8: return ONNX_UINT8;
+  case EG_HTP_QNN_DTYPE_BOOL_8: return ONNX_BOOL;
   default: return 0; /* fixed point: not exported */
   }
 }
@@ -171,7 +171,7 @@ static void value_info(exporter *x, eg_pb *list, uint32_t field, const char *nam
   (void)x;
 }
 
-static void qnn_dims(const eg_qnn_tensor *t, int64_t *dims) {
+static void qnn_dims(const eg_htp_qnn_tensor *t, int64_t *dims) {
   for (int d = 0; d < t->rank; d++) dims[d] = t->dims[d];
 }
 
@@ -193,7 +193,7 @@ static const char *const_i64(exporter *x, const char *role, const int64_t *v, in
   snprintf(base, sizeof base, "%s/%s", x->op, role);
   const char *name = unique(x, base);
   if (!name) return NULL;
-  unsigned char raw[8 * EG_QNN_MAX_RANK * 2];
+  unsigned char raw[8 * EG_HTP_QNN_MAX_RANK * 2];
   EG_ASSERT(n >= 0 && (size_t)n * 8 <= sizeof raw);
   for (int i = 0; i < n; i++)
     for (int b = 0; b < 8; b++) raw[8 * i + b] = (unsigned char)((uint64_t)v[i] >> (8 * b));
@@ -280,7 +280,7 @@ static const char *helper_tensor(exporter *x, const char *role, int elem, int ra
  * the output's name. */
 static const char *transpose(exporter *x, const char *in, int elem, int rank, const int64_t *dims,
                              const int *perm, const char *out, const char *role) {
-  int64_t od[EG_QNN_MAX_RANK], p[EG_QNN_MAX_RANK];
+  int64_t od[EG_HTP_QNN_MAX_RANK], p[EG_HTP_QNN_MAX_RANK];
   for (int i = 0; i < rank; i++) {
     od[i] = dims[perm[i]];
     p[i] = perm[i];
@@ -298,10 +298,10 @@ static const char *transpose(exporter *x, const char *in, int elem, int rank, co
 /* One QNN op being translated. in / in_name hold at least MAX_IO entries (those past the op's
  * inputs NULL: an absent optional input) and as many as its inputs (a Concat may have dozens). */
 typedef struct op_ctx {
-  const eg_qnn_op_node *op;
-  const eg_qnn_tensor **in;
+  const eg_htp_qnn_op_node *op;
+  const eg_htp_qnn_tensor **in;
   const char **in_name;
-  const eg_qnn_tensor *out;
+  const eg_htp_qnn_tensor *out;
   const char *out_name;
 } op_ctx;
 
@@ -343,7 +343,7 @@ static const char *filter(exporter *x, const op_ctx *c, const int *perm) {
   return transpose(x, c->in_name[1], onnx_qnn_dtype(c->in[1]->dtype), 4, d, perm, NULL, "filter");
 }
 
-static void conv_attrs(eg_pb *a, const eg_qnn_conv_attrs *ca, const eg_qnn_tensor *w, int kh_axis) {
+static void conv_attrs(eg_pb *a, const eg_htp_qnn_conv_attrs *ca, const eg_htp_qnn_tensor *w, int kh_axis) {
   const int64_t k[2] = {w->dims[kh_axis], w->dims[kh_axis + 1]};
   const int64_t s[2] = {ca->stride[0], ca->stride[1]};
   const int64_t pads[4] = {ca->pad[0][0], ca->pad[1][0], ca->pad[0][1], ca->pad[1][1]};
@@ -354,31 +354,31 @@ static void conv_attrs(eg_pb *a, const eg_qnn_conv_attrs *ca, const eg_qnn_tenso
 
 static void conv(exporter *x, const op_ctx *c) {
   static const int HWIO_TO_OIHW[4] = {3, 2, 0, 1}, HWIC_TO_IOHW[4] = {2, 3, 0, 1};
-  const eg_qnn_conv_attrs *ca = &c->op->attrs.conv;
-  const eg_qnn_op t = c->op->type;
+  const eg_htp_qnn_conv_attrs *ca = &c->op->attrs.conv;
+  const eg_htp_qnn_op t = c->op->type;
   const char *in[3] = {nchw(x, c, 0, "in_nchw"),
-                       filter(x, c, t == EG_QNN_OP_TRANSPOSE_CONV_2D ? HWIC_TO_IOHW : HWIO_TO_OIHW),
+                       filter(x, c, t == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D ? HWIC_TO_IOHW : HWIO_TO_OIHW),
                        c->op->n_inputs > 2 && c->op->inputs[2] >= 0 ? c->in_name[2] : NULL};
   const char *y = nchw_result(x, c);
   if (!in[0] || !in[1] || !y) return;
   eg_pb a = {0};
   conv_attrs(&a, ca, c->in[1], 0);
-  if (t == EG_QNN_OP_TRANSPOSE_CONV_2D) {
+  if (t == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D) {
     const int64_t op[2] = {ca->output_padding[0], ca->output_padding[1]};
     attr_ints(&a, "output_padding", op, 2);
     attr_int(&a, "group", ca->group);
   } else {
     const int64_t dil[2] = {ca->dilation[0], ca->dilation[1]};
     attr_ints(&a, "dilations", dil, 2);
-    attr_int(&a, "group", t == EG_QNN_OP_DEPTH_WISE_CONV_2D ? c->in[0]->dims[3] : ca->group);
+    attr_int(&a, "group", t == EG_HTP_QNN_OP_DEPTH_WISE_CONV_2D ? c->in[0]->dims[3] : ca->group);
   }
-  node(x, t == EG_QNN_OP_TRANSPOSE_CONV_2D ? "ConvTranspose" : "Conv", c->op->name, in,
+  node(x, t == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D ? "ConvTranspose" : "Conv", c->op->name, in,
        in[2] ? 3 : 2, &y, 1, &a);
   to_nhwc_output(x, c, y);
 }
 
 static void pool(exporter *x, const op_ctx *c) {
-  const eg_qnn_pool_attrs *pa = &c->op->attrs.pool;
+  const eg_htp_qnn_pool_attrs *pa = &c->op->attrs.pool;
   const char *in = nchw(x, c, 0, "in_nchw"), *y = nchw_result(x, c);
   if (!in || !y) return;
   eg_pb a = {0};
@@ -388,7 +388,7 @@ static void pool(exporter *x, const op_ctx *c) {
   attr_ints(&a, "strides", s, 2);
   attr_ints(&a, "pads", pads, 4);
   attr_int(&a, "ceil_mode", pa->rounding_mode == 1);
-  const bool avg = c->op->type == EG_QNN_OP_POOL_AVG_2D;
+  const bool avg = c->op->type == EG_HTP_QNN_OP_POOL_AVG_2D;
   if (avg) attr_int(&a, "count_include_pad", pa->count_pad_for_edges);
   node(x, avg ? "AveragePool" : "MaxPool", c->op->name, &in, 1, &y, 1, &a);
   to_nhwc_output(x, c, y);
@@ -398,8 +398,8 @@ static void pool(exporter *x, const op_ctx *c) {
 static const char *last_two(exporter *x, const op_ctx *c, int i, bool swap, const char *role) {
   if (!swap) return c->in_name[i];
   const int r = c->in[i]->rank;
-  int perm[EG_QNN_MAX_RANK];
-  int64_t d[EG_QNN_MAX_RANK];
+  int perm[EG_HTP_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   for (int k = 0; k < r; k++) perm[k] = k;
   perm[r - 2] = r - 1;
   perm[r - 1] = r - 2;
@@ -410,7 +410,7 @@ static const char *last_two(exporter *x, const op_ctx *c, int i, bool swap, cons
 /* y = a @ b (+ bias): MatMul, then Add when there is a bias. */
 static void matmul_bias(exporter *x, const op_ctx *c, const char *a, const char *b) {
   const bool bias = c->op->n_inputs > 2 && c->op->inputs[2] >= 0;
-  int64_t d[EG_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   qnn_dims(c->out, d);
   const char *y = bias ? helper_tensor(x, "product", onnx_qnn_dtype(c->out->dtype), c->out->rank, d)
                        : c->out_name;
@@ -431,10 +431,10 @@ static void mat_mul(exporter *x, const op_ctx *c) {
 /* FullyConnected: in[0] flattened to [rows, n] (keep_dims: as it is) times weights [units, n]
  * transposed, plus bias. */
 static void fully_connected(exporter *x, const op_ctx *c) {
-  const eg_qnn_tensor *w = c->in[1];
+  const eg_htp_qnn_tensor *w = c->in[1];
   const char *a = c->in_name[0];
   if (!c->op->attrs.fully_connected.keep_dims && c->in[0]->rank != 2) {
-    const int64_t shape[2] = {eg_qnn_tensor_numel(c->in[0]) / w->dims[1], w->dims[1]};
+    const int64_t shape[2] = {eg_htp_qnn_tensor_numel(c->in[0]) / w->dims[1], w->dims[1]};
     const char *s = const_i64(x, "rows", shape, 2);
     const char *r = helper_tensor(x, "in_rows", onnx_qnn_dtype(c->in[0]->dtype), 2, shape);
     if (!s || !r) return;
@@ -454,7 +454,7 @@ static void one_to_one(exporter *x, const op_ctx *c, const char *type, eg_pb *at
 }
 
 static void reshape(exporter *x, const op_ctx *c) {
-  int64_t d[EG_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   qnn_dims(c->out, d);
   const char *in[2] = {c->in_name[0], const_i64(x, "shape", d, c->out->rank)};
   if (in[1]) node(x, "Reshape", c->op->name, in, 2, &c->out_name, 1, NULL);
@@ -462,16 +462,16 @@ static void reshape(exporter *x, const op_ctx *c) {
 
 /* Tile: ONNX Tile, its repeats an int64 initializer of the multiples. */
 static void tile(exporter *x, const op_ctx *c) {
-  int64_t m[EG_QNN_MAX_RANK];
+  int64_t m[EG_HTP_QNN_MAX_RANK];
   for (int d = 0; d < c->in[0]->rank; d++) m[d] = c->op->attrs.tile.multiples[d];
   const char *in[2] = {c->in_name[0], const_i64(x, "repeats", m, c->in[0]->rank)};
   if (in[1]) node(x, "Tile", c->op->name, in, 2, &c->out_name, 1, NULL);
 }
 
 static void strided_slice(exporter *x, const op_ctx *c) {
-  const eg_qnn_param *p = eg_qnn_op_param(c->op, "ranges");
+  const eg_htp_qnn_param *p = eg_htp_qnn_op_param(c->op, "ranges");
   const int r = c->in[0]->rank;
-  int64_t v[4][EG_QNN_MAX_RANK];
+  int64_t v[4][EG_HTP_QNN_MAX_RANK];
   for (int d = 0; d < r; d++) {
     v[0][d] = p->values.i32[3 * d];
     v[1][d] = p->values.i32[3 * d + 1];
@@ -487,9 +487,9 @@ static void strided_slice(exporter *x, const op_ctx *c) {
 /* Pad (scheme CONSTANT, check_pad) -> ONNX Pad, mode constant: pads [befores..., afters...]
  * and the fill as a scalar constant_value. */
 static void pad(exporter *x, const op_ctx *c) {
-  const eg_qnn_param *p = eg_qnn_op_param(c->op, "pad_amount");
+  const eg_htp_qnn_param *p = eg_htp_qnn_op_param(c->op, "pad_amount");
   const int r = c->in[0]->rank;
-  int64_t v[2 * EG_QNN_MAX_RANK];
+  int64_t v[2 * EG_HTP_QNN_MAX_RANK];
   for (int d = 0; d < r; d++) {
     v[d] = p->values.u32[2 * d];
     v[r + d] = p->values.u32[2 * d + 1];
@@ -500,15 +500,15 @@ static void pad(exporter *x, const op_ctx *c) {
 }
 
 static void reduce(exporter *x, const op_ctx *c) {
-  int64_t axes[EG_QNN_MAX_RANK];
+  int64_t axes[EG_HTP_QNN_MAX_RANK];
   int n = 0;
   for (int d = 0; d < c->in[0]->rank; d++)
     if (c->op->attrs.reduce.mask >> d & 1u) axes[n++] = d;
   eg_pb a = {0};
   attr_int(&a, "keepdims", c->op->attrs.reduce.keep_dims);
-  if (c->op->type != EG_QNN_OP_REDUCE_SUM) { /* opset 17: axes an attribute */
+  if (c->op->type != EG_HTP_QNN_OP_REDUCE_SUM) { /* opset 17: axes an attribute */
     attr_ints(&a, "axes", axes, n);
-    one_to_one(x, c, c->op->type == EG_QNN_OP_REDUCE_MAX ? "ReduceMax" : "ReduceMean", &a);
+    one_to_one(x, c, c->op->type == EG_HTP_QNN_OP_REDUCE_MAX ? "ReduceMax" : "ReduceMean", &a);
     return;
   }
   const char *in[2] = {c->in_name[0], const_i64(x, "axes", axes, n)};
@@ -517,7 +517,7 @@ static void reduce(exporter *x, const op_ctx *c) {
 }
 
 static void rsqrt(exporter *x, const op_ctx *c) {
-  int64_t d[EG_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   qnn_dims(c->out, d);
   const char *s = helper_tensor(x, "sqrt", onnx_qnn_dtype(c->out->dtype), c->out->rank, d);
   if (!s) return;
@@ -534,7 +534,7 @@ static void relu_min_max(exporter *x, const op_ctx *c) {
 /* ElementWiseNeuron's two modelled operations are ONNX ops of their own (QNN's EP maps them
  * back to ElementWiseNeuron). */
 static void neuron(exporter *x, const op_ctx *c) {
-  if (c->op->attrs.neuron.operation == EG_QNN_NEURON_HARD_SWISH) {
+  if (c->op->attrs.neuron.operation == EG_HTP_QNN_NEURON_HARD_SWISH) {
     one_to_one(x, c, "HardSwish", NULL);
     return;
   }
@@ -548,7 +548,7 @@ static void neuron(exporter *x, const op_ctx *c) {
  * Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), which ONNX Runtime computes exactly and QNN's
  * EP fuses back into one QNN Gelu (ONNX Erf alone it refuses). */
 static void gelu(exporter *x, const op_ctx *c) {
-  int64_t d[EG_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   qnn_dims(c->out, d);
   const int r = c->out->rank, dt = onnx_qnn_dtype(c->out->dtype);
   const char *t[4] = {helper_tensor(x, "scaled", dt, r, d), helper_tensor(x, "erf", dt, r, d),
@@ -570,7 +570,7 @@ static void gelu(exporter *x, const op_ctx *c) {
 static void softmax(exporter *x, const op_ctx *c, const char *type) {
   const char *in = c->in_name[0];
   if (c->op->attrs.softmax.beta != 1.0f) {
-    int64_t d[EG_QNN_MAX_RANK];
+    int64_t d[EG_HTP_QNN_MAX_RANK];
     qnn_dims(c->in[0], d);
     const char *mul[2] = {in, const_f32(x, "beta", c->op->attrs.softmax.beta, 0, 1)};
     in = helper_tensor(x, "scaled", ONNX_FLOAT, c->in[0]->rank, d);
@@ -585,7 +585,7 @@ static void softmax(exporter *x, const op_ctx *c, const char *type) {
 /* Batchnorm (channel last, statistics folded): in * weights (+ bias). */
 static void batchnorm(exporter *x, const op_ctx *c) {
   const bool bias = c->op->n_inputs > 2 && c->op->inputs[2] >= 0;
-  int64_t d[EG_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   qnn_dims(c->out, d);
   const char *y = bias ? helper_tensor(x, "scaled", ONNX_FLOAT, c->out->rank, d) : c->out_name;
   if (!y) return;
@@ -609,7 +609,7 @@ static void channel_perms(int r, int *first, int *last) {
 static void affine_out(exporter *x, const op_ctx *c, const char *y) {
   const bool gamma = c->op->n_inputs > 1 && c->op->inputs[1] >= 0;
   const bool beta = c->op->n_inputs > 2 && c->op->inputs[2] >= 0;
-  int64_t d[EG_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK];
   qnn_dims(c->out, d);
   if (gamma) {
     const char *mul[2] = {y, c->in_name[1]};
@@ -631,15 +631,15 @@ static void affine_out(exporter *x, const op_ctx *c, const char *y) {
  * InstanceNormalization over [n, groups, rest] (scale 1, bias 0), the affine per channel after
  * it, channel last. */
 static void norm(exporter *x, const op_ctx *c, uint32_t groups) {
-  const eg_qnn_tensor *t = c->in[0];
+  const eg_htp_qnn_tensor *t = c->in[0];
   const int r = t->rank;
-  int first[EG_QNN_MAX_RANK], last[EG_QNN_MAX_RANK];
-  int64_t d[EG_QNN_MAX_RANK], cf[EG_QNN_MAX_RANK];
+  int first[EG_HTP_QNN_MAX_RANK], last[EG_HTP_QNN_MAX_RANK];
+  int64_t d[EG_HTP_QNN_MAX_RANK], cf[EG_HTP_QNN_MAX_RANK];
   channel_perms(r, first, last);
   qnn_dims(t, d);
   for (int i = 0; i < r; i++) cf[i] = d[first[i]];
   const char *xf = transpose(x, c->in_name[0], ONNX_FLOAT, r, d, first, NULL, "in_cf");
-  const int64_t numel = eg_qnn_tensor_numel(t);
+  const int64_t numel = eg_htp_qnn_tensor_numel(t);
   const int64_t grouped[3] = {d[0], groups, numel / d[0] / groups};
   const char *shape = const_i64(x, "grouped_shape", grouped, 3);
   const char *g = helper_tensor(x, "grouped", ONNX_FLOAT, 3, grouped);
@@ -663,7 +663,7 @@ static void norm(exporter *x, const op_ctx *c, uint32_t groups) {
 }
 
 static void instance_norm(exporter *x, const op_ctx *c) {
-  const eg_qnn_norm_attrs *na = &c->op->attrs.norm;
+  const eg_htp_qnn_norm_attrs *na = &c->op->attrs.norm;
   if (na->mode != 0 || na->region != 0 || !na->normalize_variance) {
     char what[160];
     snprintf(what, sizeof what, "mode %u, region %u, normalize_variance %d: only MU_SIGMA "
@@ -677,65 +677,65 @@ static void instance_norm(exporter *x, const op_ctx *c) {
 
 static void translate(exporter *x, const op_ctx *c) {
   switch (c->op->type) {
-  case EG_QNN_OP_CONV_2D:
-  case EG_QNN_OP_DEPTH_WISE_CONV_2D:
-  case EG_QNN_OP_TRANSPOSE_CONV_2D: conv(x, c); return;
-  case EG_QNN_OP_POOL_MAX_2D:
-  case EG_QNN_OP_POOL_AVG_2D: pool(x, c); return;
-  case EG_QNN_OP_FULLY_CONNECTED: fully_connected(x, c); return;
-  case EG_QNN_OP_MAT_MUL: mat_mul(x, c); return;
-  case EG_QNN_OP_TRANSPOSE: {
-    int64_t p[EG_QNN_MAX_RANK];
+  case EG_HTP_QNN_OP_CONV_2D:
+  case EG_HTP_QNN_OP_DEPTH_WISE_CONV_2D:
+  case EG_HTP_QNN_OP_TRANSPOSE_CONV_2D: conv(x, c); return;
+  case EG_HTP_QNN_OP_POOL_MAX_2D:
+  case EG_HTP_QNN_OP_POOL_AVG_2D: pool(x, c); return;
+  case EG_HTP_QNN_OP_FULLY_CONNECTED: fully_connected(x, c); return;
+  case EG_HTP_QNN_OP_MAT_MUL: mat_mul(x, c); return;
+  case EG_HTP_QNN_OP_TRANSPOSE: {
+    int64_t p[EG_HTP_QNN_MAX_RANK];
     for (int i = 0; i < c->in[0]->rank; i++) p[i] = c->op->attrs.transpose.perm[i];
     eg_pb a = {0};
     attr_ints(&a, "perm", p, c->in[0]->rank);
     one_to_one(x, c, "Transpose", &a);
     return;
   }
-  case EG_QNN_OP_RESHAPE: reshape(x, c); return;
-  case EG_QNN_OP_STRIDED_SLICE: strided_slice(x, c); return;
-  case EG_QNN_OP_PAD: pad(x, c); return;
-  case EG_QNN_OP_TILE: tile(x, c); return;
-  case EG_QNN_OP_CONCAT: {
+  case EG_HTP_QNN_OP_RESHAPE: reshape(x, c); return;
+  case EG_HTP_QNN_OP_STRIDED_SLICE: strided_slice(x, c); return;
+  case EG_HTP_QNN_OP_PAD: pad(x, c); return;
+  case EG_HTP_QNN_OP_TILE: tile(x, c); return;
+  case EG_HTP_QNN_OP_CONCAT: {
     eg_pb a = {0};
     attr_int(&a, "axis", c->op->attrs.concat.axis);
     one_to_one(x, c, "Concat", &a);
     return;
   }
-  case EG_QNN_OP_CAST: {
+  case EG_HTP_QNN_OP_CAST: {
     eg_pb a = {0};
     attr_int(&a, "to", onnx_qnn_dtype(c->out->dtype));
     one_to_one(x, c, "Cast", &a);
     return;
   }
-  case EG_QNN_OP_REDUCE_SUM:
-  case EG_QNN_OP_REDUCE_MEAN:
-  case EG_QNN_OP_REDUCE_MAX: reduce(x, c); return;
-  case EG_QNN_OP_ELEMENT_WISE_ADD: one_to_one(x, c, "Add", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_SUBTRACT: one_to_one(x, c, "Sub", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_MULTIPLY: one_to_one(x, c, "Mul", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_DIVIDE: one_to_one(x, c, "Div", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_GREATER: one_to_one(x, c, "Greater", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: one_to_one(x, c, "GreaterOrEqual", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL: one_to_one(x, c, "LessOrEqual", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_EQUAL: one_to_one(x, c, "Equal", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_SELECT: one_to_one(x, c, "Where", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_NEG: one_to_one(x, c, "Neg", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_EXP: one_to_one(x, c, "Exp", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_LOG: one_to_one(x, c, "Log", NULL); return;
-  case EG_QNN_OP_ELEMENT_WISE_RSQRT: rsqrt(x, c); return;
-  case EG_QNN_OP_RELU: one_to_one(x, c, "Relu", NULL); return;
-  case EG_QNN_OP_RELU_MIN_MAX: relu_min_max(x, c); return;
-  case EG_QNN_OP_SIGMOID: one_to_one(x, c, "Sigmoid", NULL); return;
-  case EG_QNN_OP_TANH: one_to_one(x, c, "Tanh", NULL); return;
-  case EG_QNN_OP_GELU: gelu(x, c); return;
-  case EG_QNN_OP_ELEMENT_WISE_NEURON: neuron(x, c); return;
-  case EG_QNN_OP_SOFTMAX: softmax(x, c, "Softmax"); return;
-  case EG_QNN_OP_LOG_SOFTMAX: softmax(x, c, "LogSoftmax"); return;
-  case EG_QNN_OP_BATCHNORM: batchnorm(x, c); return;
-  case EG_QNN_OP_INSTANCE_NORM: instance_norm(x, c); return;
-  case EG_QNN_OP_GROUP_NORM: norm(x, c, c->op->attrs.norm.group); return;
-  case EG_QNN_OP_COUNT: break;
+  case EG_HTP_QNN_OP_REDUCE_SUM:
+  case EG_HTP_QNN_OP_REDUCE_MEAN:
+  case EG_HTP_QNN_OP_REDUCE_MAX: reduce(x, c); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_ADD: one_to_one(x, c, "Add", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT: one_to_one(x, c, "Sub", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY: one_to_one(x, c, "Mul", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE: one_to_one(x, c, "Div", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_GREATER: one_to_one(x, c, "Greater", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: one_to_one(x, c, "GreaterOrEqual", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL: one_to_one(x, c, "LessOrEqual", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL: one_to_one(x, c, "Equal", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_SELECT: one_to_one(x, c, "Where", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_NEG: one_to_one(x, c, "Neg", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_EXP: one_to_one(x, c, "Exp", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_LOG: one_to_one(x, c, "Log", NULL); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_RSQRT: rsqrt(x, c); return;
+  case EG_HTP_QNN_OP_RELU: one_to_one(x, c, "Relu", NULL); return;
+  case EG_HTP_QNN_OP_RELU_MIN_MAX: relu_min_max(x, c); return;
+  case EG_HTP_QNN_OP_SIGMOID: one_to_one(x, c, "Sigmoid", NULL); return;
+  case EG_HTP_QNN_OP_TANH: one_to_one(x, c, "Tanh", NULL); return;
+  case EG_HTP_QNN_OP_GELU: gelu(x, c); return;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_NEURON: neuron(x, c); return;
+  case EG_HTP_QNN_OP_SOFTMAX: softmax(x, c, "Softmax"); return;
+  case EG_HTP_QNN_OP_LOG_SOFTMAX: softmax(x, c, "LogSoftmax"); return;
+  case EG_HTP_QNN_OP_BATCHNORM: batchnorm(x, c); return;
+  case EG_HTP_QNN_OP_INSTANCE_NORM: instance_norm(x, c); return;
+  case EG_HTP_QNN_OP_GROUP_NORM: norm(x, c, c->op->attrs.norm.group); return;
+  case EG_HTP_QNN_OP_COUNT: break;
   }
   unsupported(x, "no ONNX form");
 }
@@ -744,14 +744,14 @@ static void translate(exporter *x, const op_ctx *c) {
 
 /* Whether boundary value v is held in another form inside the graph than the CPU holds it:
  * NHWC, or int64 narrowed to int32. */
-static bool converted(const eg_value *v, const eg_qnn_tensor *t, bool nhwc) {
+static bool converted(const eg_value *v, const eg_htp_qnn_tensor *t, bool nhwc) {
   return nhwc || onnx_ir_dtype(v->dtype) != onnx_qnn_dtype(t->dtype);
 }
 
 /* Graph input for boundary b: the IR value as the CPU holds it, converted into the QNN tensor. */
 static void boundary_in(exporter *x, const eg_boundary *b, const char *ename) {
   const eg_value *v = &x->ir->values[b->value];
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, b->tensor);
+  const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(x->g, b->tensor);
   value_info(x, &x->inputs, GRAPH_INPUT, ename, onnx_ir_dtype(v->dtype), v->rank, v->shape);
   if (!converted(v, t, b->nhwc)) return;
   char op[EG_EXPORT_NAME_MAX + 8];
@@ -775,7 +775,7 @@ static void boundary_in(exporter *x, const eg_boundary *b, const char *ename) {
 /* Graph output for boundary b: the QNN tensor converted back into the IR value's form. */
 static void boundary_out(exporter *x, const eg_boundary *b, const char *ename) {
   const eg_value *v = &x->ir->values[b->value];
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, b->tensor);
+  const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(x->g, b->tensor);
   value_info(x, &x->outputs, GRAPH_OUTPUT, ename, onnx_ir_dtype(v->dtype), v->rank, v->shape);
   if (!converted(v, t, b->nhwc)) return;
   char op[EG_EXPORT_NAME_MAX + 8];
@@ -806,21 +806,21 @@ static int first_on(const eg_boundary *list, int32_t n, int32_t tensor) {
 
 static eg_status build_graph(exporter *x, eg_pb *graph) {
   const eg_lowered *hp = x->hp;
-  const int32_t nt = eg_qnn_graph_num_tensors(x->g);
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(x->g);
   for (int32_t i = 0; i < nt; i++) {
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, i);
+    const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(x->g, i);
     if (!onnx_qnn_dtype(t->dtype))
       return eg_error(EG_ERR_UNSUPPORTED, "export-onnx: %s: tensor %s (%s): quantized tensors are "
                       "not exported (their ops would need QDQ pairs)", x->part_name, t->name,
-                      eg_qnn_dtype_name(t->dtype));
+                      eg_htp_qnn_dtype_name(t->dtype));
   }
   /* names: boundary names first (as the dump names its files), then every other tensor's */
   char **ename = calloc((size_t)nt, sizeof *ename);
   bool *io = calloc((size_t)nt, sizeof *io);
   int max_in = MAX_IO;
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(x->g); k++)
-    if (eg_qnn_graph_op(x->g, k)->n_inputs > max_in) max_in = eg_qnn_graph_op(x->g, k)->n_inputs;
-  const eg_qnn_tensor **in = calloc((size_t)max_in, sizeof *in);
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(x->g); k++)
+    if (eg_htp_qnn_graph_op(x->g, k)->n_inputs > max_in) max_in = eg_htp_qnn_graph_op(x->g, k)->n_inputs;
+  const eg_htp_qnn_tensor **in = calloc((size_t)max_in, sizeof *in);
   const char **in_name = calloc((size_t)max_in, sizeof *in_name);
   if (!ename || !io || !in || !in_name) {
     free(ename);
@@ -836,49 +836,49 @@ static eg_status build_graph(exporter *x, eg_pb *graph) {
       const int32_t id = list[k].tensor;
       if (ename[id]) continue;
       char buf[EG_EXPORT_NAME_MAX];
-      eg_export_name(eg_qnn_graph_tensor(x->g, id)->name, id, buf, sizeof buf);
+      eg_export_name(eg_htp_qnn_graph_tensor(x->g, id)->name, id, buf, sizeof buf);
       ename[id] = (char *)unique(x, buf);
       if (!ename[id]) goto done;
       const eg_value *v = &x->ir->values[list[k].value];
-      if (!converted(v, eg_qnn_graph_tensor(x->g, id), list[k].nhwc)) {
+      if (!converted(v, eg_htp_qnn_graph_tensor(x->g, id), list[k].nhwc)) {
         x->name[id] = ename[id];
         io[id] = true;
       }
     }
   }
   for (int32_t i = 0; i < nt; i++)
-    if (!x->name[i] && !(x->name[i] = (char *)unique(x, eg_qnn_graph_tensor(x->g, i)->name)))
+    if (!x->name[i] && !(x->name[i] = (char *)unique(x, eg_htp_qnn_graph_tensor(x->g, i)->name)))
       goto done;
   for (int32_t k = 0; k < hp->n_inputs; k++)
     boundary_in(x, &hp->inputs[k], ename[hp->inputs[k].tensor]);
   for (int32_t i = 0; i < nt; i++) {
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(x->g, i);
-    int64_t d[EG_QNN_MAX_RANK];
+    const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(x->g, i);
+    int64_t d[EG_HTP_QNN_MAX_RANK];
     qnn_dims(t, d);
-    if (t->type == EG_QNN_TENSOR_STATIC)
+    if (t->type == EG_HTP_QNN_TENSOR_STATIC)
       initializer(x, x->name[i], onnx_qnn_dtype(t->dtype), t->rank, d, t->data, t->nbytes);
     else if (!io[i])
       value_info(x, &x->infos, GRAPH_VALUE_INFO, x->name[i], onnx_qnn_dtype(t->dtype), t->rank, d);
   }
-  for (int32_t k = 0; k < eg_qnn_graph_num_ops(x->g) && x->status == EG_OK; k++) {
-    op_ctx c = {.op = eg_qnn_graph_op(x->g, k), .in = in, .in_name = in_name};
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(x->g) && x->status == EG_OK; k++) {
+    op_ctx c = {.op = eg_htp_qnn_graph_op(x->g, k), .in = in, .in_name = in_name};
     EG_ASSERT(c.op->n_inputs <= max_in);
     if (c.op->n_outputs != 1) {
       x->op = c.op->name;
-      x->op_type = eg_qnn_op_name(c.op->type);
+      x->op_type = eg_htp_qnn_op_name(c.op->type);
       unsupported(x, "an op with other than one output has no ONNX form here");
       break;
     }
     memset(in, 0, (size_t)max_in * sizeof *in);
     memset(in_name, 0, (size_t)max_in * sizeof *in_name);
     for (int i = 0; i < c.op->n_inputs; i++) {
-      c.in[i] = c.op->inputs[i] >= 0 ? eg_qnn_graph_tensor(x->g, c.op->inputs[i]) : NULL;
+      c.in[i] = c.op->inputs[i] >= 0 ? eg_htp_qnn_graph_tensor(x->g, c.op->inputs[i]) : NULL;
       c.in_name[i] = c.in[i] ? x->name[c.op->inputs[i]] : NULL;
     }
-    c.out = eg_qnn_graph_tensor(x->g, c.op->outputs[0]);
+    c.out = eg_htp_qnn_graph_tensor(x->g, c.op->outputs[0]);
     c.out_name = x->name[c.op->outputs[0]];
     x->op = c.op->name;
-    x->op_type = eg_qnn_op_name(c.op->type);
+    x->op_type = eg_htp_qnn_op_name(c.op->type);
     x->helper = 0;
     translate(x, &c);
   }
@@ -911,8 +911,8 @@ static void metadata(eg_pb *model, const char *key, const char *value) {
 
 eg_status eg_htp_export_onnx(const eg_graph *ir, const eg_target *target, const eg_lowered *hp,
                              const char *path) {
-  exporter x = {.ir = ir, .hp = hp, .g = hp->graph, .part_name = eg_qnn_graph_name(hp->graph)};
-  x.name = calloc((size_t)eg_qnn_graph_num_tensors(x.g) + 1, sizeof *x.name);
+  exporter x = {.ir = ir, .hp = hp, .g = hp->graph, .part_name = eg_htp_qnn_graph_name(hp->graph)};
+  x.name = calloc((size_t)eg_htp_qnn_graph_num_tensors(x.g) + 1, sizeof *x.name);
   eg_pb graph = {0}, onnx = {0}, opset = {0};
   eg_status s = x.name ? build_graph(&x, &graph)
                        : eg_error(EG_ERR_NOMEM, "export-onnx: %s: out of memory", x.part_name);

@@ -23,7 +23,7 @@ struct eg_htp_lower {
   const eg_htp_builder *const *builders; /* op -> builder (npu_ops.h) */
   int32_t seed;          /* the backward's seed when a constant (ir/seed.h), else -1: a
                             boundary input, which loss scaling rewrites at run time */
-  eg_qnn_graph *qg;
+  eg_htp_qnn_graph *qg;
   int32_t *value_tensor; /* IR value -> tensor id in this partition, -1 until known; shared by
                             the partitions, reset through `bound` after each */
   int32_t *bound;        /* the values given a tensor in this partition */
@@ -98,9 +98,9 @@ static void permute4(const unsigned char *src, const int64_t in[4], const int pe
 /* The QNN encoding of held-quantized `value` with its quantized axis at `axis` of the QNN
  * tensor (NONE for other values). Per-axis arrays are malloc'd into *owned (the caller frees
  * after adding the tensor, which copies them). */
-static eg_status quant_encoding(const eg_htp_lower *L, int32_t value, int axis, eg_qnn_quant *out,
+static eg_status quant_encoding(const eg_htp_lower *L, int32_t value, int axis, eg_htp_qnn_quant *out,
                                 void **owned) {
-  *out = (eg_qnn_quant){0};
+  *out = (eg_htp_qnn_quant){0};
   *owned = NULL;
   if (!eg_htp_held_quantized(L->g, value)) return EG_OK;
   const eg_quant *q = L->g->values[value].quant;
@@ -110,7 +110,7 @@ static eg_status quant_encoding(const eg_htp_lower *L, int32_t value, int axis, 
                            "offset (-zero point) must fit int32", eg_value_label(L->g, value),
                            (long long)q->zero_point[k]);
   if (q->axis < 0) {
-    *out = (eg_qnn_quant){.encoding = EG_QNN_QUANT_SCALE_OFFSET, .scale = (float)q->scale[0],
+    *out = (eg_htp_qnn_quant){.encoding = EG_HTP_QNN_QUANT_SCALE_OFFSET, .scale = (float)q->scale[0],
                           .offset = (int32_t)-q->zero_point[0]};
     return EG_OK;
   }
@@ -121,7 +121,7 @@ static eg_status quant_encoding(const eg_htp_lower *L, int32_t value, int axis, 
     scales[k] = (float)q->scale[k];
     offsets[k] = (int32_t)-q->zero_point[k];
   }
-  *out = (eg_qnn_quant){.encoding = EG_QNN_QUANT_AXIS_SCALE_OFFSET, .axis = axis, .n_axis = q->n,
+  *out = (eg_htp_qnn_quant){.encoding = EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET, .axis = axis, .n_axis = q->n,
                         .scales = scales, .offsets = offsets};
   *owned = scales;
   return EG_OK;
@@ -142,14 +142,14 @@ static eg_status quantize_static(const eg_htp_lower *L, int32_t value, const voi
   return EG_OK;
 }
 
-static eg_status value_dtype(const eg_htp_lower *L, int32_t value, eg_qnn_dtype *dt) {
+static eg_status value_dtype(const eg_htp_lower *L, int32_t value, eg_htp_qnn_dtype *dt) {
   const eg_value *v = &L->g->values[value];
   *dt = eg_htp_held_dtype(L->g, value);
-  if (*dt == EG_QNN_DTYPE_COUNT && v->dtype == EG_DTYPE_INT64)
+  if (*dt == EG_HTP_QNN_DTYPE_COUNT && v->dtype == EG_DTYPE_INT64)
     return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "value %s has dtype int64 and is not "
                          "marked npu_int32: the NPU has no int64 (pass i64_to_i32 narrows the "
                          "int64 values of NPU partitions to int32)", eg_value_label(L->g, value));
-  if (*dt == EG_QNN_DTYPE_COUNT)
+  if (*dt == EG_HTP_QNN_DTYPE_COUNT)
     return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "value %s has dtype %s: the NPU graph has "
                          "no such type", eg_value_label(L->g, value), eg_dtype_name(v->dtype));
   return EG_OK;
@@ -190,14 +190,14 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
     return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "static %s: its bytes are not in this "
                          "compiled program (only its NPU copies are): compile the model's graph "
                          "file, not a .egp", st->name);
-  eg_qnn_dtype dt;
+  eg_htp_qnn_dtype dt;
   EG_TRY(value_dtype(L, value, &dt));
   uint32_t dims[EG_MAX_RANK];
   unsigned char *tmp = NULL;
   void *narrow = NULL; /* an npu_int32 static's int32 bytes */
   const void *data = st->data;
   size_t es = eg_dtype_size(v->dtype), nbytes = st->nbytes;
-  if (dt == EG_QNN_DTYPE_INT_32 && v->dtype == EG_DTYPE_INT64) {
+  if (dt == EG_HTP_QNN_DTYPE_INT_32 && v->dtype == EG_DTYPE_INT64) {
     EG_TRY(narrow_static(L, value, &narrow));
     data = narrow;
     es = sizeof(int32_t);
@@ -206,7 +206,7 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
       return EG_ERR_UNSUPPORTED;
     }
   }
-  if (eg_qnn_dtype_is_fixed_point(dt)) { /* held quantized: its integers (lower.h) */
+  if (eg_htp_qnn_dtype_is_fixed_point(dt)) { /* held quantized: its integers (lower.h) */
     EG_TRY(quantize_static(L, value, data, &narrow));
     data = narrow;
     es = eg_dtype_size(v->quant->dtype);
@@ -229,7 +229,7 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
   }
   char name[256];
   snprintf(name, sizeof name, "%s%s", st->name, suffix);
-  eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_STATIC, .dtype = dt,
+  eg_htp_qnn_tensor_desc d = {.name = name, .type = EG_HTP_QNN_TENSOR_STATIC, .dtype = dt,
                           .rank = v->rank, .dims = dims, .data = data, .nbytes = nbytes,
                           .copy_data = true, .key = key};
   int qaxis = v->quant ? v->quant->axis : -1; /* where perm put the quantized axis */
@@ -237,7 +237,7 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
     if (perm[k] == v->quant->axis) qaxis = k;
   void *owned = NULL;
   eg_status s = quant_encoding(L, value, qaxis, &d.quant, &owned);
-  if (s == EG_OK) s = eg_qnn_graph_add_tensor(L->qg, &d, tensor);
+  if (s == EG_OK) s = eg_htp_qnn_graph_add_tensor(L->qg, &d, tensor);
   free(owned);
   free(tmp);
   free(narrow);
@@ -246,12 +246,12 @@ static eg_status add_static(eg_htp_lower *L, int32_t value, const int perm[4], i
 
 /* Adds runtime tensor `d` of `value` (dims from eg_htp_dims) with its encoding when it is held
  * quantized: the quantized axis goes where eg_htp_dims puts it. */
-static eg_status add_held(eg_htp_lower *L, int32_t value, eg_qnn_tensor_desc *d, int32_t *tensor) {
+static eg_status add_held(eg_htp_lower *L, int32_t value, eg_htp_qnn_tensor_desc *d, int32_t *tensor) {
   const eg_value *v = &L->g->values[value];
   void *owned = NULL;
   eg_status s = quant_encoding(L, value, v->quant ? eg_htp_axis(v, v->quant->axis) : -1,
                                &d->quant, &owned);
-  if (s == EG_OK) s = eg_qnn_graph_add_tensor(L->qg, d, tensor);
+  if (s == EG_OK) s = eg_htp_qnn_graph_add_tensor(L->qg, d, tensor);
   free(owned);
   return s;
 }
@@ -294,18 +294,18 @@ eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor) {
   const eg_value *v = &L->g->values[value];
   if (v->role == EG_ROLE_STATIC && value != L->seed) {
     static const int nchw_to_nhwc[4] = {0, 2, 3, 1};
-    EG_TRY(add_static(L, value, eg_htp_is_nhwc(v) ? nchw_to_nhwc : NULL, eg_qnn_key(value, 0),
+    EG_TRY(add_static(L, value, eg_htp_is_nhwc(v) ? nchw_to_nhwc : NULL, eg_htp_qnn_key(value, 0),
                       "", tensor));
   } else if (inside(L, value)) {
     return eg_node_error(L->node, EG_ERR_INVALID, "value %s is used before its node is lowered",
                          eg_value_label(L->g, value));
   } else {
-    eg_qnn_dtype dt;
+    eg_htp_qnn_dtype dt;
     EG_TRY(value_dtype(L, value, &dt));
     uint32_t dims[EG_MAX_RANK];
     eg_htp_dims(v, dims);
-    eg_qnn_tensor_desc d = {.name = eg_value_label(L->g, value), .type = EG_QNN_TENSOR_APP_WRITE,
-                            .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_QNN_KEY_NONE};
+    eg_htp_qnn_tensor_desc d = {.name = eg_value_label(L->g, value), .type = EG_HTP_QNN_TENSOR_APP_WRITE,
+                            .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_HTP_QNN_KEY_NONE};
     EG_TRY(add_held(L, value, &d, tensor));
     EG_TRY(add_boundary(L, false, value, *tensor));
   }
@@ -321,13 +321,13 @@ eg_status eg_htp_filter(eg_htp_lower *L, int32_t value, eg_htp_filter_layout lay
   if (v->role != EG_ROLE_STATIC || v->rank != 4)
     return eg_node_error(L->node, EG_ERR_INVALID, "filter %s is not a static rank-4 weight",
                          eg_value_label(L->g, value));
-  return add_static(L, value, perms[layout], eg_qnn_key(value, 1 + (int32_t)layout),
+  return add_static(L, value, perms[layout], eg_htp_qnn_key(value, 1 + (int32_t)layout),
                     suffix[layout], tensor);
 }
 
 eg_status eg_htp_define(eg_htp_lower *L, int32_t value, int32_t *tensor) {
   const eg_value *v = &L->g->values[value];
-  eg_qnn_dtype dt;
+  eg_htp_qnn_dtype dt;
   EG_TRY(value_dtype(L, value, &dt));
   uint32_t dims[EG_MAX_RANK];
   eg_htp_dims(v, dims);
@@ -335,61 +335,61 @@ eg_status eg_htp_define(eg_htp_lower *L, int32_t value, int32_t *tensor) {
   if (value == L->node->output) snprintf(name, sizeof name, "%s", L->node->name);
   else snprintf(name, sizeof name, "%s_out%d", L->node->name, value);
   bool app_read = needed_outside(L, value);
-  eg_qnn_tensor_desc d = {.name = name,
-                          .type = app_read ? EG_QNN_TENSOR_APP_READ : EG_QNN_TENSOR_NATIVE,
-                          .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_QNN_KEY_NONE};
+  eg_htp_qnn_tensor_desc d = {.name = name,
+                          .type = app_read ? EG_HTP_QNN_TENSOR_APP_READ : EG_HTP_QNN_TENSOR_NATIVE,
+                          .dtype = dt, .rank = v->rank, .dims = dims, .key = EG_HTP_QNN_KEY_NONE};
   EG_TRY(add_held(L, value, &d, tensor));
   if (app_read) EG_TRY(add_boundary(L, true, value, *tensor));
   bind_value(L, value, *tensor);
   return EG_OK;
 }
 
-eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int32_t rank,
+eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_htp_qnn_dtype dtype, int32_t rank,
                       const uint32_t *dims, int32_t *tensor) {
   char name[256];
   snprintf(name, sizeof name, "%s_%s", L->node->name, what);
-  eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_NATIVE, .dtype = dtype,
-                          .rank = rank, .dims = dims, .key = EG_QNN_KEY_NONE};
-  return eg_qnn_graph_add_tensor(L->qg, &d, tensor);
+  eg_htp_qnn_tensor_desc d = {.name = name, .type = EG_HTP_QNN_TENSOR_NATIVE, .dtype = dtype,
+                          .rank = rank, .dims = dims, .key = EG_HTP_QNN_KEY_NONE};
+  return eg_htp_qnn_graph_add_tensor(L->qg, &d, tensor);
 }
 
 /* A STATIC constant "<node>_<what>" of `dtype` (4-byte elements), its bytes copied. */
-static eg_status add_const(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int32_t rank,
+static eg_status add_const(eg_htp_lower *L, const char *what, eg_htp_qnn_dtype dtype, int32_t rank,
                            const uint32_t *dims, const void *data, int32_t *tensor) {
   char name[256];
   snprintf(name, sizeof name, "%s_%s", L->node->name, what);
-  int64_t shape[EG_QNN_MAX_RANK];
-  for (int32_t k = 0; k < rank && k < EG_QNN_MAX_RANK; k++) shape[k] = dims[k];
+  int64_t shape[EG_HTP_QNN_MAX_RANK];
+  for (int32_t k = 0; k < rank && k < EG_HTP_QNN_MAX_RANK; k++) shape[k] = dims[k];
   size_t nbytes;
-  if (rank < 0 || rank > EG_QNN_MAX_RANK ||
+  if (rank < 0 || rank > EG_HTP_QNN_MAX_RANK ||
       !eg_count_bytes(eg_shape_numel(shape, rank, EG_MAX_NUMEL), 4, &nbytes))
     return eg_node_error(L->node, EG_ERR_UNSUPPORTED, "constant %s (rank %d): more than 2^40 "
-                         "elements, or a rank above %d", name, (int)rank, EG_QNN_MAX_RANK);
-  eg_qnn_tensor_desc d = {.name = name, .type = EG_QNN_TENSOR_STATIC, .dtype = dtype,
+                         "elements, or a rank above %d", name, (int)rank, EG_HTP_QNN_MAX_RANK);
+  eg_htp_qnn_tensor_desc d = {.name = name, .type = EG_HTP_QNN_TENSOR_STATIC, .dtype = dtype,
                           .rank = rank, .dims = dims, .data = data, .nbytes = nbytes,
-                          .copy_data = true, .key = EG_QNN_KEY_NONE};
-  return eg_qnn_graph_add_tensor(L->qg, &d, tensor);
+                          .copy_data = true, .key = EG_HTP_QNN_KEY_NONE};
+  return eg_htp_qnn_graph_add_tensor(L->qg, &d, tensor);
 }
 
 eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
                            const float *data, int32_t *tensor) {
-  return add_const(L, what, EG_QNN_DTYPE_FLOAT_32, rank, dims, data, tensor);
+  return add_const(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, rank, dims, data, tensor);
 }
 
 eg_status eg_htp_const_i32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
                            const int32_t *data, int32_t *tensor) {
-  return add_const(L, what, EG_QNN_DTYPE_INT_32, rank, dims, data, tensor);
+  return add_const(L, what, EG_HTP_QNN_DTYPE_INT_32, rank, dims, data, tensor);
 }
 
 eg_status eg_htp_transcendental_input(eg_htp_lower *L, int32_t in, const char *what,
                                       int32_t *out) {
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(L->qg, in);
-  uint32_t dims[EG_QNN_MAX_RANK];
+  const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(L->qg, in);
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   for (int32_t d = 0; d < t->rank; d++) dims[d] = t->dims[d];
   EG_TRY(eg_htp_temp(L, what, t->dtype, t->rank, dims, out));
-  const eg_qnn_param p[2] = {eg_qnn_param_f32("min_value", -65504.0f),
-                             eg_qnn_param_f32("max_value", 65504.0f)};
-  return eg_htp_op(L, EG_QNN_OP_RELU_MIN_MAX, &in, 1, out, 1, p, 2);
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_f32("min_value", -65504.0f),
+                             eg_htp_qnn_param_f32("max_value", 65504.0f)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_RELU_MIN_MAX, &in, 1, out, 1, p, 2);
 }
 
 bool eg_htp_is_needed_outside(const eg_htp_lower *L, int32_t value) {
@@ -428,8 +428,8 @@ bool eg_htp_elem_used(const eg_graph *g, const eg_node *n, int i) {
 
 eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor) {
   const eg_value *v = &L->g->values[value];
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(L->qg, tensor);
-  eg_qnn_dtype dt;
+  const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(L->qg, tensor);
+  eg_htp_qnn_dtype dt;
   EG_TRY(value_dtype(L, value, &dt));
   uint32_t dims[EG_MAX_RANK];
   eg_htp_dims(v, dims);
@@ -449,10 +449,10 @@ eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor) {
 }
 
 /* Whether two QNN tensors are both float (32 or 16) of one dtype and unquantized. */
-static bool float_pair(const eg_qnn_tensor *a, const eg_qnn_tensor *b) {
+static bool float_pair(const eg_htp_qnn_tensor *a, const eg_htp_qnn_tensor *b) {
   return a && b && b->dtype == a->dtype &&
-         (a->dtype == EG_QNN_DTYPE_FLOAT_32 || a->dtype == EG_QNN_DTYPE_FLOAT_16) &&
-         a->quant.encoding == EG_QNN_QUANT_NONE && b->quant.encoding == EG_QNN_QUANT_NONE;
+         (a->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 || a->dtype == EG_HTP_QNN_DTYPE_FLOAT_16) &&
+         a->quant.encoding == EG_HTP_QNN_QUANT_NONE && b->quant.encoding == EG_HTP_QNN_QUANT_NONE;
 }
 
 /* Whether a binary op's second operand is a per-sample, per-channel gate of its first: rank 4,
@@ -465,36 +465,36 @@ static bool float_pair(const eg_qnn_tensor *a, const eg_qnn_tensor *b) {
  * or [N, 1, 1, 1] operand are right in both preparations, and so are ElementWiseAdd, Subtract,
  * Maximum, Minimum and Power with the gate second. eg_htp_op emits those forms instead for
  * float operands (tests/htp/test_qnn_ref.py keeps the measurement). */
-static bool per_sample_gate(const eg_qnn_graph *qg, const int32_t *inputs) {
-  const eg_qnn_tensor *a = eg_qnn_graph_tensor(qg, inputs[0]);
-  const eg_qnn_tensor *b = eg_qnn_graph_tensor(qg, inputs[1]);
+static bool per_sample_gate(const eg_htp_qnn_graph *qg, const int32_t *inputs) {
+  const eg_htp_qnn_tensor *a = eg_htp_qnn_graph_tensor(qg, inputs[0]);
+  const eg_htp_qnn_tensor *b = eg_htp_qnn_graph_tensor(qg, inputs[1]);
   return float_pair(a, b) && a->rank == 4 && b->rank == 4 && a->dims[0] > 1 &&
          b->dims[0] == a->dims[0] && b->dims[1] == 1 && b->dims[2] == 1 && a->dims[3] > 1 && b->dims[3] == a->dims[3] &&
          (uint64_t)a->dims[1] * a->dims[2] > 1;
 }
 
-static eg_status add_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs,
+static eg_status add_op(eg_htp_lower *L, eg_htp_qnn_op type, const int32_t *inputs,
                         int32_t n_inputs, const int32_t *outputs, int32_t n_outputs,
-                        const eg_qnn_param *params, int32_t n_params);
+                        const eg_htp_qnn_param *params, int32_t n_params);
 
 /* Binary op `type` of inputs[0] and inputs[1] on views of rank `rank` (dims d0, d1; result
  * dims dy) between Reshapes, written into `out` (its own dims). */
-static eg_status binary_on_views(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs,
+static eg_status binary_on_views(eg_htp_lower *L, eg_htp_qnn_op type, const int32_t *inputs,
                                  int32_t out, int32_t rank, const uint32_t *d0,
                                  const uint32_t *d1, const uint32_t *dy) {
-  const eg_qnn_dtype dt = eg_qnn_graph_tensor(L->qg, inputs[0])->dtype;
+  const eg_htp_qnn_dtype dt = eg_htp_qnn_graph_tensor(L->qg, inputs[0])->dtype;
   const uint32_t *dims[2] = {d0, d1};
   char what[64];
   int32_t v[2], q;
   for (int i = 0; i < 2; i++) {
     snprintf(what, sizeof what, "op%d_view", L->n_ops);
     EG_TRY(eg_htp_temp(L, what, dt, rank, dims[i], &v[i]));
-    EG_TRY(add_op(L, EG_QNN_OP_RESHAPE, &inputs[i], 1, &v[i], 1, NULL, 0));
+    EG_TRY(add_op(L, EG_HTP_QNN_OP_RESHAPE, &inputs[i], 1, &v[i], 1, NULL, 0));
   }
   snprintf(what, sizeof what, "op%d_result", L->n_ops);
   EG_TRY(eg_htp_temp(L, what, dt, rank, dy, &q));
   EG_TRY(add_op(L, type, v, 2, &q, 1, NULL, 0));
-  return add_op(L, EG_QNN_OP_RESHAPE, &q, 1, &out, 1, NULL, 0);
+  return add_op(L, EG_HTP_QNN_OP_RESHAPE, &q, 1, &out, 1, NULL, 0);
 }
 
 /* Whether a binary op's operands are both [N, 1, 1, C] or both [N, C, 1, 1] (N > 1, C > 1; a
@@ -507,9 +507,9 @@ static eg_status binary_on_views(eg_htp_lower *L, eg_qnn_op type, const int32_t 
  * default effort); so was EfficientNet-B0's silu_backward on [2, 48, 1, 1] after a Reshape
  * (1.4), while the same ops on rank-2 views [N, C] are right in both preparations. eg_htp_op
  * emits those views for float operands. */
-static bool pooled_pair(const eg_qnn_graph *qg, const int32_t *inputs) {
-  const eg_qnn_tensor *a = eg_qnn_graph_tensor(qg, inputs[0]);
-  const eg_qnn_tensor *b = eg_qnn_graph_tensor(qg, inputs[1]);
+static bool pooled_pair(const eg_htp_qnn_graph *qg, const int32_t *inputs) {
+  const eg_htp_qnn_tensor *a = eg_htp_qnn_graph_tensor(qg, inputs[0]);
+  const eg_htp_qnn_tensor *b = eg_htp_qnn_graph_tensor(qg, inputs[1]);
   if (!float_pair(a, b) || a->rank != 4 || b->rank != 4) return false;
   int wide = 0; /* dims 1..3 above 1: one, as [N, 1, 1, C] or, held traced, [N, C, 1, 1] */
   for (int d = 0; d < 4; d++) {
@@ -519,13 +519,13 @@ static bool pooled_pair(const eg_qnn_graph *qg, const int32_t *inputs) {
   return a->dims[0] > 1 && wide == 1;
 }
 
-eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int32_t n_inputs,
-                    const int32_t *outputs, int32_t n_outputs, const eg_qnn_param *params,
+eg_status eg_htp_op(eg_htp_lower *L, eg_htp_qnn_op type, const int32_t *inputs, int32_t n_inputs,
+                    const int32_t *outputs, int32_t n_outputs, const eg_htp_qnn_param *params,
                     int32_t n_params) {
-  const bool mul = type == EG_QNN_OP_ELEMENT_WISE_MULTIPLY && n_params == 0,
-             div = type == EG_QNN_OP_ELEMENT_WISE_DIVIDE && n_params == 0;
+  const bool mul = type == EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY && n_params == 0,
+             div = type == EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE && n_params == 0;
   if ((mul || div) && n_inputs == 2 && n_outputs == 1) {
-    const eg_qnn_tensor *a = eg_qnn_graph_tensor(L->qg, inputs[0]);
+    const eg_htp_qnn_tensor *a = eg_htp_qnn_graph_tensor(L->qg, inputs[0]);
     if (per_sample_gate(L->qg, inputs)) {
       if (mul) { /* x * gate == gate * x, bit for bit */
         const int32_t swapped[2] = {inputs[1], inputs[0]};
@@ -543,17 +543,17 @@ eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int3
   return add_op(L, type, inputs, n_inputs, outputs, n_outputs, params, n_params);
 }
 
-static eg_status add_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs,
+static eg_status add_op(eg_htp_lower *L, eg_htp_qnn_op type, const int32_t *inputs,
                         int32_t n_inputs, const int32_t *outputs, int32_t n_outputs,
-                        const eg_qnn_param *params, int32_t n_params) {
+                        const eg_htp_qnn_param *params, int32_t n_params) {
   char name[256];
   /* "<node>_op<k>", not "<node>_<k>": node view's second op would take node view_1's name */
   if (L->n_ops == 0) snprintf(name, sizeof name, "%s", L->node->name);
   else snprintf(name, sizeof name, "%s_op%d", L->node->name, L->n_ops);
-  eg_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_inputs, .inputs = inputs,
+  eg_htp_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_inputs, .inputs = inputs,
                       .n_outputs = n_outputs, .outputs = outputs, .n_params = n_params,
                       .params = params};
-  EG_TRY(eg_qnn_graph_add_op(L->qg, &d, NULL));
+  EG_TRY(eg_htp_qnn_graph_add_op(L->qg, &d, NULL));
   L->n_ops++;
   return EG_OK;
 }
@@ -615,7 +615,7 @@ static eg_status lower_one(eg_htp_lower *L, eg_lowered *out) {
   L->out = out;
   out->backend = &eg_htp_rt;
   L->cap_inputs = L->cap_outputs = 0;
-  eg_status s = eg_qnn_graph_create(name, &L->qg);
+  eg_status s = eg_htp_qnn_graph_create(name, &L->qg);
   out->graph = L->qg;
   if (s == EG_OK) s = lower_nodes(L);
   for (int32_t k = 0; k < L->n_bound; k++) L->value_tensor[L->bound[k]] = -1;

@@ -72,7 +72,7 @@ eg_status eg_htp_input(eg_htp_lower *L, int32_t value, int32_t *tensor);
 eg_status eg_htp_filter(eg_htp_lower *L, int32_t value, eg_htp_filter_layout layout,
                         int32_t *tensor);
 eg_status eg_htp_define(eg_htp_lower *L, int32_t value, int32_t *tensor);
-eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_qnn_dtype dtype, int32_t rank,
+eg_status eg_htp_temp(eg_htp_lower *L, const char *what, eg_htp_qnn_dtype dtype, int32_t rank,
                       const uint32_t *dims, int32_t *tensor);
 /* A STATIC float32 constant of the given shape (e.g. a scalar operand), copied. */
 eg_status eg_htp_const_f32(eg_htp_lower *L, const char *what, int32_t rank, const uint32_t *dims,
@@ -96,8 +96,8 @@ bool eg_htp_elem_used(const eg_graph *g, const eg_node *n, int i);
  * then). */
 eg_status eg_htp_alias(eg_htp_lower *L, int32_t value, int32_t tensor);
 /* Appends op `type` named "<node>" (first op of a node) or "<node>_op<k>". */
-eg_status eg_htp_op(eg_htp_lower *L, eg_qnn_op type, const int32_t *inputs, int32_t n_inputs,
-                    const int32_t *outputs, int32_t n_outputs, const eg_qnn_param *params,
+eg_status eg_htp_op(eg_htp_lower *L, eg_htp_qnn_op type, const int32_t *inputs, int32_t n_inputs,
+                    const int32_t *outputs, int32_t n_outputs, const eg_htp_qnn_param *params,
                     int32_t n_params);
 
 /* The input Sigmoid and Tanh read: float tensor `in` through ReluMinMax(-65504, 65504) into a

@@ -20,61 +20,61 @@
 /* ---- names ---- */
 
 static const char *const op_names[] = {
-#define QNN_OP(id, name) [EG_QNN_OP_##id] = name,
+#define QNN_OP(id, name) [EG_HTP_QNN_OP_##id] = name,
 #include "backends/htp/qnn_ops.def"
 #undef QNN_OP
 };
-_Static_assert(sizeof op_names / sizeof op_names[0] == EG_QNN_OP_COUNT, "op name table");
+_Static_assert(sizeof op_names / sizeof op_names[0] == EG_HTP_QNN_OP_COUNT, "op name table");
 
-const char *eg_qnn_op_name(eg_qnn_op op) {
-  return (unsigned)op < EG_QNN_OP_COUNT ? op_names[op] : "?";
+const char *eg_htp_qnn_op_name(eg_htp_qnn_op op) {
+  return (unsigned)op < EG_HTP_QNN_OP_COUNT ? op_names[op] : "?";
 }
 
-eg_qnn_op eg_qnn_op_from_name(const char *name) {
-  for (int i = 0; i < EG_QNN_OP_COUNT; i++)
-    if (strcmp(op_names[i], name) == 0) return (eg_qnn_op)i;
-  return EG_QNN_OP_COUNT;
+eg_htp_qnn_op eg_htp_qnn_op_from_name(const char *name) {
+  for (int i = 0; i < EG_HTP_QNN_OP_COUNT; i++)
+    if (strcmp(op_names[i], name) == 0) return (eg_htp_qnn_op)i;
+  return EG_HTP_QNN_OP_COUNT;
 }
 
-bool eg_qnn_op_is_comparison(eg_qnn_op op) {
-  return op == EG_QNN_OP_ELEMENT_WISE_GREATER || op == EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL ||
-         op == EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL || op == EG_QNN_OP_ELEMENT_WISE_EQUAL;
+bool eg_htp_qnn_op_is_comparison(eg_htp_qnn_op op) {
+  return op == EG_HTP_QNN_OP_ELEMENT_WISE_GREATER || op == EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL ||
+         op == EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL || op == EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL;
 }
 
 static const struct {
   const char *name;
   size_t size;
 } dtype_info[] = {
-    [EG_QNN_DTYPE_FLOAT_32] = {"float32", 4},        [EG_QNN_DTYPE_FLOAT_16] = {"float16", 2},
-    [EG_QNN_DTYPE_INT_32] = {"int32", 4},            [EG_QNN_DTYPE_UINT_32] = {"uint32", 4},
-    [EG_QNN_DTYPE_INT_8] = {"int8", 1},              [EG_QNN_DTYPE_UINT_8] = {"uint8", 1},
-    [EG_QNN_DTYPE_BOOL_8] = {"bool8", 1},
-    [EG_QNN_DTYPE_SFIXED_POINT_8] = {"sfixed_point_8", 1},
-    [EG_QNN_DTYPE_UFIXED_POINT_8] = {"ufixed_point_8", 1},
-    [EG_QNN_DTYPE_SFIXED_POINT_16] = {"sfixed_point_16", 2},
-    [EG_QNN_DTYPE_UFIXED_POINT_16] = {"ufixed_point_16", 2},
-    [EG_QNN_DTYPE_SFIXED_POINT_32] = {"sfixed_point_32", 4},
+    [EG_HTP_QNN_DTYPE_FLOAT_32] = {"float32", 4},        [EG_HTP_QNN_DTYPE_FLOAT_16] = {"float16", 2},
+    [EG_HTP_QNN_DTYPE_INT_32] = {"int32", 4},            [EG_HTP_QNN_DTYPE_UINT_32] = {"uint32", 4},
+    [EG_HTP_QNN_DTYPE_INT_8] = {"int8", 1},              [EG_HTP_QNN_DTYPE_UINT_8] = {"uint8", 1},
+    [EG_HTP_QNN_DTYPE_BOOL_8] = {"bool8", 1},
+    [EG_HTP_QNN_DTYPE_SFIXED_POINT_8] = {"sfixed_point_8", 1},
+    [EG_HTP_QNN_DTYPE_UFIXED_POINT_8] = {"ufixed_point_8", 1},
+    [EG_HTP_QNN_DTYPE_SFIXED_POINT_16] = {"sfixed_point_16", 2},
+    [EG_HTP_QNN_DTYPE_UFIXED_POINT_16] = {"ufixed_point_16", 2},
+    [EG_HTP_QNN_DTYPE_SFIXED_POINT_32] = {"sfixed_point_32", 4},
 };
-_Static_assert(sizeof dtype_info / sizeof dtype_info[0] == EG_QNN_DTYPE_COUNT, "dtype table");
+_Static_assert(sizeof dtype_info / sizeof dtype_info[0] == EG_HTP_QNN_DTYPE_COUNT, "dtype table");
 
-const char *eg_qnn_dtype_name(eg_qnn_dtype dtype) {
-  return (unsigned)dtype < EG_QNN_DTYPE_COUNT ? dtype_info[dtype].name : "?";
+const char *eg_htp_qnn_dtype_name(eg_htp_qnn_dtype dtype) {
+  return (unsigned)dtype < EG_HTP_QNN_DTYPE_COUNT ? dtype_info[dtype].name : "?";
 }
 
-size_t eg_qnn_dtype_size(eg_qnn_dtype dtype) {
-  return (unsigned)dtype < EG_QNN_DTYPE_COUNT ? dtype_info[dtype].size : 0;
+size_t eg_htp_qnn_dtype_size(eg_htp_qnn_dtype dtype) {
+  return (unsigned)dtype < EG_HTP_QNN_DTYPE_COUNT ? dtype_info[dtype].size : 0;
 }
 
-bool eg_qnn_dtype_is_fixed_point(eg_qnn_dtype dtype) {
-  return dtype >= EG_QNN_DTYPE_SFIXED_POINT_8 && dtype <= EG_QNN_DTYPE_SFIXED_POINT_32;
+bool eg_htp_qnn_dtype_is_fixed_point(eg_htp_qnn_dtype dtype) {
+  return dtype >= EG_HTP_QNN_DTYPE_SFIXED_POINT_8 && dtype <= EG_HTP_QNN_DTYPE_SFIXED_POINT_32;
 }
 
 static const char *const type_names[] = {"APP_WRITE", "APP_READ", "NATIVE", "STATIC"};
 
 static const char *fmt_dims(char *buf, size_t size, const uint32_t *dims, int rank) {
-  int64_t v[EG_QNN_MAX_RANK];
-  for (int i = 0; i < rank && i < EG_QNN_MAX_RANK; i++) v[i] = dims[i];
-  return eg_fmt_ints(buf, size, v, rank < EG_QNN_MAX_RANK ? rank : EG_QNN_MAX_RANK);
+  int64_t v[EG_HTP_QNN_MAX_RANK];
+  for (int i = 0; i < rank && i < EG_HTP_QNN_MAX_RANK; i++) v[i] = dims[i];
+  return eg_fmt_ints(buf, size, v, rank < EG_HTP_QNN_MAX_RANK ? rank : EG_HTP_QNN_MAX_RANK);
 }
 
 /* ---- the graph and its maps ---- */
@@ -86,13 +86,13 @@ typedef struct id_map {
   int32_t *slot;
 } id_map;
 
-struct eg_qnn_graph {
+struct eg_htp_qnn_graph {
   eg_arena *arena;
   const char *name;
   int32_t n_tensors, cap_tensors;
-  eg_qnn_tensor *tensors;
+  eg_htp_qnn_tensor *tensors;
   int32_t n_ops, cap_ops;
-  eg_qnn_op_node *ops;
+  eg_htp_qnn_op_node *ops;
   id_map by_key, by_tensor_name, by_op_name;
 };
 
@@ -112,7 +112,7 @@ static uint64_t hash_str(const char *s) {
 /* Which map: how to hash entry `id` and compare it with a probe. */
 typedef enum map_kind { MAP_KEY, MAP_TENSOR_NAME, MAP_OP_NAME } map_kind;
 
-static uint64_t entry_hash(const eg_qnn_graph *g, map_kind k, int32_t id) {
+static uint64_t entry_hash(const eg_htp_qnn_graph *g, map_kind k, int32_t id) {
   switch (k) {
   case MAP_KEY: return hash_u64((uint64_t)g->tensors[id].key);
   case MAP_TENSOR_NAME: return hash_str(g->tensors[id].name);
@@ -120,7 +120,7 @@ static uint64_t entry_hash(const eg_qnn_graph *g, map_kind k, int32_t id) {
   }
 }
 
-static bool entry_matches(const eg_qnn_graph *g, map_kind k, int32_t id, int64_t key,
+static bool entry_matches(const eg_htp_qnn_graph *g, map_kind k, int32_t id, int64_t key,
                           const char *name) {
   switch (k) {
   case MAP_KEY: return g->tensors[id].key == key;
@@ -129,11 +129,11 @@ static bool entry_matches(const eg_qnn_graph *g, map_kind k, int32_t id, int64_t
   }
 }
 
-static id_map *map_of(eg_qnn_graph *g, map_kind k) {
+static id_map *map_of(eg_htp_qnn_graph *g, map_kind k) {
   return k == MAP_KEY ? &g->by_key : k == MAP_TENSOR_NAME ? &g->by_tensor_name : &g->by_op_name;
 }
 
-static int32_t map_find(const eg_qnn_graph *g, map_kind k, uint64_t h, int64_t key,
+static int32_t map_find(const eg_htp_qnn_graph *g, map_kind k, uint64_t h, int64_t key,
                         const char *name) {
   const id_map *m = k == MAP_KEY ? &g->by_key
                     : k == MAP_TENSOR_NAME ? &g->by_tensor_name : &g->by_op_name;
@@ -153,7 +153,7 @@ static void map_put(id_map *m, uint64_t h, int32_t id) {
 }
 
 /* Inserts entry `id` (not present yet), growing the table first if needed. */
-static eg_status map_insert(eg_qnn_graph *g, map_kind k, int32_t id) {
+static eg_status map_insert(eg_htp_qnn_graph *g, map_kind k, int32_t id) {
   id_map *m = map_of(g, k);
   if (2 * (m->count + 1) > m->cap) {
     const uint32_t cap = m->cap ? 2 * m->cap : 64;
@@ -169,7 +169,7 @@ static eg_status map_insert(eg_qnn_graph *g, map_kind k, int32_t id) {
 }
 
 /* Makes room for one more element in an arena array (doubling). */
-static eg_status grow(eg_qnn_graph *g, void **array, int32_t n, int32_t *cap, size_t elem) {
+static eg_status grow(eg_htp_qnn_graph *g, void **array, int32_t n, int32_t *cap, size_t elem) {
   if (n < *cap) return EG_OK;
   const int32_t new_cap = *cap ? 2 * *cap : 16;
   void *p = eg_arena_array(g->arena, (size_t)new_cap, elem);
@@ -180,10 +180,10 @@ static eg_status grow(eg_qnn_graph *g, void **array, int32_t n, int32_t *cap, si
   return EG_OK;
 }
 
-eg_status eg_qnn_graph_create(const char *name, eg_qnn_graph **out) {
+eg_status eg_htp_qnn_graph_create(const char *name, eg_htp_qnn_graph **out) {
   *out = NULL;
   eg_arena *arena = eg_arena_create();
-  eg_qnn_graph *g = arena ? eg_arena_alloc(arena, sizeof *g) : NULL;
+  eg_htp_qnn_graph *g = arena ? eg_arena_alloc(arena, sizeof *g) : NULL;
   const char *copy = g ? eg_arena_strdup(arena, name ? name : "graph") : NULL;
   if (!copy) {
     eg_arena_destroy(arena);
@@ -195,31 +195,31 @@ eg_status eg_qnn_graph_create(const char *name, eg_qnn_graph **out) {
   return EG_OK;
 }
 
-void eg_qnn_graph_destroy(eg_qnn_graph *g) {
+void eg_htp_qnn_graph_destroy(eg_htp_qnn_graph *g) {
   if (g) eg_arena_destroy(g->arena);
 }
 
-const char *eg_qnn_graph_name(const eg_qnn_graph *g) { return g->name; }
-int32_t eg_qnn_graph_num_tensors(const eg_qnn_graph *g) { return g->n_tensors; }
-int32_t eg_qnn_graph_num_ops(const eg_qnn_graph *g) { return g->n_ops; }
+const char *eg_htp_qnn_graph_name(const eg_htp_qnn_graph *g) { return g->name; }
+int32_t eg_htp_qnn_graph_num_tensors(const eg_htp_qnn_graph *g) { return g->n_tensors; }
+int32_t eg_htp_qnn_graph_num_ops(const eg_htp_qnn_graph *g) { return g->n_ops; }
 
-const eg_qnn_tensor *eg_qnn_graph_tensor(const eg_qnn_graph *g, int32_t id) {
+const eg_htp_qnn_tensor *eg_htp_qnn_graph_tensor(const eg_htp_qnn_graph *g, int32_t id) {
   return id >= 0 && id < g->n_tensors ? &g->tensors[id] : NULL;
 }
 
-const eg_qnn_op_node *eg_qnn_graph_op(const eg_qnn_graph *g, int32_t index) {
+const eg_htp_qnn_op_node *eg_htp_qnn_graph_op(const eg_htp_qnn_graph *g, int32_t index) {
   return index >= 0 && index < g->n_ops ? &g->ops[index] : NULL;
 }
 
-int32_t eg_qnn_graph_find_key(const eg_qnn_graph *g, int64_t key) {
+int32_t eg_htp_qnn_graph_find_key(const eg_htp_qnn_graph *g, int64_t key) {
   return key < 0 ? -1 : map_find(g, MAP_KEY, hash_u64((uint64_t)key), key, NULL);
 }
 
-int32_t eg_qnn_graph_find_tensor(const eg_qnn_graph *g, const char *name) {
+int32_t eg_htp_qnn_graph_find_tensor(const eg_htp_qnn_graph *g, const char *name) {
   return name ? map_find(g, MAP_TENSOR_NAME, hash_str(name), 0, name) : -1;
 }
 
-int64_t eg_qnn_tensor_numel(const eg_qnn_tensor *t) {
+int64_t eg_htp_qnn_tensor_numel(const eg_htp_qnn_tensor *t) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; i++) n *= t->dims[i];
   return n;
@@ -228,18 +228,18 @@ int64_t eg_qnn_tensor_numel(const eg_qnn_tensor *t) {
 /* ---- tensors ---- */
 
 /* The description's shape, dtype and quantization are well formed. */
-static eg_status check_tensor_desc(const eg_qnn_graph *g, const eg_qnn_tensor_desc *d) {
+static eg_status check_tensor_desc(const eg_htp_qnn_graph *g, const eg_htp_qnn_tensor_desc *d) {
   const char *nm = d->name;
   char buf[128];
-  if ((unsigned)d->type > EG_QNN_TENSOR_STATIC)
+  if ((unsigned)d->type > EG_HTP_QNN_TENSOR_STATIC)
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: type (%d): must be APP_WRITE, APP_READ, NATIVE "
                     "or STATIC", nm, (int)d->type);
-  if ((unsigned)d->dtype >= EG_QNN_DTYPE_COUNT)
+  if ((unsigned)d->dtype >= EG_HTP_QNN_DTYPE_COUNT)
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: dtype (%d): unknown QNN data type", nm,
                     (int)d->dtype);
-  if (d->rank < 0 || d->rank > EG_QNN_MAX_RANK || (d->rank > 0 && !d->dims))
+  if (d->rank < 0 || d->rank > EG_HTP_QNN_MAX_RANK || (d->rank > 0 && !d->dims))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: rank (%d): must be in [0, %d] with dims", nm,
-                    (int)d->rank, EG_QNN_MAX_RANK);
+                    (int)d->rank, EG_HTP_QNN_MAX_RANK);
   uint64_t numel = 1;
   for (int i = 0; i < d->rank; i++) {
     if (d->dims[i] == 0)
@@ -250,61 +250,61 @@ static eg_status check_tensor_desc(const eg_qnn_graph *g, const eg_qnn_tensor_de
       return eg_error(EG_ERR_ARGUMENT, "tensor %s: dims %s: more than 2^40 elements", nm,
                       fmt_dims(buf, sizeof buf, d->dims, d->rank));
   }
-  const bool fixed = eg_qnn_dtype_is_fixed_point(d->dtype);
-  const eg_qnn_quant *q = &d->quant;
-  if (fixed != (q->encoding != EG_QNN_QUANT_NONE))
+  const bool fixed = eg_htp_qnn_dtype_is_fixed_point(d->dtype);
+  const eg_htp_qnn_quant *q = &d->quant;
+  if (fixed != (q->encoding != EG_HTP_QNN_QUANT_NONE))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: quantization encoding (%d) for dtype %s: "
                     "fixed-point dtypes need an encoding, others must have none", nm,
-                    (int)q->encoding, eg_qnn_dtype_name(d->dtype));
+                    (int)q->encoding, eg_htp_qnn_dtype_name(d->dtype));
   /* a scale is a positive normal float32: what the IR's rule (ir/quant_rule.h) lowers to */
-  if (q->encoding == EG_QNN_QUANT_SCALE_OFFSET && !(isnormal(q->scale) && q->scale > 0.0f))
+  if (q->encoding == EG_HTP_QNN_QUANT_SCALE_OFFSET && !(isnormal(q->scale) && q->scale > 0.0f))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: scale (%g): must be a positive normal float32",
                     nm, (double)q->scale);
-  if (q->encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET &&
+  if (q->encoding == EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET &&
       (q->axis < 0 || q->axis >= d->rank || q->n_axis != (int32_t)d->dims[q->axis] ||
        !q->scales || !q->offsets))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: per-axis quantization (axis %d, %d scales): "
                     "axis must be a dim and give one scale and offset per index", nm,
                     (int)q->axis, (int)q->n_axis);
-  for (int32_t i = 0; q->encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET && i < q->n_axis; i++)
+  for (int32_t i = 0; q->encoding == EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET && i < q->n_axis; i++)
     if (!(isnormal(q->scales[i]) && q->scales[i] > 0.0f))
       return eg_error(EG_ERR_ARGUMENT, "tensor %s: scales[%d] (%g): must be a positive normal "
                       "float32", nm, (int)i, (double)q->scales[i]);
-  const size_t nbytes = (size_t)numel * eg_qnn_dtype_size(d->dtype);
-  if (d->type == EG_QNN_TENSOR_STATIC && (!d->data || d->nbytes != nbytes))
+  const size_t nbytes = (size_t)numel * eg_htp_qnn_dtype_size(d->dtype);
+  if (d->type == EG_HTP_QNN_TENSOR_STATIC && (!d->data || d->nbytes != nbytes))
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: STATIC data (%zu bytes, %s): must hold "
                     "product(dims) * %zu = %zu bytes", nm, d->data ? d->nbytes : 0,
-                    d->data ? "given" : "missing", eg_qnn_dtype_size(d->dtype), nbytes);
-  if (d->type != EG_QNN_TENSOR_STATIC && d->data)
+                    d->data ? "given" : "missing", eg_htp_qnn_dtype_size(d->dtype), nbytes);
+  if (d->type != EG_HTP_QNN_TENSOR_STATIC && d->data)
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: data given for a %s tensor: only STATIC "
                     "tensors carry bytes", nm, type_names[d->type]);
-  if (d->key < EG_QNN_KEY_NONE)
+  if (d->key < EG_HTP_QNN_KEY_NONE)
     return eg_error(EG_ERR_ARGUMENT, "tensor %s: key (%" PRId64 "): must be >= 0 or "
-                    "EG_QNN_KEY_NONE", nm, d->key);
+                    "EG_HTP_QNN_KEY_NONE", nm, d->key);
   (void)g;
   return EG_OK;
 }
 
 /* A known key asked for again: the description must match the tensor it names. */
-static eg_status check_same_tensor(const eg_qnn_graph *g, int32_t id,
-                                   const eg_qnn_tensor_desc *d) {
-  const eg_qnn_tensor *t = &g->tensors[id];
+static eg_status check_same_tensor(const eg_htp_qnn_graph *g, int32_t id,
+                                   const eg_htp_qnn_tensor_desc *d) {
+  const eg_htp_qnn_tensor *t = &g->tensors[id];
   bool same = t->type == d->type && t->dtype == d->dtype && t->rank == d->rank;
   for (int i = 0; same && i < d->rank; i++) same = t->dims[i] == d->dims[i];
   if (same) return EG_OK;
   char a[128], b[128];
   return eg_error(EG_ERR_INVALID, "tensor %s: key %" PRId64 " already names tensor %s (%s %s "
                   "%s), asked for %s %s %s: one key, one tensor", d->name, d->key, t->name,
-                  type_names[t->type], eg_qnn_dtype_name(t->dtype),
+                  type_names[t->type], eg_htp_qnn_dtype_name(t->dtype),
                   fmt_dims(a, sizeof a, t->dims, t->rank), type_names[d->type],
-                  eg_qnn_dtype_name(d->dtype), fmt_dims(b, sizeof b, d->dims, d->rank));
+                  eg_htp_qnn_dtype_name(d->dtype), fmt_dims(b, sizeof b, d->dims, d->rank));
 }
 
 /* Copies what the tensor must own into the arena. */
-static eg_status own_tensor_data(eg_qnn_graph *g, const eg_qnn_tensor_desc *d, eg_qnn_tensor *t) {
+static eg_status own_tensor_data(eg_htp_qnn_graph *g, const eg_htp_qnn_tensor_desc *d, eg_htp_qnn_tensor *t) {
   t->name = eg_arena_strdup(g->arena, d->name);
   if (!t->name) return eg_error(EG_ERR_NOMEM, "tensor %s: out of memory", d->name);
-  if (d->type == EG_QNN_TENSOR_STATIC && d->copy_data) {
+  if (d->type == EG_HTP_QNN_TENSOR_STATIC && d->copy_data) {
     unsigned char *p = eg_arena_alloc(g->arena, d->nbytes + 64);
     if (!p) return eg_error(EG_ERR_NOMEM, "tensor %s: out of memory for %zu bytes", d->name,
                             d->nbytes);
@@ -312,7 +312,7 @@ static eg_status own_tensor_data(eg_qnn_graph *g, const eg_qnn_tensor_desc *d, e
     memcpy(p, d->data, d->nbytes);
     t->data = p;
   }
-  if (d->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET) {
+  if (d->quant.encoding == EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET) {
     float *s = eg_arena_array(g->arena, (size_t)d->quant.n_axis, sizeof(float));
     int32_t *o = eg_arena_array(g->arena, (size_t)d->quant.n_axis, sizeof(int32_t));
     if (!s || !o) return eg_error(EG_ERR_NOMEM, "tensor %s: out of memory", d->name);
@@ -324,26 +324,26 @@ static eg_status own_tensor_data(eg_qnn_graph *g, const eg_qnn_tensor_desc *d, e
   return EG_OK;
 }
 
-eg_status eg_qnn_graph_add_tensor(eg_qnn_graph *g, const eg_qnn_tensor_desc *d, int32_t *id) {
+eg_status eg_htp_qnn_graph_add_tensor(eg_htp_qnn_graph *g, const eg_htp_qnn_tensor_desc *d, int32_t *id) {
   *id = -1;
   if (!d->name || !d->name[0])
     return eg_error(EG_ERR_ARGUMENT, "qnn graph %s: tensor name (empty): every tensor needs a "
                     "unique name", g->name);
   EG_TRY(check_tensor_desc(g, d));
-  const int32_t known = eg_qnn_graph_find_key(g, d->key);
+  const int32_t known = eg_htp_qnn_graph_find_key(g, d->key);
   if (known >= 0) {
     EG_TRY(check_same_tensor(g, known, d));
     *id = known;
     return EG_OK;
   }
-  if (eg_qnn_graph_find_tensor(g, d->name) >= 0)
+  if (eg_htp_qnn_graph_find_tensor(g, d->name) >= 0)
     return eg_error(EG_ERR_INVALID, "tensor %s: name already used in graph %s: tensor names "
                     "are unique", d->name, g->name);
-  EG_TRY(grow(g, (void **)&g->tensors, g->n_tensors, &g->cap_tensors, sizeof(eg_qnn_tensor)));
-  eg_qnn_tensor t = {.id = g->n_tensors, .type = d->type, .dtype = d->dtype, .quant = d->quant,
+  EG_TRY(grow(g, (void **)&g->tensors, g->n_tensors, &g->cap_tensors, sizeof(eg_htp_qnn_tensor)));
+  eg_htp_qnn_tensor t = {.id = g->n_tensors, .type = d->type, .dtype = d->dtype, .quant = d->quant,
                      .rank = d->rank, .data = d->data, .key = d->key, .producer = -1};
   for (int i = 0; i < d->rank; i++) t.dims[i] = d->dims[i];
-  t.nbytes = (size_t)eg_qnn_tensor_numel(&t) * eg_qnn_dtype_size(d->dtype);
+  t.nbytes = (size_t)eg_htp_qnn_tensor_numel(&t) * eg_htp_qnn_dtype_size(d->dtype);
   EG_TRY(own_tensor_data(g, d, &t));
   g->tensors[g->n_tensors] = t;
   EG_TRY(map_insert(g, MAP_TENSOR_NAME, t.id));
@@ -355,36 +355,36 @@ eg_status eg_qnn_graph_add_tensor(eg_qnn_graph *g, const eg_qnn_tensor_desc *d, 
 
 /* ---- params ---- */
 
-eg_qnn_param eg_qnn_param_u32(const char *name, uint32_t v) {
-  return (eg_qnn_param){.name = name, .kind = EG_QNN_PARAM_SCALAR,
-                        .dtype = EG_QNN_DTYPE_UINT_32, .scalar.u32 = v};
+eg_htp_qnn_param eg_htp_qnn_param_u32(const char *name, uint32_t v) {
+  return (eg_htp_qnn_param){.name = name, .kind = EG_HTP_QNN_PARAM_SCALAR,
+                        .dtype = EG_HTP_QNN_DTYPE_UINT_32, .scalar.u32 = v};
 }
 
-eg_qnn_param eg_qnn_param_i32(const char *name, int32_t v) {
-  return (eg_qnn_param){.name = name, .kind = EG_QNN_PARAM_SCALAR,
-                        .dtype = EG_QNN_DTYPE_INT_32, .scalar.i32 = v};
+eg_htp_qnn_param eg_htp_qnn_param_i32(const char *name, int32_t v) {
+  return (eg_htp_qnn_param){.name = name, .kind = EG_HTP_QNN_PARAM_SCALAR,
+                        .dtype = EG_HTP_QNN_DTYPE_INT_32, .scalar.i32 = v};
 }
 
-eg_qnn_param eg_qnn_param_f32(const char *name, float v) {
-  return (eg_qnn_param){.name = name, .kind = EG_QNN_PARAM_SCALAR,
-                        .dtype = EG_QNN_DTYPE_FLOAT_32, .scalar.f32 = v};
+eg_htp_qnn_param eg_htp_qnn_param_f32(const char *name, float v) {
+  return (eg_htp_qnn_param){.name = name, .kind = EG_HTP_QNN_PARAM_SCALAR,
+                        .dtype = EG_HTP_QNN_DTYPE_FLOAT_32, .scalar.f32 = v};
 }
 
-eg_qnn_param eg_qnn_param_bool(const char *name, bool v) {
-  return (eg_qnn_param){.name = name, .kind = EG_QNN_PARAM_SCALAR,
-                        .dtype = EG_QNN_DTYPE_BOOL_8, .scalar.b = v};
+eg_htp_qnn_param eg_htp_qnn_param_bool(const char *name, bool v) {
+  return (eg_htp_qnn_param){.name = name, .kind = EG_HTP_QNN_PARAM_SCALAR,
+                        .dtype = EG_HTP_QNN_DTYPE_BOOL_8, .scalar.b = v};
 }
 
-eg_qnn_param eg_qnn_param_u32_tensor(const char *name, int32_t rank, const uint32_t *dims,
+eg_htp_qnn_param eg_htp_qnn_param_u32_tensor(const char *name, int32_t rank, const uint32_t *dims,
                                      const uint32_t *values) {
-  eg_qnn_param p = {.name = name, .kind = EG_QNN_PARAM_TENSOR, .dtype = EG_QNN_DTYPE_UINT_32,
+  eg_htp_qnn_param p = {.name = name, .kind = EG_HTP_QNN_PARAM_TENSOR, .dtype = EG_HTP_QNN_DTYPE_UINT_32,
                     .rank = rank};
   int64_t n = 1;
-  for (int i = 0; i < rank && i < EG_QNN_PARAM_MAX_RANK; i++) {
+  for (int i = 0; i < rank && i < EG_HTP_QNN_PARAM_MAX_RANK; i++) {
     p.dims[i] = dims[i];
     n *= dims[i];
   }
-  if (rank < 1 || rank > EG_QNN_PARAM_MAX_RANK || n > EG_QNN_PARAM_MAX_VALUES) {
+  if (rank < 1 || rank > EG_HTP_QNN_PARAM_MAX_RANK || n > EG_HTP_QNN_PARAM_MAX_VALUES) {
     p.n_values = -1; /* does not fit: add_op reports it */
     return p;
   }
@@ -393,18 +393,18 @@ eg_qnn_param eg_qnn_param_u32_tensor(const char *name, int32_t rank, const uint3
   return p;
 }
 
-eg_qnn_param eg_qnn_param_i32_tensor(const char *name, int32_t rank, const uint32_t *dims,
+eg_htp_qnn_param eg_htp_qnn_param_i32_tensor(const char *name, int32_t rank, const uint32_t *dims,
                                      const int32_t *values) {
-  uint32_t bits[EG_QNN_PARAM_MAX_VALUES];
+  uint32_t bits[EG_HTP_QNN_PARAM_MAX_VALUES];
   int64_t n = 1;
-  for (int i = 0; i < rank && i < EG_QNN_PARAM_MAX_RANK; i++) n *= dims[i];
-  for (int64_t i = 0; i < n && i < EG_QNN_PARAM_MAX_VALUES; i++) bits[i] = (uint32_t)values[i];
-  eg_qnn_param p = eg_qnn_param_u32_tensor(name, rank, dims, bits);
-  p.dtype = EG_QNN_DTYPE_INT_32;
+  for (int i = 0; i < rank && i < EG_HTP_QNN_PARAM_MAX_RANK; i++) n *= dims[i];
+  for (int64_t i = 0; i < n && i < EG_HTP_QNN_PARAM_MAX_VALUES; i++) bits[i] = (uint32_t)values[i];
+  eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor(name, rank, dims, bits);
+  p.dtype = EG_HTP_QNN_DTYPE_INT_32;
   return p;
 }
 
-const eg_qnn_param *eg_qnn_op_param(const eg_qnn_op_node *op, const char *name) {
+const eg_htp_qnn_param *eg_htp_qnn_op_param(const eg_htp_qnn_op_node *op, const char *name) {
   for (int i = 0; i < op->n_params; i++)
     if (strcmp(op->params[i].name, name) == 0) return &op->params[i];
   return NULL;
@@ -421,11 +421,11 @@ enum { PERM_DIM = 0xFF };
 
 typedef struct param_rule {
   const char *name;
-  eg_qnn_param_kind kind;
-  eg_qnn_dtype dtype;
+  eg_htp_qnn_param_kind kind;
+  eg_htp_qnn_dtype dtype;
   bool mandatory;
   int8_t rank;
-  uint8_t dims[EG_QNN_PARAM_MAX_RANK];
+  uint8_t dims[EG_HTP_QNN_PARAM_MAX_RANK];
 } param_rule;
 
 typedef struct check_ctx check_ctx;
@@ -439,13 +439,13 @@ typedef struct op_rule {
 } op_rule;
 
 struct check_ctx {
-  const eg_qnn_graph *g;
-  const eg_qnn_op_desc *d;
+  const eg_htp_qnn_graph *g;
+  const eg_htp_qnn_op_desc *d;
   const op_rule *rule;
-  const eg_qnn_tensor *in[MAX_INPUTS]; /* NULL: omitted */
-  const eg_qnn_tensor *out[1];
-  const eg_qnn_param *param[MAX_PARAMS]; /* by rule index; NULL: absent */
-  eg_qnn_attrs attrs;
+  const eg_htp_qnn_tensor *in[MAX_INPUTS]; /* NULL: omitted */
+  const eg_htp_qnn_tensor *out[1];
+  const eg_htp_qnn_param *param[MAX_PARAMS]; /* by rule index; NULL: absent */
+  eg_htp_qnn_attrs attrs;
 };
 
 /* "op <name> (<Type>): " + the rest; returns EG_ERR_INVALID. */
@@ -456,7 +456,7 @@ static eg_status fail(const check_ctx *c, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return eg_error(EG_ERR_INVALID, "op %s (%s): %s", c->d->name, eg_qnn_op_name(c->d->type), msg);
+  return eg_error(EG_ERR_INVALID, "op %s (%s): %s", c->d->name, eg_htp_qnn_op_name(c->d->type), msg);
 }
 
 static int find_rule_param(const op_rule *r, const char *name) {
@@ -490,20 +490,20 @@ static void param_u32s(const check_ctx *c, const char *name, const uint32_t *def
 }
 
 /* One param against its rule. */
-static eg_status check_param(const check_ctx *c, const eg_qnn_param *p, const param_rule *r) {
+static eg_status check_param(const check_ctx *c, const eg_htp_qnn_param *p, const param_rule *r) {
   if (p->kind != r->kind || p->dtype != r->dtype)
     return fail(c, "param %s (%s %s): must be a %s %s", p->name,
-                p->kind == EG_QNN_PARAM_SCALAR ? "scalar" : "tensor", eg_qnn_dtype_name(p->dtype),
-                r->kind == EG_QNN_PARAM_SCALAR ? "scalar" : "tensor", eg_qnn_dtype_name(r->dtype));
-  if (r->kind == EG_QNN_PARAM_SCALAR) return EG_OK;
+                p->kind == EG_HTP_QNN_PARAM_SCALAR ? "scalar" : "tensor", eg_htp_qnn_dtype_name(p->dtype),
+                r->kind == EG_HTP_QNN_PARAM_SCALAR ? "scalar" : "tensor", eg_htp_qnn_dtype_name(r->dtype));
+  if (r->kind == EG_HTP_QNN_PARAM_SCALAR) return EG_OK;
   char buf[64];
-  uint32_t want[EG_QNN_PARAM_MAX_RANK];
+  uint32_t want[EG_HTP_QNN_PARAM_MAX_RANK];
   for (int i = 0; i < r->rank; i++)
     want[i] = r->dims[i] == PERM_DIM ? (uint32_t)(c->in[0] ? c->in[0]->rank : 0) : r->dims[i];
   bool ok = p->n_values >= 0 && p->rank == r->rank;
   for (int i = 0; ok && i < r->rank; i++) ok = want[i] == 0 ? p->dims[i] >= 1 : p->dims[i] == want[i];
   if (!ok) {
-    const int shown = p->rank >= 0 && p->rank <= EG_QNN_PARAM_MAX_RANK ? p->rank : 0;
+    const int shown = p->rank >= 0 && p->rank <= EG_HTP_QNN_PARAM_MAX_RANK ? p->rank : 0;
     return fail(c, "param %s (shape %s%s): must have shape %s", p->name,
                 fmt_dims(buf, sizeof buf, p->dims, shown), p->n_values < 0 ? ", too large" : "",
                 r->dims[0] == 0 ? "[m], m >= 1" : fmt_dims((char[64]){0}, 64, want, r->rank));
@@ -513,14 +513,14 @@ static eg_status check_param(const check_ctx *c, const eg_qnn_param *p, const pa
 
 /* Every given param is known, unique and well-formed; every mandatory one is present. */
 static eg_status check_params(check_ctx *c) {
-  const eg_qnn_op_desc *d = c->d;
+  const eg_htp_qnn_op_desc *d = c->d;
   if (d->n_params < 0 || (d->n_params > 0 && !d->params))
     return fail(c, "params (%d): a negative count or a NULL array", (int)d->n_params);
   for (int k = 0; k < d->n_params; k++) {
-    const eg_qnn_param *p = &d->params[k];
+    const eg_htp_qnn_param *p = &d->params[k];
     const int i = p->name ? find_rule_param(c->rule, p->name) : -1;
     if (i < 0) return fail(c, "param %s: unknown: not a parameter of %s", p->name ? p->name : "(null)",
-                           eg_qnn_op_name(d->type));
+                           eg_htp_qnn_op_name(d->type));
     if (c->param[i]) return fail(c, "param %s: given twice: each param at most once", p->name);
     EG_TRY(check_param(c, p, &c->rule->params[i]));
     c->param[i] = p;
@@ -528,13 +528,13 @@ static eg_status check_params(check_ctx *c) {
   for (int i = 0; i < MAX_PARAMS && c->rule->params[i].name; i++)
     if (c->rule->params[i].mandatory && !c->param[i])
       return fail(c, "param %s: missing: mandatory for %s", c->rule->params[i].name,
-                  eg_qnn_op_name(d->type));
+                  eg_htp_qnn_op_name(d->type));
   return EG_OK;
 }
 
 /* Input and output counts, ids, tensor types and topological order. */
 static eg_status check_io(check_ctx *c) {
-  const eg_qnn_op_desc *d = c->d;
+  const eg_htp_qnn_op_desc *d = c->d;
   const op_rule *r = c->rule;
   if (d->n_inputs < r->min_in || d->n_inputs > r->max_in || (d->n_inputs > 0 && !d->inputs))
     return fail(c, "inputs (%d given): takes %d to %d", (int)d->n_inputs, r->min_in, r->max_in);
@@ -543,17 +543,17 @@ static eg_status check_io(check_ctx *c) {
   for (int i = 0; i < d->n_inputs; i++) {
     const int32_t id = d->inputs[i];
     if (id == -1 && i >= r->min_in) continue;
-    const eg_qnn_tensor *t = eg_qnn_graph_tensor(c->g, id);
+    const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(c->g, id);
     if (!t) return fail(c, "in[%d] (tensor id %d): no such tensor%s", i, (int)id,
                         i >= r->min_in ? " (omit an optional input with -1)" : "");
-    if ((t->type == EG_QNN_TENSOR_NATIVE || t->type == EG_QNN_TENSOR_APP_READ) && t->producer < 0)
+    if ((t->type == EG_HTP_QNN_TENSOR_NATIVE || t->type == EG_HTP_QNN_TENSOR_APP_READ) && t->producer < 0)
       return fail(c, "in[%d] %s (%s, not produced yet): ops must be added in topological order",
                   i, t->name, type_names[t->type]);
     c->in[i] = t;
   }
-  const eg_qnn_tensor *o = eg_qnn_graph_tensor(c->g, d->outputs[0]);
+  const eg_htp_qnn_tensor *o = eg_htp_qnn_graph_tensor(c->g, d->outputs[0]);
   if (!o) return fail(c, "out[0] (tensor id %d): no such tensor", (int)d->outputs[0]);
-  if (o->type != EG_QNN_TENSOR_NATIVE && o->type != EG_QNN_TENSOR_APP_READ)
+  if (o->type != EG_HTP_QNN_TENSOR_NATIVE && o->type != EG_HTP_QNN_TENSOR_APP_READ)
     return fail(c, "out[0] %s (%s): an op writes only NATIVE or APP_READ tensors", o->name,
                 type_names[o->type]);
   if (o->producer >= 0)
@@ -565,7 +565,7 @@ static eg_status check_io(check_ctx *c) {
 
 /* ---- shape helpers for the rules ---- */
 
-static eg_status expect_rank(const check_ctx *c, const char *what, const eg_qnn_tensor *t,
+static eg_status expect_rank(const check_ctx *c, const char *what, const eg_htp_qnn_tensor *t,
                              int lo, int hi) {
   if (t->rank >= lo && t->rank <= hi) return EG_OK;
   if (lo == hi) return fail(c, "%s %s (rank %d): must be rank %d", what, t->name, (int)t->rank, lo);
@@ -579,19 +579,19 @@ static eg_status expect_rank(const check_ctx *c, const char *what, const eg_qnn_
  * activations, 8-bit weights and 32-bit biases mixed: so where a rule wants FLOAT_32 (or one
  * fixed-point dtype) a fixed-point tensor (or FLOAT_32) is accepted. Cast stays non-quantized
  * (check_cast), and bool / integer rules stay exact. */
-static eg_status expect_dtype(const check_ctx *c, const char *what, const eg_qnn_tensor *t,
-                              eg_qnn_dtype want) {
+static eg_status expect_dtype(const check_ctx *c, const char *what, const eg_htp_qnn_tensor *t,
+                              eg_htp_qnn_dtype want) {
   if (t->dtype == want) return EG_OK;
-  const bool real_t = eg_qnn_dtype_is_fixed_point(t->dtype) || t->dtype == EG_QNN_DTYPE_FLOAT_32;
-  const bool real_w = eg_qnn_dtype_is_fixed_point(want) || want == EG_QNN_DTYPE_FLOAT_32;
+  const bool real_t = eg_htp_qnn_dtype_is_fixed_point(t->dtype) || t->dtype == EG_HTP_QNN_DTYPE_FLOAT_32;
+  const bool real_w = eg_htp_qnn_dtype_is_fixed_point(want) || want == EG_HTP_QNN_DTYPE_FLOAT_32;
   if (real_t && real_w) return EG_OK;
-  return fail(c, "%s %s (%s): must be %s", what, t->name, eg_qnn_dtype_name(t->dtype),
-              eg_qnn_dtype_name(want));
+  return fail(c, "%s %s (%s): must be %s", what, t->name, eg_htp_qnn_dtype_name(t->dtype),
+              eg_htp_qnn_dtype_name(want));
 }
 
 /* A rank-1 [n] tensor (bias, gamma, ...), when present. */
 static eg_status expect_vector(const check_ctx *c, int i, const char *role, uint32_t n) {
-  const eg_qnn_tensor *t = c->in[i];
+  const eg_htp_qnn_tensor *t = c->in[i];
   if (!t) return EG_OK;
   if (t->rank != 1 || t->dims[0] != n)
     return fail(c, "in[%d] %s %s (dims %s): must be [%u]", i, role, t->name,
@@ -601,8 +601,8 @@ static eg_status expect_vector(const check_ctx *c, int i, const char *role, uint
 
 /* The output must have exactly these dims and this dtype. */
 static eg_status expect_out(const check_ctx *c, int rank, const uint32_t *dims,
-                            eg_qnn_dtype dtype) {
-  const eg_qnn_tensor *o = c->out[0];
+                            eg_htp_qnn_dtype dtype) {
+  const eg_htp_qnn_tensor *o = c->out[0];
   bool same = o->rank == rank;
   for (int i = 0; same && i < rank; i++) same = o->dims[i] == dims[i];
   char a[128], b[128];
@@ -612,7 +612,7 @@ static eg_status expect_out(const check_ctx *c, int rank, const uint32_t *dims,
   return expect_dtype(c, "out[0]", o, dtype);
 }
 
-static eg_status expect_out_like(const check_ctx *c, const eg_qnn_tensor *t) {
+static eg_status expect_out_like(const check_ctx *c, const eg_htp_qnn_tensor *t) {
   return expect_out(c, t->rank, t->dims, t->dtype);
 }
 
@@ -632,7 +632,7 @@ static int64_t conv_out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t dil, 
 /* stride, pad_amount, dilation into attrs.conv; in[0] and in[1] rank 4. */
 static eg_status conv_common(check_ctx *c) {
   static const uint32_t ones[2] = {1, 1}, zeros[4] = {0, 0, 0, 0};
-  eg_qnn_conv_attrs *a = &c->attrs.conv;
+  eg_htp_qnn_conv_attrs *a = &c->attrs.conv;
   EG_TRY(expect_rank(c, "in[0]", c->in[0], 4, 4));
   EG_TRY(expect_rank(c, "in[1] filter", c->in[1], 4, 4));
   EG_TRY(expect_dtype(c, "in[1] filter", c->in[1], c->in[0]->dtype));
@@ -649,8 +649,8 @@ static eg_status conv_common(check_ctx *c) {
 
 /* The [b, ho, wo, cout] output of a forward convolution. */
 static eg_status conv_forward_out(check_ctx *c, uint32_t cout) {
-  const eg_qnn_conv_attrs *a = &c->attrs.conv;
-  const eg_qnn_tensor *x = c->in[0], *f = c->in[1];
+  const eg_htp_qnn_conv_attrs *a = &c->attrs.conv;
+  const eg_htp_qnn_tensor *x = c->in[0], *f = c->in[1];
   int64_t o[2];
   for (int d = 0; d < 2; d++) {
     o[d] = conv_out_size(x->dims[1 + d], f->dims[d], a->stride[d], a->dilation[d], a->pad[d]);
@@ -667,7 +667,7 @@ static eg_status conv_forward_out(check_ctx *c, uint32_t cout) {
  * stride [2] and pad_amount [2,2] mandatory, dilation [2] (default 1), group (default 1). */
 static eg_status check_conv2d(check_ctx *c) {
   EG_TRY(conv_common(c));
-  const eg_qnn_tensor *x = c->in[0], *f = c->in[1];
+  const eg_htp_qnn_tensor *x = c->in[0], *f = c->in[1];
   const uint32_t g = c->attrs.conv.group, cin = x->dims[3], cout = f->dims[3];
   if (cin % g || cout % g)
     return fail(c, "channels (in %u, out %u, group %u): both must be divisible by group", cin,
@@ -683,7 +683,7 @@ static eg_status check_conv2d(check_ctx *c) {
  * stride and pad_amount mandatory, dilation (default 1). */
 static eg_status check_depthwise_conv2d(check_ctx *c) {
   EG_TRY(conv_common(c));
-  const eg_qnn_tensor *x = c->in[0], *f = c->in[1];
+  const eg_htp_qnn_tensor *x = c->in[0], *f = c->in[1];
   const uint32_t cin = x->dims[3], cout = f->dims[3];
   if (f->dims[2] != 1 || cout % cin)
     return fail(c, "in[1] filter %s (dims [%u, %u, %u, %u], in[0] has %u channels): filter is "
@@ -699,8 +699,8 @@ static eg_status check_depthwise_conv2d(check_ctx *c) {
  * out [b, ho, wo, cout], ho = stride*(h-1) + kh - pad_top - pad_bottom + output_padding. */
 static eg_status check_transpose_conv2d(check_ctx *c) {
   EG_TRY(conv_common(c));
-  const eg_qnn_conv_attrs *a = &c->attrs.conv;
-  const eg_qnn_tensor *x = c->in[0], *f = c->in[1];
+  const eg_htp_qnn_conv_attrs *a = &c->attrs.conv;
+  const eg_htp_qnn_tensor *x = c->in[0], *f = c->in[1];
   const uint32_t g = a->group, cin = x->dims[3];
   if (cin % g) return fail(c, "in[0] channels (%u, group %u): must be divisible by group", cin, g);
   if (f->dims[2] != cin)
@@ -733,8 +733,8 @@ static eg_status check_transpose_conv2d(check_ctx *c) {
  * last window must start inside the input or its top/left padding. */
 static eg_status check_pool(check_ctx *c) {
   static const uint32_t zeros[4] = {0, 0, 0, 0};
-  eg_qnn_pool_attrs *a = &c->attrs.pool;
-  const eg_qnn_tensor *x = c->in[0];
+  eg_htp_qnn_pool_attrs *a = &c->attrs.pool;
+  const eg_htp_qnn_tensor *x = c->in[0];
   EG_TRY(expect_rank(c, "in[0]", x, 4, 4));
   param_u32s(c, "filter_size", zeros, a->filter, 2);
   param_u32s(c, "stride", zeros, a->stride, 2);
@@ -772,19 +772,19 @@ static eg_status check_pool(check_ctx *c) {
  * bias [units] (optional); keep_dims (default false): out [numel/n, units], or in[0]'s dims
  * with the last replaced by units. */
 static eg_status check_fully_connected(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0], *w = c->in[1];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0], *w = c->in[1];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
   EG_TRY(expect_rank(c, "in[1] weights", w, 2, 2));
   EG_TRY(expect_dtype(c, "in[1] weights", w, x->dtype));
   const uint32_t units = w->dims[0], n = w->dims[1];
   const bool keep = c->attrs.fully_connected.keep_dims = param_bool(c, "keep_dims", false);
-  const int64_t numel = eg_qnn_tensor_numel(x);
+  const int64_t numel = eg_htp_qnn_tensor_numel(x);
   if (keep ? x->dims[x->rank - 1] != n : numel % n != 0)
     return fail(c, "in[0] %s (%lld elements, last dim %u) and weights [%u, %u]: the input "
                 "must split into rows of %u", x->name, (long long)numel, x->dims[x->rank - 1],
                 units, n, n);
   EG_TRY(expect_vector(c, 2, "bias", units));
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   if (!keep) {
     dims[0] = (uint32_t)(numel / n);
     dims[1] = units;
@@ -812,9 +812,9 @@ static bool broadcast(const uint32_t *a, int ra, const uint32_t *b, int rb, uint
  * [..., p, k] with transpose_in1), in[2] bias [p] (optional); batch dims broadcast.
  * out [..., m, p]. */
 static eg_status check_mat_mul(check_ctx *c) {
-  const eg_qnn_tensor *a = c->in[0], *b = c->in[1];
-  EG_TRY(expect_rank(c, "in[0]", a, 2, EG_QNN_MAX_RANK));
-  EG_TRY(expect_rank(c, "in[1]", b, 2, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *a = c->in[0], *b = c->in[1];
+  EG_TRY(expect_rank(c, "in[0]", a, 2, EG_HTP_QNN_MAX_RANK));
+  EG_TRY(expect_rank(c, "in[1]", b, 2, EG_HTP_QNN_MAX_RANK));
   EG_TRY(expect_dtype(c, "in[1]", b, a->dtype));
   const bool t0 = c->attrs.matmul.transpose_in0 = param_bool(c, "transpose_in0", false);
   const bool t1 = c->attrs.matmul.transpose_in1 = param_bool(c, "transpose_in1", false);
@@ -822,7 +822,7 @@ static eg_status check_mat_mul(check_ctx *c) {
   const uint32_t k1 = b->dims[b->rank - (t1 ? 1 : 2)], p = b->dims[b->rank - (t1 ? 2 : 1)];
   if (k != k1)
     return fail(c, "inner dims (in[0] gives %u, in[1] gives %u): must agree", k, k1);
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   int r;
   if (!broadcast(a->dims, a->rank - 2, b->dims, b->rank - 2, dims, &r))
     return fail(c, "batch dims of %s and %s: must broadcast", a->name, b->name);
@@ -837,9 +837,9 @@ static eg_status check_mat_mul(check_ctx *c) {
 /* Transpose: in[0] rank n; perm [n] mandatory, a permutation of 0..n-1.
  * out dims[i] = in dims[perm[i]]. */
 static eg_status check_transpose(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
-  uint32_t *perm = c->attrs.transpose.perm, dims[EG_QNN_MAX_RANK], seen = 0;
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
+  uint32_t *perm = c->attrs.transpose.perm, dims[EG_HTP_QNN_MAX_RANK], seen = 0;
   param_u32s(c, "perm", perm, perm, x->rank);
   for (int i = 0; i < x->rank; i++) {
     if (perm[i] >= (uint32_t)x->rank || (seen >> perm[i] & 1u))
@@ -853,10 +853,10 @@ static eg_status check_transpose(check_ctx *c) {
 
 /* Reshape: in[0]; out has the same dtype and element count, any dims. */
 static eg_status check_reshape(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0], *o = c->out[0];
-  if (eg_qnn_tensor_numel(x) != eg_qnn_tensor_numel(o))
+  const eg_htp_qnn_tensor *x = c->in[0], *o = c->out[0];
+  if (eg_htp_qnn_tensor_numel(x) != eg_htp_qnn_tensor_numel(o))
     return fail(c, "out[0] %s (%lld elements, in[0] has %lld): reshape keeps the element count",
-                o->name, (long long)eg_qnn_tensor_numel(o), (long long)eg_qnn_tensor_numel(x));
+                o->name, (long long)eg_htp_qnn_tensor_numel(o), (long long)eg_htp_qnn_tensor_numel(x));
   return expect_dtype(c, "out[0]", o, x->dtype);
 }
 
@@ -865,11 +865,11 @@ static eg_status check_reshape(check_ctx *c) {
  * strides and the begin/end/shrink/new-axes masks; edgegrad's lowerings never emit them, so a
  * graph using them is refused here). out dims[i] = ceil((end - begin) / stride). */
 static eg_status check_strided_slice(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
   const int i = find_rule_param(c->rule, "ranges");
   const int32_t *r = c->param[i]->values.i32;
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   for (int d = 0; d < x->rank; d++) {
     const int32_t b = r[3 * d], e = r[3 * d + 1], s = r[3 * d + 2];
     if (b < 0 || e <= b || (uint32_t)e > x->dims[d] || s < 1)
@@ -887,13 +887,13 @@ static eg_status check_strided_slice(check_ctx *c) {
  * refused here); pad_amount [n, 2] UINT_32 mandatory, (before, after) per dim;
  * pad_constant_value (default 0), the fill. out dims[i] = before + dims[i] + after. */
 static eg_status check_pad(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
   const uint32_t scheme = param_u32(c, "scheme", 0);
   if (scheme != 0)
     return fail(c, "param scheme (%u): only 0 (CONSTANT) is modelled", scheme);
   const uint32_t *p = c->param[find_rule_param(c->rule, "pad_amount")]->values.u32;
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   for (int d = 0; d < x->rank; d++) {
     const uint64_t n = (uint64_t)p[2 * d] + x->dims[d] + p[2 * d + 1];
     if (n > UINT32_MAX)
@@ -909,16 +909,16 @@ static eg_status check_pad(check_ctx *c) {
 /* Concat: in[0..m) of one rank and dtype, equal except along axis; axis (default rank-1).
  * out: in[0]'s dims with dims[axis] the sum. */
 static eg_status check_concat(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
   const uint32_t axis = c->attrs.concat.axis = param_u32(c, "axis", (uint32_t)x->rank - 1);
   if (axis >= (uint32_t)x->rank)
     return fail(c, "param axis (%u): must be < rank %d", axis, (int)x->rank);
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   uint64_t total = 0;
   for (int i = 0; i < x->rank; i++) dims[i] = x->dims[i];
   for (int k = 0; k < c->d->n_inputs; k++) {
-    const eg_qnn_tensor *t = c->in[k];
+    const eg_htp_qnn_tensor *t = c->in[k];
     if (!t) return fail(c, "in[%d] (omitted): Concat takes no optional inputs", k);
     bool ok = t->rank == x->rank;
     for (int i = 0; ok && i < x->rank; i++) ok = i == (int)axis || t->dims[i] == x->dims[i];
@@ -937,19 +937,19 @@ static eg_status check_concat(check_ctx *c) {
 
 /* Cast: in[0] of any non-quantized dtype; out: same dims, any non-quantized dtype. */
 static eg_status check_cast(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0], *o = c->out[0];
-  if (eg_qnn_dtype_is_fixed_point(x->dtype) || eg_qnn_dtype_is_fixed_point(o->dtype))
+  const eg_htp_qnn_tensor *x = c->in[0], *o = c->out[0];
+  if (eg_htp_qnn_dtype_is_fixed_point(x->dtype) || eg_htp_qnn_dtype_is_fixed_point(o->dtype))
     return fail(c, "dtypes (%s -> %s): Cast converts between non-quantized types (use "
-                "Quantize/Dequantize)", eg_qnn_dtype_name(x->dtype), eg_qnn_dtype_name(o->dtype));
+                "Quantize/Dequantize)", eg_htp_qnn_dtype_name(x->dtype), eg_htp_qnn_dtype_name(o->dtype));
   return expect_out(c, x->rank, x->dims, o->dtype);
 }
 
 /* Tile: in[0] rank n >= 1; multiples [n] mandatory, each >= 1. out dims[i] = in dims[i] *
  * multiples[i] (in[0] repeated along each axis), in[0]'s dtype. */
 static eg_status check_tile(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
-  uint32_t *m = c->attrs.tile.multiples, dims[EG_QNN_MAX_RANK];
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
+  uint32_t *m = c->attrs.tile.multiples, dims[EG_HTP_QNN_MAX_RANK];
   param_u32s(c, "multiples", m, m, x->rank);
   for (int i = 0; i < x->rank; i++) {
     const uint64_t d = (uint64_t)x->dims[i] * m[i];
@@ -967,9 +967,9 @@ static eg_status check_tile(check_ctx *c) {
 /* ReduceSum / ReduceMean / ReduceMax: in[0] rank n >= 1; axes [m] mandatory, distinct, each < n; keep_dims
  * (default false). out: in[0]'s dims without the axes (or with 1s when keep_dims). */
 static eg_status check_reduce(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
-  const eg_qnn_param *axes = c->param[find_rule_param(c->rule, "axes")];
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
+  const eg_htp_qnn_param *axes = c->param[find_rule_param(c->rule, "axes")];
   uint32_t mask = 0;
   for (int i = 0; i < axes->n_values; i++) {
     const uint32_t a = axes->values.u32[i];
@@ -981,7 +981,7 @@ static eg_status check_reduce(check_ctx *c) {
   const bool keep = param_bool(c, "keep_dims", false);
   c->attrs.reduce.mask = mask;
   c->attrs.reduce.keep_dims = keep;
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   int r = 0;
   for (int i = 0; i < x->rank; i++)
     if (!(mask >> i & 1u)) dims[r++] = x->dims[i];
@@ -995,25 +995,25 @@ static eg_status check_reduce(check_ctx *c) {
  * Equal (in[0] > / >= / <= / == in[1]): in[0], in[1] of one dtype, NumPy broadcasting; out:
  * the broadcast shape, in[0]'s dtype (a comparison: BOOL_8). */
 static eg_status check_binary(check_ctx *c) {
-  const eg_qnn_tensor *a = c->in[0], *b = c->in[1];
+  const eg_htp_qnn_tensor *a = c->in[0], *b = c->in[1];
   EG_TRY(expect_dtype(c, "in[1]", b, a->dtype));
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   int r;
   if (!broadcast(a->dims, a->rank, b->dims, b->rank, dims, &r))
     return fail(c, "in[0] %s %s and in[1] %s %s: shapes must broadcast", a->name,
                 fmt_dims((char[96]){0}, 96, a->dims, a->rank), b->name,
                 fmt_dims((char[96]){0}, 96, b->dims, b->rank));
-  const bool cmp = eg_qnn_op_is_comparison(c->d->type);
-  return expect_out(c, r, dims, cmp ? EG_QNN_DTYPE_BOOL_8 : a->dtype);
+  const bool cmp = eg_htp_qnn_op_is_comparison(c->d->type);
+  return expect_out(c, r, dims, cmp ? EG_HTP_QNN_DTYPE_BOOL_8 : a->dtype);
 }
 
 /* ElementWiseSelect: in[0] condition BOOL_8, in[1] (true) and in[2] (false) of one dtype;
  * all three broadcast. out: the broadcast shape, in[1]'s dtype. */
 static eg_status check_select(check_ctx *c) {
-  const eg_qnn_tensor *cond = c->in[0], *a = c->in[1], *b = c->in[2];
-  EG_TRY(expect_dtype(c, "in[0] condition", cond, EG_QNN_DTYPE_BOOL_8));
+  const eg_htp_qnn_tensor *cond = c->in[0], *a = c->in[1], *b = c->in[2];
+  EG_TRY(expect_dtype(c, "in[0] condition", cond, EG_HTP_QNN_DTYPE_BOOL_8));
   EG_TRY(expect_dtype(c, "in[2]", b, a->dtype));
-  uint32_t ab[EG_QNN_MAX_RANK], dims[EG_QNN_MAX_RANK];
+  uint32_t ab[EG_HTP_QNN_MAX_RANK], dims[EG_HTP_QNN_MAX_RANK];
   int rab, r;
   if (!broadcast(a->dims, a->rank, b->dims, b->rank, ab, &rab) ||
       !broadcast(cond->dims, cond->rank, ab, rab, dims, &r))
@@ -1047,11 +1047,11 @@ static eg_status check_neuron(check_ctx *c) {
   const bool has_a = c->param[find_rule_param(c->rule, "alpha")] != NULL;
   const bool has_b = c->param[find_rule_param(c->rule, "beta")] != NULL;
   const float alpha = param_f32(c, "alpha", 0.0f), beta = param_f32(c, "beta", 0.0f);
-  if (op != EG_QNN_NEURON_HARD_SIGMOID && op != EG_QNN_NEURON_HARD_SWISH)
+  if (op != EG_HTP_QNN_NEURON_HARD_SIGMOID && op != EG_HTP_QNN_NEURON_HARD_SWISH)
     return fail(c, "param operation (%u): must be 2 (HARD_SIGMOID) or 3 (HARD_SWISH)", op);
-  if (op == EG_QNN_NEURON_HARD_SWISH && (has_a || has_b))
+  if (op == EG_HTP_QNN_NEURON_HARD_SWISH && (has_a || has_b))
     return fail(c, "param %s: HARD_SWISH takes no alpha or beta", has_a ? "alpha" : "beta");
-  if (op == EG_QNN_NEURON_HARD_SIGMOID && !(has_a && has_b && isfinite(alpha) && isfinite(beta)))
+  if (op == EG_HTP_QNN_NEURON_HARD_SIGMOID && !(has_a && has_b && isfinite(alpha) && isfinite(beta)))
     return fail(c, "params alpha %g, beta %g%s: HARD_SIGMOID needs both, finite", (double)alpha,
                 (double)beta, has_a && has_b ? "" : " (one missing)");
   c->attrs.neuron.operation = op;
@@ -1063,8 +1063,8 @@ static eg_status check_neuron(check_ctx *c) {
 /* Softmax, LogSoftmax: in[0] rank n >= 1; axis (default n-1), beta (default 1.0).
  * out = softmax(beta * in) / log_softmax(beta * in) along axis, like in[0]. */
 static eg_status check_log_softmax(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
   const uint32_t axis = c->attrs.softmax.axis = param_u32(c, "axis", (uint32_t)x->rank - 1);
   c->attrs.softmax.beta = param_f32(c, "beta", 1.0f);
   if (axis >= (uint32_t)x->rank)
@@ -1077,8 +1077,8 @@ static eg_status check_log_softmax(check_ctx *c) {
 /* Batchnorm (inference, statistics folded in): in[0] [b, ..., c], in[1] weights [c], in[2] bias
  * [c] (optional). out = in * weights + bias, like in[0]. */
 static eg_status check_batchnorm(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  EG_TRY(expect_rank(c, "in[0]", x, 1, EG_HTP_QNN_MAX_RANK));
   EG_TRY(expect_vector(c, 1, "weights", x->dims[x->rank - 1]));
   EG_TRY(expect_vector(c, 2, "bias", x->dims[x->rank - 1]));
   return expect_out_like(c, x);
@@ -1088,9 +1088,9 @@ static eg_status check_batchnorm(check_ctx *c) {
  * epsilon (default 1e-12), mode (0 MU_SIGMA default, 1 RMS), normalize_variance (default true),
  * region (0 ACROSS_SPATIAL default, 1 ACROSS_CHANNEL, 2 ACROSS_ALL). */
 static eg_status check_instance_norm(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  eg_qnn_norm_attrs *a = &c->attrs.norm;
-  EG_TRY(expect_rank(c, "in[0]", x, 3, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  eg_htp_qnn_norm_attrs *a = &c->attrs.norm;
+  EG_TRY(expect_rank(c, "in[0]", x, 3, EG_HTP_QNN_MAX_RANK));
   EG_TRY(expect_vector(c, 1, "gamma", x->dims[x->rank - 1]));
   EG_TRY(expect_vector(c, 2, "beta", x->dims[x->rank - 1]));
   a->epsilon = param_f32(c, "epsilon", 1e-12f);
@@ -1108,9 +1108,9 @@ static eg_status check_instance_norm(check_ctx *c) {
 /* GroupNorm: in[0] [b, ..., c] rank >= 2, in[1] gamma [c], in[2] beta [c] (both optional);
  * epsilon (default 1e-5), group (default 1, divides c). */
 static eg_status check_group_norm(check_ctx *c) {
-  const eg_qnn_tensor *x = c->in[0];
-  eg_qnn_norm_attrs *a = &c->attrs.norm;
-  EG_TRY(expect_rank(c, "in[0]", x, 2, EG_QNN_MAX_RANK));
+  const eg_htp_qnn_tensor *x = c->in[0];
+  eg_htp_qnn_norm_attrs *a = &c->attrs.norm;
+  EG_TRY(expect_rank(c, "in[0]", x, 2, EG_HTP_QNN_MAX_RANK));
   const uint32_t ch = x->dims[x->rank - 1];
   EG_TRY(expect_vector(c, 1, "gamma", ch));
   EG_TRY(expect_vector(c, 2, "beta", ch));
@@ -1125,111 +1125,111 @@ static eg_status check_group_norm(check_ctx *c) {
 
 /* ---- the rule table ---- */
 
-#define U32 EG_QNN_DTYPE_UINT_32
-#define F32 EG_QNN_DTYPE_FLOAT_32
-#define B8 EG_QNN_DTYPE_BOOL_8
-#define I32 EG_QNN_DTYPE_INT_32
-#define SCALAR(n, t, m) {n, EG_QNN_PARAM_SCALAR, t, m, 0, {0, 0}}
-#define VEC2(n, m) {n, EG_QNN_PARAM_TENSOR, U32, m, 1, {2, 0}}
-#define PADS(n, m) {n, EG_QNN_PARAM_TENSOR, U32, m, 2, {2, 2}}
+#define U32 EG_HTP_QNN_DTYPE_UINT_32
+#define F32 EG_HTP_QNN_DTYPE_FLOAT_32
+#define B8 EG_HTP_QNN_DTYPE_BOOL_8
+#define I32 EG_HTP_QNN_DTYPE_INT_32
+#define SCALAR(n, t, m) {n, EG_HTP_QNN_PARAM_SCALAR, t, m, 0, {0, 0}}
+#define VEC2(n, m) {n, EG_HTP_QNN_PARAM_TENSOR, U32, m, 1, {2, 0}}
+#define PADS(n, m) {n, EG_HTP_QNN_PARAM_TENSOR, U32, m, 2, {2, 2}}
 
 #define CONV_PARAMS VEC2("stride", true), PADS("pad_amount", true)
 #define POOL_PARAMS                                                                  \
   VEC2("filter_size", true), VEC2("stride", true), PADS("pad_amount", false),       \
       SCALAR("rounding_mode", U32, false)
 #define REDUCE_PARAMS                                                                \
-  {"axes", EG_QNN_PARAM_TENSOR, U32, true, 1, {0, 0}}, SCALAR("keep_dims", B8, false)
+  {"axes", EG_HTP_QNN_PARAM_TENSOR, U32, true, 1, {0, 0}}, SCALAR("keep_dims", B8, false)
 #define BINARY {2, 2, 1, {{0}}, check_binary}
 #define UNARY {1, 1, 1, {{0}}, check_unary}
 
 static const op_rule rules[] = {
-    [EG_QNN_OP_CONV_2D] = {2, 3, 1,
+    [EG_HTP_QNN_OP_CONV_2D] = {2, 3, 1,
                            {CONV_PARAMS, VEC2("dilation", false), SCALAR("group", U32, false)},
                            check_conv2d},
-    [EG_QNN_OP_DEPTH_WISE_CONV_2D] = {2, 3, 1, {CONV_PARAMS, VEC2("dilation", false)},
+    [EG_HTP_QNN_OP_DEPTH_WISE_CONV_2D] = {2, 3, 1, {CONV_PARAMS, VEC2("dilation", false)},
                                       check_depthwise_conv2d},
-    [EG_QNN_OP_TRANSPOSE_CONV_2D] = {2, 3, 1,
+    [EG_HTP_QNN_OP_TRANSPOSE_CONV_2D] = {2, 3, 1,
                                      {CONV_PARAMS, SCALAR("group", U32, false),
                                       VEC2("output_padding", false)},
                                      check_transpose_conv2d},
-    [EG_QNN_OP_POOL_MAX_2D] = {1, 1, 1, {POOL_PARAMS}, check_pool},
-    [EG_QNN_OP_POOL_AVG_2D] = {1, 1, 1,
+    [EG_HTP_QNN_OP_POOL_MAX_2D] = {1, 1, 1, {POOL_PARAMS}, check_pool},
+    [EG_HTP_QNN_OP_POOL_AVG_2D] = {1, 1, 1,
                                {POOL_PARAMS, SCALAR("count_pad_for_edges", B8, false)},
                                check_pool},
-    [EG_QNN_OP_FULLY_CONNECTED] = {2, 3, 1, {SCALAR("keep_dims", B8, false)},
+    [EG_HTP_QNN_OP_FULLY_CONNECTED] = {2, 3, 1, {SCALAR("keep_dims", B8, false)},
                                    check_fully_connected},
-    [EG_QNN_OP_MAT_MUL] = {2, 3, 1,
+    [EG_HTP_QNN_OP_MAT_MUL] = {2, 3, 1,
                            {SCALAR("transpose_in0", B8, false), SCALAR("transpose_in1", B8, false)},
                            check_mat_mul},
-    [EG_QNN_OP_TRANSPOSE] = {1, 1, 1, {{"perm", EG_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},
+    [EG_HTP_QNN_OP_TRANSPOSE] = {1, 1, 1, {{"perm", EG_HTP_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},
                              check_transpose},
-    [EG_QNN_OP_RESHAPE] = {1, 1, 1, {{0}}, check_reshape},
-    [EG_QNN_OP_STRIDED_SLICE] = {1, 1, 1,
-                                 {{"ranges", EG_QNN_PARAM_TENSOR, I32, true, 2, {PERM_DIM, 3}}},
+    [EG_HTP_QNN_OP_RESHAPE] = {1, 1, 1, {{0}}, check_reshape},
+    [EG_HTP_QNN_OP_STRIDED_SLICE] = {1, 1, 1,
+                                 {{"ranges", EG_HTP_QNN_PARAM_TENSOR, I32, true, 2, {PERM_DIM, 3}}},
                                  check_strided_slice},
-    [EG_QNN_OP_PAD] = {1, 1, 1,
+    [EG_HTP_QNN_OP_PAD] = {1, 1, 1,
                        {SCALAR("scheme", U32, true),
-                        {"pad_amount", EG_QNN_PARAM_TENSOR, U32, true, 2, {PERM_DIM, 2}},
+                        {"pad_amount", EG_HTP_QNN_PARAM_TENSOR, U32, true, 2, {PERM_DIM, 2}},
                         SCALAR("pad_constant_value", F32, false)},
                        check_pad},
-    [EG_QNN_OP_CONCAT] = {1, MAX_INPUTS, 1, {SCALAR("axis", U32, false)}, check_concat},
-    [EG_QNN_OP_CAST] = {1, 1, 1, {{0}}, check_cast},
-    [EG_QNN_OP_TILE] = {1, 1, 1, {{"multiples", EG_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},
+    [EG_HTP_QNN_OP_CONCAT] = {1, MAX_INPUTS, 1, {SCALAR("axis", U32, false)}, check_concat},
+    [EG_HTP_QNN_OP_CAST] = {1, 1, 1, {{0}}, check_cast},
+    [EG_HTP_QNN_OP_TILE] = {1, 1, 1, {{"multiples", EG_HTP_QNN_PARAM_TENSOR, U32, true, 1, {PERM_DIM, 0}}},
                         check_tile},
-    [EG_QNN_OP_REDUCE_SUM] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
-    [EG_QNN_OP_REDUCE_MEAN] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
-    [EG_QNN_OP_REDUCE_MAX] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
-    [EG_QNN_OP_ELEMENT_WISE_ADD] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_SUBTRACT] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_MULTIPLY] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_DIVIDE] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_GREATER] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_EQUAL] = BINARY,
-    [EG_QNN_OP_ELEMENT_WISE_SELECT] = {3, 3, 1, {{0}}, check_select},
-    [EG_QNN_OP_ELEMENT_WISE_NEG] = UNARY,
-    [EG_QNN_OP_ELEMENT_WISE_RSQRT] = UNARY,
-    [EG_QNN_OP_ELEMENT_WISE_EXP] = UNARY,
-    [EG_QNN_OP_ELEMENT_WISE_LOG] = UNARY,
-    [EG_QNN_OP_RELU] = UNARY,
-    [EG_QNN_OP_RELU_MIN_MAX] = {1, 1, 1,
+    [EG_HTP_QNN_OP_REDUCE_SUM] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
+    [EG_HTP_QNN_OP_REDUCE_MEAN] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
+    [EG_HTP_QNN_OP_REDUCE_MAX] = {1, 1, 1, {REDUCE_PARAMS}, check_reduce},
+    [EG_HTP_QNN_OP_ELEMENT_WISE_ADD] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_GREATER] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL] = BINARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_SELECT] = {3, 3, 1, {{0}}, check_select},
+    [EG_HTP_QNN_OP_ELEMENT_WISE_NEG] = UNARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_RSQRT] = UNARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_EXP] = UNARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_LOG] = UNARY,
+    [EG_HTP_QNN_OP_RELU] = UNARY,
+    [EG_HTP_QNN_OP_RELU_MIN_MAX] = {1, 1, 1,
                                 {SCALAR("min_value", F32, true), SCALAR("max_value", F32, true)},
                                 check_relu_min_max},
-    [EG_QNN_OP_SIGMOID] = UNARY,
-    [EG_QNN_OP_TANH] = UNARY,
-    [EG_QNN_OP_GELU] = UNARY,
-    [EG_QNN_OP_ELEMENT_WISE_NEURON] = {1, 1, 1,
+    [EG_HTP_QNN_OP_SIGMOID] = UNARY,
+    [EG_HTP_QNN_OP_TANH] = UNARY,
+    [EG_HTP_QNN_OP_GELU] = UNARY,
+    [EG_HTP_QNN_OP_ELEMENT_WISE_NEURON] = {1, 1, 1,
                                        {SCALAR("operation", U32, true),
                                         SCALAR("alpha", F32, false), SCALAR("beta", F32, false)},
                                        check_neuron},
-    [EG_QNN_OP_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
+    [EG_HTP_QNN_OP_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
                            check_log_softmax},
-    [EG_QNN_OP_LOG_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
+    [EG_HTP_QNN_OP_LOG_SOFTMAX] = {1, 1, 1, {SCALAR("axis", U32, false), SCALAR("beta", F32, false)},
                                check_log_softmax},
-    [EG_QNN_OP_BATCHNORM] = {2, 3, 1, {{0}}, check_batchnorm},
-    [EG_QNN_OP_INSTANCE_NORM] = {1, 3, 1,
+    [EG_HTP_QNN_OP_BATCHNORM] = {2, 3, 1, {{0}}, check_batchnorm},
+    [EG_HTP_QNN_OP_INSTANCE_NORM] = {1, 3, 1,
                                  {SCALAR("epsilon", F32, false), SCALAR("mode", U32, false),
                                   SCALAR("normalize_variance", B8, false),
                                   SCALAR("region", U32, false)},
                                  check_instance_norm},
-    [EG_QNN_OP_GROUP_NORM] = {1, 3, 1, {SCALAR("epsilon", F32, false), SCALAR("group", U32, false)},
+    [EG_HTP_QNN_OP_GROUP_NORM] = {1, 3, 1, {SCALAR("epsilon", F32, false), SCALAR("group", U32, false)},
                               check_group_norm},
 };
-_Static_assert(sizeof rules / sizeof rules[0] == EG_QNN_OP_COUNT, "one rule per QNN op");
+_Static_assert(sizeof rules / sizeof rules[0] == EG_HTP_QNN_OP_COUNT, "one rule per QNN op");
 
 /* ---- ops ---- */
 
 /* Copies the op into the arena and records it as its output's producer. */
-static eg_status append_op(eg_qnn_graph *g, const check_ctx *c, int32_t *index) {
-  const eg_qnn_op_desc *d = c->d;
-  EG_TRY(grow(g, (void **)&g->ops, g->n_ops, &g->cap_ops, sizeof(eg_qnn_op_node)));
-  eg_qnn_op_node op = {.type = d->type, .n_inputs = d->n_inputs, .n_outputs = d->n_outputs,
+static eg_status append_op(eg_htp_qnn_graph *g, const check_ctx *c, int32_t *index) {
+  const eg_htp_qnn_op_desc *d = c->d;
+  EG_TRY(grow(g, (void **)&g->ops, g->n_ops, &g->cap_ops, sizeof(eg_htp_qnn_op_node)));
+  eg_htp_qnn_op_node op = {.type = d->type, .n_inputs = d->n_inputs, .n_outputs = d->n_outputs,
                        .n_params = d->n_params, .attrs = c->attrs};
   op.name = eg_arena_strdup(g->arena, d->name);
   op.inputs = eg_arena_array(g->arena, (size_t)d->n_inputs + 1, sizeof(int32_t));
   op.outputs = eg_arena_array(g->arena, (size_t)d->n_outputs, sizeof(int32_t));
-  op.params = eg_arena_array(g->arena, (size_t)d->n_params + 1, sizeof(eg_qnn_param));
+  op.params = eg_arena_array(g->arena, (size_t)d->n_params + 1, sizeof(eg_htp_qnn_param));
   bool ok = op.name && op.inputs && op.outputs && op.params;
   for (int i = 0; ok && i < d->n_params; i++) {
     op.params[i] = d->params[i];
@@ -1246,17 +1246,17 @@ static eg_status append_op(eg_qnn_graph *g, const check_ctx *c, int32_t *index) 
   return EG_OK;
 }
 
-eg_status eg_qnn_graph_add_op(eg_qnn_graph *g, const eg_qnn_op_desc *d, int32_t *index) {
+eg_status eg_htp_qnn_graph_add_op(eg_htp_qnn_graph *g, const eg_htp_qnn_op_desc *d, int32_t *index) {
   if (index) *index = -1;
-  if ((unsigned)d->type >= EG_QNN_OP_COUNT)
+  if ((unsigned)d->type >= EG_HTP_QNN_OP_COUNT)
     return eg_error(EG_ERR_INVALID, "op %s: type (%d): not a QNN op edgegrad models",
                     d->name ? d->name : "(null)", (int)d->type);
   if (!d->name || !d->name[0])
     return eg_error(EG_ERR_INVALID, "qnn graph %s: %s op name (empty): every op needs a unique "
-                    "name", g->name, eg_qnn_op_name(d->type));
+                    "name", g->name, eg_htp_qnn_op_name(d->type));
   if (map_find(g, MAP_OP_NAME, hash_str(d->name), 0, d->name) >= 0)
     return eg_error(EG_ERR_INVALID, "op %s (%s): name already used in graph %s: op names are "
-                    "unique", d->name, eg_qnn_op_name(d->type), g->name);
+                    "unique", d->name, eg_htp_qnn_op_name(d->type), g->name);
   check_ctx c = {.g = g, .d = d, .rule = &rules[d->type]};
   EG_TRY(check_io(&c));
   EG_TRY(check_params(&c));
@@ -1266,13 +1266,13 @@ eg_status eg_qnn_graph_add_op(eg_qnn_graph *g, const eg_qnn_op_desc *d, int32_t 
 
 /* ---- dump ---- */
 
-static void dump_param(const eg_qnn_param *p, FILE *out) {
+static void dump_param(const eg_htp_qnn_param *p, FILE *out) {
   fprintf(out, " %s=", p->name);
-  if (p->kind == EG_QNN_PARAM_SCALAR) {
+  if (p->kind == EG_HTP_QNN_PARAM_SCALAR) {
     switch (p->dtype) {
-    case EG_QNN_DTYPE_FLOAT_32: fprintf(out, "%g", (double)p->scalar.f32); break;
-    case EG_QNN_DTYPE_BOOL_8: fprintf(out, "%s", p->scalar.b ? "true" : "false"); break;
-    case EG_QNN_DTYPE_INT_32: fprintf(out, "%d", (int)p->scalar.i32); break;
+    case EG_HTP_QNN_DTYPE_FLOAT_32: fprintf(out, "%g", (double)p->scalar.f32); break;
+    case EG_HTP_QNN_DTYPE_BOOL_8: fprintf(out, "%s", p->scalar.b ? "true" : "false"); break;
+    case EG_HTP_QNN_DTYPE_INT_32: fprintf(out, "%d", (int)p->scalar.i32); break;
     default: fprintf(out, "%u", p->scalar.u32); break;
     }
     return;
@@ -1282,32 +1282,32 @@ static void dump_param(const eg_qnn_param *p, FILE *out) {
   for (int i = 0; i < p->n_values; i++) {
     if (p->rank == 2 && i % inner == 0) fprintf(out, "%s[", i ? ", " : "");
     else if (i) fprintf(out, ", ");
-    if (p->dtype == EG_QNN_DTYPE_INT_32) fprintf(out, "%d", (int)p->values.i32[i]);
+    if (p->dtype == EG_HTP_QNN_DTYPE_INT_32) fprintf(out, "%d", (int)p->values.i32[i]);
     else fprintf(out, "%u", p->values.u32[i]);
     if (p->rank == 2 && i % inner == inner - 1) fputc(']', out);
   }
   fputc(']', out);
 }
 
-static void dump_tensor(const eg_qnn_tensor *t, FILE *out) {
+static void dump_tensor(const eg_htp_qnn_tensor *t, FILE *out) {
   char buf[160];
   fprintf(out, "  %%%d %s: %s %s %s", (int)t->id, t->name, type_names[t->type],
-          eg_qnn_dtype_name(t->dtype), fmt_dims(buf, sizeof buf, t->dims, t->rank));
-  if (t->quant.encoding == EG_QNN_QUANT_SCALE_OFFSET)
+          eg_htp_qnn_dtype_name(t->dtype), fmt_dims(buf, sizeof buf, t->dims, t->rank));
+  if (t->quant.encoding == EG_HTP_QNN_QUANT_SCALE_OFFSET)
     fprintf(out, " scale=%g offset=%d", (double)t->quant.scale, (int)t->quant.offset);
-  else if (t->quant.encoding == EG_QNN_QUANT_AXIS_SCALE_OFFSET)
+  else if (t->quant.encoding == EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET)
     fprintf(out, " per-axis(%d)", (int)t->quant.axis);
-  if (t->type == EG_QNN_TENSOR_STATIC) fprintf(out, " (%zu bytes)", t->nbytes);
+  if (t->type == EG_HTP_QNN_TENSOR_STATIC) fprintf(out, " (%zu bytes)", t->nbytes);
   if (t->key >= 0) fprintf(out, " key=%" PRId64, t->key);
   fputc('\n', out);
 }
 
-void eg_qnn_graph_dump(const eg_qnn_graph *g, FILE *out) {
+void eg_htp_qnn_graph_dump(const eg_htp_qnn_graph *g, FILE *out) {
   fprintf(out, "qnn graph %s: %d tensors, %d ops\n", g->name, (int)g->n_tensors, (int)g->n_ops);
   for (int i = 0; i < g->n_tensors; i++) dump_tensor(&g->tensors[i], out);
   for (int k = 0; k < g->n_ops; k++) {
-    const eg_qnn_op_node *op = &g->ops[k];
-    fprintf(out, "  op %d %s %s (", k, op->name, eg_qnn_op_name(op->type));
+    const eg_htp_qnn_op_node *op = &g->ops[k];
+    fprintf(out, "  op %d %s %s (", k, op->name, eg_htp_qnn_op_name(op->type));
     for (int i = 0; i < op->n_inputs; i++)
       fprintf(out, "%s%s", i ? ", " : "", op->inputs[i] >= 0 ? g->tensors[op->inputs[i]].name : "-");
     fprintf(out, ") -> (%s)", g->tensors[op->outputs[0]].name);

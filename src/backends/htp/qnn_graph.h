@@ -11,16 +11,16 @@
  *   pad_amount is a [2, 2] uint32 tensor [[top, bottom], [left, right]].
  *
  * Ownership and invariants:
- *   - One arena per graph owns every tensor, op, name and param; eg_qnn_graph_destroy frees it
+ *   - One arena per graph owns every tensor, op, name and param; eg_htp_qnn_graph_destroy frees it
  *     in one go. STATIC bytes are either copied into the arena or referenced (the caller keeps
  *     them alive for the graph's life), as the tensor's description says.
  *   - Tensors are numbered densely from 0; ops refer to them by id. Names are unique per graph
  *     (tensors and ops separately), as QNN requires.
- *   - Each tensor may carry an int64 source key (>= 0; eg_qnn_key packs (value id, output index)).
+ *   - Each tensor may carry an int64 source key (>= 0; eg_htp_qnn_key packs (value id, output index)).
  *     A key names at most one tensor: asking for a known key again returns the SAME tensor (so a
  *     frozen weight shared by a forward Conv2d and a backward Transpose is stored once) and is an
  *     error if the description differs.
- *   - Ops are validated when added (eg_qnn_graph_add_op): input count, dtypes, ranks, shapes,
+ *   - Ops are validated when added (eg_htp_qnn_graph_add_op): input count, dtypes, ranks, shapes,
  *     parameter names, kinds, shapes and values per QNN's rules, and the graph stays in
  *     topological order: every NATIVE / APP_READ input was produced by an earlier op, and each
  *     such tensor is produced exactly once. STATIC and APP_WRITE tensors are never outputs.
@@ -40,129 +40,129 @@
 #include "edgegrad.h"
 
 /* ---- ops (qnn_ops.def) ---- */
-typedef enum eg_qnn_op {
-#define QNN_OP(id, name) EG_QNN_OP_##id,
+typedef enum eg_htp_qnn_op {
+#define QNN_OP(id, name) EG_HTP_QNN_OP_##id,
 #include "backends/htp/qnn_ops.def"
 #undef QNN_OP
-  EG_QNN_OP_COUNT
-} eg_qnn_op;
+  EG_HTP_QNN_OP_COUNT
+} eg_htp_qnn_op;
 
 /* QNN's op type name ("Conv2d"); "?" when out of range. */
-const char *eg_qnn_op_name(eg_qnn_op op);
-/* The op whose QNN name is `name`; EG_QNN_OP_COUNT if none. */
-eg_qnn_op eg_qnn_op_from_name(const char *name);
+const char *eg_htp_qnn_op_name(eg_htp_qnn_op op);
+/* The op whose QNN name is `name`; EG_HTP_QNN_OP_COUNT if none. */
+eg_htp_qnn_op eg_htp_qnn_op_from_name(const char *name);
 /* Whether op is a comparison (ElementWiseGreater, GreaterEqual, LessEqual: two float inputs;
  * ElementWiseEqual: two float or two INT_32 inputs): a BOOL_8 output. */
-bool eg_qnn_op_is_comparison(eg_qnn_op op);
+bool eg_htp_qnn_op_is_comparison(eg_htp_qnn_op op);
 
 /* ElementWiseNeuron's `operation` param: QNN's numbering (QnnOpDef.h), of which edgegrad
  * models these two. */
-typedef enum eg_qnn_neuron_op {
-  EG_QNN_NEURON_HARD_SIGMOID = 2, /* max(0, min(1, alpha * x + beta)) */
-  EG_QNN_NEURON_HARD_SWISH = 3    /* x * max(0, min(6, x + 3)) / 6 */
-} eg_qnn_neuron_op;
+typedef enum eg_htp_qnn_neuron_op {
+  EG_HTP_QNN_NEURON_HARD_SIGMOID = 2, /* max(0, min(1, alpha * x + beta)) */
+  EG_HTP_QNN_NEURON_HARD_SWISH = 3    /* x * max(0, min(6, x + 3)) / 6 */
+} eg_htp_qnn_neuron_op;
 
 /* ---- tensors ---- */
-#define EG_QNN_MAX_RANK 8
-#define EG_QNN_KEY_NONE ((int64_t)-1)
+#define EG_HTP_QNN_MAX_RANK 8
+#define EG_HTP_QNN_KEY_NONE ((int64_t)-1)
 
-typedef enum eg_qnn_tensor_type {
-  EG_QNN_TENSOR_APP_WRITE, /* graph input, written by the application before each run */
-  EG_QNN_TENSOR_APP_READ,  /* graph output, read by the application after each run */
-  EG_QNN_TENSOR_NATIVE,    /* intermediate, owned by the executor */
-  EG_QNN_TENSOR_STATIC     /* constant bytes baked into the graph (weights) */
-} eg_qnn_tensor_type;
+typedef enum eg_htp_qnn_tensor_type {
+  EG_HTP_QNN_TENSOR_APP_WRITE, /* graph input, written by the application before each run */
+  EG_HTP_QNN_TENSOR_APP_READ,  /* graph output, read by the application after each run */
+  EG_HTP_QNN_TENSOR_NATIVE,    /* intermediate, owned by the executor */
+  EG_HTP_QNN_TENSOR_STATIC     /* constant bytes baked into the graph (weights) */
+} eg_htp_qnn_tensor_type;
 
 /* QNN data types (Qnn_DataType_t). The executor runs FLOAT_32 (and BOOL_8 masks); the others
  * keep the door open for fp16 and quantized graphs. */
-typedef enum eg_qnn_dtype {
-  EG_QNN_DTYPE_FLOAT_32,
-  EG_QNN_DTYPE_FLOAT_16,
-  EG_QNN_DTYPE_INT_32,
-  EG_QNN_DTYPE_UINT_32,
-  EG_QNN_DTYPE_INT_8,
-  EG_QNN_DTYPE_UINT_8,
-  EG_QNN_DTYPE_BOOL_8,
-  EG_QNN_DTYPE_SFIXED_POINT_8,
-  EG_QNN_DTYPE_UFIXED_POINT_8,
-  EG_QNN_DTYPE_SFIXED_POINT_16,
-  EG_QNN_DTYPE_UFIXED_POINT_16,
-  EG_QNN_DTYPE_SFIXED_POINT_32,
-  EG_QNN_DTYPE_COUNT
-} eg_qnn_dtype;
+typedef enum eg_htp_qnn_dtype {
+  EG_HTP_QNN_DTYPE_FLOAT_32,
+  EG_HTP_QNN_DTYPE_FLOAT_16,
+  EG_HTP_QNN_DTYPE_INT_32,
+  EG_HTP_QNN_DTYPE_UINT_32,
+  EG_HTP_QNN_DTYPE_INT_8,
+  EG_HTP_QNN_DTYPE_UINT_8,
+  EG_HTP_QNN_DTYPE_BOOL_8,
+  EG_HTP_QNN_DTYPE_SFIXED_POINT_8,
+  EG_HTP_QNN_DTYPE_UFIXED_POINT_8,
+  EG_HTP_QNN_DTYPE_SFIXED_POINT_16,
+  EG_HTP_QNN_DTYPE_UFIXED_POINT_16,
+  EG_HTP_QNN_DTYPE_SFIXED_POINT_32,
+  EG_HTP_QNN_DTYPE_COUNT
+} eg_htp_qnn_dtype;
 
 /* "float32", "ufixed_point_8", ...; "?" if out of range. */
-const char *eg_qnn_dtype_name(eg_qnn_dtype dtype);
+const char *eg_htp_qnn_dtype_name(eg_htp_qnn_dtype dtype);
 /* Bytes per element; 0 if out of range. */
-size_t eg_qnn_dtype_size(eg_qnn_dtype dtype);
+size_t eg_htp_qnn_dtype_size(eg_htp_qnn_dtype dtype);
 /* True for the fixed-point dtypes, which need a quantization encoding. */
-bool eg_qnn_dtype_is_fixed_point(eg_qnn_dtype dtype);
+bool eg_htp_qnn_dtype_is_fixed_point(eg_htp_qnn_dtype dtype);
 
 /* Quantization (Qnn_QuantizeParams_t): real = scale * (q + offset). Per-axis encodings give one
  * scale/offset per index of dims[axis]. Unused (NONE) for float tensors. */
-typedef enum eg_qnn_quant_encoding {
-  EG_QNN_QUANT_NONE,
-  EG_QNN_QUANT_SCALE_OFFSET,
-  EG_QNN_QUANT_AXIS_SCALE_OFFSET
-} eg_qnn_quant_encoding;
+typedef enum eg_htp_qnn_quant_encoding {
+  EG_HTP_QNN_QUANT_NONE,
+  EG_HTP_QNN_QUANT_SCALE_OFFSET,
+  EG_HTP_QNN_QUANT_AXIS_SCALE_OFFSET
+} eg_htp_qnn_quant_encoding;
 
-typedef struct eg_qnn_quant {
-  eg_qnn_quant_encoding encoding;
+typedef struct eg_htp_qnn_quant {
+  eg_htp_qnn_quant_encoding encoding;
   float scale;           /* SCALE_OFFSET */
   int32_t offset;        /* SCALE_OFFSET */
   int32_t axis;          /* AXIS_SCALE_OFFSET: the quantized dimension */
   int32_t n_axis;        /* AXIS_SCALE_OFFSET: dims[axis] entries in scales/offsets */
   const float *scales;   /* arena copies once in the graph */
   const int32_t *offsets;
-} eg_qnn_quant;
+} eg_htp_qnn_quant;
 
-typedef struct eg_qnn_tensor {
+typedef struct eg_htp_qnn_tensor {
   int32_t id;
   const char *name;
-  eg_qnn_tensor_type type;
-  eg_qnn_dtype dtype;
-  eg_qnn_quant quant;
-  int32_t rank;                  /* 0..EG_QNN_MAX_RANK */
-  uint32_t dims[EG_QNN_MAX_RANK];
+  eg_htp_qnn_tensor_type type;
+  eg_htp_qnn_dtype dtype;
+  eg_htp_qnn_quant quant;
+  int32_t rank;                  /* 0..EG_HTP_QNN_MAX_RANK */
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   const void *data;              /* STATIC only: nbytes of C-ordered elements, 64-byte aligned
                                     when copied */
   size_t nbytes;                 /* product(dims) * dtype size */
-  int64_t key;                   /* source key, or EG_QNN_KEY_NONE */
+  int64_t key;                   /* source key, or EG_HTP_QNN_KEY_NONE */
   int32_t producer;              /* index of the op that writes it; -1 for none (yet) */
-} eg_qnn_tensor;
+} eg_htp_qnn_tensor;
 
-/* What eg_qnn_graph_add_tensor needs. `data` is for STATIC tensors only (NULL otherwise):
+/* What eg_htp_qnn_graph_add_tensor needs. `data` is for STATIC tensors only (NULL otherwise):
  * `copy_data` copies it into the graph's arena, otherwise the graph keeps the pointer. */
-typedef struct eg_qnn_tensor_desc {
+typedef struct eg_htp_qnn_tensor_desc {
   const char *name;
-  eg_qnn_tensor_type type;
-  eg_qnn_dtype dtype;
-  eg_qnn_quant quant;            /* zero-initialised = NONE */
+  eg_htp_qnn_tensor_type type;
+  eg_htp_qnn_dtype dtype;
+  eg_htp_qnn_quant quant;            /* zero-initialised = NONE */
   int32_t rank;
   const uint32_t *dims;          /* rank entries, each >= 1 */
   const void *data;
   size_t nbytes;
   bool copy_data;
-  int64_t key;                   /* EG_QNN_KEY_NONE (-1) or >= 0 */
-} eg_qnn_tensor_desc;
+  int64_t key;                   /* EG_HTP_QNN_KEY_NONE (-1) or >= 0 */
+} eg_htp_qnn_tensor_desc;
 
 /* Packs (value id, output index) into a source key (>= 0). */
-static inline int64_t eg_qnn_key(int32_t value_id, int32_t index) {
+static inline int64_t eg_htp_qnn_key(int32_t value_id, int32_t index) {
   return ((int64_t)(uint32_t)value_id << 16) | (int64_t)(uint16_t)index;
 }
 
 /* ---- params (Qnn_Param_t) ---- */
-#define EG_QNN_PARAM_MAX_RANK 2
-#define EG_QNN_PARAM_MAX_VALUES 16
+#define EG_HTP_QNN_PARAM_MAX_RANK 2
+#define EG_HTP_QNN_PARAM_MAX_VALUES 16
 
-typedef enum eg_qnn_param_kind { EG_QNN_PARAM_SCALAR, EG_QNN_PARAM_TENSOR } eg_qnn_param_kind;
+typedef enum eg_htp_qnn_param_kind { EG_HTP_QNN_PARAM_SCALAR, EG_HTP_QNN_PARAM_TENSOR } eg_htp_qnn_param_kind;
 
 /* A named value: a scalar (UINT_32, INT_32, FLOAT_32 or BOOL_8) or a small UINT_32 / INT_32
- * tensor (rank 1 or 2, at most EG_QNN_PARAM_MAX_VALUES values), stored by value. */
-typedef struct eg_qnn_param {
+ * tensor (rank 1 or 2, at most EG_HTP_QNN_PARAM_MAX_VALUES values), stored by value. */
+typedef struct eg_htp_qnn_param {
   const char *name;
-  eg_qnn_param_kind kind;
-  eg_qnn_dtype dtype;
+  eg_htp_qnn_param_kind kind;
+  eg_htp_qnn_dtype dtype;
   union {
     uint32_t u32;
     int32_t i32;
@@ -170,56 +170,56 @@ typedef struct eg_qnn_param {
     bool b;
   } scalar;
   int32_t rank;                  /* tensor params */
-  uint32_t dims[EG_QNN_PARAM_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_PARAM_MAX_RANK];
   int32_t n_values;
   union {
-    uint32_t u32[EG_QNN_PARAM_MAX_VALUES];
-    int32_t i32[EG_QNN_PARAM_MAX_VALUES];
+    uint32_t u32[EG_HTP_QNN_PARAM_MAX_VALUES];
+    int32_t i32[EG_HTP_QNN_PARAM_MAX_VALUES];
   } values;
-} eg_qnn_param;
+} eg_htp_qnn_param;
 
-eg_qnn_param eg_qnn_param_u32(const char *name, uint32_t v);
-eg_qnn_param eg_qnn_param_i32(const char *name, int32_t v);
-eg_qnn_param eg_qnn_param_f32(const char *name, float v);
-eg_qnn_param eg_qnn_param_bool(const char *name, bool v);
+eg_htp_qnn_param eg_htp_qnn_param_u32(const char *name, uint32_t v);
+eg_htp_qnn_param eg_htp_qnn_param_i32(const char *name, int32_t v);
+eg_htp_qnn_param eg_htp_qnn_param_f32(const char *name, float v);
+eg_htp_qnn_param eg_htp_qnn_param_bool(const char *name, bool v);
 /* A UINT_32 tensor param of shape dims[0..rank); values in C order. A request that does not fit
  * (rank > 2, too many values) yields a param that add_op rejects with a message. */
-eg_qnn_param eg_qnn_param_u32_tensor(const char *name, int32_t rank, const uint32_t *dims,
+eg_htp_qnn_param eg_htp_qnn_param_u32_tensor(const char *name, int32_t rank, const uint32_t *dims,
                                      const uint32_t *values);
 /* The same for an INT_32 tensor param (StridedSlice's ranges). */
-eg_qnn_param eg_qnn_param_i32_tensor(const char *name, int32_t rank, const uint32_t *dims,
+eg_htp_qnn_param eg_htp_qnn_param_i32_tensor(const char *name, int32_t rank, const uint32_t *dims,
                                      const int32_t *values);
 
 /* ---- parsed attributes (filled by validation; the executor reads these) ---- */
-typedef struct eg_qnn_conv_attrs {
+typedef struct eg_htp_qnn_conv_attrs {
   uint32_t stride[2], dilation[2], output_padding[2];
   uint32_t pad[2][2];            /* [[top, bottom], [left, right]] */
   uint32_t group;
-} eg_qnn_conv_attrs;
+} eg_htp_qnn_conv_attrs;
 
-typedef struct eg_qnn_pool_attrs {
+typedef struct eg_htp_qnn_pool_attrs {
   uint32_t filter[2], stride[2];
   uint32_t pad[2][2];
   uint32_t rounding_mode;        /* 0 floor, 1 ceil */
   bool count_pad_for_edges;      /* PoolAvg2d */
-} eg_qnn_pool_attrs;
+} eg_htp_qnn_pool_attrs;
 
-typedef struct eg_qnn_norm_attrs {
+typedef struct eg_htp_qnn_norm_attrs {
   float epsilon;
   uint32_t group;                /* GroupNorm */
   uint32_t mode;                 /* InstanceNorm: 0 MU_SIGMA, 1 RMS */
   uint32_t region;               /* InstanceNorm: 0 ACROSS_SPATIAL, 1 ACROSS_CHANNEL, 2 ACROSS_ALL */
   bool normalize_variance;       /* InstanceNorm */
-} eg_qnn_norm_attrs;
+} eg_htp_qnn_norm_attrs;
 
-typedef union eg_qnn_attrs {
-  eg_qnn_conv_attrs conv;
-  eg_qnn_pool_attrs pool;
-  eg_qnn_norm_attrs norm;
-  struct { uint32_t perm[EG_QNN_MAX_RANK]; } transpose;
-  struct { uint32_t multiples[EG_QNN_MAX_RANK]; } tile;
-  struct { uint32_t begin[EG_QNN_MAX_RANK], step[EG_QNN_MAX_RANK]; } slice;
-  struct { uint32_t before[EG_QNN_MAX_RANK]; float value; } pad; /* Pad: leading pads, fill */
+typedef union eg_htp_qnn_attrs {
+  eg_htp_qnn_conv_attrs conv;
+  eg_htp_qnn_pool_attrs pool;
+  eg_htp_qnn_norm_attrs norm;
+  struct { uint32_t perm[EG_HTP_QNN_MAX_RANK]; } transpose;
+  struct { uint32_t multiples[EG_HTP_QNN_MAX_RANK]; } tile;
+  struct { uint32_t begin[EG_HTP_QNN_MAX_RANK], step[EG_HTP_QNN_MAX_RANK]; } slice;
+  struct { uint32_t before[EG_HTP_QNN_MAX_RANK]; float value; } pad; /* Pad: leading pads, fill */
   struct { uint32_t mask; bool keep_dims; } reduce; /* bit d set: dim d is reduced */
   struct { float min_value, max_value; } relu_min_max;
   struct { uint32_t operation; float alpha, beta; } neuron; /* ElementWiseNeuron */
@@ -227,65 +227,65 @@ typedef union eg_qnn_attrs {
   struct { uint32_t axis; } concat;
   struct { bool transpose_in0, transpose_in1; } matmul;
   struct { bool keep_dims; } fully_connected;
-} eg_qnn_attrs;
+} eg_htp_qnn_attrs;
 
 /* ---- ops (Qnn_OpConfig_t) ---- */
-typedef struct eg_qnn_op_node {
+typedef struct eg_htp_qnn_op_node {
   const char *name;
-  eg_qnn_op type;
+  eg_htp_qnn_op type;
   int32_t n_inputs;
   int32_t *inputs;               /* tensor ids; -1 for an omitted optional input (QNN's NULL) */
   int32_t n_outputs;
   int32_t *outputs;
   int32_t n_params;
-  eg_qnn_param *params;
-  eg_qnn_attrs attrs;
-} eg_qnn_op_node;
+  eg_htp_qnn_param *params;
+  eg_htp_qnn_attrs attrs;
+} eg_htp_qnn_op_node;
 
-/* What eg_qnn_graph_add_op needs; arrays are copied. */
-typedef struct eg_qnn_op_desc {
+/* What eg_htp_qnn_graph_add_op needs; arrays are copied. */
+typedef struct eg_htp_qnn_op_desc {
   const char *name;
-  eg_qnn_op type;
+  eg_htp_qnn_op type;
   int32_t n_inputs;
   const int32_t *inputs;
   int32_t n_outputs;
   const int32_t *outputs;
   int32_t n_params;
-  const eg_qnn_param *params;
-} eg_qnn_op_desc;
+  const eg_htp_qnn_param *params;
+} eg_htp_qnn_op_desc;
 
 /* ---- the graph ---- */
-typedef struct eg_qnn_graph eg_qnn_graph;
+typedef struct eg_htp_qnn_graph eg_htp_qnn_graph;
 
-eg_status eg_qnn_graph_create(const char *name, eg_qnn_graph **out);
-void eg_qnn_graph_destroy(eg_qnn_graph *g);
+eg_status eg_htp_qnn_graph_create(const char *name, eg_htp_qnn_graph **out);
+void eg_htp_qnn_graph_destroy(eg_htp_qnn_graph *g);
 
-const char *eg_qnn_graph_name(const eg_qnn_graph *g);
-int32_t eg_qnn_graph_num_tensors(const eg_qnn_graph *g);
-int32_t eg_qnn_graph_num_ops(const eg_qnn_graph *g);
+const char *eg_htp_qnn_graph_name(const eg_htp_qnn_graph *g);
+int32_t eg_htp_qnn_graph_num_tensors(const eg_htp_qnn_graph *g);
+int32_t eg_htp_qnn_graph_num_ops(const eg_htp_qnn_graph *g);
 /* NULL when out of range. Pointers stay valid until the next add on the graph. */
-const eg_qnn_tensor *eg_qnn_graph_tensor(const eg_qnn_graph *g, int32_t id);
-const eg_qnn_op_node *eg_qnn_graph_op(const eg_qnn_graph *g, int32_t index);
+const eg_htp_qnn_tensor *eg_htp_qnn_graph_tensor(const eg_htp_qnn_graph *g, int32_t id);
+const eg_htp_qnn_op_node *eg_htp_qnn_graph_op(const eg_htp_qnn_graph *g, int32_t index);
 
 /* Adds a tensor, or — when d->key names an existing tensor — checks that the description
  * matches it (type, dtype, dims; STATIC bytes are not compared) and returns its id. */
-eg_status eg_qnn_graph_add_tensor(eg_qnn_graph *g, const eg_qnn_tensor_desc *d, int32_t *id);
+eg_status eg_htp_qnn_graph_add_tensor(eg_htp_qnn_graph *g, const eg_htp_qnn_tensor_desc *d, int32_t *id);
 /* The tensor with this source key, or -1. */
-int32_t eg_qnn_graph_find_key(const eg_qnn_graph *g, int64_t key);
+int32_t eg_htp_qnn_graph_find_key(const eg_htp_qnn_graph *g, int64_t key);
 /* The tensor with this name, or -1. */
-int32_t eg_qnn_graph_find_tensor(const eg_qnn_graph *g, const char *name);
+int32_t eg_htp_qnn_graph_find_tensor(const eg_htp_qnn_graph *g, const char *name);
 
 /* Validates the op against QNN's rules for its type and appends it (index in *index, may be
  * NULL). */
-eg_status eg_qnn_graph_add_op(eg_qnn_graph *g, const eg_qnn_op_desc *d, int32_t *index);
+eg_status eg_htp_qnn_graph_add_op(eg_htp_qnn_graph *g, const eg_htp_qnn_op_desc *d, int32_t *index);
 
 /* The op's param called `name`, or NULL. */
-const eg_qnn_param *eg_qnn_op_param(const eg_qnn_op_node *op, const char *name);
+const eg_htp_qnn_param *eg_htp_qnn_op_param(const eg_htp_qnn_op_node *op, const char *name);
 
 /* Elements of a tensor (1 for rank 0). */
-int64_t eg_qnn_tensor_numel(const eg_qnn_tensor *t);
+int64_t eg_htp_qnn_tensor_numel(const eg_htp_qnn_tensor *t);
 
 /* Human-readable dump, one line per tensor and per op (for `inspect`). */
-void eg_qnn_graph_dump(const eg_qnn_graph *g, FILE *out);
+void eg_htp_qnn_graph_dump(const eg_htp_qnn_graph *g, FILE *out);
 
 #endif

@@ -5,12 +5,12 @@
 #include "backends/htp/executor.h"
 #include "backends/htp/values.h"
 
-static void htp_free(void *graph) { eg_qnn_graph_destroy(graph); }
+static void htp_free(void *graph) { eg_htp_qnn_graph_destroy(graph); }
 
 static eg_status htp_quant_view(const void *graph, int32_t tensor, eg_boundary_qview *out) {
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(graph, tensor);
+  const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(graph, tensor);
   if (!t) return eg_error(EG_ERR_INVALID, "htp: tensor %d: not in the graph", (int)tensor);
-  return eg_qnn_qview_make(t, out);
+  return eg_htp_qnn_qview_make(t, out);
 }
 
 const eg_backend_rt eg_htp_rt = {.name = "htp",

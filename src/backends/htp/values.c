@@ -34,19 +34,19 @@ void eg_htp_dims(const eg_value *v, uint32_t *dims) {
   for (int d = 0; d < v->rank; d++) dims[eg_htp_axis(v, d)] = eg_htp_qnn_dim(v->shape[d]);
 }
 
-eg_qnn_dtype eg_htp_dtype(eg_dtype dtype) {
+eg_htp_qnn_dtype eg_htp_dtype(eg_dtype dtype) {
   switch (dtype) {
-  case EG_DTYPE_FLOAT32: return EG_QNN_DTYPE_FLOAT_32;
-  case EG_DTYPE_INT32: return EG_QNN_DTYPE_INT_32;
-  case EG_DTYPE_BOOL: return EG_QNN_DTYPE_BOOL_8;
-  case EG_DTYPE_INT8: return EG_QNN_DTYPE_INT_8;
-  case EG_DTYPE_UINT8: return EG_QNN_DTYPE_UINT_8;
-  default: return EG_QNN_DTYPE_COUNT;
+  case EG_DTYPE_FLOAT32: return EG_HTP_QNN_DTYPE_FLOAT_32;
+  case EG_DTYPE_INT32: return EG_HTP_QNN_DTYPE_INT_32;
+  case EG_DTYPE_BOOL: return EG_HTP_QNN_DTYPE_BOOL_8;
+  case EG_DTYPE_INT8: return EG_HTP_QNN_DTYPE_INT_8;
+  case EG_DTYPE_UINT8: return EG_HTP_QNN_DTYPE_UINT_8;
+  default: return EG_HTP_QNN_DTYPE_COUNT;
   }
 }
 
-eg_qnn_dtype eg_htp_value_dtype(const eg_value *v) {
-  if (v->dtype == EG_DTYPE_INT64 && v->npu_int32) return EG_QNN_DTYPE_INT_32;
+eg_htp_qnn_dtype eg_htp_value_dtype(const eg_value *v) {
+  if (v->dtype == EG_DTYPE_INT64 && v->npu_int32) return EG_HTP_QNN_DTYPE_INT_32;
   return eg_htp_dtype(v->dtype);
 }
 
@@ -62,27 +62,27 @@ bool eg_htp_held_quantized(const eg_graph *g, int32_t value) {
   return true;
 }
 
-eg_qnn_dtype eg_htp_quant_dtype(eg_dtype storage) {
+eg_htp_qnn_dtype eg_htp_quant_dtype(eg_dtype storage) {
   switch (storage) {
-  case EG_DTYPE_UINT8: return EG_QNN_DTYPE_UFIXED_POINT_8;
-  case EG_DTYPE_INT8: return EG_QNN_DTYPE_SFIXED_POINT_8;
-  case EG_DTYPE_INT32: return EG_QNN_DTYPE_SFIXED_POINT_32;
-  default: return EG_QNN_DTYPE_COUNT;
+  case EG_DTYPE_UINT8: return EG_HTP_QNN_DTYPE_UFIXED_POINT_8;
+  case EG_DTYPE_INT8: return EG_HTP_QNN_DTYPE_SFIXED_POINT_8;
+  case EG_DTYPE_INT32: return EG_HTP_QNN_DTYPE_SFIXED_POINT_32;
+  default: return EG_HTP_QNN_DTYPE_COUNT;
   }
 }
 
-eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value) {
+eg_htp_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value) {
   const eg_value *v = &g->values[value];
   return eg_htp_held_quantized(g, value) ? eg_htp_quant_dtype(v->quant->dtype)
                                          : eg_htp_value_dtype(v);
 }
 
-void eg_htp_boundary_flags(const eg_graph *g, const eg_qnn_graph *qg, eg_boundary *b) {
+void eg_htp_boundary_flags(const eg_graph *g, const eg_htp_qnn_graph *qg, eg_boundary *b) {
   const eg_value *v = &g->values[b->value];
-  const eg_qnn_tensor *t = eg_qnn_graph_tensor(qg, b->tensor);
+  const eg_htp_qnn_tensor *t = eg_htp_qnn_graph_tensor(qg, b->tensor);
   b->nhwc = eg_htp_is_nhwc(v);
   b->narrow = v->dtype == EG_DTYPE_INT64 && v->npu_int32;
-  b->quant = t && eg_qnn_dtype_is_fixed_point(t->dtype);
+  b->quant = t && eg_htp_qnn_dtype_is_fixed_point(t->dtype);
 }
 
 bool eg_htp_may_alias(eg_op op) {

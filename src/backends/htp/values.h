@@ -21,7 +21,7 @@
 /* The conversions of boundary `b` (its value of `g` and tensor of `qg` set) the runtime applies
  * (backends/lowered.h): nhwc when eg_htp_is_nhwc, narrow for an int64 value marked npu_int32,
  * quant when the tensor is fixed point. */
-void eg_htp_boundary_flags(const eg_graph *g, const eg_qnn_graph *qg, eg_boundary *b);
+void eg_htp_boundary_flags(const eg_graph *g, const eg_htp_qnn_graph *qg, eg_boundary *b);
 
 /* Whether IR value `v` is held NHWC inside NPU graphs: a rank-4 tensor whose axes are
  * EG_AXES_NHWC. */
@@ -39,13 +39,13 @@ int eg_htp_aten_dim(const eg_value *v, int axis);
 uint32_t eg_htp_qnn_dim(int64_t dim);
 /* QNN dims of an IR tensor value in its axis order (each through eg_htp_qnn_dim). */
 void eg_htp_dims(const eg_value *v, uint32_t *dims);
-/* The QNN dtype of an IR dtype; EG_QNN_DTYPE_COUNT if the NPU has none (e.g. int64). */
-eg_qnn_dtype eg_htp_dtype(eg_dtype dtype);
+/* The QNN dtype of an IR dtype; EG_HTP_QNN_DTYPE_COUNT if the NPU has none (e.g. int64). */
+eg_htp_qnn_dtype eg_htp_dtype(eg_dtype dtype);
 /* The QNN dtype IR tensor value `v` is held as inside NPU graphs: eg_htp_dtype(v->dtype), except
  * that an int64 value marked npu_int32 (pass i64_to_i32) is INT_32 — its statics are stored
  * narrowed, and the runtime narrows / widens it at partition boundaries (runtime/npu_step.h).
- * EG_QNN_DTYPE_COUNT if none (an unmarked int64 value). */
-eg_qnn_dtype eg_htp_value_dtype(const eg_value *v);
+ * EG_HTP_QNN_DTYPE_COUNT if none (an unmarked int64 value). */
+eg_htp_qnn_dtype eg_htp_value_dtype(const eg_value *v);
 /* Quantized values (pass fold_qdq). Value `value` of `g` is held quantized inside NPU graphs
  * when it is a float32 tensor with quantization attributes (eg_value.quant) and no quantize node
  * reads it: a folded pair's x, or a dequantize's output (whose values lie on its grid). A value
@@ -57,11 +57,11 @@ eg_qnn_dtype eg_htp_value_dtype(const eg_value *v);
  * integers (the CPU quantize kernel, kernels/quant_f32.h). */
 bool eg_htp_held_quantized(const eg_graph *g, int32_t value);
 /* UFIXED_POINT_8 / SFIXED_POINT_8 / SFIXED_POINT_32 for storage uint8 / int8 / int32;
- * EG_QNN_DTYPE_COUNT otherwise. */
-eg_qnn_dtype eg_htp_quant_dtype(eg_dtype storage);
+ * EG_HTP_QNN_DTYPE_COUNT otherwise. */
+eg_htp_qnn_dtype eg_htp_quant_dtype(eg_dtype storage);
 /* The QNN dtype value `value` of `g` is held as: eg_htp_quant_dtype of its storage when
  * eg_htp_held_quantized, else eg_htp_value_dtype. */
-eg_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value);
+eg_htp_qnn_dtype eg_htp_held_dtype(const eg_graph *g, int32_t value);
 
 /* Whether the lowering of a node of op `op` may make its result an alias of an argument's
  * tensor (eg_htp_alias: no op emitted, the argument's bytes read where the result is read):

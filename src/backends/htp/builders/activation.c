@@ -35,8 +35,8 @@ static bool float_unary_supports(const eg_graph *g, const eg_node *n, const eg_t
   return true;
 }
 
-static eg_status lower_unary(eg_htp_lower *L, const eg_node *n, eg_qnn_op op,
-                             const eg_qnn_param *params, int32_t n_params) {
+static eg_status lower_unary(eg_htp_lower *L, const eg_node *n, eg_htp_qnn_op op,
+                             const eg_htp_qnn_param *params, int32_t n_params) {
   const int32_t x = eg_htp_arg(n, 0, "self");
   int32_t in, out;
   EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(&eg_htp_ir(L)->values[x]), "result"));
@@ -47,12 +47,12 @@ static eg_status lower_unary(eg_htp_lower *L, const eg_node *n, eg_qnn_op op,
 
 static eg_status relu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  return lower_unary(L, n, EG_QNN_OP_RELU, NULL, 0);
+  return lower_unary(L, n, EG_HTP_QNN_OP_RELU, NULL, 0);
 }
 
 /* Sigmoid and Tanh read their input clamped to fp16's range (eg_htp_transcendental_input: the
  * form QNN HTP computes as accurately after any producer). */
-static eg_status lower_transcendental(eg_htp_lower *L, const eg_node *n, eg_qnn_op op) {
+static eg_status lower_transcendental(eg_htp_lower *L, const eg_node *n, eg_htp_qnn_op op) {
   const int32_t x = eg_htp_arg(n, 0, "self");
   int32_t in, clamped, out;
   EG_TRY(eg_htp_want_axes(L, n->output, eg_htp_axes(&eg_htp_ir(L)->values[x]), "result"));
@@ -64,12 +64,12 @@ static eg_status lower_transcendental(eg_htp_lower *L, const eg_node *n, eg_qnn_
 
 static eg_status sigmoid_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  return lower_transcendental(L, n, EG_QNN_OP_SIGMOID);
+  return lower_transcendental(L, n, EG_HTP_QNN_OP_SIGMOID);
 }
 
 static eg_status tanh_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  return lower_transcendental(L, n, EG_QNN_OP_TANH);
+  return lower_transcendental(L, n, EG_HTP_QNN_OP_TANH);
 }
 
 /* hardswish and hardsigmoid are one ElementWiseNeuron each: QNN's HTP computes them within an
@@ -78,16 +78,16 @@ static eg_status tanh_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
  * float32 rounding; exactly 0 and 1 from the kinks -3 and 3 outward). */
 static eg_status hardswish_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  const eg_qnn_param p = eg_qnn_param_u32("operation", EG_QNN_NEURON_HARD_SWISH);
-  return lower_unary(L, n, EG_QNN_OP_ELEMENT_WISE_NEURON, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32("operation", EG_HTP_QNN_NEURON_HARD_SWISH);
+  return lower_unary(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_NEURON, &p, 1);
 }
 
 static eg_status hardsigmoid_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   (void)g;
-  const eg_qnn_param p[3] = {eg_qnn_param_u32("operation", EG_QNN_NEURON_HARD_SIGMOID),
-                             eg_qnn_param_f32("alpha", 1.0f / 6.0f),
-                             eg_qnn_param_f32("beta", 0.5f)};
-  return lower_unary(L, n, EG_QNN_OP_ELEMENT_WISE_NEURON, p, 3);
+  const eg_htp_qnn_param p[3] = {eg_htp_qnn_param_u32("operation", EG_HTP_QNN_NEURON_HARD_SIGMOID),
+                             eg_htp_qnn_param_f32("alpha", 1.0f / 6.0f),
+                             eg_htp_qnn_param_f32("beta", 0.5f)};
+  return lower_unary(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_NEURON, p, 3);
 }
 
 /* The float bounds of a hardtanh (min_val, max_val; defaults -1, 1) or clamp (min, max; no
@@ -128,8 +128,8 @@ static eg_status min_max_lower(eg_htp_lower *L, const eg_graph *g, const eg_node
   float lo, hi;
   bool given;
   min_max_bounds(n, &lo, &hi, &given);
-  eg_qnn_param p[2] = {eg_qnn_param_f32("min_value", lo), eg_qnn_param_f32("max_value", hi)};
-  return lower_unary(L, n, EG_QNN_OP_RELU_MIN_MAX, p, 2);
+  eg_htp_qnn_param p[2] = {eg_htp_qnn_param_f32("min_value", lo), eg_htp_qnn_param_f32("max_value", hi)};
+  return lower_unary(L, n, EG_HTP_QNN_OP_RELU_MIN_MAX, p, 2);
 }
 
 const eg_htp_builder eg_htp_builder_relu = {"aten.relu -> Relu", 0, float_unary_supports,

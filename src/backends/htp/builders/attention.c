@@ -78,22 +78,22 @@ static bool softmax_supports(const eg_graph *g, const eg_node *n, const eg_targe
  * last axis directly, else between two Transposes that swap `axis` and the last. */
 static eg_status softmax_along(eg_htp_lower *L, int32_t in, int rank, const uint32_t *dims,
                                int axis, int32_t out) {
-  const eg_qnn_param beta = eg_qnn_param_f32("beta", 1.0f);
-  eg_qnn_param p[2] = {eg_qnn_param_u32("axis", (uint32_t)rank - 1), beta};
-  if (axis == rank - 1) return eg_htp_op(L, EG_QNN_OP_SOFTMAX, &in, 1, &out, 1, p, 2);
+  const eg_htp_qnn_param beta = eg_htp_qnn_param_f32("beta", 1.0f);
+  eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32("axis", (uint32_t)rank - 1), beta};
+  if (axis == rank - 1) return eg_htp_op(L, EG_HTP_QNN_OP_SOFTMAX, &in, 1, &out, 1, p, 2);
   uint32_t perm[EG_MAX_RANK], tdims[EG_MAX_RANK];
   for (int d = 0; d < rank; d++) perm[d] = (uint32_t)d;
   perm[axis] = (uint32_t)rank - 1;
   perm[rank - 1] = (uint32_t)axis;
   for (int d = 0; d < rank; d++) tdims[d] = dims[perm[d]];
   const uint32_t pd[1] = {(uint32_t)rank};
-  const eg_qnn_param tp = eg_qnn_param_u32_tensor("perm", 1, pd, perm);
+  const eg_htp_qnn_param tp = eg_htp_qnn_param_u32_tensor("perm", 1, pd, perm);
   int32_t moved, sm;
-  EG_TRY(eg_htp_temp(L, "moved", EG_QNN_DTYPE_FLOAT_32, rank, tdims, &moved));
-  EG_TRY(eg_htp_temp(L, "softmax", EG_QNN_DTYPE_FLOAT_32, rank, tdims, &sm));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &moved, 1, &tp, 1));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_SOFTMAX, &moved, 1, &sm, 1, p, 2));
-  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &sm, 1, &out, 1, &tp, 1);
+  EG_TRY(eg_htp_temp(L, "moved", EG_HTP_QNN_DTYPE_FLOAT_32, rank, tdims, &moved));
+  EG_TRY(eg_htp_temp(L, "softmax", EG_HTP_QNN_DTYPE_FLOAT_32, rank, tdims, &sm));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &in, 1, &moved, 1, &tp, 1));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_SOFTMAX, &moved, 1, &sm, 1, p, 2));
+  return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &sm, 1, &out, 1, &tp, 1);
 }
 
 static eg_status softmax_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -124,38 +124,38 @@ static eg_status safe_softmax_lower(eg_htp_lower *L, const eg_graph *g, const eg
   for (int d = 0; d < x->rank; d++) line[d] = d == (int)axis ? 1 : dims[d];
   int32_t in, sm, m, any, zero, ninf, out;
   EG_TRY(eg_htp_input(L, x_id, &in));
-  EG_TRY(eg_htp_temp(L, "softmax_all", EG_QNN_DTYPE_FLOAT_32, x->rank, dims, &sm));
+  EG_TRY(eg_htp_temp(L, "softmax_all", EG_HTP_QNN_DTYPE_FLOAT_32, x->rank, dims, &sm));
   EG_TRY(softmax_along(L, in, x->rank, dims, (int)axis, sm));
   const uint32_t ad[1] = {1};
-  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, &axis),
-                             eg_qnn_param_bool("keep_dims", true)};
-  EG_TRY(eg_htp_temp(L, "max", EG_QNN_DTYPE_FLOAT_32, x->rank, line, &m));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_REDUCE_MAX, &in, 1, &m, 1, p, 2));
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, ad, &axis),
+                             eg_htp_qnn_param_bool("keep_dims", true)};
+  EG_TRY(eg_htp_temp(L, "max", EG_HTP_QNN_DTYPE_FLOAT_32, x->rank, line, &m));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_REDUCE_MAX, &in, 1, &m, 1, p, 2));
   const float zv = 0.0f, nv = -INFINITY;
   EG_TRY(eg_htp_const_f32(L, "zero", 0, NULL, &zv, &zero));
   EG_TRY(eg_htp_const_f32(L, "minus_inf", 0, NULL, &nv, &ninf));
-  EG_TRY(eg_htp_temp(L, "any_finite", EG_QNN_DTYPE_BOOL_8, x->rank, line, &any));
+  EG_TRY(eg_htp_temp(L, "any_finite", EG_HTP_QNN_DTYPE_BOOL_8, x->rank, line, &any));
   const int32_t gt[2] = {m, ninf};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_GREATER, gt, 2, &any, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER, gt, 2, &any, 1, NULL, 0));
   EG_TRY(eg_htp_define(L, n->output, &out));
   const int32_t sel[3] = {any, sm, zero};
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &out, 1, NULL, 0);
 }
 
 static eg_status softmax_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   eg_htp_softmax_bwd s;
   EG_TRY(eg_htp_softmax_bwd_begin(L, g, n, &s));
   int32_t prod, sum, diff, out;
-  EG_TRY(eg_htp_temp(L, "grad_y", EG_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &prod));
+  EG_TRY(eg_htp_temp(L, "grad_y", EG_HTP_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &prod));
   const int32_t mul[2] = {s.gy, s.y};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &prod, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &prod, 1, NULL, 0));
   EG_TRY(eg_htp_softmax_bwd_line_sum(L, &s, prod, &sum));
-  EG_TRY(eg_htp_temp(L, "diff", EG_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &diff));
+  EG_TRY(eg_htp_temp(L, "diff", EG_HTP_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &diff));
   const int32_t sub[2] = {s.gy, sum};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, &diff, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, &diff, 1, NULL, 0));
   EG_TRY(eg_htp_define(L, n->output, &out));
   const int32_t mul2[2] = {s.y, diff};
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul2, 2, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul2, 2, &out, 1, NULL, 0);
 }
 
 /* ---- scaled-dot-product attention ---- */
@@ -309,30 +309,30 @@ static eg_status additive_mask(eg_htp_lower *L, const eg_graph *g, const sdpa_ar
 static eg_status scores(eg_htp_lower *L, const eg_graph *g, const sdpa_args *a, int32_t q,
                         int32_t k, int32_t *s) {
   const uint32_t sd[4] = {a->b, a->h, a->l, a->s};
-  const eg_qnn_param t1 = eg_qnn_param_bool("transpose_in1", true);
+  const eg_htp_qnn_param t1 = eg_htp_qnn_param_bool("transpose_in1", true);
   int32_t qk, sc, scale, mask;
-  EG_TRY(eg_htp_temp(L, "qk", EG_QNN_DTYPE_FLOAT_32, 4, sd, &qk));
+  EG_TRY(eg_htp_temp(L, "qk", EG_HTP_QNN_DTYPE_FLOAT_32, 4, sd, &qk));
   const int32_t mm[2] = {q, k};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &qk, 1, &t1, 1));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, mm, 2, &qk, 1, &t1, 1));
   EG_TRY(eg_htp_const_f32(L, "scale", 0, NULL, &a->scale, &scale));
-  EG_TRY(eg_htp_temp(L, "scores", EG_QNN_DTYPE_FLOAT_32, 4, sd, &sc));
+  EG_TRY(eg_htp_temp(L, "scores", EG_HTP_QNN_DTYPE_FLOAT_32, 4, sd, &sc));
   const int32_t mul[2] = {qk, scale};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &sc, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &sc, 1, NULL, 0));
   EG_TRY(additive_mask(L, g, a, &mask));
   if (mask < 0) {
     *s = sc;
     return EG_OK;
   }
-  EG_TRY(eg_htp_temp(L, "masked_scores", EG_QNN_DTYPE_FLOAT_32, 4, sd, s));
+  EG_TRY(eg_htp_temp(L, "masked_scores", EG_HTP_QNN_DTYPE_FLOAT_32, 4, sd, s));
   const int32_t add[2] = {sc, mask};
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_ADD, add, 2, s, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, add, 2, s, 1, NULL, 0);
 }
 
 /* An op of `n_in` inputs into a new float temporary [B, H, x, y] (dims `d`). */
-static eg_status op4(eg_htp_lower *L, eg_qnn_op op, const int32_t *in, int n_in,
-                     const char *what, const uint32_t *d, const eg_qnn_param *p, int n_p,
+static eg_status op4(eg_htp_lower *L, eg_htp_qnn_op op, const int32_t *in, int n_in,
+                     const char *what, const uint32_t *d, const eg_htp_qnn_param *p, int n_p,
                      int32_t *out) {
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, d, out));
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, d, out));
   return eg_htp_op(L, op, in, n_in, out, 1, p, n_p);
 }
 
@@ -354,19 +354,19 @@ static bool sdpa_supports(const eg_graph *g, const eg_node *n, const eg_target *
 static eg_status logsumexp(eg_htp_lower *L, const sdpa_args *a, int32_t s, int32_t lse_v) {
   static const uint32_t axis3[1] = {3};
   const uint32_t sd[4] = {a->b, a->h, a->l, a->s}, rd[4] = {a->b, a->h, a->l, 1}, ad[1] = {1};
-  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, axis3),
-                             eg_qnn_param_bool("keep_dims", true)};
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, ad, axis3),
+                             eg_htp_qnn_param_bool("keep_dims", true)};
   int32_t m, d, e, sum, lg, lse4, out;
-  EG_TRY(op4(L, EG_QNN_OP_REDUCE_MAX, &s, 1, "row_max", rd, p, 2, &m));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_REDUCE_MAX, &s, 1, "row_max", rd, p, 2, &m));
   const int32_t sub[2] = {s, m};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, "shifted", sd, NULL, 0, &d));
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_EXP, &d, 1, "shifted_exp", sd, NULL, 0, &e));
-  EG_TRY(op4(L, EG_QNN_OP_REDUCE_SUM, &e, 1, "row_sum", rd, p, 2, &sum));
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_LOG, &sum, 1, "row_log", rd, NULL, 0, &lg));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, "shifted", sd, NULL, 0, &d));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_EXP, &d, 1, "shifted_exp", sd, NULL, 0, &e));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_REDUCE_SUM, &e, 1, "row_sum", rd, p, 2, &sum));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_LOG, &sum, 1, "row_log", rd, NULL, 0, &lg));
   const int32_t add[2] = {m, lg};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_ADD, add, 2, "lse4", rd, NULL, 0, &lse4));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, add, 2, "lse4", rd, NULL, 0, &lse4));
   EG_TRY(eg_htp_define(L, lse_v, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &lse4, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &lse4, 1, &out, 1, NULL, 0);
 }
 
 static eg_status sdpa_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -380,11 +380,11 @@ static eg_status sdpa_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   EG_TRY(eg_htp_input(L, a.k, &k));
   EG_TRY(eg_htp_input(L, a.v, &v));
   EG_TRY(scores(L, g, &a, q, k, &s));
-  const eg_qnn_param sp[2] = {eg_qnn_param_u32("axis", 3), eg_qnn_param_f32("beta", 1.0f)};
-  EG_TRY(op4(L, EG_QNN_OP_SOFTMAX, &s, 1, "probs", sd, sp, 2, &p));
+  const eg_htp_qnn_param sp[2] = {eg_htp_qnn_param_u32("axis", 3), eg_htp_qnn_param_f32("beta", 1.0f)};
+  EG_TRY(op4(L, EG_HTP_QNN_OP_SOFTMAX, &s, 1, "probs", sd, sp, 2, &p));
   EG_TRY(eg_htp_define(L, out_v, &out));
   const int32_t mm[2] = {p, v};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &out, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, mm, 2, &out, 1, NULL, 0));
   return eg_htp_elem_used(g, n, 1) ? logsumexp(L, &a, s, lse_v) : EG_OK;
 }
 
@@ -413,11 +413,11 @@ static bool sdpa_backward_supports(const eg_graph *g, const eg_node *n, const eg
 
 /* Defines tuple element `i` of node n as op(in) when it is read; `p` its params. */
 static eg_status grad_elem(eg_htp_lower *L, const eg_graph *g, const eg_node *n, int i,
-                           const int32_t *in, const eg_qnn_param *p, int n_p) {
+                           const int32_t *in, const eg_htp_qnn_param *p, int n_p) {
   if (!eg_htp_elem_used(g, n, i)) return EG_OK;
   int32_t out;
   EG_TRY(eg_htp_define(L, g->values[n->output].elems[i], &out));
-  return eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &out, 1, p, n_p);
+  return eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &out, 1, p, n_p);
 }
 
 static eg_status sdpa_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -435,30 +435,30 @@ static eg_status sdpa_backward_lower(eg_htp_lower *L, const eg_graph *g, const e
   EG_TRY(eg_htp_input(L, eg_htp_arg(n, 4, "out"), &o));
   EG_TRY(eg_htp_input(L, eg_htp_arg(n, 5, "logsumexp"), &lse));
   EG_TRY(scores(L, g, &a, q, k, &s));
-  EG_TRY(op4(L, EG_QNN_OP_RESHAPE, &lse, 1, "lse4", rd, NULL, 0, &lse4));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_RESHAPE, &lse, 1, "lse4", rd, NULL, 0, &lse4));
   const int32_t sub[2] = {s, lse4};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, "log_probs", sd, NULL, 0, &d));
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_EXP, &d, 1, "probs", sd, NULL, 0, &p));
-  const eg_qnn_param t0 = eg_qnn_param_bool("transpose_in0", true),
-                     t1 = eg_qnn_param_bool("transpose_in1", true);
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, "log_probs", sd, NULL, 0, &d));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_EXP, &d, 1, "probs", sd, NULL, 0, &p));
+  const eg_htp_qnn_param t0 = eg_htp_qnn_param_bool("transpose_in0", true),
+                     t1 = eg_htp_qnn_param_bool("transpose_in1", true);
   const int32_t dv_in[2] = {p, go};
   EG_TRY(grad_elem(L, g, n, 2, dv_in, &t0, 1));
   if (!eg_htp_elem_used(g, n, 0) && !eg_htp_elem_used(g, n, 1)) return EG_OK;
   const int32_t dp_in[2] = {go, v};
-  EG_TRY(op4(L, EG_QNN_OP_MAT_MUL, dp_in, 2, "grad_probs", sd, &t1, 1, &dp));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_MAT_MUL, dp_in, 2, "grad_probs", sd, &t1, 1, &dp));
   const int32_t mul[2] = {go, o};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "grad_out_out", od, NULL, 0, &prod));
-  const eg_qnn_param rp[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, axis3),
-                              eg_qnn_param_bool("keep_dims", true)};
-  EG_TRY(op4(L, EG_QNN_OP_REDUCE_SUM, &prod, 1, "row_dot", rd, rp, 2, &rowdot));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "grad_out_out", od, NULL, 0, &prod));
+  const eg_htp_qnn_param rp[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, ad, axis3),
+                              eg_htp_qnn_param_bool("keep_dims", true)};
+  EG_TRY(op4(L, EG_HTP_QNN_OP_REDUCE_SUM, &prod, 1, "row_dot", rd, rp, 2, &rowdot));
   const int32_t sub2[2] = {dp, rowdot};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub2, 2, "grad_probs_centred", sd, NULL, 0,
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, sub2, 2, "grad_probs_centred", sd, NULL, 0,
              &diff));
   const int32_t mul2[2] = {p, diff};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul2, 2, "grad_scores", sd, NULL, 0, &ds));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul2, 2, "grad_scores", sd, NULL, 0, &ds));
   EG_TRY(eg_htp_const_f32(L, "grad_scale", 0, NULL, &a.scale, &scale));
   const int32_t mul3[2] = {ds, scale};
-  EG_TRY(op4(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul3, 2, "grad_qk", sd, NULL, 0, &dss));
+  EG_TRY(op4(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul3, 2, "grad_qk", sd, NULL, 0, &dss));
   const int32_t dq_in[2] = {dss, k}, dk_in[2] = {dss, q};
   EG_TRY(grad_elem(L, g, n, 0, dq_in, NULL, 0));
   return grad_elem(L, g, n, 1, dk_in, &t0, 1);

@@ -137,11 +137,11 @@ eg_status eg_htp_softmax_bwd_begin(eg_htp_lower *L, const eg_graph *g, const eg_
 
 eg_status eg_htp_softmax_bwd_line_sum(eg_htp_lower *L, const eg_htp_softmax_bwd *s, int32_t in,
                                       int32_t *out) {
-  EG_TRY(eg_htp_temp(L, "sum", EG_QNN_DTYPE_FLOAT_32, s->rank, s->line_dims, out));
+  EG_TRY(eg_htp_temp(L, "sum", EG_HTP_QNN_DTYPE_FLOAT_32, s->rank, s->line_dims, out));
   const uint32_t ad[1] = {1};
-  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, &s->axis),
-                             eg_qnn_param_bool("keep_dims", true)};
-  return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &in, 1, out, 1, p, 2);
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, ad, &s->axis),
+                             eg_htp_qnn_param_bool("keep_dims", true)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_REDUCE_SUM, &in, 1, out, 1, p, 2);
 }
 
 bool eg_htp_separable_rows_fit(const eg_value *y, char *reason, size_t size) {
@@ -169,21 +169,21 @@ static eg_status separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[
     const int32_t mm[2] = {cols, in};
     if (rows >= 0) {
       const uint32_t d[4] = {nb, h0, w_to, c};
-      EG_TRY(eg_htp_temp(L, "cols_out", EG_QNN_DTYPE_FLOAT_32, 4, d, &cur));
+      EG_TRY(eg_htp_temp(L, "cols_out", EG_HTP_QNN_DTYPE_FLOAT_32, 4, d, &cur));
     } else {
       EG_TRY(map_result(L, out_value, out_tensor, &cur));
     }
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &cur, 1, NULL, 0));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, mm, 2, &cur, 1, NULL, 0));
     if (rows < 0) return EG_OK;
   }
   const uint32_t flat_in[3] = {nb, h0, w_to * c}, flat_out[3] = {nb, h_to, w_to * c};
   int32_t mm[2] = {rows, -1}, prod;
-  EG_TRY(eg_htp_temp(L, "rows_in", EG_QNN_DTYPE_FLOAT_32, 3, flat_in, &mm[1]));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &cur, 1, &mm[1], 1, NULL, 0));
-  EG_TRY(eg_htp_temp(L, "rows_out", EG_QNN_DTYPE_FLOAT_32, 3, flat_out, &prod));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, mm, 2, &prod, 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "rows_in", EG_HTP_QNN_DTYPE_FLOAT_32, 3, flat_in, &mm[1]));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &cur, 1, &mm[1], 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "rows_out", EG_HTP_QNN_DTYPE_FLOAT_32, 3, flat_out, &prod));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, mm, 2, &prod, 1, NULL, 0));
   EG_TRY(map_result(L, out_value, out_tensor, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &prod, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &prod, 1, &out, 1, NULL, 0);
 }
 
 eg_status eg_htp_separable_map(eg_htp_lower *L, int32_t in, const uint32_t from[4],

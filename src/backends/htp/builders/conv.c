@@ -315,9 +315,9 @@ static bool tconv_pads(const eg_graph *g, const conv_args *a, const int64_t op[2
 
 /* ---- QNN params ---- */
 
-static eg_qnn_param pair_param(const char *name, const int64_t v[2]) {
+static eg_htp_qnn_param pair_param(const char *name, const int64_t v[2]) {
   const uint32_t dims[1] = {2}, vals[2] = {(uint32_t)v[0], (uint32_t)v[1]};
-  return eg_qnn_param_u32_tensor(name, 1, dims, vals);
+  return eg_htp_qnn_param_u32_tensor(name, 1, dims, vals);
 }
 
 /* ---- ops inside the partition ---- */
@@ -325,8 +325,8 @@ static eg_qnn_param pair_param(const char *name, const int64_t v[2]) {
 /* Transpose of rank-4 tensor `in` into tensor `out` (out axis j = in axis perm[j]). */
 static eg_status transpose_into(eg_htp_lower *L, int32_t in, const uint32_t perm[4], int32_t out) {
   const uint32_t perm_dims[1] = {4};
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
-  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
+  return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
 }
 
 /* The same into a new NATIVE tensor named `what`. */
@@ -338,23 +338,23 @@ static eg_status emit_transpose(eg_htp_lower *L, int32_t in, const uint32_t in_d
   }
   const uint32_t dims[4] = {in_dims[perm[0]], in_dims[perm[1]], in_dims[perm[2]],
                             in_dims[perm[3]]};
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
   return transpose_into(L, in, perm, *out);
 }
 
 static eg_status emit_reshape(eg_htp_lower *L, int32_t in, const uint32_t dims[4],
                               const char *what, int32_t *out) {
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
 }
 
 /* Pad (scheme CONSTANT, 0) of rank-4 tensor `in` by pads [[before, after] x 4] into `out`. */
 static eg_status pad_into(eg_htp_lower *L, int32_t in, const uint32_t pads[8], int32_t out) {
   const uint32_t pad_dims[2] = {4, 2};
-  const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
-                             eg_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
-                             eg_qnn_param_f32("pad_constant_value", 0.0f)};
-  return eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
+  const eg_htp_qnn_param p[3] = {eg_htp_qnn_param_u32("scheme", 0),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
+                             eg_htp_qnn_param_f32("pad_constant_value", 0.0f)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
 }
 
 /* The same into a new NATIVE tensor named `what` (in's dims in_dims). */
@@ -362,7 +362,7 @@ static eg_status emit_pad(eg_htp_lower *L, int32_t in, const uint32_t in_dims[4]
                           const uint32_t pads[8], const char *what, int32_t *out) {
   uint32_t dims[4];
   for (int d = 0; d < 4; d++) dims[d] = in_dims[d] + pads[2 * d] + pads[2 * d + 1];
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
   return pad_into(L, in, pads, *out);
 }
 
@@ -381,7 +381,7 @@ static eg_status padded_output(eg_htp_lower *L, int32_t core, const uint32_t cor
   int32_t in[2];
   EG_TRY(emit_pad(L, core, core_dims, extra, "conv_padded", &in[0]));
   in[1] = bias;
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_ADD, in, 2, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, in, 2, &out, 1, NULL, 0);
 }
 
 /* The zero-insertion form of a TransposeConv2d (tconv_pads): where its stride tstride is below
@@ -527,10 +527,10 @@ static eg_status subsample_input(eg_htp_lower *L, const eg_graph *g, const conv_
   const int32_t ranges[12] = {0, (int32_t)d[0], 1, 0, (int32_t)d[1], (int32_t)s0,
                               0, (int32_t)d[2], (int32_t)s1, 0, (int32_t)d[3], 1};
   const uint32_t rdims[2] = {4, 3};
-  const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+  const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
   int32_t sliced;
-  EG_TRY(eg_htp_temp(L, "input_subsampled", EG_QNN_DTYPE_FLOAT_32, 4, out, &sliced));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, x, 1, &sliced, 1, &r, 1));
+  EG_TRY(eg_htp_temp(L, "input_subsampled", EG_HTP_QNN_DTYPE_FLOAT_32, 4, out, &sliced));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, x, 1, &sliced, 1, &r, 1));
   *x = sliced;
   return EG_OK;
 }
@@ -551,8 +551,8 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
     return eg_node_error(n, EG_ERR_INVALID, "convolution lowering: %s", why);
   static const eg_htp_filter_layout layout[3] = {EG_HTP_FILTER_HWIO, EG_HTP_FILTER_DEPTHWISE,
                                                  EG_HTP_FILTER_TCONV};
-  static const eg_qnn_op op[3] = {EG_QNN_OP_CONV_2D, EG_QNN_OP_DEPTH_WISE_CONV_2D,
-                                  EG_QNN_OP_TRANSPOSE_CONV_2D};
+  static const eg_htp_qnn_op op[3] = {EG_HTP_QNN_OP_CONV_2D, EG_HTP_QNN_OP_DEPTH_WISE_CONV_2D,
+                                  EG_HTP_QNN_OP_TRANSPOSE_CONV_2D};
   int32_t in[3], out;
   EG_TRY(eg_htp_want_axes(L, a.x, EG_AXES_NHWC, "input"));
   EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
@@ -580,19 +580,19 @@ static eg_status conv_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
     uint32_t dims[4];
     eg_htp_dims(&g->values[n->output], dims);
     unpadded_dims(dims, extra, core);
-    EG_TRY(eg_htp_temp(L, "conv_core", EG_QNN_DTYPE_FLOAT_32, 4, core, &conv_out));
+    EG_TRY(eg_htp_temp(L, "conv_core", EG_HTP_QNN_DTYPE_FLOAT_32, 4, core, &conv_out));
   }
-  eg_qnn_param p[4] = {pair_param("stride", a.stride),
-                       eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, pads)};
+  eg_htp_qnn_param p[4] = {pair_param("stride", a.stride),
+                       eg_htp_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, pads)};
   int np = 2;
   if (kind == FWD_TRANSPOSE) {
     p[0] = pair_param("stride", tstride);
-    p[1] = eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, tc_pads);
+    p[1] = eg_htp_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2}, tc_pads);
     p[np++] = pair_param("output_padding", tc_out_pad);
-    p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
+    p[np++] = eg_htp_qnn_param_u32("group", (uint32_t)a.groups);
   } else {
     p[np++] = pair_param("dilation", a.dil);
-    if (kind == FWD_CONV) p[np++] = eg_qnn_param_u32("group", (uint32_t)a.groups);
+    if (kind == FWD_CONV) p[np++] = eg_htp_qnn_param_u32("group", (uint32_t)a.groups);
   }
   EG_TRY(eg_htp_op(L, op[kind], in, a.b >= 0 && !split ? 3 : 2, &conv_out, 1, p, np));
   return split ? padded_output(L, conv_out, core, extra, a.b >= 0 ? in[2] : -1, out) : EG_OK;
@@ -728,7 +728,7 @@ static eg_status dilate_filter(eg_htp_lower *L, const conv_args *a, const int64_
   if (a->dil[0] > 1) EG_TRY(dilation_matrix(L, "dilate_rows", kh, (uint32_t)a->dil[0], &rows));
   if (a->dil[1] > 1) EG_TRY(dilation_matrix(L, "dilate_cols", kw, (uint32_t)a->dil[1], &cols));
   EG_TRY(emit_reshape(L, *w, view, "w_taps", &flat));
-  EG_TRY(eg_htp_temp(L, "w_dilated_taps", EG_QNN_DTYPE_FLOAT_32, 4, dilated, &spread));
+  EG_TRY(eg_htp_temp(L, "w_dilated_taps", EG_HTP_QNN_DTYPE_FLOAT_32, 4, dilated, &spread));
   EG_TRY(eg_htp_separable_map_into(L, flat, view, keh, kew, cols, rows, spread));
   return emit_reshape(L, spread, filter, "w_dilated", w);
 }
@@ -761,12 +761,12 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
   in[0] = gy;
   EG_TRY(zero_insert(L, g, pl->gy, pl->a.stride, pl->tc_stride, &in[0]));
   in[1] = w_hwoi;
-  const eg_qnn_param p[4] = {pair_param("stride", pl->tc_stride),
-                             eg_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2},
+  const eg_htp_qnn_param p[4] = {pair_param("stride", pl->tc_stride),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, (const uint32_t[]){2, 2},
                                                      pl->tc_pads),
                              pair_param("output_padding", pl->tc_out_pad),
-                             eg_qnn_param_u32("group", (uint32_t)pl->a.groups)};
-  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE_CONV_2D, in, 2, &gx, 1, p, 4);
+                             eg_htp_qnn_param_u32("group", (uint32_t)pl->a.groups)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE_CONV_2D, in, 2, &gx, 1, p, 4);
 }
 
 /* Where lower_grad_weight's Conv2d has dilation (the forward stride) > 1, groups 1 and
@@ -820,12 +820,12 @@ static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
   const uint32_t g2dims[2] = {m, cout}, xabdims[2] = {m, ci}, tdims[2] = {cout, ci};
   const uint32_t t3dims[3] = {cout, ci, 1}, catdims[3] = {cout, ci, kh * kw};
   const uint32_t slicedims[4] = {n, ho, wo, ci}, rdims[2] = {4, 3};
-  EG_TRY(eg_htp_temp(L, "gy_rows", EG_QNN_DTYPE_FLOAT_32, 2, g2dims, &g2));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &gt, 1, &g2, 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "gy_rows", EG_HTP_QNN_DTYPE_FLOAT_32, 2, g2dims, &g2));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &gt, 1, &g2, 1, NULL, 0));
   EG_TRY(eg_htp_want_axes(L, pl->grad_weight, EG_AXES_TRACED, "grad_weight"));
   EG_TRY(eg_htp_define(L, pl->grad_weight, &gw));
-  const eg_qnn_param mp[2] = {eg_qnn_param_bool("transpose_in0", true),
-                              eg_qnn_param_bool("transpose_in1", false)};
+  const eg_htp_qnn_param mp[2] = {eg_htp_qnn_param_bool("transpose_in0", true),
+                              eg_htp_qnn_param_bool("transpose_in1", false)};
   int32_t taps[TAP_FORM_MAX_TAPS];
   for (uint32_t a = 0; a < kh; a++)
     for (uint32_t b = 0; b < kw; b++) {
@@ -836,30 +836,30 @@ static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
           (int32_t)r0, (int32_t)(r0 + (ho - 1) * pl->a.stride[0] + 1), (int32_t)pl->a.stride[0],
           (int32_t)c0, (int32_t)(c0 + (wo - 1) * pl->a.stride[1] + 1), (int32_t)pl->a.stride[1],
           0, (int32_t)ci, 1};
-      const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+      const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
       char what[48];
       int32_t xs, xab, in[2], tab;
       snprintf(what, sizeof what, "dw_tap%u_x", t);
-      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, slicedims, &xs));
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
+      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, slicedims, &xs));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
       snprintf(what, sizeof what, "dw_tap%u_rows", t);
-      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 2, xabdims, &xab));
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &xs, 1, &xab, 1, NULL, 0));
+      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 2, xabdims, &xab));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &xs, 1, &xab, 1, NULL, 0));
       in[0] = g2;
       in[1] = xab;
       snprintf(what, sizeof what, "dw_tap%u", t);
-      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 2, tdims, &tab));
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &tab, 1, mp, 2));
-      if (kh * kw == 1) return eg_htp_op(L, EG_QNN_OP_RESHAPE, &tab, 1, &gw, 1, NULL, 0);
+      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 2, tdims, &tab));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &tab, 1, mp, 2));
+      if (kh * kw == 1) return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tab, 1, &gw, 1, NULL, 0);
       snprintf(what, sizeof what, "dw_tap%u_col", t);
-      EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 3, t3dims, &taps[t]));
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &tab, 1, &taps[t], 1, NULL, 0));
+      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 3, t3dims, &taps[t]));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tab, 1, &taps[t], 1, NULL, 0));
     }
   int32_t cat;
-  const eg_qnn_param axis = eg_qnn_param_u32("axis", 2);
-  EG_TRY(eg_htp_temp(L, "dw_taps", EG_QNN_DTYPE_FLOAT_32, 3, catdims, &cat));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_CONCAT, taps, (int32_t)(kh * kw), &cat, 1, &axis, 1));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &cat, 1, &gw, 1, NULL, 0);
+  const eg_htp_qnn_param axis = eg_htp_qnn_param_u32("axis", 2);
+  EG_TRY(eg_htp_temp(L, "dw_taps", EG_HTP_QNN_DTYPE_FLOAT_32, 3, catdims, &cat));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_CONCAT, taps, (int32_t)(kh * kw), &cat, 1, &axis, 1));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &cat, 1, &gw, 1, NULL, 0);
 }
 
 /* grad_weight as one Conv2d: dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * x[n, q*ci + i,
@@ -914,7 +914,7 @@ static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd
   }
   const bool crop = rows[0] != k[0] || rows[1] != k[1];
   const uint32_t ydims[4] = {ci, eg_htp_qnn_dim(rows[0]), eg_htp_qnn_dim(rows[1]), cout};
-  EG_TRY(eg_htp_temp(L, "dw_conv", EG_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
+  EG_TRY(eg_htp_temp(L, "dw_conv", EG_HTP_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
   const uint32_t pad_dims[2] = {2, 2};
   uint32_t pads[4] = {(uint32_t)pl->a.pad[0], (uint32_t)pad_after[0], (uint32_t)pl->a.pad[1],
                       (uint32_t)pad_after[1]}, extra[8], core[4];
@@ -923,25 +923,25 @@ static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd
   int32_t conv_out = y; /* split: Y without its zero rows/cols (padded_output) */
   if (split) {
     unpadded_dims(ydims, extra, core);
-    EG_TRY(eg_htp_temp(L, "dw_conv_core", EG_QNN_DTYPE_FLOAT_32, 4, core, &conv_out));
+    EG_TRY(eg_htp_temp(L, "dw_conv_core", EG_HTP_QNN_DTYPE_FLOAT_32, 4, core, &conv_out));
   }
-  const eg_qnn_param p[4] = {pair_param("stride", pl->a.dil),
-                             eg_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
+  const eg_htp_qnn_param p[4] = {pair_param("stride", pl->a.dil),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
                              pair_param("dilation", pl->a.stride),
-                             eg_qnn_param_u32("group", groups)};
+                             eg_htp_qnn_param_u32("group", groups)};
   in[0] = xt;
   in[1] = ft;
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_CONV_2D, in, 2, &conv_out, 1, p, 4));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_CONV_2D, in, 2, &conv_out, 1, p, 4));
   if (split) EG_TRY(padded_output(L, conv_out, core, extra, -1, y));
   if (crop) {
     const uint32_t kept[4] = {ci, eg_htp_qnn_dim(k[0]), eg_htp_qnn_dim(k[1]), cout};
     const int32_t ranges[12] = {0, (int32_t)ci, 1, 0, (int32_t)k[0], 1,
                                 0, (int32_t)k[1], 1, 0, (int32_t)cout, 1};
     const uint32_t rdims[2] = {4, 3};
-    const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+    const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
     int32_t cropped;
-    EG_TRY(eg_htp_temp(L, "dw_crop", EG_QNN_DTYPE_FLOAT_32, 4, kept, &cropped));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &y, 1, &cropped, 1, &r, 1));
+    EG_TRY(eg_htp_temp(L, "dw_crop", EG_HTP_QNN_DTYPE_FLOAT_32, 4, kept, &cropped));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &y, 1, &cropped, 1, &r, 1));
     y = cropped;
   }
   static const uint32_t to_oihw[4] = {3, 0, 1, 2};
@@ -955,8 +955,8 @@ static eg_status lower_grad_bias(eg_htp_lower *L, const bwd_plan_t *pl, int32_t 
   const uint32_t dims[1] = {3}, axes[3] = {0, 1, 2};
   int32_t gb;
   EG_TRY(eg_htp_define(L, pl->grad_bias, &gb));
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("axes", 1, dims, axes);
-  return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &gy, 1, &gb, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("axes", 1, dims, axes);
+  return eg_htp_op(L, EG_HTP_QNN_OP_REDUCE_SUM, &gy, 1, &gb, 1, &p, 1);
 }
 
 static eg_status conv_bwd_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {

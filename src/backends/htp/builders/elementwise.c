@@ -146,14 +146,14 @@ static bool result_ok(const eg_graph *g, const eg_node *n, const operand *ops, i
 typedef struct ew_tensor {
   int32_t id;
   int32_t rank;
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
 } ew_tensor;
 
 /* NumPy broadcast of a's and b's dims into out (may be a or b); the shapes broadcast (the
  * graph was verified). */
 static void broadcast_dims(const ew_tensor *a, const ew_tensor *b, ew_tensor *out) {
   const int r = a->rank > b->rank ? a->rank : b->rank;
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
   for (int i = 0; i < r; i++) {
     const uint32_t da = i < r - a->rank ? 1 : a->dims[i - (r - a->rank)];
     const uint32_t db = i < r - b->rank ? 1 : b->dims[i - (r - b->rank)];
@@ -210,16 +210,16 @@ static eg_status value_tensor(eg_htp_lower *L, const eg_graph *g, int32_t value,
   int32_t in;
   EG_TRY(eg_htp_input(L, value, &in));
   if (s[1] == 1 || (s[2] == 1 && s[3] == 1)) { /* same memory order: only the dims change */
-    EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, t->dims, &t->id));
-    return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &t->id, 1, NULL, 0);
+    EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, t->dims, &t->id));
+    return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, &t->id, 1, NULL, 0);
   }
   /* rank 3 [c, h, w] with c > 1 and h * w > 1 (lower ranks have c == 1): to [h, w, c] */
   static const uint32_t perm[3] = {1, 2, 0}, perm_dims[1] = {3};
   t->rank = 3;
   for (int d = 0; d < 3; d++) t->dims[d] = eg_htp_qnn_dim(nhwc[d + 1]);
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 3, t->dims, &t->id));
-  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &t->id, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("perm", 1, perm_dims, perm);
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 3, t->dims, &t->id));
+  return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &in, 1, &t->id, 1, &p, 1);
 }
 
 static eg_status operand_tensor(eg_htp_lower *L, const eg_graph *g, const operand *o,
@@ -230,7 +230,7 @@ static eg_status operand_tensor(eg_htp_lower *L, const eg_graph *g, const operan
 
 /* Appends `op` over 1..3 inputs. Its output is the node's result when `what` is NULL, else a
  * NATIVE temporary "<node>_<what>" (BOOL_8 for a comparison). `out` may be an input. */
-static eg_status emit(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_tensor *const *in,
+static eg_status emit(eg_htp_lower *L, const eg_node *n, eg_htp_qnn_op op, const ew_tensor *const *in,
                       int n_in, const char *what, ew_tensor *out) {
   int32_t ids[3];
   ew_tensor shape = *in[0];
@@ -238,8 +238,8 @@ static eg_status emit(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_
   for (int i = 1; i < n_in; i++) broadcast_dims(&shape, in[i], &shape);
   *out = shape;
   if (what) {
-    const eg_qnn_dtype dt =
-        eg_qnn_op_is_comparison(op) ? EG_QNN_DTYPE_BOOL_8 : EG_QNN_DTYPE_FLOAT_32;
+    const eg_htp_qnn_dtype dt =
+        eg_htp_qnn_op_is_comparison(op) ? EG_HTP_QNN_DTYPE_BOOL_8 : EG_HTP_QNN_DTYPE_FLOAT_32;
     EG_TRY(eg_htp_temp(L, what, dt, out->rank, out->dims, &out->id));
   } else {
     EG_TRY(eg_htp_define(L, n->output, &out->id));
@@ -247,13 +247,13 @@ static eg_status emit(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_
   return eg_htp_op(L, op, ids, n_in, &out->id, 1, NULL, 0);
 }
 
-static eg_status emit2(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_tensor *a,
+static eg_status emit2(eg_htp_lower *L, const eg_node *n, eg_htp_qnn_op op, const ew_tensor *a,
                        const ew_tensor *b, const char *what, ew_tensor *out) {
   const ew_tensor *in[2] = {a, b};
   return emit(L, n, op, in, 2, what, out);
 }
 
-static eg_status emit3(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew_tensor *a,
+static eg_status emit3(eg_htp_lower *L, const eg_node *n, eg_htp_qnn_op op, const ew_tensor *a,
                        const ew_tensor *b, const ew_tensor *c, const char *what, ew_tensor *out) {
   const ew_tensor *in[3] = {a, b, c};
   return emit(L, n, op, in, 3, what, out);
@@ -263,7 +263,7 @@ static eg_status emit3(eg_htp_lower *L, const eg_node *n, eg_qnn_op op, const ew
 
 /* out = op(a, alpha * b); alpha_kw NULL: no alpha. */
 typedef struct arith_spec {
-  eg_qnn_op op;
+  eg_htp_qnn_op op;
   operand_spec a, b;
   int alpha_pos;
   const char *alpha_kw;
@@ -273,24 +273,24 @@ typedef struct arith_spec {
 #define OTHER_TN {1, "other", true, true}
 #define OTHER_N {1, "other", false, true}
 
-static const arith_spec spec_add_Tensor = {EG_QNN_OP_ELEMENT_WISE_ADD, SELF_T, OTHER_TN, -1,
+static const arith_spec spec_add_Tensor = {EG_HTP_QNN_OP_ELEMENT_WISE_ADD, SELF_T, OTHER_TN, -1,
                                            "alpha"};
-static const arith_spec spec_sub_Tensor = {EG_QNN_OP_ELEMENT_WISE_SUBTRACT, SELF_T, OTHER_TN, -1,
+static const arith_spec spec_sub_Tensor = {EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, SELF_T, OTHER_TN, -1,
                                            "alpha"};
-static const arith_spec spec_add_Scalar = {EG_QNN_OP_ELEMENT_WISE_ADD, SELF_T, OTHER_N, 2,
+static const arith_spec spec_add_Scalar = {EG_HTP_QNN_OP_ELEMENT_WISE_ADD, SELF_T, OTHER_N, 2,
                                            "alpha"};
-static const arith_spec spec_sub_Scalar = {EG_QNN_OP_ELEMENT_WISE_SUBTRACT, SELF_T, OTHER_N, 2,
+static const arith_spec spec_sub_Scalar = {EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, SELF_T, OTHER_N, 2,
                                            "alpha"};
 /* rsub(self, other, alpha) = other - alpha * self */
-static const arith_spec spec_rsub_Scalar = {EG_QNN_OP_ELEMENT_WISE_SUBTRACT, OTHER_N, SELF_T, 2,
+static const arith_spec spec_rsub_Scalar = {EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, OTHER_N, SELF_T, 2,
                                             "alpha"};
-static const arith_spec spec_mul_Tensor = {EG_QNN_OP_ELEMENT_WISE_MULTIPLY, SELF_T, OTHER_TN, -1,
+static const arith_spec spec_mul_Tensor = {EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, SELF_T, OTHER_TN, -1,
                                            NULL};
-static const arith_spec spec_mul_Scalar = {EG_QNN_OP_ELEMENT_WISE_MULTIPLY, SELF_T, OTHER_N, -1,
+static const arith_spec spec_mul_Scalar = {EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, SELF_T, OTHER_N, -1,
                                            NULL};
-static const arith_spec spec_div_Tensor = {EG_QNN_OP_ELEMENT_WISE_DIVIDE, SELF_T, OTHER_TN, -1,
+static const arith_spec spec_div_Tensor = {EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, SELF_T, OTHER_TN, -1,
                                            NULL};
-static const arith_spec spec_div_Scalar = {EG_QNN_OP_ELEMENT_WISE_DIVIDE, SELF_T, OTHER_N, -1,
+static const arith_spec spec_div_Scalar = {EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, SELF_T, OTHER_N, -1,
                                            NULL};
 
 static const arith_spec *arith_spec_of(eg_op op) {
@@ -342,7 +342,7 @@ static eg_status arith_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
   if (alpha != 1.0f && b.value >= 0) {
     ew_tensor c;
     EG_TRY(scalar_tensor(L, "alpha", r, alpha, &c));
-    EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &tb, &c, "alpha_b", &tb));
+    EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &tb, &c, "alpha_b", &tb));
   }
   return emit2(L, n, s->op, &ta, &tb, NULL, &y);
 }
@@ -362,7 +362,7 @@ static eg_status neg_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n)
   ew_tensor x, y;
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "self"), &g->values[n->output], "x", &x));
   const ew_tensor *in[1] = {&x};
-  return emit(L, n, EG_QNN_OP_ELEMENT_WISE_NEG, in, 1, NULL, &y);
+  return emit(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_NEG, in, 1, NULL, &y);
 }
 
 static eg_status silu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -371,8 +371,8 @@ static eg_status silu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n
   c = x; /* Sigmoid reads x clamped to fp16's range (eg_htp_transcendental_input) */
   EG_TRY(eg_htp_transcendental_input(L, x.id, "x_clamped", &c.id));
   const ew_tensor *in[1] = {&c};
-  EG_TRY(emit(L, n, EG_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
-  return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &s, NULL, &y);
+  EG_TRY(emit(L, n, EG_HTP_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
+  return emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &s, NULL, &y);
 }
 
 /* ---- backward ops: two tensors (grad_output first) and numbers ---- */
@@ -414,8 +414,8 @@ static eg_status threshold_backward_lower(eg_htp_lower *L, const eg_graph *g, co
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "self"), res, "x", &x));
   EG_TRY(scalar_tensor(L, "threshold", r, thr, &t));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &t, "le_mask", &mask));
-  return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &mask, &zero, &gy, NULL, &y);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &t, "le_mask", &mask));
+  return emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &mask, &zero, &gy, NULL, &y);
 }
 
 /* hardtanh_backward(g, x, lo, hi) = (x <= lo || x >= hi) ? 0 : g
@@ -431,10 +431,10 @@ static eg_status hardtanh_backward_lower(eg_htp_lower *L, const eg_graph *g, con
   EG_TRY(scalar_tensor(L, "min_val", r, lo, &tlo));
   EG_TRY(scalar_tensor(L, "max_val", r, hi, &thi));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, &x, &thi, "ge_max", &m_hi));
-  EG_TRY(emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &zero, &gy, "below_max", &inner));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &tlo, "le_min", &m_lo));
-  return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &inner, NULL, &y);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, &x, &thi, "ge_max", &m_hi));
+  EG_TRY(emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &zero, &gy, "below_max", &inner));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &tlo, "le_min", &m_lo));
+  return emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &inner, NULL, &y);
 }
 
 /* hardswish_backward(g, x) = x <= -3 ? 0 : x >= 3 ? g : g * (x / 3 + 0.5)   (ATen 2.x's ends)
@@ -451,13 +451,13 @@ static eg_status hardswish_backward_lower(eg_htp_lower *L, const eg_graph *g, co
   EG_TRY(scalar_tensor(L, "three", r, 3.0f, &p3));
   EG_TRY(scalar_tensor(L, "half", r, 0.5f, &half));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_DIVIDE, &x, &p3, "x_third", &q));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_ADD, &q, &half, "slope", &lin));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &lin, "grad_slope", &mid));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, &x, &p3, "ge_three", &m_hi));
-  EG_TRY(emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &gy, &mid, "upper", &upper));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &m3, "le_minus_three", &m_lo));
-  return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &upper, NULL, &y);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, &x, &p3, "x_third", &q));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, &q, &half, "slope", &lin));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &lin, "grad_slope", &mid));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, &x, &p3, "ge_three", &m_hi));
+  EG_TRY(emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &gy, &mid, "upper", &upper));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL, &x, &m3, "le_minus_three", &m_lo));
+  return emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &zero, &upper, NULL, &y);
 }
 
 /* hardsigmoid_backward(g, x) = (x > -3 && x < 3) ? g * (1/6) : 0
@@ -475,12 +475,12 @@ static eg_status hardsigmoid_backward_lower(eg_htp_lower *L, const eg_graph *g,
   EG_TRY(scalar_tensor(L, "three", r, 3.0f, &p3));
   EG_TRY(scalar_tensor(L, "one_sixth", r, 1.0f / 6.0f, &sixth));
   EG_TRY(scalar_tensor(L, "zero", r, 0.0f, &zero));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &sixth, "grad_sixth", &scaled));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &p3, &x, "lt_three", &m_hi));
-  EG_TRY(emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &scaled, &zero, "below_max",
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &sixth, "grad_sixth", &scaled));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER, &p3, &x, "lt_three", &m_hi));
+  EG_TRY(emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &m_hi, &scaled, &zero, "below_max",
                &inner));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_GREATER, &x, &m3, "gt_minus_three", &m_lo));
-  return emit3(L, n, EG_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &inner, &zero, NULL, &y);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER, &x, &m3, "gt_minus_three", &m_lo));
+  return emit3(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, &m_lo, &inner, &zero, NULL, &y);
 }
 
 /* silu_backward(g, x) = g * s * (1 + x * (1 - s)), s = sigmoid(x), in ATen's order: Sigmoid
@@ -495,13 +495,13 @@ static eg_status silu_backward_lower(eg_htp_lower *L, const eg_graph *g, const e
   c = x;
   EG_TRY(eg_htp_transcendental_input(L, x.id, "x_clamped", &c.id));
   const ew_tensor *in[1] = {&c};
-  EG_TRY(emit(L, n, EG_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
+  EG_TRY(emit(L, n, EG_HTP_QNN_OP_SIGMOID, in, 1, "sigmoid", &s));
   EG_TRY(scalar_tensor(L, "one", r, 1.0f, &one));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &s, "one_minus_s", &t1));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &t1, "x_one_minus_s", &t2));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_ADD, &one, &t2, "slope", &t3));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &s, "grad_s", &t4));
-  return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &t4, &t3, NULL, &y);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &s, "one_minus_s", &t1));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &x, &t1, "x_one_minus_s", &t2));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, &one, &t2, "slope", &t3));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &s, "grad_s", &t4));
+  return emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &t4, &t3, NULL, &y);
 }
 
 static bool output_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -519,9 +519,9 @@ static eg_status sigmoid_backward_lower(eg_htp_lower *L, const eg_graph *g, cons
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "output"), res, "y", &yv));
   EG_TRY(scalar_tensor(L, "one", r, 1.0f, &one));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &yv, "one_minus_y", &t1));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &t1, "grad_one_minus_y", &t2));
-  return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &t2, &yv, NULL, &out);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &yv, "one_minus_y", &t1));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &t1, "grad_one_minus_y", &t2));
+  return emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &t2, &yv, NULL, &out);
 }
 
 /* tanh_backward(g, y) = g * (1 - y * y), in ATen's order. */
@@ -532,9 +532,9 @@ static eg_status tanh_backward_lower(eg_htp_lower *L, const eg_graph *g, const e
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 0, "grad_output"), res, "grad", &gy));
   EG_TRY(value_tensor(L, g, eg_htp_arg(n, 1, "output"), res, "y", &yv));
   EG_TRY(scalar_tensor(L, "one", r, 1.0f, &one));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &yv, &yv, "y_squared", &t1));
-  EG_TRY(emit2(L, n, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &t1, "one_minus_y2", &t2));
-  return emit2(L, n, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &t2, NULL, &out);
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &yv, &yv, "y_squared", &t1));
+  EG_TRY(emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, &one, &t1, "one_minus_y2", &t2));
+  return emit2(L, n, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, &gy, &t2, NULL, &out);
 }
 
 /* ---- the builders ---- */

@@ -82,7 +82,7 @@ typedef struct gelu_ctx {
   eg_htp_lower *L;
   const eg_node *n;
   int32_t rank;
-  uint32_t dims[EG_QNN_MAX_RANK];
+  uint32_t dims[EG_HTP_QNN_MAX_RANK];
 } gelu_ctx;
 
 static eg_status gc_const(gelu_ctx *c, const char *what, float v, int32_t *out) {
@@ -92,11 +92,11 @@ static eg_status gc_const(gelu_ctx *c, const char *what, float v, int32_t *out) 
 
 /* *out = op(in[0..n_in)) into a new temp `what` (BOOL_8 for a comparison), or into the node's
  * result when what is NULL. */
-static eg_status gc_op(gelu_ctx *c, eg_qnn_op op, const int32_t *in, int n_in, const char *what,
+static eg_status gc_op(gelu_ctx *c, eg_htp_qnn_op op, const int32_t *in, int n_in, const char *what,
                        int32_t *out) {
   if (what) {
-    const eg_qnn_dtype dt =
-        eg_qnn_op_is_comparison(op) ? EG_QNN_DTYPE_BOOL_8 : EG_QNN_DTYPE_FLOAT_32;
+    const eg_htp_qnn_dtype dt =
+        eg_htp_qnn_op_is_comparison(op) ? EG_HTP_QNN_DTYPE_BOOL_8 : EG_HTP_QNN_DTYPE_FLOAT_32;
     EG_TRY(eg_htp_temp(c->L, what, dt, c->rank, c->dims, out));
   } else {
     EG_TRY(eg_htp_define(c->L, c->n->output, out));
@@ -104,7 +104,7 @@ static eg_status gc_op(gelu_ctx *c, eg_qnn_op op, const int32_t *in, int n_in, c
   return eg_htp_op(c->L, op, in, n_in, out, 1, NULL, 0);
 }
 
-static eg_status gc_bin(gelu_ctx *c, eg_qnn_op op, int32_t a, int32_t b, const char *what,
+static eg_status gc_bin(gelu_ctx *c, eg_htp_qnn_op op, int32_t a, int32_t b, const char *what,
                         int32_t *out) {
   const int32_t in[2] = {a, b};
   return gc_op(c, op, in, 2, what, out);
@@ -123,37 +123,37 @@ static eg_status gc_open(gelu_ctx *c, eg_htp_lower *L, const eg_graph *g, const 
 
 /* t = Tanh(beta * (x + kappa * x^3)), with x^2 in *sq (ATen's v * v, then * v). */
 static eg_status gc_tanh_inner(gelu_ctx *c, int32_t x, int32_t *sq, int32_t *t) {
-  const eg_qnn_op MUL = EG_QNN_OP_ELEMENT_WISE_MULTIPLY;
+  const eg_htp_qnn_op MUL = EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY;
   int32_t kappa, beta, cube, kc, sum, inner, clamped;
   EG_TRY(gc_const(c, "kappa", GELU_KAPPA, &kappa));
   EG_TRY(gc_const(c, "beta", GELU_BETA, &beta));
   EG_TRY(gc_bin(c, MUL, x, x, "x_sq", sq));
   EG_TRY(gc_bin(c, MUL, *sq, x, "x_cube", &cube));
   EG_TRY(gc_bin(c, MUL, kappa, cube, "kappa_cube", &kc));
-  EG_TRY(gc_bin(c, EG_QNN_OP_ELEMENT_WISE_ADD, x, kc, "x_kappa_cube", &sum));
+  EG_TRY(gc_bin(c, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, x, kc, "x_kappa_cube", &sum));
   EG_TRY(gc_bin(c, MUL, beta, sum, "inner", &inner));
   EG_TRY(eg_htp_transcendental_input(c->L, inner, "inner_clamped", &clamped));
   const int32_t in[1] = {clamped};
-  return gc_op(c, EG_QNN_OP_TANH, in, 1, "tanh", t);
+  return gc_op(c, EG_HTP_QNN_OP_TANH, in, 1, "tanh", t);
 }
 
 static eg_status gelu_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   gelu_ctx c;
   int32_t x, y;
   EG_TRY(gc_open(&c, L, g, n, 0, "self", &x));
-  if (!gelu_tanh_form(n)) return gc_op(&c, EG_QNN_OP_GELU, &x, 1, NULL, &y);
+  if (!gelu_tanh_form(n)) return gc_op(&c, EG_HTP_QNN_OP_GELU, &x, 1, NULL, &y);
   int32_t sq, t, one, half, right, left;
   EG_TRY(gc_tanh_inner(&c, x, &sq, &t));
   EG_TRY(gc_const(&c, "one", 1.0f, &one));
   EG_TRY(gc_const(&c, "half", 0.5f, &half));
-  EG_TRY(gc_bin(&c, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, half, x, "half_x", &left));
-  EG_TRY(gc_bin(&c, EG_QNN_OP_ELEMENT_WISE_ADD, one, t, "one_tanh", &right));
-  return gc_bin(&c, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, left, right, NULL, &y);
+  EG_TRY(gc_bin(&c, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, half, x, "half_x", &left));
+  EG_TRY(gc_bin(&c, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, one, t, "one_tanh", &right));
+  return gc_bin(&c, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, left, right, NULL, &y);
 }
 
 /* d/dx of the erf form: cdf + x * pdf (file comment). */
 static eg_status gelu_erf_slope(gelu_ctx *c, int32_t x, int32_t *slope) {
-  const eg_qnn_op MUL = EG_QNN_OP_ELEMENT_WISE_MULTIPLY;
+  const eg_htp_qnn_op MUL = EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY;
   int32_t sq, m_half, e_arg, e, k, pdf, xpdf, ge, ratio, small, half, big, cdf;
   EG_TRY(gc_const(c, "minus_half", -0.5f, &m_half));
   EG_TRY(gc_const(c, "pdf_scale", GELU_PDF, &k));
@@ -161,21 +161,21 @@ static eg_status gelu_erf_slope(gelu_ctx *c, int32_t x, int32_t *slope) {
   EG_TRY(gc_const(c, "half", 0.5f, &half));
   EG_TRY(gc_bin(c, MUL, x, x, "x_sq", &sq));
   EG_TRY(gc_bin(c, MUL, sq, m_half, "exp_arg", &e_arg));
-  EG_TRY(gc_op(c, EG_QNN_OP_ELEMENT_WISE_EXP, &e_arg, 1, "exp", &e));
+  EG_TRY(gc_op(c, EG_HTP_QNN_OP_ELEMENT_WISE_EXP, &e_arg, 1, "exp", &e));
   EG_TRY(gc_bin(c, MUL, k, e, "pdf", &pdf));
   EG_TRY(gc_bin(c, MUL, x, pdf, "x_pdf", &xpdf));
-  EG_TRY(gc_op(c, EG_QNN_OP_GELU, &x, 1, "gelu", &ge));
-  EG_TRY(gc_bin(c, EG_QNN_OP_ELEMENT_WISE_DIVIDE, ge, x, "gelu_over_x", &ratio));
-  EG_TRY(gc_bin(c, EG_QNN_OP_ELEMENT_WISE_GREATER, sq, small, "not_small", &big));
+  EG_TRY(gc_op(c, EG_HTP_QNN_OP_GELU, &x, 1, "gelu", &ge));
+  EG_TRY(gc_bin(c, EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, ge, x, "gelu_over_x", &ratio));
+  EG_TRY(gc_bin(c, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER, sq, small, "not_small", &big));
   const int32_t sel[3] = {big, ratio, half};
-  EG_TRY(gc_op(c, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, "cdf", &cdf));
-  return gc_bin(c, EG_QNN_OP_ELEMENT_WISE_ADD, cdf, xpdf, "slope", slope);
+  EG_TRY(gc_op(c, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, "cdf", &cdf));
+  return gc_bin(c, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, cdf, xpdf, "slope", slope);
 }
 
 /* d/dx of the tanh form, ATen's order: 0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * inner_d,
  * inner_d = beta * (1 + (3 * kappa) * x^2). */
 static eg_status gelu_tanh_slope(gelu_ctx *c, int32_t x, int32_t *slope) {
-  const eg_qnn_op MUL = EG_QNN_OP_ELEMENT_WISE_MULTIPLY, ADD = EG_QNN_OP_ELEMENT_WISE_ADD;
+  const eg_htp_qnn_op MUL = EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, ADD = EG_HTP_QNN_OP_ELEMENT_WISE_ADD;
   int32_t sq, t, one, half, beta, k3, right, left, hr, tt, dt, ksq, ksq1, inner_d, ldt, rd;
   EG_TRY(gc_tanh_inner(c, x, &sq, &t));
   EG_TRY(gc_const(c, "one", 1.0f, &one));
@@ -186,7 +186,7 @@ static eg_status gelu_tanh_slope(gelu_ctx *c, int32_t x, int32_t *slope) {
   EG_TRY(gc_bin(c, MUL, half, x, "left", &left));
   EG_TRY(gc_bin(c, MUL, half, right, "left_d", &hr));
   EG_TRY(gc_bin(c, MUL, t, t, "tanh_sq", &tt));
-  EG_TRY(gc_bin(c, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, one, tt, "tanh_d", &dt));
+  EG_TRY(gc_bin(c, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, one, tt, "tanh_d", &dt));
   EG_TRY(gc_bin(c, MUL, k3, sq, "kappa_sq", &ksq));
   EG_TRY(gc_bin(c, ADD, one, ksq, "kappa_sq_1", &ksq1));
   EG_TRY(gc_bin(c, MUL, beta, ksq1, "inner_d", &inner_d));
@@ -203,7 +203,7 @@ static eg_status gelu_backward_lower(eg_htp_lower *L, const eg_graph *g, const e
                           "grad_output"));
   EG_TRY(eg_htp_input(L, eg_htp_arg(n, 0, "grad_output"), &gy));
   EG_TRY(gelu_tanh_form(n) ? gelu_tanh_slope(&c, x, &slope) : gelu_erf_slope(&c, x, &slope));
-  return gc_bin(&c, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, gy, slope, NULL, &out);
+  return gc_bin(&c, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, gy, slope, NULL, &out);
 }
 
 const eg_htp_builder eg_htp_builder_gelu = {

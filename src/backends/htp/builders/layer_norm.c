@@ -35,8 +35,8 @@
 typedef struct ln_geo {
   eg_htp_lower *L;
   int32_t rank, axis;              /* axis: the first normalised dim, rank - k */
-  uint32_t full[EG_QNN_MAX_RANK];  /* x's dims */
-  uint32_t stat[EG_QNN_MAX_RANK];  /* mean / rstd: x's dims with the normalised ones 1 */
+  uint32_t full[EG_HTP_QNN_MAX_RANK];  /* x's dims */
+  uint32_t stat[EG_HTP_QNN_MAX_RANK];  /* mean / rstd: x's dims with the normalised ones 1 */
   int64_t cols;                    /* elements per normalised row */
 } ln_geo;
 
@@ -62,34 +62,34 @@ static ln_geo ln_geo_of(eg_htp_lower *L, const eg_value *x, int k) {
 enum { LN_FULL, LN_STAT };
 
 /* *out = op(a, b) into a new temp `what` of class `cls`, or into *out when it is >= 0. */
-static eg_status ln_bin(const ln_geo *s, eg_qnn_op op, int32_t a, int32_t b, int cls,
+static eg_status ln_bin(const ln_geo *s, eg_htp_qnn_op op, int32_t a, int32_t b, int cls,
                         const char *what, int32_t *out) {
   if (*out < 0)
-    EG_TRY(eg_htp_temp(s->L, what, EG_QNN_DTYPE_FLOAT_32, s->rank,
+    EG_TRY(eg_htp_temp(s->L, what, EG_HTP_QNN_DTYPE_FLOAT_32, s->rank,
                        cls == LN_FULL ? s->full : s->stat, out));
   const int32_t in[2] = {a, b};
   return eg_htp_op(s->L, op, in, 2, out, 1, NULL, 0);
 }
 
 /* *out = ReduceMean / ReduceSum of x over the normalised axes, keep_dims ([stat]). */
-static eg_status ln_reduce_rows(const ln_geo *s, eg_qnn_op op, int32_t x, const char *what,
+static eg_status ln_reduce_rows(const ln_geo *s, eg_htp_qnn_op op, int32_t x, const char *what,
                                 int32_t *out) {
-  if (*out < 0) EG_TRY(eg_htp_temp(s->L, what, EG_QNN_DTYPE_FLOAT_32, s->rank, s->stat, out));
-  uint32_t axes[EG_QNN_MAX_RANK];
+  if (*out < 0) EG_TRY(eg_htp_temp(s->L, what, EG_HTP_QNN_DTYPE_FLOAT_32, s->rank, s->stat, out));
+  uint32_t axes[EG_HTP_QNN_MAX_RANK];
   for (int d = s->axis; d < s->rank; d++) axes[d - s->axis] = (uint32_t)d;
   const uint32_t n_axes[1] = {(uint32_t)(s->rank - s->axis)};
-  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, n_axes, axes),
-                             eg_qnn_param_bool("keep_dims", true)};
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, n_axes, axes),
+                             eg_htp_qnn_param_bool("keep_dims", true)};
   return eg_htp_op(s->L, op, &x, 1, out, 1, p, 2);
 }
 
 /* *out (a [normalized_shape] element, already defined) = ReduceSum of x over the leading axes. */
 static eg_status ln_reduce_lead(const ln_geo *s, int32_t x, int32_t out) {
-  uint32_t axes[EG_QNN_MAX_RANK];
+  uint32_t axes[EG_HTP_QNN_MAX_RANK];
   for (int d = 0; d < s->axis; d++) axes[d] = (uint32_t)d;
   const uint32_t n_axes[1] = {(uint32_t)s->axis};
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("axes", 1, n_axes, axes);
-  return eg_htp_op(s->L, EG_QNN_OP_REDUCE_SUM, &x, 1, &out, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("axes", 1, n_axes, axes);
+  return eg_htp_op(s->L, EG_HTP_QNN_OP_REDUCE_SUM, &x, 1, &out, 1, &p, 1);
 }
 
 /* A float32 constant of one element, broadcast against anything of the node's rank. */
@@ -137,7 +137,7 @@ static bool ln_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
 }
 
 static eg_status ln_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  const eg_qnn_op SUB = EG_QNN_OP_ELEMENT_WISE_SUBTRACT, MUL = EG_QNN_OP_ELEMENT_WISE_MULTIPLY;
+  const eg_htp_qnn_op SUB = EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, MUL = EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY;
   const int32_t xv = eg_htp_arg(n, 0, "input"), wv = eg_htp_arg(n, 2, "weight"),
                 bv = eg_htp_arg(n, 3, "bias");
   const ln_geo s = ln_geo_of(L, &g->values[xv], ln_k(n, 1));
@@ -151,24 +151,24 @@ static eg_status ln_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) 
   EG_TRY(ln_element(L, g, n, 0, &y));
   EG_TRY(ln_element(L, g, n, 1, &mean));
   EG_TRY(ln_element(L, g, n, 2, &rstd));
-  EG_TRY(ln_reduce_rows(&s, EG_QNN_OP_REDUCE_MEAN, x, "stat_mean", &mean));
+  EG_TRY(ln_reduce_rows(&s, EG_HTP_QNN_OP_REDUCE_MEAN, x, "stat_mean", &mean));
   EG_TRY(ln_bin(&s, SUB, x, mean, LN_FULL, "stat_x1", &x1));
-  EG_TRY(ln_reduce_rows(&s, EG_QNN_OP_REDUCE_MEAN, x1, "stat_resid", &resid));
+  EG_TRY(ln_reduce_rows(&s, EG_HTP_QNN_OP_REDUCE_MEAN, x1, "stat_resid", &resid));
   EG_TRY(ln_bin(&s, SUB, x1, resid, LN_FULL, "stat_xc", &xc));
   EG_TRY(ln_bin(&s, MUL, xc, xc, LN_FULL, "stat_xc_sq", &sq));
-  EG_TRY(ln_reduce_rows(&s, EG_QNN_OP_REDUCE_MEAN, sq, "stat_var", &var));
+  EG_TRY(ln_reduce_rows(&s, EG_HTP_QNN_OP_REDUCE_MEAN, sq, "stat_var", &var));
   EG_TRY(ln_scalar(&s, "stat_eps", (float)eps, &eps_t));
-  EG_TRY(ln_bin(&s, EG_QNN_OP_ELEMENT_WISE_ADD, var, eps_t, LN_STAT, "stat_var_eps", &ve));
+  EG_TRY(ln_bin(&s, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, var, eps_t, LN_STAT, "stat_var_eps", &ve));
   if (rstd < 0)
-    EG_TRY(eg_htp_temp(L, "stat_rstd", EG_QNN_DTYPE_FLOAT_32, s.rank, s.stat, &rstd));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_RSQRT, &ve, 1, &rstd, 1, NULL, 0));
+    EG_TRY(eg_htp_temp(L, "stat_rstd", EG_HTP_QNN_DTYPE_FLOAT_32, s.rank, s.stat, &rstd));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_RSQRT, &ve, 1, &rstd, 1, NULL, 0));
   if (y < 0) return EG_OK; /* only the statistics are read */
   /* y = xc * rstd [* w] [+ b], in ATen's order; the last op writes y's tensor */
   int32_t xhat = w < 0 && b < 0 ? y : -1, scaled = w >= 0 && b < 0 ? y : -1;
   EG_TRY(ln_bin(&s, MUL, xc, rstd, LN_FULL, "norm_xhat", &xhat));
   if (w >= 0) EG_TRY(ln_bin(&s, MUL, xhat, w, LN_FULL, "norm_scaled", &scaled));
   else scaled = xhat;
-  if (b >= 0) EG_TRY(ln_bin(&s, EG_QNN_OP_ELEMENT_WISE_ADD, scaled, b, LN_FULL, "norm_y", &y));
+  if (b >= 0) EG_TRY(ln_bin(&s, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, scaled, b, LN_FULL, "norm_y", &y));
   return EG_OK;
 }
 
@@ -221,7 +221,7 @@ static bool ln_backward_supports(const eg_graph *g, const eg_node *n, const eg_t
 }
 
 static eg_status ln_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  const eg_qnn_op SUB = EG_QNN_OP_ELEMENT_WISE_SUBTRACT, MUL = EG_QNN_OP_ELEMENT_WISE_MULTIPLY;
+  const eg_htp_qnn_op SUB = EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, MUL = EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY;
   const int32_t gv = eg_htp_arg(n, 0, "grad_out"), xv = eg_htp_arg(n, 1, "input"),
                 wv = eg_htp_arg(n, 5, "weight");
   const ln_geo s = ln_geo_of(L, &g->values[xv], ln_k(n, 2));
@@ -255,9 +255,9 @@ static eg_status ln_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_
     wg = -1;
     EG_TRY(ln_bin(&s, MUL, gy, w, LN_FULL, "wg", &wg));
   }
-  EG_TRY(ln_reduce_rows(&s, EG_QNN_OP_REDUCE_SUM, wg, "sum_wg", &a));
+  EG_TRY(ln_reduce_rows(&s, EG_HTP_QNN_OP_REDUCE_SUM, wg, "sum_wg", &a));
   EG_TRY(ln_bin(&s, MUL, wg, xhat, LN_FULL, "wg_xhat", &wgx));
-  EG_TRY(ln_reduce_rows(&s, EG_QNN_OP_REDUCE_SUM, wgx, "sum_wg_xhat", &bsum));
+  EG_TRY(ln_reduce_rows(&s, EG_HTP_QNN_OP_REDUCE_SUM, wgx, "sum_wg_xhat", &bsum));
   EG_TRY(ln_scalar(&s, "inv_cols", inv_cols, &inv));
   EG_TRY(ln_bin(&s, MUL, a, inv, LN_STAT, "mean_wg", &am));
   EG_TRY(ln_bin(&s, MUL, bsum, inv, LN_STAT, "mean_wg_xhat", &bm));

@@ -68,14 +68,14 @@ static eg_status log_softmax_backward_lower(eg_htp_lower *L, const eg_graph *g,
   EG_TRY(eg_htp_softmax_bwd_begin(L, g, n, &s));
   int32_t sum, e, prod, out;
   EG_TRY(eg_htp_softmax_bwd_line_sum(L, &s, s.gy, &sum));
-  EG_TRY(eg_htp_temp(L, "exp", EG_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &e));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EXP, &s.y, 1, &e, 1, NULL, 0));
-  EG_TRY(eg_htp_temp(L, "exp_sum", EG_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &prod));
+  EG_TRY(eg_htp_temp(L, "exp", EG_HTP_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &e));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_EXP, &s.y, 1, &e, 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "exp_sum", EG_HTP_QNN_DTYPE_FLOAT_32, s.rank, s.dims, &prod));
   const int32_t mul[2] = {e, sum};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &prod, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &prod, 1, NULL, 0));
   EG_TRY(eg_htp_define(L, n->output, &out));
   const int32_t sub[2] = {s.gy, prod};
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, &out, 1, NULL, 0);
 }
 
 /* ---- nll_loss_forward, nll_loss_backward ---- */
@@ -172,8 +172,8 @@ static eg_status class_weights(eg_htp_lower *L, const eg_graph *g, const nll_arg
   int32_t in[2];
   EG_TRY(eg_htp_input(L, a->weight, &in[0]));
   in[1] = c;
-  EG_TRY(eg_htp_temp(L, "class_weights", EG_QNN_DTYPE_FLOAT_32, 1, cd, w));
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, in, 2, w, 1, NULL, 0);
+  EG_TRY(eg_htp_temp(L, "class_weights", EG_HTP_QNN_DTYPE_FLOAT_32, 1, cd, w));
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, in, 2, w, 1, NULL, 0);
 }
 
 /* The target as INT_32 rows [N] (*t; nll_loss2d's [N, H, W] flattened) and hit = (target ==
@@ -192,15 +192,15 @@ static eg_status class_hits(eg_htp_lower *L, const nll_args *a, int32_t *t, int3
   if (a->two_d) {
     const uint32_t nd[1] = {a->n};
     int32_t flat;
-    EG_TRY(eg_htp_temp(L, "target_rows", EG_QNN_DTYPE_INT_32, 1, nd, &flat));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, t, 1, &flat, 1, NULL, 0));
+    EG_TRY(eg_htp_temp(L, "target_rows", EG_HTP_QNN_DTYPE_INT_32, 1, nd, &flat));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, t, 1, &flat, 1, NULL, 0));
     *t = flat;
   }
-  EG_TRY(eg_htp_temp(L, "target_col", EG_QNN_DTYPE_INT_32, 2, col_dims, &col));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, t, 1, &col, 1, NULL, 0));
-  EG_TRY(eg_htp_temp(L, "hit", EG_QNN_DTYPE_BOOL_8, 2, nc, hit));
+  EG_TRY(eg_htp_temp(L, "target_col", EG_HTP_QNN_DTYPE_INT_32, 2, col_dims, &col));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, t, 1, &col, 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "hit", EG_HTP_QNN_DTYPE_BOOL_8, 2, nc, hit));
   const int32_t in[2] = {col, classes};
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EQUAL, in, 2, hit, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, in, 2, hit, 1, NULL, 0);
 }
 
 /* m = Select(hit, w, 0) [N, C]. */
@@ -210,14 +210,14 @@ static eg_status class_mask(eg_htp_lower *L, const eg_graph *g, const nll_args *
   int32_t in[3] = {hit, -1, -1};
   EG_TRY(class_weights(L, g, a, &in[1]));
   EG_TRY(scalar(L, "zero", 1, 0.0f, &in[2]));
-  EG_TRY(eg_htp_temp(L, "mask", EG_QNN_DTYPE_FLOAT_32, 2, nc, m));
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, in, 3, m, 1, NULL, 0);
+  EG_TRY(eg_htp_temp(L, "mask", EG_HTP_QNN_DTYPE_FLOAT_32, 2, nc, m));
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, in, 3, m, 1, NULL, 0);
 }
 
 /* A binary or unary op into a new float temporary "<node>_<what>" of `rank` / `dims`. */
-static eg_status op_to(eg_htp_lower *L, eg_qnn_op op, const int32_t *in, int n_in,
+static eg_status op_to(eg_htp_lower *L, eg_htp_qnn_op op, const int32_t *in, int n_in,
                        const char *what, int rank, const uint32_t *dims, int32_t *out) {
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, rank, dims, out));
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, rank, dims, out));
   return eg_htp_op(L, op, in, n_in, out, 1, NULL, 0);
 }
 
@@ -225,9 +225,9 @@ static eg_status op_to(eg_htp_lower *L, eg_qnn_op op, const int32_t *in, int n_i
 static eg_status sum_to(eg_htp_lower *L, int32_t in, const uint32_t *axes, int n_axes,
                         const char *what, int rank, const uint32_t *dims, int32_t *out) {
   const uint32_t ad[1] = {(uint32_t)n_axes};
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("axes", 1, ad, axes);
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, rank, dims, out));
-  return eg_htp_op(L, EG_QNN_OP_REDUCE_SUM, &in, 1, out, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("axes", 1, ad, axes);
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, rank, dims, out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_REDUCE_SUM, &in, 1, out, 1, &p, 1);
 }
 
 /* The rank-0 flag: NaN when some row's target is neither a class nor ignore_index, else 0
@@ -243,30 +243,30 @@ static eg_status invalid_target_flag(eg_htp_lower *L, const nll_args *a, int32_t
   EG_TRY(scalar(L, "half", 0, 0.5f, &half));
   EG_TRY(scalar(L, "nan", 0, NAN, &nan0));
   const int32_t sel[3] = {hit, one, zero};
-  EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, "hit01", 2, nc, &hits01));
+  EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, "hit01", 2, nc, &hits01));
   EG_TRY(sum_to(L, hits01, axis1, 1, "row_hits", 1, nd, &valid));
   if (!ignores_class(a) && a->ignore_index >= INT32_MIN && a->ignore_index <= INT32_MAX) {
     const int32_t ii = (int32_t)a->ignore_index;
     const uint32_t one_d[1] = {1};
     int32_t ii_t, ign, ign01, sum;
     EG_TRY(eg_htp_const_i32(L, "ignore_index", 1, one_d, &ii, &ii_t));
-    EG_TRY(eg_htp_temp(L, "ignored", EG_QNN_DTYPE_BOOL_8, 1, nd, &ign));
+    EG_TRY(eg_htp_temp(L, "ignored", EG_HTP_QNN_DTYPE_BOOL_8, 1, nd, &ign));
     const int32_t eq[2] = {t, ii_t};
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &ign, 1, NULL, 0));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &ign, 1, NULL, 0));
     const int32_t sel2[3] = {ign, one, zero};
-    EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel2, 3, "ignored01", 1, nd, &ign01));
+    EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel2, 3, "ignored01", 1, nd, &ign01));
     const int32_t add[2] = {valid, ign01};
-    EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_ADD, add, 2, "row_valid", 1, nd, &sum));
+    EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, add, 2, "row_valid", 1, nd, &sum));
     valid = sum;
   }
   const int32_t sub[2] = {one, valid};
-  EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, "row_bad", 1, nd, &bad));
+  EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, sub, 2, "row_bad", 1, nd, &bad));
   EG_TRY(sum_to(L, bad, axis0, 1, "n_bad", 0, NULL, &n_bad));
-  EG_TRY(eg_htp_temp(L, "any_bad", EG_QNN_DTYPE_BOOL_8, 0, NULL, &is_bad));
+  EG_TRY(eg_htp_temp(L, "any_bad", EG_HTP_QNN_DTYPE_BOOL_8, 0, NULL, &is_bad));
   const int32_t gt[2] = {n_bad, half};
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_GREATER, gt, 2, &is_bad, 1, NULL, 0));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER, gt, 2, &is_bad, 1, NULL, 0));
   const int32_t sel3[3] = {is_bad, nan0, zero0};
-  return op_to(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel3, 3, "invalid", 0, NULL, flag);
+  return op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel3, 3, "invalid", 0, NULL, flag);
 }
 
 /* nll_loss2d's scores x NHWC [N, H, W, C] as rows [N*H*W, C] (*rows); nll_loss's x as it is. */
@@ -276,8 +276,8 @@ static eg_status score_rows(eg_htp_lower *L, const nll_args *a, int32_t *rows) {
   EG_TRY(eg_htp_want_axes(L, a->x, EG_AXES_NHWC, "self"));
   const uint32_t nc[2] = {a->n, a->c};
   int32_t in = *rows;
-  EG_TRY(eg_htp_temp(L, "score_rows", EG_QNN_DTYPE_FLOAT_32, 2, nc, rows));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, rows, 1, NULL, 0);
+  EG_TRY(eg_htp_temp(L, "score_rows", EG_HTP_QNN_DTYPE_FLOAT_32, 2, nc, rows));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, rows, 1, NULL, 0);
 }
 
 static bool nll_forward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -307,23 +307,23 @@ static eg_status nll_forward_lower(eg_htp_lower *L, const eg_graph *g, const eg_
   EG_TRY(class_mask(L, g, &a, hit, &m));
   EG_TRY(invalid_target_flag(L, &a, t, hit, &flag));
   const int32_t mul[2] = {x, m};
-  EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "picked", 2, nc, &prod));
+  EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "picked", 2, nc, &prod));
   EG_TRY(sum_to(L, prod, all, 2, "picked_sum", 0, NULL, &picked));
   EG_TRY(sum_to(L, m, all, 2, "weight_sum", 0, NULL, &count));
   const int32_t tw_in[2] = {count, flag};
   if (eg_htp_elem_used(g, n, 1)) EG_TRY(eg_htp_define(L, tw_v, &tw));
-  else EG_TRY(eg_htp_temp(L, "total_weight", EG_QNN_DTYPE_FLOAT_32, 0, NULL, &tw));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_ADD, tw_in, 2, &tw, 1, NULL, 0));
+  else EG_TRY(eg_htp_temp(L, "total_weight", EG_HTP_QNN_DTYPE_FLOAT_32, 0, NULL, &tw));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, tw_in, 2, &tw, 1, NULL, 0));
   int32_t loss;
   if (a.reduction == EG_REDUCTION_MEAN) {
     const int32_t div[2] = {picked, tw};
-    EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_DIVIDE, div, 2, "mean", 0, NULL, &loss));
+    EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, div, 2, "mean", 0, NULL, &loss));
   } else {
     const int32_t add[2] = {picked, flag};
-    EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_ADD, add, 2, "sum", 0, NULL, &loss));
+    EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, add, 2, "sum", 0, NULL, &loss));
   }
   EG_TRY(eg_htp_define(L, out_v, &out));
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_NEG, &loss, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_NEG, &loss, 1, &out, 1, NULL, 0);
 }
 
 /* A one-element float32 tensor of rank <= 1 (grad_output, total_weight). */
@@ -369,19 +369,19 @@ static eg_status nll_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg
   if (a.reduction == EG_REDUCTION_MEAN) {
     int32_t div[2] = {gy, -1};
     EG_TRY(eg_htp_input(L, tw_v, &div[1]));
-    EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_DIVIDE, div, 2, "grad_mean", rank, one_d, &scale));
+    EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE, div, 2, "grad_mean", rank, one_d, &scale));
   }
-  EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_NEG, &scale, 1, "neg_grad",
+  EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_NEG, &scale, 1, "neg_grad",
                a.reduction == EG_REDUCTION_MEAN ? rank : g->values[gy_v].rank, one_d, &neg));
   EG_TRY(eg_htp_define(L, n->output, &out));
   const int32_t mul[2] = {m, neg};
-  if (!a.two_d) return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &out, 1, NULL, 0);
+  if (!a.two_d) return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &out, 1, NULL, 0);
   /* nll_loss2d: the rows [N*H*W, C] back to gx NHWC [N, H, W, C] */
   const uint32_t nc[2] = {a.n, a.c};
   int32_t rows;
   EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_NHWC, "result"));
-  EG_TRY(op_to(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "grad_rows", 2, nc, &rows));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &rows, 1, &out, 1, NULL, 0);
+  EG_TRY(op_to(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, "grad_rows", 2, nc, &rows));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &rows, 1, &out, 1, NULL, 0);
 }
 
 const eg_htp_builder eg_htp_builder__log_softmax_backward_data = {

@@ -56,7 +56,7 @@ static eg_status mm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) 
   EG_TRY(eg_htp_input(L, eg_htp_arg(n, 0, "self"), &in[0]));
   EG_TRY(eg_htp_input(L, eg_htp_arg(n, 1, "mat2"), &in[1]));
   EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &out, 1, NULL, 0);
 }
 
 static bool addmm_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -87,16 +87,16 @@ static eg_status addmm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
       g->values[self].shape[0] == y->shape[1]) {
     EG_TRY(eg_htp_input(L, self, &in[2]));
     EG_TRY(eg_htp_define(L, n->output, &out));
-    return eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 3, &out, 1, NULL, 0);
+    return eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 3, &out, 1, NULL, 0);
   }
   const uint32_t dims[2] = {eg_htp_qnn_dim(y->shape[0]), eg_htp_qnn_dim(y->shape[1])};
   int32_t prod;
   if (beta == 0 && alpha == 1) { /* ATen ignores self entirely */
     EG_TRY(eg_htp_define(L, n->output, &out));
-    return eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &out, 1, NULL, 0);
+    return eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &out, 1, NULL, 0);
   }
-  EG_TRY(eg_htp_temp(L, "mm", EG_QNN_DTYPE_FLOAT_32, 2, dims, &prod));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_MAT_MUL, in, 2, &prod, 1, NULL, 0));
+  EG_TRY(eg_htp_temp(L, "mm", EG_HTP_QNN_DTYPE_FLOAT_32, 2, dims, &prod));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &prod, 1, NULL, 0));
   if (alpha != 1) { /* alpha * (mat1 @ mat2) */
     const float a = (float)alpha;
     int32_t mul[2], scaled;
@@ -104,10 +104,10 @@ static eg_status addmm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
     EG_TRY(eg_htp_const_f32(L, "alpha", 0, NULL, &a, &mul[1]));
     if (beta == 0) {
       EG_TRY(eg_htp_define(L, n->output, &out));
-      return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &out, 1, NULL, 0);
+      return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &out, 1, NULL, 0);
     }
-    EG_TRY(eg_htp_temp(L, "alpha_mm", EG_QNN_DTYPE_FLOAT_32, 2, dims, &scaled));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &scaled, 1, NULL, 0));
+    EG_TRY(eg_htp_temp(L, "alpha_mm", EG_HTP_QNN_DTYPE_FLOAT_32, 2, dims, &scaled));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &scaled, 1, NULL, 0));
     prod = scaled;
   }
   int32_t bias;
@@ -120,13 +120,13 @@ static eg_status addmm_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
     eg_htp_dims(s, sdims);
     mul[0] = bias;
     EG_TRY(eg_htp_const_f32(L, "beta", 0, NULL, &b, &mul[1]));
-    EG_TRY(eg_htp_temp(L, "beta_self", EG_QNN_DTYPE_FLOAT_32, s->rank, sdims, &scaled));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &scaled, 1, NULL, 0));
+    EG_TRY(eg_htp_temp(L, "beta_self", EG_HTP_QNN_DTYPE_FLOAT_32, s->rank, sdims, &scaled));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, mul, 2, &scaled, 1, NULL, 0));
     bias = scaled;
   }
   const int32_t add[2] = {prod, bias};
   EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_ADD, add, 2, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, add, 2, &out, 1, NULL, 0);
 }
 
 const eg_htp_builder eg_htp_builder_mm = {"aten.mm -> MatMul", 0, mm_supports, mm_lower};

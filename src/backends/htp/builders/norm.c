@@ -169,7 +169,7 @@ static eg_status batch_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
   free(scale);
   EG_TRY(s);
   EG_TRY(eg_htp_define(L, y, &out));
-  return eg_htp_op(L, EG_QNN_OP_BATCHNORM, in, 3, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_BATCHNORM, in, 3, &out, 1, NULL, 0);
 }
 
 /* ---- native_batch_norm (training) and native_batch_norm_backward: composites ---- */
@@ -197,21 +197,21 @@ static bn_shape bn_shape_of(const eg_value *x) {
 }
 
 /* out = op(a, b) into tensor `out`, or into a new [full] / [C] temp `what` when *out < 0. */
-static eg_status bn_binary(eg_htp_lower *L, const bn_shape *s, eg_qnn_op op, int32_t a,
+static eg_status bn_binary(eg_htp_lower *L, const bn_shape *s, eg_htp_qnn_op op, int32_t a,
                            int32_t b, bool vec, const char *what, int32_t *out) {
   if (*out < 0)
-    EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, vec ? 1 : s->rank,
+    EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, vec ? 1 : s->rank,
                        vec ? s->vec : s->full, out));
   const int32_t in[2] = {a, b};
   return eg_htp_op(L, op, in, 2, out, 1, NULL, 0);
 }
 
 /* out = ReduceSum / ReduceMean of x over the axes, [C]. */
-static eg_status bn_reduce(eg_htp_lower *L, const bn_shape *s, eg_qnn_op op, int32_t x,
+static eg_status bn_reduce(eg_htp_lower *L, const bn_shape *s, eg_htp_qnn_op op, int32_t x,
                            const char *what, int32_t *out) {
-  if (*out < 0) EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 1, s->vec, out));
+  if (*out < 0) EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 1, s->vec, out));
   const uint32_t dims[1] = {s->n_axes};
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("axes", 1, dims, s->axes);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("axes", 1, dims, s->axes);
   return eg_htp_op(L, op, &x, 1, out, 1, &p, 1);
 }
 
@@ -241,32 +241,32 @@ static eg_status bn_train_lower(eg_htp_lower *L, const eg_graph *g, const eg_nod
   EG_TRY(bn_element(L, g, n, 0, &y));
   EG_TRY(bn_element(L, g, n, 1, &mean));
   EG_TRY(bn_element(L, g, n, 2, &invstd));
-  EG_TRY(bn_reduce(L, &s, EG_QNN_OP_REDUCE_MEAN, x, "stat_mean", &mean));
+  EG_TRY(bn_reduce(L, &s, EG_HTP_QNN_OP_REDUCE_MEAN, x, "stat_mean", &mean));
   /* xc = (x - mean) - ReduceMean(x - mean): the second pass takes out the rounding error of
    * the float mean, which (x - mean) carries into every element of a channel whose mean is
    * large beside its spread (the CPU kernel works in double and has none) */
   int32_t x1 = -1, resid = -1;
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, x, mean, false, "stat_x1", &x1));
-  EG_TRY(bn_reduce(L, &s, EG_QNN_OP_REDUCE_MEAN, x1, "stat_resid", &resid));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, x1, resid, false, "stat_xc", &xc));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, xc, xc, false, "stat_xc_sq", &sq));
-  EG_TRY(bn_reduce(L, &s, EG_QNN_OP_REDUCE_MEAN, sq, "stat_var", &var));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, x, mean, false, "stat_x1", &x1));
+  EG_TRY(bn_reduce(L, &s, EG_HTP_QNN_OP_REDUCE_MEAN, x1, "stat_resid", &resid));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, x1, resid, false, "stat_xc", &xc));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, xc, xc, false, "stat_xc_sq", &sq));
+  EG_TRY(bn_reduce(L, &s, EG_HTP_QNN_OP_REDUCE_MEAN, sq, "stat_var", &var));
   EG_TRY(eg_htp_const_f32(L, "stat_eps", 1, one, &eps_f, &eps_t));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_ADD, var, eps_t, true, "stat_var_eps", &ve));
-  if (invstd < 0) EG_TRY(eg_htp_temp(L, "stat_invstd", EG_QNN_DTYPE_FLOAT_32, 1, s.vec, &invstd));
-  EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_RSQRT, &ve, 1, &invstd, 1, NULL, 0));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, var, eps_t, true, "stat_var_eps", &ve));
+  if (invstd < 0) EG_TRY(eg_htp_temp(L, "stat_invstd", EG_HTP_QNN_DTYPE_FLOAT_32, 1, s.vec, &invstd));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_RSQRT, &ve, 1, &invstd, 1, NULL, 0));
   if (y < 0) return EG_OK; /* only the statistics are read */
   /* y = xc * (invstd [* w]) [+ b]: the per-channel scale first, so the full tensor is rounded
    * twice (three times with b); the last op writes y's tensor */
   int32_t scale = invstd, scaled = b < 0 ? y : -1;
   if (w >= 0) {
     scale = -1;
-    EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, invstd, w, true, "norm_scale",
+    EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, invstd, w, true, "norm_scale",
                      &scale));
   }
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, xc, scale, false, "norm_scaled",
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, xc, scale, false, "norm_scaled",
                    &scaled));
-  if (b >= 0) EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_ADD, scaled, b, false, "norm_y", &y));
+  if (b >= 0) EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, scaled, b, false, "norm_y", &y));
   return EG_OK;
 }
 
@@ -308,15 +308,15 @@ static eg_status bn_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_
   /* xc = x - save_mean; the sums are taken over g and g * xc, and the per-channel factors
    * applied to the [C] results, so no full tensor is rounded through xhat */
   int32_t sum_gxc = -1;
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, x, sm, false, "stat_xc", &xc));
-  if (gb >= 0 || gx >= 0) EG_TRY(bn_reduce(L, &s, EG_QNN_OP_REDUCE_SUM, gy, "grad_sum_g", &gb));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, x, sm, false, "stat_xc", &xc));
+  if (gb >= 0 || gx >= 0) EG_TRY(bn_reduce(L, &s, EG_HTP_QNN_OP_REDUCE_SUM, gy, "grad_sum_g", &gb));
   if (gw >= 0 || gx >= 0) {
     int32_t gxc = -1;
-    EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, gy, xc, false, "grad_g_xc", &gxc));
-    EG_TRY(bn_reduce(L, &s, EG_QNN_OP_REDUCE_SUM, gxc, "grad_sum_g_xc", &sum_gxc));
+    EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, gy, xc, false, "grad_g_xc", &gxc));
+    EG_TRY(bn_reduce(L, &s, EG_HTP_QNN_OP_REDUCE_SUM, gxc, "grad_sum_g_xc", &sum_gxc));
   }
   if (gw >= 0) /* grad_weight = sum(g * xhat) = save_invstd * sum(g * xc) */
-    EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, sum_gxc, si, true, "grad_w", &gw));
+    EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, sum_gxc, si, true, "grad_w", &gw));
   if (gx < 0) return EG_OK;
   /* grad_input = g * k - k * sum_g / M - xc * (k * invstd^2 * sum_g_xc / M) */
   const float inv_m = (float)(1.0 / (double)s.per_channel);
@@ -325,20 +325,20 @@ static eg_status bn_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_
           u = -1;
   EG_TRY(eg_htp_const_f32(L, "grad_inv_m", 1, one, &inv_m, &inv_m_t));
   if (w >= 0)
-    EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, w, si, true, "grad_k", &k));
+    EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, w, si, true, "grad_k", &k));
   else
     k = si;
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, k, inv_m_t, true, "grad_k_m", &km));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, km, gb, true, "grad_c_mean", &c1));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, km, si, true, "grad_k_m_i", &kmi));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, kmi, si, true, "grad_k_m_i2",
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, k, inv_m_t, true, "grad_k_m", &km));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, km, gb, true, "grad_c_mean", &c1));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, km, si, true, "grad_k_m_i", &kmi));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, kmi, si, true, "grad_k_m_i2",
                    &kmi2));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, kmi2, sum_gxc, true, "grad_c_xc",
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, kmi2, sum_gxc, true, "grad_c_xc",
                    &c2));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, gy, k, false, "grad_g_k", &gk));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_MULTIPLY, xc, c2, false, "grad_xc_c", &t));
-  EG_TRY(bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, gk, c1, false, "grad_g_k_c", &u));
-  return bn_binary(L, &s, EG_QNN_OP_ELEMENT_WISE_SUBTRACT, u, t, false, "grad_gx", &gx);
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, gy, k, false, "grad_g_k", &gk));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, xc, c2, false, "grad_xc_c", &t));
+  EG_TRY(bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, gk, c1, false, "grad_g_k_c", &u));
+  return bn_binary(L, &s, EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, u, t, false, "grad_gx", &gx);
 }
 
 /* ---- native_group_norm ---- */
@@ -363,9 +363,9 @@ static eg_status group_norm_lower(eg_htp_lower *L, const eg_graph *g, const eg_n
   if (w >= 0) EG_TRY(eg_htp_input(L, w, &in[1]));
   if (b >= 0) EG_TRY(eg_htp_input(L, b, &in[2]));
   EG_TRY(eg_htp_define(L, g->values[n->output].elems[0], &out));
-  const eg_qnn_param p[2] = {eg_qnn_param_f32("epsilon", (float)eps),
-                             eg_qnn_param_u32("group", (uint32_t)group)};
-  return eg_htp_op(L, EG_QNN_OP_GROUP_NORM, in, 3, &out, 1, p, 2);
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_f32("epsilon", (float)eps),
+                             eg_htp_qnn_param_u32("group", (uint32_t)group)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_GROUP_NORM, in, 3, &out, 1, p, 2);
 }
 
 /* ---- the builders ---- */

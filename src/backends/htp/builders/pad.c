@@ -111,11 +111,11 @@ static eg_status crop(eg_htp_lower *L, const eg_value *x, const int64_t *before,
   }
   if (!any) return EG_OK;
   const uint32_t rdims[2] = {(uint32_t)x->rank, 3};
-  const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+  const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
   const int32_t in = *t;
   if (dst >= 0) *t = dst;
-  else EG_TRY(eg_htp_temp(L, "cropped", EG_QNN_DTYPE_FLOAT_32, x->rank, kept, t));
-  return eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &in, 1, t, 1, &r, 1);
+  else EG_TRY(eg_htp_temp(L, "cropped", EG_HTP_QNN_DTYPE_FLOAT_32, x->rank, kept, t));
+  return eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &in, 1, t, 1, &r, 1);
 }
 
 static eg_status pad_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -147,10 +147,10 @@ static eg_status pad_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n)
   EG_TRY(crop(L, x, before, after, adds ? -1 : out, &in)); /* a crop alone writes the result */
   if (crops && !adds) return EG_OK;
   const uint32_t dims[2] = {(uint32_t)x->rank, 2};
-  const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
-                             eg_qnn_param_u32_tensor("pad_amount", 2, dims, amounts),
-                             eg_qnn_param_f32("pad_constant_value", value)};
-  return eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
+  const eg_htp_qnn_param p[3] = {eg_htp_qnn_param_u32("scheme", 0),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, dims, amounts),
+                             eg_htp_qnn_param_f32("pad_constant_value", value)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
 }
 
 const eg_htp_builder eg_htp_builder_constant_pad_nd = {

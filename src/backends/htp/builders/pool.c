@@ -322,11 +322,11 @@ static eg_status max_pool_indices(eg_htp_lower *L, const eg_graph *g, const eg_n
   int32_t xp = in;
   if (pads) {
     static const uint32_t four_by_two[2] = {4, 2};
-    const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
-                               eg_qnn_param_u32_tensor("pad_amount", 2, four_by_two, pad),
-                               eg_qnn_param_f32("pad_constant_value", -INFINITY)};
-    EG_TRY(eg_htp_temp(L, "padded", EG_QNN_DTYPE_FLOAT_32, 4, pd, &xp));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &xp, 1, p, 3));
+    const eg_htp_qnn_param p[3] = {eg_htp_qnn_param_u32("scheme", 0),
+                               eg_htp_qnn_param_u32_tensor("pad_amount", 2, four_by_two, pad),
+                               eg_htp_qnn_param_f32("pad_constant_value", -INFINITY)};
+    EG_TRY(eg_htp_temp(L, "padded", EG_HTP_QNN_DTYPE_FLOAT_32, 4, pd, &xp));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_PAD, &in, 1, &xp, 1, p, 3));
   }
   const int64_t kh = w->k[0], kw = w->k[1], taps = kh * kw;
   int32_t cur = -1, pos_last = -1;
@@ -352,18 +352,18 @@ static eg_status max_pool_indices(eg_htp_lower *L, const eg_graph *g, const eg_n
                                 (int32_t)w->s[1],
                                 0, (int32_t)c, 1};
     static const uint32_t rdims[2] = {4, 3};
-    const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
-    EG_TRY(eg_htp_temp(L, what[0], EG_QNN_DTYPE_FLOAT_32, 4, od, &tap));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &xp, 1, &tap, 1, &r, 1));
-    EG_TRY(eg_htp_temp(L, what[1], EG_QNN_DTYPE_BOOL_8, 4, od, &hit));
+    const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+    EG_TRY(eg_htp_temp(L, what[0], EG_HTP_QNN_DTYPE_FLOAT_32, 4, od, &tap));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &xp, 1, &tap, 1, &r, 1));
+    EG_TRY(eg_htp_temp(L, what[1], EG_HTP_QNN_DTYPE_BOOL_8, 4, od, &hit));
     const int32_t ge[2] = {tap, m};
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, ge, 2, &hit, 1, NULL, 0));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, ge, 2, &hit, 1, NULL, 0));
     sel[0] = hit;
     sel[1] = pos;
     sel[2] = taps > 1 ? cur : pos_last;
     if (t == 0) EG_TRY(eg_htp_define(L, iv, &cur));
-    else EG_TRY(eg_htp_temp(L, what[2], EG_QNN_DTYPE_INT_32, 4, od, &cur));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cur, 1, NULL, 0));
+    else EG_TRY(eg_htp_temp(L, what[2], EG_HTP_QNN_DTYPE_INT_32, 4, od, &cur));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cur, 1, NULL, 0));
   }
   return EG_OK;
 }
@@ -383,20 +383,20 @@ static eg_status window_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   const uint32_t s[2] = {(uint32_t)w.s[0], (uint32_t)w.s[1]};
   const uint32_t pad[4] = {(uint32_t)w.p[0], (uint32_t)(w.p[0] + end[0]), (uint32_t)w.p[1],
                            (uint32_t)(w.p[1] + end[1])};
-  eg_qnn_param p[5] = {eg_qnn_param_u32_tensor("filter_size", 1, two, k),
-                       eg_qnn_param_u32_tensor("stride", 1, two, s),
-                       eg_qnn_param_u32_tensor("pad_amount", 2, two_by_two, pad),
-                       eg_qnn_param_u32("rounding_mode", w.rounding)};
+  eg_htp_qnn_param p[5] = {eg_htp_qnn_param_u32_tensor("filter_size", 1, two, k),
+                       eg_htp_qnn_param_u32_tensor("stride", 1, two, s),
+                       eg_htp_qnn_param_u32_tensor("pad_amount", 2, two_by_two, pad),
+                       eg_htp_qnn_param_u32("rounding_mode", w.rounding)};
   int n_params = 4;
   if (!is_max)
-    p[n_params++] = eg_qnn_param_bool("count_pad_for_edges",
+    p[n_params++] = eg_htp_qnn_param_bool("count_pad_for_edges",
                                       !overhang && bool_arg(n, 5, "count_include_pad", true));
   int32_t in, out;
   EG_TRY(eg_htp_want_axes(L, x, EG_AXES_NHWC, "input"));
   EG_TRY(eg_htp_want_axes(L, y, EG_AXES_NHWC, "result"));
   EG_TRY(eg_htp_input(L, x, &in));
   EG_TRY(eg_htp_define(L, y, &out));
-  EG_TRY(eg_htp_op(L, is_max ? EG_QNN_OP_POOL_MAX_2D : EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p,
+  EG_TRY(eg_htp_op(L, is_max ? EG_HTP_QNN_OP_POOL_MAX_2D : EG_HTP_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p,
                    n_params));
   if (!is_max || !eg_htp_elem_used(g, n, 1)) return EG_OK;
   return max_pool_indices(L, g, n, &w, in, out);
@@ -438,17 +438,17 @@ static eg_status adaptive_avg_pool_lower(eg_htp_lower *L, const eg_graph *g, con
   static const uint32_t two[1] = {2}, two_by_two[2] = {2, 2};
   if (oh == 1 && ow == 1) { /* global average: mean over NHWC axes H, W */
     static const uint32_t axes[2] = {1, 2};
-    const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, two, axes),
-                               eg_qnn_param_bool("keep_dims", true)};
-    return eg_htp_op(L, EG_QNN_OP_REDUCE_MEAN, &in, 1, &out, 1, p, 2);
+    const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, two, axes),
+                               eg_htp_qnn_param_bool("keep_dims", true)};
+    return eg_htp_op(L, EG_HTP_QNN_OP_REDUCE_MEAN, &in, 1, &out, 1, p, 2);
   }
   static const uint32_t zero_pad[4] = {0, 0, 0, 0};
   const uint32_t k[2] = {h / oh, w / ow};
-  const eg_qnn_param p[4] = {eg_qnn_param_u32_tensor("filter_size", 1, two, k),
-                             eg_qnn_param_u32_tensor("stride", 1, two, k),
-                             eg_qnn_param_u32_tensor("pad_amount", 2, two_by_two, zero_pad),
-                             eg_qnn_param_u32("rounding_mode", 0)};
-  return eg_htp_op(L, EG_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p, 4);
+  const eg_htp_qnn_param p[4] = {eg_htp_qnn_param_u32_tensor("filter_size", 1, two, k),
+                             eg_htp_qnn_param_u32_tensor("stride", 1, two, k),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, two_by_two, zero_pad),
+                             eg_htp_qnn_param_u32("rounding_mode", 0)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_POOL_AVG_2D, &in, 1, &out, 1, p, 4);
 }
 
 /* ---- avg_pool2d_backward, _adaptive_avg_pool2d_backward ---- */
@@ -670,9 +670,9 @@ static eg_status concat_to(eg_htp_lower *L, const int32_t *in, int n, uint32_t a
     *out = in[0];
     return EG_OK;
   }
-  const eg_qnn_param p = eg_qnn_param_u32("axis", axis);
-  EG_TRY(eg_htp_temp(L, what, EG_QNN_DTYPE_FLOAT_32, 4, dims, out));
-  return eg_htp_op(L, EG_QNN_OP_CONCAT, in, n, out, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32("axis", axis);
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_CONCAT, in, n, out, 1, &p, 1);
 }
 
 static eg_status max_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -701,12 +701,12 @@ static eg_status max_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, con
       snprintf(what[0], sizeof what[0], "is_arg_%lld_%lld", (long long)i, (long long)j);
       snprintf(what[1], sizeof what[1], "tap_grad_%lld_%lld", (long long)i, (long long)j);
       EG_TRY(tap_positions(L, &w, i, j, x->shape[2], x->shape[3], oh, ow, &pos));
-      EG_TRY(eg_htp_temp(L, what[0], EG_QNN_DTYPE_BOOL_8, 4, od, &hit));
+      EG_TRY(eg_htp_temp(L, what[0], EG_HTP_QNN_DTYPE_BOOL_8, 4, od, &hit));
       const int32_t eq[2] = {idx, pos};
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &hit, 1, NULL, 0));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &hit, 1, NULL, 0));
       const int32_t sel[3] = {hit, gy_t, zero};
-      EG_TRY(eg_htp_temp(L, what[1], EG_QNN_DTYPE_FLOAT_32, 4, od, &cols[j]));
-      EG_TRY(eg_htp_op(L, EG_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cols[j], 1, NULL, 0));
+      EG_TRY(eg_htp_temp(L, what[1], EG_HTP_QNN_DTYPE_FLOAT_32, 4, od, &cols[j]));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cols[j], 1, NULL, 0));
     }
     char row_name[32];
     snprintf(row_name, sizeof row_name, "kernel_row_%lld", (long long)i);

@@ -49,7 +49,7 @@ static bool reduce_supports(const eg_graph *g, const eg_node *n, const eg_target
 }
 
 static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
-                              eg_qnn_op op) {
+                              eg_htp_qnn_op op) {
   const int32_t x_id = eg_htp_arg(n, 0, "self");
   const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
   const int rank = x->rank;
@@ -58,7 +58,7 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   if (rank == 0) { /* the sum and the mean of one element are that element */
     if (!eg_htp_is_needed_outside(L, n->output)) return eg_htp_alias(L, n->output, in);
     EG_TRY(eg_htp_define(L, n->output, &out));
-    return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
+    return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
   }
   bool keepdim = false;
   if (n->op == EG_OP_sum_dim_IntList || n->op == EG_OP_mean_dim)
@@ -81,8 +81,8 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
     raw_dims[n_raw++] = eg_htp_qnn_dim(x->shape[d]);
   }
   const uint32_t ad[1] = {(uint32_t)n_axes};
-  const eg_qnn_param p[2] = {eg_qnn_param_u32_tensor("axes", 1, ad, axes),
-                             eg_qnn_param_bool("keep_dims", keepdim)};
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32_tensor("axes", 1, ad, axes),
+                             eg_htp_qnn_param_bool("keep_dims", keepdim)};
   /* the permutation from the raw order to the result's QNN order, if any */
   uint32_t perm[EG_MAX_RANK];
   bool identity = true;
@@ -96,7 +96,7 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   EG_TRY(eg_htp_define(L, n->output, &out));
   if (identity) return eg_htp_op(L, op, &in, 1, &out, 1, p, 2);
   int32_t tmp;
-  EG_TRY(eg_htp_temp(L, "reduced", EG_QNN_DTYPE_FLOAT_32, n_raw, raw_dims, &tmp));
+  EG_TRY(eg_htp_temp(L, "reduced", EG_HTP_QNN_DTYPE_FLOAT_32, n_raw, raw_dims, &tmp));
   EG_TRY(eg_htp_op(L, op, &in, 1, &tmp, 1, p, 2));
   int last = -1;
   bool moves = false;
@@ -105,18 +105,18 @@ static eg_status reduce_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
     moves = moves || (int)perm[b] < last;
     last = (int)perm[b];
   }
-  if (!moves) return eg_htp_op(L, EG_QNN_OP_RESHAPE, &tmp, 1, &out, 1, NULL, 0);
+  if (!moves) return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tmp, 1, &out, 1, NULL, 0);
   const uint32_t pd[1] = {(uint32_t)n_raw};
-  const eg_qnn_param tp = eg_qnn_param_u32_tensor("perm", 1, pd, perm);
-  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &tmp, 1, &out, 1, &tp, 1);
+  const eg_htp_qnn_param tp = eg_htp_qnn_param_u32_tensor("perm", 1, pd, perm);
+  return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &tmp, 1, &out, 1, &tp, 1);
 }
 
 static eg_status sum_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  return reduce_lower(L, g, n, EG_QNN_OP_REDUCE_SUM);
+  return reduce_lower(L, g, n, EG_HTP_QNN_OP_REDUCE_SUM);
 }
 
 static eg_status mean_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
-  return reduce_lower(L, g, n, EG_QNN_OP_REDUCE_MEAN);
+  return reduce_lower(L, g, n, EG_HTP_QNN_OP_REDUCE_MEAN);
 }
 
 /* ---- _log_softmax ---- */
@@ -168,9 +168,9 @@ static eg_status log_softmax_lower(eg_htp_lower *L, const eg_graph *g, const eg_
   int32_t in, out;
   EG_TRY(eg_htp_input(L, x_id, &in));
   EG_TRY(eg_htp_define(L, n->output, &out));
-  const eg_qnn_param p[2] = {eg_qnn_param_u32("axis", (uint32_t)g->values[x_id].rank - 1),
-                             eg_qnn_param_f32("beta", 1.0f)};
-  return eg_htp_op(L, EG_QNN_OP_LOG_SOFTMAX, &in, 1, &out, 1, p, 2);
+  const eg_htp_qnn_param p[2] = {eg_htp_qnn_param_u32("axis", (uint32_t)g->values[x_id].rank - 1),
+                             eg_htp_qnn_param_f32("beta", 1.0f)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_LOG_SOFTMAX, &in, 1, &out, 1, p, 2);
 }
 
 const eg_htp_builder eg_htp_builder_sum_default = {"aten.sum.default -> ReduceSum", 0,

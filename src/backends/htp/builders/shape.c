@@ -87,7 +87,7 @@ static eg_status define_as(eg_htp_lower *L, int32_t value, int32_t tensor) {
   if (!eg_htp_is_needed_outside(L, value)) return eg_htp_alias(L, value, tensor);
   int32_t out;
   EG_TRY(eg_htp_define(L, value, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &tensor, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tensor, 1, &out, 1, NULL, 0);
 }
 
 /* Writes `in` (rank, dims) into `out` (a tensor of the same element count) transposed by
@@ -95,10 +95,10 @@ static eg_status define_as(eg_htp_lower *L, int32_t value, int32_t tensor) {
 static eg_status emit_permute(eg_htp_lower *L, int32_t in, int rank, const uint32_t *dims,
                               const uint32_t *perm, int32_t out) {
   if (perm_is_reshape(rank, dims, perm))
-    return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
+    return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
   uint32_t pd[1] = {(uint32_t)rank};
-  eg_qnn_param p = eg_qnn_param_u32_tensor("perm", 1, pd, perm);
-  return eg_htp_op(L, EG_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
+  eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("perm", 1, pd, perm);
+  return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
 }
 
 /* ---- views: view, _unsafe_view, reshape, _reshape_alias, expand ---- */
@@ -117,7 +117,7 @@ static eg_status lower_view_of(eg_htp_lower *L, const eg_node *n, int32_t x_id) 
   eg_htp_dims(y, y_dims);
   if (x->rank == y->rank && same_dims(x->rank, x_dims, y_dims)) return define_as(L, n->output, in);
   EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, &out, 1, NULL, 0);
 }
 
 static eg_status view_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
@@ -170,13 +170,13 @@ static eg_status expand_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   if (lead > 0) {
     int32_t r;
     EG_TRY(eg_htp_temp(L, "ranked", eg_htp_value_dtype(x), y->rank, padded, &r));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &r, 1, NULL, 0));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, &r, 1, NULL, 0));
     in = r;
   }
   EG_TRY(eg_htp_define(L, n->output, &out));
   const uint32_t md[1] = {(uint32_t)y->rank};
-  const eg_qnn_param p = eg_qnn_param_u32_tensor("multiples", 1, md, mult);
-  return eg_htp_op(L, EG_QNN_OP_TILE, &in, 1, &out, 1, &p, 1);
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("multiples", 1, md, mult);
+  return eg_htp_op(L, EG_HTP_QNN_OP_TILE, &in, 1, &out, 1, &p, 1);
 }
 
 /* ---- t, permute ---- */
@@ -327,8 +327,8 @@ static eg_status cat_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n)
     EG_TRY(eg_htp_input(L, list->list.items[i].value, &in[i]));
   }
   EG_TRY(eg_htp_define(L, n->output, &out));
-  eg_qnn_param p = eg_qnn_param_u32("axis", (uint32_t)eg_htp_axis(y, eg_wrap_dim(dim, rank)));
-  return eg_htp_op(L, EG_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
+  eg_htp_qnn_param p = eg_htp_qnn_param_u32("axis", (uint32_t)eg_htp_axis(y, eg_wrap_dim(dim, rank)));
+  return eg_htp_op(L, EG_HTP_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
 }
 
 /* stack: every input (traced order, as the result) reshaped to the result's dims with 1 at
@@ -352,11 +352,11 @@ static eg_status stack_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *
     EG_TRY(eg_htp_want_axes(L, x, EG_AXES_TRACED, "input"));
     EG_TRY(eg_htp_input(L, x, &t));
     EG_TRY(eg_htp_temp(L, what, eg_htp_value_dtype(&g->values[x]), y->rank, dims, &in[i]));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &t, 1, &in[i], 1, NULL, 0));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &t, 1, &in[i], 1, NULL, 0));
   }
   EG_TRY(eg_htp_define(L, n->output, &out));
-  eg_qnn_param p = eg_qnn_param_u32("axis", (uint32_t)d);
-  return eg_htp_op(L, EG_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
+  eg_htp_qnn_param p = eg_htp_qnn_param_u32("axis", (uint32_t)d);
+  return eg_htp_op(L, EG_HTP_QNN_OP_CONCAT, in, list->list.n, &out, 1, &p, 1);
 }
 
 /* ---- the builders ---- */
@@ -401,8 +401,8 @@ static eg_status emit_strided_slice(eg_htp_lower *L, const eg_value *x, int32_t 
   ranges[3 * axis + 1] = (int32_t)(begin + (len - 1) * step + 1);
   ranges[3 * axis + 2] = (int32_t)step;
   const uint32_t rdims[2] = {(uint32_t)x->rank, 3};
-  const eg_qnn_param r = eg_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
-  return eg_htp_op(L, EG_QNN_OP_STRIDED_SLICE, &in, 1, &out, 1, &r, 1);
+  const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+  return eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &in, 1, &out, 1, &r, 1);
 }
 
 /* The same into graph value `out_value`. */
@@ -491,7 +491,7 @@ static eg_status select_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   EG_TRY(eg_htp_input(L, xv, &in));
   EG_TRY(strided_slice_into(L, x, in, at->dim, at->index, 1, 1, "picked", dims, &picked));
   EG_TRY(eg_htp_define(L, n->output, &out));
-  return eg_htp_op(L, EG_QNN_OP_RESHAPE, &picked, 1, &out, 1, NULL, 0);
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &picked, 1, &out, 1, NULL, 0);
 }
 
 static bool view_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
@@ -530,16 +530,16 @@ static eg_status view_backward_lower(eg_htp_lower *L, const eg_graph *g, const e
   if (select) {
     int32_t kept;
     dims[axis] = 1;
-    EG_TRY(eg_htp_temp(L, "kept_dim", EG_QNN_DTYPE_FLOAT_32, y->rank, dims, &kept));
-    EG_TRY(eg_htp_op(L, EG_QNN_OP_RESHAPE, &in, 1, &kept, 1, NULL, 0));
+    EG_TRY(eg_htp_temp(L, "kept_dim", EG_HTP_QNN_DTYPE_FLOAT_32, y->rank, dims, &kept));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, &kept, 1, NULL, 0));
     in = kept;
   }
   EG_TRY(eg_htp_define(L, n->output, &out));
   const uint32_t pdims[2] = {(uint32_t)y->rank, 2};
-  const eg_qnn_param p[3] = {eg_qnn_param_u32("scheme", 0),
-                             eg_qnn_param_u32_tensor("pad_amount", 2, pdims, amounts),
-                             eg_qnn_param_f32("pad_constant_value", 0.0f)};
-  return eg_htp_op(L, EG_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
+  const eg_htp_qnn_param p[3] = {eg_htp_qnn_param_u32("scheme", 0),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, pdims, amounts),
+                             eg_htp_qnn_param_f32("pad_constant_value", 0.0f)};
+  return eg_htp_op(L, EG_HTP_QNN_OP_PAD, &in, 1, &out, 1, p, 3);
 }
 
 /* ---- slice ---- */
