@@ -1,6 +1,8 @@
 # edgegrad — top-level entry points. The two quick-start commands:
 #   make demo    build, then fine-tune the bundled pretrained CNN on real digits (first step
 #                checked against PyTorch's values, validation accuracy, curves, weights)
+#   make fed-demo  federated fine-tuning on Flower: 20 virtual clients (CPU and SM8650), each
+#                training its Dirichlet share of the digits with edgegrad (docs/federated.md)
 #   make check   build (release and ASan+UBSan) and run every test, PyTorch conformance included
 #   make fuzz    libFuzzer on the file readers for FUZZ_TIME seconds each (needs clang)
 #   make fuzz-smoke     the same build, each target run for FUZZ_SMOKE_TIME seconds (CI)
@@ -24,7 +26,7 @@ FUZZ_TIME  ?= 600
 FUZZ_JOBS  ?= 1
 FUZZ_SMOKE_TIME ?= 10
 
-.PHONY: all deps test-deps configure demo check check-asan check-aarch64 models htp-check bench bench-steps fuzz mutants clean
+.PHONY: all deps test-deps configure demo fed-demo check check-asan check-aarch64 models htp-check bench bench-steps fuzz mutants clean
 
 all: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -39,6 +41,11 @@ test-deps:
 demo: all
 	@scripts/install-deps.sh demo
 	@scripts/demo.sh $(BUILD)/edgegrad
+
+# Federated fine-tuning on Flower (docs/federated.md): needs the test .venv (flwr[simulation],
+# PyTorch to export the step). FED_CLIENTS, FED_ROUNDS: the fleet's size and the rounds.
+fed-demo: test-deps all
+	@FED_OUT=$(BUILD)/fed-demo scripts/fed-demo.sh
 
 check: test-deps all
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -17,8 +17,10 @@
 #                                   stack the NPU partitions are checked on (tests/htp):
 #                                   onnxruntime-qnn 2.7.0 (QNN's HTP backend as x86 emulation
 #                                   behind ONNX Runtime's QNN execution provider),
-#                                   onnxruntime 1.32.0 and onnx 1.23.2 — test dependencies
-#                                   only: neither the C build nor `make demo` uses them
+#                                   onnxruntime 1.32.0 and onnx 1.23.2, and Flower
+#                                   (flwr[simulation] 1.42.0, with Ray) for edgegrad.federated
+#                                   and `make fed-demo` — test dependencies only: neither the C
+#                                   build nor `make demo` uses them
 #   scripts/install-deps.sh fuzz    the build packages plus clang with libFuzzer (libclang-rt-dev)
 #                                   and its OpenMP runtime (libomp-dev), for `make fuzz` and
 #                                   `make fuzz-smoke` (CI)
@@ -32,7 +34,8 @@
 # The .venv is made with the first Python 3.11 found (python3.11, python3 on PATH, then
 # /usr/bin/python3, for which python3-venv is installed); `pip install torch==2.13.0` takes the
 # CPU build (README, "PyTorch versions"). A .venv whose torch is right but whose QNN packages
-# are missing or at other versions gets just those (pip install of the three pins).
+# are missing or at other versions gets just those (pip install of the three pins); so does one
+# without flwr at its pin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +48,7 @@ test_pkgs=(python3 python3-torch python3-numpy python3-torchvision python3-venv 
            python3-setuptools python3-wheel)
 TORCH2=2.13.0
 QNN_PINS=(onnxruntime-qnn==2.7.0 onnxruntime==1.32.0 onnx==1.23.2)
+FLWR_PIN="flwr[simulation]==1.42.0"
 VENV=.venv
 
 case "${1:-build}" in
@@ -102,8 +106,18 @@ install_qnn() {
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${QNN_PINS[@]}"
   qnn_ok || { echo "install-deps: $VENV: ${QNN_PINS[*]} do not import after pip install" >&2; exit 1; }
 }
+# flwr_ok: Flower at the pinned version, with its simulation engine (Ray), imports.
+flwr_ok() {
+  "$VENV/bin/python" -c "import flwr, ray, sys; sys.exit(flwr.__version__ != '${FLWR_PIN##*==}')" 2>/dev/null
+}
+install_flwr() {
+  echo "install-deps: installing $FLWR_PIN in $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$FLWR_PIN"
+  flwr_ok || { echo "install-deps: $VENV: $FLWR_PIN does not import after pip install" >&2; exit 1; }
+}
 if torch_ok; then
   qnn_ok || install_qnn
+  flwr_ok || install_flwr
   exit 0
 fi
 base=""
@@ -120,3 +134,4 @@ rm -rf "$VENV"
 "$VENV/bin/python" -c "import torch, sys; v = torch.__version__; print('install-deps: torch', v, 'in $VENV'); sys.exit(not v.startswith('$TORCH2') or torch.version.cuda is not None)" || {
   echo "install-deps: $VENV has torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') — want the $TORCH2 CPU build" >&2; exit 1; }
 install_qnn
+install_flwr
