@@ -9,11 +9,13 @@ case exports its step). The library is the one EDGEGRAD_LIB names. Cases:
   examples), 1 round, 1 local epoch, no shuffle, Adam, the demo step on the CPU: the global
   weights `python -m edgegrad.federated --out` writes equal the example-weighted mean of the
   weights of two `edgegrad train` runs on the halves (1e-6);
-- ``fleet``: 4 clients round-robin on cpu and SM8650 (--soc-mix cpu,SM8650: the step's JSON on
-  the CPU kernels, and compiled for SM8650 at its fp16 with dynamic loss scaling), client 2
-  raising in round 1 (--fail-clients 2@1): the round line reports "3/4 clients returned" and
-  the failure's reason, the round completes, and the global weights are the mean of the three
-  that returned (`edgegrad train` on shard 0 on the CPU, shards 1 and 3 with --soc SM8650);
+- ``fleet``: 4 clients round-robin on cpu, SM8650 and a program compiled for SM8350
+  (--soc-mix cpu,SM8650,P.egp: the step's JSON on the CPU kernels, compiled for SM8650 at its
+  fp16 with dynamic loss scaling, and the .egp), client 3 raising in round 1 (--fail-clients
+  3@1): the round line reports "3/4 clients returned" and the failure's reason, the round
+  completes, the clients evaluate the global model too (--fraction-evaluate 1), and the
+  global weights are the mean of the three that returned (`edgegrad train` on shard 0 on the
+  CPU, shard 1 with --soc SM8650, shard 2 on the .egp);
 - ``accuracy``: the small conv net with BatchNorm of scripts/fed_demo_step.py (pretrained on
   the digits 0-4 with PyTorch, fine-tuned whole on 672 digits 5-9, batch 4), 40 clients, Dirichlet(0.5), 4 rounds
   of 1 local epoch: the global model's validation accuracy is within 5 points of a
@@ -119,26 +121,30 @@ def case_fleet(a, work):
     x, y = _digits59(work)
     data = _npz(os.path.join(work, "all.npz"), input=x, target=y)
     parts = np.array_split(np.arange(len(y)), 4)
+    egp = os.path.join(work, "step_sm8350.egp")
+    subprocess.run([a.edgegrad, "compile", DEMO + ".json", "--soc", "SM8350", "-o", egp],
+                   check=True, capture_output=True)
     opts = ["--optimizer", "adam", "--lr", "0.01", "--no-shuffle"]
     init = DEMO + ".init.safetensors"
     out = os.path.join(work, "global.safetensors")
     stdout = _ok(_fed("--program", DEMO + ".json", "--init", init, "--data", data,
                       "--eval", DEMO + ".eval.json", "--val-data", data, "--clients", "4",
-                      "--partition", "shards", "--rounds", "1", "--soc-mix", "cpu,SM8650",
-                      "--fail-clients", "2@1", *opts, "--out", out), "federated")
+                      "--partition", "shards", "--rounds", "1", "--soc-mix",
+                      f"cpu,SM8650,{egp}", "--fail-clients", "3@1", "--fraction-evaluate", "1",
+                      *opts, "--out", out), "federated")
     line = next((ln for ln in stdout.splitlines() if ln.startswith("round 1/1:")), "")
     if "3/4 clients returned" not in line or "1 failed" not in line:
         return f"round line {line!r}: want 3/4 clients returned, 1 failed"
-    if "failed: client 2 (cpu): fault injected in round 1" not in stdout:
-        return f"no failure reason for client 2 in {stdout!r}"
-    if "val accuracy" not in line:
-        return f"round line {line!r}: no val accuracy"
+    if "failed: client 3 (cpu): fault injected in round 1" not in stdout:
+        return f"no failure reason for client 3 in {stdout!r}"
+    if "val accuracy" not in line or "clients' accuracy" not in line:
+        return f"round line {line!r}: no val accuracy or clients' accuracy"
     runs, sizes = [], []
-    for k in (0, 1, 3):
-        soc = ["--soc", "SM8650"] if k % 2 else []
+    for k, (program, soc) in enumerate([(DEMO + ".json", []),
+                                        (DEMO + ".json", ["--soc", "SM8650"]), (egp, [])]):
         p = parts[k]
-        runs.append(_train(a, DEMO + ".json", _npz(os.path.join(work, f"s{k}.npz"),
-                                                   input=x[p], target=y[p]),
+        runs.append(_train(a, program, _npz(os.path.join(work, f"s{k}.npz"), input=x[p],
+                                            target=y[p]),
                            os.path.join(work, f"s{k}.safetensors"), "--init", init,
                            "--epochs", "1", *soc, *opts))
         sizes.append(len(p))
