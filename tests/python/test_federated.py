@@ -25,6 +25,7 @@ case exports its step). The library is the one EDGEGRAD_LIB names. Cases:
 - ``fedprox``: SGD with lr * mu = 1: FedProx's proximal step pulls each client back onto the
   global weights after every step, so the round ends where it began (1e-6); ``fedadam``: one
   round of Flower's FedAdam moves the weights and writes a valid file;
+- ``all_fail``: every client raising in every round: exit 1 saying so, nothing written;
 - ``partition``: shards are contiguous, iid a seeded permutation, dirichlet seeded and skewed
   by class, every example in one client, each client at least a batch;
 - ``errors``: bad arguments give one line `federated: <what> (<values>): <rule>`, exit 2, and
@@ -208,6 +209,23 @@ def case_fedprox(a, work):
     return None
 
 
+def case_all_fail(a, work):
+    """Every client failing in every round: exit 1, the reason said, nothing written."""
+    x, y = _digits59(work, 128)
+    data = _npz(os.path.join(work, "d.npz"), input=x, target=y)
+    out = os.path.join(work, "w.safetensors")
+    r = _fed("--program", DEMO + ".json", "--data", data, "--clients", "2", "--rounds", "1",
+             "--fail-clients", "0,1", "--out", out)
+    err = r.stderr.strip().splitlines()
+    if r.returncode != 1 or not err or "no round had a client return" not in err[-1]:
+        return f"exit {r.returncode}, stderr {r.stderr!r}: want exit 1 and why"
+    if "0/2 clients returned, 2 failed" not in r.stdout:
+        return f"stdout {r.stdout!r}: no round line with both failures"
+    if set(os.listdir(work)) - {"d.npz", "d59"}:
+        return f"files written: {sorted(os.listdir(work))}"
+    return None
+
+
 def case_partition(a, work):
     labels = np.repeat(np.arange(5), 60)
     shards = _partition.split("shards", 4, 300, min_size=8)
@@ -285,7 +303,7 @@ def case_help(a, work):
 
 def main():
     jobs = [("partition", case_partition), ("errors", case_errors), ("help", case_help),
-            ("mean", case_mean), ("fleet", case_fleet), ("fedprox", case_fedprox),
+            ("mean", case_mean), ("fleet", case_fleet), ("fedprox", case_fedprox), ("all_fail", case_all_fail),
             ("accuracy", case_accuracy)]
     harness.main(__doc__, "python_federated", jobs)
 

@@ -259,6 +259,11 @@ def main(argv):
     except Error as e:  # the library's one line (a bad file, a program of another model)
         print(f"federated: {e}", file=sys.stderr)
         return 2 if isinstance(e, ValueError) else 1
+    except RuntimeError as e:  # Flower's simulation stopped (its cause on the line)
+        cause = e.__cause__ or e
+        print(f"federated: the simulation failed ({type(cause).__name__}): {cause}: nothing "
+              f"written", file=sys.stderr)
+        return 1
 
 
 def _run(a, fails, trainer_options):
