@@ -263,6 +263,7 @@ ERRORS = [
     (["--loss-scale", "big"], "federated: --loss-scale (big): expected none, dynamic"),
     (["--rounds", "x"], "federated: argument --rounds: invalid int value: 'x'"),
     (["--data", "nowhere.npz"], "federated: --data (nowhere.npz): no such file or folder"),
+    (["--max-memory", "1Q"], "federated: max_memory '1Q': expected bytes"),
 ]
 
 

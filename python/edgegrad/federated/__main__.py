@@ -291,9 +291,11 @@ def _run(a, fails, trainer_options):
     evaluator = Evaluator(a.program, init=a.init, eval=a.eval, val=val)
     try:
         first = evaluator.state_dict()
-        # every device's program must hold the same parameters and buffers
+        # every device's program loads as its clients will load it (--max-memory included)
+        # and holds the same parameters and buffers
         for d in devs:
-            with runtime.load(d.program, soc=d.soc, threads=1, precision=a.precision) as drt:
+            with runtime.load(d.program, soc=d.soc, threads=1, precision=a.precision,
+                              max_memory=a.max_memory) as drt:
                 theirs = {t.state_dict or t.name: (t.dtype, t.shape) for t in drt.inputs
                           if t.role in ("parameter", "buffer")}
             ours = {k: (v.dtype, v.shape) for k, v in first.items()}
