@@ -8,7 +8,7 @@
 #      kernels and half compiled for SM8650 (fp16 on the NPU partitions, dynamic loss scaling),
 #      FED_ROUNDS (5) rounds of FedAvg, each sampled client training one local epoch of SGD with
 #      momentum; a line per round: clients, train loss, global val loss and accuracy (climbing
-#      from the fresh head's ~20 % to ~90 %), time, peak client memory, bytes moved;
+#      from the fresh head's 25 % to over 90 %), time, peak client memory, bytes moved;
 #   3. the global weights (safetensors, PyTorch names) and the curves (SVG).
 # Needs the .venv of scripts/install-deps.sh test (PyTorch to export, flwr[simulation]).
 # FED_MIN_ACCURACY (default 0.85): exit 1 unless the last round's val accuracy reaches it.
