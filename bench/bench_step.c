@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
   }
   if (rc) goto done;
 
-  eg_runtime_options opt = {.num_threads = threads};
+  eg_runtime_options opt = EG_RUNTIME_OPTIONS(.num_threads = threads);
   s = eg_runtime_create_with_options(model, &opt, &rt);
   if (s != EG_OK) {
     rc = fail_status("runtime", s);

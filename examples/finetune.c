@@ -57,11 +57,17 @@ static eg_status run(app *a, char **argv, int argc) {
   if (s == EG_OK) s = eg_npy_load(path, &a->labels);
   if (s != EG_OK) return s;
 
-  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_ADAM);
-  o.optimizer.lr = 0.01;
+  eg_optimizer_options adam;
+  eg_optimizer_defaults(EG_OPTIMIZER_ADAM, &adam); /* sets adam.struct_size */
+  adam.lr = 0.01;
+  adam.loss_scale = EG_LOSS_SCALE_AUTO; /* dynamic where NPU partitions compute in fp16 */
+  eg_trainer_options o;
+  eg_trainer_defaults(&o);
+  o.optimizer = &adam;
   o.epochs = epochs;
   o.seed = 1;
-  const eg_trainer_array data[] = {{"input", a->images, NULL}, {"target", a->labels, NULL}};
+  const eg_trainer_array data[] = {EG_TRAINER_ARRAY("input", a->images, NULL),
+                                   EG_TRAINER_ARRAY("target", a->labels, NULL)};
   s = eg_trainer_create(a->rt, &o, &a->tr);
   if (s == EG_OK) s = eg_trainer_set_data(a->tr, data, 2);
   if (s == EG_OK) s = eg_trainer_hold_out(a->tr, a->eval_rt, 0.25);

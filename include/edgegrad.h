@@ -48,9 +48,9 @@ extern "C" {
 
 /* The version of this header: MAJOR.MINOR.PATCH; the library's own is eg_version(). */
 #define EG_VERSION_MAJOR 0
-#define EG_VERSION_MINOR 1
+#define EG_VERSION_MINOR 2
 #define EG_VERSION_PATCH 0
-#define EG_VERSION_STRING "0.1.0"
+#define EG_VERSION_STRING "0.2.0"
 /* One number that orders versions: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define EG_VERSION_NUMBER (EG_VERSION_MAJOR * 10000 + EG_VERSION_MINOR * 100 + EG_VERSION_PATCH)
 
@@ -63,6 +63,55 @@ extern "C" {
 #else
 #define EG_API
 #endif
+/* ---- binary compatibility: struct sizes ------------------------------------------------ *
+ * Structures cross the library boundary by pointer, and a release may add fields to them, so
+ * each one that may grow says how large the caller's copy is:
+ *
+ *   - a structure the library reads (the options: eg_runtime_options, eg_compile_options,
+ *     eg_optimizer_options, eg_trainer_options; eg_trainer_array) starts with
+ *     `size_t struct_size`, which the caller sets to the sizeof of its own declaration: the
+ *     initialiser macros (EG_RUNTIME_OPTIONS(...), EG_COMPILE_OPTIONS(...),
+ *     EG_TRAINER_ARRAY(...): struct_size, then the initialisers given) and the eg_*_defaults
+ *     functions do it.
+ *
+ *         eg_runtime_options opt = EG_RUNTIME_OPTIONS(.max_memory_bytes = (size_t)512 << 20);
+ *         eg_compile_options copt = EG_COMPILE_OPTIONS(.soc = "SM8650");
+ *         eg_runtime_options all_defaults = EG_RUNTIME_OPTIONS();   // or NULL options
+ *
+ *   - a function that fills a caller's structure (eg_model_input, eg_get_target,
+ *     eg_tensor_compare, eg_optimizer_defaults, ...) takes the caller's sizeof as its last
+ *     argument, `out_size`; the macro of the same name below its declaration passes it, so C
+ *     callers write eg_model_input(model, i, &desc) and get eg_model_input(model, i, &desc,
+ *     sizeof *(&desc)). (Bindings from other languages call the function with the size; a
+ *     definition or a NULL `out` names it in parentheses: (eg_model_input)(model, i, NULL, n).)
+ *
+ * Fields are only ever appended, each starting at or past the sizeof of the layout before it,
+ * so an app built against an older header holds a prefix of the library's layout, and one
+ * built against a newer header the library's layout and more. The library
+ *   - reads the caller's struct_size bytes and no more: a field past them takes its default
+ *     (what the initialiser macro or the eg_*_defaults function gives it), and a byte past
+ *     the library's own layout (a newer header's field) must be 0, i.e. that field left at
+ *     its default: a non-zero one is refused, since this library cannot do what it asks;
+ *   - fills exactly `out_size` bytes: its fields up to them, and 0 in a newer header's fields
+ *     it does not know (0: "this library does not say");
+ *   - accepts a size that is a multiple of the structure's alignment, at least sizeof(size_t)
+ *     (the size field: everything else takes its default) and at most EG_STRUCT_SIZE_MAX;
+ *     another (a struct_size never set is 0) is EG_ERR_ARGUMENT, "<function>: <struct>
+ *     size (N bytes): <rule>".
+ * An array of such structures (eg_trainer_set_data's) is walked with its first element's
+ * struct_size as the stride; every element must carry the same. eg_trainer_event, which the
+ * library passes to a callback, carries the library's struct_size: before reading a field a
+ * newer header added, a callback checks EG_HAS_FIELD(event, eg_trainer_event, field). The
+ * small value types eg_tensor, eg_file_part, eg_safetensors_entry and eg_safetensors_meta
+ * never change (the library hands out arrays of the last two): changing one would be a new
+ * soname. An app built against another release's header can compare eg_version() with
+ * EG_VERSION_NUMBER; before 1.0 a new minor version may change anything (and has its own
+ * soname, libedgegrad.so.0.MINOR). */
+#define EG_STRUCT_SIZE_MAX 4096
+/* Whether `ptr`'s struct_size covers `field` of `type`. */
+#define EG_HAS_FIELD(ptr, type, field) \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
 /* The largest tensor rank edgegrad handles (ATen allows more; conv nets never need it). */
 #define EG_MAX_RANK 8
 
@@ -220,10 +269,14 @@ EG_API void eg_model_destroy(eg_model *model);
 /* Counts of inputs and outputs (0 for a NULL model). */
 EG_API int eg_model_num_inputs(const eg_model *model);
 EG_API int eg_model_num_outputs(const eg_model *model);
-/* Describes input/output `index` (0-based). EG_ERR_ARGUMENT if out of range or a pointer is
- * NULL. */
-EG_API eg_status eg_model_input(const eg_model *model, int index, eg_tensor_desc *out);
-EG_API eg_status eg_model_output(const eg_model *model, int index, eg_tensor_desc *out);
+/* Describes input/output `index` (0-based) in *out (`out_size` bytes: the struct sizes
+ * above). EG_ERR_ARGUMENT if out of range or a pointer is NULL. */
+EG_API eg_status eg_model_input(const eg_model *model, int index, eg_tensor_desc *out,
+                                size_t out_size);
+EG_API eg_status eg_model_output(const eg_model *model, int index, eg_tensor_desc *out,
+                                 size_t out_size);
+#define eg_model_input(model, index, out) eg_model_input(model, index, out, sizeof *(out))
+#define eg_model_output(model, index, out) eg_model_output(model, index, out, sizeof *(out))
 
 /* Graph statistics for `edgegrad info`. */
 typedef struct eg_model_stats {
@@ -232,8 +285,10 @@ typedef struct eg_model_stats {
   int num_statics;        /* frozen weights and constants */
   size_t static_bytes;    /* their total size in bytes */
 } eg_model_stats;
-/* Fills *out (all zeros for a NULL model; nothing when `out` is NULL). */
-EG_API void eg_model_get_stats(const eg_model *model, eg_model_stats *out);
+/* Fills *out, `out_size` bytes (all zeros for a NULL model; nothing when `out` is NULL or the
+ * size is not one the struct sizes above allow). */
+EG_API void eg_model_get_stats(const eg_model *model, eg_model_stats *out, size_t out_size);
+#define eg_model_get_stats(model, out) eg_model_get_stats(model, out, sizeof *(out))
 /* Number of distinct op targets in the graph (0 for a NULL model), and the `index`-th one (in
  * first-use order) with how many nodes use it. `target` is the traced name, e.g.
  * "aten.convolution_backward.default"; either of `target` and `count` may be NULL.
@@ -249,16 +304,18 @@ EG_API eg_status eg_model_op_kind(const eg_model *model, int index, const char *
 EG_API eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
 EG_API void eg_runtime_destroy(eg_runtime *rt);
 
-/* Limits a device app sets on a runtime. Zero-initialise and set what you need: every field's
- * 0 means "no limit", so new fields keep old callers' behaviour.
+/* Limits a device app sets on a runtime. Start from EG_RUNTIME_OPTIONS_INIT (struct_size
+ * set, every other field 0) and set what you need: every field's 0 means "no limit" or "the
+ * default", which is what a field past an older caller's struct_size takes.
  *
- *     eg_runtime_options opt = {.max_memory_bytes = (size_t)512 << 20};   // 512 MiB
+ *     eg_runtime_options opt = EG_RUNTIME_OPTIONS(.max_memory_bytes = (size_t)512 << 20);
  *     eg_status s = eg_runtime_create_with_options(model, &opt, &rt);
  *     if (s == EG_ERR_LIMIT) ...   // eg_last_error(): the bytes needed, by part, and the limit
  *
  * Check inputs with eg_model_check_input before creating the runtime to refuse wrong files
  * before any memory is reserved. */
 typedef struct eg_runtime_options {
+  size_t struct_size; /* sizeof(eg_runtime_options) as the caller declares it (above) */
   /* The most bytes the runtime may reserve at creation: its activation arena (in a compiled
    * runtime, with each NPU partition's staging buffers and executor tensors, planned into it
    * for the time the partition runs), kernel scratch and input buffers together (not counted:
@@ -300,9 +357,12 @@ typedef struct eg_runtime_options {
    * creation beside the derived constants (not counted in max_memory_bytes). */
   eg_precision precision;
 } eg_runtime_options;
+/* An initialiser: struct_size set, then `...` (designated initialisers), every other field 0. */
+#define EG_RUNTIME_OPTIONS(...) {.struct_size = sizeof(eg_runtime_options), __VA_ARGS__}
+#define EG_RUNTIME_OPTIONS_INIT EG_RUNTIME_OPTIONS()
 
-/* eg_runtime_create with limits; `options` NULL means none. For a model loaded from a compiled
- * program it runs the program, as eg_runtime_create does. */
+/* eg_runtime_create with limits; `options` NULL means none (all defaults). For a model loaded
+ * from a compiled program it runs the program, as eg_runtime_create does. */
 EG_API eg_status eg_runtime_create_with_options(const eg_model *model,
                                                 const eg_runtime_options *options,
                                                 eg_runtime **out);
@@ -331,7 +391,7 @@ EG_API eg_status eg_runtime_output(const eg_runtime *rt, int index, eg_tensor *o
  * node, or an NPU partition (all its nodes run as one step on the executor). Entries describe
  * the last run (each run replaces them).
  *
- *     eg_runtime_options opt = {.profile = true};
+ *     eg_runtime_options opt = EG_RUNTIME_OPTIONS(.profile = true);
  *     ... eg_runtime_run(rt);
  *     for (int i = 0; i < eg_runtime_profile_count(rt); i++) {
  *       eg_profile_entry e;
@@ -355,7 +415,10 @@ typedef struct eg_profile_entry {
 EG_API int eg_runtime_profile_count(const eg_runtime *rt);
 /* Entry `index` (run order); its strings live as long as the runtime. EG_ERR_ARGUMENT out of
  * range. */
-EG_API eg_status eg_runtime_profile_entry(const eg_runtime *rt, int index, eg_profile_entry *out);
+EG_API eg_status eg_runtime_profile_entry(const eg_runtime *rt, int index, eg_profile_entry *out,
+                                          size_t out_size);
+#define eg_runtime_profile_entry(rt, index, out) \
+  eg_runtime_profile_entry(rt, index, out, sizeof *(out))
 /* Wall time of the last profiled run's steps, start of the first to end of the last. */
 EG_API int64_t eg_runtime_profile_total_ns(const eg_runtime *rt);
 /* The last run as a Chrome trace (JSON: one complete event per step, microseconds, and nested
@@ -387,7 +450,8 @@ EG_API eg_status eg_model_input_classes(const eg_model *model, int index, int64_
 /* An optimizer over a runtime's trainable parameters (the roles above), with torch.optim's
  * update rules, its state (momentum buffers, Adam's moments) kept per parameter:
  *
- *     eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_ADAMW);
+ *     eg_optimizer_options o;
+ *     eg_optimizer_defaults(EG_OPTIMIZER_ADAMW, &o);   // sets o.struct_size too
  *     o.lr = 1e-3;
  *     eg_optimizer *opt;
  *     eg_optimizer_create(rt, &o, &opt);
@@ -436,6 +500,7 @@ typedef enum eg_optimizer_kind {
 } eg_optimizer_kind;
 
 typedef struct eg_optimizer_options {
+  size_t struct_size;  /* sizeof(eg_optimizer_options) as the caller declares it */
   eg_optimizer_kind kind;
   double lr;           /* >= 0 */
   double weight_decay; /* >= 0; SGD and Adam: L2 added to the gradient; AdamW: decoupled */
@@ -454,9 +519,14 @@ typedef struct eg_optimizer_options {
 
 typedef struct eg_optimizer eg_optimizer;
 
-/* torch.optim's defaults for `kind`: SGD lr 1e-3, momentum, dampening, weight decay 0; Adam lr
- * 1e-3, betas (0.9, 0.999), eps 1e-8, weight decay 0; AdamW the same with weight decay 1e-2. */
-EG_API eg_optimizer_options eg_optimizer_defaults(eg_optimizer_kind kind);
+/* Fills *out (`out_size` bytes, out->struct_size = out_size) with torch.optim's defaults for
+ * `kind`: SGD lr 1e-3, momentum, dampening, weight decay 0; Adam lr 1e-3, betas (0.9, 0.999),
+ * eps 1e-8, weight decay 0; AdamW the same with weight decay 1e-2; no loss scaling (its fields
+ * 0). These are the values a field past an older caller's struct_size takes (its `kind`'s).
+ * EG_ERR_ARGUMENT for a NULL `out` or a size the struct sizes above refuse. */
+EG_API eg_status eg_optimizer_defaults(eg_optimizer_kind kind, eg_optimizer_options *out,
+                                       size_t out_size);
+#define eg_optimizer_defaults(kind, out) eg_optimizer_defaults(kind, out, sizeof *(out))
 /* An optimizer for every trainable parameter of `rt` (state zeroed, step count 0).
  * EG_ERR_ARGUMENT names an option out of range, or a model with nothing to train. The runtime
  * must outlive it. */
@@ -498,12 +568,17 @@ EG_API int64_t eg_optimizer_skipped_steps(const eg_optimizer *opt);
  * epoch's learning rate from a schedule, evaluates an evaluation graph, reports through a
  * callback, and saves and loads checkpoints that resume bit for bit:
  *
- *     eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
- *     o.optimizer.lr = 0.05;
+ *     eg_optimizer_options sgd;
+ *     eg_optimizer_defaults(EG_OPTIMIZER_SGD, &sgd);
+ *     sgd.lr = 0.05;
+ *     eg_trainer_options o;
+ *     eg_trainer_defaults(&o);
+ *     o.optimizer = &sgd;                              // read by eg_trainer_create
  *     eg_trainer *tr;
  *     eg_trainer_create(rt, &o, &tr);                  // rt: eg_runtime_create(step model)
  *     eg_runtime_load_weights(rt, "step.init.safetensors");
- *     eg_trainer_array data[] = {{"input", images}, {"target", labels}};
+ *     eg_trainer_array data[] = {EG_TRAINER_ARRAY("input", images),
+ *                                EG_TRAINER_ARRAY("target", labels)};
  *     eg_trainer_set_data(tr, data, 2);               // views: keep them alive
  *     eg_trainer_fit(tr, 5);                           // epochs 1..5
  *     eg_trainer_save_weights(tr, "tuned.safetensors");
@@ -521,7 +596,12 @@ typedef enum eg_lr_schedule {
 } eg_lr_schedule;
 
 typedef struct eg_trainer_options {
-  eg_optimizer_options optimizer; /* its lr is the schedule's base */
+  size_t struct_size; /* sizeof(eg_trainer_options) as the caller declares it */
+  /* The optimizer, read by eg_trainer_create (its lr is the schedule's base); NULL:
+   * eg_optimizer_defaults(EG_OPTIMIZER_SGD) with loss_scale AUTO. A pointer rather than a
+   * member, so that each of the two structures can grow on its own (a member's growth would
+   * move the fields after it). */
+  const eg_optimizer_options *optimizer;
   eg_lr_schedule schedule;
   int64_t lr_step;  /* STEP: epochs between decays, >= 1 */
   double lr_gamma;  /* STEP: the factor, finite, >= 0 */
@@ -537,12 +617,18 @@ typedef struct eg_trainer_options {
  * without its batch axis; any integer dtype for an int64 input, uint8 for a float32 one with
  * normalize. A view: the trainer reads the caller's memory, which must stay valid and
  * unchanged while the trainer uses it. `origin` names it in messages ("data/target.npy");
- * NULL: "array <input>". */
+ * NULL: "array <input>". The functions taking an array of them (eg_trainer_set_data,
+ * eg_trainer_set_eval, eg_trainer_step_batch) step through it by its first element's
+ * struct_size, which every element must repeat. */
 typedef struct eg_trainer_array {
+  size_t struct_size; /* sizeof(eg_trainer_array) as the caller declares it: the arrays'
+                         stride, the same in every element */
   const char *input;
   eg_tensor t;
   const char *origin;
 } eg_trainer_array;
+/* An initialiser: struct_size set, then `...`: EG_TRAINER_ARRAY("input", images, NULL). */
+#define EG_TRAINER_ARRAY(...) {.struct_size = sizeof(eg_trainer_array), __VA_ARGS__}
 
 typedef enum eg_trainer_event_kind {
   EG_TRAINER_STEP = 0, /* after each step's update */
@@ -550,7 +636,9 @@ typedef enum eg_trainer_event_kind {
   EG_TRAINER_EVAL      /* the evaluation before the first step of a fresh run */
 } eg_trainer_event_kind;
 
+/* The library's (struct_size: its sizeof; see EG_HAS_FIELD). */
 typedef struct eg_trainer_event {
+  size_t struct_size;
   eg_trainer_event_kind kind;
   int64_t epoch;       /* 1-based; EVAL: 0 */
   int64_t step;        /* STEP: 1-based step of the epoch; EPOCH: steps per epoch */
@@ -574,10 +662,13 @@ typedef int (*eg_trainer_callback)(const eg_trainer_event *event, void *user);
 
 typedef struct eg_trainer eg_trainer;
 
-/* Defaults: `kind`'s eg_optimizer_defaults with loss scaling AUTO, a constant schedule
- * (lr_step 1, lr_gamma 0.1),
- * shuffle on, seed 0, no normalization (mean 0, std 1). */
-EG_API eg_trainer_options eg_trainer_defaults(eg_optimizer_kind kind);
+/* Fills *out (`out_size` bytes, out->struct_size = out_size) with the defaults, which are
+ * also what a field past an older caller's struct_size takes: no optimizer (NULL: SGD's
+ * defaults with loss scaling AUTO), a constant schedule (lr_step 1, lr_gamma 0.1), epochs 0,
+ * shuffle on, seed 0, no normalization (mean 0, std 1). EG_ERR_ARGUMENT for a NULL `out` or a
+ * size the struct sizes above refuse. */
+EG_API eg_status eg_trainer_defaults(eg_trainer_options *out, size_t out_size);
+#define eg_trainer_defaults(out) eg_trainer_defaults(out, sizeof *(out))
 /* A trainer over `rt`, a runtime of a training step (a scalar loss output, parameters with
  * gradient outputs), at epoch 0 step 0. EG_ERR_ARGUMENT names an option out of range or a
  * model that is no training step. The runtime must outlive it. */
@@ -688,7 +779,8 @@ typedef struct eg_target_info {
 
 EG_API int eg_num_targets(void);
 /* Target `index` (0-based, table order). EG_ERR_ARGUMENT if out of range. */
-EG_API eg_status eg_get_target(int index, eg_target_info *out);
+EG_API eg_status eg_get_target(int index, eg_target_info *out, size_t out_size);
+#define eg_get_target(index, out) eg_get_target(index, out, sizeof *(out))
 
 /* ---- compiling for the NPU: placement -------------------------------------------------- *
  * The first stage of compiling a model for a SoC decides, node by node, what the NPU (HTP) runs
@@ -710,7 +802,8 @@ EG_API eg_status eg_get_target(int index, eg_target_info *out);
  * one stage: eg_model_save_compiled writes the whole compiled program (below).
  *
  *     const char *skip[] = {"aten.relu"};
- *     eg_compile_options opt = {.soc = "SM8650", .skip_ops = skip, .num_skip_ops = 1};
+ *     eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650", .skip_ops = skip,
+ *                                                 .num_skip_ops = 1);
  *     eg_compile_report *rep = NULL;
  *     if (eg_compile_report_create(model, &opt, &rep) != EG_OK) { ... eg_last_error() ... }
  *     for (int i = 0; i < eg_compile_report_num_nodes(rep); i++) {
@@ -725,6 +818,7 @@ EG_API eg_status eg_get_target(int index, eg_target_info *out);
 typedef enum eg_placement { EG_PLACEMENT_CPU = 0, EG_PLACEMENT_NPU = 1 } eg_placement;
 
 typedef struct eg_compile_options {
+  size_t struct_size; /* sizeof(eg_compile_options) as the caller declares it */
   /* The target SoC, a name `eg_get_target` lists ("SM8650", case-insensitive). Required. */
   const char *soc;
   /* Ops to keep on the CPU (`edgegrad compile --skip-op`): each a traced target
@@ -756,6 +850,9 @@ typedef struct eg_compile_options {
    * another value is EG_ERR_ARGUMENT. It does not change placement. */
   eg_precision precision;
 } eg_compile_options;
+/* An initialiser: struct_size set, then `...` (designated initialisers), every other field 0. */
+#define EG_COMPILE_OPTIONS(...) {.struct_size = sizeof(eg_compile_options), __VA_ARGS__}
+#define EG_COMPILE_OPTIONS_INIT EG_COMPILE_OPTIONS()
 
 typedef struct eg_compile_report eg_compile_report;
 
@@ -789,14 +886,18 @@ EG_API eg_status eg_compile_report_create(const eg_model *model, const eg_compil
 EG_API void eg_compile_report_destroy(eg_compile_report *report);
 
 /* The SoC placed for. */
-EG_API void eg_compile_report_target(const eg_compile_report *report, eg_target_info *out);
+EG_API void eg_compile_report_target(const eg_compile_report *report, eg_target_info *out,
+                                     size_t out_size);
+#define eg_compile_report_target(report, out) eg_compile_report_target(report, out, sizeof *(out))
 /* The precision the NPU partitions compute floats in (options->precision): "fp32" or "fp16";
  * NULL for a NULL report. */
 EG_API const char *eg_compile_report_precision(const eg_compile_report *report);
 /* Nodes in graph (topological) order; `index` in [0, num_nodes), else EG_ERR_ARGUMENT. */
 EG_API int eg_compile_report_num_nodes(const eg_compile_report *report);
 EG_API eg_status eg_compile_report_node(const eg_compile_report *report, int index,
-                                        eg_placement_info *out);
+                                        eg_placement_info *out, size_t out_size);
+#define eg_compile_report_node(report, index, out) \
+  eg_compile_report_node(report, index, out, sizeof *(out))
 /* Partitions, numbered in order of their first node. Partition `index` has *num_nodes nodes,
  * given by node index (as in eg_compile_report_node) ascending in *nodes, which the report owns.
  * EG_ERR_ARGUMENT if `index` is out of range. */
@@ -842,7 +943,7 @@ EG_API eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
  * corrupted file is EG_ERR_FORMAT (or EG_ERR_UNSUPPORTED for another version, op or SoC)
  * with a message "<file>: <section>: <what> (<values>): <rule>".
  *
- *     eg_compile_options opt = {.soc = "SM8650"};
+ *     eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
  *     eg_model_save_compiled(model, &opt, "step.egp");   // compile and write
  *     eg_model *prog = NULL;
  *     eg_model_load("step.egp", &prog);                  // validated
@@ -873,7 +974,9 @@ typedef struct eg_program_info {
   size_t file_bytes;        /* the file's size */
 } eg_program_info;
 /* EG_ERR_ARGUMENT if the model is not compiled. */
-EG_API eg_status eg_model_program_info(const eg_model *model, eg_program_info *out);
+EG_API eg_status eg_model_program_info(const eg_model *model, eg_program_info *out,
+                                       size_t out_size);
+#define eg_model_program_info(model, out) eg_model_program_info(model, out, sizeof *(out))
 
 typedef struct eg_npu_partition_info {
   const char *name;         /* its QNN graph's name, "partition_0" */
@@ -919,10 +1022,17 @@ typedef struct eg_npu_op_info {
 /* Partition / tensor / op / param accessors of a compiled model; EG_ERR_ARGUMENT when the
  * model is not compiled or an index is out of range. */
 EG_API eg_status eg_model_npu_partition(const eg_model *model, int partition,
-                                        eg_npu_partition_info *out);
+                                        eg_npu_partition_info *out, size_t out_size);
 EG_API eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
-                                     eg_npu_tensor_info *out);
-EG_API eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out);
+                                     eg_npu_tensor_info *out, size_t out_size);
+EG_API eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out,
+                                 size_t out_size);
+#define eg_model_npu_partition(model, partition, out) \
+  eg_model_npu_partition(model, partition, out, sizeof *(out))
+#define eg_model_npu_tensor(model, partition, tensor, out) \
+  eg_model_npu_tensor(model, partition, tensor, out, sizeof *(out))
+#define eg_model_npu_op(model, partition, op, out) \
+  eg_model_npu_op(model, partition, op, out, sizeof *(out))
 /* Param `index` of an op: *name, and its value written into `value` (`size` bytes, always
  * NUL-terminated) as JSON text: 3, 0.5, true, [2, 2], [[1, 1], [0, 0]]; a non-finite float as
  * the string "inf", "-inf" or "nan". */
@@ -1063,7 +1173,9 @@ typedef struct eg_compare_result {
  * pointer, an invalid tensor, a negative or non-finite tolerance, or got and want differing in
  * dtype or shape. */
 EG_API eg_status eg_tensor_compare(const eg_tensor *got, const eg_tensor *want, double rtol,
-                                   double atol_scale, eg_compare_result *out);
+                                   double atol_scale, eg_compare_result *out, size_t out_size);
+#define eg_tensor_compare(got, want, rtol, atol_scale, out) \
+  eg_tensor_compare(got, want, rtol, atol_scale, out, sizeof *(out))
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,10 @@ eg_last_error() is per thread *and* per library, so the two are never mixed.
 
 Layouts: every structure here mirrors the header field for field; tests/python/abi_layout.c
 prints the C offsets and sizes and tests/python/test_runtime.py compares them with these.
+Struct sizes (the header's "binary compatibility" rules): a structure the library reads starts
+with struct_size, which ``Sized`` sets to its ctypes size when it is made, as a C initialiser
+sets sizeof; a function that fills a structure takes its size as its last argument (``fill``
+passes it), which C callers get from the header's macro of the same name.
 """
 import ctypes
 import enum
@@ -145,6 +149,28 @@ MAX_RANK = 8
 c_enum = ctypes.c_int  # every eg_* enum: its values fit an int, so GCC and Clang give it int's size
 
 
+class Sized(ctypes.Structure):
+    """A structure that starts with ``struct_size``, made with it set to its own size (so an
+    array of them made by ctypes, which calls no __init__, must set it per element: ``sized``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(ctypes.sizeof(self), *args, **kwargs)
+
+
+def sized(array):
+    """Sets struct_size in every element of a ctypes array of a Sized structure; returns it."""
+    for element in array:
+        element.struct_size = ctypes.sizeof(element)
+    return array
+
+
+def fill(fn, *args):
+    """Calls a library function that fills its last argument, a structure, passing that
+    structure by reference and its size (the function's ``out_size``); returns the status."""
+    *head, out = args
+    return fn(*head, ctypes.byref(out), ctypes.sizeof(out))
+
+
 class Tensor(ctypes.Structure):
     """eg_tensor."""
     _fields_ = [("dtype", c_enum), ("rank", ctypes.c_int32),
@@ -158,16 +184,16 @@ class TensorDesc(ctypes.Structure):
                 ("random_p", ctypes.c_double)]
 
 
-class RuntimeOptions(ctypes.Structure):
+class RuntimeOptions(Sized):
     """eg_runtime_options."""
-    _fields_ = [("max_memory_bytes", ctypes.c_size_t), ("num_threads", ctypes.c_int),
+    _fields_ = [("struct_size", ctypes.c_size_t), ("max_memory_bytes", ctypes.c_size_t), ("num_threads", ctypes.c_int),
                 ("profile", ctypes.c_bool), ("dump_partitions_dir", ctypes.c_char_p),
                 ("precision", c_enum)]
 
 
-class CompileOptions(ctypes.Structure):
+class CompileOptions(Sized):
     """eg_compile_options."""
-    _fields_ = [("soc", ctypes.c_char_p),
+    _fields_ = [("struct_size", ctypes.c_size_t), ("soc", ctypes.c_char_p),
                 ("skip_ops", ctypes.POINTER(ctypes.c_char_p)), ("num_skip_ops", ctypes.c_int),
                 ("skip_nodes", ctypes.POINTER(ctypes.c_char_p)), ("num_skip_nodes", ctypes.c_int),
                 ("no_fallback", ctypes.c_int), ("dump_after", ctypes.c_char_p),
@@ -189,9 +215,9 @@ class ProgramInfo(ctypes.Structure):
                 ("static_bytes", ctypes.c_size_t), ("file_bytes", ctypes.c_size_t)]
 
 
-class OptimizerOptions(ctypes.Structure):
+class OptimizerOptions(Sized):
     """eg_optimizer_options."""
-    _fields_ = [("kind", c_enum), ("lr", ctypes.c_double), ("weight_decay", ctypes.c_double),
+    _fields_ = [("struct_size", ctypes.c_size_t), ("kind", c_enum), ("lr", ctypes.c_double), ("weight_decay", ctypes.c_double),
                 ("momentum", ctypes.c_double), ("dampening", ctypes.c_double),
                 ("nesterov", ctypes.c_bool), ("beta1", ctypes.c_double),
                 ("beta2", ctypes.c_double), ("eps", ctypes.c_double), ("loss_scale", c_enum),
@@ -199,23 +225,25 @@ class OptimizerOptions(ctypes.Structure):
                 ("backoff_factor", ctypes.c_double), ("growth_interval", ctypes.c_int64)]
 
 
-class TrainerOptions(ctypes.Structure):
-    """eg_trainer_options."""
-    _fields_ = [("optimizer", OptimizerOptions), ("schedule", c_enum),
+class TrainerOptions(Sized):
+    """eg_trainer_options (``optimizer`` points at an OptimizerOptions the caller keeps alive
+    until eg_trainer_create has read it)."""
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("optimizer", ctypes.POINTER(OptimizerOptions)), ("schedule", c_enum),
                 ("lr_step", ctypes.c_int64), ("lr_gamma", ctypes.c_double),
                 ("epochs", ctypes.c_int64), ("shuffle", ctypes.c_bool),
                 ("seed", ctypes.c_uint64), ("normalize", ctypes.c_bool),
                 ("mean", ctypes.c_double), ("std", ctypes.c_double)]
 
 
-class TrainerArray(ctypes.Structure):
+class TrainerArray(Sized):
     """eg_trainer_array."""
-    _fields_ = [("input", ctypes.c_char_p), ("t", Tensor), ("origin", ctypes.c_char_p)]
+    _fields_ = [("struct_size", ctypes.c_size_t), ("input", ctypes.c_char_p), ("t", Tensor), ("origin", ctypes.c_char_p)]
 
 
 class TrainerEvent(ctypes.Structure):
-    """eg_trainer_event."""
-    _fields_ = [("kind", c_enum), ("epoch", ctypes.c_int64), ("step", ctypes.c_int64),
+    """eg_trainer_event (the library's: its struct_size says which fields it has)."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("kind", c_enum), ("epoch", ctypes.c_int64), ("step", ctypes.c_int64),
                 ("steps", ctypes.c_int64), ("global_step", ctypes.c_int64),
                 ("loss", ctypes.c_double), ("lr", ctypes.c_double),
                 ("val_loss", ctypes.c_double), ("val_accuracy", ctypes.c_double),
@@ -237,7 +265,7 @@ TRAINER_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(TrainerEvent), 
 
 _p = ctypes.c_void_p
 _s = ctypes.c_char_p
-_i, _i64, _d = ctypes.c_int, ctypes.c_int64, ctypes.c_double
+_i, _i64, _d, _z = ctypes.c_int, ctypes.c_int64, ctypes.c_double, ctypes.c_size_t
 _P = ctypes.POINTER
 _st = c_enum  # eg_status
 
@@ -253,14 +281,14 @@ PROTOTYPES = {
     "eg_model_destroy": (None, [_p]),
     "eg_model_num_inputs": (_i, [_p]),
     "eg_model_num_outputs": (_i, [_p]),
-    "eg_model_input": (_st, [_p, _i, _P(TensorDesc)]),
-    "eg_model_output": (_st, [_p, _i, _P(TensorDesc)]),
+    "eg_model_input": (_st, [_p, _i, _P(TensorDesc), _z]),
+    "eg_model_output": (_st, [_p, _i, _P(TensorDesc), _z]),
     "eg_model_is_compiled": (_i, [_p]),
-    "eg_model_program_info": (_st, [_p, _P(ProgramInfo)]),
+    "eg_model_program_info": (_st, [_p, _P(ProgramInfo), _z]),
     "eg_model_input_classes": (_st, [_p, _i, _P(_i64), _P(_i64)]),
     "eg_model_save_compiled": (_st, [_p, _P(CompileOptions), _s]),
     "eg_num_targets": (_i, []),
-    "eg_get_target": (_st, [_i, _P(TargetInfo)]),
+    "eg_get_target": (_st, [_i, _P(TargetInfo), _z]),
     "eg_runtime_create_with_options": (_st, [_p, _P(RuntimeOptions), _P(_p)]),
     "eg_runtime_create_compiled_with_options": (_st, [_p, _P(CompileOptions),
                                                       _P(RuntimeOptions), _P(_p)]),
@@ -270,12 +298,12 @@ PROTOTYPES = {
     "eg_runtime_input": (_st, [_p, _i, _P(Tensor)]),
     "eg_runtime_output": (_st, [_p, _i, _P(Tensor)]),
     "eg_runtime_load_weights": (_st, [_p, _s]),
-    "eg_optimizer_defaults": (OptimizerOptions, [c_enum]),
+    "eg_optimizer_defaults": (_st, [c_enum, _P(OptimizerOptions), _z]),
     "eg_optimizer_loss_scale": (_d, [_p]),
     "eg_optimizer_loss_scaling": (c_enum, [_p]),
     "eg_optimizer_skipped_steps": (_i64, [_p]),
     "eg_optimizer_steps": (_i64, [_p]),
-    "eg_trainer_defaults": (TrainerOptions, [c_enum]),
+    "eg_trainer_defaults": (_st, [_P(TrainerOptions), _z]),
     "eg_trainer_create": (_st, [_p, _P(TrainerOptions), _P(_p)]),
     "eg_trainer_destroy": (None, [_p]),
     "eg_trainer_set_data": (_st, [_p, _P(TrainerArray), _i]),
@@ -323,8 +351,10 @@ def _candidates():
             if folder not in places:
                 places.append(folder)
     found = [("folder " + p, [os.path.join(p, _FULL), os.path.join(p, _RT)]) for p in places]
-    major = __version__.split(".")[0]
-    found.append(("the system's library path", [f"{_FULL}.{major}", f"{_RT}.{major}"]))
+    # the soname: libedgegrad.so.MAJOR, before 1.0 libedgegrad.so.0.MINOR (CMakeLists.txt)
+    major, minor = __version__.split(".")[:2]
+    so = major if major != "0" else f"{major}.{minor}"
+    found.append(("the system's library path", [f"{_FULL}.{so}", f"{_RT}.{so}"]))
     return found
 
 

@@ -5,5 +5,5 @@ metadata of python/pyproject.toml reads it from here): an exporter and a runtime
 release agree on the format. ``FORMAT_VERSION`` is the graph format version the exporter
 writes (docs/graph-format.md).
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 FORMAT_VERSION = 1

@@ -115,8 +115,8 @@ def _describe(lib, model, is_input, n):
     infos = []
     for i in range(n):
         d = _capi.TensorDesc()
-        lib.check((lib.eg_model_input if is_input else lib.eg_model_output)(model, i,
-                                                                            ctypes.byref(d)))
+        lib.check(_capi.fill(lib.eg_model_input if is_input else lib.eg_model_output, model, i,
+                             d))
         t = d.tensor
         infos.append(dict(
             name=d.name.decode(), dtype=DTYPES[t.dtype],
@@ -266,7 +266,7 @@ class Runtime(_capi.Closable):
         if not self.compiled:
             return None
         info = _capi.ProgramInfo()
-        self._lib.check(self._lib.eg_model_program_info(self.model_handle, ctypes.byref(info)))
+        self._lib.check(_capi.fill(self._lib.eg_model_program_info, self.model_handle, info))
         return {"soc": info.soc.decode(), "precision": info.precision.decode(),
                 "partitions": info.num_partitions, "npu_nodes": info.num_npu_nodes,
                 "cpu_nodes": info.num_cpu_nodes}
@@ -403,7 +403,7 @@ def targets():
     out = []
     for i in range(lib.eg_num_targets()):
         t = _capi.TargetInfo()
-        lib.check(lib.eg_get_target(i, ctypes.byref(t)))
+        lib.check(_capi.fill(lib.eg_get_target, i, t))
         out.append({"soc": t.soc.decode(), "product": t.product.decode(),
                     "htp_arch": t.htp_arch, "vtcm_mb": t.vtcm_mb, "has_float": bool(t.has_float),
                     "soc_model": t.soc_model, "note": t.note.decode(),

@@ -98,7 +98,7 @@ class _Arrays:
             raise ArgumentError(f"{what}: expected a dict {{input name: array}} or a tuple of "
                                 f"arrays, got {type(arrays).__name__}")
         self.arrays, self.names = [], []
-        self.c = (_capi.TrainerArray * max(1, len(arrays)))()
+        self.c = _capi.sized((_capi.TrainerArray * max(1, len(arrays)))())
         for k, (name, value) in enumerate(arrays.items()):
             info = rt._in.get(name)
             where = f"{what}[{name!r}]"  # the library's messages: "data arrays['target']: ..."
@@ -265,8 +265,10 @@ class Trainer(_capi.Closable):
         if kind != 0 and (momentum or dampening or nesterov):
             raise ArgumentError(f"momentum/dampening/nesterov are options of sgd, not of "
                                 f"{optimizer}")
-        opt = lib.eg_trainer_defaults(kind)
-        o = opt.optimizer
+        o, opt = _capi.OptimizerOptions(), _capi.TrainerOptions()
+        lib.check(_capi.fill(lib.eg_optimizer_defaults, kind, o))
+        lib.check(_capi.fill(lib.eg_trainer_defaults, opt))
+        o.loss_scale = _LOSS_SCALING["auto"]  # the trainer's default (its NULL optimizer's)
         if lr is not None:
             o.lr = lr
         if weight_decay is not None:
@@ -276,7 +278,7 @@ class Trainer(_capi.Closable):
             o.beta1, o.beta2 = betas
             o.eps = eps
         self._loss_scale(o, loss_scale, loss_scale_interval)
-        opt.optimizer = o
+        opt.optimizer = ctypes.pointer(o)  # keeps o alive as long as opt
         self._schedule(opt, schedule)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
                 0 <= seed <= M64):

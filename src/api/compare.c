@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "api/struct_size.h"
 #include "edgegrad.h"
 #include "util/error.h"
 
@@ -130,17 +131,17 @@ static void compare_ints(const eg_tensor *got, const eg_tensor *want, int64_t n,
   }
 }
 
-eg_status eg_tensor_compare(const eg_tensor *got, const eg_tensor *want, double rtol,
-                            double atol_scale, eg_compare_result *out) {
+eg_status(eg_tensor_compare)(const eg_tensor *got, const eg_tensor *want, double rtol,
+                              double atol_scale, eg_compare_result *out, size_t out_size) {
   if (!out) return eg_error(EG_ERR_ARGUMENT, WHERE ": out is NULL");
-  memset(out, 0, sizeof *out);
-  out->worst = -1;
+  eg_compare_result r = {.worst = -1};
+  EG_TRY(EG_STRUCT_WRITE(eg_compare_result, out, out_size, &r, WHERE)); /* as it is on failure */
   EG_TRY(check_args(got, want, rtol, atol_scale));
   int64_t n = eg_tensor_numel(want);
   if (want->dtype == EG_DTYPE_FLOAT32 || want->dtype == EG_DTYPE_FLOAT64 ||
       want->dtype == EG_DTYPE_FLOAT16)
-    compare_floats(got, want, n, rtol, atol_scale, out);
+    compare_floats(got, want, n, rtol, atol_scale, &r);
   else
-    compare_ints(got, want, n, out);
-  return EG_OK;
+    compare_ints(got, want, n, &r);
+  return EG_STRUCT_WRITE(eg_compare_result, out, out_size, &r, WHERE);
 }

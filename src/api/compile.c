@@ -11,6 +11,7 @@
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "api/runtime.h"
+#include "api/struct_size.h"
 #include "util/error.h"
 
 /* A skip list of the options: checked here, before any compiler pass consults it. */
@@ -25,7 +26,10 @@ static eg_status check_skips(const char *what, const char *const *names, int n) 
   return EG_OK;
 }
 
-eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out) {
+eg_status eg_api_partition_options(const eg_compile_options *in, const char *fn,
+                                   eg_compile_options *o, eg_partition_options *out) {
+  *o = (eg_compile_options)EG_COMPILE_OPTIONS_INIT;
+  EG_TRY(EG_STRUCT_READ(eg_compile_options, o, in, fn));
   const eg_target *target = eg_target_find(o->soc);
   if (!target) return EG_ERR_ARGUMENT; /* message: the valid names */
   EG_TRY(check_skips("skip_ops", o->skip_ops, o->num_skip_ops));
@@ -86,8 +90,9 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
   if (!model || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create_compiled: model and options are required");
   EG_TRY(eg_api_require_graph(model, "eg_runtime_create_compiled"));
+  eg_compile_options o;
   eg_partition_options popt;
-  EG_TRY(eg_api_partition_options(options, &popt));
+  EG_TRY(eg_api_partition_options(options, "eg_runtime_create_compiled", &o, &popt));
   eg_program *p = calloc(1, sizeof *p);
   if (!p) return eg_error(EG_ERR_NOMEM, "eg_runtime_create_compiled: out of memory");
   eg_status s = eg_program_build(model->graph, &popt, p);
@@ -95,7 +100,7 @@ eg_status eg_runtime_create_compiled_with_options(const eg_model *model,
     free(p);
     return s;
   }
-  p->precision = eg_api_precision(options, popt.target);
+  p->precision = eg_api_precision(&o, popt.target);
   /* the compiled graph: same inputs and outputs as the model's */
   return eg_runtime_create_program(p->graph, p, runtime_options, out);
 }
@@ -106,11 +111,12 @@ eg_status eg_model_save_compiled(const eg_model *model, const eg_compile_options
     return eg_error(EG_ERR_ARGUMENT, "eg_model_save_compiled: model, options and path are "
                     "required");
   EG_TRY(eg_api_require_graph(model, "eg_model_save_compiled"));
+  eg_compile_options o;
   eg_partition_options popt;
-  EG_TRY(eg_api_partition_options(options, &popt));
+  EG_TRY(eg_api_partition_options(options, "eg_model_save_compiled", &o, &popt));
   eg_program p;
   EG_TRY(eg_program_build(model->graph, &popt, &p));
-  p.precision = eg_api_precision(options, popt.target);
+  p.precision = eg_api_precision(&o, popt.target);
   eg_status s = eg_egp_write(&p, path);
   eg_program_free(&p);
   return s;

@@ -5,9 +5,12 @@
 #include "edgegrad.h"
 #include "partition/partition.h"
 
-/* The partitioner's options for `o`, its SoC looked up by name: EG_ERR_ARGUMENT (the message
- * lists the valid names) when there is no such SoC. */
-eg_status eg_api_partition_options(const eg_compile_options *o, eg_partition_options *out);
+/* Reads the caller's options `in` into *o (the library's layout: the struct size rules of
+ * edgegrad.h, `fn` naming the function in messages) and gives the partitioner's options for
+ * them in *out, the SoC looked up by name: EG_ERR_ARGUMENT (the message lists the valid names)
+ * when there is no such SoC. */
+eg_status eg_api_partition_options(const eg_compile_options *in, const char *fn,
+                                   eg_compile_options *o, eg_partition_options *out);
 
 /* The precision a program compiled with `o` for `target` computes in: o->precision when set,
  * else the target's float path (fp16 on every SoC that has one, as QNN's HTP computes float

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "api/compile_options.h"
+#include "api/struct_size.h"
+#include "api/targets.h"
 #include "compiler/compile.h"
 #include "ops/cost.h"
 #include "runtime/model.h"
@@ -100,14 +102,15 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
   if (!model || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_create: model and options are required");
   EG_TRY(eg_api_require_graph(model, "eg_compile_report_create"));
+  eg_compile_options o;
   eg_partition_options popt;
-  EG_TRY(eg_api_partition_options(options, &popt));
+  EG_TRY(eg_api_partition_options(options, "eg_compile_report_create", &o, &popt));
   eg_compile_report *r = calloc(1, sizeof *r);
   if (!r) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   r->target = popt.target;
-  r->precision = eg_api_precision(options, popt.target);
+  r->precision = eg_api_precision(&o, popt.target);
   eg_graph *compiled = NULL; /* the graph after the passes: the nodes that are placed */
-  eg_status s = place(model->graph, &popt, options->dump_after, &compiled, &r->part);
+  eg_status s = place(model->graph, &popt, o.dump_after, &compiled, &r->part);
   if (s == EG_OK) s = copy_names(r, compiled);
   eg_graph_destroy(compiled);
   if (s != EG_OK) {
@@ -115,7 +118,7 @@ eg_status eg_compile_report_create(const eg_model *model, const eg_compile_optio
     return s;
   }
   *out = r;
-  for (int32_t i = 0; options->no_fallback && i < r->part.n_nodes; i++)
+  for (int32_t i = 0; o.no_fallback && i < r->part.n_nodes; i++)
     if (!r->part.nodes[i].npu) return no_fallback_error(r);
   return EG_OK;
 }
@@ -130,32 +133,27 @@ const char *eg_compile_report_precision(const eg_compile_report *r) {
   return r ? eg_precision_name(r->precision) : NULL;
 }
 
-void eg_compile_report_target(const eg_compile_report *r, eg_target_info *out) {
+void(eg_compile_report_target)(const eg_compile_report *r, eg_target_info *out,
+                               size_t out_size) {
   if (!out) return;
-  memset(out, 0, sizeof *out);
-  if (!r) return;
-  const eg_target *t = r->target;
-  *out = (eg_target_info){.soc = t->soc, .product = t->product, .htp_arch = t->htp_arch,
-                          .vtcm_mb = t->vtcm_mb,
-                          .has_float = (t->features & EG_NPU_FEATURE_FLOAT) != 0,
-                          .note = t->note, .soc_model = t->soc_model,
-                          .float_precision = eg_precision_name(t->float_precision)};
+  (void)eg_target_info_write(r ? r->target : NULL, out, out_size, "eg_compile_report_target");
 }
 
 int eg_compile_report_num_nodes(const eg_compile_report *r) { return r ? r->part.n_nodes : 0; }
 
-eg_status eg_compile_report_node(const eg_compile_report *r, int index, eg_placement_info *out) {
+eg_status(eg_compile_report_node)(const eg_compile_report *r, int index, eg_placement_info *out,
+                                  size_t out_size) {
   if (!r || !out)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_node: %s is NULL", r ? "out" : "report");
   if (index < 0 || index >= r->part.n_nodes)
     return eg_error(EG_ERR_ARGUMENT, "eg_compile_report_node: index %d out of range [0, %d)",
                     index, r->part.n_nodes);
   const eg_node_placement *p = &r->part.nodes[index];
-  *out = (eg_placement_info){.name = r->names[index], .target = r->targets[index],
-                             .placement = p->npu ? EG_PLACEMENT_NPU : EG_PLACEMENT_CPU,
-                             .partition = p->partition, .reason = p->reason,
-                             .source = r->sources[index], .flops = r->flops[index]};
-  return EG_OK;
+  const eg_placement_info info = {.name = r->names[index], .target = r->targets[index],
+                                  .placement = p->npu ? EG_PLACEMENT_NPU : EG_PLACEMENT_CPU,
+                                  .partition = p->partition, .reason = p->reason,
+                                  .source = r->sources[index], .flops = r->flops[index]};
+  return EG_STRUCT_WRITE(eg_placement_info, out, out_size, &info, "eg_compile_report_node");
 }
 
 void eg_compile_report_flops(const eg_compile_report *r, double *total, double *npu) {

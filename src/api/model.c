@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/runtime.h"
+#include "api/struct_size.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "util/error.h"
@@ -51,24 +52,26 @@ void eg_graph_describe(const eg_graph *g, bool is_input, int index, eg_tensor_de
   memcpy(out->tensor.shape, v->shape, sizeof v->shape);
 }
 
-static eg_status describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out) {
-  const char *what = is_input ? "input" : "output";
+static eg_status describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out,
+                          size_t out_size) {
+  const char *where = is_input ? "eg_model_input" : "eg_model_output";
   const int n = is_input ? g->n_inputs : g->n_outputs;
-  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: out is NULL", what);
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "%s: out is NULL", where);
   if (index < 0 || index >= n)
-    return eg_error(EG_ERR_ARGUMENT, "eg_model_%s: index %d out of range [0, %d)", what, index, n);
-  eg_graph_describe(g, is_input, index, out);
-  return EG_OK;
+    return eg_error(EG_ERR_ARGUMENT, "%s: index %d out of range [0, %d)", where, index, n);
+  eg_tensor_desc d;
+  eg_graph_describe(g, is_input, index, &d);
+  return EG_STRUCT_WRITE(eg_tensor_desc, out, out_size, &d, where);
 }
 
-eg_status eg_model_input(const eg_model *m, int index, eg_tensor_desc *out) {
+eg_status(eg_model_input)(const eg_model *m, int index, eg_tensor_desc *out, size_t out_size) {
   if (!m) return eg_error(EG_ERR_ARGUMENT, "eg_model_input: model is NULL");
-  return describe(m->graph, true, index, out);
+  return describe(m->graph, true, index, out, out_size);
 }
 
-eg_status eg_model_output(const eg_model *m, int index, eg_tensor_desc *out) {
+eg_status(eg_model_output)(const eg_model *m, int index, eg_tensor_desc *out, size_t out_size) {
   if (!m) return eg_error(EG_ERR_ARGUMENT, "eg_model_output: model is NULL");
-  return describe(m->graph, false, index, out);
+  return describe(m->graph, false, index, out, out_size);
 }
 
 /* nll_loss(2d)_forward reads its scores as argument 0 (self) and its labels as argument 1
@@ -107,15 +110,17 @@ void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
   }
 }
 
-void eg_model_get_stats(const eg_model *m, eg_model_stats *out) {
+void(eg_model_get_stats)(const eg_model *m, eg_model_stats *out, size_t out_size) {
   if (!out) return; /* nothing to fill: the call has no status to report it with */
-  memset(out, 0, sizeof *out);
-  if (!m) return;
-  const eg_graph *g = m->graph;
-  out->num_nodes = g->n_nodes;
-  out->num_values = g->n_values;
-  out->num_statics = g->n_statics;
-  for (int32_t i = 0; i < g->n_statics; i++) out->static_bytes += g->statics[i].nbytes;
+  eg_model_stats st = {0};
+  if (m) {
+    const eg_graph *g = m->graph;
+    st.num_nodes = g->n_nodes;
+    st.num_values = g->n_values;
+    st.num_statics = g->n_statics;
+    for (int32_t i = 0; i < g->n_statics; i++) st.static_bytes += g->statics[i].nbytes;
+  }
+  (void)EG_STRUCT_WRITE(eg_model_stats, out, out_size, &st, "eg_model_get_stats");
 }
 
 /* Op kinds in first-use order: kind k is the k-th distinct op met walking the nodes. */

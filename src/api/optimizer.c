@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "api/runtime.h"
+#include "api/struct_size.h"
 #include "ir/graph.h"
 #include "util/error.h"
 
@@ -47,10 +48,28 @@ struct eg_optimizer {
 enum { SCALER_SCALE, SCALER_GOOD, SCALER_SKIPPED };
 static const char scaler_name[] = "loss_scaler";
 
-eg_optimizer_options eg_optimizer_defaults(eg_optimizer_kind kind) {
-  eg_optimizer_options o = {.kind = kind, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
+static eg_optimizer_options defaults(eg_optimizer_kind kind) {
+  eg_optimizer_options o = {.struct_size = sizeof o, .kind = kind, .lr = 1e-3, .beta1 = 0.9,
+                            .beta2 = 0.999, .eps = 1e-8};
   if (kind == EG_OPTIMIZER_ADAMW) o.weight_decay = 1e-2;
   return o;
+}
+
+eg_status(eg_optimizer_defaults)(eg_optimizer_kind kind, eg_optimizer_options *out,
+                                 size_t out_size) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_defaults: out is NULL");
+  eg_optimizer_options o = defaults(kind);
+  o.struct_size = out_size; /* the caller passes it back as its options */
+  return EG_STRUCT_WRITE(eg_optimizer_options, out, out_size, &o, "eg_optimizer_defaults");
+}
+
+eg_status eg_api_optimizer_options(const eg_optimizer_options *in, const char *where,
+                                   eg_optimizer_options *out) {
+  /* the caller's kind first (SGD's 0 when its size stops before it): its fields' defaults */
+  eg_optimizer_options given = {0};
+  EG_TRY(EG_STRUCT_READ(eg_optimizer_options, &given, in, where));
+  *out = defaults(given.kind);
+  return EG_STRUCT_READ(eg_optimizer_options, out, in, where);
 }
 
 static eg_status check_options(const eg_optimizer_options *o) {
@@ -94,7 +113,9 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
                               eg_optimizer **out) {
   if (!rt || !options || !out) return eg_error(EG_ERR_ARGUMENT, "eg_optimizer_create: NULL argument");
   *out = NULL;
-  EG_TRY(check_options(options));
+  eg_optimizer_options o;
+  EG_TRY(eg_api_optimizer_options(options, "eg_optimizer_create", &o));
+  EG_TRY(check_options(&o));
   const eg_graph *g = eg_runtime_graph(rt);
   eg_optimizer *opt = calloc(1, sizeof *opt);
   if (!opt || !(opt->p = calloc((size_t)g->n_inputs + 1, sizeof *opt->p))) {
@@ -102,7 +123,7 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
     return eg_error(EG_ERR_NOMEM, "eg_optimizer_create: out of memory");
   }
   opt->rt = rt;
-  opt->o = *options;
+  opt->o = o;
   if (opt->o.loss_scale == EG_LOSS_SCALE_AUTO)
     opt->o.loss_scale = eg_runtime_npu_fp16(rt) ? EG_LOSS_SCALE_DYNAMIC : EG_LOSS_SCALE_NONE;
   if (!opt->o.init_scale) opt->o.init_scale = 65536.0; /* GradScaler's defaults */
@@ -111,9 +132,9 @@ eg_status eg_optimizer_create(eg_runtime *rt, const eg_optimizer_options *option
   if (!opt->o.growth_interval) opt->o.growth_interval = 2000;
   opt->scaler[SCALER_SCALE] = (float)opt->o.init_scale;
   opt->overflow_at = eg_runtime_npu_fp16(rt) ? 65504.0f : INFINITY;
-  opt->n_states_per_param = options->kind != EG_OPTIMIZER_SGD ? 2 : options->momentum > 0;
+  opt->n_states_per_param = o.kind != EG_OPTIMIZER_SGD ? 2 : o.momentum > 0;
   static const char *const suffix[2][2] = {{".momentum_buffer", ""}, {".exp_avg", ".exp_avg_sq"}};
-  const int family = options->kind != EG_OPTIMIZER_SGD;
+  const int family = o.kind != EG_OPTIMIZER_SGD;
   int n_buffers = 0;
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const eg_named *in = &g->inputs[i];

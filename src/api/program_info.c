@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/struct_size.h"
 #include "program/egp_format.h"
 #include "runtime/model.h"
 #include "util/error.h"
@@ -19,23 +20,23 @@ static eg_status compiled(const eg_model *model, const char *fn, const eg_progra
   return EG_OK;
 }
 
-eg_status eg_model_program_info(const eg_model *model, eg_program_info *out) {
+eg_status(eg_model_program_info)(const eg_model *model, eg_program_info *out, size_t out_size) {
   const eg_program *p = NULL;
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_program_info: out is NULL");
   EG_TRY(compiled(model, "eg_model_program_info", &p));
-  memset(out, 0, sizeof *out);
-  out->soc = p->target->soc;
-  out->precision = eg_precision_name(p->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16
+  eg_program_info info = {0};
+  info.soc = p->target->soc;
+  info.precision = eg_precision_name(p->precision == EG_PRECISION_FP16 ? EG_PRECISION_FP16
                                                                        : EG_PRECISION_FP32);
-  out->num_partitions = p->parts.n_partitions;
+  info.num_partitions = p->parts.n_partitions;
   for (int32_t i = 0; i < p->parts.n_nodes; i++) {
-    if (p->parts.nodes[i].npu) out->num_npu_nodes++;
-    else out->num_cpu_nodes++;
+    if (p->parts.nodes[i].npu) info.num_npu_nodes++;
+    else info.num_cpu_nodes++;
   }
-  out->num_steps = p->n_steps;
-  out->static_bytes = model->compiled->static_bytes;
-  out->file_bytes = model->compiled->file_bytes;
-  return EG_OK;
+  info.num_steps = p->n_steps;
+  info.static_bytes = model->compiled->static_bytes;
+  info.file_bytes = model->compiled->file_bytes;
+  return EG_STRUCT_WRITE(eg_program_info, out, out_size, &info, "eg_model_program_info");
 }
 
 static eg_status partition_at(const eg_model *model, const char *fn, int k,
@@ -47,26 +48,26 @@ static eg_status partition_at(const eg_model *model, const char *fn, int k,
   return EG_OK;
 }
 
-eg_status eg_model_npu_partition(const eg_model *model, int partition,
-                                 eg_npu_partition_info *out) {
+eg_status(eg_model_npu_partition)(const eg_model *model, int partition,
+                                   eg_npu_partition_info *out, size_t out_size) {
   const eg_program *p = NULL;
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_partition: out is NULL");
   EG_TRY(partition_at(model, "eg_model_npu_partition", partition, &p));
   const eg_partition *part = &p->parts.partitions[partition];
   const eg_lowered *lp = &p->lowered[partition];
-  *out = (eg_npu_partition_info){0};
-  lp->backend->describe(lp->graph, out);
-  out->num_nodes = part->n_nodes;
-  out->nodes = part->nodes;
-  out->first_node = p->graph->nodes[part->nodes[0]].name;
-  out->last_node = p->graph->nodes[part->nodes[part->n_nodes - 1]].name;
-  out->num_inputs = lp->n_inputs;
-  out->num_outputs = lp->n_outputs;
-  return EG_OK;
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
+  info.num_nodes = part->n_nodes;
+  info.nodes = part->nodes;
+  info.first_node = p->graph->nodes[part->nodes[0]].name;
+  info.last_node = p->graph->nodes[part->nodes[part->n_nodes - 1]].name;
+  info.num_inputs = lp->n_inputs;
+  info.num_outputs = lp->n_outputs;
+  return EG_STRUCT_WRITE(eg_npu_partition_info, out, out_size, &info, "eg_model_npu_partition");
 }
 
-eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
-                              eg_npu_tensor_info *out) {
+eg_status(eg_model_npu_tensor)(const eg_model *model, int partition, int tensor,
+                                eg_npu_tensor_info *out, size_t out_size) {
   const eg_program *p = NULL;
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_tensor: out is NULL");
   EG_TRY(partition_at(model, "eg_model_npu_tensor", partition, &p));
@@ -76,9 +77,9 @@ eg_status eg_model_npu_tensor(const eg_model *model, int partition, int tensor,
   if (tensor < 0 || tensor >= info.num_tensors)
     return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_tensor: tensor %d out of range [0, %d)",
                     tensor, info.num_tensors);
-  memset(out, 0, sizeof *out);
-  lp->backend->describe_tensor(lp->graph, tensor, p->precision, out);
-  return EG_OK;
+  eg_npu_tensor_info t = {0};
+  lp->backend->describe_tensor(lp->graph, tensor, p->precision, &t);
+  return EG_STRUCT_WRITE(eg_npu_tensor_info, out, out_size, &t, "eg_model_npu_tensor");
 }
 
 static eg_status op_at(const eg_model *model, const char *fn, int k, int op,
@@ -90,15 +91,18 @@ static eg_status op_at(const eg_model *model, const char *fn, int k, int op,
   (*lp)->backend->describe((*lp)->graph, &info);
   if (op < 0 || op >= info.num_ops)
     return eg_error(EG_ERR_ARGUMENT, "%s: op %d out of range [0, %d)", fn, op, info.num_ops);
-  memset(out, 0, sizeof *out);
+  *out = (eg_npu_op_info){0};
   (*lp)->backend->describe_op((*lp)->graph, op, out);
   return EG_OK;
 }
 
-eg_status eg_model_npu_op(const eg_model *model, int partition, int op, eg_npu_op_info *out) {
+eg_status(eg_model_npu_op)(const eg_model *model, int partition, int op, eg_npu_op_info *out,
+                           size_t out_size) {
   const eg_lowered *lp = NULL;
+  eg_npu_op_info info;
   if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_model_npu_op: out is NULL");
-  return op_at(model, "eg_model_npu_op", partition, op, out, &lp);
+  EG_TRY(op_at(model, "eg_model_npu_op", partition, op, &info, &lp));
+  return EG_STRUCT_WRITE(eg_npu_op_info, out, out_size, &info, "eg_model_npu_op");
 }
 
 eg_status eg_model_npu_op_param(const eg_model *model, int partition, int op, int index,

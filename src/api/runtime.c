@@ -24,6 +24,7 @@
 #include "program/egp_format.h"
 #include "program/program.h"
 #include "api/runtime.h"
+#include "api/struct_size.h"
 #include "ir/readers.h"
 #include "runtime/model.h"
 #include "runtime/npu_dump.h"
@@ -82,7 +83,7 @@ static size_t input_bytes(const eg_graph *g) {
 
 /* The limit of eg_runtime_options, checked on the plan before anything is allocated. */
 static eg_status check_budget(const eg_runtime *rt, const eg_runtime_options *opt) {
-  if (!opt || !opt->max_memory_bytes) return EG_OK;
+  if (!opt->max_memory_bytes) return EG_OK;
   size_t arena = align64(rt->plan.arena_bytes), scratch = align64(rt->scratch_bytes);
   size_t in = input_bytes(rt->g), total = arena;
   bool over = arena < rt->plan.arena_bytes || scratch < rt->scratch_bytes; /* wrapped */
@@ -444,20 +445,24 @@ static eg_status keep_dump_dir(eg_runtime *rt, const char *dir) {
   return EG_OK;
 }
 
-/* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
- * rt->program, if compiled) are set. */
-static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
-  if (opt && opt->num_threads < 0)
+/* Plans, checks the plan against the options' limits (the caller's `options`, read by the
+ * struct size rules; NULL: the defaults), allocates and binds; rt->g (and rt->program, if
+ * compiled) are set. */
+static eg_status setup(eg_runtime *rt, const eg_runtime_options *options) {
+  eg_runtime_options o = EG_RUNTIME_OPTIONS_INIT;
+  if (options) EG_TRY(EG_STRUCT_READ(eg_runtime_options, &o, options, "eg_runtime_create"));
+  const eg_runtime_options *opt = &o;
+  if (opt->num_threads < 0)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: num_threads (%d): must be >= 0 (0: the "
                     "process default)", opt->num_threads);
-  rt->num_threads = opt ? opt->num_threads : 0;
-  if (opt && (unsigned)opt->precision > (unsigned)EG_PRECISION_FP16)
+  rt->num_threads = opt->num_threads;
+  if ((unsigned)opt->precision > (unsigned)EG_PRECISION_FP16)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_create: precision (%d): must be "
                     "EG_PRECISION_DEFAULT (the program's), _FP32 or _FP16", (int)opt->precision);
-  rt->precision = opt && opt->precision ? opt->precision
+  rt->precision = opt->precision ? opt->precision
                   : rt->program        ? rt->program->precision
                                        : EG_PRECISION_FP32;
-  if (opt && opt->dump_partitions_dir) EG_TRY(keep_dump_dir(rt, opt->dump_partitions_dir));
+  if (opt->dump_partitions_dir) EG_TRY(keep_dump_dir(rt, opt->dump_partitions_dir));
   bool *unplanned = NULL;
   int32_t *step_of = NULL, *alias_of = NULL;
   size_t *step_work = NULL;
@@ -491,7 +496,8 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
                                   : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   }
   if (s == EG_OK) s = allocate_work(rt);
-  if (s == EG_OK && opt && opt->profile) s = eg_run_profile_create(rt->g, rt->program, rt->npu, &rt->profile);
+  if (s == EG_OK && opt->profile)
+    s = eg_run_profile_create(rt->g, rt->program, rt->npu, &rt->profile);
   return s;
 }
 
@@ -798,14 +804,15 @@ int eg_runtime_profile_count(const eg_runtime *rt) {
   return rt && rt->profile && rt->profile->ran ? rt->profile->n : 0;
 }
 
-eg_status eg_runtime_profile_entry(const eg_runtime *rt, int index, eg_profile_entry *out) {
+eg_status(eg_runtime_profile_entry)(const eg_runtime *rt, int index, eg_profile_entry *out,
+                                    size_t out_size) {
   if (!rt || !out) return eg_error(EG_ERR_ARGUMENT, "eg_runtime_profile_entry: NULL argument");
   const int n = eg_runtime_profile_count(rt);
   if (index < 0 || index >= n)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_profile_entry: index (%d) out of range [0, %d)%s",
                     index, n, rt->profile ? "" : ": the runtime was made without options.profile");
-  *out = rt->profile->e[index];
-  return EG_OK;
+  return EG_STRUCT_WRITE(eg_profile_entry, out, out_size, &rt->profile->e[index],
+                         "eg_runtime_profile_entry");
 }
 
 int64_t eg_runtime_profile_total_ns(const eg_runtime *rt) {

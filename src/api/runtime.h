@@ -13,6 +13,12 @@
 eg_status eg_runtime_create_program(const eg_graph *g, eg_program *program,
                                     const eg_runtime_options *options, eg_runtime **out);
 
+/* Reads the caller's optimizer options `in` (the struct size rules of edgegrad.h, `where`
+ * naming the function in messages) into *out, a field past the caller's size taking the
+ * default of the caller's kind (eg_optimizer_defaults). */
+eg_status eg_api_optimizer_options(const eg_optimizer_options *in, const char *where,
+                                   eg_optimizer_options *out);
+
 /* The graph `rt` runs (the model's, or the compiled program's). */
 const eg_graph *eg_runtime_graph(const eg_runtime *rt);
 

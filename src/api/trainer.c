@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "api/runtime.h"
+#include "api/struct_size.h"
 #include "ir/graph.h"
 #include "util/error.h"
 
@@ -50,7 +51,8 @@ typedef struct random_in {
 struct eg_trainer {
   eg_runtime *rt;
   const eg_graph *g;
-  eg_trainer_options o;
+  eg_trainer_options o;       /* the options read; o.optimizer points at opt_o */
+  eg_optimizer_options opt_o; /* the optimizer's, loss scaling AUTO resolved */
   eg_optimizer *opt;
   int loss_at;
   data_set train, val;
@@ -81,17 +83,33 @@ struct eg_trainer {
 
 /* ---- options ---- */
 
-eg_trainer_options eg_trainer_defaults(eg_optimizer_kind kind) {
-  eg_trainer_options o;
-  memset(&o, 0, sizeof o);
-  o.optimizer = eg_optimizer_defaults(kind);
-  o.optimizer.loss_scale = EG_LOSS_SCALE_AUTO;
-  o.schedule = EG_LR_CONSTANT;
-  o.lr_step = 1;
-  o.lr_gamma = 0.1;
-  o.shuffle = true;
-  o.std = 1;
-  return o;
+static eg_trainer_options defaults(void) {
+  return (eg_trainer_options){.struct_size = sizeof(eg_trainer_options), .optimizer = NULL,
+                              .schedule = EG_LR_CONSTANT, .lr_step = 1, .lr_gamma = 0.1,
+                              .shuffle = true, .std = 1};
+}
+
+eg_status(eg_trainer_defaults)(eg_trainer_options *out, size_t out_size) {
+  if (!out) return eg_error(EG_ERR_ARGUMENT, "eg_trainer_defaults: out is NULL");
+  eg_trainer_options o = defaults();
+  o.struct_size = out_size; /* the caller passes it back as its options */
+  return EG_STRUCT_WRITE(eg_trainer_options, out, out_size, &o, "eg_trainer_defaults");
+}
+
+/* The caller's options (and the optimizer's they point to) in the library's layout: *o, with
+ * o->optimizer pointing at *opt. */
+static eg_status read_options(const eg_trainer_options *in, eg_trainer_options *o,
+                              eg_optimizer_options *opt) {
+  *o = defaults();
+  EG_TRY(EG_STRUCT_READ(eg_trainer_options, o, in, "eg_trainer_create"));
+  if (o->optimizer) {
+    EG_TRY(eg_api_optimizer_options(o->optimizer, "eg_trainer_create: optimizer", opt));
+  } else {
+    EG_TRY((eg_optimizer_defaults)(EG_OPTIMIZER_SGD, opt, sizeof *opt));
+    opt->loss_scale = EG_LOSS_SCALE_AUTO;
+  }
+  o->optimizer = opt;
+  return EG_OK;
 }
 
 static eg_status check_options(const eg_trainer_options *o) {
@@ -207,9 +225,51 @@ static void free_set(data_set *ds) {
   memset(ds, 0, sizeof *ds);
 }
 
-/* The arrays for every fed input of `g` into `ds` (checked; batch buffers made). */
+/* The caller's `n` arrays at `a` in the library's layout, malloc'ed in *out (NULL when there
+ * are none or `a` is NULL: the caller's checks report it): walked with the first one's
+ * struct_size as the stride, each read by the struct size rules (edgegrad.h; `input` and `t`
+ * are required), every one giving the same struct_size. */
+static eg_status read_arrays(const eg_trainer_array *a, int n, const char *where,
+                             eg_trainer_array **out) {
+  *out = NULL;
+  if (n <= 0 || !a) return EG_OK;
+  if (!(*out = calloc((size_t)n, sizeof **out)))
+    return eg_error(EG_ERR_NOMEM, "%s: out of memory", where);
+  const size_t stride = a->struct_size; /* read as element 0, checked there before any other */
+  eg_status s = EG_OK;
+  for (int k = 0; s == EG_OK && k < n; k++) {
+    const eg_trainer_array *ak = (const void *)((const char *)a + (size_t)k * stride);
+    if (k > 0 && ak->struct_size != stride)
+      s = eg_error(EG_ERR_ARGUMENT, "%s: arrays[%d].struct_size (%zu; arrays[0]'s %zu): every "
+                   "element of an array gives the same size, its stride", where, k,
+                   ak->struct_size, stride);
+    else
+      s = eg_struct_read(&(*out)[k], sizeof **out, _Alignof(eg_trainer_array),
+                         offsetof(eg_trainer_array, origin), ak, where, "eg_trainer_array");
+  }
+  if (s != EG_OK) {
+    free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+static eg_status make_set_of(const eg_trainer *tr, const eg_graph *g, const eg_trainer_array *a,
+                             int n, const char *set, data_set *ds);
+
+/* The caller's arrays for every fed input of `g` into `ds` (checked; batch buffers made). */
 static eg_status make_set(const eg_trainer *tr, const eg_graph *g, const eg_trainer_array *a,
                           int n, const char *set, data_set *ds) {
+  eg_trainer_array *copy = NULL;
+  EG_TRY(read_arrays(a, n, set[0] == 't' ? "eg_trainer_set_data" : "eg_trainer_set_eval", &copy));
+  const eg_status s = make_set_of(tr, g, copy, n, set, ds);
+  free(copy);
+  return s;
+}
+
+/* make_set over arrays in the library's layout. */
+static eg_status make_set_of(const eg_trainer *tr, const eg_graph *g, const eg_trainer_array *a,
+                             int n, const char *set, data_set *ds) {
   if (n < 0 || (n > 0 && !a))
     return eg_error(EG_ERR_ARGUMENT, "eg_trainer: %s arrays: %d given%s", set, n,
                     n > 0 ? " at NULL" : "");
@@ -472,14 +532,19 @@ eg_status eg_trainer_create(eg_runtime *rt, const eg_trainer_options *options, e
   *out = NULL;
   if (!rt || !options)
     return eg_error(EG_ERR_ARGUMENT, "eg_trainer_create: %s is NULL", !rt ? "runtime" : "options");
-  EG_TRY(check_options(options));
+  eg_trainer_options o;
+  eg_optimizer_options opt_o;
+  EG_TRY(read_options(options, &o, &opt_o));
+  EG_TRY(check_options(&o));
   eg_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return eg_error(EG_ERR_NOMEM, "eg_trainer_create: out of memory");
   tr->rt = rt;
   tr->g = eg_runtime_graph(rt);
-  tr->o = *options;
+  tr->o = o;
+  tr->opt_o = opt_o;
+  tr->o.optimizer = &tr->opt_o;
   tr->loss_at = -1;
-  tr->rng = options->seed ^ RNG_SALT;
+  tr->rng = o.seed ^ RNG_SALT;
   tr->ckpt_written = -1;
   int n_params = 0;
   for (int i = 0; i < tr->g->n_outputs; i++) {
@@ -496,8 +561,8 @@ eg_status eg_trainer_create(eg_runtime *rt, const eg_trainer_options *options, e
                  "step again with this edgegrad's exporter",
                  tr->loss_at < 0 ? "no output of role loss" : "no input of role parameter");
   if (s == EG_OK) s = setup_random(tr);
-  if (s == EG_OK) s = eg_optimizer_create(rt, &options->optimizer, &tr->opt);
-  if (s == EG_OK) tr->o.optimizer.loss_scale = eg_optimizer_loss_scaling(tr->opt); /* AUTO */
+  if (s == EG_OK) s = eg_optimizer_create(rt, &tr->opt_o, &tr->opt);
+  if (s == EG_OK) tr->opt_o.loss_scale = eg_optimizer_loss_scaling(tr->opt); /* AUTO */
   if (s != EG_OK) {
     eg_trainer_destroy(tr);
     return s;
@@ -644,7 +709,7 @@ eg_status eg_trainer_evaluate(eg_trainer *tr, double *loss, double *accuracy) {
 /* ---- steps ---- */
 
 static double lr_at(const eg_trainer_options *o, int64_t e) {
-  const double lr = o->optimizer.lr;
+  const double lr = o->optimizer->lr;
   if (o->schedule == EG_LR_STEP) return lr * pow(o->lr_gamma, (double)(e / o->lr_step));
   if (o->schedule == EG_LR_COSINE)
     return lr * (1.0 + cos(3.14159265358979323846 * (double)e / (double)o->epochs)) / 2.0;
@@ -700,6 +765,7 @@ static void count_zero_grads(eg_trainer *tr) {
 static eg_trainer_event event(const eg_trainer *tr, eg_trainer_event_kind kind) {
   eg_trainer_event e;
   memset(&e, 0, sizeof e);
+  e.struct_size = sizeof e;
   e.kind = kind;
   e.steps = tr->train.steps;
   e.global_step = global_step(tr);
@@ -725,7 +791,7 @@ static eg_status log_event(eg_trainer *tr, const eg_trainer_event *e) {
   if (e->kind == EG_TRAINER_EPOCH)
     fprintf(tr->log, ", \"seconds\": %.6f, \"lr\": %.9g, \"zero_grads\": %.9g", e->seconds,
             e->lr, e->zero_grads);
-  if (e->kind != EG_TRAINER_EVAL && tr->o.optimizer.loss_scale != EG_LOSS_SCALE_NONE)
+  if (e->kind != EG_TRAINER_EVAL && tr->opt_o.loss_scale != EG_LOSS_SCALE_NONE)
     fprintf(tr->log, ", \"loss_scale\": %.9g, \"skipped_steps\": %lld", e->loss_scale,
             (long long)e->skipped_steps);
   fputs("}\n", tr->log);
@@ -836,9 +902,20 @@ eg_status eg_trainer_fit(eg_trainer *tr, int64_t epochs) {
   return EG_OK;
 }
 
+static eg_status step_batch(eg_trainer *tr, const eg_trainer_array *batch, int n, double *loss);
+
 eg_status eg_trainer_step_batch(eg_trainer *tr, const eg_trainer_array *batch, int n,
                                 double *loss) {
   if (!tr) return eg_error(EG_ERR_ARGUMENT, "eg_trainer_step_batch: trainer is NULL");
+  eg_trainer_array *copy = NULL;
+  EG_TRY(read_arrays(batch, n, "eg_trainer_step_batch", &copy));
+  const eg_status s = step_batch(tr, copy, n, loss);
+  free(copy);
+  return s;
+}
+
+/* eg_trainer_step_batch over arrays in the library's layout. */
+static eg_status step_batch(eg_trainer *tr, const eg_trainer_array *batch, int n, double *loss) {
   if (n < 0 || (n > 0 && !batch))
     return eg_error(EG_ERR_ARGUMENT, "eg_trainer_step_batch: %d arrays%s", n,
                     n > 0 ? " at NULL" : "");
@@ -922,7 +999,8 @@ static eg_status hold_out(eg_trainer *tr, eg_runtime *eval_rt, double fraction, 
                       "input of the training step (give the validation set its own data)",
                       g->inputs[i].name);
     EG_TRY(take_rows(src, order + (n - k), k, &copies[na]));
-    arrays[na] = (eg_trainer_array){src->d.name, copies[na].src, "(held back for validation)"};
+    arrays[na] = (eg_trainer_array)EG_TRAINER_ARRAY(src->d.name, copies[na].src,
+                                                      "(held back for validation)");
     na++;
   }
   EG_TRY(eg_trainer_set_eval(tr, eval_rt, arrays, na));
@@ -983,7 +1061,7 @@ static const char *kind_name(eg_optimizer_kind k) {
  * fields separated by spaces (numbers in %.17g: exact for doubles). */
 static void run_signature(const eg_trainer *tr, char *buf, size_t size) {
   const eg_trainer_options *a = &tr->o;
-  const eg_optimizer_options *o = &a->optimizer;
+  const eg_optimizer_options *o = a->optimizer;
   static const char *const sched[] = {"constant", "step", "cosine"};
   int n = snprintf(buf, size, "optimizer=%s lr=%.17g weight_decay=%.17g", kind_name(o->kind),
                    o->lr, o->weight_decay);

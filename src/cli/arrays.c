@@ -186,7 +186,7 @@ int arrays_read_inputs(const char *src, const char *opt, size_t *budget, const e
     rc = arrays_get(arr, d.name, why, &files[*n]);
     if (rc == 0 && !(where[*n] = strdup(at))) rc = fail(EXIT_FAIL, "train: out of memory");
     if (rc) break;
-    out[*n] = (eg_trainer_array){d.name, files[*n], where[*n]};
+    out[*n] = (eg_trainer_array)EG_TRAINER_ARRAY(d.name, files[*n], where[*n]);
     (*n)++;
   }
   arrays_close(arr);

@@ -283,6 +283,8 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
   int rc = opt_parse(&run_command, argc, argv, ra, &given);
   if (rc) return rc;
   ra->have_lr = opt_was_given(&run_command, &given, "--lr");
+  ra->compile.struct_size = sizeof ra->compile;
+  ra->rt_opt.struct_size = sizeof ra->rt_opt;
   ra->compile.skip_ops = ra->skip_ops;
   ra->compile.skip_nodes = ra->skip_nodes;
   ra->compile.precision = ra->rt_opt.precision;
@@ -584,9 +586,12 @@ static int train(const eg_model *m, eg_runtime *rt, run_args *ra, const eg_tenso
                 "edgegrad info): nothing to train; a graph exported before edgegrad recorded "
                 "roles has none: export the training step again with this edgegrad's exporter",
                 ra->model);
-  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
-  o.optimizer.lr = ra->lr;
-  o.optimizer.loss_scale = EG_LOSS_SCALE_NONE; /* plain SGD, P - lr * grad */
+  eg_optimizer_options sgd;
+  eg_trainer_options o;
+  if (eg_optimizer_defaults(EG_OPTIMIZER_SGD, &sgd) != EG_OK || eg_trainer_defaults(&o) != EG_OK)
+    return fail_status(EG_ERR_ARGUMENT);
+  sgd.lr = ra->lr; /* plain SGD, P - lr * grad: no loss scaling */
+  o.optimizer = &sgd;
   eg_trainer *tr = NULL;
   eg_trainer_array *batch = calloc((size_t)ra->n_inputs + 1, sizeof *batch);
   char (*names)[256] = calloc((size_t)ra->n_inputs + 1, sizeof *names);
@@ -603,7 +608,7 @@ static int train(const eg_model *m, eg_runtime *rt, run_args *ra, const eg_tenso
       eg_tensor_desc d;
       if (eg_model_input(m, i, &d) == EG_OK && strcmp(d.name, names[n]) == 0 &&
           d.role == EG_ROLE_RANDOM) {
-        batch[n] = (eg_trainer_array){names[n], vals[k], NULL};
+        batch[n] = (eg_trainer_array)EG_TRAINER_ARRAY(names[n], vals[k], NULL);
         n++;
         break;
       }
@@ -748,6 +753,7 @@ static const opt_command compile_command = {.name = "compile", .usage = usage_co
 static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   int rc = opt_parse(&compile_command, argc, argv, ca, NULL);
   if (rc) return rc;
+  ca->opt.struct_size = sizeof ca->opt;
   ca->opt.skip_ops = ca->skip_ops;
   ca->opt.skip_nodes = ca->skip_nodes;
   ca->opt.no_fallback = ca->no_fallback;

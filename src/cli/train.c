@@ -97,12 +97,13 @@ static int setup(run *r) {
   if (rc == 0 && a->eval)
     rc = cli_runtime("train", r->eval_m, a->eval, &a->compile, &a->rt_opt, budget, &r->eval_rt);
   if (rc) return rc;
+  a->t.optimizer = &a->opt;
   eg_status s = eg_trainer_create(r->rt, &a->t, &r->tr);
-  a->t.optimizer.loss_scale = s == EG_OK ? eg_optimizer_loss_scaling(eg_trainer_optimizer(r->tr)) : 0;
-  if (s == EG_OK && a->loss_scale_interval && a->t.optimizer.loss_scale != EG_LOSS_SCALE_DYNAMIC)
+  a->opt.loss_scale = s == EG_OK ? eg_optimizer_loss_scaling(eg_trainer_optimizer(r->tr)) : 0;
+  if (s == EG_OK && a->loss_scale_interval && a->opt.loss_scale != EG_LOSS_SCALE_DYNAMIC)
     return fail(EXIT_USAGE, "train: --loss-scale-interval %ld: loss scaling is %s: the interval "
                 "is dynamic loss scaling's (--loss-scale dynamic)", a->loss_scale_interval,
-                a->t.optimizer.loss_scale == EG_LOSS_SCALE_NONE ? "none" : "static");
+                a->opt.loss_scale == EG_LOSS_SCALE_NONE ? "none" : "static");
   if (s == EG_OK) s = eg_trainer_set_data(r->tr, r->arrays, r->n_train);
   if (s == EG_OK && a->val_data)
     s = eg_trainer_set_eval(r->tr, r->eval_rt, r->arrays + r->n_train, r->n_files - r->n_train);
@@ -150,7 +151,7 @@ static void on_epoch(run *r, const eg_trainer_event *e) {
   char val[128], grads[128];
   val_text(e, val, sizeof val);
   const int n = snprintf(grads, sizeof grads, "  zero grads %.1f %%", 100.0 * e->zero_grads);
-  if (r->a.t.optimizer.loss_scale != EG_LOSS_SCALE_NONE)
+  if (r->a.opt.loss_scale != EG_LOSS_SCALE_NONE)
     snprintf(grads + n, sizeof grads - (size_t)n, "  loss scale %g  skipped %lld", e->loss_scale,
              (long long)e->skipped_steps);
   printf("%sepoch %lld/%ld  train loss %.6g%s  lr %.4g%s  %.2f s  %.0f ex/s%s\n",
@@ -246,7 +247,7 @@ static void say_start(run *r) {
   if (n % batch)
     printf(" (the last %lld example%s of each epoch's order dropped: the graph's batch size is "
            "fixed)", (long long)(n % batch), n % batch == 1 ? "" : "s");
-  printf("; %s, lr %g\n", kinds[r->a.t.optimizer.kind], r->a.t.optimizer.lr);
+  printf("; %s, lr %g\n", kinds[r->a.opt.kind], r->a.opt.lr);
   if (r->eval_rt) {
     printf("train: validation: %lld examples%s, batch %lld: %lld batches", (long long)vn,
            r->a.val_split > 0 ? " held back by --val-split" : "", (long long)vbatch,

@@ -13,7 +13,9 @@ typedef struct train_args {
   double val_split;            /* --val-split F; 0: none */
   eg_compile_options compile;
   eg_runtime_options rt_opt;
-  eg_trainer_options t;         /* optimizer, schedule, epochs, shuffle, seed, normalization */
+  eg_trainer_options t;         /* schedule, epochs, shuffle, seed, normalization; its optimizer
+                                   is opt (set where the trainer is made: this struct is copied) */
+  eg_optimizer_options opt;     /* kind, lr, weight decay, ..., loss scaling */
   bool have_wd, resume, quiet;
   long ckpt_every;
   const char *loss_scale;      /* --loss-scale; NULL: the trainer's AUTO (dynamic at fp16) */

@@ -17,16 +17,16 @@
 static int parse_loss_scale(train_args *a) {
   const char *v = a->loss_scale;
   char *end = NULL;
-  if (strcmp(v, "none") == 0) a->t.optimizer.loss_scale = EG_LOSS_SCALE_NONE;
-  else if (strcmp(v, "dynamic") == 0) a->t.optimizer.loss_scale = EG_LOSS_SCALE_DYNAMIC;
+  if (strcmp(v, "none") == 0) a->opt.loss_scale = EG_LOSS_SCALE_NONE;
+  else if (strcmp(v, "dynamic") == 0) a->opt.loss_scale = EG_LOSS_SCALE_DYNAMIC;
   else {
     errno = 0;
     const double s = strtod(v, &end);
     if (!end || end == v || *end || errno || !(s > 0 && s <= FLT_MAX))
       return fail(EXIT_USAGE, "train: --loss-scale %s: expected none, dynamic or a scale in (0, "
                   "%g]", v, (double)FLT_MAX);
-    a->t.optimizer.loss_scale = EG_LOSS_SCALE_STATIC;
-    a->t.optimizer.init_scale = s;
+    a->opt.loss_scale = EG_LOSS_SCALE_STATIC;
+    a->opt.init_scale = s;
   }
   return 0;
 }
@@ -116,7 +116,8 @@ const opt_command train_command = {.name = "train", .usage = usage_train,
 int parse_train_args(int argc, char **argv, train_args *a) {
   train_cmdline cl = {.a = *a, .kind = EG_OPTIMIZER_SGD, .beta1 = 0.9, .beta2 = 0.999,
                       .eps = 1e-8};
-  cl.a.t = eg_trainer_defaults(EG_OPTIMIZER_SGD); /* shuffle, lr_step 1, lr_gamma 0.1, std 1 */
+  /* shuffle, lr_step 1, lr_gamma 0.1, std 1 */
+  if (eg_trainer_defaults(&cl.a.t) != EG_OK) return fail_status(EG_ERR_ARGUMENT);
   opt_given given;
   int rc = opt_parse(&train_command, argc, argv, &cl, &given);
   *a = cl.a;
@@ -124,6 +125,8 @@ int parse_train_args(int argc, char **argv, train_args *a) {
   if (rc) return rc;
   a->have_wd = GIVEN("--weight-decay");
   a->t.normalize = GIVEN("--normalize");
+  a->compile.struct_size = sizeof a->compile;
+  a->rt_opt.struct_size = sizeof a->rt_opt;
   a->compile.precision = a->rt_opt.precision;
   const bool have_sgd = GIVEN("--momentum") || GIVEN("--dampening") || GIVEN("--nesterov");
   const bool have_adam = GIVEN("--betas") || GIVEN("--eps");
@@ -149,18 +152,18 @@ int parse_train_args(int argc, char **argv, train_args *a) {
   if (cl.kind != EG_OPTIMIZER_SGD && have_sgd)
     return fail(EXIT_USAGE, "train: --momentum/--dampening/--nesterov are options of sgd, not of "
                 "%s", cl.kind == EG_OPTIMIZER_ADAM ? "adam" : "adamw");
-  a->t.optimizer = eg_optimizer_defaults(cl.kind);
-  a->t.optimizer.loss_scale = EG_LOSS_SCALE_AUTO; /* dynamic at fp16; --loss-scale below */
-  a->t.optimizer.growth_interval = a->loss_scale_interval;
-  if (GIVEN("--lr")) a->t.optimizer.lr = cl.lr;
-  if (a->have_wd) a->t.optimizer.weight_decay = cl.wd;
+  if (eg_optimizer_defaults(cl.kind, &a->opt) != EG_OK) return fail_status(EG_ERR_ARGUMENT);
+  a->opt.loss_scale = EG_LOSS_SCALE_AUTO; /* dynamic at fp16; --loss-scale below */
+  a->opt.growth_interval = a->loss_scale_interval;
+  if (GIVEN("--lr")) a->opt.lr = cl.lr;
+  if (a->have_wd) a->opt.weight_decay = cl.wd;
 #undef GIVEN
-  a->t.optimizer.momentum = cl.momentum;
-  a->t.optimizer.dampening = cl.dampening;
-  a->t.optimizer.nesterov = cl.nesterov;
-  a->t.optimizer.beta1 = cl.beta1;
-  a->t.optimizer.beta2 = cl.beta2;
-  a->t.optimizer.eps = cl.eps;
+  a->opt.momentum = cl.momentum;
+  a->opt.dampening = cl.dampening;
+  a->opt.nesterov = cl.nesterov;
+  a->opt.beta1 = cl.beta1;
+  a->opt.beta2 = cl.beta2;
+  a->opt.eps = cl.eps;
   if (cl.nesterov && (cl.momentum <= 0 || cl.dampening != 0))
     return fail(EXIT_USAGE, "train: --nesterov (momentum %g, dampening %g): Nesterov momentum "
                 "needs --momentum > 0 and dampening 0", cl.momentum, cl.dampening);

@@ -206,7 +206,8 @@ void eg_fuzz_run(const eg_model *model, eg_runtime *rt) {
     if (eg_runtime_output(rt, i, &out) == EG_OK)
       eg_fuzz_read_bytes(out.data, (size_t)eg_tensor_numel(&out) * eg_dtype_size(out.dtype));
   }
-  eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_SGD);
+  eg_optimizer_options o;
+  eg_optimizer_defaults(EG_OPTIMIZER_SGD, &o);
   eg_optimizer *opt = NULL;
   if (eg_optimizer_create(rt, &o, &opt) == EG_OK) eg_optimizer_step(opt);
   eg_optimizer_destroy(opt);

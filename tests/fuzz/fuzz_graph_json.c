@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (eg_model_load(graph_path, &m) != EG_OK) return 0;
   eg_fuzz_describe(m);
 
-  eg_compile_options opt = {.soc = pick_soc(data, size)};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = pick_soc(data, size));
   eg_compile_report *rep = NULL;
   if (eg_compile_report_create(m, &opt, &rep) == EG_OK) {
     for (int i = 0; i < eg_compile_report_num_nodes(rep); i++) {

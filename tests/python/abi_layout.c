@@ -31,6 +31,7 @@ int main(void) {
   FIELD(eg_tensor_desc, random_p);
 
   STRUCT(eg_runtime_options);
+  FIELD(eg_runtime_options, struct_size);
   FIELD(eg_runtime_options, max_memory_bytes);
   FIELD(eg_runtime_options, num_threads);
   FIELD(eg_runtime_options, profile);
@@ -38,6 +39,7 @@ int main(void) {
   FIELD(eg_runtime_options, precision);
 
   STRUCT(eg_compile_options);
+  FIELD(eg_compile_options, struct_size);
   FIELD(eg_compile_options, soc);
   FIELD(eg_compile_options, skip_ops);
   FIELD(eg_compile_options, num_skip_ops);
@@ -68,6 +70,7 @@ int main(void) {
   FIELD(eg_program_info, file_bytes);
 
   STRUCT(eg_optimizer_options);
+  FIELD(eg_optimizer_options, struct_size);
   FIELD(eg_optimizer_options, kind);
   FIELD(eg_optimizer_options, lr);
   FIELD(eg_optimizer_options, weight_decay);
@@ -84,6 +87,7 @@ int main(void) {
   FIELD(eg_optimizer_options, growth_interval);
 
   STRUCT(eg_trainer_options);
+  FIELD(eg_trainer_options, struct_size);
   FIELD(eg_trainer_options, optimizer);
   FIELD(eg_trainer_options, schedule);
   FIELD(eg_trainer_options, lr_step);
@@ -96,11 +100,13 @@ int main(void) {
   FIELD(eg_trainer_options, std);
 
   STRUCT(eg_trainer_array);
+  FIELD(eg_trainer_array, struct_size);
   FIELD(eg_trainer_array, input);
   FIELD(eg_trainer_array, t);
   FIELD(eg_trainer_array, origin);
 
   STRUCT(eg_trainer_event);
+  FIELD(eg_trainer_event, struct_size);
   FIELD(eg_trainer_event, kind);
   FIELD(eg_trainer_event, epoch);
   FIELD(eg_trainer_event, step);

@@ -8,6 +8,10 @@ The library is the one EDGEGRAD_LIB names (CMake sets it to the build's libedgeg
 the package's own search. Runs under PyTorch 2.x and 1.13. Cases:
 - ``abi_layout``: every structure python/edgegrad/_capi.py mirrors has the size, and each of
   its fields the offset and size, that the C compiler gives them (tests/python/abi_layout.c);
+  and the struct size rules hold on the Python side: every structure the library reads (one
+  with a struct_size, but the library's own eg_trainer_event) is made with struct_size = its
+  size, and every function the header's size-passing macros wrap (those that fill a caller's
+  structure) is declared with its trailing size argument;
 - ``torch_step/<model>/<where>``: a training step exported with export_training_step, loaded
   from its JSON on the CPU kernels, compiled for SM8650 (fp32) in memory, and as an .egp that
   edgegrad.compile wrote (byte for byte the CLI's `edgegrad compile -o`), run once: its loss,
@@ -36,6 +40,7 @@ Prints one line per case and `python_runtime: N passed, M failed`; exit 1 on any
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +87,21 @@ def case_abi_layout(a, work):
         for field, _ in cls._fields_:
             if f"{struct}.{field}" not in seen:
                 bad.append(f"{struct}.{field}: not printed by abi_layout.c")
+        if f"{struct}.struct_size" in seen and struct != "eg_trainer_event":
+            made = cls()
+            if not isinstance(made, _capi.Sized) or made.struct_size != ctypes.sizeof(cls):
+                bad.append(f"{struct}: made with struct_size {made.struct_size}, its size is "
+                           f"{ctypes.sizeof(cls)}: a structure the library reads is a Sized")
+    with open(os.path.join(ROOT, "include", "edgegrad.h")) as f:
+        header = f.read().replace("\\\n", " ")  # continuation lines joined
+    filling = re.findall(r"^#define (eg_\w+)\(.*sizeof \*\(out\)\)$", header, re.M)
+    if len(filling) < 10:
+        bad.append(f"edgegrad.h: found {len(filling)} size-passing macros, expected >= 10")
+    for name in filling:
+        proto = _capi.PROTOTYPES.get(name)
+        if proto and proto[1][-1] is not ctypes.c_size_t:
+            bad.append(f"{name}: fills a caller's structure, so it takes its size last (the "
+                       f"header's macro passes sizeof); _capi declares {proto[1]}")
     return "; ".join(bad) or None
 
 

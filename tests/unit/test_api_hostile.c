@@ -177,7 +177,7 @@ static void test_runtime(void) {
   EXPECT_ERR(eg_runtime_create(NULL, &rt), EG_ERR_ARGUMENT, "model is NULL");
   EG_CHECK(rt == NULL);
   EXPECT_ERR(eg_runtime_create(m, NULL), EG_ERR_ARGUMENT, "out is NULL");
-  eg_runtime_options neg = {.num_threads = INT32_MIN};
+  eg_runtime_options neg = EG_RUNTIME_OPTIONS(.num_threads = INT32_MIN);
   EXPECT_ERR(eg_runtime_create_with_options(m, &neg, &rt), EG_ERR_ARGUMENT, "num_threads");
   eg_runtime_destroy(NULL);
   EG_CHECK_MSG(eg_runtime_create(m, &rt) == EG_OK, "%s", eg_last_error());
@@ -247,7 +247,8 @@ static void test_optimizer(void) {
   eg_model *m = load_tiny();
   eg_runtime *rt = m ? runtime_with_inputs(m) : NULL;
   eg_optimizer *opt = NULL;
-  eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_ADAM);
+  eg_optimizer_options o;
+  eg_optimizer_defaults(EG_OPTIMIZER_ADAM, &o);
   float *before = NULL, *after = NULL;
   if (!rt) goto out;
   EXPECT_ERR(eg_optimizer_create(NULL, &o, &opt), EG_ERR_ARGUMENT, "NULL argument");
@@ -259,7 +260,7 @@ static void test_optimizer(void) {
   bad = o;
   bad.beta2 = NAN;
   EXPECT_ERR(eg_optimizer_create(rt, &bad, &opt), EG_ERR_ARGUMENT, "beta2");
-  bad = eg_optimizer_defaults((eg_optimizer_kind)-1);
+  eg_optimizer_defaults((eg_optimizer_kind)-1, &bad);
   EXPECT_ERR(eg_optimizer_create(rt, &bad, &opt), EG_ERR_ARGUMENT, "not an eg_optimizer_kind");
   EG_CHECK(opt == NULL);
   EXPECT_ERR(eg_optimizer_step(NULL), EG_ERR_ARGUMENT, "NULL argument");
@@ -304,7 +305,7 @@ static void test_optimizer(void) {
   eg_optimizer_destroy(opt);
 
   /* plain SGD keeps no state: no index is valid (and none divides by zero) */
-  eg_optimizer_options sgd = {.kind = EG_OPTIMIZER_SGD, .lr = 0.1};
+  eg_optimizer_options sgd = {.struct_size = sizeof sgd, .kind = EG_OPTIMIZER_SGD, .lr = 0.1};
   EG_CHECK(eg_optimizer_create(rt, &sgd, &opt) == EG_OK && eg_optimizer_num_states(opt) == 0);
   EXPECT_ERR(eg_optimizer_state(opt, 0, &name, &st), EG_ERR_ARGUMENT, "out of range [0, 0)");
   EG_CHECK(eg_optimizer_set_steps(opt, INT64_MAX) == EG_OK);
@@ -395,34 +396,37 @@ static void test_targets_and_compile(void) {
   if (!m) return;
   eg_compile_report *r = NULL;
   eg_runtime *rt = NULL;
-  eg_compile_options o = {.soc = "SM8650"}, bad;
+  eg_compile_options o = EG_COMPILE_OPTIONS(.soc = "SM8650"), bad;
   const char *skip[] = {NULL};
   EXPECT_ERR(eg_compile_report_create(NULL, &o, &r), EG_ERR_ARGUMENT, "are required");
   EXPECT_ERR(eg_compile_report_create(m, NULL, &r), EG_ERR_ARGUMENT, "are required");
   EXPECT_ERR(eg_compile_report_create(m, &o, NULL), EG_ERR_ARGUMENT, "out is NULL");
-  bad = (eg_compile_options){0};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS_INIT;
   EXPECT_ERR(eg_compile_report_create(m, &bad, &r), EG_ERR_ARGUMENT, "unknown SoC");
-  bad = (eg_compile_options){.soc = "SM0000"};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM0000");
   EXPECT_ERR(eg_compile_report_create(m, &bad, &r), EG_ERR_ARGUMENT, "unknown SoC");
   /* the skip lists reach the compiler's passes before placement: checked first */
-  bad = (eg_compile_options){.soc = "SM8650", .num_skip_ops = -1};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .num_skip_ops = -1);
   EXPECT_ERR(eg_compile_report_create(m, &bad, &r), EG_ERR_ARGUMENT, "num_skip_ops (-1");
-  bad = (eg_compile_options){.soc = "SM8650", .num_skip_nodes = 3};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .num_skip_nodes = 3);
   EXPECT_ERR(eg_compile_report_create(m, &bad, &r), EG_ERR_ARGUMENT,
              "num_skip_nodes (3, a NULL list)");
-  bad = (eg_compile_options){.soc = "SM8650", .skip_ops = skip, .num_skip_ops = 1};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .skip_ops = skip,
+                                               .num_skip_ops = 1);
   EXPECT_ERR(eg_compile_report_create(m, &bad, &r), EG_ERR_ARGUMENT, "skip_ops[0] is NULL");
-  bad = (eg_compile_options){.soc = "SM8650", .skip_nodes = skip, .num_skip_nodes = 1};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .skip_nodes = skip,
+                                               .num_skip_nodes = 1);
   EXPECT_ERR(eg_runtime_create_compiled(m, &bad, &rt), EG_ERR_ARGUMENT, "skip_nodes[0] is NULL");
   EXPECT_ERR(eg_model_save_compiled(m, &bad, "never.egp"), EG_ERR_ARGUMENT,
              "skip_nodes[0] is NULL");
-  bad = (eg_compile_options){.soc = "SM8650", .dump_after = "no_such_pass"};
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .dump_after = "no_such_pass");
   EXPECT_ERR(eg_compile_report_create(m, &bad, &r), EG_ERR_ARGUMENT, "no_such_pass");
   EG_CHECK(r == NULL);
   EXPECT_ERR(eg_runtime_create_compiled(NULL, &o, &rt), EG_ERR_ARGUMENT, "are required");
   EXPECT_ERR(eg_runtime_create_compiled(m, NULL, &rt), EG_ERR_ARGUMENT, "are required");
   EXPECT_ERR(eg_runtime_create_compiled(m, &o, NULL), EG_ERR_ARGUMENT, "out is NULL");
-  EXPECT_ERR(eg_runtime_create_compiled(m, &(eg_compile_options){.soc = "x"}, &rt),
+  bad = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "x");
+  EXPECT_ERR(eg_runtime_create_compiled(m, &bad, &rt),
              EG_ERR_ARGUMENT, "unknown SoC");
   EG_CHECK(rt == NULL);
   EXPECT_ERR(eg_model_save_compiled(NULL, &o, "p.egp"), EG_ERR_ARGUMENT, "are required");
@@ -482,7 +486,7 @@ static void test_compiled_program(void) {
     return;
   }
   const char *path = path_in("tiny.egp");
-  eg_compile_options o = {.soc = "SM8650"};
+  eg_compile_options o = EG_COMPILE_OPTIONS(.soc = "SM8650");
   EG_CHECK_MSG(eg_model_save_compiled(m, &o, path) == EG_OK, "%s", eg_last_error());
   EG_CHECK_MSG(eg_model_load(path, &p) == EG_OK, "%s", eg_last_error());
   if (!p) goto out;

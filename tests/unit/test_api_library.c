@@ -51,7 +51,7 @@ static void test_log_callback(void) {
 
   log_seen seen = {0};
   eg_set_log_callback(on_log, &seen);
-  eg_compile_options opt = {.soc = "SM8650", .dump_after = "all"};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650", .dump_after = "all");
   eg_compile_report *r = NULL;
   const eg_status s1 = eg_compile_report_create(m, &opt, &r);
   eg_compile_report_destroy(r);
@@ -98,11 +98,11 @@ static void test_threads_and_state(void) {
   EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK, "%s", eg_last_error());
   if (!m) return;
   eg_runtime *rt = NULL;
-  eg_runtime_options bad = {.num_threads = -1};
+  eg_runtime_options bad = EG_RUNTIME_OPTIONS(.num_threads = -1);
   EG_CHECK(eg_runtime_create_with_options(m, &bad, &rt) == EG_ERR_ARGUMENT && rt == NULL);
   EG_CHECK(strstr(eg_last_error(), "num_threads (-1)") != NULL);
 
-  eg_runtime_options one = {.num_threads = 1};
+  eg_runtime_options one = EG_RUNTIME_OPTIONS(.num_threads = 1);
   EG_CHECK_MSG(eg_runtime_create_with_options(m, &one, &rt) == EG_OK, "%s", eg_last_error());
   if (!rt) goto out;
   eg_tensor y;

@@ -71,7 +71,7 @@ static void test_classes(void) {
 
   /* the compiled program of the same graph reads the same labels */
   EG_CHECK(eg_test_dir_open("model_checks"));
-  const eg_compile_options opt = {.soc = "SM8650"};
+  const eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
   const char *egp = path_in("step.egp");
   eg_model *p = NULL;
   EG_CHECK_MSG(eg_model_save_compiled(m, &opt, egp) == EG_OK, "%s", eg_last_error());
@@ -94,7 +94,7 @@ static void expect_compiled(eg_status got, const char *fn) {
 static void test_compile_compiled(void) {
   EG_CHECK(eg_test_dir_open("model_checks"));
   eg_model *m = NULL, *p = NULL;
-  const eg_compile_options opt = {.soc = "SM8650"};
+  const eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
   const char *egp = path_in("step.egp"), *again = path_in("again.egp");
   EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK, "%s", eg_last_error());
   EG_CHECK_MSG(m && eg_model_save_compiled(m, &opt, egp) == EG_OK, "%s", eg_last_error());
@@ -109,7 +109,7 @@ static void test_compile_compiled(void) {
     eg_runtime *rt = (eg_runtime *)&rt;
     expect_compiled(eg_runtime_create_compiled(p, &opt, &rt), "eg_runtime_create_compiled");
     EG_CHECK(rt == NULL);
-    eg_runtime_options ro = {0};
+    eg_runtime_options ro = EG_RUNTIME_OPTIONS_INIT;
     expect_compiled(eg_runtime_create_compiled_with_options(p, &opt, &ro, &rt),
                     "eg_runtime_create_compiled");
     /* the program itself still runs as it is */

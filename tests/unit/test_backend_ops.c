@@ -486,7 +486,7 @@ static bool float_node(const eg_graph *g, const char *name) {
  * node but getitems is on the CPU for want of a float path (an int64 node may still be on the
  * NPU there). */
 static void check_placement(const bo_case *c, const eg_model *m, const char *soc) {
-  eg_compile_options opt = {.soc = soc};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = soc);
   eg_compile_report *rep = NULL;
   EG_CHECK_MSG(eg_compile_report_create(m, &opt, &rep) == EG_OK, "%s on %s: %s", c->name, soc,
                eg_last_error());
@@ -594,7 +594,7 @@ static void run_case(const bo_case *c, unsigned seed) {
   EG_CHECK_MSG(eg_runtime_create(&m, &rts[0]) == EG_OK, "%s: %s", c->name, eg_last_error());
   for (int s = 0; s < 2; s++) {
     check_placement(c, &m, socs[s]);
-    eg_compile_options opt = {.soc = socs[s], .precision = EG_PRECISION_FP32};
+    eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = socs[s], .precision = EG_PRECISION_FP32);
     EG_CHECK_MSG(eg_runtime_create_compiled(&m, &opt, &rts[1 + s]) == EG_OK, "%s on %s: %s",
                  c->name, socs[s], eg_last_error());
   }

@@ -369,7 +369,7 @@ static void test_run_matches_in_memory(void) {
   const char *path = "test_egp_run.egp";
   eg_model *src = NULL, *prog = NULL;
   eg_runtime *a = NULL, *b = NULL;
-  eg_compile_options opt = {.soc = "SM8650"};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
   EG_CHECK(eg_model_load(TINY, &src) == EG_OK);
   EG_CHECK(src && !eg_model_is_compiled(src));
   EG_CHECK_MSG(src && eg_model_save_compiled(src, &opt, path) == EG_OK, "%s", eg_last_error());

@@ -55,7 +55,7 @@ static void test_recorded(void) {
   eg_model *m = NULL;
   EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK, "%s", eg_last_error());
   if (!m) return;
-  eg_compile_options opt = {.soc = "SM8650", .precision = EG_PRECISION_FP16};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650", .precision = EG_PRECISION_FP16);
   EG_CHECK_MSG(eg_model_save_compiled(m, &opt, "precision_fp16.egp") == EG_OK, "%s",
                eg_last_error());
   opt.precision = (eg_precision)9;
@@ -75,7 +75,7 @@ static void test_recorded(void) {
     EG_CHECK(is_float ? t.precision && strcmp(t.precision, "fp16") == 0 : t.precision == NULL);
   }
   EG_CHECK(floats > 0);
-  eg_runtime_options ro = {.precision = (eg_precision)3};
+  eg_runtime_options ro = EG_RUNTIME_OPTIONS(.precision = (eg_precision)3);
   eg_runtime *rt = NULL;
   EG_CHECK(p && eg_runtime_create_with_options(p, &ro, &rt) == EG_ERR_ARGUMENT && !rt &&
            strstr(eg_last_error(), "precision (3)"));
@@ -116,7 +116,7 @@ static int precision_bits(const char *name) {
  * reloaded program and the in-memory runtime have it: "fp16" or "fp32" when all three agree,
  * else NULL (a check failure says which). */
 static const char *compiled_precision(const eg_model *m, const char *soc, eg_precision precision) {
-  const eg_compile_options opt = {.soc = soc, .precision = precision};
+  const eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = soc, .precision = precision);
   eg_compile_report *rep = NULL;
   EG_CHECK_MSG(eg_compile_report_create(m, &opt, &rep) == EG_OK, "%s: %s", soc, eg_last_error());
   const int reported = precision_bits(rep ? eg_compile_report_precision(rep) : NULL);

@@ -120,7 +120,8 @@ static void test_roles_described(void) {
   EG_CHECK(eg_model_output(m, 0, &o) == EG_OK && o.role == EG_ROLE_OUTPUT && o.pair == -1);
   eg_runtime *rt = NULL;
   eg_optimizer *opt = NULL;
-  eg_optimizer_options oo = eg_optimizer_defaults(EG_OPTIMIZER_SGD);
+  eg_optimizer_options oo;
+  eg_optimizer_defaults(EG_OPTIMIZER_SGD, &oo);
   EG_CHECK(eg_runtime_create(m, &rt) == EG_OK);
   EG_CHECK(rt && eg_optimizer_create(rt, &oo, &opt) == EG_ERR_ARGUMENT && !opt &&
            strstr(eg_last_error(), "nothing to train") &&

@@ -19,7 +19,8 @@ static eg_model *load(void) {
  * flush the unscaled runtime's small ones, which is what loss scaling is for). */
 static eg_runtime *runtime(const eg_model *m, bool compiled) {
   eg_runtime *rt = NULL;
-  const eg_compile_options co = {.soc = "SM8650", .precision = EG_PRECISION_FP32};
+  const eg_compile_options co =
+      EG_COMPILE_OPTIONS(.soc = "SM8650", .precision = EG_PRECISION_FP32);
   eg_status s = compiled ? eg_runtime_create_compiled(m, &co, &rt) : eg_runtime_create(m, &rt);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
   if (s == EG_OK && eg_test_set_tiny_inputs(m, rt) != EG_OK) {
@@ -34,7 +35,8 @@ static void test_scaled_step(bool compiled) {
   eg_runtime *rt = m ? runtime(m, compiled) : NULL, *ref = m ? runtime(m, compiled) : NULL;
   eg_optimizer *opt = NULL, *ref_opt = NULL, *second = NULL;
   if (!rt || !ref) goto out;
-  eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_SGD);
+  eg_optimizer_options o;
+  eg_optimizer_defaults(EG_OPTIMIZER_SGD, &o);
   o.lr = 0.1;
   o.momentum = 0.9;
   o.weight_decay = 0.01;
@@ -92,10 +94,12 @@ static void test_options_and_state(void) {
        "growth_interval (-2)"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    bad[k].o.struct_size = sizeof bad[k].o;
     EG_CHECK(eg_optimizer_create(rt, &bad[k].o, &opt) == EG_ERR_ARGUMENT && opt == NULL);
     EG_CHECK_MSG(strstr(eg_last_error(), bad[k].msg), "case %zu: %s", k, eg_last_error());
   }
-  const eg_optimizer_options o = {.lr = 0.1, .loss_scale = EG_LOSS_SCALE_DYNAMIC};
+  const eg_optimizer_options o = {.struct_size = sizeof o, .lr = 0.1,
+                                  .loss_scale = EG_LOSS_SCALE_DYNAMIC};
   EG_CHECK(eg_optimizer_create(rt, &o, &opt) == EG_OK);
   if (!opt) goto out;
   EG_CHECK(eg_optimizer_loss_scale(opt) == 65536); /* GradScaler's default */

@@ -31,7 +31,7 @@ static eg_model *load(const char *path) {
 static void test_placement(void) {
   eg_model *m = load(TINY);
   eg_compile_report *rep = NULL;
-  const eg_compile_options co = {.soc = "SM8650"};
+  const eg_compile_options co = EG_COMPILE_OPTIONS(.soc = "SM8650");
   if (!m || eg_compile_report_create(m, &co, &rep) != EG_OK) {
     EG_CHECK_MSG(0, "%s", eg_last_error());
     goto out;
@@ -68,7 +68,7 @@ out:
  * tiny inputs set. */
 static eg_runtime *runtime(const eg_model *m, bool program, eg_precision precision) {
   eg_runtime *rt = NULL;
-  const eg_compile_options co = {.soc = "SM8650", .precision = precision};
+  const eg_compile_options co = EG_COMPILE_OPTIONS(.soc = "SM8650", .precision = precision);
   eg_status s = program ? eg_runtime_create(m, &rt) : eg_runtime_create_compiled(m, &co, &rt);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
   if (s == EG_OK && eg_test_set_tiny_inputs(m, rt) != EG_OK) {
@@ -79,7 +79,8 @@ static eg_runtime *runtime(const eg_model *m, bool program, eg_precision precisi
 }
 
 static eg_optimizer *sgd(eg_runtime *rt, double scale) {
-  eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_SGD);
+  eg_optimizer_options o;
+  eg_optimizer_defaults(EG_OPTIMIZER_SGD, &o);
   o.lr = 0.1;
   o.momentum = 0.9;
   if (scale > 0) {
@@ -121,7 +122,8 @@ static void test_fp32_scaled(void) {
   if (m) check_fp32_scaled(m, false);
   char path[64];
   snprintf(path, sizeof path, "loss_seed_npu_%d.egp", (int)getpid());
-  const eg_compile_options co = {.soc = "SM8650", .precision = EG_PRECISION_FP32};
+  const eg_compile_options co =
+      EG_COMPILE_OPTIONS(.soc = "SM8650", .precision = EG_PRECISION_FP32);
   EG_CHECK_MSG(m && eg_model_save_compiled(m, &co, path) == EG_OK, "%s", eg_last_error());
   eg_model *prog = m ? load(path) : NULL;
   if (prog) check_fp32_scaled(prog, true);

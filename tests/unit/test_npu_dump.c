@@ -43,8 +43,8 @@ static int npy_files(const char *dir) {
 
 /* Creation with the dump folder `dir`, compiled for `soc` (NULL: not compiled). */
 static eg_status create(const eg_model *m, const char *soc, const char *dir, eg_runtime **rt) {
-  const eg_runtime_options opt = {.dump_partitions_dir = dir};
-  const eg_compile_options copt = {.soc = soc};
+  const eg_runtime_options opt = EG_RUNTIME_OPTIONS(.dump_partitions_dir = dir);
+  const eg_compile_options copt = EG_COMPILE_OPTIONS(.soc = soc);
   return soc ? eg_runtime_create_compiled_with_options(m, &copt, &opt, rt)
              : eg_runtime_create_with_options(m, &opt, rt);
 }

@@ -163,7 +163,7 @@ static eg_runtime *runtime(const char *json, bool blocks, eg_graph **src, size_t
       for (int32_t j = 0; j < eg_htp_qnn_graph_num_ops(p[c]->lowered[k].graph); j++)
         rename_op(p[c], k, j, "renamed");
   eg_runtime *rt = NULL;
-  const eg_runtime_options tight = {.max_memory_bytes = 1};
+  const eg_runtime_options tight = EG_RUNTIME_OPTIONS(.max_memory_bytes = 1);
   *needed = 0;
   if (p[1]) {
     EG_CHECK(eg_runtime_create_program(p[1]->graph, p[1], &tight, &rt) == EG_ERR_LIMIT);

@@ -54,6 +54,9 @@ static float *copy_output(const eg_model *m, const eg_runtime *rt, const char *n
   return NULL;
 }
 
+/* Options as given (every field not named 0), struct_size set. */
+#define OPTIONS(...) {.struct_size = sizeof(eg_optimizer_options), __VA_ARGS__}
+
 static void test_options(void) {
   eg_model *m = load();
   eg_runtime *rt = NULL;
@@ -63,23 +66,28 @@ static void test_options(void) {
     eg_optimizer_options o;
     const char *msg;
   } bad[] = {
-      {{.kind = EG_OPTIMIZER_SGD, .lr = -1}, "sgd lr (-1): must be finite and >= 0"},
-      {{.kind = EG_OPTIMIZER_SGD, .lr = 0.1, .nesterov = true}, "needs momentum > 0"},
-      {{.kind = EG_OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true},
+      {OPTIONS(.kind = EG_OPTIMIZER_SGD, .lr = -1), "sgd lr (-1): must be finite and >= 0"},
+      {OPTIONS(.kind = EG_OPTIMIZER_SGD, .lr = 0.1, .nesterov = true), "needs momentum > 0"},
+      {OPTIONS(.kind = EG_OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9, .dampening = 0.1,
+               .nesterov = true),
        "dampening 0"},
-      {{.kind = EG_OPTIMIZER_ADAM, .lr = 0.1, .beta1 = 1.0, .beta2 = 0.9}, "beta1 (1)"},
-      {{.kind = EG_OPTIMIZER_ADAMW, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.9, .eps = -1}, "eps (-1)"},
-      {{.kind = EG_OPTIMIZER_ADAM, .lr = 0.1, .weight_decay = NAN}, "weight_decay"},
-      {{.kind = (eg_optimizer_kind)7, .lr = 0.1}, "kind (7)"},
+      {OPTIONS(.kind = EG_OPTIMIZER_ADAM, .lr = 0.1, .beta1 = 1.0, .beta2 = 0.9), "beta1 (1)"},
+      {OPTIONS(.kind = EG_OPTIMIZER_ADAMW, .lr = 0.1, .beta1 = 0.9, .beta2 = 0.9, .eps = -1),
+       "eps (-1)"},
+      {OPTIONS(.kind = EG_OPTIMIZER_ADAM, .lr = 0.1, .weight_decay = NAN), "weight_decay"},
+      {OPTIONS(.kind = (eg_optimizer_kind)7, .lr = 0.1), "kind (7)"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
     EG_CHECK(eg_optimizer_create(rt, &bad[k].o, &opt) == EG_ERR_ARGUMENT && opt == NULL);
     EG_CHECK_MSG(strstr(eg_last_error(), bad[k].msg), "case %zu: %s", k, eg_last_error());
   }
-  eg_optimizer_options d = eg_optimizer_defaults(EG_OPTIMIZER_ADAMW);
+  eg_optimizer_options d;
+  eg_optimizer_defaults(EG_OPTIMIZER_ADAMW, &d);
   EG_CHECK(d.lr == 1e-3 && d.beta1 == 0.9 && d.beta2 == 0.999 && d.eps == 1e-8 &&
            d.weight_decay == 1e-2);
-  EG_CHECK(eg_optimizer_defaults(EG_OPTIMIZER_ADAM).weight_decay == 0);
+  eg_optimizer_options adam;
+  EG_CHECK(eg_optimizer_defaults(EG_OPTIMIZER_ADAM, &adam) == EG_OK && adam.weight_decay == 0 &&
+           adam.struct_size == sizeof adam);
   EG_CHECK(eg_optimizer_create(rt, &d, &opt) == EG_OK);
   EG_CHECK(eg_optimizer_step(opt) == EG_ERR_STATE); /* no run yet */
   EG_CHECK(strstr(eg_last_error(), "no successful run yet"));
@@ -93,7 +101,7 @@ static void test_options(void) {
            strcmp(name, "2_weight.exp_avg_sq") == 0 && t.dtype == EG_DTYPE_FLOAT32);
   EG_CHECK(eg_optimizer_state(opt, 10, &name, &t) == EG_ERR_ARGUMENT);
   eg_optimizer_destroy(opt);
-  eg_optimizer_options sgd = {.kind = EG_OPTIMIZER_SGD, .lr = 0.1};
+  eg_optimizer_options sgd = OPTIONS(.kind = EG_OPTIMIZER_SGD, .lr = 0.1);
   EG_CHECK(eg_optimizer_create(rt, &sgd, &opt) == EG_OK && eg_optimizer_num_states(opt) == 0);
   eg_optimizer_destroy(opt);
 out:
@@ -106,7 +114,7 @@ static void test_sgd_plain(void) {
   eg_model *m = load();
   eg_runtime *a = m ? ran(m) : NULL;
   eg_optimizer *opt = NULL;
-  eg_optimizer_options o = {.kind = EG_OPTIMIZER_SGD, .lr = 0.05};
+  eg_optimizer_options o = OPTIONS(.kind = EG_OPTIMIZER_SGD, .lr = 0.05);
   if (!a || eg_optimizer_create(a, &o, &opt) != EG_OK) goto out;
   int64_t n = 0, n2 = 0;
   float *before = copy_input(m, a, "2_weight", &n), *g = copy_output(m, a, "grad_2_weight");
@@ -133,7 +141,8 @@ static void test_adam_first_step(void) {
   eg_model *m = load();
   eg_runtime *rt = m ? ran(m) : NULL;
   eg_optimizer *opt = NULL;
-  eg_optimizer_options o = eg_optimizer_defaults(EG_OPTIMIZER_ADAM);
+  eg_optimizer_options o;
+  eg_optimizer_defaults(EG_OPTIMIZER_ADAM, &o);
   o.lr = 0.01;
   o.eps = 0;
   if (!rt || eg_optimizer_create(rt, &o, &opt) != EG_OK) goto out;
@@ -173,7 +182,8 @@ static void test_adamw_decay(void) {
   eg_model *m = load();
   eg_runtime *a = m ? ran(m) : NULL, *b = m ? ran(m) : NULL;
   eg_optimizer *oa = NULL, *ob = NULL;
-  eg_optimizer_options w = eg_optimizer_defaults(EG_OPTIMIZER_ADAMW), p;
+  eg_optimizer_options w, p;
+  eg_optimizer_defaults(EG_OPTIMIZER_ADAMW, &w);
   w.lr = 0.01;
   w.weight_decay = 0.5;
   p = w;
@@ -207,8 +217,8 @@ static void test_sgd_momentum_state(void) {
   eg_model *m = load();
   eg_runtime *rt = m ? ran(m) : NULL;
   eg_optimizer *opt = NULL;
-  eg_optimizer_options o = {.kind = EG_OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9,
-                            .dampening = 0.5};
+  eg_optimizer_options o = OPTIONS(.kind = EG_OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9,
+                                   .dampening = 0.5);
   if (!rt || eg_optimizer_create(rt, &o, &opt) != EG_OK) goto out;
   float *g = copy_output(m, rt, "grad_0_bias");
   EG_CHECK(eg_optimizer_step(opt) == EG_OK);

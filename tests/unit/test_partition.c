@@ -778,13 +778,14 @@ static void test_public_api(void) {
   EG_CHECK(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK);
   if (!m) return;
   eg_compile_report *r = (eg_compile_report *)1;
-  eg_compile_options opt = {.soc = "SM9999"};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM9999");
   EG_CHECK(eg_compile_report_create(m, &opt, &r) == EG_ERR_ARGUMENT && r == NULL);
   EG_CHECK(strstr(eg_last_error(), "choose one of SM8350, SM8450") != NULL);
 
   const char *skip_nodes[] = {"relu", "nosuch"};
   /* SM8350 (V68, no float path): nothing is placed on the NPU whatever builders exist */
-  opt = (eg_compile_options){.soc = "sm8350", .skip_nodes = skip_nodes, .num_skip_nodes = 2};
+  opt = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "sm8350", .skip_nodes = skip_nodes,
+                                               .num_skip_nodes = 2);
   EG_CHECK(eg_compile_report_create(m, &opt, &r) == EG_OK && r != NULL);
   eg_model_destroy(m); /* the report does not refer to the model */
   if (!r) return;
@@ -848,7 +849,7 @@ static void test_public_api(void) {
 
   /* --no-fallback: fails, and still hands over the report */
   EG_CHECK(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK);
-  opt = (eg_compile_options){.soc = "SM8350", .no_fallback = 1};
+  opt = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8350", .no_fallback = 1);
   r = NULL;
   EG_CHECK(eg_compile_report_create(m, &opt, &r) == EG_ERR_UNSUPPORTED && r != NULL);
   char msg[4096], want[96];

@@ -157,8 +157,8 @@ static void test_dump_after_annotate_quant(void) {
 static int check_placement(const eg_model *m, const char *target, const char *reason) {
   eg_compile_report *rep = NULL;
   int k = 0;
-  EG_CHECK_MSG(eg_compile_report_create(m, &(eg_compile_options){.soc = "SM8650"}, &rep) ==
-               EG_OK, "%s", eg_last_error());
+  const eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
+  EG_CHECK_MSG(eg_compile_report_create(m, &opt, &rep) == EG_OK, "%s", eg_last_error());
   for (int i = 0; rep && i < eg_compile_report_num_nodes(rep); i++) {
     eg_placement_info p;
     EG_CHECK(eg_compile_report_node(rep, i, &p) == EG_OK);

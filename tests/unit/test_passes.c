@@ -205,7 +205,7 @@ static void test_compiled_runtime(void) {
     EG_CHECK(eg_model_load(paths[k], &m) == EG_OK);
     if (!m) continue;
     char *before = print_to_string(m->graph);
-    eg_compile_options opt = {.soc = "SM8650"};
+    eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
     eg_runtime *cpu = NULL, *npu = NULL;
     EG_CHECK(eg_runtime_create(m, &cpu) == EG_OK);
     EG_CHECK_MSG(eg_runtime_create_compiled(m, &opt, &npu) == EG_OK, "%s: %s", paths[k],
@@ -266,15 +266,18 @@ static void test_skip_lists_prevent_decomposition(void) {
   static const char *const node[] = {"mse_loss_backward"}, *const op[] = {"aten.mse_loss_backward"};
   static const char reason[] = "no NPU lowering for aten.mse_loss_backward";
   int traced, made;
-  check_mse_skip(m, &(eg_compile_options){.soc = "SM8650"}, reason, &traced, &made);
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
+  check_mse_skip(m, &opt, reason, &traced, &made);
   EG_CHECK_MSG(traced == 0 && made > 0, "no skip list: %d traced, %d made by a pass", traced,
                made);
-  check_mse_skip(m, &(eg_compile_options){.soc = "SM8650", .skip_nodes = node,
-                                          .num_skip_nodes = 1}, reason, &traced, &made);
+  opt = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .skip_nodes = node,
+                                               .num_skip_nodes = 1);
+  check_mse_skip(m, &opt, reason, &traced, &made);
   EG_CHECK_MSG(traced == 1 && made == 0, "--skip-node: %d traced, %d made by a pass", traced,
                made);
-  check_mse_skip(m, &(eg_compile_options){.soc = "SM8650", .skip_ops = op, .num_skip_ops = 1},
-                 reason, &traced, &made);
+  opt = (eg_compile_options)EG_COMPILE_OPTIONS(.soc = "SM8650", .skip_ops = op,
+                                               .num_skip_ops = 1);
+  check_mse_skip(m, &opt, reason, &traced, &made);
   EG_CHECK_MSG(traced == 1 && made == 0, "--skip-op: %d traced, %d made by a pass", traced, made);
   eg_model_destroy(m);
 }

@@ -70,7 +70,7 @@ static void test_public_api_places_once(void) {
   eg_model *m = NULL;
   EG_CHECK(eg_test_dir_open("place_once"));
   EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/tiny_step.json", &m) == EG_OK, "%s", eg_last_error());
-  eg_compile_options opt = {.soc = "SM8650"};
+  eg_compile_options opt = EG_COMPILE_OPTIONS(.soc = "SM8650");
   long before = eg_placement_count();
   eg_compile_report *r = NULL;
   EG_CHECK(m && eg_compile_report_create(m, &opt, &r) == EG_OK);

@@ -30,8 +30,8 @@ static int set_inputs(const eg_model *m, eg_runtime *rt) {
 }
 
 static eg_runtime *profiled(const eg_model *m, const char *soc) {
-  eg_runtime_options opt = {.profile = true};
-  eg_compile_options copt = {.soc = soc};
+  eg_runtime_options opt = EG_RUNTIME_OPTIONS(.profile = true);
+  eg_compile_options copt = EG_COMPILE_OPTIONS(.soc = soc);
   eg_runtime *rt = NULL;
   eg_status s = soc ? eg_runtime_create_compiled_with_options(m, &copt, &opt, &rt)
                     : eg_runtime_create_with_options(m, &opt, &rt);

@@ -35,7 +35,7 @@ static size_t needed_bytes(void) {
 static void test_no_options_is_no_limit(void) {
   eg_model *m = load_tiny();
   if (!m) return;
-  eg_runtime_options none = {0};
+  eg_runtime_options none = EG_RUNTIME_OPTIONS_INIT;
   eg_runtime *a = NULL, *b = NULL;
   EG_CHECK(eg_runtime_create_with_options(m, NULL, &a) == EG_OK && a);
   EG_CHECK(eg_runtime_create_with_options(m, &none, &b) == EG_OK && b);
@@ -48,7 +48,7 @@ static void test_no_options_is_no_limit(void) {
 static void test_limit_refuses_before_allocating(void) {
   eg_model *m = load_tiny();
   if (!m) return;
-  eg_runtime_options opt = {.max_memory_bytes = 1};
+  eg_runtime_options opt = EG_RUNTIME_OPTIONS(.max_memory_bytes = 1);
   eg_runtime *rt = (eg_runtime *)&opt; /* must be reset to NULL */
   EG_CHECK(eg_runtime_create_with_options(m, &opt, &rt) == EG_ERR_LIMIT);
   EG_CHECK(rt == NULL);
@@ -84,8 +84,8 @@ static void test_limit_refuses_before_allocating(void) {
 static void test_limit_on_the_compiled_path(void) {
   eg_model *m = load_tiny();
   if (!m) return;
-  eg_compile_options copt = {.soc = "SM8650"};
-  eg_runtime_options opt = {.max_memory_bytes = 64};
+  eg_compile_options copt = EG_COMPILE_OPTIONS(.soc = "SM8650");
+  eg_runtime_options opt = EG_RUNTIME_OPTIONS(.max_memory_bytes = 64);
   eg_runtime *rt = NULL;
   EG_CHECK(eg_runtime_create_compiled_with_options(m, &copt, &opt, &rt) == EG_ERR_LIMIT);
   EG_CHECK(rt == NULL);

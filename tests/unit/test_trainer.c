@@ -32,8 +32,10 @@ static bool setup(fixture *f) {
     f->labels[k] = k % 3;
   }
   eg_tensor_free(&x);
-  f->data[0] = (eg_trainer_array){"input", {EG_DTYPE_FLOAT32, 4, {N_EX, 1, 12, 12}, f->images}, NULL};
-  f->data[1] = (eg_trainer_array){"target", {EG_DTYPE_INT64, 1, {N_EX}, f->labels}, NULL};
+  const eg_tensor images = {EG_DTYPE_FLOAT32, 4, {N_EX, 1, 12, 12}, f->images};
+  const eg_tensor labels = {EG_DTYPE_INT64, 1, {N_EX}, f->labels};
+  f->data[0] = (eg_trainer_array)EG_TRAINER_ARRAY("input", images, NULL);
+  f->data[1] = (eg_trainer_array)EG_TRAINER_ARRAY("target", labels, NULL);
   return true;
 }
 
@@ -71,20 +73,21 @@ static void test_refusals(void) {
   fixture f;
   if (!setup(&f)) goto out;
   eg_trainer *tr = NULL;
-  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
+  eg_trainer_options o;
+  eg_trainer_defaults(&o);
   EXPECT(eg_trainer_create(NULL, &o, &tr), EG_ERR_ARGUMENT, "runtime is NULL");
   o.schedule = EG_LR_STEP;
   o.lr_step = 0;
   EXPECT(eg_trainer_create(f.rt, &o, &tr), EG_ERR_ARGUMENT, "lr_step >= 1");
-  o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
+  eg_trainer_defaults(&o);
   o.schedule = EG_LR_COSINE;
   EXPECT(eg_trainer_create(f.rt, &o, &tr), EG_ERR_ARGUMENT, "cosine schedule (epochs 0)");
-  o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
+  eg_trainer_defaults(&o);
   o.normalize = true;
   o.std = 0;
   EXPECT(eg_trainer_create(f.rt, &o, &tr), EG_ERR_ARGUMENT, "std > 0");
   EG_CHECK(tr == NULL);
-  o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
+  eg_trainer_defaults(&o);
   EG_CHECK_MSG(eg_trainer_create(f.rt, &o, &tr) == EG_OK, "%s", eg_last_error());
   if (!tr) goto out;
   EXPECT(eg_trainer_step(tr, NULL), EG_ERR_STATE, "no training data");
@@ -116,7 +119,8 @@ static void test_refusals(void) {
   EXPECT(eg_trainer_set_data(tr, f.data, 2), EG_ERR_ARGUMENT, "element 200 (example 1) is nan");
   f.images[200] = 0.5f;
   EG_CHECK_MSG(eg_trainer_set_data(tr, f.data, 2) == EG_OK, "%s", eg_last_error());
-  eg_trainer_array param = {"2_bias", {EG_DTYPE_FLOAT32, 1, {4}, f.images}, NULL};
+  const eg_tensor bias = {EG_DTYPE_FLOAT32, 1, {4}, f.images};
+  eg_trainer_array param = EG_TRAINER_ARRAY("2_bias", bias, NULL);
   EXPECT(eg_trainer_step_batch(tr, &param, 1, NULL), EG_ERR_ARGUMENT, "the trainer's to update");
   EXPECT(eg_trainer_hold_out(tr, f.rt, 1.5), EG_ERR_ARGUMENT, "must leave at least one");
   eg_trainer_destroy(tr);
@@ -130,16 +134,20 @@ static void test_epoch_is_the_loop(void) {
   eg_trainer *tr = NULL;
   eg_optimizer *opt = NULL;
   if (!setup(&a) || !setup(&b)) goto out;
-  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_SGD);
-  o.optimizer.lr = 0.1;
-  o.optimizer.momentum = 0.9;
+  eg_optimizer_options sgd;
+  eg_optimizer_defaults(EG_OPTIMIZER_SGD, &sgd);
+  sgd.lr = 0.1;
+  sgd.momentum = 0.9;
+  eg_trainer_options o;
+  eg_trainer_defaults(&o);
+  o.optimizer = &sgd;
   o.shuffle = false;
   EG_CHECK(eg_trainer_create(a.rt, &o, &tr) == EG_OK && eg_trainer_set_data(tr, a.data, 2) == EG_OK);
   EG_CHECK_MSG(eg_trainer_fit(tr, 1) == EG_OK, "%s", eg_last_error());
   int64_t epoch, step, steps;
   eg_trainer_position(tr, &epoch, &step, &steps);
   EG_CHECK(epoch == 1 && step == 0 && steps == N_EX / 2);
-  EG_CHECK(eg_optimizer_create(b.rt, &o.optimizer, &opt) == EG_OK);
+  EG_CHECK(eg_optimizer_create(b.rt, &sgd, &opt) == EG_OK);
   for (int k = 0; opt && k < N_EX / 2; k++) {
     eg_tensor x = a.data[0].t, y = a.data[1].t;
     x.shape[0] = y.shape[0] = 2;
@@ -170,9 +178,14 @@ out:
   teardown(&b);
 }
 
-static eg_trainer *trainer(fixture *f) {
-  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_ADAM);
-  o.optimizer.lr = 0.01;
+/* An Adam trainer at `lr` on f's data, cosine over 3 epochs, seed 7. */
+static eg_trainer *trainer_lr(fixture *f, double lr) {
+  eg_optimizer_options adam;
+  eg_optimizer_defaults(EG_OPTIMIZER_ADAM, &adam);
+  adam.lr = lr;
+  eg_trainer_options o;
+  eg_trainer_defaults(&o);
+  o.optimizer = &adam;
   o.seed = 7;
   o.schedule = EG_LR_COSINE;
   o.epochs = 3;
@@ -181,6 +194,8 @@ static eg_trainer *trainer(fixture *f) {
   EG_CHECK(tr && eg_trainer_set_data(tr, f->data, 2) == EG_OK);
   return tr;
 }
+
+static eg_trainer *trainer(fixture *f) { return trainer_lr(f, 0.01); }
 
 static int stop_at_step_3(const eg_trainer_event *e, void *user) {
   (void)user;
@@ -227,12 +242,7 @@ static void test_resume(void) {
   }
   free(ww);
   /* a foreign run: another learning rate */
-  eg_trainer_options o = eg_trainer_defaults(EG_OPTIMIZER_ADAM);
-  o.optimizer.lr = 0.02;
-  o.seed = 7;
-  o.schedule = EG_LR_COSINE;
-  o.epochs = 3;
-  EG_CHECK(eg_trainer_create(rest.rt, &o, &tq) == EG_OK && eg_trainer_set_data(tq, rest.data, 2) == EG_OK);
+  tq = trainer_lr(&rest, 0.02);
   EXPECT(eg_trainer_load_checkpoint(tq, path), EG_ERR_ARGUMENT,
          "written by another run (lr=0.01 in the checkpoint, lr=0.02 in this run)");
   /* a damaged one: a byte of the last tensor flipped */
