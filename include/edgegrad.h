@@ -34,7 +34,10 @@
  * edgegrad's limits gives EG_ERR_ARGUMENT with its message. The calls without a status (counts,
  * getters) return 0 for them (NULL for a string, -1 for eg_tensor_numel) and leave the message
  * as it was; the destroy and free calls accept NULL and do nothing.
- * Handles are not thread-safe; use one runtime per thread. */
+ * Handles are not thread-safe; use one runtime per thread.
+ * Structures passed by pointer carry their size (the section "binary compatibility: struct
+ * sizes" below): set struct_size with the EG_*(...) initialisers or eg_*_defaults, and an app
+ * built against an older or newer header of the same soname keeps working. */
 #ifndef EDGEGRAD_H
 #define EDGEGRAD_H
 
