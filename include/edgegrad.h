@@ -307,9 +307,9 @@ EG_API eg_status eg_model_op_kind(const eg_model *model, int index, const char *
 EG_API eg_status eg_runtime_create(const eg_model *model, eg_runtime **out);
 EG_API void eg_runtime_destroy(eg_runtime *rt);
 
-/* Limits a device app sets on a runtime. Start from EG_RUNTIME_OPTIONS_INIT (struct_size
- * set, every other field 0) and set what you need: every field's 0 means "no limit" or "the
- * default", which is what a field past an older caller's struct_size takes.
+/* Limits a device app sets on a runtime. Make them with EG_RUNTIME_OPTIONS(...) (struct_size
+ * set, every field not named 0) naming what you need: every field's 0 means "no limit" or "the
+ * default", which is also what a field past an older caller's struct_size takes.
  *
  *     eg_runtime_options opt = EG_RUNTIME_OPTIONS(.max_memory_bytes = (size_t)512 << 20);
  *     eg_status s = eg_runtime_create_with_options(model, &opt, &rt);
