@@ -19,13 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/profile.h"
+#include "runtime/profile.h"
 #include "ops/op.h"
 #include "program/egp_format.h"
 #include "program/program.h"
 #include "api/runtime.h"
 #include "api/struct_size.h"
 #include "ir/readers.h"
+#include "runtime/loss_seed.h"
 #include "runtime/model.h"
 #include "runtime/npu_dump.h"
 #include "runtime/npu_step.h"

@@ -36,12 +36,6 @@ void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
  * read (<why>)" (api/weights.c). */
 eg_status eg_safetensors_load_for(const char *path, eg_safetensors **out);
 
-/* Loss scaling (api/loss_seed.c): the value seeding the backward of training step g — its
- * node ones_like(loss), or the constant of ones pass decompose folds that into (ir/seed.h) —
- * in *value. EG_ERR_UNSUPPORTED (message set) when g has none, several, or one an NPU
- * partition of `p` (may be NULL) reads without taking it as a boundary input. */
-eg_status eg_graph_loss_seed(const eg_graph *g, const eg_program *p, int32_t *value);
-
 /* Makes the backward's seed (eg_graph_loss_seed) of `rt` hold eg_runtime_loss_seed_value(rt,
  * *scale) in every element at each run from now on, read as the run starts: the caller may
  * change *scale between runs. NULL undoes it (the seed is 1 again). One binding per runtime:

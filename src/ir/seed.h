@@ -1,7 +1,7 @@
 /* seed.h — the seed of a training step's backward: the value autograd starts the backward
  * from, d loss / d loss = 1. An exported step traces it as aten.ones_like(loss); pass decompose
  * folds that node into a constant of ones (a compiled program's graph keeps only the constant).
- * Loss scaling (api/loss_seed.c) makes it the scale S at run time, so the compiler lowers a
+ * Loss scaling (runtime/loss_seed.c) makes it the scale S at run time, so the compiler lowers a
  * constant seed read by NPU nodes as a boundary input of their partitions, not as a constant
  * baked into them (the NPU backend's lowering).
  *

@@ -21,7 +21,7 @@
  *     the backward's seed (ir/seed.h): loss scaling rewrites it at run time, which a STATIC
  *     tensor, held by the executor from its creation on, would not see. A builder that reads
  *     a static's bytes itself (class weights, scalar operands) bakes them: given the seed, it
- *     makes loss scaling refuse the program (api/loss_seed.c), never scale it wrongly.
+ *     makes loss scaling refuse the program (runtime/loss_seed.c), never scale it wrongly.
  *   - eg_htp_filter(value, layout): a static weight in a filter layout (HWIO, TransposeConv2d's
  *     [kH,kW,Cin,Cout/g], DepthWiseConv2d's [kH,kW,1,C]), permuted once at lowering and keyed by
  *     (value, layout): the forward Conv2d and a backward Transpose asking for the HWIO form get the

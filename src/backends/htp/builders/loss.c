@@ -43,7 +43,7 @@
  *
  * The backward's grad_output is, in an exported training step, the backward's seed: a
  * constant of ones (pass decompose folds ones_like(loss)), which loss scaling (`edgegrad
- * train`'s default in fp16) replaces by the scale at run time (api/loss_seed.c). It is read
+ * train`'s default in fp16) replaces by the scale at run time (runtime/loss_seed.c). It is read
  * through eg_htp_input, which lowers the seed as a boundary input the runtime writes, not as
  * a constant of the partition (lower.h), so the loss's forward and backward share one
  * partition and scaling reaches it.

@@ -1,7 +1,7 @@
 /* profile.h — the runtime's per-step profile (eg_runtime_profile_* of the public API).
- * Internal to src/api. */
-#ifndef EG_API_PROFILE_H
-#define EG_API_PROFILE_H
+ * Internal to the engine (runtime/engine.c). */
+#ifndef EG_RUNTIME_PROFILE_H
+#define EG_RUNTIME_PROFILE_H
 
 #include "edgegrad.h"
 #include "ir/graph.h"

@@ -10,7 +10,8 @@
  * seed (the backend's lowering). A partition holding the seed any other way — computed inside
  * it, or baked as its own constant by a builder that reads the bytes — would not see S: such
  * a reader is refused, as are a graph without a seed and one with two. */
-#include "api/runtime.h"
+#include "runtime/loss_seed.h"
+
 #include "ir/edit.h"
 #include "ir/seed.h"
 #include "util/error.h"

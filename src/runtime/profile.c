@@ -1,5 +1,5 @@
 /* profile.c — per-step costs and the Chrome trace of the runtime's profile (profile.h). */
-#include "api/profile.h"
+#include "runtime/profile.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
