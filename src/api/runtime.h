@@ -1,11 +1,13 @@
 /* runtime.h — what the rest of the library needs of the runtime beyond the public API: a
- * runtime over a program compiled in memory (api/compile.c, eg_runtime_create_compiled), and
- * the graph and training pairs the optimizer (api/optimizer.c) updates. */
+ * runtime over a program compiled in memory (api/compile.c, eg_runtime_create_compiled), the
+ * graph and training pairs the optimizer (api/optimizer.c) updates, and the engine's own
+ * functions (runtime/engine.h: the graph a runtime runs, loss scaling). */
 #ifndef EG_API_RUNTIME_H
 #define EG_API_RUNTIME_H
 
 #include "edgegrad.h"
 #include "program/program.h"
+#include "runtime/engine.h"
 
 /* A runtime running `program` (malloc'ed, built; owned by the runtime from here on, also on
  * failure) over graph `g` (the program's compiled graph). Plans, checks `options` (may be
@@ -18,9 +20,6 @@ eg_status eg_runtime_create_program(const eg_graph *g, eg_program *program,
  * default of the caller's kind (eg_optimizer_defaults). */
 eg_status eg_api_optimizer_options(const eg_optimizer_options *in, const char *where,
                                    eg_optimizer_options *out);
-
-/* The graph `rt` runs (the model's, or the compiled program's). */
-const eg_graph *eg_runtime_graph(const eg_runtime *rt);
 
 /* The role of input (is_input) or output `index` of `g` in a training step, and *pair its
  * partner's index (-1 none), as the graph records them (ir/io_role.h): eg_tensor_desc's role
@@ -35,19 +34,5 @@ void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
 /* eg_safetensors_load, a malformed file said as "<path>: not a safetensors file edgegrad can
  * read (<why>)" (api/weights.c). */
 eg_status eg_safetensors_load_for(const char *path, eg_safetensors **out);
-
-/* Makes the backward's seed (eg_graph_loss_seed) of `rt` hold eg_runtime_loss_seed_value(rt,
- * *scale) in every element at each run from now on, read as the run starts: the caller may
- * change *scale between runs. NULL undoes it (the seed is 1 again). One binding per runtime:
- * EG_ERR_STATE while bound. */
-eg_status eg_runtime_bind_loss_seed(eg_runtime *rt, const double *scale);
-/* The value a bound seed holds for scale `scale`, which the gradients come out multiplied by:
- * (float)scale, or, when NPU partitions that store floats as fp16 take the seed as an input,
- * the fp16 value it rounds to, saturated at 65504 as the HTP's inputs are (docs/fp16.md):
- * GradScaler's 65536 is 65504 there. */
-float eg_runtime_loss_seed_value(const eg_runtime *rt, double scale);
-
-/* Does `rt` run NPU partitions whose float tensors are stored as fp16 (eg_precision FP16)? */
-bool eg_runtime_npu_fp16(const eg_runtime *rt);
 
 #endif

@@ -4,7 +4,7 @@
  * into). Loss scaling makes this value the scale S, so every gradient of the run comes out
  * multiplied by S.
  *
- * The runtime writes S into the seed's buffer as each run starts (api/runtime.c), so every
+ * The runtime writes S into the seed's buffer as each run starts (runtime/engine.c), so every
  * reader must take the seed from that buffer: a CPU node does; an NPU partition does when it
  * takes the seed as a boundary input (APP_WRITE), which is how the compiler lowers a constant
  * seed (the backend's lowering). A partition holding the seed any other way — computed inside

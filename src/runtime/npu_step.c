@@ -38,6 +38,7 @@ static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 struct eg_npu_step {
   const eg_backend_executor *backend; /* runs the partition (backends/executor.h) */
   void *ex;
+  int32_t program_step;       /* its step in the program's order */
   int32_t n_in, n_out;
   staged *in, *out;
   eg_backend_binding *bin, *bout; /* bout: one per distinct output tensor */
@@ -48,6 +49,10 @@ struct eg_npu_step {
   int32_t n_work_spans;       /* the executor's, first in spans */
   const eg_backend_work_tensor *work; /* the executor's entries (eg_backend_executor.work_tensors) */
   eg_plan_block *spans;
+  /* where the runtime's plan put its memory in the activation arena: each span (span_at;
+   * EG_PLAN_NONE: a scratch span given no bytes), or else one block (block_at) */
+  size_t *span_at;
+  size_t block_at;
 };
 
 void eg_npu_permute_nc(const void *src, void *dst, const int64_t *s, size_t es, bool to_nhwc) {
@@ -220,14 +225,20 @@ static eg_status bind(eg_npu_step *s, const eg_lowered *hp) {
   return EG_OK;
 }
 
-eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp,
-                             const bool *held_nhwc, eg_precision precision, eg_npu_step **out) {
+static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
+                              const eg_partition *part);
+
+eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp, const eg_partition *part,
+                             int32_t program_step, const bool *held_nhwc, eg_precision precision,
+                             eg_npu_step **out) {
   *out = NULL;
   eg_npu_step *s = calloc(1, sizeof *s);
   if (!s) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   s->n_in = hp->n_inputs;
   s->n_out = hp->n_outputs;
   s->n_spans = -1;
+  s->program_step = program_step;
+  s->block_at = EG_PLAN_NONE;
   s->in = calloc((size_t)s->n_in + 1, sizeof(staged));
   s->out = calloc((size_t)s->n_out + 1, sizeof(staged));
   eg_status st = s->in && s->out ? EG_OK : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
@@ -239,6 +250,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp,
   if (st == EG_OK) lay_out_staging(s);
   s->backend = hp->backend->executor;
   if (st == EG_OK) st = s->backend->create(hp->graph, precision, &s->ex);
+  if (st == EG_OK) st = tensor_spans(s, g, hp, part);
   if (st != EG_OK) {
     eg_npu_step_destroy(s);
     return st;
@@ -247,7 +259,9 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp,
   return EG_OK;
 }
 
-size_t eg_npu_step_work_bytes(const eg_npu_step *s) {
+int32_t eg_npu_step_program_step(const eg_npu_step *s) { return s->program_step; }
+
+size_t eg_npu_step_block_bytes(const eg_npu_step *s) {
   return s->staging_bytes + s->backend->work_bytes(s->ex);
 }
 
@@ -349,9 +363,10 @@ static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const e
   return n;
 }
 
-int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
-                                 const eg_partition *part, const eg_plan_block **out) {
-  *out = NULL;
+/* The spans (eg_npu_step_spans) of a step just created; none (n_spans -1) when the ops cannot
+ * be told apart by node or the executor keeps its tensors to itself. EG_ERR_NOMEM only. */
+static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
+                              const eg_partition *part) {
   const eg_backend_work_tensor *wt = NULL;
   const int32_t nw = s->backend->work_tensors ? s->backend->work_tensors(s->ex, &wt) : -1;
   eg_npu_partition_info info = {0};
@@ -359,8 +374,12 @@ int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_low
   const int32_t no = info.num_ops, ns = 2 * (s->n_in + s->n_out);
   int32_t *node_of = calloc((size_t)no + 1, sizeof(int32_t));
   eg_plan_block *spans = calloc((size_t)(nw > 0 ? nw : 0) + (size_t)ns + 1, sizeof *spans);
-  bool ok = nw >= 0 && part->n_nodes > 0 && node_of && spans &&
-            ops_to_nodes(g, hp, part, node_of);
+  if (!node_of || !spans) {
+    free(node_of);
+    free(spans);
+    return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  }
+  bool ok = nw >= 0 && part->n_nodes > 0 && ops_to_nodes(g, hp, part, node_of);
   /* ticks: 0 the conversions in, op k's k + 1, ops + 1 the conversions out */
   for (int32_t i = 0; ok && i < nw; i++) {
     ok = wt[i].first_op >= 0 && wt[i].first_op <= wt[i].last_op && wt[i].last_op < no;
@@ -372,15 +391,33 @@ int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_low
   free(node_of);
   if (n_staged < 0) {
     free(spans);
-    return -1;
+    return EG_OK;
   }
-  free(s->spans);
   s->spans = spans;
   s->n_spans = nw + n_staged;
   s->n_work_spans = nw;
   s->work = wt;
-  *out = spans;
+  return EG_OK;
+}
+
+int32_t eg_npu_step_spans(const eg_npu_step *s, const eg_plan_block **out) {
+  *out = s->n_spans >= 0 ? s->spans : NULL;
   return s->n_spans;
+}
+
+void eg_npu_step_place_block(eg_npu_step *s, size_t offset) {
+  free(s->span_at);
+  s->span_at = NULL;
+  s->block_at = offset;
+}
+
+eg_status eg_npu_step_place_spans(eg_npu_step *s, const size_t *offsets) {
+  size_t *at = malloc(((size_t)(s->n_spans > 0 ? s->n_spans : 0) + 1) * sizeof *at);
+  if (!at) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  for (int32_t i = 0; i < s->n_spans; i++) at[i] = offsets[i];
+  free(s->span_at);
+  s->span_at = at;
+  return EG_OK;
 }
 
 bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i) {
@@ -389,19 +426,27 @@ bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i) {
 
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s) { return s->backend->scratch_bytes(s->ex); }
 
-eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
-                           void *const *tensors, void *scratch) {
-  unsigned char *base = work;
+eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
+                           unsigned char *arena, void *scratch) {
+  unsigned char *base = arena + (s->block_at == EG_PLAN_NONE ? 0 : s->block_at);
   int32_t at = s->n_work_spans;
-  if (tensors && s->n_spans < 0)
-    return eg_error(EG_ERR_STATE, "npu step: buffers per tensor, but the step's tensors have no "
-                    "spans: eg_npu_step_tensor_spans first");
+  void **tensors = NULL; /* placed as spans: each span's buffer */
+  if (s->span_at) {
+    if (s->n_spans < 0)
+      return eg_error(EG_ERR_STATE, "npu step: placed as spans, but the step has none");
+    if (!(tensors = malloc(((size_t)s->n_spans + 1) * sizeof *tensors)))
+      return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+    for (int32_t i = 0; i < s->n_spans; i++)
+      tensors[i] = s->span_at[i] == EG_PLAN_NONE ? NULL : arena + s->span_at[i];
+  }
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
-    if (!data[st->value])
+    if (!data[st->value]) {
+      free(tensors);
       return eg_error(EG_ERR_INVALID, "npu step: boundary value %s has no runtime buffer: a "
                       "value crossing a partition boundary is planned",
                       eg_value_label(g, st->value));
+    }
     st->ir = data[st->value];
     if (!converted(st) || st->same_tensor) { /* bound in place, or to the first one's */
       st->stage = converted(st) ? NULL : st->ir;
@@ -420,6 +465,7 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
     if (!s->bout[s->out_binding[k]].data) s->bout[s->out_binding[k]].data = s->out[k].stage;
   if (tensors) s->backend->set_work_tensors(s->ex, tensors, scratch);
   else s->backend->set_work(s->ex, base + s->staging_bytes, scratch);
+  free(tensors);
   return EG_OK;
 }
 
@@ -428,6 +474,7 @@ void eg_npu_step_destroy(eg_npu_step *s) {
   if (s->ex) s->backend->destroy(s->ex);
   unstage_quant(s);
   free(s->spans);
+  free(s->span_at);
   free(s->in);
   free(s->out);
   free(s->bin);

@@ -10,13 +10,13 @@
  * the partition's backend its grid). The partition runs on its backend's executor.
  *
  * Memory: the staging buffers and the executor's intermediate tensors live only while the step
- * runs, so they are one block (eg_npu_step_work_bytes) the runtime plans in its activation
+ * runs, so they are one block (eg_npu_step_block_bytes) the runtime plans in its activation
  * arena like a value live for that step alone, sharing bytes with values dead by then — or each
- * of them is planned alone, over the ops that use it (eg_npu_step_tensor_spans); the
- * executor's scratch (eg_npu_step_scratch_bytes) is the runtime's CPU kernel scratch, which
- * nothing else uses while the step runs, or per op a span too. Creation needs no buffers; eg_npu_step_bind, once
- * before the first run, hands the step the runtime's buffers and its memory; running allocates
- * nothing. */
+ * of them is planned alone, over the ops that use it (eg_npu_step_spans); the executor's
+ * scratch (eg_npu_step_scratch_bytes) is the runtime's CPU kernel scratch, which nothing else
+ * uses while the step runs, or per op a span too. The step keeps what the plan chose
+ * (eg_npu_step_place_*). Creation needs no buffers; eg_npu_step_bind, once before the first
+ * run, hands the step the runtime's buffers and its memory; running allocates nothing. */
 #ifndef EG_RUNTIME_NPU_STEP_H
 #define EG_RUNTIME_NPU_STEP_H
 
@@ -25,29 +25,31 @@
 
 typedef struct eg_npu_step eg_npu_step;
 
-/* `held_nhwc` (per value id, or NULL: none) marks the values whose runtime buffers hold NHWC
+/* The step of partition `part` (lowered as `hp`), the program's step `program_step`.
+ * `held_nhwc` (per value id, or NULL: none) marks the values whose runtime buffers hold NHWC
  * order already (eg_nhwc_between_partitions: only NPU steps touch them): those are bound
  * in place. The executor computes floats at `precision` (edgegrad.h eg_precision). */
-eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp,
-                             const bool *held_nhwc, eg_precision precision, eg_npu_step **out);
+eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp, const eg_partition *part,
+                             int32_t program_step, const bool *held_nhwc, eg_precision precision,
+                             eg_npu_step **out);
 void eg_npu_step_destroy(eg_npu_step *s);
+/* Its step in the program's order (eg_program.steps). */
+int32_t eg_npu_step_program_step(const eg_npu_step *s);
 /* The bytes of working memory the step needs while it runs as one block (staging + its
  * executor's). */
-size_t eg_npu_step_work_bytes(const eg_npu_step *s);
+size_t eg_npu_step_block_bytes(const eg_npu_step *s);
 /* The executor's intermediate tensors one by one, for the runtime to plan among its values
  * like values of the partition's nodes instead of in one block live through the step (a
  * partition's peak and the values around it then share bytes as on the CPU path): per tensor
  * its bytes and the partition nodes (graph node ids) whose ops write it first and read it
- * last. The ops are matched to the nodes `part` lists, in its order, by the names lowering
- * gives them ("<node>", then "<node>_op<k>"); when that fails or the executor keeps its
- * tensors to itself, -1 and the step keeps its block. Else the count: the executor's tensors
- * and its ops' scratch (eg_npu_step_span_is_scratch), then the staging buffers (an input's
- * from the step's start to its last reader, an output's from its writer to the step's end);
- * ticks order the step's work (0: the conversions in, op k: k + 1, ops + 1: the conversions
- * out). *out (the step's) stays valid until it is destroyed, and eg_npu_step_bind may then
- * take a buffer per span instead of the block. Before bind. */
-int32_t eg_npu_step_tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
-                                 const eg_partition *part, const eg_plan_block **out);
+ * last. The ops are matched to the nodes the partition lists, in its order, by the names
+ * lowering gives them ("<node>", then "<node>_op<k>"); when that fails or the executor keeps
+ * its tensors to itself, -1: the step has only its block. Else the count: the executor's
+ * tensors and its ops' scratch (eg_npu_step_span_is_scratch), then the staging buffers (an
+ * input's from the step's start to its last reader, an output's from its writer to the step's
+ * end); ticks order the step's work (0: the conversions in, op k: k + 1, ops + 1: the
+ * conversions out). *out (the step's) stays valid until it is destroyed. */
+int32_t eg_npu_step_spans(const eg_npu_step *s, const eg_plan_block **out);
 /* For output boundary k (of the partition's outputs): the value of an earlier output whose
  * bytes it repeats (held alike, same dtype and shape, and the same tensor or a copy of the
  * same value: eg_npu_copy_root), which the runtime may plan it onto; -1 if none. A repeat is
@@ -61,21 +63,25 @@ int32_t eg_npu_copy_root(const eg_graph *g, int32_t v);
  * value): one tensor, or copies of one value. */
 bool eg_npu_outputs_same_bytes(const eg_lowered *hp, const int32_t *root, int32_t i,
                                int32_t j);
-/* Whether span i is an op's scratch (a span of the op's tick alone): given no buffer (NULL in
- * eg_npu_step_bind's `tensors`), the op uses the step's scratch instead. */
+/* Whether span i is an op's scratch (a span of the op's tick alone): given no bytes
+ * (eg_npu_step_place_spans), the op uses the shared scratch instead. */
 bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i);
 /* The bytes of kernel scratch its executor's ops need while it runs (what the ops without a
  * scratch span use). */
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s);
+/* Where the runtime's plan put the step's memory in its activation arena, before
+ * eg_npu_step_bind: its block at `offset` (EG_PLAN_NONE: no bytes), or each span at offsets[i]
+ * (one per eg_npu_step_spans entry; EG_PLAN_NONE for a scratch span given no bytes: that op
+ * uses the shared scratch). The last call counts. */
+void eg_npu_step_place_block(eg_npu_step *s, size_t offset);
+eg_status eg_npu_step_place_spans(eg_npu_step *s, const size_t *offsets);
 /* Binds the step to the runtime's per-value buffer table `data` of graph g (fixed for the
- * runtime's life; every boundary value must have a buffer) and hands it its working memory:
- * a block (`work`: 64-byte aligned, eg_npu_step_work_bytes long, its own while it runs), or
- * with `tensors` (after eg_npu_step_tensor_spans) a 64-byte aligned buffer per span, each its
- * own over its span (NULL for a scratch span: that op uses `scratch`); and scratch (64-byte
- * aligned, eg_npu_step_scratch_bytes long, free for it while it runs; NULL when every op with
- * scratch has its span). Once, before the first run. */
-eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data, void *work,
-                           void *const *tensors, void *scratch);
+ * runtime's life; every boundary value must have a buffer) and hands it its working memory in
+ * `arena` (64-byte aligned, where it was placed) and scratch (64-byte aligned,
+ * eg_npu_step_scratch_bytes long, free for it while it runs; NULL when every op with scratch
+ * has its span). Once, before the first run. */
+eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
+                           unsigned char *arena, void *scratch);
 /* Runs the partition: converts its inputs, executes, converts its outputs back. With
  * `convert_ns` (NULL: not timed), the nanoseconds the conversions took (the profile's). */
 eg_status eg_npu_step_run(eg_npu_step *s, int64_t *convert_ns);

@@ -1,5 +1,5 @@
 /* test_copy_alias.c — same-bytes copies on the CPU path are planned onto their source and copy
- * nothing (eg_copy_source; src/api/runtime.c, copy_aliases), through the public API:
+ * nothing (eg_copy_source; src/runtime/memory.c, copy_aliases), through the public API:
  *   - x -> relu -> detach -> view -> neg: the outputs relu and view are the same bytes (one
  *     pointer), with relu's values, and neg reads them; a second run with other inputs gives
  *     the new values (the alias is not a stale copy);

@@ -55,12 +55,12 @@ static void rename_op(eg_program *p, int32_t k, int32_t j, const char *name) {
 /* Spans of partition k's step, or -1; the step is destroyed. */
 static int32_t spans_of(const eg_program *p, int32_t k, const int32_t *pos) {
   eg_npu_step *s = NULL;
-  EG_CHECK_MSG(eg_npu_step_create(p->graph, &p->lowered[k], NULL, EG_PRECISION_FP32, &s) == EG_OK, "%s",
-               eg_last_error());
+  const eg_partition *part = &p->parts.partitions[k];
+  EG_CHECK_MSG(eg_npu_step_create(p->graph, &p->lowered[k], part, 0, NULL, EG_PRECISION_FP32,
+                                  &s) == EG_OK, "%s", eg_last_error());
   if (!s) return -2;
   const eg_plan_block *b = NULL;
-  const eg_partition *part = &p->parts.partitions[k];
-  const int32_t n = eg_npu_step_tensor_spans(s, p->graph, &p->lowered[k], part, &b);
+  const int32_t n = eg_npu_step_spans(s, &b);
   const int32_t ops = eg_htp_qnn_graph_num_ops(p->lowered[k].graph);
   const int32_t lo = pos[part->nodes[0]], hi = pos[part->nodes[part->n_nodes - 1]];
   for (int32_t i = 0; i < n; i++) {
@@ -219,8 +219,8 @@ static void test_repeated_outputs(void) {
   int32_t repeats = 0;
   for (int32_t k = 0; skip && k < skip->parts.n_partitions; k++) {
     eg_npu_step *s = NULL;
-    EG_CHECK(eg_npu_step_create(skip->graph, &skip->lowered[k], NULL, EG_PRECISION_FP32,
-                                &s) == EG_OK);
+    EG_CHECK(eg_npu_step_create(skip->graph, &skip->lowered[k], &skip->parts.partitions[k], 0,
+                                NULL, EG_PRECISION_FP32, &s) == EG_OK);
     for (int32_t j = 0; s && j < skip->lowered[k].n_outputs; j++) {
       const int32_t r = eg_npu_step_output_repeats(s, j);
       if (r < 0) continue;
