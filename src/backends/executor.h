@@ -2,7 +2,7 @@
  * its backend. It is one part of a backend's runtime half (backends/lowered.h eg_backend_rt:
  * the compiled program records, per partition, the backend whose runtime half owns it). The
  * runtime's NPU steps (runtime/npu_step.h) create one executor per partition when a runtime is
- * created, give each its working memory (a block of the activation arena, and the runtime's
+ * created, give each its working memory (spans of the activation arena, and the runtime's
  * kernel scratch), run each once per step and destroy them with the runtime; bindings are the
  * partition's boundary tensors (by the backend's tensor index: eg_boundary.tensor). */
 #ifndef EG_BACKENDS_EXECUTOR_H
@@ -20,27 +20,33 @@ typedef struct eg_backend_binding {
   size_t nbytes;
 } eg_backend_binding;
 
-/* One of an executor's intermediate tensors for a runtime that plans them among its own
- * values: its bytes (a multiple of 64) and the first and last op (indices in the lowered graph)
- * that write or read it; tensor -1 is the scratch of op first_op (== last_op). */
-typedef struct eg_backend_work_tensor {
+/* One span of an executor's working memory: `bytes` (a multiple of 64) that its ops first_op
+ * to last_op (indices in the lowered graph, first_op <= last_op) write or read, and nothing
+ * else uses from the start of first_op to the end of last_op; `tensor` is the backend's own tag
+ * (its tensor's index, say), except that -1 marks the scratch of op first_op (== last_op),
+ * which may be given no buffer: the op then works in the shared scratch. A backend that works
+ * in one block describes it as one span over all its ops. */
+typedef struct eg_backend_span {
   int32_t tensor;
   size_t bytes;
   int32_t first_op, last_op;
-} eg_backend_work_tensor;
+} eg_backend_span;
 
 typedef struct eg_backend_executor {
   /* Plans everything for lowered graph `graph` (eg_lowered.graph, the backend's own form)
    * once (kernels, memory); *out is the backend's executor. It computes floats at `precision`
    * (edgegrad.h eg_precision; DEFAULT is FP32). */
   eg_status (*create)(const void *graph, eg_precision precision, void **out);
-  /* The working memory run() needs: `work_bytes` for its intermediate tensors, `scratch_bytes`
-   * for scratch used inside one op. set_work hands over both (64-byte aligned) once, before the
-   * first run; nothing in them outlives a run, so the runtime plans the tensors' block in its
-   * arena for the partition's step and gives every partition its kernel scratch. */
-  size_t (*work_bytes)(const void *ex);
+  /* The working memory run() needs, which the runtime plans among its own values and hands
+   * over once, before the first run (nothing in it outlives a run): its spans (*out, the
+   * executor's, valid until destroy; the count, >= 0), and `scratch_bytes` of scratch used
+   * inside one op. set_spans gives span i the 64-byte aligned buffers[i] (NULL only for an op's
+   * scratch: that op then uses `scratch`), and the scratch every op without a buffer of its own
+   * uses (64-byte aligned, scratch_bytes long; the runtime's kernel scratch, NULL when every
+   * op with scratch has its buffer). */
+  int32_t (*spans)(const void *ex, const eg_backend_span **out);
   size_t (*scratch_bytes)(const void *ex);
-  void (*set_work)(void *ex, void *work, void *scratch);
+  void (*set_spans)(void *ex, void *const *buffers, void *scratch);
   /* Runs it once; allocates nothing. */
   eg_status (*run)(void *ex, const eg_backend_binding *inputs, int n_inputs,
                    const eg_backend_binding *outputs, int n_outputs);
@@ -49,11 +55,6 @@ typedef struct eg_backend_executor {
    * start (the monotonic clock, ns) and duration at times[2k], times[2k + 1]; an op done once
    * at create (a folded constant) gets 0, 0. */
   void (*set_op_times)(void *ex, int64_t *times);
-  /* Optional (NULL: the executor keeps its tensors to itself). The intermediate tensors one by
-   * one instead of work_bytes' block, for a runtime that plans them among its own values;
-   * set_work_tensors instead of set_work. */
-  int32_t (*work_tensors)(const void *ex, const eg_backend_work_tensor **out);
-  void (*set_work_tensors)(void *ex, void *const *buffers, void *scratch);
 } eg_backend_executor;
 
 #endif

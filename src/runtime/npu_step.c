@@ -45,9 +45,12 @@ struct eg_npu_step {
   int32_t n_bout;
   int32_t *out_binding;       /* per output boundary: its binding index */
   size_t staging_bytes;       /* the converted values' buffers, at the start of the work block */
-  int32_t n_spans;            /* >= 0: the executor's tensors and the staging planned one by one */
-  int32_t n_work_spans;       /* the executor's, first in spans */
-  const eg_backend_work_tensor *work; /* the executor's entries (eg_backend_executor.work_tensors) */
+  int32_t n_work;             /* the executor's spans (eg_backend_executor.spans) */
+  const eg_backend_span *work;
+  size_t *work_at;            /* in one block: each one's offset after the staging (EG_PLAN_NONE:
+                                 an op's scratch, in the shared scratch) */
+  size_t work_bytes;          /* and the executor's part of the block */
+  int32_t n_spans;            /* >= 0: the executor's spans and the staging planned one by one */
   eg_plan_block *spans;
   /* where the runtime's plan put its memory in the activation arena: each span (span_at;
    * EG_PLAN_NONE: a scratch span given no bytes), or else one block (block_at) */
@@ -228,6 +231,49 @@ static eg_status bind(eg_npu_step *s, const eg_lowered *hp) {
 static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
                               const eg_partition *part);
 
+/* The executor's spans (checked: each over ops of its graph), and their layout in the step's
+ * block: each span, in the executor's order, at the lowest offset that overlaps no earlier
+ * span live at one of its ops; an op's scratch span gets none (the op uses the shared
+ * scratch). */
+static eg_status pack_work(eg_npu_step *s, const eg_lowered *hp) {
+  eg_npu_partition_info info = {0};
+  hp->backend->describe(hp->graph, &info);
+  const eg_backend_span *w = NULL;
+  const int32_t n = s->backend->spans(s->ex, &w);
+  for (int32_t i = 0; i < n; i++)
+    if (w[i].first_op < 0 || w[i].first_op > w[i].last_op || w[i].last_op >= info.num_ops ||
+        w[i].bytes % 64)
+      return eg_error(EG_ERR_INVALID, "npu step: executor span %d (ops %d..%d, %zu bytes): "
+                      "must be ops of its graph (%d ops), first not after last, a multiple of "
+                      "64 bytes", (int)i, (int)w[i].first_op, (int)w[i].last_op, w[i].bytes,
+                      (int)info.num_ops);
+  if (n < 0 || !(s->work_at = malloc(((size_t)(n > 0 ? n : 0) + 1) * sizeof(size_t))))
+    return n < 0 ? eg_error(EG_ERR_INVALID, "npu step: executor spans (%d): a count >= 0",
+                            (int)n)
+                 : eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  s->work = w;
+  s->n_work = n;
+  for (int32_t i = 0; i < n; i++) {
+    s->work_at[i] = EG_PLAN_NONE;
+    if (w[i].tensor < 0) continue;
+    size_t off = 0;
+    for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
+      moved = false;
+      for (int32_t j = 0; j < i; j++) {
+        if (s->work_at[j] == EG_PLAN_NONE) continue;
+        const bool live = w[j].first_op <= w[i].last_op && w[i].first_op <= w[j].last_op;
+        if (live && off < s->work_at[j] + w[j].bytes && s->work_at[j] < off + w[i].bytes) {
+          off = s->work_at[j] + w[j].bytes;
+          moved = true;
+        }
+      }
+    }
+    s->work_at[i] = off;
+    if (off + w[i].bytes > s->work_bytes) s->work_bytes = off + w[i].bytes;
+  }
+  return EG_OK;
+}
+
 eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp, const eg_partition *part,
                              int32_t program_step, const bool *held_nhwc, eg_precision precision,
                              eg_npu_step **out) {
@@ -250,6 +296,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp, const eg_p
   if (st == EG_OK) lay_out_staging(s);
   s->backend = hp->backend->executor;
   if (st == EG_OK) st = s->backend->create(hp->graph, precision, &s->ex);
+  if (st == EG_OK) st = pack_work(s, hp);
   if (st == EG_OK) st = tensor_spans(s, g, hp, part);
   if (st != EG_OK) {
     eg_npu_step_destroy(s);
@@ -262,7 +309,7 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp, const eg_p
 int32_t eg_npu_step_program_step(const eg_npu_step *s) { return s->program_step; }
 
 size_t eg_npu_step_block_bytes(const eg_npu_step *s) {
-  return s->staging_bytes + s->backend->work_bytes(s->ex);
+  return s->staging_bytes + s->work_bytes;
 }
 
 /* Whether op name `op` is "<node>_op<k>" (k >= 1, as lowering numbers a node's later ops). */
@@ -364,29 +411,27 @@ static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const e
 }
 
 /* The spans (eg_npu_step_spans) of a step just created; none (n_spans -1) when the ops cannot
- * be told apart by node or the executor keeps its tensors to itself. EG_ERR_NOMEM only. */
+ * be told apart by node. EG_ERR_NOMEM only. */
 static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
                               const eg_partition *part) {
-  const eg_backend_work_tensor *wt = NULL;
-  const int32_t nw = s->backend->work_tensors ? s->backend->work_tensors(s->ex, &wt) : -1;
+  const eg_backend_span *wt = s->work;
+  const int32_t nw = s->n_work;
   eg_npu_partition_info info = {0};
   hp->backend->describe(hp->graph, &info);
   const int32_t no = info.num_ops, ns = 2 * (s->n_in + s->n_out);
   int32_t *node_of = calloc((size_t)no + 1, sizeof(int32_t));
-  eg_plan_block *spans = calloc((size_t)(nw > 0 ? nw : 0) + (size_t)ns + 1, sizeof *spans);
+  eg_plan_block *spans = calloc((size_t)nw + (size_t)ns + 1, sizeof *spans);
   if (!node_of || !spans) {
     free(node_of);
     free(spans);
     return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   }
-  bool ok = nw >= 0 && part->n_nodes > 0 && ops_to_nodes(g, hp, part, node_of);
-  /* ticks: 0 the conversions in, op k's k + 1, ops + 1 the conversions out */
-  for (int32_t i = 0; ok && i < nw; i++) {
-    ok = wt[i].first_op >= 0 && wt[i].first_op <= wt[i].last_op && wt[i].last_op < no;
-    if (ok) spans[i] = (eg_plan_block){wt[i].bytes, node_of[wt[i].first_op],
-                                       node_of[wt[i].last_op], wt[i].first_op + 1,
-                                       wt[i].last_op + 1};
-  }
+  const bool ok = part->n_nodes > 0 && ops_to_nodes(g, hp, part, node_of);
+  /* ticks: 0 the conversions in, op k's k + 1, ops + 1 the conversions out (pack_work checked
+   * the ops) */
+  for (int32_t i = 0; ok && i < nw; i++)
+    spans[i] = (eg_plan_block){wt[i].bytes, node_of[wt[i].first_op], node_of[wt[i].last_op],
+                               wt[i].first_op + 1, wt[i].last_op + 1};
   const int32_t n_staged = ok ? staging_spans(s, hp, part, node_of, spans + nw) : -1;
   free(node_of);
   if (n_staged < 0) {
@@ -395,8 +440,6 @@ static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowere
   }
   s->spans = spans;
   s->n_spans = nw + n_staged;
-  s->n_work_spans = nw;
-  s->work = wt;
   return EG_OK;
 }
 
@@ -421,7 +464,7 @@ eg_status eg_npu_step_place_spans(eg_npu_step *s, const size_t *offsets) {
 }
 
 bool eg_npu_step_span_is_scratch(const eg_npu_step *s, int32_t i) {
-  return i >= 0 && i < s->n_work_spans && s->work[i].tensor < 0;
+  return i >= 0 && i < s->n_work && s->work[i].tensor < 0;
 }
 
 size_t eg_npu_step_scratch_bytes(const eg_npu_step *s) { return s->backend->scratch_bytes(s->ex); }
@@ -429,16 +472,17 @@ size_t eg_npu_step_scratch_bytes(const eg_npu_step *s) { return s->backend->scra
 eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
                            unsigned char *arena, void *scratch) {
   unsigned char *base = arena + (s->block_at == EG_PLAN_NONE ? 0 : s->block_at);
-  int32_t at = s->n_work_spans;
-  void **tensors = NULL; /* placed as spans: each span's buffer */
-  if (s->span_at) {
-    if (s->n_spans < 0)
-      return eg_error(EG_ERR_STATE, "npu step: placed as spans, but the step has none");
-    if (!(tensors = malloc(((size_t)s->n_spans + 1) * sizeof *tensors)))
-      return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-    for (int32_t i = 0; i < s->n_spans; i++)
-      tensors[i] = s->span_at[i] == EG_PLAN_NONE ? NULL : arena + s->span_at[i];
-  }
+  const bool spans = s->span_at != NULL; /* placed span by span, else in one block */
+  int32_t at = s->n_work;
+  if (spans && s->n_spans < 0)
+    return eg_error(EG_ERR_STATE, "npu step: placed as spans, but the step has none");
+  /* each span's buffer: the executor's, then (placed as spans) the staging's */
+  void **tensors = malloc(((size_t)(spans ? s->n_spans : s->n_work) + 1) * sizeof *tensors);
+  if (!tensors) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  for (int32_t i = 0; spans && i < s->n_spans; i++)
+    tensors[i] = s->span_at[i] == EG_PLAN_NONE ? NULL : arena + s->span_at[i];
+  for (int32_t i = 0; !spans && i < s->n_work; i++)
+    tensors[i] = s->work_at[i] == EG_PLAN_NONE ? NULL : base + s->staging_bytes + s->work_at[i];
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     staged *st = k < s->n_in ? &s->in[k] : &s->out[k - s->n_in];
     if (!data[st->value]) {
@@ -452,7 +496,7 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
       st->stage = converted(st) ? NULL : st->ir;
       continue;
     }
-    if (tensors) { /* the spans after the executor's, in lay_out_staging's order */
+    if (spans) { /* the spans after the executor's, in lay_out_staging's order */
       st->stage = tensors[at++];
       if (st->nhwc_ir) st->nhwc_ir = tensors[at++];
       continue;
@@ -463,8 +507,7 @@ eg_status eg_npu_step_bind(eg_npu_step *s, const eg_graph *g, void *const *data,
   for (int32_t k = 0; k < s->n_in; k++) s->bin[k].data = s->in[k].stage;
   for (int32_t k = 0; k < s->n_out; k++)
     if (!s->bout[s->out_binding[k]].data) s->bout[s->out_binding[k]].data = s->out[k].stage;
-  if (tensors) s->backend->set_work_tensors(s->ex, tensors, scratch);
-  else s->backend->set_work(s->ex, base + s->staging_bytes, scratch);
+  s->backend->set_spans(s->ex, tensors, scratch);
   free(tensors);
   return EG_OK;
 }
@@ -475,6 +518,7 @@ void eg_npu_step_destroy(eg_npu_step *s) {
   unstage_quant(s);
   free(s->spans);
   free(s->span_at);
+  free(s->work_at);
   free(s->in);
   free(s->out);
   free(s->bin);

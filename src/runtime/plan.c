@@ -94,7 +94,7 @@ static void last_uses(const eg_graph *g, const int32_t *order, const int32_t *po
  * reshape that emits no op), so a value read by such a node is read in fact until the last
  * reader, in the step, of its internal results, and recursively. Extends last[] of the
  * planned values by those reaches, walking each step backwards. (A getitem passing a tuple
- * element out of the step is planned onto the element: runtime.c copy_aliases.) */
+ * element out of the step is planned onto the element: memory.c copy_aliases.) */
 static void extend_step_reads(const eg_graph *g, const int32_t *order, const int32_t *step_of,
                               const bool *internal, const bool *aliasing, int32_t *last,
                               int32_t *reach) {

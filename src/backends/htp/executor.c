@@ -103,8 +103,8 @@ struct eg_htp_qnn_executor {
   size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
   int32_t n_work;            /* the NATIVE tensors with bytes, in order of production */
   eg_htp_qnn_work_tensor *work;
-  bool shared;               /* arena and scratch are the caller's (set_work) */
-  bool has_work;             /* shared: set_work was called */
+  bool shared;               /* the tensors and scratch are the caller's (set_tensor_memory) */
+  bool has_work;             /* shared: set_tensor_memory was called */
   int64_t *op_times;         /* profiling (eg_htp_qnn_executor_set_op_times): start, ns per op */
   struct qstate *quant;      /* fixed-point tensors (executor.h; NULL when there are none) */
   bool fp16;                 /* eg_precision FP16: float tensors stored as fp16 values */
@@ -1301,21 +1301,6 @@ eg_status eg_htp_qnn_executor_create_precision(const eg_htp_qnn_graph *g, eg_pre
   return create(g, precision, shared, out);
 }
 
-size_t eg_htp_qnn_executor_work_bytes(const eg_htp_qnn_executor *ex) {
-  return align64(ex->arena_bytes) + align64(ex->scratch_bytes);
-}
-
-void eg_htp_qnn_executor_set_work(eg_htp_qnn_executor *ex, void *work) {
-  eg_htp_qnn_executor_set_memory(ex, work, (unsigned char *)work + align64(ex->arena_bytes));
-}
-
-void eg_htp_qnn_executor_set_memory(eg_htp_qnn_executor *ex, void *tensors, void *scratch) {
-  ex->arena = tensors;
-  ex->scratch = scratch;
-  ex->has_work = true;
-  point_native(ex);
-}
-
 int32_t eg_htp_qnn_executor_work_tensors(const eg_htp_qnn_executor *ex, const eg_htp_qnn_work_tensor **out) {
   *out = ex->work;
   return ex->n_work;
@@ -1407,7 +1392,8 @@ eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_
                                   int n_inputs, const eg_htp_qnn_binding *outputs, int n_outputs) {
   if (ex->shared && !ex->has_work)
     return eg_error(EG_ERR_STATE, "execute %s: no working memory: an executor made with "
-                    "eg_htp_qnn_executor_create_shared needs eg_htp_qnn_executor_set_work first",
+                    "eg_htp_qnn_executor_create_shared needs eg_htp_qnn_executor_set_tensor_memory "
+                    "first",
                     eg_htp_qnn_graph_name(ex->g));
   EG_TRY(bind(ex, inputs, n_inputs, EG_HTP_QNN_TENSOR_APP_WRITE, "input"));
   EG_TRY(bind(ex, outputs, n_outputs, EG_HTP_QNN_TENSOR_APP_READ, "output"));
@@ -1438,16 +1424,8 @@ static eg_status htp_create(const void *g, eg_precision precision, void **out) {
   return s;
 }
 
-static size_t htp_work_bytes(const void *ex) {
-  return ((const eg_htp_qnn_executor *)ex)->arena_bytes;
-}
-
 static size_t htp_scratch_bytes(const void *ex) {
   return ((const eg_htp_qnn_executor *)ex)->scratch_bytes;
-}
-
-static void htp_set_work(void *ex, void *work, void *scratch) {
-  eg_htp_qnn_executor_set_memory(ex, work, scratch);
 }
 
 static eg_status htp_run(void *ex, const eg_backend_binding *inputs, int n_inputs,
@@ -1457,18 +1435,17 @@ static eg_status htp_run(void *ex, const eg_backend_binding *inputs, int n_input
 
 static void htp_destroy(void *ex) { eg_htp_qnn_executor_destroy(ex); }
 
-static int32_t htp_work_tensors(const void *ex, const eg_backend_work_tensor **out) {
+static int32_t htp_spans(const void *ex, const eg_backend_span **out) {
   return eg_htp_qnn_executor_work_tensors(ex, out);
 }
 
-static void htp_set_work_tensors(void *ex, void *const *buffers, void *scratch) {
+static void htp_set_spans(void *ex, void *const *buffers, void *scratch) {
   eg_htp_qnn_executor_set_tensor_memory(ex, buffers, scratch);
 }
 
 static void htp_set_op_times(void *ex, int64_t *times) { eg_htp_qnn_executor_set_op_times(ex, times); }
 
 const eg_backend_executor eg_htp_executor = {
-    .create = htp_create, .work_bytes = htp_work_bytes,
-    .scratch_bytes = htp_scratch_bytes, .set_work = htp_set_work, .run = htp_run,
-    .destroy = htp_destroy, .set_op_times = htp_set_op_times,
-    .work_tensors = htp_work_tensors, .set_work_tensors = htp_set_work_tensors};
+    .create = htp_create, .spans = htp_spans, .scratch_bytes = htp_scratch_bytes,
+    .set_spans = htp_set_spans, .run = htp_run, .destroy = htp_destroy,
+    .set_op_times = htp_set_op_times};

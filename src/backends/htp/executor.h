@@ -54,27 +54,21 @@ eg_status eg_htp_qnn_executor_create_precision(const eg_htp_qnn_graph *g, eg_pre
 void eg_htp_qnn_executor_set_op_times(eg_htp_qnn_executor *ex, int64_t *times);
 void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex);
 
-/* Like eg_htp_qnn_executor_create, but the working memory (the NATIVE arena and the scratch) is the
- * caller's: eg_htp_qnn_executor_work_bytes says how much, and eg_htp_qnn_executor_set_work hands over a
- * 64-byte aligned block of that size before the first execute (EG_ERR_STATE without one).
- * Executors that never run at the same time may share one block — the runtime gives all of a
- * program's partitions the same one — since nothing in it outlives an execute: folded
- * constants and packed filters are the executor's own. */
+/* Like eg_htp_qnn_executor_create, but the working memory (the NATIVE tensors and the scratch)
+ * is the caller's, handed over by eg_htp_qnn_executor_set_tensor_memory before the first
+ * execute (EG_ERR_STATE without it). Executors that never run at the same time may share
+ * buffers, since nothing in them outlives an execute: folded constants and packed filters are
+ * the executor's own. */
 eg_status eg_htp_qnn_executor_create_shared(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out);
-size_t eg_htp_qnn_executor_work_bytes(const eg_htp_qnn_executor *ex);
-void eg_htp_qnn_executor_set_work(eg_htp_qnn_executor *ex, void *work);
-/* The same in two blocks (eg_htp_qnn_executor_get_stats: native_bytes of tensors, scratch_bytes of
- * scratch, each 64-byte aligned): the scratch is only used inside one op, so it may also be a
- * block other code uses between executes (the runtime's CPU kernel scratch). */
-void eg_htp_qnn_executor_set_memory(eg_htp_qnn_executor *ex, void *tensors, void *scratch);
-/* Or tensor by tensor, for a caller that plans the NATIVE tensors among its own buffers (the
- * runtime, with the values around the partition): each one with bytes, in order of production,
+/* The working memory tensor by tensor (backends/executor.h eg_backend_span), for a caller that
+ * plans the NATIVE tensors among its own buffers (the runtime, with the values around the
+ * partition, or in one block of its own): each one with bytes, in order of production,
  * its bytes (a multiple of 64) and the first and last op (graph indices) that write or read it
  * — its bytes must not be anything else's from the start of first_op to the end of last_op —
  * then each op's scratch (tensor -1, first_op == last_op its op). set_tensor_memory gives
  * entry i the 64-byte aligned buffers[i]; `scratch` (eg_htp_qnn_executor_get_stats' scratch_bytes,
  * may be NULL when every op with scratch has its own) is what ops without an entry use. */
-typedef eg_backend_work_tensor eg_htp_qnn_work_tensor; /* tensor -1: the scratch of op first_op */
+typedef eg_backend_span eg_htp_qnn_work_tensor; /* tensor -1: the scratch of op first_op */
 int32_t eg_htp_qnn_executor_work_tensors(const eg_htp_qnn_executor *ex, const eg_htp_qnn_work_tensor **out);
 void eg_htp_qnn_executor_set_tensor_memory(eg_htp_qnn_executor *ex, void *const *buffers, void *scratch);
 

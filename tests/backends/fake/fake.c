@@ -329,6 +329,7 @@ typedef struct fexec {
   float **ptr;   /* per tensor */
   size_t *off;   /* NATIVE tensors' offsets in the work block */
   size_t work;
+  eg_backend_span block; /* the work block as one span over every op */
   int64_t *times;
 } fexec;
 
@@ -350,18 +351,26 @@ static eg_status ex_create(const void *graph, eg_precision precision, void **out
     ex->off[i] = ex->work;
     ex->work += ((size_t)numel(&fg->t[i]) * sizeof(float) + 63) & ~(size_t)63;
   }
+  ex->block = (eg_backend_span){.tensor = 0, .bytes = ex->work, .first_op = 0,
+                                .last_op = fg->n_ops - 1};
   *out = ex;
   return EG_OK;
 }
 
-static size_t ex_work_bytes(const void *ex) { return ((const fexec *)ex)->work; }
+/* One block: one span, when there are bytes to hold. */
+static int32_t ex_spans(const void *p, const eg_backend_span **out) {
+  const fexec *ex = p;
+  *out = &ex->block;
+  return ex->work && ex->g->n_ops > 0;
+}
+
 static size_t ex_scratch_bytes(const void *ex) { (void)ex; return 0; }
 
-static void ex_set_work(void *p, void *work, void *scratch) {
+static void ex_set_spans(void *p, void *const *buffers, void *scratch) {
   (void)scratch;
   fexec *ex = p;
-  for (int32_t i = 0; i < ex->g->n_tensors; i++)
-    if (ex->g->t[i].kind == T_NATIVE) ex->ptr[i] = (float *)((char *)work + ex->off[i]);
+  for (int32_t i = 0; ex->work && i < ex->g->n_tensors; i++)
+    if (ex->g->t[i].kind == T_NATIVE) ex->ptr[i] = (float *)((char *)buffers[0] + ex->off[i]);
 }
 
 static void conv(const fexec *ex, const fop *op) {
@@ -436,8 +445,8 @@ static void ex_destroy(void *p) {
 static void ex_set_op_times(void *p, int64_t *times) { ((fexec *)p)->times = times; }
 
 static const eg_backend_executor fake_executor = {
-    .create = ex_create, .work_bytes = ex_work_bytes, .scratch_bytes = ex_scratch_bytes,
-    .set_work = ex_set_work, .run = ex_run, .destroy = ex_destroy,
+    .create = ex_create, .spans = ex_spans, .scratch_bytes = ex_scratch_bytes,
+    .set_spans = ex_set_spans, .run = ex_run, .destroy = ex_destroy,
     .set_op_times = ex_set_op_times};
 
 /* ---- runtime half: description ---- */
