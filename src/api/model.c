@@ -36,22 +36,6 @@ void eg_model_destroy(eg_model *model) {
 int eg_model_num_inputs(const eg_model *m) { return m ? m->graph->n_inputs : 0; }
 int eg_model_num_outputs(const eg_model *m) { return m ? m->graph->n_outputs : 0; }
 
-void eg_graph_describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out) {
-  const eg_named *list = is_input ? g->inputs : g->outputs;
-  const eg_value *v = &g->values[list[index].value];
-  memset(out, 0, sizeof *out);
-  out->name = list[index].name;
-  out->state_dict = list[index].state_dict;
-  out->random = list[index].random;
-  out->random_p = list[index].random ? list[index].random_p : 0;
-  int32_t pair = -1;
-  out->role = eg_graph_io_role(g, is_input, index, &pair);
-  out->pair = pair;
-  out->tensor.dtype = v->dtype;
-  out->tensor.rank = v->rank;
-  memcpy(out->tensor.shape, v->shape, sizeof v->shape);
-}
-
 static eg_status describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out,
                           size_t out_size) {
   const char *where = is_input ? "eg_model_input" : "eg_model_output";
@@ -87,27 +71,6 @@ eg_status eg_model_input_classes(const eg_model *m, int index, int64_t *classes,
                     index, g->n_inputs);
   eg_graph_input_classes(g, index, classes, ignore_index);
   return EG_OK;
-}
-
-void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
-                            int64_t *ignore_index) {
-  *classes = 0;
-  *ignore_index = -100; /* ATen's default */
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const eg_node *n = &g->nodes[i];
-    if (n->op != EG_OP_nll_loss_forward && n->op != EG_OP_nll_loss2d_forward) continue;
-    const eg_arg *self = eg_node_arg(n, 0, "self"), *target = eg_node_arg(n, 1, "target");
-    const eg_arg *ignore = eg_node_arg(n, 4, "ignore_index");
-    if (!self || !target || self->kind != EG_ARG_VALUE || target->kind != EG_ARG_VALUE ||
-        target->value != g->inputs[index].value)
-      continue;
-    const eg_value *s = &g->values[self->value];
-    const int64_t c = s->shape[s->rank == 1 ? 0 : 1];
-    if (*classes == 0 || c < *classes) {
-      *classes = c;
-      *ignore_index = ignore && ignore->kind == EG_ARG_INT ? ignore->i : -100;
-    }
-  }
 }
 
 void(eg_model_get_stats)(const eg_model *m, eg_model_stats *out, size_t out_size) {

@@ -184,12 +184,6 @@ eg_status eg_runtime_profile_write_trace(const eg_runtime *rt, const char *path)
 
 /* ---- training (the roles the exporter records, see edgegrad.h) ---- */
 
-eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair) {
-  const eg_named *e = is_input ? &g->inputs[index] : &g->outputs[index];
-  *pair = e->pair;
-  return e->role;
-}
-
 void eg_model_training_io(const eg_model *model, int *num_params, int *num_buffers) {
   int p = 0, b = 0;
   const eg_graph *g = model ? model->graph : NULL;

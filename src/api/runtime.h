@@ -8,6 +8,7 @@
 #include "edgegrad.h"
 #include "program/program.h"
 #include "runtime/engine.h"
+#include "runtime/graph_io.h"
 
 /* A runtime running `program` (malloc'ed, built; owned by the runtime from here on, also on
  * failure) over graph `g` (the program's compiled graph). Plans, checks `options` (may be
@@ -20,16 +21,6 @@ eg_status eg_runtime_create_program(const eg_graph *g, eg_program *program,
  * default of the caller's kind (eg_optimizer_defaults). */
 eg_status eg_api_optimizer_options(const eg_optimizer_options *in, const char *where,
                                    eg_optimizer_options *out);
-
-/* The role of input (is_input) or output `index` of `g` in a training step, and *pair its
- * partner's index (-1 none), as the graph records them (ir/io_role.h): eg_tensor_desc's role
- * and pair. */
-eg_io_role eg_graph_io_role(const eg_graph *g, bool is_input, int32_t index, int32_t *pair);
-/* Input (is_input) or output `index` (in range) of `g` as eg_model_input/_output give it. */
-void eg_graph_describe(const eg_graph *g, bool is_input, int index, eg_tensor_desc *out);
-/* eg_model_input_classes of input `index` (in range) of `g`. */
-void eg_graph_input_classes(const eg_graph *g, int index, int64_t *classes,
-                            int64_t *ignore_index);
 
 /* eg_safetensors_load, a malformed file said as "<path>: not a safetensors file edgegrad can
  * read (<why>)" (api/weights.c). */

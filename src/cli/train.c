@@ -1,5 +1,5 @@
 /* train.c — `edgegrad train`: fine-tuning a training step over a data set, a shell over the
- * library's trainer (eg_trainer: api/trainer.c). Here, after the options (train_args.c): the
+ * library's trainer (eg_trainer: runtime/trainer.c). Here, after the options (train_args.c): the
  * data read from files (arrays.h: a folder of .npy or an .npz archive), the first values
  * (--init, by default the exporter's STEM.init.safetensors), progress on the terminal, and the
  * files the trainer writes named: the JSON-lines log, the checkpoints in --checkpoint DIR, the
