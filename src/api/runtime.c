@@ -164,7 +164,8 @@ eg_status(eg_runtime_profile_entry)(const eg_runtime *rt, int index, eg_profile_
   const int n = eg_runtime_profile_count(rt);
   if (index < 0 || index >= n)
     return eg_error(EG_ERR_ARGUMENT, "eg_runtime_profile_entry: index (%d) out of range [0, %d)%s",
-                    index, n, eg_engine_profile(rt) ? "" : ": the runtime was made without options.profile");
+                    index, n,
+                    eg_engine_profile(rt) ? "" : ": the runtime was made without options.profile");
   return EG_STRUCT_WRITE(eg_profile_entry, out, out_size, &eg_engine_profile(rt)->e[index],
                          "eg_runtime_profile_entry");
 }

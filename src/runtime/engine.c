@@ -223,7 +223,8 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   EG_TRY(check_budget(rt, opt));
   rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
   rt->input_set = calloc((size_t)rt->g->n_inputs + 1, sizeof(bool));
-  if (!rt->data || !rt->input_set) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  if (!rt->data || !rt->input_set)
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   EG_TRY(bind_values(rt));
   EG_TRY(allocate_work(rt));
   if (opt->profile) EG_TRY(eg_run_profile_create(rt->g, rt->program, rt->npu, &rt->profile));

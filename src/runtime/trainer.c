@@ -1,10 +1,11 @@
 /* trainer.c — the trainer (trainer.h): fine-tuning as a library. A training loop over a
- * runtime of a training step: an optimizer (api/optimizer.c) over its parameters, mini-batches
- * of the graph's batch size fed from arrays the caller owns, a permutation per epoch, the
- * step's random inputs drawn from one stream, a learning-rate schedule, an evaluation graph,
- * events to a callback, and checkpoints that resume bit for bit (their content: the run's
- * position, its random stream, the parameters and the optimizer's state, a checksum; the file
- * is safetensors, the public format's codec in api/). eg_trainer_* of the public API
+ * runtime of a training step: an optimizer (eg_optimizer, runtime/optimizer.c) over its
+ * parameters, mini-batches of the graph's batch size fed from arrays the caller owns, a
+ * permutation per epoch, the step's random inputs drawn from one stream, a learning-rate
+ * schedule, an evaluation graph, events to a callback, and checkpoints that resume bit for bit
+ * (their content: the run's position, its random stream, the parameters and the optimizer's
+ * state, a checksum; the file is safetensors, the public format's codec in api/). eg_trainer_*
+ * of the public API
  * (api/trainer.c) check their arguments and call these; `edgegrad train`, `edgegrad run
  * --steps`, the C example and the Python Trainer are shells over it.
  *
