@@ -123,14 +123,14 @@ static size_t cpu_scratch(const eg_graph *g, const eg_program *p) {
   return most;
 }
 
-/* Per program step, the working block of each NPU step (with_spans: of each step without
+/* Per program step, the working block of each NPU step (all_steps false: of each step without
  * spans only); malloc'ed. */
 static size_t *step_blocks(const eg_graph *g, const eg_program *p, eg_npu_step *const *steps,
-                           bool with_spans) {
+                           bool all_steps) {
   size_t *work = calloc((size_t)g->n_nodes + 1, sizeof(size_t));
   const eg_plan_block *spans;
   for (int32_t k = 0; work && p && k < p->parts.n_partitions; k++)
-    if (with_spans || eg_npu_step_spans(steps[k], &spans) < 0)
+    if (all_steps || eg_npu_step_spans(steps[k], &spans) < 0)
       work[eg_npu_step_program_step(steps[k])] = eg_npu_step_block_bytes(steps[k]);
   return work;
 }
