@@ -65,8 +65,7 @@ static bool is_empty(const tparams *p) {
  * l1 1.10, l2-ds 1.29, l2 1.06, l3 1.14, l4 1.16; in the quietest bursts FLIP led by at most
  * 5%). */
 bool eg_transpose_conv2d_nhwc_f32_takes_filter_oi(const tparams *p) {
-  const eg_transpose_conv2d_algo algo = eg_transpose_conv2d_nhwc_f32_algo(p);
-  return p->groups == 1 && (algo == EG_TRANSPOSE_CONV2D_FLIP || algo == EG_TRANSPOSE_CONV2D_PHASE);
+  return p->groups == 1 && !p->filter_oihw;
 }
 
 bool eg_transpose_conv2d_nhwc_f32_takes_oihw(const tparams *p) {
@@ -76,7 +75,6 @@ bool eg_transpose_conv2d_nhwc_f32_takes_oihw(const tparams *p) {
 eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int threads) {
   const bool stride1 = p->stride[0] == 1 && p->stride[1] == 1;
   if (p->filter_oihw) return EG_TRANSPOSE_CONV2D_COL2IM;
-  if (p->filter_oi) return stride1 ? EG_TRANSPOSE_CONV2D_FLIP : EG_TRANSPOSE_CONV2D_PHASE;
   const bool phase_ok = !stride1 && p->groups == 1;
   const bool wino_ok = stride1 && p->k_h == 3 && p->k_w == 3 && p->groups == 1;
   if (p->algo == EG_TRANSPOSE_CONV2D_COL2IM) return EG_TRANSPOSE_CONV2D_COL2IM;
@@ -238,9 +236,16 @@ static int64_t col_rows(const tparams *p) {
   return (m + chunks - 1) / chunks;
 }
 
-/* Fp[q][ci'][t][co'] = f[t][q*cig + ci'][co']. */
+/* Fp[q][ci'][t][co'] = f[t][q*cig + ci'][co'] (with filter_oi, groups 1: f[t][co][ci]). */
 static void pack_fp(const tparams *p, const float *f, float *fp) {
   const int64_t cog = p->c_out / p->groups, kk = taps(p);
+  if (p->filter_oi) {
+    for (int64_t ci = 0; ci < p->c_in; ci++)
+      for (int64_t t = 0; t < kk; t++)
+        for (int64_t co = 0; co < cog; co++)
+          fp[(ci * kk + t) * cog + co] = f[(t * cog + co) * p->c_in + ci];
+    return;
+  }
   for (int64_t ci = 0; ci < p->c_in; ci++) /* ci = q*cig + ci': groups are consecutive blocks */
     for (int64_t t = 0; t < kk; t++)
       memcpy(fp + (ci * kk + t) * cog, f + (t * p->c_in + ci) * cog, sizeof(float) * (size_t)cog);
@@ -346,7 +351,8 @@ static eg_winograd_nhwc_params wino_params(const tparams *p) {
   return (eg_winograd_nhwc_params){
       .n = p->n, .h_in = p->h_in, .w_in = p->w_in, .c_in = p->c_in, .h_out = p->h_out,
       .w_out = p->w_out, .c_out = p->c_out, .pad = {2 - p->pad[0], 2 - p->pad[1]},
-      .rotated = true, .prepacked = p->prepacked, .chunk_bytes = p->chunk_bytes};
+      .rotated = true, .filter_oi = p->filter_oi, .prepacked = p->prepacked,
+      .chunk_bytes = p->chunk_bytes};
 }
 
 /* ---- one piece ---- */

@@ -73,7 +73,10 @@ typedef struct eg_transpose_conv2d_nhwc_params {
   bool filter_oi;                   /* the filter is [k_h, k_w, c_out, c_in]: the weight of
                                        the conv this is the input gradient of, as that conv reads
                                        it (HWIO), with no Transpose; only where
-                                       _takes_filter_oi (the algorithm stays FLIP or PHASE) */
+                                       _takes_filter_oi. The algorithm is chosen as without it;
+                                       COL2IM and WINOGRAD gather the same filter values (their
+                                       results are bit for bit those of the transposed filter),
+                                       FLIP and PHASE run one sgemm per tap on it */
   bool filter_oihw;                 /* groups 1, no filter_oi: the filter is [c_in, c_out, k_h,
                                        k_w], the weight of the conv this is the input gradient
                                        of as PyTorch holds it (OIHW), whose Transpose the
@@ -97,8 +100,9 @@ eg_transpose_conv2d_nhwc_f32_algo(const eg_transpose_conv2d_nhwc_params *p);
  * later. */
 void eg_transpose_conv2d_nhwc_f32_plan(eg_transpose_conv2d_nhwc_params *p, int threads);
 
-/* Whether p (planned) may set filter_oi: groups 1 and the algorithm FLIP or PHASE, whose
- * sgemms then read each tap's block of the forward weight transposed (one per tap). */
+/* Whether p may set filter_oi: groups 1 and no filter_oihw (any algorithm: FLIP's and PHASE's
+ * sgemms then read each tap's block of the forward weight transposed, one per tap; COL2IM and
+ * WINOGRAD gather it into the forms they read). */
 bool eg_transpose_conv2d_nhwc_f32_takes_filter_oi(const eg_transpose_conv2d_nhwc_params *p);
 
 /* Whether p may set filter_oihw: groups 1 and filter_oi unset. */

@@ -38,25 +38,27 @@ static int64_t wino_scratch(const wparams *p) {
          eg_nhwc_round16(16 * t * p->c_in) + eg_nhwc_round16(16 * t * p->c_out);
 }
 
-/* U[xi][ci][co] = (G g G^T)[xi] with g[m][n] = f[m][n][ci][co], or f[2 - m][2 - n][ci][co]
- * when rotated. */
+/* U[xi][ci][co] = (G g G^T)[xi] with g[m][n] = f[m][n][ci][co] (f[m][n][co][ci] with
+ * filter_oi), or f[2 - m][2 - n][..] when rotated. */
 EG_SIMD_CLONES
 static void wino_pack(const wparams *p, const float *f, float *u) {
   const int64_t ci_n = p->c_in, co_n = p->c_out, blk = ci_n * co_n;
+  const int64_t co_step = p->filter_oi ? ci_n : 1; /* from one co to the next in a tap */
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(16 * blk))
   for (int64_t ci = 0; ci < ci_n; ci++) {
     const float *g[3][3];
     for (int m = 0; m < 3; m++)
       for (int n = 0; n < 3; n++) {
         const int fm = p->rotated ? 2 - m : m, fn = p->rotated ? 2 - n : n;
-        g[m][n] = f + ((fm * 3 + fn) * ci_n + ci) * co_n;
+        g[m][n] = f + (fm * 3 + fn) * blk + (p->filter_oi ? ci : ci * co_n);
       }
     float *out = u + ci * co_n;
 #pragma omp simd
     for (int64_t co = 0; co < co_n; co++) {
       float t[4][3], v[4][4];
       for (int n = 0; n < 3; n++) {
-        const float g0 = g[0][n][co], g1 = g[1][n][co], g2 = g[2][n][co];
+        const float g0 = g[0][n][co * co_step], g1 = g[1][n][co * co_step],
+                    g2 = g[2][n][co * co_step];
         t[0][n] = g0;
         t[1][n] = 0.5f * (g0 + g1 + g2);
         t[2][n] = 0.5f * (g0 - g1 + g2);

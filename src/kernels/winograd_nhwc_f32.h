@@ -32,6 +32,8 @@ typedef struct eg_winograd_nhwc_params {
   int64_t h_out, w_out, c_out;      /* y */
   int64_t pad[2];                   /* zeros before the input [top, left]; any sign */
   bool rotated;                     /* read the filter rotated by 180 degrees */
+  bool filter_oi;                   /* the filter's taps are [c_out, c_in] blocks (HWOI), not
+                                       [c_in, c_out] (HWIO): the same values are transformed */
   bool prepacked;                   /* the filter passed is _pack's output for these params */
   int64_t chunk_bytes;              /* target bytes of one chunk's transformed tiles and
                                        products; 0: 4 MiB. Same value for _scratch and call */

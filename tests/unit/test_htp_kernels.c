@@ -353,6 +353,10 @@ static void run_tconv_case(const tconv_case *c, unsigned seed, float **out) {
         eg_transpose_conv2d_nhwc_f32(&po, x, fo, with_bias ? bias : NULL, yo, scratch);
         strncat(what, " filter_oi", sizeof what - strlen(what) - 1);
         check_close(what, yo, ref, ny);
+        /* COL2IM gathers the same filter matrix from either layout: the same bits */
+        if (eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TRANSPOSE_CONV2D_COL2IM)
+          EG_CHECK_MSG(!memcmp(yo, y, sizeof(float) * (size_t)ny), "%s: not bit-identical to "
+                       "the transposed filter's COL2IM", what);
         free(fo), free(yo);
       }
       if (algo == EG_TRANSPOSE_CONV2D_AUTO && eg_transpose_conv2d_nhwc_f32_takes_oihw(&p)) {

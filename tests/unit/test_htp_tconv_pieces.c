@@ -12,6 +12,7 @@
  * (STATIC HWIO weight -> Transpose -> TransposeConv2d) against the reference, twice. */
 #include <omp.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cblas.h>
 
@@ -59,6 +60,39 @@ static void ref_tconv(const tcase *c, const float *x, const float *f, const floa
 
 static const char *const algo_names[] = {"auto", "flip", "phase", "col2im", "winograd"};
 
+/* p (groups 1) run again with filter_oi on f's [kh, kw, c_out, c_in] form (packed first when
+ * p.prepacked): the same bits as y (p on f) where the algorithm gathers the filter (COL2IM,
+ * WINOGRAD), close to ref otherwise (FLIP and PHASE sum per tap). */
+static void check_filter_oi(const eg_transpose_conv2d_nhwc_params *p, const float *x,
+                            const float *f, const float *bias, const float *y, void *scratch,
+                            const float *ref) {
+  eg_transpose_conv2d_nhwc_params po = *p;
+  po.filter_oi = true;
+  const long taps = p->k_h * p->k_w, ci_n = p->c_in, co_n = p->c_out;
+  const long ny = p->n * p->h_out * p->w_out * co_n;
+  float *fo = eg_test_nan_buf(taps * ci_n * co_n), *yo = eg_test_nan_buf(ny), *packed = NULL;
+  for (long t = 0; t < taps; t++)
+    for (long ci = 0; ci < ci_n; ci++)
+      for (long co = 0; co < co_n; co++)
+        fo[(t * co_n + co) * ci_n + ci] = f[(t * ci_n + ci) * co_n + co];
+  const size_t np = eg_transpose_conv2d_nhwc_f32_packed_floats(&po);
+  if (po.prepacked && np) {
+    packed = scratch_buf(sizeof(float) * np);
+    eg_transpose_conv2d_nhwc_f32_pack(&po, fo, packed);
+  }
+  eg_transpose_conv2d_nhwc_f32(&po, x, packed ? packed : fo, bias, yo, scratch);
+  const eg_transpose_conv2d_algo algo = eg_transpose_conv2d_nhwc_f32_algo(&po);
+  EG_CHECK(algo == eg_transpose_conv2d_nhwc_f32_algo(p));
+  if (algo == EG_TRANSPOSE_CONV2D_COL2IM || algo == EG_TRANSPOSE_CONV2D_WINOGRAD)
+    EG_CHECK_MSG(!memcmp(yo, y, sizeof(float) * (size_t)ny), "c%ld ->%ld k%ldx%ld parts %lld "
+                 "algo %s filter_oi: not bit-identical to the transposed filter's", ci_n, co_n,
+                 (long)p->k_h, (long)p->k_w, (long long)p->parts, algo_names[algo]);
+  else
+    EG_CHECK_MSG(eg_test_allclose(yo, ref, ny, 1e-4, 1e-5) < 0, "c%ld ->%ld algo %s filter_oi",
+                 ci_n, co_n, algo_names[algo]);
+  free(fo), free(yo), free(packed);
+}
+
 static void check_case(const tcase *c, unsigned seed) {
   const long nx = c->n * c->h * c->w * c->cin, ny = c->n * c->ho * c->wo * c->cout;
   const long nf = c->kh * c->kw * c->cin * (c->cout / c->groups);
@@ -88,6 +122,8 @@ static void check_case(const tcase *c, unsigned seed) {
         eg_transpose_conv2d_nhwc_f32(&p, x, packed ? packed : f, variant ? bias : NULL, y,
                                      scratch);
         free(packed);
+        if (c->groups == 1) /* the forward weight untransposed: COL2IM, WINOGRAD the same bits */
+          check_filter_oi(&p, x, f, variant ? bias : NULL, y, scratch, variant ? ref : ref_nb);
         const long bad = eg_test_allclose(y, variant ? ref : ref_nb, ny, 1e-4, 1e-5);
         EG_CHECK_MSG(bad < 0, "n%ld c%ld %ldx%ld ->%ld %ldx%ld k%ldx%ld s%ld,%ld p%ld,%ld g%ld "
                      "parts %lld algo %s bias %d chunk %lld: element %ld: %g vs %g", c->n,
