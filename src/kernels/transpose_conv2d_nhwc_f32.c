@@ -319,13 +319,24 @@ static void col2im_add_oihw(const tparams *p, const float *col, int64_t r0, int6
   }
 }
 
+/* COL2IM with filter_oi gathers Fp from the forward weight: a constant one is gathered once
+ * (_pack, prepacked), not on every call. */
+static bool col2im_packs(const tparams *p) { return p->filter_oi; }
+
+/* Floats of COL2IM's Fp in scratch: none when the filter is read as it is (filter_oihw) or
+ * passed packed. */
+static int64_t col2im_fp_floats(const tparams *p) {
+  if (p->filter_oihw || (p->prepacked && col2im_packs(p))) return 0;
+  return eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups));
+}
+
 static void run_col2im(const tparams *p, const float *x, const float *f, const float *bias,
                        float *y, float *scratch) {
   const int64_t cig = p->c_in / p->groups, cog = p->c_out / p->groups, kk = taps(p);
   const int64_t m = p->n * p->h_in * p->w_in, rows = col_rows(p);
-  float *fp = scratch, *col = scratch + (p->filter_oihw ? 0 : eg_nhwc_round16(kk * p->c_in * cog));
-  if (p->filter_oihw) /* [c_in, c_out*kk] as it is: (co, tap) columns */
-    fp = (float *)f;
+  float *fp = scratch, *col = scratch + col2im_fp_floats(p);
+  if (p->filter_oihw || (p->prepacked && col2im_packs(p))) /* OIHW: [c_in, c_out*kk] as it */
+    fp = (float *)f;                                        /* is, (co, tap) columns; or Fp */
   else
     pack_fp(p, f, fp);
   fill_bias(y, bias, p->n * p->h_out * p->w_out, p->c_out);
@@ -375,8 +386,7 @@ static int64_t piece_scratch(const tparams *p) {
     return (int64_t)eg_winograd_nhwc_f32_scratch_floats(&w);
   }
   default:
-    return (p->filter_oihw ? 0 : eg_nhwc_round16(taps(p) * p->c_in * (p->c_out / p->groups))) +
-           eg_nhwc_round16(col_rows(p) * taps(p) * (p->c_out / p->groups));
+    return col2im_fp_floats(p) + eg_nhwc_round16(col_rows(p) * taps(p) * (p->c_out / p->groups));
   }
 }
 
@@ -503,14 +513,18 @@ void eg_transpose_conv2d_nhwc_f32_plan(tparams *p, int threads) {
 
 size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const tparams *p) {
   const eg_winograd_nhwc_params w = wino_params(p);
-  const bool wino = eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TRANSPOSE_CONV2D_WINOGRAD;
-  return wino ? eg_winograd_nhwc_f32_packed_floats(&w) : 0;
+  const eg_transpose_conv2d_algo algo = eg_transpose_conv2d_nhwc_f32_algo(p);
+  if (algo == EG_TRANSPOSE_CONV2D_WINOGRAD) return eg_winograd_nhwc_f32_packed_floats(&w);
+  if (algo == EG_TRANSPOSE_CONV2D_COL2IM && col2im_packs(p))
+    return (size_t)(taps(p) * p->c_in * (p->c_out / p->groups));
+  return 0;
 }
 
 void eg_transpose_conv2d_nhwc_f32_pack(const tparams *p, const float *filter, float *packed) {
   const eg_winograd_nhwc_params w = wino_params(p);
-  if (eg_transpose_conv2d_nhwc_f32_algo(p) == EG_TRANSPOSE_CONV2D_WINOGRAD)
-    eg_winograd_nhwc_f32_pack(&w, filter, packed);
+  const eg_transpose_conv2d_algo algo = eg_transpose_conv2d_nhwc_f32_algo(p);
+  if (algo == EG_TRANSPOSE_CONV2D_WINOGRAD) eg_winograd_nhwc_f32_pack(&w, filter, packed);
+  else if (algo == EG_TRANSPOSE_CONV2D_COL2IM && col2im_packs(p)) pack_fp(p, filter, packed);
 }
 
 /* ---- DIRECT: one output channel per group ---- */

@@ -75,8 +75,9 @@ typedef struct eg_transpose_conv2d_nhwc_params {
                                        it (HWIO), with no Transpose; only where
                                        _takes_filter_oi. The algorithm is chosen as without it;
                                        COL2IM and WINOGRAD gather the same filter values (their
-                                       results are bit for bit those of the transposed filter),
-                                       FLIP and PHASE run one sgemm per tap on it */
+                                       results are bit for bit those of the transposed filter;
+                                       both pack a constant one once: _pack), FLIP and PHASE run
+                                       one sgemm per tap on it */
   bool filter_oihw;                 /* groups 1, no filter_oi: the filter is [c_in, c_out, k_h,
                                        k_w], the weight of the conv this is the input gradient
                                        of as PyTorch holds it (OIHW), whose Transpose the
@@ -108,8 +109,9 @@ bool eg_transpose_conv2d_nhwc_f32_takes_filter_oi(const eg_transpose_conv2d_nhwc
 /* Whether p may set filter_oihw: groups 1 and filter_oi unset. */
 bool eg_transpose_conv2d_nhwc_f32_takes_oihw(const eg_transpose_conv2d_nhwc_params *p);
 
-/* Floats of the packed filter for p's algorithm (WINOGRAD: 16*c_in*c_out), 0 when the algorithm
- * reads the filter as it is. Set params.prepacked before planning when the filter is constant:
+/* Floats of the packed filter for p's algorithm (WINOGRAD: 16*c_in*c_out; COL2IM with filter_oi:
+ * its gathered [c_in, taps, c_out], k_h*k_w*c_in*c_out), 0 when the algorithm reads the filter
+ * as it is. Set params.prepacked before planning when the filter is constant:
  * AUTO then prefers WINOGRAD where it applies and enough output tiles share the packed filter. */
 size_t eg_transpose_conv2d_nhwc_f32_packed_floats(const eg_transpose_conv2d_nhwc_params *p);
 /* packed <- the filter in the form p's algorithm reads (_packed_floats floats, 64-byte
