@@ -4,12 +4,14 @@
  *
  * FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW (forward conv's Cin/Cout). Each shape is timed after one
  * warm-up as the best of 3 rounds of >= 0.3 s of eg_htp_qnn_executor_execute calls. The weight is a
- * STATIC tensor of the graph, so the executor folds its Transpose at create (its graph
- * finalize, as QNN's graphFinalize would), and transforms the constant filter there when the
- * TransposeConv2d algorithm reads it transformed (Winograd, 3x3 stride 1); the timed execute
- * runs the TransposeConv2d only; executor creation is not timed. GFLOP/s use the nominal FLOPs
- * whatever the algorithm (Winograd F(2x2, 3x3) does 2.25x fewer multiplies). A reference sgemm
- * (1024^3) is timed first so numbers from a noisy machine can be judged.
+ * STATIC tensor of the graph, so the executor plan the layout pass makes (as a compiled program
+ * has it: backends/htp/layout_pass.h) skips its Transpose, the TransposeConv2d reading the HWIO
+ * weight as it is, and the executor transforms the constant filter at create when the
+ * TransposeConv2d algorithm reads it transformed (Winograd, 3x3 stride 1; COL2IM's gathered
+ * filter); the timed execute runs the TransposeConv2d only; executor creation is not timed.
+ * GFLOP/s use the nominal FLOPs whatever the algorithm (Winograd F(2x2, 3x3) does 2.25x fewer
+ * multiplies). A reference sgemm (1024^3) is timed first so numbers from a noisy machine can be
+ * judged.
  *
  * Threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS; EG_BENCH_CPUTIME=1 times CPU time instead
  * of wall time (one thread on a busy machine). Arguments: [shape-name-prefix] [algo [pieces]]
@@ -29,6 +31,7 @@
 #include <cblas.h>
 
 #include "backends/htp/executor.h"
+#include "backends/htp/layout_pass.h"
 #include "kernels/parallel_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "kernels/transpose_f32.h"
@@ -193,8 +196,9 @@ int main(int argc, char **argv) {
     eg_htp_qnn_graph *g = NULL;
     int32_t gy_id, gx_id;
     job j = {0};
-    if (build_graph(s, w, &g, &gy_id, &gx_id) != EG_OK ||
-        eg_htp_qnn_executor_create(g, &j.ex) != EG_OK) {
+    eg_htp_exec_plan xp = {0}; /* as compiled: the weight's Transpose skipped (layout_pass.h) */
+    if (build_graph(s, w, &g, &gy_id, &gx_id) != EG_OK || eg_htp_layout_pass(g, &xp) != EG_OK ||
+        eg_htp_qnn_executor_create_plan(g, &xp, EG_PRECISION_FP32, false, &j.ex) != EG_OK) {
       fprintf(stderr, "%s: %s\n", s->name, eg_last_error());
       return 1;
     }
@@ -239,6 +243,7 @@ int main(int argc, char **argv) {
            algo_names[eg_transpose_conv2d_nhwc_f32_algo(&j.tp)], (long long)j.tp.parts);
     fflush(stdout);
     eg_htp_qnn_executor_destroy(j.ex);
+    eg_htp_exec_plan_free(&xp);
     eg_htp_qnn_graph_destroy(g);
     free(w), free(gy), free(gx), free(wt), free(j.scratch), free(j.packed);
   }

@@ -212,8 +212,9 @@ static eg_status read_header(loader *L) {
   uint64_t file_size = le64(L->data + 8), reserved = le64(L->data + 24);
   if (version < EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by an older edgegrad; this one "
-               "reads version %u, which records the backend of each NPU partition: compile "
-               "the graph again with this edgegrad", version, EG_EGP_VERSION);
+               "reads version %u, which records how the NPU executor runs each partition's "
+               "layout Transposes: compile the graph again with this edgegrad", version,
+               EG_EGP_VERSION);
   if (version > EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by a newer edgegrad; this one "
                "reads version %u: compile the graph with this edgegrad", version,

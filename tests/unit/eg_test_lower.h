@@ -196,7 +196,9 @@ static inline bool execute(const compiled *c, int p, int n, const int32_t *vals,
     }
   eg_htp_qnn_executor *ex = NULL;
   eg_status s = nb == hp->n_inputs && no == 1 && hp->n_outputs == 1
-                    ? eg_htp_qnn_executor_create(hp->graph, &ex) : EG_ERR_INVALID;
+                    ? eg_htp_qnn_executor_create_plan(hp->graph, eg_htp_qnn_graph_plan(hp->graph),
+                                                      EG_PRECISION_FP32, false, &ex)
+                    : EG_ERR_INVALID;
   if (s == EG_OK) s = eg_htp_qnn_executor_execute(ex, bi, nb, bo, no);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
   eg_htp_qnn_executor_destroy(ex);

@@ -20,6 +20,7 @@
 
 #include "eg_test.h"
 #include "frontend/frontend.h"
+#include "backends/htp/exec_plan.h"
 #include "backends/htp/qnn_graph.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
@@ -233,6 +234,16 @@ static void check_same_program(const eg_program *a, const eg_program *b) {
       EG_CHECK(memcmp(&hx->inputs[i], &hy->inputs[i], sizeof hx->inputs[i]) == 0);
     for (int32_t i = 0; i < hx->n_outputs && hx->n_outputs == hy->n_outputs; i++)
       EG_CHECK(memcmp(&hx->outputs[i], &hy->outputs[i], sizeof hx->outputs[i]) == 0);
+    /* the executor plan, entry by entry (the layout pass's, not made again on reading) */
+    const eg_htp_exec_plan *px = eg_htp_qnn_graph_plan(hx->graph),
+                           *py = eg_htp_qnn_graph_plan(hy->graph);
+    EG_CHECK(px->n_ops == py->n_ops);
+    for (int32_t i = 0; i < px->n_ops && px->n_ops == py->n_ops; i++) {
+      const eg_htp_exec_op *ex = &px->ops[i], *ey = &py->ops[i];
+      EG_CHECK_MSG(ex->how == ey->how && ex->filter_read == ey->filter_read &&
+                   ex->filter_src == ey->filter_src && ex->y_dst == ey->y_dst,
+                   "partition %d: executor plan op %d differs", (int)k, (int)i);
+    }
   }
   EG_CHECK(a->n_steps == b->n_steps);
   for (int32_t k = 0; k < a->n_steps && a->n_steps == b->n_steps; k++)
@@ -768,6 +779,49 @@ static void c_boundary_nhwc(eg_graph *g, eg_program *p) {
   (void)g;
   p->lowered[0].inputs[0].nhwc = !p->lowered[0].inputs[0].nhwc;
 }
+/* The entry of the first op (of the first partition that has one) whose entry `want` says,
+ * in the executor plans (exec_plan.h). */
+static eg_htp_exec_op *plan_op(eg_program *p,
+                               bool (*want)(const eg_htp_qnn_op_node *, const eg_htp_exec_op *)) {
+  for (int32_t q = 0; q < p->parts.n_partitions; q++) {
+    eg_htp_exec_plan *xp = eg_htp_qnn_graph_plan_mut(p->lowered[q].graph);
+    for (int32_t k = 0; k < xp->n_ops; k++)
+      if (want(eg_htp_qnn_graph_op(p->lowered[q].graph, k), &xp->ops[k])) return &xp->ops[k];
+  }
+  EG_CHECK_MSG(false, "the fixture has no such op");
+  return &eg_htp_qnn_graph_plan_mut(p->lowered[0].graph)->ops[0];
+}
+static bool not_transpose(const eg_htp_qnn_op_node *op, const eg_htp_exec_op *e) {
+  (void)e;
+  return op->type != EG_HTP_QNN_OP_TRANSPOSE;
+}
+static bool run_transpose(const eg_htp_qnn_op_node *op, const eg_htp_exec_op *e) {
+  return op->type == EG_HTP_QNN_OP_TRANSPOSE && e->how == EG_HTP_EXEC_RUN;
+}
+static bool writes_transposed(const eg_htp_qnn_op_node *op, const eg_htp_exec_op *e) {
+  (void)op;
+  return e->y_dst >= 0;
+}
+static void c_plan_fold_conv(eg_graph *g, eg_program *p) {
+  (void)g;
+  plan_op(p, not_transpose)->how = EG_HTP_EXEC_FOLD;
+}
+static void c_plan_how_code(eg_graph *g, eg_program *p) {
+  (void)g;
+  eg_htp_qnn_graph_plan_mut(p->lowered[0].graph)->ops[0].how = EG_HTP_EXEC_HOW_COUNT;
+}
+static void c_plan_skip_read(eg_graph *g, eg_program *p) {
+  (void)g;
+  plan_op(p, run_transpose)->how = EG_HTP_EXEC_SKIP;
+}
+static void c_plan_y_dst_dropped(eg_graph *g, eg_program *p) {
+  (void)g;
+  plan_op(p, writes_transposed)->y_dst = -1;
+}
+static void c_plan_filter_src_range(eg_graph *g, eg_program *p) {
+  (void)g;
+  plan_op(p, writes_transposed)->filter_src = 1 << 20;
+}
 static void c_boundary_dropped(eg_graph *g, eg_program *p) {
   (void)g;
   p->lowered[0].n_outputs--;
@@ -926,6 +980,15 @@ static void test_corrupted_programs_rejected(void) {
       {"output value from outside", "NPU", c_boundary_value, NULL},
       {"nhwc flag flipped", "NPU", c_boundary_nhwc, NULL},
       {"an output dropped", "NPU", c_boundary_dropped, NULL},
+      {"executor plan folds a Conv2d", "NPU", c_plan_fold_conv,
+       "executor plan: op 0 (convolution, Conv2d): FOLD: only a Transpose is folded or skipped"},
+      {"executor plan how code 3", "NPU", c_plan_how_code, "how 3"},
+      {"executor plan skips a Transpose others read", "NPU", c_plan_skip_read,
+       "must read it as a filter redirected to its input"},
+      {"executor plan: a skipped Transpose nobody writes", "NPU", c_plan_y_dst_dropped,
+       "or written by the Conv2d before it"},
+      {"executor plan: filter source out of range", "NPU", c_plan_filter_src_range,
+       "tensor ids -1 or below"},
       {"node output id out of range", "GRAPH", c_node_output, NULL},
       {"argument value id out of range", "GRAPH", c_arg_value, NULL},
       {"argument used before its definition", "GRAPH", c_arg_later, NULL},
@@ -1006,8 +1069,8 @@ static void test_header_rejected(void) {
                {4, 1, "version (1)"}, /* version 1 (no value annotations) is refused */
                {4, 2, "version (2)"}, /* version 2 (no state_dict names) is refused */
                {4, 3, "version (3)"}, /* version 3 (no random inputs) is refused */
-               {4, 7, "version (7): written by an older edgegrad"}, /* 7: no backend records */
-               {4, 9, "version (9): written by a newer edgegrad"},
+               {4, 8, "version (8): written by an older edgegrad"}, /* 8: no executor plans */
+               {4, 10, "version (10): written by a newer edgegrad"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

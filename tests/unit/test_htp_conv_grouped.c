@@ -62,7 +62,8 @@ static bool run_all(const eg_lowered *hp, float *in, float *out) {
   const eg_htp_qnn_tensor *to = eg_htp_qnn_graph_tensor(hp->graph, hp->outputs[0].tensor);
   const eg_htp_qnn_binding bi[1] = {{ti->id, in, ti->nbytes}}, bo[1] = {{to->id, out, to->nbytes}};
   eg_htp_qnn_executor *ex = NULL;
-  eg_status s = eg_htp_qnn_executor_create(hp->graph, &ex);
+  eg_status s = eg_htp_qnn_executor_create_plan(hp->graph, eg_htp_qnn_graph_plan(hp->graph),
+                                                EG_PRECISION_FP32, false, &ex);
   if (s == EG_OK) s = eg_htp_qnn_executor_execute(ex, bi, 1, bo, 1);
   EG_CHECK_MSG(s == EG_OK, "%s", eg_last_error());
   eg_htp_qnn_executor_destroy(ex);

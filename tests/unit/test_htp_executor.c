@@ -13,6 +13,7 @@
 
 #include "backends/htp/executor.h"
 #include "eg_test.h"
+#include "eg_test_exec.h"
 #include "kernels/convolution_nchw_f32.h"
 #include "kernels/log_softmax_f32.h"
 #include "kernels/max_pool2d_nchw_f32.h"
@@ -50,13 +51,7 @@ static int32_t f32(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_tensor_type
   return add_tensor(g, name, type, EG_HTP_QNN_DTYPE_FLOAT_32, rank, dims, NULL, EG_HTP_QNN_KEY_NONE);
 }
 
-static void op(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_op type, int n_in, const int32_t *in,
-               int32_t out, int n_params, const eg_htp_qnn_param *params) {
-  const eg_htp_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
-                            .n_outputs = 1, .outputs = &out, .n_params = n_params,
-                            .params = params};
-  EG_CHECK_MSG(eg_htp_qnn_graph_add_op(g, &d, NULL) == EG_OK, "op %s: %s", name, eg_last_error());
-}
+#define op(...) eg_test_op(__VA_ARGS__)
 
 static eg_htp_qnn_param vec2(const char *name, uint32_t a, uint32_t b) {
   return eg_htp_qnn_param_u32_tensor(name, 1, DIMS(2), DIMS(a, b));
@@ -120,7 +115,7 @@ static void run_wlayout(const wlayout_case *c, unsigned seed) {
   op(g, "wgrad", EG_HTP_QNN_OP_CONV_2D, 2, (const int32_t[]){xt, gyt}, gwc, 3, wp);
   op(g, "gw_to_oihw", EG_HTP_QNN_OP_TRANSPOSE, 1, &gwc, tgw, 1, &p_oihw);          /* op 7 */
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   int64_t times[16];
   eg_htp_qnn_executor_set_op_times(ex, times);
   float *y = eg_test_nan_buf(ny), *gx = eg_test_nan_buf(nx), *gw = eg_test_nan_buf(nw);
@@ -222,7 +217,7 @@ static void run_dgrad(const dgrad_case *c, unsigned seed) {
   EG_CHECK(eg_htp_qnn_graph_num_tensors(g) == 7); /* the weight once */
   /* run */
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   float *y = eg_test_nan_buf(ny), *gx = eg_test_nan_buf(nx), *gb = eg_test_nan_buf(c->cout);
   const eg_htp_qnn_binding in[2] = {{tx, x, sizeof(float) * (size_t)nx},
                                 {tgy, gy, sizeof(float) * (size_t)ny}};
@@ -295,7 +290,7 @@ static void test_native_memory_reuse(void) {
   static const char *const opn[] = {"r1", "n1", "r2", "n2", "s"};
   for (int i = 0; i < 5; i++) op(g, opn[i], types[i], 1, &t[i], t[i + 1], 0, NULL);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK);
   eg_htp_qnn_executor_stats st;
   eg_htp_qnn_executor_get_stats(ex, &st);
   EG_CHECK_MSG(st.native_sum_bytes == 4 * 16000 && st.native_bytes == 2 * 16000,
@@ -331,9 +326,9 @@ static void test_shared_work(void) {
   op(g, "n", EG_HTP_QNN_OP_ELEMENT_WISE_NEG, 1, &a, b, 0, NULL);
   op(g, "t", EG_HTP_QNN_OP_TANH, 1, &b, y, 0, NULL);
   eg_htp_qnn_executor *own = NULL, *s1 = NULL, *s2 = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create(g, &own) == EG_OK);
-  EG_CHECK(eg_htp_qnn_executor_create_shared(g, &s1) == EG_OK);
-  EG_CHECK(eg_htp_qnn_executor_create_shared(g, &s2) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &own) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, true, &s1) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, true, &s2) == EG_OK);
   float *in = eg_test_rand_buf(1500, 9), *want = eg_test_nan_buf(1500);
   float *got1 = eg_test_nan_buf(1500), *got2 = eg_test_nan_buf(1500);
   const eg_htp_qnn_binding bi = {x, in, 6000}, bw = {y, want, 6000};
@@ -400,7 +395,7 @@ static void test_small_classifier(void) {
   op(g, "fc", EG_HTP_QNN_OP_FULLY_CONNECTED, 3, (const int32_t[]){f1, tfw, tfb}, l1, 0, NULL);
   op(g, "logsm", EG_HTP_QNN_OP_LOG_SOFTMAX, 1, &l1, out, 0, NULL);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   float got[20];
   const eg_htp_qnn_binding in = {tx, x, sizeof(float) * 384}, ob = {out, got, sizeof got};
   EG_CHECK(ex && eg_htp_qnn_executor_execute(ex, &in, 1, &ob, 1) == EG_OK);
@@ -452,7 +447,7 @@ static void test_threshold_backward(void) {
   op(g, "gt", EG_HTP_QNN_OP_ELEMENT_WISE_GREATER, 2, (const int32_t[]){tx, tz}, tm, 0, NULL);
   op(g, "sel", EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, 3, (const int32_t[]){tm, tgy, tz}, tgx, 0, NULL);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   float *x = eg_test_rand_buf(72, 81), *gy = eg_test_rand_buf(72, 82), *gx = eg_test_nan_buf(72);
   const eg_htp_qnn_binding in[2] = {{tgy, gy, 288}, {tx, x, 288}}, out = {tgx, gx, 288};
   EG_CHECK(ex && eg_htp_qnn_executor_execute(ex, in, 2, &out, 1) == EG_OK);
@@ -474,7 +469,7 @@ static void test_strided_slice(void) {
   const eg_htp_qnn_param p = eg_htp_qnn_param_i32_tensor("ranges", 2, DIMS(4, 3), r);
   op(g, "s", EG_HTP_QNN_OP_STRIDED_SLICE, 1, &tx, ty, 1, &p);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   float *x = eg_test_rand_buf(210, 91), *y = eg_test_nan_buf(12);
   const eg_htp_qnn_binding in = {tx, x, 840}, out = {ty, y, 48};
   EG_CHECK(ex && eg_htp_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
@@ -502,7 +497,7 @@ static void test_pad(void) {
                              eg_htp_qnn_param_f32("pad_constant_value", -1.5f)};
   op(g, "pad", EG_HTP_QNN_OP_PAD, 1, &tx, ty, 3, p);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   float *x = eg_test_rand_buf(36, 93), *y = eg_test_nan_buf(270);
   const eg_htp_qnn_binding in = {tx, x, 144}, out = {ty, y, 1080};
   EG_CHECK(ex && eg_htp_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
@@ -531,7 +526,7 @@ static void test_binding_errors(void) {
   const int32_t ty = f32(g, "y", EG_HTP_QNN_TENSOR_APP_READ, 1, DIMS(4));
   op(g, "relu", EG_HTP_QNN_OP_RELU, 1, &tx, ty, 0, NULL);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK);
   float x[4] = {-1, 2, -3, 4}, y[4];
   const eg_htp_qnn_binding in = {tx, x, 16}, out = {ty, y, 16};
   EG_CHECK(eg_htp_qnn_executor_execute(ex, NULL, 0, &out, 1) == EG_ERR_ARGUMENT);
@@ -566,14 +561,14 @@ static void test_unsupported_graphs(void) {
                                 DIMS(4), NULL, EG_HTP_QNN_KEY_NONE);
   op(g, "relu", EG_HTP_QNN_OP_RELU, 1, &tx, ty, 0, NULL);
   eg_htp_qnn_executor *ex = (eg_htp_qnn_executor *)1;
-  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
   EG_CHECK_MSG(strstr(eg_last_error(), "op relu (Relu): tensor x is float16: the executor runs "
                       "float32"), "%s", eg_last_error());
   eg_htp_qnn_graph_destroy(g);
   /* an output no op writes */
   EG_CHECK(eg_htp_qnn_graph_create("dangling", &g) == EG_OK);
   f32(g, "y", EG_HTP_QNN_TENSOR_APP_READ, 1, DIMS(4));
-  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_ERR_INVALID && ex == NULL);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_ERR_INVALID && ex == NULL);
   EG_CHECK_MSG(strstr(eg_last_error(), "output tensor y (APP_READ, no producer)"), "%s",
                eg_last_error());
   eg_htp_qnn_graph_destroy(g);

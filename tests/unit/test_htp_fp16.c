@@ -15,6 +15,7 @@
 
 #include "backends/htp/executor.h"
 #include "eg_test.h"
+#include "eg_test_exec.h"
 #include "util/error.h"
 #include "util/fp16.h"
 
@@ -25,25 +26,9 @@ enum { N = 2, H = 7, CI = 24, CO = 16, K = 3 };
 #define NY (N * H * H * CO)
 #define NW (K * K * CI * CO)
 
-static int32_t tensor(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_tensor_type type, int rank,
-                      const uint32_t *dims, const float *data) {
-  size_t n = sizeof(float);
-  for (int i = 0; i < rank; i++) n *= dims[i];
-  const eg_htp_qnn_tensor_desc d = {.name = name, .type = type, .dtype = EG_HTP_QNN_DTYPE_FLOAT_32,
-                                .rank = rank, .dims = dims, .data = data,
-                                .nbytes = data ? n : 0, .key = EG_HTP_QNN_KEY_NONE};
-  int32_t id = -1;
-  EG_CHECK_MSG(eg_htp_qnn_graph_add_tensor(g, &d, &id) == EG_OK, "%s: %s", name, eg_last_error());
-  return id;
-}
+#define tensor(...) eg_test_f32(__VA_ARGS__)
 
-static void op(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_op type, int n_in, const int32_t *in,
-               int32_t out, int n_params, const eg_htp_qnn_param *params) {
-  const eg_htp_qnn_op_desc d = {.name = name, .type = type, .n_inputs = n_in, .inputs = in,
-                            .n_outputs = 1, .outputs = &out, .n_params = n_params,
-                            .params = params};
-  EG_CHECK_MSG(eg_htp_qnn_graph_add_op(g, &d, NULL) == EG_OK, "op %s: %s", name, eg_last_error());
-}
+#define op(...) eg_test_op(__VA_ARGS__)
 
 typedef struct composite {
   eg_htp_qnn_graph *g;
@@ -84,7 +69,7 @@ static composite build(const float *w, const float *s, bool conv_only) {
 static void run(const composite *c, eg_precision precision, const float *x, const float *gy,
                 float *y, float *gx) {
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create_precision(c->g, precision, false, &ex) == EG_OK, "%s",
+  EG_CHECK_MSG(eg_test_executor(c->g, precision, false, &ex) == EG_OK, "%s",
                eg_last_error());
   const eg_htp_qnn_binding in[2] = {{c->x, (void *)x, sizeof(float) * NX},
                                 {c->gy, (void *)gy, sizeof(float) * NY}};
@@ -153,7 +138,7 @@ static void test_saturates(void) {
   const int32_t ty = tensor(g, "y", EG_HTP_QNN_TENSOR_APP_READ, 1, DIMS(6), NULL);
   op(g, "add", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){tx, tx}, ty, 0, NULL);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create_precision(g, EG_PRECISION_FP16, false, &ex) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP16, false, &ex) == EG_OK);
   const float x[6] = {1e5f, -40000.0f, 1.0f / 3, 1e-8f, 65504.0f, 50000.3f};
   float y[6];
   const eg_htp_qnn_binding in = {tx, (void *)x, sizeof x}, out = {ty, y, sizeof y};
@@ -163,7 +148,7 @@ static void test_saturates(void) {
   EG_CHECK(y[2] == 2 * eg_fp16_to_f32(eg_fp16_from_f32(1.0f / 3)) && y[3] == 0);
   eg_htp_qnn_executor_destroy(ex);
   ex = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create_precision(g, (eg_precision)7, false, &ex) == EG_ERR_ARGUMENT &&
+  EG_CHECK(eg_test_executor(g, (eg_precision)7, false, &ex) == EG_ERR_ARGUMENT &&
            !ex && strstr(eg_last_error(), "precision (7)") && !strchr(eg_last_error(), '\n'));
   eg_htp_qnn_graph_destroy(g);
 }

@@ -18,6 +18,7 @@
 
 #include "backends/htp/executor.h"
 #include "eg_test.h"
+#include "eg_test_exec.h"
 #include "kernels/parallel_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "util/error.h"
@@ -236,7 +237,7 @@ static void run_dgrad_graph(long n, long cin, long h, long cout, long k, long s,
                              .n_outputs = 1, .outputs = &tgx, .n_params = 3, .params = tp};
   EG_CHECK(eg_htp_qnn_graph_add_op(g, &tc, NULL) == EG_OK);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   if (ex) {
     eg_htp_qnn_executor_stats st;
     eg_htp_qnn_executor_get_stats(ex, &st);

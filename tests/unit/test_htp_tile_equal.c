@@ -8,6 +8,7 @@
 #include "backends/htp/executor.h"
 #include "backends/htp/qnn_graph.h"
 #include "eg_test.h"
+#include "eg_test_exec.h"
 #include "kernels/equal_nhwc_i32.h"
 #include "kernels/tile_nhwc_f32.h"
 #include "util/error.h"
@@ -184,7 +185,7 @@ static void test_int32_through_executor(void) {
   EG_CHECK_MSG(add_op(g, "eq", EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, 2, eq, hit, 0, NULL) == EG_OK, "%s",
                eg_last_error());
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK_MSG(eg_htp_qnn_executor_create(g, &ex) == EG_OK, "%s", eg_last_error());
+  EG_CHECK_MSG(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK, "%s", eg_last_error());
   int32_t tv[3] = {2, -100, 0x7FFFFFFF}, tl[6];
   uint8_t h[12];
   const eg_htp_qnn_binding in = {t, tv, sizeof tv};
@@ -208,7 +209,7 @@ static void test_float_equal_refused(void) {
   const int32_t in[2] = {a, a};
   EG_CHECK(add_op(g, "eq", EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, 2, in, y, 0, NULL) == EG_OK);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_ERR_UNSUPPORTED && ex == NULL);
   EG_CHECK_MSG(strstr(eg_last_error(), "op eq (ElementWiseEqual): tensor a is float32") &&
                strstr(eg_last_error(), "int32"), "%s", eg_last_error());
   eg_htp_qnn_graph_destroy(g);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/htp/exec_plan.h"
 #include "backends/htp/runtime.h"
 #include "backends/htp/values.h"
 #include "util/checked.h"
@@ -168,6 +169,37 @@ static eg_status read_boundaries(eg_egp_source *c, const char *w, int32_t n_valu
   return EG_OK;
 }
 
+/* Partition k's executor plan (exec_plan.h) into the graph's: its planned entries by
+ * ascending op index, then the whole plan against the graph (eg_htp_exec_plan_check). */
+static eg_status read_exec_plan(eg_egp_source *c, int32_t k, eg_htp_qnn_graph *qg) {
+  char w[64];
+  snprintf(w, sizeof w, "partition %d: executor plan", k);
+  eg_htp_exec_plan *xp = eg_htp_qnn_graph_plan_mut(qg);
+  const int32_t no = eg_htp_qnn_graph_num_ops(qg);
+  int32_t n, last = -1;
+  EG_TRY(eg_source_count(c, w, 14, (uint32_t)no, &n));
+  if (eg_htp_exec_plan_init(xp, no) != EG_OK)
+    return eg_source_error(c, EG_ERR_NOMEM, "%s: out of memory", w);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t op;
+    EG_TRY(eg_source_id(c, w, last + 1, no, &op));
+    eg_htp_exec_op *e = &xp->ops[op];
+    EG_TRY(eg_source_u8(c, w, &e->how));
+    EG_TRY(eg_source_u8(c, w, &e->filter_read));
+    EG_TRY(eg_source_i32(c, w, &e->filter_src));
+    EG_TRY(eg_source_i32(c, w, &e->y_dst));
+    if (!eg_htp_exec_op_planned(e))
+      return eg_source_error(c, EG_ERR_FORMAT, "%s: op %d (RUN, no filter source or y_dst): "
+                             "an entry plans something (ops run as they are are not listed)",
+                             w, (int)op);
+    last = op;
+  }
+  char why[512];
+  if (!eg_htp_exec_plan_check(qg, xp, why, sizeof why))
+    return eg_source_error(c, EG_ERR_FORMAT, "%s: %s", w, why);
+  return EG_OK;
+}
+
 static eg_status read_partition(eg_egp_source *c, const eg_graph *g, int32_t k, eg_lowered *hp) {
   char w[64];
   const char *name;
@@ -184,7 +216,8 @@ static eg_status read_partition(eg_egp_source *c, const eg_graph *g, int32_t k, 
   snprintf(w, sizeof w, "partition %d: inputs", k);
   EG_TRY(read_boundaries(c, w, g->n_values, n_tensors, &hp->inputs, &hp->n_inputs));
   snprintf(w, sizeof w, "partition %d: outputs", k);
-  return read_boundaries(c, w, g->n_values, n_tensors, &hp->outputs, &hp->n_outputs);
+  EG_TRY(read_boundaries(c, w, g->n_values, n_tensors, &hp->outputs, &hp->n_outputs));
+  return read_exec_plan(c, k, qg);
 }
 
 /* A boundary's tensor holds its value in the value's axis order (eg_value.axes, lower.h). */

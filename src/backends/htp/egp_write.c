@@ -4,7 +4,8 @@
  * static: u64 offset, u64 nbytes, a range of the STATIC section):
  *     Record := str graph_name;
  *                  u32 n_tensors; n_tensors x Tensor; u32 n_ops; n_ops x Op;
- *                  u32 n_inputs;  n_inputs  x Boundary;  u32 n_outputs; n_outputs x Boundary
+ *                  u32 n_inputs;  n_inputs  x Boundary;  u32 n_outputs; n_outputs x Boundary;
+ *                  ExecPlan
  *     Tensor := str name; u8 type (0 APP_WRITE, 1 APP_READ, 2 NATIVE, 3 STATIC);
  *               u8 dtype (eg_htp_qnn_dtype code, < EG_HTP_QNN_DTYPE_COUNT); u8 rank (<= 8);
  *               u8 quant (0 NONE, 1 SCALE_OFFSET, 2 AXIS_SCALE_OFFSET); rank x u32 dim
@@ -33,10 +34,20 @@
  *               axes: nhwc == (rank 4 and axes NHWC), dims == eg_htp_dims(value), dtype ==
  *               eg_htp_value_dtype(value): the value's dtype,
  *               except INT_32 for an int64 value with npu_int32 (the runtime narrows it to
- *               int32 when staging it in and widens it back to int64 when reading it out). */
+ *               int32 when staging it in and widens it back to int64 when reading it out).
+ *     ExecPlan := u32 n (<= n_ops); n x { u32 op (strictly ascending, < n_ops); u8 how (0 RUN,
+ *               1 FOLD, 2 SKIP); u8 filter_read (0 as is, 1 OI, 2 OIHW); i32 filter_src
+ *               (tensor id or -1); i32 y_dst (tensor id or -1) } — how the executor runs the
+ *               listed ops (exec_plan.h: the layout pass's decisions, made at compile time; an
+ *               op not listed runs as it is, and a listed entry is not that). The plan obeys
+ *               every rule of eg_htp_exec_plan_check against the graph: only a Transpose is
+ *               folded or skipped, a folded one reads a constant, every reader of a skipped
+ *               one's output reads its input as a filter (or its Conv2d writes its output),
+ *               kinds, perms and tensor types as exec_plan.h says. */
 #include <string.h>
 
 #include "backends/htp/compiler.h"
+#include "backends/htp/exec_plan.h"
 #include "backends/htp/values.h"
 
 /* File codes are the enums' values: pin them so a reordered enum cannot change the format. */
@@ -94,6 +105,22 @@ static void put_boundaries(eg_egp_sink *b, const eg_boundary *list, int32_t n) {
   }
 }
 
+/* The executor plan (exec_plan.h): its entries other than plain RUN, by op index. */
+static void put_exec_plan(eg_egp_sink *b, const eg_htp_exec_plan *xp) {
+  uint32_t n = 0;
+  for (int32_t k = 0; k < xp->n_ops; k++) n += eg_htp_exec_op_planned(&xp->ops[k]);
+  eg_sink_u32(b, n);
+  for (int32_t k = 0; k < xp->n_ops; k++) {
+    const eg_htp_exec_op *e = &xp->ops[k];
+    if (!eg_htp_exec_op_planned(e)) continue;
+    eg_sink_u32(b, (uint32_t)k);
+    eg_sink_u8(b, e->how);
+    eg_sink_u8(b, e->filter_read);
+    eg_sink_i32(b, e->filter_src);
+    eg_sink_i32(b, e->y_dst);
+  }
+}
+
 void eg_htp_egp_write(const eg_lowered *lp, eg_egp_sink *b) {
   const eg_htp_qnn_graph *qg = lp->graph;
   eg_sink_str(b, eg_htp_qnn_graph_name(qg));
@@ -114,4 +141,5 @@ void eg_htp_egp_write(const eg_lowered *lp, eg_egp_sink *b) {
   }
   put_boundaries(b, lp->inputs, lp->n_inputs);
   put_boundaries(b, lp->outputs, lp->n_outputs);
+  put_exec_plan(b, eg_htp_qnn_graph_plan(qg));
 }

@@ -6,11 +6,11 @@
  * op without a kernel does not compile. Run functions only read plans and tensor pointers:
  * nothing is allocated while running (Concat's pointer array lives in its plan).
  *
- * Constant folding (as QNN's graph finalize does): a Transpose whose input is STATIC (or itself
- * folded) is run once at create, into a buffer of its own outside the NATIVE arena that lives as
- * long as the executor, and skipped by execute. Its output stays a NATIVE tensor of the graph;
- * folding is how this executor runs it (the dgrad graph's Transpose of the frozen HWIO weight
- * costs 8-14% of a ResNet layer's input gradient when run every time). Likewise a
+ * Which ops it folds or skips, and which tensors convs read their filters from or write their
+ * outputs to, is the executor plan's (exec_plan.h), made at compile time by the layout pass: the
+ * executor follows it. A folded op (a Transpose of a constant, as QNN's graph finalize folds
+ * them) is run once at create, into a buffer of its own outside the NATIVE arena that lives as
+ * long as the executor, and not by execute; its output stays a NATIVE tensor of the graph. A
  * TransposeConv2d whose filter is constant (STATIC or folded) is planned with
  * params.prepacked, and when its algorithm reads the filter in a form of its own (Winograd's
  * transformed filter) that form is computed once at create into the plan's `packed`.
@@ -50,18 +50,14 @@
 typedef struct plan {
   size_t scratch;
   void *scratch_at; /* its own scratch (eg_htp_qnn_executor_set_tensor_memory), else ex->scratch */
-  bool folded; /* run once at create (constant folding), not by execute */
-  bool transient; /* folded, and read only as the filter of TransposeConv2d ops that pack it:
-                     its buffer is freed once they have (the packed form is what they read) */
-  bool elided;    /* folded, and read only as the filter of TransposeConv2d ops that read its
-                     input (the forward weight) transposed instead (filter_oi): never run, its
-                     tensor is its input's bytes */
-  bool skipped;   /* a Transpose the executor does not run, its reader or producer reading or
-                     writing the other layout instead (fuse_layout_transposes) */
+  bool folded; /* run once at create (the plan's FOLD), not by execute */
+  bool skipped;   /* never run (the plan's SKIP): its reader or producer reads or writes the
+                     other layout instead */
   bool unwritten; /* its output is neither written nor read (a skipped Transpose's whose
                      readers read its input; a Conv2d's that writes y_dst): it gets no bytes */
-  int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (OIHW, a
-                         skipped Transpose's input) instead of input 1; -1 (every op) when none */
+  uint8_t filter_read; /* the plan's: eg_htp_filter_read of filter_src */
+  int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (the plan's)
+                         instead of input 1; -1 (every op) when none */
   int32_t y_dst;      /* Conv2d: tensor it writes (perm [3,0,1,2] of its output: a skipped
                          Transpose's output) instead of its own output; -1 (every op) when none */
   float *packed; /* TransposeConv2d: its constant filter as the kernel reads it, or NULL */
@@ -95,8 +91,6 @@ struct eg_htp_qnn_executor {
   unsigned char *arena;      /* NATIVE tensors, 64-byte aligned (in `work` when shared) */
   unsigned char *consts;     /* outputs of folded ops, 64-byte aligned */
   size_t consts_bytes;
-  unsigned char *transient;  /* outputs of transient folded ops, until fold_constants ends */
-  size_t transient_bytes;
   size_t arena_bytes, native_sum;
   void *scratch;             /* 64-byte aligned (in `work` when shared) */
   size_t scratch_bytes;
@@ -145,16 +139,24 @@ static void dims64(const eg_htp_qnn_tensor *t, int64_t *out) {
 
 /* ---- convolution ---- */
 
+/* The plan gave op a form its kernel does not take. */
+static eg_status refuse_form(const exec_t *ex, const op_t *op, const char *form, const char *rule) {
+  return eg_error(EG_ERR_INVALID, "executor %s: op %s (%s): the executor plan has it %s, which "
+                  "its kernel cannot (%s): compile the graph again", eg_htp_qnn_graph_name(ex->g),
+                  op->name, eg_htp_qnn_op_name(op->type), form, rule);
+}
+
 static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
-  const eg_htp_qnn_conv_attrs *a = &op->attrs.conv;
-  pl->u.conv = (eg_conv2d_nhwc_params){
-      .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
-      .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
-      .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
-      .dilation = {a->dilation[0], a->dilation[1]}, .pad = {a->pad[0][0], a->pad[1][0]},
-      .groups = a->group, .chunk_bytes = eg_nhwc_chunk_bytes()};
+  pl->u.conv = eg_htp_conv2d_params(ex->g, op);
+  pl->u.conv.chunk_bytes = eg_nhwc_chunk_bytes();
   pl->u.conv.winograd = eg_conv2d_nhwc_f32_winograd_pays(&pl->u.conv);
+  if (pl->filter_src >= 0 || pl->y_dst >= 0) { /* the plan's OIHW filter, transposed output */
+    if (!eg_conv2d_nhwc_f32_takes_oihw(&pl->u.conv))
+      return refuse_form(ex, op, pl->y_dst >= 0 ? "write its output transposed" :
+                         "read its filter OIHW", "groups 1, not run by Winograd");
+    pl->u.conv.filter_oihw = pl->filter_src >= 0;
+    pl->u.conv.y_cnhw = pl->y_dst >= 0;
+  }
   pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
   return EG_OK;
 }
@@ -191,14 +193,17 @@ static bool is_constant(const exec_t *ex, const eg_htp_qnn_tensor *t) {
 }
 
 static eg_status prepare_tconv(exec_t *ex, const op_t *op, plan *pl) {
-  const eg_htp_qnn_tensor *x = tin(ex, op, 0), *f = tin(ex, op, 1), *y = tout(ex, op);
-  const eg_htp_qnn_conv_attrs *a = &op->attrs.conv;
-  pl->u.tconv = (eg_transpose_conv2d_nhwc_params){
-      .n = dim(x, 0), .h_in = dim(x, 1), .w_in = dim(x, 2), .c_in = dim(x, 3),
-      .h_out = dim(y, 1), .w_out = dim(y, 2), .c_out = dim(y, 3), .k_h = dim(f, 0),
-      .k_w = dim(f, 1), .stride = {a->stride[0], a->stride[1]},
-      .pad = {a->pad[0][0], a->pad[1][0]}, .groups = a->group, .algo = EG_TRANSPOSE_CONV2D_AUTO,
-      .chunk_bytes = eg_nhwc_chunk_bytes(), .prepacked = is_constant(ex, f)};
+  const eg_htp_qnn_tensor *f =
+      pl->filter_src >= 0 ? eg_htp_qnn_graph_tensor(ex->g, pl->filter_src) : tin(ex, op, 1);
+  pl->u.tconv = eg_htp_tconv2d_params(ex->g, op);
+  pl->u.tconv.chunk_bytes = eg_nhwc_chunk_bytes();
+  pl->u.tconv.prepacked = is_constant(ex, f);
+  pl->u.tconv.filter_oi = pl->filter_read == EG_HTP_FILTER_READ_OI;
+  pl->u.tconv.filter_oihw = pl->filter_read == EG_HTP_FILTER_READ_OIHW;
+  if (pl->u.tconv.filter_oi && !eg_transpose_conv2d_nhwc_f32_takes_filter_oi(&pl->u.tconv))
+    return refuse_form(ex, op, "read its filter as the forward weight (OI)", "groups 1");
+  if (pl->u.tconv.filter_oihw && !eg_transpose_conv2d_nhwc_f32_takes_oihw(&pl->u.tconv))
+    return refuse_form(ex, op, "read its filter OIHW", "groups 1");
   /* pieces and algorithm are fixed now, for the thread count sgemm has now */
   eg_transpose_conv2d_nhwc_f32_plan(&pl->u.tconv, eg_nhwc_blas_threads());
   pl->packed_floats =
@@ -921,178 +926,14 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
 
 /* ---- lifecycle ---- */
 
-/* Whether op's output is a constant the executor computes once at create: a FLOAT_32
- * Transpose into a NATIVE tensor of a constant (is_constant) input. */
-static bool foldable(const exec_t *ex, const op_t *op) {
-  const eg_htp_qnn_tensor *y = tout(ex, op);
-  return op->type == EG_HTP_QNN_OP_TRANSPOSE && y->type == EG_HTP_QNN_TENSOR_NATIVE &&
-         y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 && is_constant(ex, tin(ex, op, 0));
-}
-
-/* A folded op is transient when every reader of its output is a TransposeConv2d that packs it
- * as its filter (Winograd's transformed filter): after packing nobody reads it, so the frozen
- * weight's transposed copy is not held beside the packed one. */
-static void mark_transient(exec_t *ex) {
-  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g);
-  for (int32_t k = 0; k < no; k++)
-    ex->plans[k].transient = ex->plans[k].folded && !ex->plans[k].elided;
-  for (int32_t j = 0; j < no; j++) {
-    const op_t *op = eg_htp_qnn_graph_op(ex->g, j);
-    for (int32_t i = 0; i < op->n_inputs; i++) {
-      if (op->inputs[i] < 0) continue;
-      const int32_t producer = eg_htp_qnn_graph_tensor(ex->g, op->inputs[i])->producer;
-      const bool packs = op->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
-                         ex->plans[j].packed_floats > 0;
-      if (producer >= 0 && !packs) ex->plans[producer].transient = false;
-    }
-  }
-}
-
-/* The folded Transposes [0,1,3,2] of a STATIC filter whose every reader is a TransposeConv2d
- * that can take the filter untransposed (eg_transpose_conv2d_nhwc_f32_takes_filter_oi): those
- * read the STATIC weight as it is, so the transposed copy is never made — a frozen conv's
- * weight is held once, by the forward conv and its input gradient alike. */
-static void elide_filter_transposes(exec_t *ex) {
-  static const uint32_t swap_io[4] = {0, 1, 3, 2};
-  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g);
-  for (int32_t k = 0; k < no; k++) {
-    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
-    if (!ex->plans[k].folded || tin(ex, op, 0)->type != EG_HTP_QNN_TENSOR_STATIC ||
-        ex->plans[k].u.tr.rank != 4 || memcmp(ex->plans[k].u.tr.perm, swap_io, sizeof swap_io))
-      continue;
-    const int32_t y = op->outputs[0];
-    bool all = true, any = false;
-    for (int32_t j = k + 1; all && j < no; j++) {
-      const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
-      for (int32_t i = 0; all && i < r->n_inputs; i++) {
-        if (r->inputs[i] != y) continue;
-        all = r->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && i == 1 &&
-              eg_transpose_conv2d_nhwc_f32_takes_filter_oi(&ex->plans[j].u.tconv);
-        any = true;
-      }
-    }
-    if (!all || !any) continue;
-    ex->plans[k].elided = true;
-    for (int32_t j = k + 1; j < no; j++) {
-      const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
-      if (r->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && r->inputs[1] == y)
-        ex->plans[j].u.tconv.filter_oi = true;
-    }
-  }
-}
-
-/* Runtime layout changes a Conv2d takes over (the trainable weights' permutes cost ResNet-18's
- * full-training step 25 of 87 ms on the executor, three weight-sized Transposes per conv):
- * - a Transpose [2,3,1,0] of an APP_WRITE OIHW weight whose every reader is a Conv2d filter:
- *   skipped, the Conv2d reads the weight as OIHW (filter_oihw: its column matrix in (ci, tap)
- *   order) when its output pixels are few against its output channels (EG_OIHW_PIXELS_PER_COUT:
- *   the gather is per pixel, the permute per weight element; ResNet's layers 3 and 4);
- * - likewise a Transpose [2,3,0,1] of one whose every reader is a TransposeConv2d filter (the
- *   input gradient's [kh, kw, co, ci]): the TransposeConv2d reads the OIHW weight (filter_oihw:
- *   COL2IM with (ci, tap) columns) when its input pixels are few against its input channels;
- * - a Transpose [3,0,1,2] that is the only reader of a Conv2d's output (the weight gradient's
- *   [ci, kh, kw, co] back to OIHW): skipped, the Conv2d writes the Transpose's output itself
- *   (y_cnhw: sgemm computes the transposed product). Its first use moves to the Conv2d
- *   (plan_native). */
-enum { EG_OIHW_PIXELS_PER_COUT = 4 };
-
-static bool is_float_activation(const exec_t *ex, const eg_htp_qnn_tensor *t) {
-  return t->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 && !is_quantized(ex, t->id);
-}
-
-static bool perm_is(const plan *pl, const uint32_t perm[4]) {
-  return pl->u.tr.rank == 4 && !memcmp(pl->u.tr.perm, perm, 4 * sizeof perm[0]);
-}
-
-/* Whether op j reads tensor t as input 1 in a way that can read the OIHW weight behind a
- * skipped Transpose of kind `conv` (Conv2d, perm [2,3,1,0]) or not (TransposeConv2d, perm
- * [2,3,0,1]), and few pixels make that worth it. */
-static bool takes_oihw_filter(const exec_t *ex, int32_t j, int32_t i, bool conv) {
-  const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
-  const plan *pl = &ex->plans[j];
-  if (i != 1) return false;
-  if (conv) {
-    const eg_conv2d_nhwc_params *cp = &pl->u.conv;
-    return r->type == EG_HTP_QNN_OP_CONV_2D && eg_conv2d_nhwc_f32_takes_oihw(cp) &&
-           cp->n * cp->h_out * cp->w_out <= EG_OIHW_PIXELS_PER_COUT * cp->c_out;
-  }
-  const eg_transpose_conv2d_nhwc_params *tp = &pl->u.tconv;
-  return r->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D && !pl->packed_floats &&
-         eg_transpose_conv2d_nhwc_f32_takes_oihw(tp) &&
-         tp->n * tp->h_in * tp->w_in <= EG_OIHW_PIXELS_PER_COUT * tp->c_in;
-}
-
-static eg_status fuse_layout_transposes(exec_t *ex) {
-  static const uint32_t oihw_to_hwio[4] = {2, 3, 1, 0}, hwio_to_oihw[4] = {3, 0, 1, 2};
-  static const uint32_t oihw_to_hwoi[4] = {2, 3, 0, 1};
-  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g), nt = eg_htp_qnn_graph_num_tensors(ex->g);
-  int32_t *readers = calloc((size_t)nt + 1, sizeof(int32_t));
-  if (!readers)
-    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_htp_qnn_graph_name(ex->g));
-  for (int32_t j = 0; j < no; j++) {
-    const op_t *op = eg_htp_qnn_graph_op(ex->g, j);
-    for (int32_t i = 0; i < op->n_inputs; i++)
-      if (op->inputs[i] >= 0) readers[op->inputs[i]]++;
-  }
-  for (int32_t k = 0; k < no; k++) {
-    const op_t *tr = eg_htp_qnn_graph_op(ex->g, k);
-    plan *tp = &ex->plans[k];
-    if (tr->type != EG_HTP_QNN_OP_TRANSPOSE || tp->folded || tp->skipped) continue;
-    const eg_htp_qnn_tensor *x = tin(ex, tr, 0), *y = tout(ex, tr);
-    if (!is_float_activation(ex, x) || !is_float_activation(ex, y)) continue;
-    const bool to_hwio = perm_is(tp, oihw_to_hwio);
-    if ((to_hwio || perm_is(tp, oihw_to_hwoi)) && x->type == EG_HTP_QNN_TENSOR_APP_WRITE &&
-        y->type == EG_HTP_QNN_TENSOR_NATIVE) {
-      /* every reader must take the weight; the scans stop at the last reader */
-      int32_t seen = 0, takers = 0, last_reader = k;
-      for (int32_t j = k + 1; j < no && seen < readers[y->id]; j++) {
-        const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
-        for (int32_t i = 0; i < r->n_inputs; i++)
-          if (r->inputs[i] == y->id) {
-            seen++;
-            takers += takes_oihw_filter(ex, j, i, to_hwio);
-            last_reader = j;
-          }
-      }
-      if (takers == 0 || takers != readers[y->id]) continue;
-      tp->skipped = tp->unwritten = true;
-      for (int32_t j = k + 1; j <= last_reader; j++) {
-        const op_t *r = eg_htp_qnn_graph_op(ex->g, j);
-        if (r->n_inputs < 2 || r->inputs[1] != y->id) continue;
-        ex->plans[j].filter_src = x->id;
-        if (to_hwio) {
-          ex->plans[j].u.conv.filter_oihw = true;
-        } else { /* the algorithm becomes COL2IM: planned again */
-          ex->plans[j].u.tconv.filter_oihw = true;
-          eg_transpose_conv2d_nhwc_f32_plan(&ex->plans[j].u.tconv, eg_nhwc_blas_threads());
-        }
-      }
-    } else if (perm_is(tp, hwio_to_oihw) && x->type == EG_HTP_QNN_TENSOR_NATIVE &&
-               readers[x->id] == 1 && x->producer >= 0) {
-      const op_t *conv = eg_htp_qnn_graph_op(ex->g, x->producer);
-      plan *cp = &ex->plans[x->producer];
-      if (conv->type != EG_HTP_QNN_OP_CONV_2D || cp->skipped ||
-          !eg_conv2d_nhwc_f32_takes_oihw(&cp->u.conv))
-        continue;
-      tp->skipped = cp->unwritten = true;
-      cp->u.conv.y_cnhw = true;
-      cp->y_dst = y->id;
-    }
-  }
-  free(readers);
-  for (int32_t j = 0; j < no; j++) { /* the modes change those convs' scratch */
-    plan *pl = &ex->plans[j];
-    if (pl->filter_src < 0 && pl->y_dst < 0) continue;
-    if (eg_htp_qnn_graph_op(ex->g, j)->type == EG_HTP_QNN_OP_CONV_2D)
-      pl->scratch = eg_conv2d_nhwc_f32_scratch(&pl->u.conv);
-    else
-      pl->scratch = eg_transpose_conv2d_nhwc_f32_scratch(&pl->u.tconv);
-    if (pl->scratch > ex->scratch_bytes) ex->scratch_bytes = pl->scratch;
-  }
-  return EG_OK;
-}
-
-static eg_status prepare_ops(exec_t *ex) {
+/* Each op's kernel planned in graph order, the executor plan's decisions applied (exec_plan.h:
+ * checked first, so every tensor it names is one this code may point at). */
+static eg_status prepare_ops(exec_t *ex, const eg_htp_exec_plan *xp) {
+  char why[512];
+  if (xp && !eg_htp_exec_plan_check(ex->g, xp, why, sizeof why))
+    return eg_error(EG_ERR_INVALID, "executor %s: executor plan: %s", eg_htp_qnn_graph_name(ex->g),
+                    why);
+  const bool planned = xp && xp->n_ops > 0;
   for (int32_t t = 0; t < eg_htp_qnn_graph_num_tensors(ex->g); t++) {
     const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(ex->g, t);
     if (x->type == EG_HTP_QNN_TENSOR_APP_READ && x->producer < 0)
@@ -1102,20 +943,23 @@ static eg_status prepare_ops(exec_t *ex) {
   }
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+    const eg_htp_exec_op *e = planned ? &xp->ops[k] : NULL;
+    plan *pl = &ex->plans[k];
     EG_TRY(check_supported(ex, op));
-    ex->plans[k].filter_src = ex->plans[k].y_dst = -1;
-    EG_TRY(kernels[op->type].prepare(ex, op, &ex->plans[k]));
-    if (ex->plans[k].scratch > ex->scratch_bytes) ex->scratch_bytes = ex->plans[k].scratch;
-    ex->plans[k].folded = foldable(ex, op);
+    pl->folded = e && e->how == EG_HTP_EXEC_FOLD;
+    pl->skipped = pl->unwritten = e && e->how == EG_HTP_EXEC_SKIP;
+    pl->filter_read = e ? e->filter_read : EG_HTP_FILTER_READ_AS_IS;
+    pl->filter_src = e ? e->filter_src : -1;
+    pl->y_dst = e ? e->y_dst : -1;
+    EG_TRY(kernels[op->type].prepare(ex, op, pl));
+    if (pl->scratch > ex->scratch_bytes) ex->scratch_bytes = pl->scratch;
+    if (pl->folded) ex->consts_bytes += align64(tout(ex, op)->nbytes);
   }
-  elide_filter_transposes(ex);
-  EG_TRY(fuse_layout_transposes(ex));
-  mark_transient(ex);
-  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
-    if (!ex->plans[k].folded || ex->plans[k].elided) continue;
-    const size_t bytes = align64(tout(ex, eg_htp_qnn_graph_op(ex->g, k))->nbytes);
-    if (ex->plans[k].transient) ex->transient_bytes += bytes;
-    else ex->consts_bytes += bytes;
+  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) { /* a Conv2d writing y_dst */
+    const int32_t t = ex->plans[k].y_dst;
+    if (t < 0) continue;
+    ex->plans[k].unwritten = true; /* its own output: no bytes */
+    ex->plans[eg_htp_qnn_graph_tensor(ex->g, t)->producer].unwritten = false; /* y_dst has them */
   }
   return EG_OK;
 }
@@ -1197,9 +1041,7 @@ static eg_status allocate(exec_t *ex) {
     ex->scratch = ex->scratch_bytes ? aligned_alloc(64, align64(ex->scratch_bytes)) : NULL;
   }
   ex->consts = ex->consts_bytes ? aligned_alloc(64, ex->consts_bytes) : NULL;
-  ex->transient = ex->transient_bytes ? aligned_alloc(64, ex->transient_bytes) : NULL;
   if ((!ex->shared && ex->arena_bytes && !ex->arena) || (ex->consts_bytes && !ex->consts) ||
-      (ex->transient_bytes && !ex->transient) ||
       (!ex->shared && ex->scratch_bytes && !ex->scratch))
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory (%zu bytes of tensors, %zu of "
                     "folded constants, %zu of scratch)", eg_htp_qnn_graph_name(ex->g),
@@ -1210,19 +1052,12 @@ static eg_status allocate(exec_t *ex) {
   }
   EG_TRY(fp16_copies(ex)); /* before folded outputs take their inputs' pointers */
   if (!ex->shared) point_native(ex);
-  size_t at = 0, at_transient = 0;
+  size_t at = 0;
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
     if (!ex->plans[k].folded) continue;
     const eg_htp_qnn_tensor *y = tout(ex, eg_htp_qnn_graph_op(ex->g, k));
-    if (ex->plans[k].elided) {
-      ex->ptr[y->id] = ex->ptr[eg_htp_qnn_graph_op(ex->g, k)->inputs[0]]; /* STATIC: set above */
-    } else if (ex->plans[k].transient) {
-      ex->ptr[y->id] = ex->transient + at_transient;
-      at_transient += align64(y->nbytes);
-    } else {
-      ex->ptr[y->id] = ex->consts + at;
-      at += align64(y->nbytes);
-    }
+    ex->ptr[y->id] = ex->consts + at;
+    at += align64(y->nbytes);
   }
   return EG_OK;
 }
@@ -1233,7 +1068,7 @@ static eg_status fold_constants(exec_t *ex) {
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
     plan *pl = &ex->plans[k];
-    if (pl->folded && !pl->elided) {
+    if (pl->folded) {
       kernels[op->type].run(ex, op, pl);
       fp16_store_output(ex, k);
     }
@@ -1243,20 +1078,18 @@ static eg_status fold_constants(exec_t *ex) {
         return eg_error(EG_ERR_NOMEM, "executor %s: op %s: out of memory (%zu bytes of packed "
                         "filter)", eg_htp_qnn_graph_name(ex->g), op->name,
                         sizeof(float) * pl->packed_floats);
-      eg_transpose_conv2d_nhwc_f32_pack(&pl->u.tconv, in_ptr(ex, op, 1), pl->packed);
+      eg_transpose_conv2d_nhwc_f32_pack(
+          &pl->u.tconv, pl->filter_src >= 0 ? ex->ptr[pl->filter_src] : in_ptr(ex, op, 1),
+          pl->packed);
     }
   }
-  for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++)
-    if (ex->plans[k].transient) ex->ptr[tout(ex, eg_htp_qnn_graph_op(ex->g, k))->id] = NULL;
-  free(ex->transient);
-  ex->transient = NULL;
   return EG_OK;
 }
 
 /* Folded ops read constants and write ex->consts only (no arena, no scratch), so folding
  * runs at create also when the arena is the caller's and not handed over yet. */
-static eg_status create(const eg_htp_qnn_graph *g, eg_precision precision, bool shared,
-                        eg_htp_qnn_executor **out) {
+static eg_status create(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *xp,
+                        eg_precision precision, bool shared, eg_htp_qnn_executor **out) {
   *out = NULL;
   if (precision != EG_PRECISION_DEFAULT && precision != EG_PRECISION_FP32 &&
       precision != EG_PRECISION_FP16)
@@ -1274,7 +1107,7 @@ static eg_status create(const eg_htp_qnn_graph *g, eg_precision precision, bool 
   ex->offset = calloc((size_t)nt + 1, sizeof(size_t));
   if (!ex->ptr || !ex->plans || !ex->offset) goto fail;
   for (int32_t t = 0; t < nt; t++) ex->offset[t] = SIZE_MAX;
-  if ((st = prepare_ops(ex)) != EG_OK) goto fail;
+  if ((st = prepare_ops(ex, xp)) != EG_OK) goto fail;
   if ((st = plan_native(ex, ex->offset)) != EG_OK) goto fail;
   if ((st = allocate(ex)) != EG_OK) goto fail;
   if ((st = quant_create(ex)) != EG_OK) goto fail;
@@ -1289,16 +1122,17 @@ fail:
 }
 
 eg_status eg_htp_qnn_executor_create(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out) {
-  return create(g, EG_PRECISION_FP32, false, out);
+  return create(g, NULL, EG_PRECISION_FP32, false, out);
 }
 
 eg_status eg_htp_qnn_executor_create_shared(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out) {
-  return create(g, EG_PRECISION_FP32, true, out);
+  return create(g, NULL, EG_PRECISION_FP32, true, out);
 }
 
-eg_status eg_htp_qnn_executor_create_precision(const eg_htp_qnn_graph *g, eg_precision precision,
-                                           bool shared, eg_htp_qnn_executor **out) {
-  return create(g, precision, shared, out);
+eg_status eg_htp_qnn_executor_create_plan(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *xp,
+                                      eg_precision precision, bool shared,
+                                      eg_htp_qnn_executor **out) {
+  return create(g, xp, precision, shared, out);
 }
 
 int32_t eg_htp_qnn_executor_work_tensors(const eg_htp_qnn_executor *ex, const eg_htp_qnn_work_tensor **out) {
@@ -1339,7 +1173,6 @@ void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex) {
     free(ex->scratch);
   }
   free(ex->consts);
-  free(ex->transient);
   free(ex->f16);
   free(ex->f16_block);
   free(ex);
@@ -1417,9 +1250,10 @@ eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_
 
 /* ---- the runtime half of the backend interface (backends/executor.h) ---- */
 
+/* The plan the lowered graph carries (eg_htp_qnn_graph_plan: the layout pass's). */
 static eg_status htp_create(const void *g, eg_precision precision, void **out) {
   eg_htp_qnn_executor *ex = NULL;
-  eg_status s = eg_htp_qnn_executor_create_precision(g, precision, true, &ex);
+  eg_status s = eg_htp_qnn_executor_create_plan(g, eg_htp_qnn_graph_plan(g), precision, true, &ex);
   *out = ex;
   return s;
 }

@@ -1,7 +1,8 @@
 /* executor.h — runs an htp backend graph (qnn_graph.h) on the CPU with NHWC kernels, the way
  * QNN's x86 simulator runs an HTP graph: same ops, same tensors, same layouts.
  *
- * Lifecycle: eg_htp_qnn_executor_create plans everything once — a kernel and its parameters per op,
+ * Lifecycle: eg_htp_qnn_executor_create plans everything once — a kernel and its parameters per op
+ * (which layout Transposes are folded or skipped is the executor plan's, exec_plan.h),
  * memory for NATIVE tensors (one arena; tensors whose lifetimes, from producing op to last
  * consuming op, do not overlap share bytes; 64-byte aligned), and one scratch buffer sized for
  * the hungriest kernel — then eg_htp_qnn_executor_execute runs the ops in graph order and never
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include "backends/executor.h"
+#include "backends/htp/exec_plan.h"
 #include "backends/htp/qnn_graph.h"
 #include "backends/lowered.h"
 #include "kernels/quant_f32.h"
@@ -36,19 +38,27 @@ typedef struct eg_htp_qnn_executor eg_htp_qnn_executor;
 /* A caller buffer for one APP_WRITE or APP_READ tensor. nbytes must equal the tensor's. */
 typedef eg_backend_binding eg_htp_qnn_binding;
 
+/* With no plan: every op runs on every execute, as it is. */
 eg_status eg_htp_qnn_executor_create(const eg_htp_qnn_graph *g, eg_htp_qnn_executor **out);
-/* Precision (edgegrad.h eg_precision; DEFAULT is FP32). FP16 runs the graph as QNN's HTP
- * computes float graphs (docs/fp16.md): every FLOAT_32 tensor holds the values fp16 can store
- * (util/fp16.h eg_fp16_store_f32: round to nearest even, saturating at +-65504) — STATIC ones
- * rounded once at create into copies of the executor's own (the graph's bytes are never
- * written: CPU nodes may read the same weights), APP_WRITE ones rounded into copies of the
- * executor's own as each execute binds them (inputs stay read-only), and every op's FLOAT_32
- * output rounded after the op, in its tensor (so APP_READ buffers get fp16 values) — while each
- * op computes in fp32 between, as the HTP accumulates wider than fp16. Those copies are the
- * executor's, like folded constants, not part of the working memory. Fixed-point, integer and
- * bool tensors are unaffected. EG_ERR_ARGUMENT for another precision value. */
-eg_status eg_htp_qnn_executor_create_precision(const eg_htp_qnn_graph *g, eg_precision precision,
-                                           bool shared, eg_htp_qnn_executor **out);
+/* With executor plan `xp` (exec_plan.h: the layout pass's for g, read at create only; NULL or
+ * empty: none): folded ops run once at create, skipped ones never, their readers and producers
+ * reading and writing the tensors the plan names. The plan is checked (eg_htp_exec_plan_check)
+ * and so is that each kernel takes the forms it is given (EG_ERR_INVALID naming the op
+ * otherwise): the executor decides none of it. `shared`: the working memory is the caller's
+ * (eg_htp_qnn_executor_create_shared). Precision (edgegrad.h eg_precision; DEFAULT is FP32). FP16
+ * runs the graph as QNN's HTP computes float graphs (docs/fp16.md): every FLOAT_32 tensor holds
+ * the values fp16 can store (util/fp16.h eg_fp16_store_f32: round to nearest even, saturating
+ * at +-65504) — STATIC ones rounded once at create into copies of the executor's own (the
+ * graph's bytes are never written: CPU nodes may read the same weights), APP_WRITE ones rounded
+ * into copies of the executor's own as each execute binds them (inputs stay read-only), and
+ * every op's FLOAT_32 output rounded after the op, in its tensor (so APP_READ buffers get fp16
+ * values) — while each op computes in fp32 between, as the HTP accumulates wider than fp16.
+ * Those copies are the executor's, like folded constants, not part of the working memory.
+ * Fixed-point, integer and bool tensors are unaffected. EG_ERR_ARGUMENT for another precision
+ * value. */
+eg_status eg_htp_qnn_executor_create_plan(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *xp,
+                                      eg_precision precision, bool shared,
+                                      eg_htp_qnn_executor **out);
 /* Profiling: with `times` (2 per op; NULL: off), each execute writes op k's start (monotonic
  * clock, ns) and duration at times[2k], times[2k + 1]; folded ops stay 0, 0. */
 void eg_htp_qnn_executor_set_op_times(eg_htp_qnn_executor *ex, int64_t *times);

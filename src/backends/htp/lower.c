@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backends/htp/compiler.h"
+#include "backends/htp/layout_pass.h"
 #include "ir/edit.h"
 #include "ir/readers.h"
 #include "ir/seed.h"
@@ -618,6 +619,8 @@ static eg_status lower_one(eg_htp_lower *L, eg_lowered *out) {
   eg_status s = eg_htp_qnn_graph_create(name, &L->qg);
   out->graph = L->qg;
   if (s == EG_OK) s = lower_nodes(L);
+  if (s == EG_OK) /* how the executor runs it: the graph carries it */
+    s = eg_htp_layout_pass(L->qg, eg_htp_qnn_graph_plan_mut(L->qg));
   for (int32_t k = 0; k < L->n_bound; k++) L->value_tensor[L->bound[k]] = -1;
   L->n_bound = 0;
   if (s != EG_OK) eg_lowered_free(out);

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "backends/htp/exec_plan.h"
 #include "util/arena.h"
 #include "util/error.h"
 
@@ -94,6 +95,7 @@ struct eg_htp_qnn_graph {
   int32_t n_ops, cap_ops;
   eg_htp_qnn_op_node *ops;
   id_map by_key, by_tensor_name, by_op_name;
+  eg_htp_exec_plan plan; /* its ops malloc'ed, not in the arena */
 };
 
 static uint64_t hash_u64(uint64_t x) {
@@ -196,8 +198,13 @@ eg_status eg_htp_qnn_graph_create(const char *name, eg_htp_qnn_graph **out) {
 }
 
 void eg_htp_qnn_graph_destroy(eg_htp_qnn_graph *g) {
-  if (g) eg_arena_destroy(g->arena);
+  if (!g) return;
+  eg_htp_exec_plan_free(&g->plan);
+  eg_arena_destroy(g->arena);
 }
+
+const eg_htp_exec_plan *eg_htp_qnn_graph_plan(const eg_htp_qnn_graph *g) { return &g->plan; }
+eg_htp_exec_plan *eg_htp_qnn_graph_plan_mut(eg_htp_qnn_graph *g) { return &g->plan; }
 
 const char *eg_htp_qnn_graph_name(const eg_htp_qnn_graph *g) { return g->name; }
 int32_t eg_htp_qnn_graph_num_tensors(const eg_htp_qnn_graph *g) { return g->n_tensors; }

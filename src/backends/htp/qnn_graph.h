@@ -260,6 +260,14 @@ typedef struct eg_htp_qnn_graph eg_htp_qnn_graph;
 eg_status eg_htp_qnn_graph_create(const char *name, eg_htp_qnn_graph **out);
 void eg_htp_qnn_graph_destroy(eg_htp_qnn_graph *g);
 
+/* The executor plan the graph carries (exec_plan.h: how the htp executor runs its ops, the
+ * layout pass's, set by the lowering or the .egp reader; n_ops 0 when none): the graph owns
+ * it and frees it with itself, so whatever holds the graph holds its plan (the executor's
+ * create finds it here). The graph itself is what QNN would run; the plan is not part of it. */
+struct eg_htp_exec_plan;
+const struct eg_htp_exec_plan *eg_htp_qnn_graph_plan(const eg_htp_qnn_graph *g);
+struct eg_htp_exec_plan *eg_htp_qnn_graph_plan_mut(eg_htp_qnn_graph *g);
+
 const char *eg_htp_qnn_graph_name(const eg_htp_qnn_graph *g);
 int32_t eg_htp_qnn_graph_num_tensors(const eg_htp_qnn_graph *g);
 int32_t eg_htp_qnn_graph_num_ops(const eg_htp_qnn_graph *g);
