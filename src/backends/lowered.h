@@ -35,11 +35,15 @@
  *   narrow — an int64 value marked npu_int32 (pass i64_to_i32): narrowed to int32 going in,
  *            widened coming out;
  *   quant  — a value held quantized (pass fold_qdq): quantized going in, dequantized coming
- *            out, on the grid the backend's quant_view() gives. */
+ *            out, on the grid the backend's quant_view() gives.
+ * held: the runtime's own buffer of the value holds it NHWC too (only with nhwc), so the steps
+ * that write and read it bind it in place and nothing converts it: decided once at compile time
+ * for the whole program (compiler/compile.c, from ir/readers.h eg_nhwc_between_partitions), the
+ * same on every boundary of the value; the runtime reads it. */
 typedef struct eg_boundary {
   int32_t value;
   int32_t tensor;
-  bool nhwc, narrow, quant;
+  bool nhwc, narrow, quant, held;
 } eg_boundary;
 
 typedef struct eg_backend_rt eg_backend_rt;

@@ -6,7 +6,9 @@
 
 #include "ir/clone.h"
 #include "ir/edit.h"
+#include "ir/readers.h"
 #include "passes/pipeline.h"
+#include "runtime/npu_step.h"
 #include "util/error.h"
 
 /* Unit of node i: partition id for NPU nodes, n_partitions + i for CPU nodes. */
@@ -134,11 +136,56 @@ out:
   return s;
 }
 
+/* held (eg_nhwc_between_partitions: the values only NPU steps touch, held NHWC) less the
+ * values a partition also puts out as another value of the same bytes that the CPU reads (one
+ * tensor, or a copy: a ReLU's result for a CPU max pool and its detach for the backward's
+ * threshold): both then stay in IR order on one buffer (eg_npu_step_output_repeats) rather
+ * than one buffer in each order for as long as either lives; their NPU readers convert them
+ * as they take them. */
+static eg_status hold_repeats_alike(const eg_program *p, bool *held) {
+  int32_t *root = NULL;
+  for (int32_t k = 0; k < p->parts.n_partitions; k++) {
+    const eg_lowered *lp = &p->lowered[k];
+    int32_t *grown = realloc(root, ((size_t)lp->n_outputs + 1) * sizeof(int32_t));
+    if (!grown) {
+      free(root);
+      return eg_error(EG_ERR_NOMEM, "compile: out of memory");
+    }
+    root = grown;
+    for (int32_t j = 0; j < lp->n_outputs; j++)
+      root[j] = eg_npu_copy_root(p->graph, lp->outputs[j].value);
+    for (int32_t j = 1; j < lp->n_outputs; j++)
+      for (int32_t i = 0; i < j; i++) {
+        const int32_t vi = lp->outputs[i].value, vj = lp->outputs[j].value;
+        if (eg_npu_outputs_same_bytes(lp, root, i, j) && held[vi] != held[vj])
+          held[vi] = held[vj] = false;
+      }
+  }
+  free(root);
+  return EG_OK;
+}
+
+/* Each boundary's layout in the runtime's buffers (eg_boundary.held), for the program's
+ * partitions together. */
+static eg_status hold_between(eg_program *p) {
+  bool *held = NULL;
+  eg_status s = eg_nhwc_between_partitions(p->graph, &p->parts, &held);
+  if (s == EG_OK) s = hold_repeats_alike(p, held);
+  for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
+    eg_lowered *lp = &p->lowered[k];
+    for (int32_t i = 0; i < lp->n_inputs; i++) lp->inputs[i].held = held[lp->inputs[i].value];
+    for (int32_t i = 0; i < lp->n_outputs; i++) lp->outputs[i].held = held[lp->outputs[i].value];
+  }
+  free(held);
+  return s;
+}
+
 static eg_status lower_all(eg_program *p, const eg_partition_options *opt) {
   p->lowered = calloc((size_t)p->parts.n_partitions + 1, sizeof(eg_lowered));
   if (!p->lowered) return eg_error(EG_ERR_NOMEM, "compile: out of memory");
   const eg_backend *b = opt->backend ? opt->backend : eg_backend_for_target(opt->target);
-  return b->lower(b, p->graph, &p->parts, p->lowered);
+  EG_TRY(b->lower(b, p->graph, &p->parts, p->lowered));
+  return hold_between(p); /* the runtime holds values as the boundaries say */
 }
 
 eg_status eg_program_place(const eg_graph *g, const eg_partition_options *opt,

@@ -360,7 +360,8 @@ void eg_sink_static(eg_egp_sink *s, const void *data, size_t nbytes) {
   put_u64(&s->b, nbytes);
 }
 
-/* Per partition: its backend's name, the size of its record and the record. */
+/* Per partition: its backend's name, the size of its record, the record, and whether each
+ * boundary (inputs, then outputs) is held NHWC between partitions (eg_boundary.held). */
 static void write_npu(writer *w) {
   const eg_program *p = w->p;
   wbuf *b = &w->sec[EG_EGP_SECTION_NPU];
@@ -375,6 +376,8 @@ static void write_npu(writer *w) {
     put(b, sink.b.p, sink.b.n);
     if (sink.b.oom) b->oom = true;
     free(sink.b.p);
+    for (int32_t i = 0; i < lp->n_inputs; i++) put_u8(b, lp->inputs[i].held ? 1 : 0);
+    for (int32_t i = 0; i < lp->n_outputs; i++) put_u8(b, lp->outputs[i].held ? 1 : 0);
   }
 }
 

@@ -25,11 +25,13 @@ void eg_readers_free(eg_readers *r);
 /* Value `value` is read outside partition p: by a CPU node, another partition, or as a graph
  * output. */
 bool eg_readers_outside(const eg_readers *r, int32_t value, int32_t p);
-/* The values the runtime holds NHWC in its own buffers, so the NPU steps that write and read
+/* The values the runtime may hold NHWC in its own buffers, so the NPU steps that write and read
  * them bind them in place and nothing converts them: held NHWC (rank 4, axes EG_AXES_NHWC: pass
- * layout_nhwc), float32 and not quantized, defined by an NPU node, and read only by NPU nodes (no CPU node, no graph
- * output, a getitem's readers counting as the element's) — every step that touches one agrees
- * on its order. *out: per value id (malloc'ed, the caller frees). */
+ * layout_nhwc), float32 and not quantized, defined by an NPU node, and read only by NPU nodes
+ * (no CPU node, no graph output, a getitem's readers counting as the element's) — every step
+ * that touches one agrees on its order. The compiler holds these (less repeats of one tensor
+ * held unalike: compiler/compile.c) and records it on the boundaries (eg_boundary.held); the
+ * .egp reader checks a file's against it. *out: per value id (malloc'ed, the caller frees). */
 eg_status eg_nhwc_between_partitions(const eg_graph *g, const eg_partitioning *parts, bool **out);
 
 #endif

@@ -2,7 +2,8 @@
  * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind,
  * 5 the program's precision, 6 every input's and output's role and pair, 8 each NPU
  * partition's backend and its record as the backend's own bytes, 9 the NPU executor's plan
- * in a backend's record (how it runs the layout Transposes); older versions are
+ * in a backend's record (how it runs the layout Transposes) and whether each boundary's value
+ * is held NHWC between partitions; older versions are
  * refused, with a message to compile the graph again): one binary holding everything a
  * runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
  * placement, each NPU partition's lowered form (its backend's record), the step order, the target SoC,
@@ -110,7 +111,13 @@
  *                  written by its eg_backend.write and read by its eg_backend_rt.read through
  *                  backends/serial.h (the same encoding: its strings are ids into STRINGS, its
  *                  static bytes ranges of STATIC), read to its last byte. The htp backend's
- *                  record is documented in its egp_write.c.
+ *                  record is documented in its egp_write.c. Then (n_inputs + n_outputs) x u8
+ *                  held (0/1), one per boundary of the record, inputs then outputs: the runtime
+ *                  holds the value NHWC in its own buffer between partitions
+ *                  (backends/lowered.h eg_boundary.held): 1 only on a boundary the backend
+ *                  marks nhwc, of a float32 value defined on the NPU that no CPU node or graph
+ *                  output reads (ir/readers.h eg_nhwc_between_partitions), and alike on every
+ *                  boundary of the value.
  *   Every record describes its partition's boundary: inputs, the values defined outside the
  *   partition it reads (a static among them, the backward's seed, is fed from its stored bytes:
  *   ir/seed.h); outputs, values defined in it, among them every value the rest of the program

@@ -213,8 +213,8 @@ static eg_status read_header(loader *L) {
   if (version < EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by an older edgegrad; this one "
                "reads version %u, which records how the NPU executor runs each partition's "
-               "layout Transposes: compile the graph again with this edgegrad", version,
-               EG_EGP_VERSION);
+               "layout Transposes and which values stay NHWC between partitions: compile the "
+               "graph again with this edgegrad", version, EG_EGP_VERSION);
   if (version > EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by a newer edgegrad; this one "
                "reads version %u: compile the graph with this edgegrad", version,
@@ -755,9 +755,45 @@ static eg_status read_lowered(loader *L, rd *c, int32_t k, eg_lowered *out) {
   src.c.end = c->p + n;
   c->p += n;
   EG_TRY(b->read(&src, L->g, &L->p->parts, k, out));
-  if (left(&src.c) == 0) return EG_OK;
-  return bad(&src.c, EG_ERR_FORMAT, "%s (backend %s): %zu bytes of its record left over: every "
-             "byte is accounted for", w, name, left(&src.c));
+  if (left(&src.c) != 0)
+    return bad(&src.c, EG_ERR_FORMAT, "%s (backend %s): %zu bytes of its record left over: "
+               "every byte is accounted for", w, name, left(&src.c));
+  snprintf(w, sizeof w, "partition %d: held", k);
+  for (int32_t i = 0; i < out->n_inputs; i++) EG_TRY(rd_bool(c, w, &out->inputs[i].held));
+  for (int32_t i = 0; i < out->n_outputs; i++) EG_TRY(rd_bool(c, w, &out->outputs[i].held));
+  return EG_OK;
+}
+
+/* Every boundary's `held` (backends/lowered.h): only on an NHWC boundary of a value the
+ * runtime may hold NHWC between partitions (eg_nhwc_between_partitions), and alike on every
+ * boundary of the value. */
+static eg_status check_held(loader *L, rd *c) {
+  const eg_program *p = L->p;
+  bool *may = NULL;
+  unsigned char *seen = calloc((size_t)L->g->n_values + 1, 1); /* 0 none yet, 1 no, 2 held */
+  eg_status s = seen ? eg_nhwc_between_partitions(L->g, &p->parts, &may)
+                     : bad(c, EG_ERR_NOMEM, "out of memory");
+  for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++) {
+    const eg_lowered *lp = &p->lowered[k];
+    for (int32_t i = 0; s == EG_OK && i < lp->n_inputs + lp->n_outputs; i++) {
+      const bool in = i < lp->n_inputs;
+      const eg_boundary *b = in ? &lp->inputs[i] : &lp->outputs[i - lp->n_inputs];
+      const unsigned char want = b->held ? 2 : 1;
+      if (b->held && (!b->nhwc || !may[b->value]))
+        s = bad(c, EG_ERR_FORMAT, "partition %d: %s[%d]: value %s held NHWC between partitions: "
+                "only a float32 NHWC value defined on the NPU that no CPU node or graph output "
+                "reads is", k, in ? "inputs" : "outputs", in ? i : i - lp->n_inputs,
+                eg_value_label(L->g, b->value));
+      else if (seen[b->value] && seen[b->value] != want)
+        s = bad(c, EG_ERR_FORMAT, "partition %d: %s[%d]: value %s held NHWC on one boundary and "
+                "not on another: the runtime holds a value one way", k, in ? "inputs" : "outputs",
+                in ? i : i - lp->n_inputs, eg_value_label(L->g, b->value));
+      seen[b->value] = want;
+    }
+  }
+  free(may);
+  free(seen);
+  return s;
 }
 
 /* A value node `node` of partition k defines (its output, or an element of its tuple) that is
@@ -821,6 +857,7 @@ static eg_status read_npu(loader *L) {
   eg_status s = has_out ? eg_readers_compute(L->g, &p->parts, &readers)
                         : bad(&c, EG_ERR_NOMEM, "out of memory");
   for (int32_t k = 0; s == EG_OK && k < n; k++) s = check_boundary(L, &c, k, &readers, has_out);
+  if (s == EG_OK) s = check_held(L, &c);
   eg_readers_free(&readers);
   free(has_out);
   return s;

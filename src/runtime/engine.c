@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/readers.h"
 #include "ops/op.h"
 #include "runtime/loss_seed.h"
 #include "runtime/memory.h"
@@ -128,33 +127,20 @@ static eg_status bind_values(eg_runtime *rt) {
   return EG_OK;
 }
 
-/* held (eg_nhwc_between_partitions: the values only NPU steps touch, held NHWC) less the
- * values a partition also puts out as another value of the same bytes that the CPU reads (one
- * tensor, or a copy: a ReLU's result for a CPU max pool and its detach for the backward's
- * threshold): both then stay in IR order on one buffer (eg_npu_step_output_repeats) rather
- * than one buffer in each order for as long as either lives; their NPU readers convert them
- * as they take them. */
-static eg_status hold_repeats_alike(const eg_runtime *rt, bool *held) {
+/* *held (per value id, malloc'ed): the values the program holds NHWC in the runtime's buffers
+ * between its NPU steps, as its partitions' boundaries record them (eg_boundary.held, decided
+ * at compile time). */
+static eg_status held_values(const eg_runtime *rt, bool **held) {
   const eg_program *p = rt->program;
-  int32_t *root = NULL;
+  *held = calloc((size_t)rt->g->n_values + 1, sizeof(bool));
+  if (!*held) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t k = 0; k < p->parts.n_partitions; k++) {
-    const eg_lowered *hp = &p->lowered[k];
-    int32_t *grown = realloc(root, ((size_t)hp->n_outputs + 1) * sizeof(int32_t));
-    if (!grown) {
-      free(root);
-      return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+    const eg_lowered *lp = &p->lowered[k];
+    for (int32_t i = 0; i < lp->n_inputs + lp->n_outputs; i++) {
+      const eg_boundary *b = i < lp->n_inputs ? &lp->inputs[i] : &lp->outputs[i - lp->n_inputs];
+      if (b->held) (*held)[b->value] = true;
     }
-    root = grown;
-    for (int32_t j = 0; j < hp->n_outputs; j++)
-      root[j] = eg_npu_copy_root(rt->g, hp->outputs[j].value);
-    for (int32_t j = 1; j < hp->n_outputs; j++)
-      for (int32_t i = 0; i < j; i++) {
-        const int32_t vi = hp->outputs[i].value, vj = hp->outputs[j].value;
-        if (eg_npu_outputs_same_bytes(hp, root, i, j) && held[vi] != held[vj])
-          held[vi] = held[vj] = false;
-      }
   }
-  free(root);
   return EG_OK;
 }
 
@@ -171,8 +157,7 @@ static eg_status create_npu_steps(eg_runtime *rt) {
     if (p->steps[k].partition >= 0) step_of_part[p->steps[k].partition] = k;
   /* a value only NPU steps touch stays NHWC in its buffer between them: no conversions */
   bool *held_nhwc = NULL;
-  eg_status s = eg_nhwc_between_partitions(rt->g, &p->parts, &held_nhwc);
-  if (s == EG_OK) s = hold_repeats_alike(rt, held_nhwc);
+  eg_status s = held_values(rt, &held_nhwc);
   for (int32_t k = 0; s == EG_OK && k < p->parts.n_partitions; k++)
     s = eg_npu_step_create(rt->g, &p->lowered[k], &p->parts.partitions[k], step_of_part[k],
                            held_nhwc, rt->precision, &rt->npu[k]);

@@ -150,7 +150,7 @@ expect_fail 2 "section table: STATIC" -- $exe inspect "$work/trunc_patched.egp"
 corrupt bad_version 'struct.pack_into("<I", b, 4, 1)' # version 1: before the value annotations
 expect_fail 2 "header: version (1): written by an older edgegrad" -- $exe inspect "$work/bad_version.egp"
 corrupt v8 'struct.pack_into("<I", b, 4, 8)' # version 8: the last before the executor plans
-expect_fail 2 "header: version (8): written by an older edgegrad; this one reads version 9, which records how the NPU executor runs each partition's layout Transposes: compile the graph again" \
+expect_fail 2 "header: version (8): written by an older edgegrad; this one reads version 9, which records how the NPU executor runs each partition's layout Transposes and which values stay NHWC between partitions: compile the graph again" \
   -- $exe run "$work/v8.egp" "${inputs[@]}"
 corrupt bad_offset 'o, s, e = sec[2]; struct.pack_into("<Q", b, e + 8, o + 8)'
 expect_fail 2 "section table: GRAPH" -- $exe inspect "$work/bad_offset.egp"
@@ -165,12 +165,18 @@ corrupt bad_nodes "o, s, e = sec[3]; struct.pack_into('<I', b, o, $((n - 1)))"
 expect_fail 2 "PLACEMENT: n_nodes ($((n - 1))): must equal the graph's $n" -- $exe inspect "$work/bad_nodes.egp"
 corrupt bad_parts 'o, s, e = sec[4]; n = struct.unpack_from("<I", b, o)[0]; struct.pack_into("<I", b, o, n + 1)'
 expect_fail 2 "NPU: n_partitions" -- $exe inspect "$work/bad_parts.egp"
-# the one partition's htp record ends with its executor plan, which ends the NPU section: u32
-# n, then n entries of 14 bytes { u32 op; u8 how; u8 filter_read; i32 filter_src; i32 y_dst };
-# its first entry's how -> 7
+# the one partition's htp record ends with its executor plan (u32 n, then n entries of 14 bytes
+# { u32 op; u8 how; u8 filter_read; i32 filter_src; i32 y_dst }), then come its boundaries'
+# held bytes (0/1), which end the NPU section; the plan's first entry's how -> 7
 corrupt bad_plan 'o, s, e = sec[4]; end = o + s
-n = next(n for n in range(s // 14) if struct.unpack_from("<I", b, end - 4 - 14 * n)[0] == n and n > 0)
-b[end - 14 * n + 4] = 7'
+def plan_at(r):  # entries: ops strictly ascending, how and filter_read codes 0..2
+    return [n for n in range(1, 64) if r - 4 - 14 * n >= o and
+            struct.unpack_from("<I", b, r - 4 - 14 * n)[0] == n and
+            all(b[r - 14 * n + 14 * i + 4] < 3 and b[r - 14 * n + 14 * i + 5] < 3 for i in range(n))
+            and all(struct.unpack_from("<I", b, r - 14 * n + 14 * i)[0] <
+                    struct.unpack_from("<I", b, r - 14 * n + 14 * i + 14)[0] for i in range(n - 1))]
+r = next(r for r in range(end, o, -1) if all(x in (0, 1) for x in b[r:end]) and plan_at(r))
+b[r - 14 * plan_at(r)[0] + 4] = 7'
 expect_fail 2 "NPU: partition 0: executor plan: op " -- $exe run "$work/bad_plan.egp" "${inputs[@]}"
 corrupt bad_step 'o, s, e = sec[5]; struct.pack_into("<ii", b, o + 9, 9999, -1)'  # soc, precision, n_steps
 expect_fail 2 "PROGRAM: steps[0] (node 9999, partition -1)" -- $exe run "$work/bad_step.egp" "${inputs[@]}"

@@ -822,6 +822,28 @@ static void c_plan_filter_src_range(eg_graph *g, eg_program *p) {
   (void)g;
   plan_op(p, writes_transposed)->filter_src = 1 << 20;
 }
+/* `held` on the boundary of a graph output: the CPU side reads it in IR order. */
+static void c_held_graph_output(eg_graph *g, eg_program *p) {
+  eg_lowered *lp = &p->lowered[0];
+  for (int32_t i = 0; i < lp->n_outputs; i++)
+    for (int32_t o = 0; o < g->n_outputs; o++)
+      if (lp->outputs[i].value == g->outputs[o].value) {
+        lp->outputs[i].held = true;
+        return;
+      }
+  EG_CHECK_MSG(false, "the fixture's partition 0 puts out no graph output");
+}
+/* `held` dropped from one boundary of a value held between partitions, kept on another. */
+static void c_held_on_one_side(eg_graph *g, eg_program *p) {
+  (void)g;
+  for (int32_t q = 0; q < p->parts.n_partitions; q++)
+    for (int32_t i = 0; i < p->lowered[q].n_inputs; i++)
+      if (p->lowered[q].inputs[i].held) {
+        p->lowered[q].inputs[i].held = false;
+        return;
+      }
+  EG_CHECK_MSG(false, "the fixture holds no value NHWC between partitions");
+}
 static void c_boundary_dropped(eg_graph *g, eg_program *p) {
   (void)g;
   p->lowered[0].n_outputs--;
@@ -989,6 +1011,11 @@ static void test_corrupted_programs_rejected(void) {
        "or written by the Conv2d before it"},
       {"executor plan: filter source out of range", "NPU", c_plan_filter_src_range,
        "tensor ids -1 or below"},
+      {"a value held NHWC on one side only", "NPU", c_held_on_one_side,
+       "held NHWC on one boundary and not on another"},
+      {"a graph output held NHWC", "NPU", c_held_graph_output,
+       "held NHWC between partitions: only a float32 NHWC value defined on the NPU that no CPU "
+       "node or graph output reads is"},
       {"node output id out of range", "GRAPH", c_node_output, NULL},
       {"argument value id out of range", "GRAPH", c_arg_value, NULL},
       {"argument used before its definition", "GRAPH", c_arg_later, NULL},
