@@ -9,8 +9,9 @@
 #include "util/error.h"
 
 /* A FLOAT_32 tensor; `data` (STATIC only, else NULL) is kept by pointer. */
-static inline int32_t eg_test_f32(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_tensor_type type,
-                                  int rank, const uint32_t *dims, const float *data) {
+static inline int32_t eg_test_f32(eg_htp_qnn_graph *g, const char *name,
+                                  eg_htp_qnn_tensor_type type, int rank, const uint32_t *dims,
+                                  const float *data) {
   size_t n = sizeof(float);
   for (int i = 0; i < rank; i++) n *= dims[i];
   const eg_htp_qnn_tensor_desc d = {.name = name, .type = type, .dtype = EG_HTP_QNN_DTYPE_FLOAT_32,

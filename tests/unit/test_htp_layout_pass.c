@@ -49,7 +49,8 @@ static eg_htp_exec_plan plan_of(const eg_htp_qnn_graph *g) {
   eg_htp_exec_plan p = {0};
   EG_CHECK_MSG(eg_htp_layout_pass(g, &p) == EG_OK, "%s", eg_last_error());
   char why[512] = "";
-  EG_CHECK_MSG(p.n_ops == eg_htp_qnn_graph_num_ops(g) && eg_htp_exec_plan_check(g, &p, why, sizeof why),
+  EG_CHECK_MSG(p.n_ops == eg_htp_qnn_graph_num_ops(g) &&
+                   eg_htp_exec_plan_check(g, &p, why, sizeof why),
                "%s: the pass's own plan breaks a rule: %s", eg_htp_qnn_graph_name(g), why);
   return p;
 }
@@ -118,7 +119,8 @@ static void check_frozen(frozen_variant v) {
     const int32_t back = tensor(g, "w_back", EG_HTP_QNN_TENSOR_NATIVE, DIMS(3, 3, 4, 8));
     const int32_t y = tensor(g, "w_back_out", EG_HTP_QNN_TENSOR_APP_READ, DIMS(3, 3, 4, 8));
     op(g, "w_back", EG_HTP_QNN_OP_TRANSPOSE, 1, &wt, back, 1, &perm);
-    op(g, "w_back_out", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){back, back}, y, 0, NULL);
+    op(g, "w_back_out", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){back, back}, y, 0,
+       NULL);
   }
   eg_htp_exec_plan p = plan_of(g);
   switch (v) {
@@ -186,7 +188,8 @@ static step_graph build_step(const step_case *c) {
   const eg_htp_qnn_param p_hwio = PERM(2, 3, 1, 0), p_hwoi = PERM(2, 3, 0, 1),
                      p_xt = PERM(3, 1, 2, 0), p_gyt = PERM(1, 2, 0, 3),
                      p_oihw = PERM(3, 0, 1, 2);
-  const eg_htp_qnn_param cp[3] = {pair("stride", 1, 1), pads(1), eg_htp_qnn_param_u32("group", c->groups)};
+  const eg_htp_qnn_param cp[3] = {pair("stride", 1, 1), pads(1),
+                                  eg_htp_qnn_param_u32("group", c->groups)};
   const eg_htp_qnn_param tp[4] = {cp[0], cp[1], pair("output_padding", 0, 0), cp[2]};
   const eg_htp_qnn_param wp[3] = {pair("stride", 1, 1), pair("dilation", 1, 1), pads(1)};
   op(g, "w_to_hwio", EG_HTP_QNN_OP_TRANSPOSE, 1, &s.w, hwio, 1, &p_hwio);
@@ -199,7 +202,8 @@ static step_graph build_step(const step_case *c) {
   op(g, "gw_to_oihw", EG_HTP_QNN_OP_TRANSPOSE, 1, &gwc, s.gw, 1, &p_oihw);
   if (c->gw_read_twice) {
     const int32_t again = tensor(g, "gw_again", EG_HTP_QNN_TENSOR_APP_READ, DIMS(ci, 3, 3, co));
-    op(g, "gw_again", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){gwc, gwc}, again, 0, NULL);
+    op(g, "gw_again", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){gwc, gwc}, again, 0,
+       NULL);
   }
   return s;
 }
@@ -311,7 +315,8 @@ static void test_executor_refuses_what_kernels_cannot(void) {
   char why[512] = "";
   EG_CHECK_MSG(eg_htp_exec_plan_check(s.g, &p, why, sizeof why), "%s", why);
   eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK(eg_htp_qnn_executor_create_plan(s.g, &p, EG_PRECISION_FP32, false, &ex) == EG_ERR_INVALID &&
+  EG_CHECK(eg_htp_qnn_executor_create_plan(s.g, &p, EG_PRECISION_FP32, false, &ex) ==
+               EG_ERR_INVALID &&
            !ex && strstr(eg_last_error(), "op conv (Conv2d)") &&
            strstr(eg_last_error(), "read its filter OIHW") &&
            strstr(eg_last_error(), "compile the graph again"));

@@ -29,7 +29,8 @@ bool eg_htp_exec_op_planned(const eg_htp_exec_op *op) {
          op->filter_src != -1 || op->y_dst != -1;
 }
 
-eg_conv2d_nhwc_params eg_htp_conv2d_params(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node *op) {
+eg_conv2d_nhwc_params eg_htp_conv2d_params(const eg_htp_qnn_graph *g,
+                                           const eg_htp_qnn_op_node *op) {
   const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, op->inputs[0]),
                       *f = eg_htp_qnn_graph_tensor(g, op->inputs[1]),
                       *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
@@ -60,7 +61,8 @@ eg_transpose_conv2d_nhwc_params eg_htp_tconv2d_params(const eg_htp_qnn_graph *g,
 
 static const char *const how_names[] = {"RUN", "FOLD", "SKIP"};
 
-static bool perm_is(const eg_htp_qnn_op_node *op, const eg_htp_qnn_tensor *x, const uint32_t perm[4]) {
+static bool perm_is(const eg_htp_qnn_op_node *op, const eg_htp_qnn_tensor *x,
+                    const uint32_t perm[4]) {
   return x->rank == 4 && !memcmp(op->attrs.transpose.perm, perm, 4 * sizeof perm[0]);
 }
 
@@ -70,8 +72,8 @@ static bool is_f32(const eg_htp_qnn_tensor *t, eg_htp_qnn_tensor_type type) {
 
 /* What a SKIP Transpose of x with perm `op` makes of a filter read as `read` by an op of
  * `type`: whether they fit (exec_plan.h, filter_read). */
-static bool filter_fits(const eg_htp_qnn_op_node *tr, const eg_htp_qnn_tensor *x, eg_htp_qnn_op type,
-                        uint8_t read) {
+static bool filter_fits(const eg_htp_qnn_op_node *tr, const eg_htp_qnn_tensor *x,
+                        eg_htp_qnn_op type, uint8_t read) {
   static const uint32_t swap_io[4] = {0, 1, 3, 2}, oihw_to_hwio[4] = {2, 3, 1, 0},
                         oihw_to_hwoi[4] = {2, 3, 0, 1};
   if (read == EG_HTP_FILTER_READ_OI)
@@ -89,7 +91,8 @@ static bool check_conv(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int
                        const int32_t *readers, char *why, size_t size) {
   const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
   const eg_htp_exec_op *e = &p->ops[k];
-  const bool conv = op->type == EG_HTP_QNN_OP_CONV_2D, tconv = op->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D;
+  const bool conv = op->type == EG_HTP_QNN_OP_CONV_2D,
+             tconv = op->type == EG_HTP_QNN_OP_TRANSPOSE_CONV_2D;
   const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
   if ((e->filter_src >= 0 || e->y_dst >= 0 || e->filter_read) && !conv && !tconv) {
     snprintf(why, size, "a filter source, filter form or y_dst: only a Conv2d or "
@@ -179,8 +182,8 @@ static bool check_how(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int3
 
 /* Op j's inputs: one that is a case (i) SKIP Transpose's output is its filter (input 1),
  * redirected to the Transpose's input. */
-static bool check_readers(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t j, char *why,
-                          size_t size) {
+static bool check_readers(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t j,
+                          char *why, size_t size) {
   const eg_htp_qnn_op_node *r = eg_htp_qnn_graph_op(g, j);
   for (int32_t i = 0; i < r->n_inputs; i++) {
     const int32_t t = r->inputs[i] >= 0 ? eg_htp_qnn_graph_tensor(g, r->inputs[i])->producer : -1;
@@ -223,7 +226,8 @@ bool eg_htp_exec_plan_check(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p
   }
   for (int32_t j = 0; j < no; j++)
     for (int32_t i = 0; i < eg_htp_qnn_graph_op(g, j)->n_inputs; i++)
-      if (eg_htp_qnn_graph_op(g, j)->inputs[i] >= 0) readers[eg_htp_qnn_graph_op(g, j)->inputs[i]]++;
+      if (eg_htp_qnn_graph_op(g, j)->inputs[i] >= 0)
+        readers[eg_htp_qnn_graph_op(g, j)->inputs[i]]++;
   bool ok = true;
   for (int32_t k = 0; ok && k < no; k++) {
     char rule[320];
@@ -232,7 +236,8 @@ bool eg_htp_exec_plan_check(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p
          check_conv(g, p, k, readers, rule, sizeof rule);
     if (!ok) {
       const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
-      snprintf(why, size, "op %d (%s, %s): %s", (int)k, op->name, eg_htp_qnn_op_name(op->type), rule);
+      snprintf(why, size, "op %d (%s, %s): %s", (int)k, op->name, eg_htp_qnn_op_name(op->type),
+               rule);
     }
   }
   free(readers);

@@ -57,8 +57,8 @@ static bool takes(const eg_htp_qnn_graph *g, const op_t *r, int32_t i, eg_htp_fi
  * k skipped, each reader reading the Transpose's input. No reader, or one that does not take
  * it: nothing changes. readers: per tensor, how many op inputs read it (the scans stop at the
  * last). */
-static void redirect_filter(const eg_htp_qnn_graph *g, int32_t k, eg_htp_filter_read read, bool conv,
-                            const int32_t *readers, eg_htp_exec_plan *plan) {
+static void redirect_filter(const eg_htp_qnn_graph *g, int32_t k, eg_htp_filter_read read,
+                            bool conv, const int32_t *readers, eg_htp_exec_plan *plan) {
   const op_t *tr = eg_htp_qnn_graph_op(g, k);
   const int32_t y = tr->outputs[0], no = eg_htp_qnn_graph_num_ops(g);
   int32_t seen = 0, last = k;
@@ -89,7 +89,8 @@ static void conv_writes_transposed(const eg_htp_qnn_graph *g, int32_t k, const i
   const eg_htp_qnn_tensor *x = in0(g, tr);
   if (!is_f32(x, EG_HTP_QNN_TENSOR_NATIVE) || readers[x->id] != 1 || x->producer < 0) return;
   const op_t *conv = eg_htp_qnn_graph_op(g, x->producer);
-  if (conv->type != EG_HTP_QNN_OP_CONV_2D || !conv_takes_oihw(eg_htp_conv2d_params(g, conv))) return;
+  if (conv->type != EG_HTP_QNN_OP_CONV_2D || !conv_takes_oihw(eg_htp_conv2d_params(g, conv)))
+    return;
   plan->ops[k].how = EG_HTP_EXEC_SKIP;
   plan->ops[x->producer].y_dst = tr->outputs[0];
 }
@@ -109,7 +110,8 @@ eg_status eg_htp_layout_pass(const eg_htp_qnn_graph *g, eg_htp_exec_plan *out) {
   }
   for (int32_t k = 0; k < no; k++) { /* folds first: a fold may read an earlier one */
     const op_t *tr = eg_htp_qnn_graph_op(g, k);
-    if (tr->type != EG_HTP_QNN_OP_TRANSPOSE || !is_f32(out0(g, tr), EG_HTP_QNN_TENSOR_NATIVE)) continue;
+    if (tr->type != EG_HTP_QNN_OP_TRANSPOSE || !is_f32(out0(g, tr), EG_HTP_QNN_TENSOR_NATIVE))
+      continue;
     const eg_htp_qnn_tensor *x = in0(g, tr);
     if (is_f32(x, EG_HTP_QNN_TENSOR_STATIC) ||
         (is_f32(x, EG_HTP_QNN_TENSOR_NATIVE) && x->producer >= 0 &&
