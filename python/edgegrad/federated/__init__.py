@@ -334,8 +334,8 @@ def strategy(name, clients, fraction=1.0, min_clients=None, fraction_evaluate=0.
              options=None):
     """Flower's strategy ``name`` ("fedavg", "fedprox", "fedadam") for ``clients`` virtual
     clients, sampling ``fraction`` of them each round (at least ``min_clients``, default
-    min(2, clients): Flower's min_train_nodes; Flower draws the sample unseeded) and ``fraction_evaluate`` for the clients'
-    own evaluation; ``options``: the strategy's own arguments (proximal_mu; eta, eta_l,
+    min(2, clients), and never fewer than int(clients * fraction): Flower's min_train_nodes;
+    Flower draws the sample unseeded) and ``fraction_evaluate`` for the clients' own evaluation; ``options``: the strategy's own arguments (proximal_mu; eta, eta_l,
     beta_1, beta_2, tau). It reports each round (the _Report mixin)."""
     if name not in STRATEGIES:
         raise ArgumentError(f"--strategy {name} ({name}): expected "

@@ -76,7 +76,8 @@ def parser():
     g.add_argument("--fraction", type=float, default=1.0, metavar="F",
                    help="fraction of the clients sampled each round (default 1)")
     g.add_argument("--min-clients", type=int, metavar="M",
-                   help="sample at least M clients a round (default min(2, N))")
+                   help="sample at least M clients a round (default min(2, N); never fewer "
+                        "than the fleet's share int(N * F))")
     g.add_argument("--fraction-evaluate", type=float, default=0.0, metavar="F",
                    help="fraction of the clients that also evaluate the global model on their "
                         "own shard each round (needs --eval; default 0)")
