@@ -5,12 +5,17 @@
  * every output matches the CPU path's (within float32 rounding: the fake's Conv2d sums in
  * another order than the CPU kernels).
  *
- * Steps: the fixtures of tests/data with convolutions and elementwise ops, and every graph
- * JSON named on the command line (the conformance zoo's steps, when exported). */
+ * Steps: with no argument, the fixtures of tests/data with convolutions and elementwise ops
+ * (and a .egp naming an unknown backend is refused); else the graph JSONs named on the command
+ * line, a folder standing for its *.json (ctest backends/fake@zoo: the conformance zoo's steps,
+ * tests/backends/export_zoo.py). Each step prints its nodes on the fake NPU and on the CPU; the
+ * named steps fail when there are none, or when no step puts a node on the fake NPU. */
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
@@ -82,8 +87,9 @@ static bool same_outputs(const char *stem, const eg_model *m, const eg_runtime *
 }
 
 /* One step: compile for the fake backend, check the placement and its reasons, write and read
- * back the .egp, run it against the CPU path. Returns the number of fake partitions. */
-static int check_step(const char *json, const char *stem) {
+ * back the .egp, run it against the CPU path. Returns the number of fake partitions; *npu the
+ * number of nodes on the fake NPU. */
+static int check_step(const char *json, const char *stem, int *npu) {
   eg_graph *g = NULL;
   eg_program p;
   memset(&p, 0, sizeof p);
@@ -93,8 +99,10 @@ static int check_step(const char *json, const char *stem) {
   const eg_status built = eg_program_build(g, &opt, &p);
   EG_CHECK_MSG(built == EG_OK, "%s: %s", stem, eg_last_error());
   int parts = built == EG_OK ? p.parts.n_partitions : 0, cpu = 0;
+  *npu = 0;
   for (int32_t i = 0; built == EG_OK && i < p.graph->n_nodes; i++) {
     const eg_node_placement *np = &p.parts.nodes[i];
+    *npu += np->npu;
     if (np->npu) continue;
     cpu++;
     /* every CPU node says why; getitems follow their producer */
@@ -148,7 +156,8 @@ static int check_step(const char *json, const char *stem) {
       EG_CHECK(eg_model_export_onnx(prog, 0, "test_fake.onnx") == EG_ERR_UNSUPPORTED);
     }
   }
-  printf("%s: %d fake partition(s), %d CPU node(s)\n", stem, parts, cpu);
+  printf("%s: %d fake partition(s), %d node(s) on the fake NPU, %d on the CPU\n", stem, parts,
+         *npu, cpu);
   eg_runtime_destroy(a);
   eg_runtime_destroy(b);
   eg_model_destroy(src);
@@ -162,19 +171,47 @@ static int check_step(const char *json, const char *stem) {
 static int n_args;
 static char **args;
 
-static void test_fixtures_and_zoo(void) {
-  int with_parts = 0;
+static void test_fixtures(void) {
+  int with_parts = 0, npu;
   for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
     char json[512];
     snprintf(json, sizeof json, "%s/%s.json", EG_TEST_DATA, fixtures[i]);
-    with_parts += check_step(json, fixtures[i]) > 0;
-  }
-  for (int i = 0; i < n_args; i++) {
-    const char *slash = strrchr(args[i], '/');
-    with_parts += check_step(args[i], slash ? slash + 1 : args[i]) > 0;
+    with_parts += check_step(json, fixtures[i], &npu) > 0;
   }
   /* the conv fixtures all have forward convolutions and ReLUs the fake NPU runs */
   EG_CHECK_MSG(with_parts >= 6, "%d steps with fake partitions", with_parts);
+}
+
+/* One named step; counts it in *steps, and in *with_npu when a node of it is on the NPU. */
+static void named_step(const char *json, int *steps, int *with_npu) {
+  const char *slash = strrchr(json, '/');
+  int npu = 0;
+  check_step(json, slash ? slash + 1 : json, &npu);
+  *steps += 1;
+  *with_npu += npu > 0;
+}
+
+/* The steps named on the command line: files, and each folder's *.json (in name order). */
+static void test_named_steps(void) {
+  int steps = 0, with_npu = 0;
+  for (int i = 0; i < n_args; i++) {
+    struct stat st;
+    if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+      named_step(args[i], &steps, &with_npu);
+      continue;
+    }
+    char pattern[512];
+    snprintf(pattern, sizeof pattern, "%s/*.json", args[i]);
+    glob_t gl;
+    const int r = glob(pattern, 0, NULL, &gl);
+    EG_CHECK_MSG(r == 0, "%s: no step (*.json) in the folder", args[i]);
+    for (size_t k = 0; r == 0 && k < gl.gl_pathc; k++)
+      named_step(gl.gl_pathv[k], &steps, &with_npu);
+    if (r == 0) globfree(&gl);
+  }
+  printf("%d step(s) ran, %d with nodes on the fake NPU\n", steps, with_npu);
+  EG_CHECK_MSG(steps > 0, "no step named");
+  EG_CHECK_MSG(with_npu > 0, "none of the %d steps puts a node on the fake NPU", steps);
 }
 
 /* A .egp naming a backend this build lacks is refused in one line naming it. */
@@ -217,7 +254,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   EG_CHECK(eg_backend_named("fake") == &eg_fake_backend && eg_backend_rt_named("fake") == &eg_fake_rt);
-  EG_RUN(test_fixtures_and_zoo);
-  EG_RUN(test_unknown_backend_refused);
+  if (n_args > 0) {
+    EG_RUN(test_named_steps);
+  } else {
+    EG_RUN(test_fixtures);
+    EG_RUN(test_unknown_backend_refused);
+  }
   return eg_test_summary();
 }
