@@ -5,8 +5,8 @@
  * FLOPs = 2*N*Cout*Ho*Wo*Cin*kH*kW (forward conv's Cin/Cout). Each shape is timed after one
  * warm-up as the best of 3 rounds of >= 0.3 s of eg_htp_qnn_executor_execute calls. The weight is a
  * STATIC tensor of the graph, so the executor plan the layout pass makes (as a compiled program
- * has it: backends/htp/layout_pass.h) skips its Transpose, the TransposeConv2d reading the HWIO
- * weight as it is, and the executor transforms the constant filter at create when the
+ * has it: backends/htp/compile/layout_pass.h) skips its Transpose, the TransposeConv2d reading the
+ * HWIO weight as it is, and the executor transforms the constant filter at create when the
  * TransposeConv2d algorithm reads it transformed (Winograd, 3x3 stride 1; COL2IM's gathered
  * filter); the timed execute runs the TransposeConv2d only; executor creation is not timed.
  * GFLOP/s use the nominal FLOPs whatever the algorithm (Winograd F(2x2, 3x3) does 2.25x fewer
@@ -31,7 +31,7 @@
 #include <cblas.h>
 
 #include "backends/htp/executor.h"
-#include "backends/htp/layout_pass.h"
+#include "backends/htp/compile/layout_pass.h"
 #include "kernels/parallel_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 #include "kernels/transpose_f32.h"

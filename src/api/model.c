@@ -1,6 +1,6 @@
 /* model.c — eg_model_* of the public API in the runtime library: loading a compiled program,
  * describing inputs/outputs, statistics. (Loading a graph JSON file is the compiler's:
- * api/compile.c.) */
+ * compiler/api/compile.c.) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* runtime.h — what the rest of the library needs of the runtime beyond the public API: a
- * runtime over a program compiled in memory (api/compile.c, eg_runtime_create_compiled), the
- * graph and training pairs the optimizer (runtime/optimizer.c) updates, and the engine's own
+ * runtime over a program compiled in memory (compiler/api/compile.c, eg_runtime_create_compiled),
+ * the graph and training pairs the optimizer (runtime/optimizer.c) updates, and the engine's own
  * functions (runtime/engine.h: the graph a runtime runs, loss scaling). */
 #ifndef EG_API_RUNTIME_H
 #define EG_API_RUNTIME_H

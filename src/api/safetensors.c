@@ -1,6 +1,6 @@
 /* safetensors.c — the safetensors reader and writer (public API: eg_safetensors_load,
  * eg_safetensors_save and the accessors of edgegrad.h), the one codec of the format: the
- * weights a graph names (frontend/graph_json.c), and the first values, trained weights and
+ * weights a graph names (compiler/frontend/graph_json.c), and the first values, trained weights and
  * checkpoints of `edgegrad train`. The header is JSON, read and written with jansson (the one
  * use of it in the runtime library): read with json_loadb and JSON_REJECT_DUPLICATES, written
  * with json_dumpb, compact and in order.

@@ -1,5 +1,5 @@
 /* lowered.h — a lowered partition as the rest of edgegrad sees it, and the runtime half of a
- * backend (its compile half is backends/backend.h).
+ * backend (its compile half is compiler/backend.h).
  *
  * A compiled program (program/program.h) holds per NPU partition an eg_lowered: the backend
  * that owns it (its runtime half), the backend's own lowered form (opaque: a QNN-modelled graph

@@ -7,7 +7,7 @@
 #include "ir/clone.h"
 #include "ir/edit.h"
 #include "ir/readers.h"
-#include "passes/pipeline.h"
+#include "compiler/passes/pipeline.h"
 #include "runtime/npu_step.h"
 #include "util/error.h"
 

@@ -1,13 +1,13 @@
 /* compile.h — compiling a verified model graph for a target into a program (program/program.h):
- * clone, the pass pipeline (passes/pipeline.h, which places the nodes once), grouping into
- * partitions (partition/partition.h), lowering every partition through the target's backend,
- * ordering the steps. */
+ * clone, the pass pipeline (compiler/passes/pipeline.h, which places the nodes once), grouping into
+ * partitions (compiler/partition/partition.h), lowering every partition through the target's
+ * backend, ordering the steps. */
 #ifndef EG_COMPILER_COMPILE_H
 #define EG_COMPILER_COMPILE_H
 
 #include <stdio.h>
 
-#include "partition/partition.h"
+#include "compiler/partition/partition.h"
 #include "program/program.h"
 
 /* The front half of compilation: *compiled gets a clone of `g` after the pass pipeline (with

@@ -1,5 +1,5 @@
 /* egp_write.c — writing a compiled program file (format: program/egp_format.h; the public
- * eg_model_save_compiled is in api/compile.c).
+ * eg_model_save_compiled is in compiler/api/compile.c).
  *
  * The metadata sections are built in growable buffers while strings and STATIC byte ranges are
  * interned (each distinct string, each distinct byte range once: hash, then compare); the
@@ -13,7 +13,7 @@
 
 #include "compiler/egp_write.h"
 
-#include "backends/backend.h"
+#include "compiler/backend.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
 #include "util/error.h"

@@ -104,7 +104,7 @@ typedef struct eg_value {
   int32_t *elems;
   eg_value_role role;
   int32_t def;             /* defining node / input index / static index, by role */
-  /* Compiler annotations (tensors; zero = none), set by passes (src/passes), read by the
+  /* Compiler annotations (tensors; zero = none), set by passes (src/compiler/passes), read by the
    * partitioner, the NPU lowering and the .egp writer: */
   eg_axis_order axes;      /* layout_nhwc */
   bool npu_int32;          /* i64_to_i32: an int64 value held as int32 inside NPU graphs */
@@ -114,7 +114,7 @@ typedef struct eg_value {
 /* ---- nodes ---- */
 #define EG_ATTRS_SIZE 256
 
-/* A node's placement in a compile (partition/partition.h). */
+/* A node's placement in a compile (compiler/partition/partition.h). */
 typedef enum eg_node_place {
   EG_PLACE_UNDECIDED = 0, /* not placed yet (a graph as loaded, or before pass `place`) */
   EG_PLACE_CPU,

@@ -1,7 +1,7 @@
-/* placement.h — where each node of a graph runs: the partitioner's result (partition/partition.h
- * computes it), which a compiled program carries (program/program.h, read back from a .egp by
- * the runtime library). Plain data in one arena, so the runtime can hold it without the
- * partitioner.
+/* placement.h — where each node of a graph runs: the partitioner's result
+ * (compiler/partition/partition.h computes it), which a compiled program carries
+ * (program/program.h, read back from a .egp by the runtime library). Plain data in one arena, so
+ * the runtime can hold it without the partitioner.
  *
  * Invariants of a placement: every node has one; a CPU node has partition -1 and a non-empty
  * reason (NULL in a placement read from a .egp, which stores no reasons); an NPU node has a

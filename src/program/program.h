@@ -2,13 +2,13 @@
  * partitions, and the order in which CPU nodes and NPU partitions run.
  *
  * Built by eg_program_build (compiler/compile.h) from a verified model graph, which it never
- * modifies: clone the graph, run the pass pipeline on the clone (passes/pipeline.h, which places
- * every node once), partition the result (partition/partition.h), lower every partition through
- * its backend (backends/backend.h) into the backend's form (backends/lowered.h), then
- * order the units — each CPU node and each partition — topologically (Kahn, smallest first node
- * first; the partitioner keeps the unit graph acyclic). `order` lists node indices in execution
- * order with each partition's nodes contiguous, a valid topological order of the compiled graph
- * that the memory planner uses. Node indices everywhere refer to the compiled graph, whose
+ * modifies: clone the graph, run the pass pipeline on the clone (compiler/passes/pipeline.h, which
+ * places every node once), partition the result (compiler/partition/partition.h), lower every
+ * partition through its backend (compiler/backend.h) into the backend's form (backends/lowered.h),
+ * then order the units — each CPU node and each partition — topologically (Kahn, smallest first
+ * node first; the partitioner keeps the unit graph acyclic). `order` lists node indices in
+ * execution order with each partition's nodes contiguous, a valid topological order of the compiled
+ * graph that the memory planner uses. Node indices everywhere refer to the compiled graph, whose
  * inputs and outputs are the model's (names, order, types). */
 #ifndef EG_PROGRAM_PROGRAM_H
 #define EG_PROGRAM_PROGRAM_H

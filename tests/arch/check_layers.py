@@ -11,13 +11,17 @@ Reads the layer table of docs/architecture.md (rank, layer, path patterns, libra
     the backend: an identifier with its prefix (eg_<name>_..., EG_<NAME>_..., derived from the
     folder's name: one prefix per backend) or a path into its folder (an include of one of its
     headers, or a comment pointing there), under src/ or include/;
+  - a file's layer is of another library than its folder makes it: the compiler's files are
+    those CMakeLists.txt's EG_COMPILER_GLOBS find (src/compiler/ and src/backends/<name>/compile/,
+    with their headers), the CLI's src/cli/, the runtime's all the others;
   - the table is missing, or has fewer than 10 layers (it was not read).
 Prints the number of files and includes checked. Standard library only.
 
 check_layers.py --self-test [ROOT] plants one violation of each backend rule in a copy of
 ROOT's src/, include/ and docs/ (a file naming the htp backend's prefix, one including its
-header, one naming a second backend's prefix) and checks that each is reported (exit 1), and
-that the copy as it was passes."""
+header, one naming a second backend's prefix) and of the folder rule (a compiler-layer file
+outside the compiler's folders, a runtime-layer file inside them), and checks that each is
+reported (exit 1), and that the copy as it was passes."""
 import fnmatch
 import os
 import re
@@ -30,9 +34,10 @@ SELF_TEST = len(sys.argv) > 1 and sys.argv[1] == "--self-test"
 ARGS = sys.argv[2:] if SELF_TEST else sys.argv[1:]
 ROOT = os.path.abspath(ARGS[0] if ARGS else os.path.join(os.path.dirname(__file__), "..", ".."))
 # The files that may name every backend: the registries of compile and runtime halves.
-REGISTRY = {"src/backends/backends.c", "src/backends/backends_rt.c"}
+REGISTRY = {"src/compiler/backends.c", "src/backends/backends_rt.c"}
 ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*([\w-]+)\s*\|(.*?)\|\s*(\w+)\s*\|")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+COMPILER_GLOBS = re.compile(r"^set\(EG_COMPILER_GLOBS\b([^)]*)\)", re.M)
 
 
 def read_layers():
@@ -51,7 +56,7 @@ def read_layers():
 
 def layer_of(path, layers):
     """The layer whose pattern matches `path` (relative to ROOT) with the longest literal
-    prefix: src/backends/htp/lower.c is htp-compile, not htp-run."""
+    prefix: src/backends/htp/compile/lower.c is htp-compile, not htp-run."""
     best, best_len = None, -1
     for layer in layers:
         for p in layer["patterns"]:
@@ -60,6 +65,22 @@ def layer_of(path, layers):
                 if literal > best_len:
                     best, best_len = layer, literal
     return best
+
+
+def compiler_folders():
+    """The folders CMakeLists.txt's EG_COMPILER_GLOBS (GLOB_RECURSE patterns `<folder>/*.c`)
+    make the compiler library of, as fnmatch patterns of their files."""
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = COMPILER_GLOBS.search(f.read())
+    globs = re.findall(r"\$\{PROJECT_SOURCE_DIR\}/(\S+)/\*\.c\b", m.group(1)) if m else []
+    return [g + "/*" for g in globs]
+
+
+def library_of_folder(path, folders):
+    """The library the folder of `path` (relative to ROOT) puts it in."""
+    if path.startswith(os.path.join("src", "cli") + os.sep):
+        return "cli"
+    return "compiler" if any(fnmatch.fnmatchcase(path, g) for g in folders) else "rt"
 
 
 def backends():
@@ -104,11 +125,21 @@ def self_test():
               ("src/runtime/planted_include.c", '#include "backends/htp/values.h"\n',
                "names backend htp (backends/htp/)"),
               ("src/program/planted_second.h", "/* eg_zz_thing */\n",
-               "names backend zz (eg_zz_thing)")]
+               "names backend zz (eg_zz_thing)"),
+              ("src/runtime/planted_compiler.c", "static int planted;\n",
+               "layer planted-compiler (library compiler) but its folder makes it rt"),
+              ("src/compiler/planted_rt.c", "static int planted;\n",
+               "layer planted-rt (library rt) but its folder makes it compiler")]
+    # the layers of the two planted files: rows the copy's table gains
+    rows = ("| 18 | planted-compiler | `src/runtime/planted_compiler.c` | compiler | planted |\n"
+            "| 19 | planted-rt | `src/compiler/planted_rt.c` | rt | planted |\n")
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         for d in ("src", "include", "docs"):
             shutil.copytree(os.path.join(ROOT, d), os.path.join(tmp, d))
+        shutil.copy(os.path.join(ROOT, "CMakeLists.txt"), tmp)
+        with open(os.path.join(tmp, "docs", "architecture.md"), "a", encoding="utf-8") as f:
+            f.write("\n" + rows)
         os.makedirs(os.path.join(tmp, "src", "backends", "zz"))
         run = lambda: subprocess.run([sys.executable, here, tmp], capture_output=True, text=True)
         clean = run()
@@ -135,6 +166,11 @@ def main():
     if len(layers) < 10:
         print(f"docs/architecture.md: {len(layers)} layers read: the layer table is missing")
         return 1
+    folders = compiler_folders()
+    if len(folders) < 2:
+        print(f"CMakeLists.txt: {len(folders)} compiler folders read from EG_COMPILER_GLOBS "
+              "(set(EG_COMPILER_GLOBS ${PROJECT_SOURCE_DIR}/<folder>/*.c ...)): it was not read")
+        return 1
     files = n_includes = 0
     for dirpath, _, names in os.walk(os.path.join(ROOT, "src")):
         for name in sorted(names):
@@ -146,6 +182,11 @@ def main():
             if own is None:
                 faults.append(f"{path}: in no layer of docs/architecture.md: add it to a pattern")
                 continue
+            folder_lib = library_of_folder(path, folders)
+            if own["library"] != folder_lib:
+                faults.append(f"{path}: in layer {own['name']} (library {own['library']}) but its "
+                              f"folder makes it {folder_lib} ({', '.join(folders)} the compiler, "
+                              "src/cli/* the CLI): a file's folder says its library")
             with open(os.path.join(ROOT, path), encoding="utf-8") as f:
                 text = f.read()
             for m in INCLUDE.finditer(text):

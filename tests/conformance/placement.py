@@ -4,8 +4,8 @@ about a graph, computed here independently of the C partitioner and its builders
 Contract: ``check_report(graph, report, soc, conv_scopes=None)`` returns (failures, stats) for
 one graph compiled for one SoC. ``graph`` is the exported MODEL.json (a dict), ``report`` the
 placement report (a dict, docs/report-format.md), which lists the nodes of the COMPILED graph
-(the model's graph after edgegrad's pass pipeline, src/passes), ``conv_scopes`` optionally maps a
-convolution_backward node name to the scope verdict computed from the case's own
+(the model's graph after edgegrad's pass pipeline, src/compiler/passes), ``conv_scopes`` optionally
+maps a convolution_backward node name to the scope verdict computed from the case's own
 configuration (``scope_from_config``); when given it must agree with the verdict read from the
 graph. Failures are one line each and name the node, its op, the SoC and what is wrong.
 ``stats`` counts nodes and placements (see ``_stats``).
@@ -42,13 +42,13 @@ What is checked:
      [p, p - op] instead, which needs op <= p). Frozen and trainable weights,
      every groups value (depthwise included) and every output_mask lower. PyTorch 1.13 returns
      a grad_weight element for a non-transposed mask [*, F, T] although the mask does not ask
-     for it; nothing reads it, and the lowering does not compute it (src/backends/htp/
-     builders/conv.c). Otherwise the node is on the CPU with one reason: the float reason
-     where there is no fp16, else the builder's own sentence naming exactly one of the
-     violated conditions (keywords below). "no NPU lowering for aten.convolution_backward"
+     for it; nothing reads it, and the lowering does not compute it
+     (src/backends/htp/compile/builders/conv.c). Otherwise the node is on the CPU with one reason:
+     the float reason where there is no fp16, else the builder's own sentence naming exactly one
+     of the violated conditions (keywords below). "no NPU lowering for aten.convolution_backward"
      is a failure on an fp16 SoC (the op must have a builder).
   4. aten.hardtanh and aten.clamp lower to QNN's ReluMinMax, which needs min_value <= max_value
-     (src/backends/htp/builders/activation.c): such a node on the NPU must have both bounds
+     (src/backends/htp/compile/builders/activation.c): such a node on the NPU must have both bounds
      (hardtanh's default to -1 and 1; clamp has no defaults) and, as floats, min <= max. With
      min > max ATen gives max everywhere, which the CPU computes; the node must stay there.
 The cross-case rule "an op's reason is 'no NPU lowering' on every SoC or on none" needs every
@@ -76,8 +76,8 @@ FLOAT_DTYPES = ("float32", "float16", "float64")
 CONV_BWD = "aten.convolution_backward.default"
 FOLLOWS = "follows its producer"
 ENTRY_KEYS = {"name", "target", "placement", "partition", "reason", "flops"}  # and "source"
-# Ops pass decompose folds into a static constant (src/passes/decompose.c, rules[]): such a node
-# may be absent from the report without any entry naming it as its source.
+# Ops pass decompose folds into a static constant (src/compiler/passes/decompose.c, rules[]): such a
+# node may be absent from the report without any entry naming it as its source.
 FOLDED_FILLS = frozenset([
     "aten.ones_like.default", "aten.zeros_like.default", "aten.full.default",
     "aten.zeros.default", "aten.new_zeros.default", "aten.fill.Scalar",
@@ -130,13 +130,13 @@ def scope_from_config(c, present):
         violated.append(("strided dilated grad_weight",
                          f"grad_weight with stride {c.stride} and dilation {c.dilation}"))
     # a grad_weight whose Conv2d padding reaches grad_output's size is lowered through an
-    # explicit Pad (src/backends/htp/builders/conv.c, pad_reaches_kernel): in scope
+    # explicit Pad (src/backends/htp/compile/builders/conv.c, pad_reaches_kernel): in scope
     return violated
 
 
 def tconv_scope(stride, padding, op, groups, depthwise, kernel):
     """The violated conditions of grad_input's TransposeConv2d: the forms Qualcomm's HTP was
-    measured to compute wrong (src/backends/htp/builders/conv.c, tconv_pads): output_padding
+    measured to compute wrong (src/backends/htp/compile/builders/conv.c, tconv_pads): output_padding
     above the padding where group > 1 or stride > 2 (a depthwise one at stride > 1 with a
     kernel wider than 3 takes its zero-insertion form, with any output_padding: in scope).
     ``kernel``: the dilated kernel, (k - 1) * dilation + 1 per dim."""
@@ -270,8 +270,8 @@ def _values_in(a, out):
 
 
 def dead_nodes(graph):
-    """Names of the graph's dead nodes, the ones pass prune removes (src/passes/prune.c): none
-    of whose results (its output; a tuple's elements) is a graph output or read by a live node.
+    """Names of the graph's dead nodes, the ones pass prune removes (src/compiler/passes/prune.c):
+    none of whose results (its output; a tuple's elements) is a graph output or read by a live node.
     One sweep from the last node back decides it (nodes are in topological order), so a chain
     dies whole and a tuple lives while one of its getitems does. (prune keeps a dead node a
     skip list selects; such a node is simply listed.)"""

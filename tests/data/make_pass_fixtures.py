@@ -1,5 +1,5 @@
 """Regenerates the fixtures of the compiler-pass tests (tests/unit/test_passes.c): small graphs
-holding every op the `decompose` pass rewrites (src/passes/decompose.c), traced by PyTorch.
+holding every op the `decompose` pass rewrites (src/compiler/passes/decompose.c), traced by PyTorch.
 
     PYTHONPATH=python /usr/bin/python3 tests/data/make_pass_fixtures.py
 

@@ -51,7 +51,7 @@ NPU_SOC = "SM8650"
 class AttentionSuite(EditSuite):
     """An EditSuite whose `npu` cases also run compiled for NPU_SOC (fp32 NPU partitions,
     optest.NPU_FP32) against PyTorch, and check the compile report: the attention nodes are on
-    the NPU (backends/htp/builders/attention.c; tests/ops/test_npu_attention.py has its own
+    the NPU (backends/htp/compile/builders/attention.c; tests/ops/test_npu_attention.py has its own
     cases)."""
 
     def __init__(self, family):

@@ -9,7 +9,7 @@ convolution and a convolution_backward for each of the 8 output_masks, each with
 grad_output, so every mask combination is checked against ATen's eager result. Then training
 steps through torch.autograd.grad (the chains make_fx traces for grouped convs), and the NPU
 path: the same backward graphs compiled for SM8650, where every convolution_backward of these
-(groups 1 to C, with and without grad_weight) runs on the NPU (src/backends/htp/builders/
+(groups 1 to C, with and without grad_weight) runs on the NPU (src/backends/htp/compile/builders/
 conv.c: a grouped TransposeConv2d for grad_input, a grouped Conv2d for grad_weight), and every
 output must still match PyTorch.
 

@@ -1,6 +1,6 @@
-"""NPU builders for hardswish, hardsigmoid, their backward ops and silu_backward (src/backends/htp/builders/
-activation.c: ElementWiseNeuron; elementwise.c: comparisons and ElementWiseSelect) against
-PyTorch, through the CLI, on every HTP generation.
+"""NPU builders for hardswish, hardsigmoid, their backward ops and silu_backward
+(src/backends/htp/compile/builders/activation.c: ElementWiseNeuron; elementwise.c: comparisons
+and ElementWiseSelect) against PyTorch, through the CLI, on every HTP generation.
 
 Placement and numbers are checked as in test_npu_elementwise.py (whose NpuSuite harness this
 file uses): `edgegrad compile --report` and `edgegrad run`, both at --precision fp32, for SM8450,

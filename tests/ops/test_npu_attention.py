@@ -1,4 +1,4 @@
-"""NPU builders for softmax and scaled-dot-product attention (src/backends/htp/builders/
+"""NPU builders for softmax and scaled-dot-product attention (src/backends/htp/compile/builders/
 attention.c: Softmax, ReduceMax, ElementWiseLog, MatMul with transpose_in0/1) against PyTorch,
 through the CLI, on every HTP generation.
 

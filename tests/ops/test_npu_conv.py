@@ -1,4 +1,4 @@
-"""NPU convolution builders (src/backends/htp/builders/conv.c) against PyTorch, per SoC.
+"""NPU convolution builders (src/backends/htp/compile/builders/conv.c) against PyTorch, per SoC.
 
 Every case is exported, compiled with `edgegrad compile --soc SOC --report` and run with
 `edgegrad run --soc SOC`, both at --precision fp32 (optest.NPU_FP32), for SM8450 (V69), SM8650

@@ -1,4 +1,4 @@
-"""grad_input of a dilated convolution on the NPU (src/backends/htp/builders/conv.c,
+"""grad_input of a dilated convolution on the NPU (src/backends/htp/compile/builders/conv.c,
 dilate_filter) against PyTorch, per SoC.
 
 aten.convolution_backward is called directly with dilation 2 and 3 (and mixed per dim), as

@@ -1,6 +1,6 @@
-"""NPU builders for pointwise ops (src/backends/htp/builders/elementwise.c) and the ReluMinMax
-activations (builders/activation.c: hardtanh, clamp) against PyTorch, through the CLI, on every
-HTP generation.
+"""NPU builders for pointwise ops (src/backends/htp/compile/builders/elementwise.c) and the
+ReluMinMax activations (builders/activation.c: hardtanh, clamp) against PyTorch, through the
+CLI, on every HTP generation.
 
 Each case is a small function of tensors, exported once. For every SoC of SOCS it runs
 `edgegrad compile --soc SOC --report R.json` and asserts the placement from the report, then

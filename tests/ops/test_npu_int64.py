@@ -1,5 +1,5 @@
-"""int64 values through NPU partitions (pass i64_to_i32, src/passes/i64_to_i32.c) against PyTorch,
-through the CLI.
+"""int64 values through NPU partitions (pass i64_to_i32, src/compiler/passes/i64_to_i32.c) against
+PyTorch, through the CLI.
 
 The NPU has no int64: views, permutes, copies and cat of int64 tensors are placed on the NPU,
 held there as int32 (the executor moves 4-byte elements), narrowed when staged in and widened

@@ -1,4 +1,4 @@
-"""NPU builders for layer norm and gelu, forward and backward (src/backends/htp/builders/
+"""NPU builders for layer norm and gelu, forward and backward (src/backends/htp/compile/builders/
 layer_norm.c: ReduceMean / ReduceSum composites; gelu.c: QNN Gelu for the erf form, Tanh
 composites for the tanh form, Gelu / x for the erf form's cdf in the backward) against PyTorch,
 through the CLI, on every HTP generation.

@@ -1,8 +1,9 @@
-"""NPU builders for the loss end of a classifier's backward (src/backends/htp/builders/loss.c:
-_log_softmax_backward_data, nll_loss_forward, nll_loss_backward) and for expand that broadcasts
-(builders/shape.c: Tile), against PyTorch, through the CLI, on SM8450/SM8650/SM8850 (NPU
-placement asserted from the compile report) and SM8350 (every node on the CPU with the
-float-arch reason). Harness: NpuSuite of test_npu_matmul_shape.py (--precision fp32).
+"""NPU builders for the loss end of a classifier's backward
+(src/backends/htp/compile/builders/loss.c: _log_softmax_backward_data, nll_loss_forward,
+nll_loss_backward) and for expand that broadcasts (builders/shape.c: Tile), against PyTorch, through
+the CLI, on SM8450/SM8650/SM8850 (NPU placement asserted from the compile report) and SM8350 (every
+node on the CPU with the float-arch reason). Harness: NpuSuite of test_npu_matmul_shape.py
+(--precision fp32).
 
 The nll cases cover reduction mean and sum, class weights (static and a graph input), targets
 equal to ignore_index (PyTorch's -100, and an ignore_index that is a class), and the forms the

@@ -1,4 +1,4 @@
-"""NPU builders for matrix products and shape ops (src/backends/htp/builders/matmul.c,
+"""NPU builders for matrix products and shape ops (src/backends/htp/compile/builders/matmul.c,
 shape.c) against PyTorch, through the CLI, per SoC.
 
 Each case is exported once and, for every SoC in SOCS, run with `edgegrad run --soc SOC

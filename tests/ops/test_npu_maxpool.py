@@ -1,4 +1,4 @@
-"""NPU builders for max pooling with indices and its backward (src/backends/htp/builders/
+"""NPU builders for max pooling with indices and its backward (src/backends/htp/compile/builders/
 pool.c: the indices from the pooled maxima, one Select per kernel tap; the backward's per-tap
 ElementWiseEqual + ElementWiseSelect and its 0/1 placement MatMuls) against PyTorch, through
 the CLI.

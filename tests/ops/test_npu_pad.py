@@ -1,5 +1,5 @@
-"""NPU builder for constant padding (src/backends/htp/builders/pad.c: Pad, with a StridedSlice
-for negative pads) against PyTorch, through the CLI, on every HTP generation.
+"""NPU builder for constant padding (src/backends/htp/compile/builders/pad.c: Pad, with a
+StridedSlice for negative pads) against PyTorch, through the CLI, on every HTP generation.
 
 Placement and numbers are checked as in test_npu_elementwise.py (whose NpuSuite harness this
 file uses): `edgegrad compile --report` and `edgegrad run`, both at --precision fp32, for SM8450,

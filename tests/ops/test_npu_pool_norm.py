@@ -1,4 +1,4 @@
-"""NPU builders for pooling and normalisation (src/backends/htp/builders/pool.c, norm.c)
+"""NPU builders for pooling and normalisation (src/backends/htp/compile/builders/pool.c, norm.c)
 against PyTorch, through the CLI, on every HTP generation; plus whole models: an eval-mode
 network run forward, an eval-mode head-only fine-tuning step, and training steps of small conv
 nets from the conformance zoo compiled for SM8650, whose mixed CPU/NPU partitions must still

@@ -1,8 +1,8 @@
 """Quantized (QDQ) models against PyTorch: the quantize / dequantize ops
 (src/ops/quant.c, src/kernels/quant_f32.c), the exporter's QDQ form and its helper
 (python/edgegrad/quantize.py), passes prune, annotate_quant and fold_qdq, the conv builders'
-quantization guard (src/backends/htp/builders/conv.c quantized()) and the quantized tensors of
-the executor and of partition boundaries. Every --soc compile and run is at --precision fp32
+quantization guard (src/backends/htp/compile/builders/conv.c quantized()) and the quantized tensors
+of the executor and of partition boundaries. Every --soc compile and run is at --precision fp32
 (optest.NPU_FP32), the precision PyTorch computes in.
 
   ops:   quantize_per_tensor (quint8 / qint8 / qint32, ties to even, clamping, a scale with no

@@ -1,4 +1,4 @@
-"""NPU builders for reductions and log-softmax (src/backends/htp/builders/reduce.c) against
+"""NPU builders for reductions and log-softmax (src/backends/htp/compile/builders/reduce.c) against
 PyTorch, through the CLI, on SM8450/SM8650/SM8850 (NPU placement asserted from the report) and
 SM8350 (every node on the CPU with the float-arch reason). Harness: NpuSuite of
 test_npu_matmul_shape.py.

@@ -1,6 +1,6 @@
-"""NPU builders for bilinear and nearest upsampling and their backward ops (src/backends/htp/
-builders/resize.c: two MatMuls with STATIC interpolation matrices, transposed for the backward)
-against PyTorch, through the CLI, on every HTP generation.
+"""NPU builders for bilinear and nearest upsampling and their backward ops
+(src/backends/htp/compile/builders/resize.c: two MatMuls with STATIC interpolation matrices,
+transposed for the backward) against PyTorch, through the CLI, on every HTP generation.
 
 Placement and numbers are checked as in test_npu_elementwise.py (whose NpuSuite harness this
 file uses): `edgegrad compile --report` and `edgegrad run`, both at --precision fp32, for SM8450,

@@ -1,5 +1,5 @@
 """NPU builders for a segmentation net's loss and its pooling backward, against PyTorch,
-through the CLI: nll_loss2d_forward / nll_loss2d_backward (src/backends/htp/builders/loss.c:
+through the CLI: nll_loss2d_forward / nll_loss2d_backward (src/backends/htp/compile/builders/loss.c:
 the 2-D lowering over N*H*W rows of the NHWC scores), avg_pool2d_backward and
 _adaptive_avg_pool2d_backward (builders/pool.c: two MatMuls with STATIC spreading matrices,
 every window and divisor rule of ATen's). Placement is asserted from the

@@ -3,7 +3,7 @@
 #ifndef EG_TEST_BACKEND_H
 #define EG_TEST_BACKEND_H
 
-#include "backends/htp/compiler.h"
+#include "backends/htp/compile/compiler.h"
 
 /* A backend over `table` that stays valid for the test's run (the last 16 calls' backends are
  * kept; no test holds more at once). */

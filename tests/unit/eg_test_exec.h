@@ -1,11 +1,11 @@
 /* eg_test_exec.h — hand-built QNN graphs (include after eg_test.h): a FLOAT_32 tensor, an op
  * with one output, and an executor for the graph run as a compiled program runs it: the layout
- * pass's executor plan made (backends/htp/layout_pass.h), then followed. */
+ * pass's executor plan made (backends/htp/compile/layout_pass.h), then followed. */
 #ifndef EG_TEST_EXEC_H
 #define EG_TEST_EXEC_H
 
 #include "backends/htp/executor.h"
-#include "backends/htp/layout_pass.h"
+#include "backends/htp/compile/layout_pass.h"
 #include "util/error.h"
 
 /* A FLOAT_32 tensor; `data` (STATIC only, else NULL) is kept by pointer. */

@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include "eg_test.h"
-#include "frontend/frontend.h"
-#include "partition/partition.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/partition/partition.h"
 #include "compiler/compile.h"
 #include "target/targets.h"
 #include "util/error.h"

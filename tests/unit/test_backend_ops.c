@@ -25,7 +25,7 @@
 #include "eg_test.h"
 #include "eg_test_json.h"
 #include "eg_test_lower.h"
-#include "backends/htp/npu_ops.h"
+#include "backends/htp/compile/npu_ops.h"
 #include "runtime/model.h"
 
 /* ---- JSON snippets ---- */

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "eg_test.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "backends/htp/exec_plan.h"
 #include "backends/htp/qnn_graph.h"
 #include "compiler/compile.h"

@@ -14,7 +14,7 @@
 #include "edgegrad.h"
 #include "eg_test.h"
 #include "eg_test_files.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "util/file.h"
 
 /* The message is one line that names the file and contains `needle`. */

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "eg_test.h"
-#include "backends/htp/lower.h"
+#include "backends/htp/compile/lower.h"
 #include "eg_test_graph.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "ir/quant_rule.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"

@@ -14,11 +14,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backends/htp/lower.h"
+#include "backends/htp/compile/lower.h"
 #include "eg_test.h"
 #include "eg_test_graph.h"
-#include "frontend/frontend.h"
-#include "backends/htp/npu_ops.h"
+#include "compiler/frontend/frontend.h"
+#include "backends/htp/compile/npu_ops.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
 #include "program/program.h"

@@ -1,5 +1,5 @@
-/* test_htp_layout_pass.c — the htp layout pass alone (backends/htp/layout_pass.h): hand-built
- * QNN graphs, the plan it makes for them, and the plan's rules (exec_plan.h).
+/* test_htp_layout_pass.c — the htp layout pass alone (backends/htp/compile/layout_pass.h):
+ * hand-built QNN graphs, the plan it makes for them, and the plan's rules (exec_plan.h).
  *
  *   - a frozen conv's input gradient (STATIC HWIO W -> Transpose [0,1,3,2] -> TransposeConv2d):
  *     the Transpose skipped, the TransposeConv2d reading W as OI; folded only when another
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "backends/htp/executor.h"
-#include "backends/htp/layout_pass.h"
+#include "backends/htp/compile/layout_pass.h"
 #include "eg_test.h"
 #include "eg_test_exec.h"
 #include "util/error.h"

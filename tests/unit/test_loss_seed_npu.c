@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "eg_test.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "ir/seed.h"
 
 #define TINY EG_TEST_DATA "/tiny_step.json"

@@ -18,7 +18,7 @@
 #include "backends/htp/qnn_graph.h"
 #include "compiler/compile.h"
 #include "eg_test.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "runtime/npu_step.h"
 #include "target/targets.h"
 

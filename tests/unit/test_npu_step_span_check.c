@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "compiler/compile.h"
+#include "compiler/frontend/frontend.h"
 #include "eg_test.h"
-#include "frontend/frontend.h"
 #include "runtime/npu_step.h"
 #include "target/targets.h"
 

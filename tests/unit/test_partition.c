@@ -1,5 +1,5 @@
-/* test_partition.c — the partitioner (src/partition) with an injected builder table: tests
- * pretend some ops are NPU-capable and check grouping, the acyclicity rule, getitem following
+/* test_partition.c — the partitioner (src/compiler/partition) with an injected builder table:
+ * tests pretend some ops are NPU-capable and check grouping, the acyclicity rule, getitem following
  * its producer, skip lists, the arch/float gates and the exact reason strings; a property test
  * on random DAGs checks every result against an independent checker (placements consistent,
  * partitions connected, partition graph acyclic, no two adjacent partitions mergeable). Then
@@ -14,8 +14,8 @@
 #include "eg_test.h"
 #include "eg_test_backend.h"
 #include "eg_test_graph.h"
-#include "frontend/frontend.h"
-#include "partition/partition.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/partition/partition.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"
 #include "program/program.h"

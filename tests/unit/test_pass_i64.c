@@ -1,5 +1,5 @@
-/* test_pass_i64.c — pass i64_to_i32 (src/passes/i64_to_i32.c) and the int64 -> int32 narrowing
- * it enables in the NPU lowering (backends/htp/lower.c).
+/* test_pass_i64.c — pass i64_to_i32 (src/compiler/passes/i64_to_i32.c) and the int64 -> int32
+ * narrowing it enables in the NPU lowering (backends/htp/compile/lower.c).
  *
  *   - structural, with an injected builder table: a tuple with a None element and an int64
  *     element made by an NPU node (the element and its getitem are marked, the None skipped), an
@@ -20,13 +20,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backends/htp/lower.h"
+#include "backends/htp/compile/lower.h"
 #include "eg_test.h"
 #include "eg_test_backend.h"
 #include "eg_test_graph.h"
-#include "frontend/frontend.h"
-#include "partition/partition.h"
-#include "passes/pipeline.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/partition/partition.h"
+#include "compiler/passes/pipeline.h"
 #include "ops/verify.h"
 #include "util/error.h"
 

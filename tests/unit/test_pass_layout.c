@@ -1,4 +1,4 @@
-/* test_pass_layout.c — pass layout_nhwc (src/passes/layout_nhwc.c), structurally.
+/* test_pass_layout.c — pass layout_nhwc (src/compiler/passes/layout_nhwc.c), structurally.
  *
  * Small graphs are written as exported JSON to a temporary directory, loaded (verified), and the
  * pass is called directly with the placement options of a target; the tests check the axis order
@@ -16,13 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/htp/lower.h"
+#include "backends/htp/compile/lower.h"
 #include "eg_test.h"
 #include "eg_test_json.h"
 #include "eg_test_graph.h"
-#include "frontend/frontend.h"
-#include "partition/partition.h"
-#include "passes/pipeline.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/partition/partition.h"
+#include "compiler/passes/pipeline.h"
 #include "ops/verify.h"
 #include "compiler/compile.h"
 #include "compiler/egp_write.h"

@@ -1,5 +1,5 @@
-/* test_pass_prune.c — pass prune (src/passes/prune.c) and the graph edits it and fold_qdq share
- * (src/ir/edit.c), structurally.
+/* test_pass_prune.c — pass prune (src/compiler/passes/prune.c) and the graph edits it and
+ * fold_qdq share (src/ir/edit.c), structurally.
  *
  * Small graphs are written as exported JSON (statics in one safetensors file) to a temporary
  * directory and loaded (the loader verifies); the pass is called directly and the result must
@@ -26,10 +26,10 @@
 #include "eg_test.h"
 #include "eg_test_json.h"
 #include "eg_test_graph.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "ir/edit.h"
-#include "partition/partition.h"
-#include "passes/pipeline.h"
+#include "compiler/partition/partition.h"
+#include "compiler/passes/pipeline.h"
 #include "ops/verify.h"
 #include "target/targets.h"
 #include "util/error.h"

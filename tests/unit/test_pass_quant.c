@@ -1,6 +1,6 @@
-/* test_pass_quant.c — pass annotate_quant (src/passes/annotate_quant.c) and the quantization
- * guard of the conv builders (src/backends/htp/builders/conv.c quantized()), on QDQ graphs
- * traced by PyTorch (tests/data/quant_*.json, made by make_quant_fixtures.py).
+/* test_pass_quant.c — pass annotate_quant (src/compiler/passes/annotate_quant.c) and the
+ * quantization guard of the conv builders (src/backends/htp/compile/builders/conv.c quantized()),
+ * on QDQ graphs traced by PyTorch (tests/data/quant_*.json, made by make_quant_fixtures.py).
  *
  *   - quant_net: every quantize_per_tensor's input and output and its dequantize's output carry
  *     its per-tensor attributes (uint8, the traced scale and zero point); every frozen weight
@@ -30,8 +30,8 @@
 #include "eg_test.h"
 #include "eg_test_graph.h"
 #include "ir/clone.h"
-#include "partition/partition.h"
-#include "passes/pipeline.h"
+#include "compiler/partition/partition.h"
+#include "compiler/passes/pipeline.h"
 #include "ops/verify.h"
 #include "runtime/model.h"
 #include "target/targets.h"

@@ -1,4 +1,4 @@
-/* test_passes.c — the pass pipeline (passes/pipeline.h) on exported graphs.
+/* test_passes.c — the pass pipeline (compiler/passes/pipeline.h) on exported graphs.
  *
  *   - every aten.convolution_backward.default survives the whole pipeline (the skip table, by
  *     the node count before and after, not by table membership), on tiny_step, npu_conv_step,
@@ -24,7 +24,7 @@
 #include "eg_test_graph.h"
 #include "ir/clone.h"
 #include "ir/print.h"
-#include "passes/pipeline.h"
+#include "compiler/passes/pipeline.h"
 #include "ops/verify.h"
 #include "runtime/model.h"
 #include "target/targets.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "eg_test.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "ops/op.h"
 #include "runtime/plan.h"
 

@@ -15,7 +15,7 @@
 
 #include "edgegrad.h"
 #include "eg_test.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 
 #define TINY EG_TEST_DATA "/tiny_step.json"
 

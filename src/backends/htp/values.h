@@ -34,8 +34,8 @@ int eg_htp_axis(const eg_value *v, int dim);
 /* The ATen dim stored at QNN axis `axis` of value `v` (the inverse of eg_htp_axis). */
 int eg_htp_aten_dim(const eg_value *v, int axis);
 /* A dim of a value of a node being lowered as a QNN dim: lowering checks every such node with
- * eg_htp_dims_fit (backends/htp/compiler.h) first, so the dim fits; a dim that does not is an
- * assertion failure, never a silent truncation. */
+ * eg_htp_dims_fit (backends/htp/compile/compiler.h) first, so the dim fits; a dim that does not is
+ * an assertion failure, never a silent truncation. */
 uint32_t eg_htp_qnn_dim(int64_t dim);
 /* QNN dims of an IR tensor value in its axis order (each through eg_htp_qnn_dim). */
 void eg_htp_dims(const eg_value *v, uint32_t *dims);

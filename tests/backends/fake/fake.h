@@ -1,5 +1,5 @@
 /* fake.h — a test-only NPU backend, "fake": a second backend behind the seam of
- * backends/backend.h and backends/lowered.h, with another op set than htp's — Conv2d
+ * compiler/backend.h and backends/lowered.h, with another op set than htp's — Conv2d
  * (aten.convolution, not transposed) and same-shape elementwise add / mul / relu, float32 only —
  * and its own lowered form (a list of ops over tensors, every value in the IR's traced order,
  * whatever axis order pass layout_nhwc chose: the fake NPU holds values as the CPU does, so its
@@ -10,7 +10,7 @@
 #ifndef EG_TESTS_FAKE_H
 #define EG_TESTS_FAKE_H
 
-#include "backends/backend.h"
+#include "compiler/backend.h"
 
 extern const eg_backend eg_fake_backend;
 extern const eg_backend_rt eg_fake_rt;

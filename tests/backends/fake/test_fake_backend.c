@@ -21,7 +21,7 @@
 #include "compiler/egp_write.h"
 #include "eg_test.h"
 #include "fake.h"
-#include "frontend/frontend.h"
+#include "compiler/frontend/frontend.h"
 #include "program/egp_format.h"
 #include "target/targets.h"
 
