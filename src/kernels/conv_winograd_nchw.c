@@ -45,9 +45,13 @@ static int64_t chunk_rows(const eg_conv_geom *g) {
   return (all + chunks - 1) / chunks;
 }
 
+int64_t eg_conv_wino_filter_floats(const eg_conv_geom *g) {
+  return eg_conv_round_up_floats(16 * g->cs * g->cb);
+}
+
 int64_t eg_conv_wino_scratch_floats(const eg_conv_geom *g) {
   const int64_t t = chunk_rows(g) * tiles_w(g);
-  return eg_conv_round_up_floats(16 * g->cs * g->cb) + eg_conv_round_up_floats(16 * g->cb * t) +
+  return eg_conv_wino_filter_floats(g) + eg_conv_round_up_floats(16 * g->cb * t) +
          eg_conv_round_up_floats(16 * g->cs * t);
 }
 
@@ -58,7 +62,7 @@ int64_t eg_conv_wino_scratch_floats(const eg_conv_geom *g) {
 /* U[xi][co][ci] = (G g G^T)[xi], g = w[co][ci]: per block of EG_CONV_WINO_BLOCK input
  * channels, the taps are first gathered tap-major, so both passes run over contiguous ci. */
 EG_SIMD_CLONES
-static void filter_transform(const eg_conv_geom *g, const float *w, float *u) {
+void eg_conv_wino_filter(const eg_conv_geom *g, const float *w, float *u) {
   const int64_t cb = g->cb, cs = g->cs, blk = cs * cb;
 #pragma omp parallel for schedule(static) if (eg_conv_omp_worth(16 * blk))
   for (int64_t co = 0; co < cs; co++) {
@@ -219,12 +223,15 @@ static void output_transform(const eg_conv_geom *g, const float *m, const float 
   }
 }
 
-void eg_conv_wino_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
-                       float *small, float *scratch) {
+void eg_conv_wino_down(const eg_conv_geom *g, const float *big, const float *w, const float *u,
+                       const float *bias, float *small, float *scratch) {
   const int64_t tw = tiles_w(g), all = g->n * tiles_h(g), rows_max = chunk_rows(g);
-  float *u = scratch, *v = u + eg_conv_round_up_floats(16 * g->cs * g->cb);
+  float *v = scratch + eg_conv_wino_filter_floats(g);
   float *m = v + eg_conv_round_up_floats(16 * g->cb * rows_max * tw);
-  filter_transform(g, w, u);
+  if (!u) {
+    eg_conv_wino_filter(g, w, scratch);
+    u = scratch;
+  }
   for (int64_t r0 = 0; r0 < all; r0 += rows_max) {
     const int64_t rows = all - r0 < rows_max ? all - r0 : rows_max, tc = rows * tw;
     input_transform(g, big, r0, rows, v);

@@ -11,7 +11,8 @@
  * against 36), rounding a few ulps of the sums apart from it. NCHW keeps each transform a loop
  * over contiguous tiles of one plane. Tiles are taken in chunks of whole tile rows (across
  * images, so small planes still give the GEMMs enough columns) sized so V and M stay near
- * cache. The filter is transformed on every call (the CPU kernels hold no state), which is
+ * cache. The filter is transformed on every call unless the caller hands in the transform it
+ * made once (eg_conv_wino_filter: a weight whose bytes do not change between calls), which is
  * why eg_conv_wino_applies asks for enough tiles to share it.
  *
  * Scratch (floats, eg_conv_wino_scratch_floats): [U: 16*cs*cb][V: 16*cb*T][M: 16*cs*T] for a
@@ -31,9 +32,14 @@ bool eg_conv_wino_applies(const eg_conv_geom *g);
 
 int64_t eg_conv_wino_scratch_floats(const eg_conv_geom *g);
 
+/* Floats of the filter transform U [16][cs][cb], and U of weight w [cs, cb, 3, 3] into u. */
+int64_t eg_conv_wino_filter_floats(const eg_conv_geom *g);
+void eg_conv_wino_filter(const eg_conv_geom *g, const float *w, float *u);
+
 /* small = down(big) with weight w [cs, cb, 3, 3] (+ bias, may be NULL); small is fully
- * overwritten. Only where eg_conv_wino_applies(g). */
-void eg_conv_wino_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
-                       float *small, float *scratch);
+ * overwritten. u: w's filter transform (eg_conv_wino_filter; w is then not read), or NULL to
+ * transform w into scratch. Only where eg_conv_wino_applies(g). */
+void eg_conv_wino_down(const eg_conv_geom *g, const float *big, const float *w, const float *u,
+                       const float *bias, float *small, float *scratch);
 
 #endif

@@ -137,14 +137,35 @@ size_t eg_convolution_backward_nchw_f32_scratch(const eg_conv2d_params *p, const
   return bytes;
 }
 
-EG_SIMD_CLONES
+size_t eg_convolution_backward_nchw_f32_prepared_bytes(const eg_conv2d_params *p,
+                                                       const bool mask[3]) {
+  if (!mask[0]) return 0;
+  const eg_conv2d_params q = gx_params(p);
+  return eg_convolution_nchw_f32_prepared_bytes(&q);
+}
+
+void eg_convolution_backward_nchw_f32_prepare(const eg_conv2d_params *p, const bool mask[3],
+                                              const float *w, void *prepared) {
+  if (!mask[0]) return;
+  const eg_conv2d_params q = gx_params(p);
+  eg_convolution_nchw_f32_prepare(&q, w, prepared);
+}
+
 void eg_convolution_backward_nchw_f32(const eg_conv2d_params *p, const bool mask[3],
                                       const float *gy, const float *x, const float *w,
                                       float *gx, float *gw, float *gb, void *scratch) {
+  eg_convolution_backward_nchw_f32_prepared(p, mask, gy, x, w, NULL, gx, gw, gb, scratch);
+}
+
+EG_SIMD_CLONES
+void eg_convolution_backward_nchw_f32_prepared(const eg_conv2d_params *p, const bool mask[3],
+                                               const float *gy, const float *x, const float *w,
+                                               const void *prepared, float *gx, float *gw,
+                                               float *gb, void *scratch) {
   if (mask[2]) bias_grad(p, gy, gb);
   if (mask[0]) {
     const eg_conv2d_params q = gx_params(p);
-    eg_convolution_nchw_f32(&q, gy, w, NULL, gx, scratch);
+    eg_convolution_nchw_f32_prepared(&q, gy, w, prepared, NULL, gx, scratch);
   }
   if (mask[1]) {
     const eg_conv_geom g = eg_conv_geom_of(p);

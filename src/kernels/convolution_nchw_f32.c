@@ -207,15 +207,26 @@ static void down_gemm(const eg_conv_geom *g, const float *big, const float *w, c
   }
 }
 
-/* small = down(big) + bias; scratch: down_scratch_floats(g). */
-static void conv_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
-                      float *small, float *scratch) {
+/* Floats "down" derives from its weight alone: Winograd's filter transform, else none. */
+static int64_t down_prepared_floats(const eg_conv_geom *g) {
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX) || !eg_conv_wino_applies(g)) return 0;
+  return eg_conv_wino_filter_floats(g);
+}
+
+/* small = down(big) + bias; scratch: down_scratch_floats(g). prep: what down_prepare derived
+ * from w, or NULL. */
+static void conv_down(const eg_conv_geom *g, const float *big, const float *w, const float *prep,
+                      const float *bias, float *small, float *scratch) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX))
     down_depthwise(g, big, w, bias, small);
   else if (eg_conv_wino_applies(g))
-    eg_conv_wino_down(g, big, w, bias, small, scratch);
+    eg_conv_wino_down(g, big, w, prep, bias, small, scratch);
   else
     down_gemm(g, big, w, bias, small, scratch);
+}
+
+static void down_prepare(const eg_conv_geom *g, const float *w, float *prep) {
+  if (down_prepared_floats(g)) eg_conv_wino_filter(g, w, prep);
 }
 
 /* wf [cb, cs/groups, kh, kw] for geom_flipped(g): wf[q*cbg + u][v][a][b] =
@@ -271,9 +282,31 @@ static void up_col2im(const eg_conv_geom *g, const float *small, const float *w,
   }
 }
 
-/* big = up(small) + bias; scratch: up_scratch_floats(g). */
-static void conv_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
-                    float *big, float *scratch) {
+/* Floats of the flipped weights of the stride-1 "up" (0 when it does not flip them). */
+static int64_t flipped_floats(const eg_conv_geom *g) {
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_UP_MAX) || !up_by_flip(g)) return 0;
+  return eg_conv_round_up_floats(g->cs * (g->cb / g->groups) * g->kh * g->kw);
+}
+
+/* Floats "up" derives from its weight alone: the flipped weights, then what their "down"
+ * derives from them. */
+static int64_t up_prepared_floats(const eg_conv_geom *g) {
+  if (!flipped_floats(g)) return 0;
+  const eg_conv_geom f = geom_flipped(g);
+  return flipped_floats(g) + down_prepared_floats(&f);
+}
+
+static void up_prepare(const eg_conv_geom *g, const float *w, float *prep) {
+  if (!flipped_floats(g)) return;
+  const eg_conv_geom f = geom_flipped(g);
+  flip_weights(g, w, prep);
+  down_prepare(&f, prep, prep + flipped_floats(g));
+}
+
+/* big = up(small) + bias; scratch: up_scratch_floats(g). prep: what up_prepare derived from w,
+ * or NULL. */
+static void conv_up(const eg_conv_geom *g, const float *small, const float *w, const float *prep,
+                    const float *bias, float *big, float *scratch) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_UP_MAX)) {
     up_depthwise(g, small, w, bias, big);
     return;
@@ -283,10 +316,13 @@ static void conv_up(const eg_conv_geom *g, const float *small, const float *w, c
     return;
   }
   const eg_conv_geom f = geom_flipped(g);
-  float *wf = scratch;
-  flip_weights(g, w, wf);
-  const int64_t w_floats = g->cs * (g->cb / g->groups) * g->kh * g->kw;
-  conv_down(&f, small, wf, bias, big, scratch + eg_conv_round_up_floats(w_floats));
+  const int64_t wf_floats = flipped_floats(g);
+  if (prep) {
+    conv_down(&f, small, prep, prep + wf_floats, bias, big, scratch + wf_floats);
+    return;
+  }
+  flip_weights(g, w, scratch);
+  conv_down(&f, small, scratch, NULL, bias, big, scratch + wf_floats);
 }
 
 /* ---- public entry points ---- */
@@ -298,16 +334,38 @@ size_t eg_convolution_nchw_f32_scratch(const eg_conv2d_params *p) {
   return sizeof(float) * (size_t)floats;
 }
 
+size_t eg_convolution_nchw_f32_prepared_bytes(const eg_conv2d_params *p) {
+  const eg_conv_geom g = eg_conv_geom_of(p);
+  if (eg_conv_geom_empty(&g)) return 0;
+  const int64_t floats = p->transposed ? up_prepared_floats(&g) : down_prepared_floats(&g);
+  return sizeof(float) * (size_t)floats;
+}
+
+void eg_convolution_nchw_f32_prepare(const eg_conv2d_params *p, const float *w, void *prepared) {
+  const eg_conv_geom g = eg_conv_geom_of(p);
+  if (eg_conv_geom_empty(&g)) return;
+  if (p->transposed)
+    up_prepare(&g, w, prepared);
+  else
+    down_prepare(&g, w, prepared);
+}
+
 EG_SIMD_CLONES
-void eg_convolution_nchw_f32(const eg_conv2d_params *p, const float *x, const float *w,
-                             const float *bias, float *y, void *scratch) {
+void eg_convolution_nchw_f32_prepared(const eg_conv2d_params *p, const float *x, const float *w,
+                                      const void *prepared, const float *bias, float *y,
+                                      void *scratch) {
   const eg_conv_geom g = eg_conv_geom_of(p);
   if (eg_conv_geom_empty(&g)) {
     fill_planes(y, bias, p->n, p->c_out, p->h_out * p->w_out);
     return;
   }
   if (p->transposed)
-    conv_up(&g, x, w, bias, y, scratch);
+    conv_up(&g, x, w, prepared, bias, y, scratch);
   else
-    conv_down(&g, x, w, bias, y, scratch);
+    conv_down(&g, x, w, prepared, bias, y, scratch);
+}
+
+void eg_convolution_nchw_f32(const eg_conv2d_params *p, const float *x, const float *w,
+                             const float *bias, float *y, void *scratch) {
+  eg_convolution_nchw_f32_prepared(p, x, w, NULL, bias, y, scratch);
 }

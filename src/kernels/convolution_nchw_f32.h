@@ -43,6 +43,20 @@ size_t eg_convolution_nchw_f32_scratch(const eg_conv2d_params *p);
 void eg_convolution_nchw_f32(const eg_conv2d_params *p, const float *x, const float *w,
                              const float *bias, float *y, void *scratch);
 
+/* What the kernel derives from w alone on every call (the flipped weights of a stride-1
+ * transposed conv, the Winograd filter transform), made once for a weight whose bytes do not
+ * change between calls: its bytes (0: nothing; a buffer needs float alignment, 64 bytes is
+ * best), and `prepared` filled from w. */
+size_t eg_convolution_nchw_f32_prepared_bytes(const eg_conv2d_params *p);
+void eg_convolution_nchw_f32_prepare(const eg_conv2d_params *p, const float *w, void *prepared);
+
+/* eg_convolution_nchw_f32 with `prepared`: NULL (the call derives what it needs in scratch), or
+ * what eg_convolution_nchw_f32_prepare made from these bytes of w. The result is the same bit
+ * for bit. */
+void eg_convolution_nchw_f32_prepared(const eg_conv2d_params *p, const float *x, const float *w,
+                                      const void *prepared, const float *bias, float *y,
+                                      void *scratch);
+
 /* Bytes of scratch the backward kernel needs for these parameters and mask. */
 size_t eg_convolution_backward_nchw_f32_scratch(const eg_conv2d_params *p, const bool mask[3]);
 
@@ -53,5 +67,15 @@ size_t eg_convolution_backward_nchw_f32_scratch(const eg_conv2d_params *p, const
 void eg_convolution_backward_nchw_f32(const eg_conv2d_params *p, const bool mask[3],
                                       const float *gy, const float *x, const float *w,
                                       float *gx, float *gw, float *gb, void *scratch);
+
+/* What the backward kernel derives from w alone (for gx), as for the forward kernel. */
+size_t eg_convolution_backward_nchw_f32_prepared_bytes(const eg_conv2d_params *p,
+                                                       const bool mask[3]);
+void eg_convolution_backward_nchw_f32_prepare(const eg_conv2d_params *p, const bool mask[3],
+                                              const float *w, void *prepared);
+void eg_convolution_backward_nchw_f32_prepared(const eg_conv2d_params *p, const bool mask[3],
+                                               const float *gy, const float *x, const float *w,
+                                               const void *prepared, float *gx, float *gw,
+                                               float *gb, void *scratch);
 
 #endif

@@ -148,9 +148,10 @@ eg_status eg_check_convolution(eg_graph *g, eg_node *n) {
 
 eg_status eg_run_convolution(const eg_exec *ex, const eg_node *n) {
   const eg_conv_attrs *at = EG_ATTRS(n, const eg_conv_attrs);
-  eg_convolution_nchw_f32(&at->p, eg_exec_arg(ex, n, 0, "input"),
-                          eg_exec_arg(ex, n, 1, "weight"), eg_exec_arg(ex, n, 2, "bias"),
-                          eg_exec_out(ex, n), ex->scratch);
+  eg_convolution_nchw_f32_prepared(&at->p, eg_exec_arg(ex, n, 0, "input"),
+                                   eg_exec_arg(ex, n, 1, "weight"), ex->prepared,
+                                   eg_exec_arg(ex, n, 2, "bias"), eg_exec_out(ex, n),
+                                   ex->scratch);
   return EG_OK;
 }
 
@@ -204,9 +205,32 @@ eg_status eg_check_convolution_backward(eg_graph *g, eg_node *n) {
 
 eg_status eg_run_convolution_backward(const eg_exec *ex, const eg_node *n) {
   const eg_conv_attrs *at = EG_ATTRS(n, const eg_conv_attrs);
-  eg_convolution_backward_nchw_f32(&at->p, at->mask, eg_exec_arg(ex, n, 0, "grad_output"),
-                                   eg_exec_arg(ex, n, 1, "input"),
-                                   eg_exec_arg(ex, n, 2, "weight"), eg_exec_elem(ex, n, 0),
-                                   eg_exec_elem(ex, n, 1), eg_exec_elem(ex, n, 2), ex->scratch);
+  eg_convolution_backward_nchw_f32_prepared(
+      &at->p, at->mask, eg_exec_arg(ex, n, 0, "grad_output"), eg_exec_arg(ex, n, 1, "input"),
+      eg_exec_arg(ex, n, 2, "weight"), ex->prepared, eg_exec_elem(ex, n, 0),
+      eg_exec_elem(ex, n, 1), eg_exec_elem(ex, n, 2), ex->scratch);
   return EG_OK;
+}
+
+/* Only the convolutions prepare anything: what their kernels derive from the weight. */
+size_t eg_op_prepared_bytes(const eg_node *n, int32_t *from) {
+  const eg_conv_attrs *at = EG_ATTRS(n, const eg_conv_attrs);
+  if (n->op == EG_OP_convolution) {
+    *from = eg_exec_arg_id(n, 1, "weight");
+    return eg_convolution_nchw_f32_prepared_bytes(&at->p);
+  }
+  if (n->op == EG_OP_convolution_backward) {
+    *from = eg_exec_arg_id(n, 2, "weight");
+    return eg_convolution_backward_nchw_f32_prepared_bytes(&at->p, at->mask);
+  }
+  *from = -1;
+  return 0;
+}
+
+void eg_op_prepare(const eg_node *n, const void *from_data, void *out) {
+  const eg_conv_attrs *at = EG_ATTRS(n, const eg_conv_attrs);
+  if (n->op == EG_OP_convolution)
+    eg_convolution_nchw_f32_prepare(&at->p, from_data, out);
+  else if (n->op == EG_OP_convolution_backward)
+    eg_convolution_backward_nchw_f32_prepare(&at->p, at->mask, from_data, out);
 }

@@ -19,11 +19,13 @@
 
 /* Execution context handed to run functions. data[id] points at value id's dense C-ordered
  * buffer (NULL for tuples and for values not live now); scratch has at least the node's
- * scratch_bytes, 64-byte aligned. */
+ * scratch_bytes, 64-byte aligned; prepared: what eg_op_prepare derived for the node being run
+ * from the bytes its argument holds now, or NULL (the run derives it itself). */
 typedef struct eg_exec {
   const eg_graph *g;
   void *const *data;
   void *scratch;
+  const void *prepared;
 } eg_exec;
 
 typedef eg_status (*eg_check_fn)(eg_graph *g, eg_node *n);
@@ -41,6 +43,15 @@ int32_t eg_getitem_element(const eg_graph *g, const eg_node *n);
  * of view, _unsafe_view, reshape, _reshape_alias, detach, alias, clone), or -1. The runtime
  * may plan the result onto that value (an alias); the run functions then copy nothing. */
 int32_t eg_copy_source(const eg_graph *g, const eg_node *n);
+
+/* Data a checked node derives on every run from one argument's bytes alone (a convolution's
+ * flipped weights and Winograd filter transform), which a runtime derives once where those
+ * bytes cannot change between runs (a static of the graph): eg_op_prepared_bytes gives its
+ * size (0: the node derives nothing) and, in *from, that argument's value id; eg_op_prepare
+ * fills `out` (that many bytes, 64-byte aligned) from the argument's data. A run handed it
+ * (eg_exec.prepared) gives the same result bit for bit. */
+size_t eg_op_prepared_bytes(const eg_node *n, int32_t *from);
+void eg_op_prepare(const eg_node *n, const void *from_data, void *out);
 
 extern const eg_check_fn eg_op_check[EG_OP_COUNT];
 extern const eg_run_fn eg_op_run[EG_OP_COUNT];

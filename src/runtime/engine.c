@@ -8,8 +8,13 @@
  * one buffer per graph input, and the kernel scratch (one block of the largest need: nodes run
  * one at a time). The NPU steps are created before the plan, which asks each its need and
  * tells each where its memory went. Running allocates nothing. Each value's data pointer is
- * fixed at creation. eg_runtime_options.max_memory_bytes is checked against the plan (arena
- * incl. the NPU steps' memory, kernel scratch, inputs) before any of them is allocated. */
+ * fixed at creation. What CPU nodes derive from a static of the graph alone (a convolution's
+ * flipped weights and Winograd filter transform: eg_op_prepare) is derived once, at creation,
+ * into a block of the runtime's own, and handed to each run of the node while the node reads
+ * the static's own bytes (which nothing writes; the loss seed may be rebound to a buffer of the
+ * runtime's, which the node then derives from itself). eg_runtime_options.max_memory_bytes is
+ * checked against the plan (arena incl. the NPU steps' memory, kernel scratch, inputs, prepared
+ * data) before any of them is allocated. */
 #include "runtime/engine.h"
 
 #include <omp.h>
@@ -25,6 +30,13 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/fp16.h"
+
+/* A CPU node's data derived once from a static (eg_op_prepare): where in the runtime's block,
+ * and the static's value id. */
+typedef struct eg_prepared {
+  size_t at;
+  int32_t from; /* -1: none */
+} eg_prepared;
 
 struct eg_runtime {
   const eg_graph *g;
@@ -50,6 +62,9 @@ struct eg_runtime {
   bool seed_fed;           /* or a constant fed to NPU partitions: its `fed` copy is filled */
   bool seed_fp16;          /* fed to partitions that store floats as fp16 (docs/fp16.md) */
   unsigned char *fed;      /* the statics NPU partitions take as inputs, copied (bind_values) */
+  eg_prepared *prep;       /* per node id: its prepared data (eg_op_prepare), if any */
+  size_t prep_bytes;       /* the prepared block's size (its nodes' data, each 64-aligned) */
+  unsigned char *prepared; /* that block */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -73,11 +88,13 @@ static eg_status check_budget(const eg_runtime *rt, const eg_runtime_options *op
   bool over = arena < rt->mem.plan.arena_bytes || scratch < rt->mem.scratch_bytes; /* wrapped */
   over = over || __builtin_add_overflow(total, scratch, &total);
   over = over || __builtin_add_overflow(total, in, &total);
+  over = over || __builtin_add_overflow(total, rt->prep_bytes, &total);
   if (!over && total <= opt->max_memory_bytes) return EG_OK;
   return eg_error(EG_ERR_LIMIT, "eg_runtime_create: memory needed (%s%zu bytes: activation arena "
-                  "%zu, kernel scratch %zu, inputs %zu) exceeds max_memory_bytes (%zu bytes): the "
-                  "runtime reserves all of it at creation; raise the limit or use a smaller batch",
-                  over ? "over " : "", total, rt->mem.plan.arena_bytes, rt->mem.scratch_bytes, in,
+                  "%zu, kernel scratch %zu, inputs %zu, prepared weights %zu) exceeds "
+                  "max_memory_bytes (%zu bytes): the runtime reserves all of it at creation; raise "
+                  "the limit or use a smaller batch", over ? "over " : "", total,
+                  rt->mem.plan.arena_bytes, rt->mem.scratch_bytes, in, rt->prep_bytes,
                   opt->max_memory_bytes);
 }
 
@@ -167,6 +184,54 @@ static eg_status create_npu_steps(eg_runtime *rt) {
   return s;
 }
 
+/* Whether value v is a static whose bytes the runtime reads from the graph (never written: not
+ * a copy fed to NPU partitions, not the loss seed rebound to a buffer of the runtime's). */
+static bool frozen(const eg_runtime *rt, int32_t v) {
+  const eg_value *x = &rt->g->values[v];
+  return x->role == EG_ROLE_STATIC && rt->data[v] == rt->g->statics[x->def].data;
+}
+
+/* Where each CPU node's data prepared from a static goes (rt->prep, rt->prep_bytes); a static
+ * NPU partitions take as an input is fed a copy (copy_fed_statics) and is not prepared. */
+static eg_status lay_out_prepared(eg_runtime *rt) {
+  const eg_graph *g = rt->g;
+  rt->prep = malloc(((size_t)g->n_nodes + 1) * sizeof *rt->prep);
+  if (!rt->prep) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t k = 0; k < g->n_nodes; k++) rt->prep[k].from = -1;
+  const int32_t n = rt->program ? rt->program->n_steps : g->n_nodes;
+  for (int32_t k = 0; k < n; k++) {
+    const eg_program_step *st = rt->program ? &rt->program->steps[k] : NULL;
+    if (st && st->partition >= 0) continue;
+    const int32_t node = st ? st->node : k;
+    int32_t from;
+    const size_t bytes = eg_op_prepared_bytes(&g->nodes[node], &from);
+    if (!bytes || from < 0 || g->values[from].role != EG_ROLE_STATIC ||
+        (rt->program && eg_program_npu_input(rt->program, -1, from)))
+      continue;
+    rt->prep[node] = (eg_prepared){.at = rt->prep_bytes, .from = from};
+    rt->prep_bytes += align64(bytes);
+  }
+  return EG_OK;
+}
+
+/* The prepared data, derived from the statics' bytes (bound: bind_values). */
+static eg_status prepare(eg_runtime *rt) {
+  if (!rt->prep_bytes) return EG_OK;
+  if (!(rt->prepared = aligned_alloc64(rt->prep_bytes)))
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory (%zu bytes of prepared "
+                    "weights)", rt->prep_bytes);
+  for (int32_t k = 0; k < rt->g->n_nodes; k++)
+    if (rt->prep[k].from >= 0)
+      eg_op_prepare(&rt->g->nodes[k], rt->data[rt->prep[k].from], rt->prepared + rt->prep[k].at);
+  return EG_OK;
+}
+
+/* What node k runs with: its prepared data while it reads the static's own bytes, else NULL. */
+static const void *prepared_of(const eg_runtime *rt, int32_t k) {
+  const int32_t v = rt->prep[k].from;
+  return v >= 0 && frozen(rt, v) ? rt->prepared + rt->prep[k].at : NULL;
+}
+
 /* The kernel scratch, and each NPU step bound to the buffers and its memory. */
 static eg_status allocate_work(eg_runtime *rt) {
   rt->scratch = aligned_alloc64(rt->mem.scratch_bytes);
@@ -205,12 +270,14 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
   if (opt->dump_partitions_dir) EG_TRY(keep_dump_dir(rt, opt->dump_partitions_dir));
   if (rt->program) EG_TRY(create_npu_steps(rt));
   EG_TRY(eg_memory_plan(rt->g, rt->program, rt->npu, &rt->mem));
+  EG_TRY(lay_out_prepared(rt));
   EG_TRY(check_budget(rt, opt));
   rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
   rt->input_set = calloc((size_t)rt->g->n_inputs + 1, sizeof(bool));
   if (!rt->data || !rt->input_set)
     return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   EG_TRY(bind_values(rt));
+  EG_TRY(prepare(rt));
   EG_TRY(allocate_work(rt));
   if (opt->profile) EG_TRY(eg_run_profile_create(rt->g, rt->program, rt->npu, &rt->profile));
   return EG_OK;
@@ -261,6 +328,8 @@ void eg_engine_destroy(eg_runtime *rt) {
   free(rt->dump_nhwc);
   free(rt->seed_buf);
   free(rt->fed);
+  free(rt->prep);
+  free(rt->prepared);
   free(rt);
 }
 
@@ -299,6 +368,7 @@ static eg_status run_steps(const eg_runtime *rt) {
       EG_TRY(run_npu_step(rt, st->partition, prof ? &convert : NULL));
     } else {
       const int32_t node = st ? st->node : k;
+      ex.prepared = prepared_of(rt, node);
       EG_TRY(eg_op_run[g->nodes[node].op](&ex, &g->nodes[node]));
       if (rt->seed_scale && node == rt->seed_node) fill_seed(rt); /* before any reader runs */
     }
@@ -341,6 +411,8 @@ bool eg_engine_input_is_set(const eg_runtime *rt, int32_t i) { return rt->input_
 void eg_engine_input_given(eg_runtime *rt, int32_t i) { rt->input_set[i] = true; }
 
 const eg_run_profile *eg_engine_profile(const eg_runtime *rt) { return rt->profile; }
+
+size_t eg_engine_prepared_bytes(const eg_runtime *rt) { return rt->prep_bytes; }
 
 /* ---- loss scaling ---- */
 

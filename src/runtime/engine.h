@@ -34,6 +34,8 @@ eg_status eg_engine_run(eg_runtime *rt);
 bool eg_engine_ran(const eg_runtime *rt);
 /* The profile (options.profile), NULL when off. */
 const eg_run_profile *eg_engine_profile(const eg_runtime *rt);
+/* Bytes CPU nodes derived once from statics at creation (eg_op_prepare); 0 when none. */
+size_t eg_engine_prepared_bytes(const eg_runtime *rt);
 
 /* Makes the backward's seed (runtime/loss_seed.h) of `rt` hold
  * eg_runtime_loss_seed_value(rt, *scale) in every element at each run from now on, read as
