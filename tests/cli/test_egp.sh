@@ -169,10 +169,10 @@ expect_fail 2 "NPU: n_partitions" -- $exe inspect "$work/bad_parts.egp"
 # { u32 op; u8 how; u8 filter_read; i32 filter_src; i32 y_dst }), then come its boundaries'
 # held bytes (0/1), which end the NPU section; the plan's first entry's how -> 7
 corrupt bad_plan 'o, s, e = sec[4]; end = o + s
-def plan_at(r):  # entries: ops strictly ascending, how and filter_read codes 0..2
+def plan_at(r):  # entries: ops strictly ascending, how codes 0..3, filter_read 0..2
     return [n for n in range(1, 64) if r - 4 - 14 * n >= o and
             struct.unpack_from("<I", b, r - 4 - 14 * n)[0] == n and
-            all(b[r - 14 * n + 14 * i + 4] < 3 and b[r - 14 * n + 14 * i + 5] < 3 for i in range(n))
+            all(b[r - 14 * n + 14 * i + 4] < 4 and b[r - 14 * n + 14 * i + 5] < 3 for i in range(n))
             and all(struct.unpack_from("<I", b, r - 14 * n + 14 * i)[0] <
                     struct.unpack_from("<I", b, r - 14 * n + 14 * i + 14)[0] for i in range(n - 1))]
 r = next(r for r in range(end, o, -1) if all(x in (0, 1) for x in b[r:end]) and plan_at(r))

@@ -1004,7 +1004,7 @@ static void test_corrupted_programs_rejected(void) {
       {"an output dropped", "NPU", c_boundary_dropped, NULL},
       {"executor plan folds a Conv2d", "NPU", c_plan_fold_conv,
        "executor plan: op 0 (convolution, Conv2d): FOLD: only a Transpose is folded or skipped"},
-      {"executor plan how code 3", "NPU", c_plan_how_code, "how 3"},
+      {"executor plan how code 4", "NPU", c_plan_how_code, "how 4"},
       {"executor plan skips a Transpose others read", "NPU", c_plan_skip_read,
        "must read it as a filter redirected to its input"},
       {"executor plan: a skipped Transpose nobody writes", "NPU", c_plan_y_dst_dropped,

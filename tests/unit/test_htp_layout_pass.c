@@ -10,6 +10,10 @@
  *     at most EG_HTP_OIHW_PIXELS_PER_C times their channels (the bound itself and one past it);
  *     the weight gradient's Transpose [3,0,1,2] written by its Conv2d unless the Conv2d's output
  *     has another reader or the Conv2d runs by Winograd;
+ *   - a Reshape of a NATIVE tensor is ALIAS (its output is its input's bytes), one of a graph
+ *     input or into a graph output runs; the aliased input's bytes live until the output's
+ *     last reader (a tensor made after the Reshape does not take them), and the executor gives
+ *     bit for bit what it gives running every op, with the aliases' bytes fewer;
  *   - every plan the pass makes passes eg_htp_exec_plan_check, which refuses hand-broken ones
  *     with the rule, and the executor refuses a plan whose forms its kernel does not take. */
 #include <stdint.h>
@@ -70,6 +74,7 @@ static bool is(const eg_htp_exec_plan *p, int32_t k, eg_htp_exec_how how, eg_htp
 #define RUN EG_HTP_EXEC_RUN
 #define FOLD EG_HTP_EXEC_FOLD
 #define SKIP EG_HTP_EXEC_SKIP
+#define ALIAS EG_HTP_EXEC_ALIAS
 #define AS_IS EG_HTP_FILTER_READ_AS_IS
 #define OI EG_HTP_FILTER_READ_OI
 #define OIHW EG_HTP_FILTER_READ_OIHW
@@ -263,6 +268,71 @@ static void test_winograd_conv_writes_its_own(void) {
   eg_htp_qnn_graph_destroy(g);
 }
 
+/* ---- Reshapes ---- */
+
+/* Runs g (input x [1,4,4,8], outputs a_out, y, y2) with the pass's plan (planned) or none,
+ * into out[3][128]; *native: the NATIVE bytes without sharing. */
+static void run_reshapes(const eg_htp_qnn_graph *g, bool planned, const float *x,
+                         float (*out)[128], size_t *native) {
+  eg_htp_qnn_executor *ex = NULL;
+  EG_CHECK_MSG((planned ? eg_test_executor(g, EG_PRECISION_FP32, false, &ex)
+                        : eg_htp_qnn_executor_create(g, &ex)) == EG_OK, "%s", eg_last_error());
+  if (!ex) return;
+  const eg_htp_qnn_binding in = {.tensor = 0, .data = (void *)x, .nbytes = 512};
+  const eg_htp_qnn_binding outs[3] = {{.tensor = 2, .data = out[0], .nbytes = 512},
+                                      {.tensor = 7, .data = out[1], .nbytes = 512},
+                                      {.tensor = 8, .data = out[2], .nbytes = 512}};
+  EG_CHECK_MSG(eg_htp_qnn_executor_execute(ex, &in, 1, outs, 3) == EG_OK, "%s", eg_last_error());
+  eg_htp_qnn_executor_stats st;
+  eg_htp_qnn_executor_get_stats(ex, &st);
+  *native = st.native_sum_bytes;
+  eg_htp_qnn_executor_destroy(ex);
+}
+
+/* a = x + x; a_out = Reshape(a) (a graph output); r = Reshape(a); xr = Reshape(x) (a graph
+ * input's); b = x * x; b2 = Reshape(b); y = r + b2; y2 = xr - r. Without r's readers keeping a
+ * alive, b (made after a's last direct reader) could take a's bytes. */
+static void test_reshape_aliases(void) {
+  eg_htp_qnn_graph *g;
+  EG_CHECK(eg_htp_qnn_graph_create("reshapes", &g) == EG_OK);
+  const eg_htp_qnn_tensor_type in = EG_HTP_QNN_TENSOR_APP_WRITE, nat = EG_HTP_QNN_TENSOR_NATIVE,
+                               out = EG_HTP_QNN_TENSOR_APP_READ;
+  const int32_t x = tensor(g, "x", in, DIMS(1, 4, 4, 8)), a = tensor(g, "a", nat, DIMS(1, 4, 4, 8));
+  const int32_t a_out = tensor(g, "a_out", out, DIMS(1, 8, 8, 2));
+  const int32_t r = tensor(g, "r", nat, DIMS(1, 8, 8, 2)), xr = tensor(g, "xr", nat, DIMS(1, 8, 8, 2));
+  const int32_t b = tensor(g, "b", nat, DIMS(1, 4, 4, 8)), b2 = tensor(g, "b2", nat, DIMS(1, 8, 8, 2));
+  const int32_t y = tensor(g, "y", out, DIMS(1, 8, 8, 2)), y2 = tensor(g, "y2", out, DIMS(1, 8, 8, 2));
+  EG_CHECK(a_out == 2 && y == 7 && y2 == 8);
+  op(g, "a", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){x, x}, a, 0, NULL);
+  op(g, "a_out", EG_HTP_QNN_OP_RESHAPE, 1, &a, a_out, 0, NULL);
+  op(g, "r", EG_HTP_QNN_OP_RESHAPE, 1, &a, r, 0, NULL);
+  op(g, "xr", EG_HTP_QNN_OP_RESHAPE, 1, &x, xr, 0, NULL);
+  op(g, "b", EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, 2, (const int32_t[]){x, x}, b, 0, NULL);
+  op(g, "b2", EG_HTP_QNN_OP_RESHAPE, 1, &b, b2, 0, NULL);
+  op(g, "y", EG_HTP_QNN_OP_ELEMENT_WISE_ADD, 2, (const int32_t[]){r, b2}, y, 0, NULL);
+  op(g, "y2", EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, 2, (const int32_t[]){xr, r}, y2, 0, NULL);
+  eg_htp_exec_plan p = plan_of(g);
+  EG_CHECK(is(&p, 1, RUN, AS_IS, -1, -1) && is(&p, 2, ALIAS, AS_IS, -1, -1) &&
+           is(&p, 3, RUN, AS_IS, -1, -1) && is(&p, 5, ALIAS, AS_IS, -1, -1));
+  eg_htp_exec_plan_free(&p);
+  float xs[128], got[3][128], want[3][128];
+  for (int i = 0; i < 128; i++) xs[i] = (float)(i % 17) * 0.25f - 2.0f;
+  size_t native_planned = 0, native_all = 0;
+  run_reshapes(g, true, xs, got, &native_planned);
+  run_reshapes(g, false, xs, want, &native_all);
+  EG_CHECK_MSG(native_planned + 2 * 512 == native_all, "NATIVE bytes %zu with aliases, %zu "
+               "without: the two aliased outputs have none", native_planned, native_all);
+  for (int i = 0; i < 128; i++) {
+    const float a_i = xs[i] + xs[i];
+    EG_CHECK_MSG(got[0][i] == a_i && got[1][i] == a_i + xs[i] * xs[i] &&
+                     got[2][i] == xs[i] - a_i,
+                 "element %d: a_out %g y %g y2 %g, want %g %g %g", i, got[0][i], got[1][i],
+                 got[2][i], a_i, a_i + xs[i] * xs[i], xs[i] - a_i);
+  }
+  EG_CHECK(memcmp(got, want, sizeof got) == 0);
+  eg_htp_qnn_graph_destroy(g);
+}
+
 /* ---- the rules, and the executor's refusal ---- */
 
 static void refused(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, const char *needle) {
@@ -293,7 +363,8 @@ static void test_plan_rules(void) {
   BROKEN(p.ops[3].filter_read = OI, "input 1 must be the output of a SKIP Transpose");
   BROKEN(p.ops[0].how = RUN, "input 1 must be the output of a SKIP Transpose");
   BROKEN(p.ops[1].filter_src = 9999, "tensor ids -1 or below");
-  BROKEN(p.ops[0].how = 3, "codes below 3");
+  BROKEN(p.ops[0].how = EG_HTP_EXEC_HOW_COUNT, "codes below 4");
+  BROKEN(p.ops[0].how = ALIAS, "ALIAS: only a Reshape");
   BROKEN(p.ops[5].filter_src = s.w, "only a Conv2d or TransposeConv2d");
   BROKEN(p.ops[6].y_dst = -1, "written by the Conv2d before it");
   BROKEN(p.ops[1].y_dst = s.gw, "writes tensor");
@@ -328,6 +399,7 @@ int main(void) {
   EG_RUN(test_frozen_filter);
   EG_RUN(test_trainable_weight);
   EG_RUN(test_winograd_conv_writes_its_own);
+  EG_RUN(test_reshape_aliases);
   EG_RUN(test_plan_rules);
   EG_RUN(test_executor_refuses_what_kernels_cannot);
   return eg_test_summary();

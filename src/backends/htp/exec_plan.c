@@ -57,9 +57,19 @@ eg_transpose_conv2d_nhwc_params eg_htp_tconv2d_params(const eg_htp_qnn_graph *g,
       .algo = EG_TRANSPOSE_CONV2D_AUTO};
 }
 
+bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node *op) {
+  if (op->type != EG_HTP_QNN_OP_RESHAPE || op->n_inputs != 1 || op->inputs[0] < 0) return false;
+  const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, op->inputs[0]),
+                      *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
+  return y->type == EG_HTP_QNN_TENSOR_NATIVE &&
+         (x->type == EG_HTP_QNN_TENSOR_NATIVE || x->type == EG_HTP_QNN_TENSOR_STATIC) &&
+         x->dtype == y->dtype && x->nbytes == y->nbytes &&
+         (y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 || y->dtype == EG_HTP_QNN_DTYPE_INT_32);
+}
+
 /* ---- the rules ---- */
 
-static const char *const how_names[] = {"RUN", "FOLD", "SKIP"};
+static const char *const how_names[] = {"RUN", "FOLD", "SKIP", "ALIAS"};
 
 static bool perm_is(const eg_htp_qnn_op_node *op, const eg_htp_qnn_tensor *x,
                     const uint32_t perm[4]) {
@@ -144,13 +154,19 @@ static bool skip_redirects(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p,
   return !(x->producer >= 0 && p->ops[x->producer].y_dst == op->outputs[0]);
 }
 
-/* The rules of entry k's how (FOLD, SKIP: Transposes); readers as for check_conv (each reader
- * of a case (i) SKIP's output is checked by check_readers). */
+/* The rules of entry k's how (FOLD, SKIP: Transposes; ALIAS: Reshapes); readers as for
+ * check_conv (each reader of a case (i) SKIP's output is checked by check_readers). */
 static bool check_how(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t k,
                       const int32_t *readers, char *why, size_t size) {
   const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
   const eg_htp_exec_op *e = &p->ops[k];
   if (e->how == EG_HTP_EXEC_RUN) return true;
+  if (e->how == EG_HTP_EXEC_ALIAS) {
+    if (eg_htp_reshape_aliases(g, op)) return true;
+    snprintf(why, size, "ALIAS: only a Reshape whose output is NATIVE, of its input's dtype "
+             "(FLOAT_32 or INT_32), and whose input is NATIVE or STATIC holds its input's bytes");
+    return false;
+  }
   if (op->type != EG_HTP_QNN_OP_TRANSPOSE) {
     snprintf(why, size, "%s: only a Transpose is folded or skipped", how_names[e->how]);
     return false;

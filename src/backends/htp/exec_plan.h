@@ -15,6 +15,9 @@
  *             that reads the Transpose's input instead (filter_src, filter_read below), or
  *             (ii) it is perm [3,0,1,2] and the only reader of a NATIVE Conv2d output, and that
  *             Conv2d writes the Transpose's output itself (y_dst);
+ *   how ALIAS a Reshape never run (eg_htp_reshape_aliases): its NATIVE output gets no bytes of
+ *             its own and is its input's bytes (every tensor is dense, so a Reshape moves
+ *             none), the input's lifetime stretched to the output's last reader;
  *   filter_src, filter_read (Conv2d, TransposeConv2d; -1 and AS_IS otherwise): input 1 is the
  *             output of a SKIP Transpose of tensor filter_src, read as
  *             OI   TransposeConv2d, perm [0,1,3,2] of a FLOAT_32 STATIC tensor: the forward
@@ -43,6 +46,7 @@ typedef enum eg_htp_exec_how {
   EG_HTP_EXEC_RUN,
   EG_HTP_EXEC_FOLD,
   EG_HTP_EXEC_SKIP,
+  EG_HTP_EXEC_ALIAS,
   EG_HTP_EXEC_HOW_COUNT
 } eg_htp_exec_how;
 
@@ -71,6 +75,12 @@ eg_status eg_htp_exec_plan_init(eg_htp_exec_plan *p, int32_t n_ops);
 void eg_htp_exec_plan_free(eg_htp_exec_plan *p);
 /* Whether entry `op` differs from plain RUN (the .egp stores those only). */
 bool eg_htp_exec_op_planned(const eg_htp_exec_op *op);
+/* Whether Reshape op `op` of g may be ALIAS: its output NATIVE, input and output of one dtype,
+ * FLOAT_32 or INT_32 (not fixed point, whose integers and float views the executor keeps
+ * apart), the input NATIVE or STATIC: not a graph input, whose buffer the runtime plans to
+ * live until its last reader in the graph, the Reshape, nor a graph output. */
+bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node *op);
+
 /* Whether plan p fits graph g by every rule above (one entry per op, known codes, ids in range,
  * op kinds, perms, tensor types and dtypes, every reader of a SKIP output redirected), in time
  * linear in the graph. On false writes why into why[size]: "op 5 (dgrad, TransposeConv2d): reads

@@ -55,6 +55,8 @@ typedef struct plan {
                      other layout instead */
   bool unwritten; /* its output is neither written nor read (a skipped Transpose's whose
                      readers read its input; a Conv2d's that writes y_dst): it gets no bytes */
+  bool aliased;   /* never run (the plan's ALIAS, a Reshape): its output, with no bytes of its
+                     own, points at its input's bytes, set as execute reaches it */
   uint8_t filter_read; /* the plan's: eg_htp_filter_read of filter_src */
   int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (the plan's)
                          instead of input 1; -1 (every op) when none */
@@ -885,6 +887,12 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     const int32_t t = ex->plans[k].y_dst;
     if (t >= 0 && first[t] > k) first[t] = k;
   }
+  /* an aliased Reshape's input lives while its output is read (last to first: along chains) */
+  for (int32_t k = eg_htp_qnn_graph_num_ops(g) - 1; k >= 0; k--) {
+    const op_t *op = eg_htp_qnn_graph_op(g, k);
+    const int32_t x = op->inputs[0], y = op->outputs[0];
+    if (ex->plans[k].aliased && first[x] >= 0 && last[y] > last[x]) last[x] = last[y];
+  }
   ex->work = calloc(2 * (size_t)eg_htp_qnn_graph_num_ops(g) + 1, sizeof *ex->work);
   if (!ex->work) {
     free(first);
@@ -947,7 +955,8 @@ static eg_status prepare_ops(exec_t *ex, const eg_htp_exec_plan *xp) {
     plan *pl = &ex->plans[k];
     EG_TRY(check_supported(ex, op));
     pl->folded = e && e->how == EG_HTP_EXEC_FOLD;
-    pl->skipped = pl->unwritten = e && e->how == EG_HTP_EXEC_SKIP;
+    pl->aliased = e && e->how == EG_HTP_EXEC_ALIAS;
+    pl->skipped = pl->unwritten = pl->aliased || (e && e->how == EG_HTP_EXEC_SKIP);
     pl->filter_read = e ? e->filter_read : EG_HTP_FILTER_READ_AS_IS;
     pl->filter_src = e ? e->filter_src : -1;
     pl->y_dst = e ? e->y_dst : -1;
@@ -1235,6 +1244,7 @@ eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_
   int64_t *times = ex->op_times;
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(ex->g); k++) {
     const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+    if (ex->plans[k].aliased) ex->ptr[op->outputs[0]] = ex->ptr[op->inputs[0]];
     if (ex->plans[k].folded || ex->plans[k].skipped) continue;
     const int64_t t0 = times ? eg_now_ns() : 0;
     kernels[op->type].run(ex, op, &ex->plans[k]);

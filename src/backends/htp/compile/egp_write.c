@@ -36,7 +36,7 @@
  *               except INT_32 for an int64 value with npu_int32 (the runtime narrows it to
  *               int32 when staging it in and widens it back to int64 when reading it out).
  *     ExecPlan := u32 n (<= n_ops); n x { u32 op (strictly ascending, < n_ops); u8 how (0 RUN,
- *               1 FOLD, 2 SKIP); u8 filter_read (0 as is, 1 OI, 2 OIHW); i32 filter_src
+ *               1 FOLD, 2 SKIP, 3 ALIAS); u8 filter_read (0 as is, 1 OI, 2 OIHW); i32 filter_src
  *               (tensor id or -1); i32 y_dst (tensor id or -1) } — how the executor runs the
  *               listed ops (exec_plan.h: the layout pass's decisions, made at compile time; an
  *               op not listed runs as it is, and a listed entry is not that). The plan obeys

@@ -120,6 +120,7 @@ eg_status eg_htp_layout_pass(const eg_htp_qnn_graph *g, eg_htp_exec_plan *out) {
   }
   for (int32_t k = 0; k < no; k++) {
     const op_t *tr = eg_htp_qnn_graph_op(g, k);
+    if (eg_htp_reshape_aliases(g, tr)) out->ops[k].how = EG_HTP_EXEC_ALIAS;
     if (tr->type != EG_HTP_QNN_OP_TRANSPOSE) continue;
     const eg_htp_qnn_tensor *x = in0(g, tr), *y = out0(g, tr);
     if (out->ops[k].how == EG_HTP_EXEC_FOLD) {

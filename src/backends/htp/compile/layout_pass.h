@@ -21,7 +21,9 @@
  *         ResNet-18's full-training step 25 of 87 ms, three weight-sized Transposes per conv;
  *   SKIP, y_dst: a Transpose [3,0,1,2] that is the only reader of a NATIVE Conv2d output (the
  *         weight gradient's [ci, kh, kw, co] back to OIHW) whose Conv2d takes the mode (groups
- *         1, not Winograd): the Conv2d writes the Transpose's output itself. */
+ *         1, not Winograd): the Conv2d writes the Transpose's output itself;
+ *   ALIAS a Reshape eg_htp_reshape_aliases allows (the grouped weight gradient's two per
+ *         depthwise conv, the tap form's): its output is its input's bytes, no copy. */
 #ifndef EG_BACKENDS_HTP_LAYOUT_PASS_H
 #define EG_BACKENDS_HTP_LAYOUT_PASS_H
 
