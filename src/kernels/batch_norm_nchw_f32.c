@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "kernels/norm_sums_f32.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* Channels per block on the small-plane path, and the planes it takes. */
@@ -263,19 +264,17 @@ EG_SIMD_CLONES static void run_channels(const eg_batch_norm_params *p, const eg_
   const bool big = p->n * p->c * p->hw >= EG_NORM_OMP_MIN;
   if (p->hw <= EG_BN_SMALL_HW) {
     const int64_t blocks = (p->c + EG_BN_BLOCK - 1) / EG_BN_BLOCK;
-#pragma omp parallel for schedule(static) if (big)
-    for (int64_t i = 0; i < blocks; i++) {
+    EG_OMP_FOR_IF(big, for (int64_t i = 0; i < blocks; i++) {
       int64_t c0 = i * EG_BN_BLOCK, nb = p->c - c0 < EG_BN_BLOCK ? p->c - c0 : EG_BN_BLOCK;
       if (fwd) forward_block(p, fwd, c0, nb);
       else backward_block(p, bwd, c0, nb);
-    }
+    });
     return;
   }
-#pragma omp parallel for schedule(static) if (big)
-  for (int64_t ch = 0; ch < p->c; ch++) {
+  EG_OMP_FOR_IF(big, for (int64_t ch = 0; ch < p->c; ch++) {
     if (fwd) forward_channel(p, fwd, ch);
     else backward_channel(p, bwd, ch);
-  }
+  });
 }
 
 EG_SIMD_CLONES

@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 #include <string.h>
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* GEMMs narrower than this many columns run well below sgemm's peak (measured with OpenBLAS
@@ -142,16 +143,14 @@ void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *c
   const int64_t kk = g->kh * g->kw, p = g->hs * g->ws;
   eg_conv_tap cache[EG_CONV_TAP_CACHE];
   const eg_conv_tap *taps = eg_conv_taps(g, cache);
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * g->cb * kk * p))
-  for (int64_t t = 0; t < m * g->cb; t++) {
+  EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * kk * p), for (int64_t t = 0; t < m * g->cb; t++) {
     const int64_t k = t / g->cb, c = t % g->cb;
     im2col_plane(g, big + t * g->hb * g->wb, taps, m * p, col + c * kk * m * p + k * p);
-  }
+  });
 }
 
 EG_SIMD_CLONES
 void eg_conv_pack_images(const float *src, int64_t m, int64_t c, int64_t p, float *packed) {
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * c * p))
-  for (int64_t t = 0; t < m * c; t++)
-    memcpy(packed + (t % c) * m * p + (t / c) * p, src + t * p, sizeof(float) * (size_t)p);
+  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++)
+    memcpy(packed + (t % c) * m * p + (t / c) * p, src + t * p, sizeof(float) * (size_t)p););
 }

@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* Both channel counts at least this: below it the 16 GEMMs are too thin to beat one im2col
@@ -152,8 +153,7 @@ EG_SIMD_CLONES EG_KEEP_LOOPS
 static void input_transform(const eg_conv_geom *g, const float *big, int64_t r0, int64_t rows,
                             float *v) {
   const int64_t th = tiles_h(g), tw = tiles_w(g), tc = rows * tw, xi_stride = g->cb * tc;
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(16 * g->cb * tc))
-  for (int64_t u = 0; u < g->cb * rows; u++) {
+  EG_OMP_FOR_IF(eg_conv_omp_worth(16 * g->cb * tc), for (int64_t u = 0; u < g->cb * rows; u++) {
     const int64_t ci = u / rows, r = r0 + u % rows, n = r / th, ti = r % th;
     const float *plane = big + (n * g->cb + ci) * g->hb * g->wb;
     float *dst = v + ci * tc + (r - r0) * tw;
@@ -161,7 +161,7 @@ static void input_transform(const eg_conv_geom *g, const float *big, int64_t r0,
       const int64_t tj1 = tj0 + EG_CONV_WINO_BLOCK < tw ? tj0 + EG_CONV_WINO_BLOCK : tw;
       input_block(g, plane, ti, tj0, tj1, dst + tj0, xi_stride);
     }
-  }
+  });
 }
 
 /* The outputs of the chunk's tiles [t0, t0 + cnt) (t = (r - r0)*tw + tj, any rows) of output
@@ -215,12 +215,11 @@ static void output_transform(const eg_conv_geom *g, const float *m, const float 
                              int64_t rows, float *small) {
   const int64_t tc = rows * tiles_w(g), xi_stride = g->cs * tc;
   const int64_t blocks = (tc + EG_CONV_WINO_BLOCK - 1) / EG_CONV_WINO_BLOCK;
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(16 * g->cs * tc))
-  for (int64_t u = 0; u < g->cs * blocks; u++) {
+  EG_OMP_FOR_IF(eg_conv_omp_worth(16 * g->cs * tc), for (int64_t u = 0; u < g->cs * blocks; u++) {
     const int64_t co = u / blocks, t0 = u % blocks * EG_CONV_WINO_BLOCK;
     const int64_t cnt = tc - t0 < EG_CONV_WINO_BLOCK ? tc - t0 : EG_CONV_WINO_BLOCK;
     output_block(g, m + co * tc, xi_stride, bias ? bias[co] : 0.0f, r0, t0, cnt, co, small);
-  }
+  });
 }
 
 void eg_conv_wino_down(const eg_conv_geom *g, const float *big, const float *w, const float *u,

@@ -32,6 +32,7 @@
 
 #include <cblas.h>
 #include <string.h>
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* ---- planning: which path, and how much scratch ---- */
@@ -144,16 +145,19 @@ static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const flo
   }
 }
 
+/* dst[e] = src[e] + v for e < count. */
+static inline __attribute__((always_inline)) void add_to(float *restrict dst,
+                                                         const float *restrict src,
+                                                         int64_t count, float v) {
+#pragma omp simd
+  for (int64_t e = 0; e < count; e++) dst[e] = src[e] + v;
+}
+
 /* m images [c, p] <- packed [c, m*p] + bias[c] (bias may be NULL). */
 EG_SIMD_CLONES static void unpack_images(const float *packed, int64_t m, int64_t c, int64_t p,
                           const float *bias, float *dst) {
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * c * p))
-  for (int64_t t = 0; t < m * c; t++) {
-    const float *s = packed + (t % c) * m * p + (t / c) * p;
-    const float v = bias ? bias[t % c] : 0.0f;
-#pragma omp simd
-    for (int64_t e = 0; e < p; e++) dst[t * p + e] = s[e] + v;
-  }
+  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++)
+    add_to(dst + t * p, packed + (t % c) * m * p + (t / c) * p, p, bias ? bias[t % c] : 0.0f););
 }
 
 /* Every plane [n, c] of y set to bias[c], or 0 when bias is NULL. */
@@ -171,14 +175,14 @@ static void down_depthwise(const eg_conv_geom *g, const float *big, const float 
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
   eg_conv_tap cache[EG_CONV_TAP_CACHE];
   const eg_conv_tap *taps = eg_conv_taps(g, cache);
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(g->n * g->cs * p * kk))
-  for (int64_t t = 0; t < g->n * g->cs; t++) {
+  const bool worth = eg_conv_omp_worth(g->n * g->cs * p * kk);
+  EG_OMP_FOR_IF(worth, for (int64_t t = 0; t < g->n * g->cs; t++) {
     const int64_t n = t / g->cs, c = t % g->cs;
     const float *src = big + (n * g->cb + c / csg) * g->hb * g->wb;
     float *dst = small + t * p;
     fill(dst, p, bias ? bias[c] : 0.0f);
     for (int64_t e = 0; e < kk; e++) tap_gather(g, src, eg_conv_tap_of(g, taps, e), w[c * kk + e], dst);
-  }
+  });
 }
 
 /* small = down(big) + bias by im2col + GEMM, all n images; scratch: down_scratch_floats(g). */

@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* Loops with fewer elements than this stay on one thread. */
@@ -169,12 +170,11 @@ void eg_binary_dense(eg_binary_op op, eg_dtype dtype, const eg_iter *it, const v
   const size_t esize = eg_dtype_size(dtype);
   const int64_t total = it->numel;
   if (total == 0) return;
-#pragma omp parallel if (total >= EG_ELEMENTWISE_OMP_MIN)
-  {
+  EG_OMP_PARALLEL_IF(total >= EG_ELEMENTWISE_OMP_MIN, {
     int64_t begin, end;
     eg_iter_thread_span(total, &begin, &end);
     binary_range(it, f, esize, a, b, &alpha, out, begin, end);
-  }
+  });
 }
 
 int64_t eg_binary_first_zero(eg_dtype dtype, const void *x, int64_t n) {
@@ -220,12 +220,11 @@ void eg_where_dense_f32(const eg_iter *it, const uint8_t *cond, const float *a, 
                         float *out) {
   const int64_t total = it->numel;
   if (total == 0) return;
-#pragma omp parallel if (total >= EG_ELEMENTWISE_OMP_MIN)
-  {
+  EG_OMP_PARALLEL_IF(total >= EG_ELEMENTWISE_OMP_MIN, {
     int64_t begin, end;
     eg_iter_thread_span(total, &begin, &end);
     where_range(it, cond, a, b, out, begin, end);
-  }
+  });
 }
 
 /* ---- unary ---- */
@@ -240,8 +239,13 @@ typedef void (*unary_loop)(const void *x, void *out, int64_t n);
   static void name(const void *xv, void *ov, int64_t n) {                                 \
     const T *restrict x = xv;                                                             \
     T *restrict o = ov;                                                                   \
-    _Pragma("omp parallel for simd schedule(static) if (parallel: n >= EG_ELEMENTWISE_OMP_MIN)")    \
-    for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, x[i]);                              \
+    if (eg_omp_forks(n >= EG_ELEMENTWISE_OMP_MIN)) {                                      \
+      _Pragma("omp parallel for simd schedule(static)")                                   \
+      for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, x[i]);                            \
+    } else {                                                                              \
+      _Pragma("omp simd")                                                                 \
+      for (int64_t i = 0; i < n; i++) o[i] = EXPR(T, U, x[i]);                            \
+    }                                                                                     \
   }
 
 UNARY_LOOP(relu_f32, float, float, F_RELU)

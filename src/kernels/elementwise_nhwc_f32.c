@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 bool eg_ew_shape_init(eg_ew_shape *s, int n_in, const int *ranks, const int64_t *const *dims) {
@@ -205,8 +206,7 @@ void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *cons
   int64_t rows = 1;
   for (int i = 0; i < last; i++) rows *= it.dims[i];
   /* one contiguous band of rows per thread */
-#pragma omp parallel if (eg_nhwc_omp_worth(rows * it.dims[last]))
-  {
+  EG_OMP_PARALLEL_IF(eg_nhwc_omp_worth(rows * it.dims[last]), {
     const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
     if (op == EG_EW_SELECT)
@@ -219,7 +219,7 @@ void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *cons
       rows_less_equal(&it, r0, r1, in[0], in[1], out);
     else
       rows_arith(op, &it, r0, r1, in[0], in[1], out);
-  }
+  });
 }
 
 EG_SIMD_CLONES

@@ -21,6 +21,7 @@
  * full reduction, into fixed chunks whose partial sums live in scratch and are combined in
  * order; so results never depend on the number of threads. */
 #include "kernels/sum_dense.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 #include <omp.h>
@@ -167,11 +168,10 @@ static void sum_all(const eg_sum_geom *g, const void *x, void *acc, void *scratc
                     const sum_type *t) {
   const int64_t len = g->size[0], chunks = chunk_count(g);
   memset(scratch, 0, (size_t)chunks * 8);
-#pragma omp parallel for schedule(static) if (len >= EG_SUM_OMP_MIN)
-  for (int64_t c = 0; c < chunks; c++) {
+  EG_OMP_FOR_IF(len >= EG_SUM_OMP_MIN, for (int64_t c = 0; c < chunks; c++) {
     int64_t at = c * EG_SUM_CHUNK;
     t->sum_run(scratch, c, x, at, len - at < EG_SUM_CHUNK ? len - at : EG_SUM_CHUNK);
-  }
+  });
   t->acc_sum_run(acc, 0, scratch, 0, chunks);
 }
 
@@ -179,15 +179,14 @@ static void sum_all(const eg_sum_geom *g, const void *x, void *acc, void *scratc
  * columns (a column's sum is computed the same way whatever the split). */
 static void sum_rows(const eg_sum_geom *g, const void *x, void *acc, const sum_type *t) {
   const int64_t rows = g->size[0], cols = g->size[1];
-#pragma omp parallel if (g->in_numel >= EG_SUM_OMP_MIN && cols >= 2 * EG_SUM_LANES)
-  {
+  /* shares rounded to whole lanes so every strip starts vector-aligned with the rows */
+  EG_OMP_PARALLEL_IF(g->in_numel >= EG_SUM_OMP_MIN && cols >= 2 * EG_SUM_LANES, {
     const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
-    /* shares rounded to whole lanes so every strip starts vector-aligned with the rows */
     const int64_t lanes = (cols + EG_SUM_LANES - 1) / EG_SUM_LANES;
     int64_t k0 = lanes * me / nt * EG_SUM_LANES, k1 = lanes * (me + 1) / nt * EG_SUM_LANES;
     if (k1 > cols) k1 = cols;
     if (k1 > k0) t->add_rows(acc, k0, x, k0, k1 - k0, rows, cols);
-  }
+  });
 }
 
 /* Odometer over groups [lo, hi): the current position's accumulator offset. */
@@ -233,8 +232,7 @@ static void sum_units(const eg_sum_geom *g, int outer, const void *x, void *acc,
   for (int d = 0; d < outer; d++)
     if (!g->reduced[d] && (p < 0 || g->size[d] > g->size[p])) p = d;
   const int64_t np = g->size[p], na = prod(g, 0, p), nb = prod(g, p + 1, outer);
-#pragma omp parallel if (g->in_numel >= EG_SUM_OMP_MIN && np > 1)
-  {
+  EG_OMP_PARALLEL_IF(g->in_numel >= EG_SUM_OMP_MIN && np > 1, {
     const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
     const int64_t j0 = np * me / nt, j1 = np * (me + 1) / nt;
     odometer oa, ob;
@@ -250,7 +248,7 @@ static void sum_units(const eg_sum_geom *g, int outer, const void *x, void *acc,
         }
       }
     }
-  }
+  });
 }
 
 static void sum_dense(const eg_sum_geom *g, const void *x, void *acc, void *scratch,
