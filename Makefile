@@ -8,7 +8,7 @@
 #   make fuzz-smoke     the same build, each target run for FUZZ_SMOKE_TIME seconds (CI)
 #   make check-aarch64  cross-build for ARM64 and run the unit, CLI and op tests under qemu
 #   make htp-check      every NPU partition checked on Qualcomm's HTP backend (QNN's emulator)
-#   make bench-steps    whole training steps, edgegrad beside PyTorch eager (bench/README.md)
+#   make bench-steps    whole training steps, edgegrad beside PyTorch at its best (bench/README.md)
 #   make mutants        apply each realistic bug of tests/mutants/*.patch in a copy of the tree
 #                       (build-mutants/) and check that the tests it names fail (MUTANTS=a,b)
 # `make` alone builds the CLI at build/edgegrad. Each target installs missing Debian packages
@@ -88,9 +88,11 @@ bench: test-deps all
 	@/usr/bin/python3 bench/bench_dgrad.py $(BUILD)/bench_htp_dgrad
 
 # Whole training steps: edgegrad (CPU path on the .json, and the SM8650 .egp) beside PyTorch 2.13
-# eager, ResNet-18 / MobileNetV2 / SqueezeNet 1.1 x full/head/bias, 1 and 2 threads, with ratios,
-# peak RSS and compile times (bench/README.md). BENCH_STEPS_FLAGS: e.g.
-# "--cases resnet18:full --threads 1 --reps 3".
+# eager NCHW, eager channels_last and torch.compile (inductor; the 32x32 nets unless
+# --torch-compile all), in interleaved rounds: ResNet-18 / MobileNetV2 / SqueezeNet 1.1 /
+# EfficientNet-B0 x full/head/bias and three 32x32 nets, 1 and 2 threads, with medians, spread,
+# ratios to PyTorch's best, peak RSS and compile times (bench/README.md). BENCH_STEPS_FLAGS: e.g.
+# "--cases resnet18:full,cifar_cnn:full --threads 1 --reps 3".
 bench-steps: test-deps all
 	@cmake --build $(BUILD) --target bench_step -j $(JOBS)
 	@PYTHONPATH=python .venv/bin/python bench/bench_steps.py --edgegrad $(BUILD)/edgegrad \

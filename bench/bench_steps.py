@@ -1,29 +1,44 @@
-"""Whole training steps, edgegrad beside PyTorch eager (`make bench-steps`).
+"""Whole training steps, edgegrad beside PyTorch at its best (`make bench-steps`).
 
     PYTHONPATH=python .venv/bin/python bench/bench_steps.py --edgegrad build/edgegrad \\
-        --bench-step build/bench_step [--workdir DIR] [--cases resnet18,mobilenet_v2:full,...]
-        [--threads 1,2] [--reps 10] [--compile-families resnet18,...] [--no-compile-times]
+        --bench-step build/bench_step [--workdir DIR] [--cases resnet18,cifar_cnn:full,...]
+        [--threads 1,2] [--reps 10] [--round-ms 25] [--torch-compile small|all|none]
+        [--compile-families resnet18,...] [--no-compile-times]
 
-Cases: family x regime (full / head / bias, as tests/models/run_models.py defines them: its
-FAMILIES, build() and trainable() are imported, not copied); a --cases entry is FAMILY (every regime) or
-FAMILY:REGIME. Each model is torchvision's definition (tests/models/tvshim.py), random
-initialisation (torch.manual_seed(0)), 10 classes, train mode, batch 8 of 3x64x64, loss
-cross-entropy, exported with edgegrad.export_training_step. For each case and thread count T:
+Cases: family x regime (full / head / bias). The torchvision families are tests/models/
+run_models.py's (its FAMILIES, build() and trainable() are imported, not copied): batch 8 of
+3x64x64; the three 32x32 nets of bench/small_nets.py (cifar_cnn, cifar_resnet, cifar_mbv2):
+batch 8 of 3x32x32. A --cases entry is FAMILY (every regime) or FAMILY:REGIME. Random
+initialisation (torch.manual_seed(0)), 10 classes, train mode, cross-entropy, exported with
+edgegrad.export_training_step. For each case and thread count T, five systems, each a
+long-lived worker process of its own (so its peak RSS, VmHWM, is that system's alone):
 
-- PyTorch: the step the export computes, eager: out = model(x), loss = cross_entropy(out, y),
+- torch NCHW: the step the export computes, eager: out = model(x), loss = cross_entropy(out, y),
   torch.autograd.grad(loss, trainable) (BatchNorm's running statistics update as a side effect,
-  Dropout draws its own masks), torch.set_num_threads(T), in a child process of its own so its
-  peak RSS (VmHWM) is that case's alone;
-- edgegrad CPU: bench_step on the exported .json (every node on the portable CPU kernels);
-- edgegrad .egp: bench_step on the program `edgegrad compile --soc SM8650 --precision fp32 -o`
-  wrote (the NPU partitions run on the QNN-semantics executor on this CPU; fp32, because the
-  fp16 default emulates the HTP's rounding of every op result, a cost the phone never pays).
+  Dropout draws its own masks), torch.set_num_threads(T);
+- torch CL: the same with model and input in torch.channels_last;
+- torch compile: the same step with model + loss compiled by torch.compile (inductor, CPU;
+  AOTAutograd compiles the backward): compile time is excluded from the timed steps and
+  reported; where it does not compile, the exception's first line is reported. Cold compiles
+  take minutes per case and thread count on 2 cores, so by default (--torch-compile small) only
+  the 32x32 nets are compiled; --torch-compile all compiles every case (inductor's cache makes
+  reruns fast), none none; the output says which;
+- edgegrad CPU: bench_step --serve on the exported .json (every node on the portable CPU kernels);
+- edgegrad .egp: bench_step --serve on the program `edgegrad compile --soc SM8650 --precision
+  fp32 -o` wrote (the NPU partitions run on the QNN-semantics executor on this CPU; fp32, because
+  the fp16 default emulates the HTP's rounding of every op result, a cost the phone never pays).
 
-Each side: one warm-up, then the minimum (and median) of --reps steps; bench_step runs with
---threads T and OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = T. Ratio = edgegrad / PyTorch (< 1:
-edgegrad faster). Then the geometric mean and the worst ratio per path and thread count, and
-the compile-time section: `edgegrad compile --soc SM8650 -o` (one process: load, compile,
-write) of full-training graphs at batch 2, min of 3, with node counts and us per node.
+Every worker runs two warm-up steps, then --reps interleaved rounds: in each round every system
+times k steps in turn (k = --round-ms over its warm-up step's time, 1 to 20; the order rotates
+by one system a round: A B C D E, B C D E A, ...). All workers get OMP_NUM_THREADS =
+OPENBLAS_NUM_THREADS = T; bench_step also --threads T. Reported per system: median step time and
+its spread (min-max over all timed steps). PyTorch's best per case = the fastest median of the
+variants that ran; ratio = edgegrad median / best (< 1: edgegrad faster). Then the geometric mean
+and the worst ratio per path and thread count, and the compile-time section: `edgegrad compile
+--soc SM8650 -o` (one process: load, compile, write) of full-training graphs at batch 2, min of
+3, with node counts and us per node. The first line is the environment (CPU, cores,
+OPENBLAS_CORETYPE, the OpenBLAS kernel core in use, PyTorch's version and CPU capability, load
+average, commit); every time lands in WORKDIR/bench-steps.json too.
 
 A report, never a test: the machines are shared and noisy.
 """
@@ -31,7 +46,9 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
+import select
 import subprocess
 import sys
 import time
@@ -42,23 +59,33 @@ ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "conformance"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import run_models  # noqa: E402
+import small_nets  # noqa: E402
 
-DEFAULT_FAMILIES = ("resnet18", "mobilenet_v2", "squeezenet1_1")
+DEFAULT_CASES = ("resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
+                 "cifar_cnn:full", "cifar_resnet:full", "cifar_mbv2:full")
 COMPILE_FAMILIES = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "densenet121")
 BATCH, SIZE, CLASSES = 8, 64, run_models.CLASSES
 COMPILE_BATCH = 2
 SOC = "SM8650"
+MAX_ROUND_STEPS = 20
+START_TIMEOUT_S, ROUND_TIMEOUT_S = 3600, 900
+# (key, column label): PyTorch's variants, then edgegrad's paths
+TORCH_VARIANTS = (("nchw", "torch NCHW"), ("cl", "torch CL"), ("compile", "torch compile"))
+EDGEGRAD_PATHS = (("cpu", "edgegrad CPU"), ("egp", ".egp"))
+SYSTEMS = TORCH_VARIANTS + EDGEGRAD_PATHS
 
 
 def build(family, batch, size=SIZE):
+    if family in small_nets.NETS:
+        return small_nets.build(family, batch, CLASSES)
     return run_models.build(family, size, batch)
 
 
@@ -75,34 +102,135 @@ def peak_rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def torch_child(family, regime, threads, reps):
-    """The PyTorch measurement, run in a process of its own: one JSON line."""
+def first_line(e):
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}".strip()
+
+
+def torch_worker(family, regime, threads, variant):
+    """PyTorch's side of the rounds, in a process of its own: bench_step --serve's protocol (a
+    ready line, then one line of K step times for each count K read from stdin; "q" ends it).
+    Anything else the libraries print goes to stderr."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+
+    def say(obj):
+        proto.write(json.dumps(obj) + "\n")
+
     torch.set_num_threads(threads)
-    model, x, y = build(family, BATCH)
-    train = set(run_models.trainable(model, regime, family))
-    params = []
-    for name, p in model.named_parameters():
-        p.requires_grad_(name in train)
-        if name in train:
-            params.append(p)
-    times = []
-    for r in range(reps + 1):
-        t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x), y)
-        torch.autograd.grad(loss, params)
-        t1 = time.perf_counter()
-        if r:
-            times.append((t1 - t0) * 1e3)
-    times.sort()
-    print(json.dumps({"min_ms": times[0], "median_ms": times[len(times) // 2],
-                      "peak_rss_kb": peak_rss_kb()}))
+    try:
+        model, x, y = build(family, BATCH)
+        train = set(run_models.trainable(model, regime, family))
+        if variant == "cl":
+            model = model.to(memory_format=torch.channels_last)
+            x = x.contiguous(memory_format=torch.channels_last)
+        params = []
+        for name, p in model.named_parameters():
+            p.requires_grad_(name in train)
+            if name in train:
+                params.append(p)
+
+        def loss_of(x, y):
+            return F.cross_entropy(model(x), y)
+
+        fn, compile_ms, breaks = loss_of, None, None
+        if variant == "compile":
+            fn = torch.compile(loss_of)  # inductor: compiles at the first call
+
+        def step():
+            t0 = time.perf_counter()
+            torch.autograd.grad(fn(x, y), params)
+            return (time.perf_counter() - t0) * 1e3
+
+        first = step()
+        if variant == "compile":
+            from torch._dynamo.utils import counters
+            compile_ms, breaks = first, sum(counters["graph_break"].values())
+        warm = step()
+    except Exception as e:  # reported by the driver, never fatal
+        return say({"error": first_line(e)})
+    say({"ready": True, "warmup_ms": warm, "compile_ms": compile_ms, "graph_breaks": breaks,
+         "threads": threads, "peak_rss_kb": peak_rss_kb()})
+    for line in sys.stdin:
+        if line.strip() == "q":
+            break
+        try:
+            times = [step() for _ in range(int(line))]
+        except Exception as e:
+            return say({"error": first_line(e)})
+        say({"times_ms": times, "peak_rss_kb": peak_rss_kb()})
 
 
-def run_json(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-500:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+class Worker:
+    """One system's long-lived process, spoken to one line at a time (see torch_worker)."""
+
+    def __init__(self, key, cmd, env, errpath):
+        self.key, self.error, self.ready, self.times, self.rss_kb = key, None, None, [], None
+        self.errpath = errpath
+        self.errfile = open(errpath, "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.errfile, env=env)
+        self.buf = b""
+
+    def _line(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                raise RuntimeError(f"no answer in {timeout} s")
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                self.proc.wait()
+                with open(self.errpath) as f:
+                    tail = [line for line in f.read().splitlines() if line.strip()]
+                raise RuntimeError(f"exit {self.proc.returncode}: "
+                                   f"{tail[-1] if tail else 'no message'}")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply
+
+    def start(self):
+        try:
+            self.ready = self._line(START_TIMEOUT_S)
+            self.rss_kb = self.ready["peak_rss_kb"]
+        except Exception as e:
+            self.fail(e)
+
+    def run(self, k):
+        try:
+            self.proc.stdin.write(f"{k}\n".encode())
+            self.proc.stdin.flush()
+            reply = self._line(ROUND_TIMEOUT_S)
+            self.times += reply["times_ms"]
+            self.rss_kb = reply["peak_rss_kb"]
+        except Exception as e:
+            self.fail(e)
+
+    def fail(self, e):
+        self.error = first_line(e) if not isinstance(e, RuntimeError) else str(e)
+        self.close()
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b"q\n")
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.errfile.close()
+
+    def stats(self):
+        if self.error or not self.times:
+            return None
+        t = sorted(self.times)
+        n = len(t)
+        median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
+        return {"median_ms": median, "min_ms": t[0], "max_ms": t[-1], "steps": n}
 
 
 def thread_env(threads):
@@ -137,9 +265,9 @@ def parse_cases(text):
     cases = []
     for item in text.split(","):
         family, _, regime = item.strip().partition(":")
-        if family not in run_models.FAMILIES:
+        if family not in run_models.FAMILIES and family not in small_nets.NETS:
             sys.exit(f"bench_steps: unknown family {family!r} (known: "
-                     f"{', '.join(run_models.FAMILIES)})")
+                     f"{', '.join([*run_models.FAMILIES, *small_nets.NETS])})")
         for r in ([regime] if regime else run_models.REGIMES):
             if r not in run_models.REGIMES:
                 sys.exit(f"bench_steps: unknown regime {r!r} (known: full, head, bias)")
@@ -151,45 +279,182 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def compiles(family, mode):
+    return mode == "all" or (mode == "small" and family in small_nets.NETS)
+
+
+def environment(args):
+    """The environment line's fields: CPU, cores, OpenBLAS's core, PyTorch's build, commit."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    try:
+        blas = json.loads(subprocess.run([args.bench_step, "--blas"], capture_output=True,
+                                         text=True, check=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        blas = {"blas_core": f"unknown ({first_line(e)})", "blas_config": ""}
+    config = torch.__config__.show()
+    onednn = re.search(r"MKL-DNN (v[\d.]+)", config)
+    mkl = re.search(r"Math Kernel Library Version ([\d.]+)", config)
+    try:
+        capability = torch.backends.cpu.get_cpu_capability()
+    except AttributeError:
+        capability = "?"
+    git = ["git", "-C", ROOT]
+    commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    if subprocess.run(git + ["diff", "--quiet", "HEAD"], capture_output=True).returncode:
+        commit += "+changes"
+    return {"cpu": cpu, "cores": os.cpu_count(), "usable_cores": len(os.sched_getaffinity(0)),
+            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "blas_core": blas["blas_core"], "blas_config": blas["blas_config"],
+            "torch": torch.__version__, "torch_cpu_capability": capability,
+            "onednn": onednn.group(1) if onednn else None, "mkl": mkl.group(1) if mkl else None,
+            "commit": commit, "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+
+
+def load_text():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def ms(v):
+    return "-" if v is None else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+
+
+def measure(args, case, t, json_path, egp, inputs, log):
+    """The five systems of one case at t threads in interleaved rounds: {key: result}."""
+    family, regime = case
+    env = thread_env(t)
+    me = os.path.abspath(__file__)
+    workers, results = [], {}
+    for key, _ in TORCH_VARIANTS:
+        if key == "compile" and not compiles(family, args.torch_compile):
+            results[key] = {"skipped": f"not run (--torch-compile {args.torch_compile})"}
+            continue
+        workers.append(Worker(key, [sys.executable, me, "--torch-worker", family, regime,
+                                    str(t), key], env, os.path.join(log, f"{key}_{t}.err")))
+    for key, model in (("cpu", json_path), ("egp", egp)):
+        workers.append(Worker(key, [args.bench_step, model, inputs, "--threads", str(t),
+                                    "--warmup", "2", "--serve"], env,
+                              os.path.join(log, f"{key}_{t}.err")))
+    for w in workers:  # one at a time: a compile must not slow the others' warm-up
+        w.start()
+        if not w.error:
+            w.k = max(1, min(MAX_ROUND_STEPS, math.ceil(args.round_ms /
+                                                     max(w.ready["warmup_ms"], 1e-3))))
+    for r in range(args.reps):
+        alive = [w for w in workers if not w.error]
+        turn = r % len(alive) if alive else 0
+        for w in alive[turn:] + alive[:turn]:
+            w.run(w.k)
+    for w in workers:
+        w.close()
+        res = {"error": w.error} if w.error else dict(w.stats(), k=w.k, times_ms=w.times)
+        res["peak_rss_kb"] = w.rss_kb
+        if w.ready and w.ready.get("compile_ms") is not None:
+            res["compile_s"] = w.ready["compile_ms"] / 1e3
+            res["graph_breaks"] = w.ready["graph_breaks"]
+        results[w.key] = res
+    return results
+
+
+def print_row(row, width):
+    res = row["systems"]
+    cells, spreads = [], []
+    for key, _ in SYSTEMS:
+        r = res[key]
+        if "median_ms" not in r:
+            cells.append("fail" if "error" in r else "-")
+            spreads.append("")
+            continue
+        ratio = f" {row['ratio'][key]:.2f}x" if key in row["ratio"] else ""
+        star = "*" if key == row["best"] else ""
+        cells.append(f"{ms(r['median_ms'])}{star}{ratio}")
+        spreads.append(f"{ms(r['min_ms'])}-{ms(r['max_ms'])}")
+    rss = " / ".join("-" if res[k].get("peak_rss_kb") is None else
+                     f"{res[k]['peak_rss_kb'] / 1024:.0f}" for k, _ in SYSTEMS)
+    cc = res["compile"].get("compile_s")
+    print(f"{row['case']:<20} {row['threads']:>1} " + " ".join(f"{c:>{width}}" for c in cells) +
+          f" {'-' if cc is None else f'{cc:.0f}':>6}  {rss}")
+    print(f"{'':<20} {'':>1} " + " ".join(f"{c:>{width}}" for c in spreads), flush=True)
+    for key, label in SYSTEMS:
+        if "error" in res[key]:
+            print(f"{'':<22} {label}: {res[key]['error']}", flush=True)
+
+
 def steps(args):
     cases, threads = parse_cases(args.cases), [int(t) for t in args.threads.split(",")]
-    rows = []
-    print(f"whole training steps: batch {BATCH}, 3x{SIZE}x{SIZE}, {CLASSES} classes, "
-          f"cross-entropy; min of {args.reps} (after 1 warm-up); .egp for {SOC}", flush=True)
-    hdr = (f"{'case':<22} {'T':>1} {'PyTorch ms':>10} {'eg CPU ms (ratio)':>19} "
-           f"{'.egp ms (ratio)':>19}   peak RSS MB torch / CPU / .egp")
+    env = environment(args)
+    before = load_text()
+    print(f"environment: {env['cpu']}, {env['cores']} cores ({env['usable_cores']} usable), "
+          f"OPENBLAS_CORETYPE={env['openblas_coretype'] or '(unset)'}, OpenBLAS core "
+          f"{env['blas_core']} ({env['blas_config']}), torch {env['torch']} (CPU capability "
+          f"{env['torch_cpu_capability']}, oneDNN {env['onednn']}, MKL {env['mkl']}), load "
+          f"{before}, commit {env['commit']}, {env['utc']} UTC")
+    compiled = {"small": "the 32x32 nets only (--torch-compile all for every case: a cold "
+                "compile takes minutes per case and thread count on 2 cores)",
+                "all": "every case", "none": "no case"}[args.torch_compile]
+    print(f"whole training steps: batch {BATCH}, 3x{SIZE}x{SIZE} (32x32 nets: 3x32x32), "
+          f"{CLASSES} classes, cross-entropy; .egp for {SOC} (fp32); {args.reps} interleaved "
+          f"rounds of k steps per system (k ~ {args.round_ms:g} ms / step, 1-{MAX_ROUND_STEPS}) "
+          f"after 2 warm-up steps; torch.compile (inductor) on {compiled}.")
+    print("median ms per step (line below: min-max); * PyTorch's best; ratio = edgegrad / best; "
+          "compile s: torch.compile's first step (excluded)")
+    width = 14
+    labels = [label for _, label in SYSTEMS]
+    hdr = (f"{'case':<20} {'T':>1} " + " ".join(f"{h:>{width}}" for h in labels) +
+           f" {'comp s':>6}  peak RSS MB (same order)")
     print(hdr)
-    print("-" * len(hdr))
+    print("-" * len(hdr), flush=True)
+    rows = []
     for family, regime in cases:
         try:
             json_path, egp, inputs = export_case(family, regime, args.workdir, args.edgegrad)
         except Exception as e:  # a failed export or compile is reported, not fatal
-            print(f"{family + ' ' + regime:<22} export/compile failed: {e}", flush=True)
+            print(f"{family + ' ' + regime:<20} export/compile failed: {first_line(e)}", flush=True)
             continue
+        log = os.path.dirname(json_path)
         for t in threads:
-            env = thread_env(t)
-            pt = run_json([sys.executable, os.path.abspath(__file__), "--torch-child", family,
-                           regime, str(t), str(args.reps)], env)
-            bench = [args.bench_step, None, inputs, "--threads", str(t), "--reps", str(args.reps)]
-            cpu = run_json(bench[:1] + [json_path] + bench[2:], env)
-            npu = run_json(bench[:1] + [egp] + bench[2:], env)
-            row = dict(case=f"{family} {regime}", threads=t, torch=pt, cpu=cpu, egp=npu,
-                       r_cpu=cpu["min_ms"] / pt["min_ms"], r_egp=npu["min_ms"] / pt["min_ms"])
+            res = measure(args, (family, regime), t, json_path, egp, inputs, log)
+            ran = {k: res[k]["median_ms"] for k, _ in TORCH_VARIANTS if "median_ms" in res[k]}
+            best = min(ran, key=ran.get) if ran else None
+            row = {"case": f"{family} {regime}", "threads": t, "systems": res, "best": best,
+                   "ratio": {}, "ratio_nchw": {}}
+            for key, _ in EDGEGRAD_PATHS:
+                if best and "median_ms" in res[key]:
+                    row["ratio"][key] = res[key]["median_ms"] / ran[best]
+                    if "nchw" in ran:
+                        row["ratio_nchw"][key] = res[key]["median_ms"] / ran["nchw"]
             rows.append(row)
-            mb = [d["peak_rss_kb"] / 1024 for d in (pt, cpu, npu)]
-            print(f"{row['case']:<22} {t:>1} {pt['min_ms']:>10.1f} "
-                  f"{cpu['min_ms']:>10.1f} ({row['r_cpu']:.2f}x) "
-                  f"{npu['min_ms']:>10.1f} ({row['r_egp']:.2f}x)   "
-                  f"{mb[0]:.0f} / {mb[1]:.0f} / {mb[2]:.0f}", flush=True)
+            print_row(row, width)
     print()
     for t in threads:
         sel = [r for r in rows if r["threads"] == t]
-        if not sel:
-            continue
-        for path, key in (("edgegrad CPU", "r_cpu"), (".egp", "r_egp")):
-            worst = max(sel, key=lambda r: r[key])
-            print(f"{t} thread{'s' if t > 1 else ''}, {path:<12}: geomean {geomean([r[key] for r in sel]):.2f}x"
-                  f", worst {worst[key]:.2f}x ({worst['case']})")
+        for key, label in EDGEGRAD_PATHS:
+            have = [r for r in sel if key in r["ratio"]]
+            if not have:
+                continue
+            worst = max(have, key=lambda r: r["ratio"][key])
+            nchw = [r["ratio_nchw"][key] for r in have if key in r["ratio_nchw"]]
+            print(f"{t} thread{'s' if t > 1 else ' '}, {label:<12}: against best geomean "
+                  f"{geomean([r['ratio'][key] for r in have]):.2f}x, worst "
+                  f"{worst['ratio'][key]:.2f}x ({worst['case']}); against torch NCHW geomean "
+                  f"{geomean(nchw):.2f}x ({len(have)} cases)")
+        bests = [r["best"] for r in sel if r["best"]]
+        if bests:
+            print(f"{t} thread{'s' if t > 1 else ' '}, PyTorch's best: " + ", ".join(
+                f"{label} {bests.count(k)}" for k, label in TORCH_VARIANTS if bests.count(k)))
+    print(f"load average before {before}, after {load_text()}")
+    out = os.path.join(args.workdir, "bench-steps.json")
+    with open(out, "w") as f:
+        json.dump({"environment": env, "load_before": before, "load_after": load_text(),
+                   "reps": args.reps, "round_ms": args.round_ms,
+                   "torch_compile": args.torch_compile, "rows": rows}, f, indent=1)
+    print(f"every step time: {out}")
     return rows
 
 
@@ -220,23 +485,30 @@ def compile_times(args):
 
 
 def main(argv):
-    if argv[:1] == ["--torch-child"]:
-        family, regime, threads, reps = argv[1], argv[2], int(argv[3]), int(argv[4])
-        return torch_child(family, regime, threads, reps)
+    if argv[:1] == ["--torch-worker"]:
+        return torch_worker(argv[1], argv[2], int(argv[3]), argv[4])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--edgegrad", default=os.path.join(ROOT, "build", "edgegrad"))
     ap.add_argument("--bench-step", default=os.path.join(ROOT, "build", "bench_step"))
     ap.add_argument("--workdir", default=os.path.join(ROOT, "build", "bench-steps"))
-    ap.add_argument("--cases", default=",".join(DEFAULT_FAMILIES),
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
                     help="FAMILY or FAMILY:REGIME, comma-separated")
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=10, help="interleaved rounds")
+    ap.add_argument("--round-ms", type=float, default=25,
+                    help="each system's time per round: k steps of about this much in all")
+    ap.add_argument("--torch-compile", choices=("small", "all", "none"), default="small",
+                    help="which cases torch.compile measures: the 32x32 nets (default), every "
+                    "case or none")
     ap.add_argument("--compile-families", default=",".join(COMPILE_FAMILIES),
                     help="families of the compile-time section ('' for none)")
     ap.add_argument("--no-compile-times", action="store_true")
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error("--reps must be >= 1")
+    if args.round_ms <= 0:
+        ap.error("--round-ms must be > 0")
+    os.makedirs(args.workdir, exist_ok=True)
     steps(args)
     if not args.no_compile_times:
         compile_times(args)
