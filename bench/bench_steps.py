@@ -168,9 +168,12 @@ class Worker:
         self.key, self.error, self.ready, self.times, self.rss_kb = key, None, None, [], None
         self.errpath = errpath
         self.errfile = open(errpath, "w")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.errfile, env=env)
-        self.buf = b""
+        self.buf, self.proc = b"", None
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self.errfile, env=env)
+        except OSError as e:
+            self.fail(e)
 
     def _line(self, timeout):
         deadline = time.monotonic() + timeout
@@ -193,6 +196,8 @@ class Worker:
         return reply
 
     def start(self):
+        if self.error:
+            return
         try:
             self.ready = self._line(START_TIMEOUT_S)
             self.rss_kb = self.ready["peak_rss_kb"]
@@ -200,6 +205,8 @@ class Worker:
             self.fail(e)
 
     def run(self, k):
+        if self.error:
+            return
         try:
             self.proc.stdin.write(f"{k}\n".encode())
             self.proc.stdin.flush()
@@ -214,7 +221,7 @@ class Worker:
         self.close()
 
     def close(self):
-        if self.proc.poll() is None:
+        if self.proc and self.proc.poll() is None:
             try:
                 self.proc.stdin.write(b"q\n")
                 self.proc.stdin.close()
@@ -330,22 +337,23 @@ def measure(args, case, t, json_path, egp, inputs, log):
     family, regime = case
     env = thread_env(t)
     me = os.path.abspath(__file__)
-    workers, results = [], {}
+    specs, results = [], {}
     for key, _ in TORCH_VARIANTS:
         if key == "compile" and not compiles(family, args.torch_compile):
             results[key] = {"skipped": f"not run (--torch-compile {args.torch_compile})"}
             continue
-        workers.append(Worker(key, [sys.executable, me, "--torch-worker", family, regime,
-                                    str(t), key], env, os.path.join(log, f"{key}_{t}.err")))
+        specs.append((key, [sys.executable, me, "--torch-worker", family, regime, str(t), key]))
     for key, model in (("cpu", json_path), ("egp", egp)):
-        workers.append(Worker(key, [args.bench_step, model, inputs, "--threads", str(t),
-                                    "--warmup", "2", "--serve"], env,
-                              os.path.join(log, f"{key}_{t}.err")))
-    for w in workers:  # one at a time: a compile must not slow the others' warm-up
+        specs.append((key, [args.bench_step, model, inputs, "--threads", str(t), "--warmup", "2",
+                            "--serve"]))
+    workers = []
+    for key, cmd in specs:  # one at a time: a compile must not slow the others' warm-up
+        w = Worker(key, cmd, env, os.path.join(log, f"{key}_{t}.err"))
         w.start()
         if not w.error:
             w.k = max(1, min(MAX_ROUND_STEPS, math.ceil(args.round_ms /
-                                                     max(w.ready["warmup_ms"], 1e-3))))
+                                                         max(w.ready["warmup_ms"], 1e-3))))
+        workers.append(w)
     for r in range(args.reps):
         alive = [w for w in workers if not w.error]
         turn = r % len(alive) if alive else 0
