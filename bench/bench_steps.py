@@ -328,6 +328,16 @@ def load_text():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def busy_warning(when):
+    """A line when the 1-minute load average reaches the usable cores: other processes then
+    take CPU time from the timed steps, the 2-thread ones most (their threads wait for each
+    other), so the ratios say little."""
+    load, cores = os.getloadavg()[0], len(os.sched_getaffinity(0))
+    if load >= cores:
+        print(f"warning: load average {load:.2f} {when} on {cores} usable cores: the machine is "
+              "busy, its times (2-thread ones most) are not those of a quiet machine")
+
+
 def ms(v):
     return "-" if v is None else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
 
@@ -403,6 +413,7 @@ def steps(args):
           f"{env['blas_core']} ({env['blas_config']}), torch {env['torch']} (CPU capability "
           f"{env['torch_cpu_capability']}, oneDNN {env['onednn']}, MKL {env['mkl']}), load "
           f"{before}, commit {env['commit']}, {env['utc']} UTC")
+    busy_warning("before the run")
     compiled = {"small": "the 32x32 nets only (--torch-compile all for every case: a cold "
                 "compile takes minutes per case and thread count on 2 cores)",
                 "all": "every case", "none": "no case"}[args.torch_compile]
@@ -457,6 +468,7 @@ def steps(args):
             print(f"{t} thread{'s' if t > 1 else ' '}, PyTorch's best: " + ", ".join(
                 f"{label} {bests.count(k)}" for k, label in TORCH_VARIANTS if bests.count(k)))
     print(f"load average before {before}, after {load_text()}")
+    busy_warning("after the run")
     out = os.path.join(args.workdir, "bench-steps.json")
     with open(out, "w") as f:
         json.dump({"environment": env, "load_before": before, "load_after": load_text(),
