@@ -88,8 +88,8 @@ bench: test-deps all
 	@/usr/bin/python3 bench/bench_dgrad.py $(BUILD)/bench_htp_dgrad
 
 # Whole training steps: edgegrad (CPU path on the .json, and the SM8650 .egp) beside PyTorch 2.13
-# eager NCHW, eager channels_last and torch.compile (inductor; the 32x32 nets unless
-# --torch-compile all), in interleaved rounds: ResNet-18 / MobileNetV2 / SqueezeNet 1.1 /
+# eager NCHW, eager channels_last and torch.compile (inductor; every case unless --torch-compile
+# small|none), in interleaved rounds: ResNet-18 / MobileNetV2 / SqueezeNet 1.1 /
 # EfficientNet-B0 x full/head/bias and three 32x32 nets, 1 and 2 threads, with medians, spread,
 # ratios to PyTorch's best, peak RSS and compile times (bench/README.md). BENCH_STEPS_FLAGS: e.g.
 # "--cases resnet18:full,cifar_cnn:full --threads 1 --reps 3".
