@@ -213,7 +213,8 @@ static eg_status read_header(loader *L) {
   if (version < EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by an older edgegrad; this one "
                "reads version %u, which records how the NPU executor runs each partition's "
-               "layout Transposes and which values stay NHWC between partitions: compile the "
+               "layout Transposes and Reshapes and which values stay NHWC between partitions: "
+               "compile the "
                "graph again with this edgegrad", version, EG_EGP_VERSION);
   if (version > EG_EGP_VERSION)
     return bad(&c, EG_ERR_UNSUPPORTED, "version (%u): written by a newer edgegrad; this one "
