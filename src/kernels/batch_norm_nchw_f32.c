@@ -5,6 +5,10 @@
  * 2 (sums, write). Reductions accumulate in double; per-channel constants are computed in
  * double; the elementwise write passes evaluate in double and round once (see affine_f32).
  *
+ * A forward may clamp its output in the write pass (a ReLU or ReLU6 fused into it), a backward
+ * mask its gradient in both passes (threshold_backward or hardtanh_backward fused into it): the
+ * same loops with one more select, bit for bit the two kernels' result.
+ *
  * Two loop orders, sharing the per-channel constants (forward_affine, backward_consts):
  *   larger   one channel at a time, over its n runs (parallel over channels);
  *   hw <= EG_BN_SMALL_HW  ([N, C] inputs after a linear layer, the 4x4 and 2x2 planes of a
@@ -98,22 +102,40 @@ static bool backward_needs_sums(const eg_batch_norm_params *p,
 
 /* ---- hw > EG_BN_SMALL_HW: one channel at a time ---- */
 
+/* The gradient a backward reads: gy, or with a mask (eg_batch_norm_backward_io.mask_x) the
+ * masked gy threshold_backward / hardtanh_backward would have written. The loops below take
+ * `masked` as a constant and are inlined into each caller, so each has an unmasked and a
+ * masked copy, the same loop with one more select. */
+typedef struct bn_mask {
+  const float *x;
+  float lo, hi;
+} bn_mask;
+
+#define EG_BN_INLINE static inline __attribute__((always_inline))
+
+EG_BN_INLINE float grad_at(const float *gy, bn_mask mk, bool masked, int64_t i) {
+  return masked && (mk.x[i] <= mk.lo || mk.x[i] >= mk.hi) ? 0.0f : gy[i];
+}
+
 /* sum(gy) and sum(gy * (x - mean)) in double, added to *sg and *sgx: two halves side by side, as
- * norm_sums_f32.h's reductions split theirs in quarters (two sums each make four accumulators). */
-static void sums_centred_f32(const float *gy, const float *x, int64_t len, double mean,
-                             double *sg, double *sgx) {
+ * norm_sums_f32.h's reductions split theirs in quarters (two sums each make four accumulators).
+ * The mask's x is at the same offset as gy's. */
+EG_BN_INLINE void sums_centred_f32(const float *gy, const float *x, bn_mask mk, bool masked,
+                                   int64_t len, double mean, double *sg, double *sgx) {
   const int64_t h = len / 2;
   double a0 = 0.0, a1 = 0.0, b0 = 0.0, b1 = 0.0;
 #pragma omp simd reduction(+ : a0, a1, b0, b1)
   for (int64_t i = 0; i < h; i++) {
-    a0 += gy[i];
-    a1 += gy[h + i];
-    b0 += (double)gy[i] * ((double)x[i] - mean);
-    b1 += (double)gy[h + i] * ((double)x[h + i] - mean);
+    const float g0 = grad_at(gy, mk, masked, i), g1 = grad_at(gy, mk, masked, h + i);
+    a0 += g0;
+    a1 += g1;
+    b0 += (double)g0 * ((double)x[i] - mean);
+    b1 += (double)g1 * ((double)x[h + i] - mean);
   }
   for (int64_t i = 2 * h; i < len; i++) {
-    a0 += gy[i];
-    b0 += (double)gy[i] * ((double)x[i] - mean);
+    const float g = grad_at(gy, mk, masked, i);
+    a0 += g;
+    b0 += (double)g * ((double)x[i] - mean);
   }
   *sg += a0 + a1;
   *sgx += b0 + b1;
@@ -125,17 +147,29 @@ static void sums_centred_f32(const float *gy, const float *x, int64_t len, doubl
  * spread) the same way for every element, an offset the reductions downstream then sum
  * coherently (seen as 3x PyTorch's gradient error on MobileNetV2's BN weights). */
 
-/* y = (x - mean) * scale + shift over len floats. */
-static void affine_f32(const float *x, float *y, int64_t len, bn_affine a) {
+/* hardtanh's clamp (activation_f32.h), in its order: NaN stays NaN, -0 stays -0. */
+EG_BN_INLINE float clamp_f32(float y, float lo, float hi) {
+  const float v = y < lo ? lo : y;
+  return hi < v ? hi : v;
+}
+
+/* y = (x - mean) * scale + shift over len floats, clamped to [lo, hi] when `clamped`. */
+EG_BN_INLINE void affine_f32(const float *x, float *y, int64_t len, bn_affine a, bool clamped,
+                             float lo, float hi) {
 #pragma omp simd
-  for (int64_t i = 0; i < len; i++) y[i] = (float)(((double)x[i] - a.mean) * a.scale + a.shift);
+  for (int64_t i = 0; i < len; i++) {
+    const float v = (float)(((double)x[i] - a.mean) * a.scale + a.shift);
+    y[i] = clamped ? clamp_f32(v, lo, hi) : v;
+  }
 }
 
 /* gx = gy * k + (x - mean) * kx + k0 over len floats. */
-static void grad_f32(const float *gy, const float *x, float *gx, int64_t len, bn_grad k) {
+EG_BN_INLINE void grad_f32(const float *gy, const float *x, bn_mask mk, bool masked, float *gx,
+                           int64_t len, bn_grad k) {
 #pragma omp simd
   for (int64_t i = 0; i < len; i++)
-    gx[i] = (float)((double)gy[i] * k.k + ((double)x[i] - k.mean) * k.kx + k.k0);
+    gx[i] = (float)((double)grad_at(gy, mk, masked, i) * k.k + ((double)x[i] - k.mean) * k.kx +
+                    k.k0);
 }
 
 EG_SIMD_CLONES static void forward_channel(const eg_batch_norm_params *p, const eg_batch_norm_io *io,
@@ -150,26 +184,42 @@ EG_SIMD_CLONES static void forward_channel(const eg_batch_norm_params *p, const 
       ss += eg_norm_sumsq_centred_f32(x0 + b * stride, p->hw, mean);
   }
   bn_affine a = forward_affine(p, io, ch, mean, ss);
-  for (int64_t b = 0; b < p->n; b++)
-    affine_f32(x0 + b * stride, io->y + ch * p->hw + b * stride, p->hw, a);
+  for (int64_t b = 0; b < p->n; b++) {
+    float *y = io->y + ch * p->hw + b * stride;
+    if (io->clamp) affine_f32(x0 + b * stride, y, p->hw, a, true, io->clamp_lo, io->clamp_hi);
+    else affine_f32(x0 + b * stride, y, p->hw, a, false, 0.0f, 0.0f);
+  }
 }
 
-EG_SIMD_CLONES static void backward_channel(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
-                             int64_t ch) {
+/* The mask of io at element offset off (its x NULL when there is none). */
+static bn_mask mask_at(const eg_batch_norm_backward_io *io, int64_t off) {
+  return (bn_mask){io->mask_x ? io->mask_x + off : NULL, io->mask_lo, io->mask_hi};
+}
+
+EG_BN_INLINE void backward_channel_with(const eg_batch_norm_params *p,
+                                        const eg_batch_norm_backward_io *io, int64_t ch,
+                                        bool masked) {
   const int64_t stride = p->c * p->hw;
   double mean, invstd, sg = 0.0, sgx = 0.0;
   backward_stats(p, io, ch, &mean, &invstd);
   if (backward_needs_sums(p, io))
     for (int64_t b = 0; b < p->n; b++) {
       int64_t off = b * stride + ch * p->hw;
-      sums_centred_f32(io->gy + off, io->x + off, p->hw, mean, &sg, &sgx);
+      sums_centred_f32(io->gy + off, io->x + off, mask_at(io, off), masked, p->hw, mean, &sg,
+                       &sgx);
     }
   bn_grad k = backward_consts(p, io, ch, mean, invstd, sg, sgx);
   if (!io->gx) return;
   for (int64_t b = 0; b < p->n; b++) {
     int64_t off = b * stride + ch * p->hw;
-    grad_f32(io->gy + off, io->x + off, io->gx + off, p->hw, k);
+    grad_f32(io->gy + off, io->x + off, mask_at(io, off), masked, io->gx + off, p->hw, k);
   }
+}
+
+EG_SIMD_CLONES static void backward_channel(const eg_batch_norm_params *p,
+                                            const eg_batch_norm_backward_io *io, int64_t ch) {
+  if (io->mask_x) backward_channel_with(p, io, ch, true);
+  else backward_channel_with(p, io, ch, false);
 }
 
 /* ---- hw <= EG_BN_SMALL_HW: blocks of channels, image by image ---- */
@@ -214,15 +264,17 @@ static void forward_block(const eg_batch_norm_params *p, const eg_batch_norm_io 
   for (int64_t b = 0; b < p->n; b++) {
     const float *x = io->x + (b * p->c + c0) * hw;
     float *y = io->y + (b * p->c + c0) * hw;
-    for (int64_t k = 0; k < nb; k++)
-#pragma omp simd
-      for (int64_t e = 0; e < hw; e++)
-        y[k * hw + e] = (float)(((double)x[k * hw + e] - mean[k]) * scale[k] + shift[k]);
+    for (int64_t k = 0; k < nb; k++) {
+      const bn_affine a = {mean[k], scale[k], shift[k]};
+      if (io->clamp) affine_f32(x + k * hw, y + k * hw, hw, a, true, io->clamp_lo, io->clamp_hi);
+      else affine_f32(x + k * hw, y + k * hw, hw, a, false, 0.0f, 0.0f);
+    }
   }
 }
 
-static void backward_block(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
-                           int64_t c0, int64_t nb) {
+EG_BN_INLINE void backward_block_with(const eg_batch_norm_params *p,
+                                      const eg_batch_norm_backward_io *io, int64_t c0, int64_t nb,
+                                      bool masked) {
   const int64_t hw = p->hw;
   double mean[EG_BN_BLOCK], invstd[EG_BN_BLOCK], sg[EG_BN_BLOCK] = {0}, sgx[EG_BN_BLOCK] = {0};
   bn_grad kk[EG_BN_BLOCK];
@@ -230,12 +282,14 @@ static void backward_block(const eg_batch_norm_params *p, const eg_batch_norm_ba
   if (backward_needs_sums(p, io))
     for (int64_t b = 0; b < p->n; b++) {
       const float *gy = io->gy + (b * p->c + c0) * hw, *x = io->x + (b * p->c + c0) * hw;
+      const bn_mask mk = mask_at(io, (b * p->c + c0) * hw);
       for (int64_t k = 0; k < nb; k++) {
         double a = 0.0, q = 0.0;
 #pragma omp simd reduction(+ : a, q)
         for (int64_t e = 0; e < hw; e++) {
-          a += gy[k * hw + e];
-          q += (double)gy[k * hw + e] * ((double)x[k * hw + e] - mean[k]);
+          const float g = grad_at(gy, mk, masked, k * hw + e);
+          a += g;
+          q += (double)g * ((double)x[k * hw + e] - mean[k]);
         }
         sg[k] += a;
         sgx[k] += q;
@@ -246,13 +300,20 @@ static void backward_block(const eg_batch_norm_params *p, const eg_batch_norm_ba
   if (!io->gx) return;
   for (int64_t b = 0; b < p->n; b++) {
     const float *gy = io->gy + (b * p->c + c0) * hw, *x = io->x + (b * p->c + c0) * hw;
+    const bn_mask mk = mask_at(io, (b * p->c + c0) * hw);
     float *gx = io->gx + (b * p->c + c0) * hw;
     for (int64_t k = 0; k < nb; k++)
 #pragma omp simd
       for (int64_t e = 0; e < hw; e++)
-        gx[k * hw + e] = (float)(gy[k * hw + e] * kk[k].k +
+        gx[k * hw + e] = (float)(grad_at(gy, mk, masked, k * hw + e) * kk[k].k +
                                  ((double)x[k * hw + e] - kk[k].mean) * kk[k].kx + kk[k].k0);
   }
+}
+
+static void backward_block(const eg_batch_norm_params *p, const eg_batch_norm_backward_io *io,
+                           int64_t c0, int64_t nb) {
+  if (io->mask_x) backward_block_with(p, io, c0, nb, true);
+  else backward_block_with(p, io, c0, nb, false);
 }
 
 /* ---- entry points ---- */

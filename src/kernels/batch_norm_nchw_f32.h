@@ -39,6 +39,12 @@ typedef struct eg_batch_norm_io {
   float *save_mean, *save_invstd;            /* [c], training only, or NULL */
   float *new_running_mean, *new_running_var; /* [c], training only, or NULL; each needs the
                                                 matching running_* input */
+  bool clamp;                                /* y is then clamped as hardtanh clamps
+                                                (activation_f32.h): v = y < lo ? lo : y,
+                                                y = hi < v ? hi : v — a ReLU (0, +inf) or ReLU6
+                                                (0, 6) applied in the write pass, bit for bit
+                                                the activation run on y */
+  float clamp_lo, clamp_hi;
 } eg_batch_norm_io;
 
 void eg_batch_norm_nchw_f32(const eg_batch_norm_params *p, const eg_batch_norm_io *io);
@@ -51,6 +57,12 @@ typedef struct eg_batch_norm_backward_io {
   const float *save_mean, *save_invstd;    /* [c]: the statistics used in training */
   float *gx;                               /* [n, c, hw] or NULL (not wanted) */
   float *gw, *gb;                          /* [c] or NULL (not wanted) */
+  const float *mask_x;                     /* [n, c, hw] or NULL: each gy element is read as
+                                              (mask_x <= mask_lo || mask_x >= mask_hi) ? 0 : gy,
+                                              the gradient threshold_backward (mask_hi NaN: no
+                                              upper bound) or hardtanh_backward would have
+                                              written, in every pass, bit for bit */
+  float mask_lo, mask_hi;
 } eg_batch_norm_backward_io;
 
 /* Per channel, with (mean, invstd) = (save_mean, save_invstd) in training and

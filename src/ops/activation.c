@@ -217,6 +217,48 @@ eg_status eg_check_clamp_max(eg_graph *g, eg_node *n) {
 }
 
 eg_status eg_run_clamp(const eg_exec *ex, const eg_node *n) { return eg_run_hardtanh(ex, n); }
+
+/* ---- the clamps and gradient masks a batch norm takes into its passes (op.h) ---- */
+
+/* relu(x) = x < 0 ? 0 : x is hardtanh's clamp with bounds 0 and +inf, bit for bit (NaN and -0
+ * pass both unchanged); hardtanh and the clamps keep their bounds in eg_hardtanh_attrs. */
+bool eg_op_clamp_of(const eg_graph *g, const eg_node *n, eg_clamp *c) {
+  if (n->output < 0 || g->values[n->output].dtype != EG_DTYPE_FLOAT32) return false;
+  if (n->op == EG_OP_relu) {
+    *c = (eg_clamp){0.0f, INFINITY};
+    return true;
+  }
+  if (n->op != EG_OP_hardtanh && n->op != EG_OP_clamp && n->op != EG_OP_clamp_min &&
+      n->op != EG_OP_clamp_max)
+    return false;
+  const eg_hardtanh_attrs *at = EG_ATTRS(n, const eg_hardtanh_attrs);
+  *c = (eg_clamp){at->lo, at->hi};
+  return true;
+}
+
+/* threshold_backward(gy, x, t) = x <= t ? 0 : gy is the mask with bounds t and NaN (x >= NaN is
+ * never true); hardtanh_backward's are its own. Operands must be float32 (threshold_backward
+ * computes in float32 then, eg_threshold_backward_f32) and as large as the result. */
+bool eg_op_grad_mask_of(const eg_graph *g, const eg_node *n, eg_grad_mask *m) {
+  float lo, hi = NAN;
+  if (n->op == EG_OP_hardtanh_backward) {
+    const eg_hardtanh_attrs *at = EG_ATTRS(n, const eg_hardtanh_attrs);
+    lo = at->lo;
+    hi = at->hi;
+  } else if (n->op != EG_OP_threshold_backward || !eg_threshold_backward_f32(n, &lo)) {
+    return false;
+  }
+  const int32_t gy = eg_exec_arg_id(n, 0, "grad_output"), x = eg_exec_arg_id(n, 1, "self");
+  if (gy < 0 || x < 0 || n->output < 0) return false;
+  const eg_value *out = &g->values[n->output];
+  const eg_value *v[3] = {&g->values[gy], &g->values[x], out};
+  for (int i = 0; i < 3; i++)
+    if (v[i]->dtype != EG_DTYPE_FLOAT32 || v[i]->kind != EG_VALUE_TENSOR ||
+        eg_value_numel(v[i]) != eg_value_numel(out))
+      return false;
+  *m = (eg_grad_mask){gy, x, lo, hi};
+  return true;
+}
 eg_status eg_run_clamp_min(const eg_exec *ex, const eg_node *n) { return eg_run_hardtanh(ex, n); }
 eg_status eg_run_clamp_max(const eg_exec *ex, const eg_node *n) { return eg_run_hardtanh(ex, n); }
 

@@ -473,6 +473,16 @@ BINARY_OP(div_Scalar)
 BINARY_OP(div_Scalar_mode)
 BINARY_OP(threshold_backward)
 
+bool eg_threshold_backward_f32(const eg_node *n, float *threshold) {
+  const eg_binary_attrs *at = EG_ATTRS(n, const eg_binary_attrs);
+  if (n->op != EG_OP_threshold_backward || at->dtype != EG_DTYPE_FLOAT32 ||
+      at->operand[0].is_number || at->operand[1].is_number || at->operand[0].convert ||
+      at->operand[1].convert)
+    return false;
+  *threshold = at->alpha.f32;
+  return true;
+}
+
 /* ---- rsub.Tensor ---- */
 
 /* rsub.Tensor(self, other, *, alpha=1) = other - alpha * self, broadcasting both ways: the

@@ -200,7 +200,9 @@ static eg_status check_bn_forward(eg_graph *g, eg_node *n, const bn_form *f) {
   return EG_OK;
 }
 
-static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
+/* The forward, its output clamped to [clamp->lo, clamp->hi] when clamp is not NULL. */
+static eg_status run_bn_forward_clamped(const eg_exec *ex, const eg_node *n,
+                                       const eg_clamp *clamp) {
   const eg_bn_attrs *at = EG_ATTRS(n, const eg_bn_attrs);
   const eg_batch_norm_params *p = &at->p;
   eg_batch_norm_io io = {
@@ -208,6 +210,9 @@ static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
       .weight = eg_exec_arg(ex, n, 1, "weight"),
       .bias = eg_exec_arg(ex, n, 2, "bias"),
       .y = eg_exec_elem(ex, n, 0),
+      .clamp = clamp != NULL,
+      .clamp_lo = clamp ? clamp->lo : 0.0f,
+      .clamp_hi = clamp ? clamp->hi : 0.0f,
   };
   if (at->running >= 0) {
     io.running_mean = eg_exec_arg(ex, n, at->running, "running_mean");
@@ -227,6 +232,20 @@ static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
     memcpy(eg_exec_elem(ex, n, 4), io.running_var, sizeof(float) * (size_t)p->c);
   }
   return EG_OK;
+}
+
+static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
+  return run_bn_forward_clamped(ex, n, NULL);
+}
+
+bool eg_op_is_batch_norm(eg_op op) {
+  return op == EG_OP_native_batch_norm || op == EG_OP__native_batch_norm_legit_functional ||
+         op == EG_OP__native_batch_norm_legit_no_training || op == EG_OP__native_batch_norm_legit ||
+         op == EG_OP__native_batch_norm_legit_no_stats;
+}
+
+eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, eg_clamp clamp) {
+  return run_bn_forward_clamped(ex, n, &clamp);
 }
 
 /* The check and run of each forward form. */
@@ -290,10 +309,15 @@ eg_status eg_check_native_batch_norm_backward(eg_graph *g, eg_node *n) {
   return out_norm_tuple(g, n, x, at->mask, 1, c);
 }
 
-eg_status eg_run_native_batch_norm_backward(const eg_exec *ex, const eg_node *n) {
+/* The backward, its grad_out read through `mask` (NULL: as given). */
+static eg_status run_bn_backward_masked(const eg_exec *ex, const eg_node *n,
+                                       const eg_grad_mask *mask) {
   const eg_bn_bwd_attrs *at = EG_ATTRS(n, const eg_bn_bwd_attrs);
   eg_batch_norm_backward_io io = {
-      .gy = eg_exec_arg(ex, n, 0, "grad_out"),
+      .gy = mask ? ex->data[mask->gy] : eg_exec_arg(ex, n, 0, "grad_out"),
+      .mask_x = mask ? ex->data[mask->x] : NULL,
+      .mask_lo = mask ? mask->lo : 0.0f,
+      .mask_hi = mask ? mask->hi : 0.0f,
       .x = eg_exec_arg(ex, n, 1, "input"),
       .weight = eg_exec_arg(ex, n, 2, "weight"),
       .running_mean = eg_exec_arg(ex, n, 3, "running_mean"),
@@ -306,6 +330,15 @@ eg_status eg_run_native_batch_norm_backward(const eg_exec *ex, const eg_node *n)
   };
   eg_batch_norm_backward_nchw_f32(&at->p, &io);
   return EG_OK;
+}
+
+eg_status eg_run_native_batch_norm_backward(const eg_exec *ex, const eg_node *n) {
+  return run_bn_backward_masked(ex, n, NULL);
+}
+
+eg_status eg_run_batch_norm_backward_masked(const eg_exec *ex, const eg_node *n,
+                                            eg_grad_mask mask) {
+  return run_bn_backward_masked(ex, n, &mask);
 }
 
 /* ---- group norm: shared argument rules ---- */

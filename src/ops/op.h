@@ -53,6 +53,45 @@ int32_t eg_copy_source(const eg_graph *g, const eg_node *n);
 size_t eg_op_prepared_bytes(const eg_node *n, int32_t *from);
 void eg_op_prepare(const eg_node *n, const void *from_data, void *out);
 
+/* ---- fused chains of CPU nodes (the runtime decides them: runtime/fuse.h) ----
+ *
+ * A batch-norm forward whose output only a clamping activation reads runs as one pass that
+ * writes the activation's values (into the batch norm's output buffer, which the activation's
+ * result then shares); a batch-norm backward whose grad_out only a masking activation backward
+ * produced reads that backward's operands and masks them in its own passes. Both give bit for
+ * bit what the two nodes give. */
+
+/* A clamp y = min(max(x, lo), hi) in hardtanh's order (kernels/activation_f32.h). */
+typedef struct eg_clamp {
+  float lo, hi;
+} eg_clamp;
+
+/* A gradient mask: gx = (x <= lo || x >= hi) ? 0 : gy, where gy and x are value ids of float32
+ * tensors of the result's shape (hi NaN: no upper bound). */
+typedef struct eg_grad_mask {
+  int32_t gy, x;
+  float lo, hi;
+} eg_grad_mask;
+
+/* Whether op is a batch-norm forward (native_batch_norm, _native_batch_norm_legit*). */
+bool eg_op_is_batch_norm(eg_op op);
+/* Whether checked node n is a float32 activation that is a clamp of its one tensor argument
+ * (relu: [0, +inf]; hardtanh; clamp, clamp_min, clamp_max), with *c its bounds. */
+bool eg_op_clamp_of(const eg_graph *g, const eg_node *n, eg_clamp *c);
+/* Whether checked node n is a gradient mask (threshold_backward, hardtanh_backward) of float32
+ * operands of the result's shape (no broadcast, no conversion), with *m its operands and
+ * bounds. */
+bool eg_op_grad_mask_of(const eg_graph *g, const eg_node *n, eg_grad_mask *m);
+/* Whether checked threshold_backward node n computes in float32 on float32 tensors, with
+ * *threshold its threshold. */
+bool eg_threshold_backward_f32(const eg_node *n, float *threshold);
+/* Batch-norm forward n, its output (element 0) written clamped by c. */
+eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, eg_clamp c);
+/* native_batch_norm_backward n with grad_out read as the mask m gives it (n's own grad_out
+ * argument is not read). */
+eg_status eg_run_batch_norm_backward_masked(const eg_exec *ex, const eg_node *n,
+                                            eg_grad_mask m);
+
 extern const eg_check_fn eg_op_check[EG_OP_COUNT];
 extern const eg_run_fn eg_op_run[EG_OP_COUNT];
 

@@ -14,7 +14,10 @@
  * the static's own bytes (which nothing writes; the loss seed may be rebound to a buffer of the
  * runtime's, which the node then derives from itself). eg_runtime_options.max_memory_bytes is
  * checked against the plan (arena incl. the NPU steps' memory, kernel scratch, inputs, prepared
- * data) before any of them is allocated. */
+ * data) before any of them is allocated. Chains of CPU nodes that run as one kernel (a batch
+ * norm and the activation after it, an activation's backward and the batch-norm backward
+ * after it: runtime/fuse.h) are found at creation, before the plan, which drops or shares the
+ * buffers they no longer write. */
 #include "runtime/engine.h"
 
 #include <omp.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "ops/op.h"
+#include "runtime/fuse.h"
 #include "runtime/loss_seed.h"
 #include "runtime/memory.h"
 #include "runtime/npu_dump.h"
@@ -65,6 +69,8 @@ struct eg_runtime {
   eg_prepared *prep;       /* per node id: its prepared data (eg_op_prepare), if any */
   size_t prep_bytes;       /* the prepared block's size (its nodes' data, each 64-aligned) */
   unsigned char *prepared; /* that block */
+  eg_fusion *fused;        /* per node: its part in a fused chain (runtime/fuse.h); NULL: off */
+  int32_t n_fused;         /* the chains */
 };
 
 static void *aligned_alloc64(size_t bytes) {
@@ -262,14 +268,15 @@ static eg_status keep_dump_dir(eg_runtime *rt, const char *dir) {
 
 /* Plans, checks the plan against the options' limits, allocates and binds; rt->g (and
  * rt->program, if compiled) are set. */
-static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
+static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt, bool fuse) {
   rt->num_threads = opt->num_threads;
   rt->precision = opt->precision ? opt->precision
                   : rt->program        ? rt->program->precision
                                        : EG_PRECISION_FP32;
   if (opt->dump_partitions_dir) EG_TRY(keep_dump_dir(rt, opt->dump_partitions_dir));
   if (rt->program) EG_TRY(create_npu_steps(rt));
-  EG_TRY(eg_memory_plan(rt->g, rt->program, rt->npu, &rt->mem));
+  if (fuse) EG_TRY(eg_fusions_find(rt->g, rt->program, &rt->fused, &rt->n_fused));
+  EG_TRY(eg_memory_plan(rt->g, rt->program, rt->npu, rt->fused, &rt->mem));
   EG_TRY(lay_out_prepared(rt));
   EG_TRY(check_budget(rt, opt));
   rt->data = calloc((size_t)rt->g->n_values + 1, sizeof(void *));
@@ -285,6 +292,11 @@ static eg_status setup(eg_runtime *rt, const eg_runtime_options *opt) {
 
 eg_status eg_engine_create(const eg_graph *g, eg_program *program, bool owns_program,
                            const eg_runtime_options *opt, eg_runtime **out) {
+  return eg_engine_create_fused(g, program, owns_program, opt, true, out);
+}
+
+eg_status eg_engine_create_fused(const eg_graph *g, eg_program *program, bool owns_program,
+                                 const eg_runtime_options *opt, bool fuse, eg_runtime **out) {
   *out = NULL;
   eg_runtime *rt = calloc(1, sizeof *rt);
   if (!rt) {
@@ -297,7 +309,7 @@ eg_status eg_engine_create(const eg_graph *g, eg_program *program, bool owns_pro
   rt->g = g;
   rt->program = program;
   rt->owns_program = owns_program;
-  eg_status s = setup(rt, opt);
+  eg_status s = setup(rt, opt, fuse);
   if (s != EG_OK) {
     eg_engine_destroy(rt);
     return s;
@@ -330,6 +342,7 @@ void eg_engine_destroy(eg_runtime *rt) {
   free(rt->fed);
   free(rt->prep);
   free(rt->prepared);
+  free(rt->fused);
   free(rt);
 }
 
@@ -342,6 +355,18 @@ static eg_status run_npu_step(const eg_runtime *rt, int32_t k, int64_t *convert_
   if (rt->dump_dir)
     EG_TRY(eg_npu_dump_write(rt->dump_dir, k, rt->g, hp, true, rt->data, rt->dump_nhwc));
   return EG_OK;
+}
+
+/* CPU node k, or the fused chain it heads; a node folded into another's kernel does nothing. */
+static eg_status run_cpu_node(const eg_runtime *rt, const eg_exec *ex, int32_t k) {
+  const eg_node *n = &rt->g->nodes[k];
+  const eg_fusion *f = rt->fused ? &rt->fused[k] : NULL;
+  switch (f ? f->role : EG_FUSE_NONE) {
+  case EG_FUSE_FOLDED: return EG_OK;
+  case EG_FUSE_BN_CLAMP: return eg_run_batch_norm_clamped(ex, n, f->clamp);
+  case EG_FUSE_BN_BWD_MASK: return eg_run_batch_norm_backward_masked(ex, n, f->mask);
+  default: return eg_op_run[n->op](ex, n);
+  }
 }
 
 /* Loss scaling: the backward's seed takes the bound scale in every element, as the value its
@@ -369,7 +394,7 @@ static eg_status run_steps(const eg_runtime *rt) {
     } else {
       const int32_t node = st ? st->node : k;
       ex.prepared = prepared_of(rt, node);
-      EG_TRY(eg_op_run[g->nodes[node].op](&ex, &g->nodes[node]));
+      EG_TRY(run_cpu_node(rt, &ex, node));
       if (rt->seed_scale && node == rt->seed_node) fill_seed(rt); /* before any reader runs */
     }
     if (prof) { /* one clock read per step: a step ends where the next begins */
@@ -413,6 +438,8 @@ void eg_engine_input_given(eg_runtime *rt, int32_t i) { rt->input_set[i] = true;
 const eg_run_profile *eg_engine_profile(const eg_runtime *rt) { return rt->profile; }
 
 size_t eg_engine_prepared_bytes(const eg_runtime *rt) { return rt->prep_bytes; }
+
+int32_t eg_engine_fused_chains(const eg_runtime *rt) { return rt->n_fused; }
 
 /* ---- loss scaling ---- */
 

@@ -17,6 +17,11 @@
  * folder, max_memory_bytes against the plan) before it allocates. */
 eg_status eg_engine_create(const eg_graph *g, eg_program *program, bool owns_program,
                            const eg_runtime_options *opt, eg_runtime **out);
+/* eg_engine_create with the fused chains of CPU nodes (runtime/fuse.h) on (what
+ * eg_engine_create does) or off (each node its own kernel: the reference a test compares the
+ * fused kernels with, bit for bit). */
+eg_status eg_engine_create_fused(const eg_graph *g, eg_program *program, bool owns_program,
+                                 const eg_runtime_options *opt, bool fuse, eg_runtime **out);
 void eg_engine_destroy(eg_runtime *rt);
 
 /* The graph `rt` runs (the model's, or the compiled program's). */
@@ -36,6 +41,8 @@ bool eg_engine_ran(const eg_runtime *rt);
 const eg_run_profile *eg_engine_profile(const eg_runtime *rt);
 /* Bytes CPU nodes derived once from statics at creation (eg_op_prepare); 0 when none. */
 size_t eg_engine_prepared_bytes(const eg_runtime *rt);
+/* How many fused chains `rt` runs (runtime/fuse.h); 0 when created with fusion off. */
+int32_t eg_engine_fused_chains(const eg_runtime *rt);
 
 /* Makes the backward's seed (runtime/loss_seed.h) of `rt` hold
  * eg_runtime_loss_seed_value(rt, *scale) in every element at each run from now on, read as

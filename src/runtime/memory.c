@@ -70,7 +70,8 @@ static eg_status aliasing_nodes(const eg_graph *g, const eg_program *p, bool **o
  * constants are bound by the caller. A chain of copies shares the first source. Inside an NPU
  * partition only a getitem is (its element's tensor is its own); other copies there are the
  * executor's. */
-static eg_status copy_aliases(const eg_graph *g, const eg_program *p, int32_t **out) {
+static eg_status copy_aliases(const eg_graph *g, const eg_program *p, const eg_fusion *fz,
+                              int32_t **out) {
   int32_t *alias = malloc(((size_t)g->n_values + 1) * sizeof(int32_t));
   *out = alias;
   if (!alias) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
@@ -87,6 +88,10 @@ static eg_status copy_aliases(const eg_graph *g, const eg_program *p, int32_t **
     const int32_t src = eg_copy_source(g, n);
     if (src >= 0 && src != n->output && g->values[src].role == EG_ROLE_NODE)
       alias[n->output] = src;
+    /* a batch norm that clamps writes its activation's values into its own output's buffer:
+     * the activation's result is that buffer (fuse.h) */
+    if (fz && fz[i].role == EG_FUSE_BN_CLAMP)
+      alias[g->nodes[fz[i].with].output] = g->values[n->output].elems[0];
   }
   /* Resolve chains (a detach of a view) to their root, whatever the node order. */
   for (int32_t v = 0; v < g->n_values; v++) {
@@ -110,6 +115,27 @@ static void npu_output_aliases(const eg_graph *g, const eg_program *p, eg_npu_st
       const int32_t v = p->lowered[k].outputs[j].value;
       if (r >= 0 && r != v && alias[v] < 0) alias[v] = r;
     }
+}
+
+/* What the fused chains change (fuse.h): a mask folded into a batch-norm backward writes no
+ * result (*unplanned, made when NULL), and the backward reads the mask's operands, which stay
+ * live until it runs (*reads, malloc'ed, *n_reads of them). */
+static eg_status fused_reads(const eg_graph *g, const eg_fusion *fz, bool **unplanned,
+                             eg_plan_read **reads, int32_t *n_reads) {
+  *reads = NULL;
+  *n_reads = 0;
+  if (!fz) return EG_OK;
+  if (!*unplanned && !(*unplanned = calloc((size_t)g->n_values + 1, sizeof(bool))))
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  if (!(*reads = malloc(((size_t)g->n_nodes * 2 + 1) * sizeof **reads)))
+    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  for (int32_t k = 0; k < g->n_nodes; k++) {
+    if (fz[k].role != EG_FUSE_BN_BWD_MASK) continue;
+    (*unplanned)[g->nodes[fz[k].with].output] = true;
+    (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].mask.gy, k};
+    (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].mask.x, k};
+  }
+  return EG_OK;
 }
 
 /* The largest scratch of the nodes the CPU runs. */
@@ -236,22 +262,25 @@ static eg_status plan_layouts(const eg_graph *g, const eg_program *p, eg_npu_ste
 }
 
 eg_status eg_memory_plan(const eg_graph *g, const eg_program *p, eg_npu_step *const *steps,
-                         eg_memory *out) {
+                         const eg_fusion *fz, eg_memory *out) {
   *out = (eg_memory){0};
   bool *unplanned = NULL, *aliasing = NULL;
-  int32_t *step_of = NULL, *alias_of = NULL, *span_block = NULL;
+  int32_t *step_of = NULL, *alias_of = NULL, *span_block = NULL, n_reads = 0;
   size_t *step_work = NULL;
+  eg_plan_read *reads = NULL;
   eg_status s = inside_only(g, p, &unplanned);
+  if (s == EG_OK) s = fused_reads(g, fz, &unplanned, &reads, &n_reads);
   if (s == EG_OK) s = steps_of_nodes(g, p, &step_of);
   if (s == EG_OK) s = aliasing_nodes(g, p, &aliasing);
-  if (s == EG_OK) s = copy_aliases(g, p, &alias_of);
+  if (s == EG_OK) s = copy_aliases(g, p, fz, &alias_of);
   if (s == EG_OK && p && !(step_work = step_blocks(g, p, steps, true)))
     s = eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   if (s == EG_OK) npu_output_aliases(g, p, steps, alias_of);
   if (s == EG_OK) {
     const eg_plan_spec spec = {.order = p ? p->order : NULL, .step_of = step_of,
                                .unplanned = unplanned, .alias_of = alias_of,
-                               .aliasing = aliasing, .step_work = step_work};
+                               .aliasing = aliasing, .step_work = step_work,
+                               .reads = reads, .n_reads = n_reads};
     s = plan_layouts(g, p, steps, &spec, out, &span_block);
   }
   if (s == EG_OK) s = place_steps(p, steps, &out->plan, span_block);
@@ -261,6 +290,7 @@ eg_status eg_memory_plan(const eg_graph *g, const eg_program *p, eg_npu_step *co
   free(alias_of);
   free(step_work);
   free(span_block);
+  free(reads);
   return s;
 }
 

@@ -10,6 +10,7 @@
 #define EG_RUNTIME_MEMORY_H
 
 #include "program/program.h"
+#include "runtime/fuse.h"
 #include "runtime/npu_step.h"
 #include "runtime/plan.h"
 
@@ -22,9 +23,10 @@ typedef struct eg_memory {
  * steps `steps` (per partition; created, not bound): the smallest of three layouts of the
  * steps' memory — each step's block; its spans among the values, its ops' scratch in the
  * shared scratch; those with the ops' scratch as spans too — each step told where its memory
- * went. */
+ * went. The fused chains `fz` (per node, runtime/fuse.h; NULL: none) share and drop buffers
+ * as fuse.h says. */
 eg_status eg_memory_plan(const eg_graph *g, const eg_program *p, eg_npu_step *const *steps,
-                         eg_memory *out);
+                         const eg_fusion *fz, eg_memory *out);
 void eg_memory_free(eg_memory *m);
 
 #endif

@@ -76,15 +76,20 @@ static void node_reads(const eg_graph *g, const eg_node *n, reads *r) {
   for (int32_t a = 0; a < n->n_kwargs; a++) each_value(g, &n->kwargs[a], note_read, r);
 }
 
-/* Last position (the step, in run order) using each value; graph outputs live past the last
- * node. */
-static void last_uses(const eg_graph *g, const int32_t *order, const int32_t *pos, int32_t *last) {
+/* Last position (the step, in run order) using each value, the spec's extra reads too; graph
+ * outputs live past the last node. */
+static void last_uses(const eg_graph *g, const eg_plan_spec *spec, const int32_t *pos,
+                      int32_t *last) {
   for (int32_t v = 0; v < g->n_values; v++) last[v] = -1;
   reads r = {.last = last};
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const int32_t id = order ? order[i] : i;
+    const int32_t id = spec->order ? spec->order[i] : i;
     r.at = pos[id];
     node_reads(g, &g->nodes[id], &r);
+  }
+  for (int32_t k = 0; k < spec->n_reads; k++) {
+    r.at = pos[spec->reads[k].node];
+    note_read(&r, spec->reads[k].value);
   }
   for (int32_t o = 0; o < g->n_outputs; o++) last[g->outputs[o].value] = g->n_nodes;
 }
@@ -275,7 +280,7 @@ eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *p
   }
   s = block_events_make(g, spec, pos, &ev);
   if (s != EG_OK) goto done;
-  last_uses(g, order, pos, last);
+  last_uses(g, spec, pos, last);
   if (step_of && spec->unplanned) /* next[] is free until free_chains: the walk's scratch */
     extend_step_reads(g, order, step_of, spec->unplanned, spec->aliasing, last, next);
   for (int32_t v = 0; v < g->n_values; v++) {

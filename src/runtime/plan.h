@@ -35,6 +35,12 @@ typedef struct eg_plan_block {
   int32_t first_tick, last_tick;
 } eg_plan_block;
 
+/* Value `value` is read by node `node` too, besides the node's own arguments (a fused node
+ * reading what the node it took in read). */
+typedef struct eg_plan_read {
+  int32_t value, node;
+} eg_plan_read;
+
 /* What to plan (every field may be NULL):
  * - order: g->n_nodes node indices, a topological order (NULL: index order);
  * - step_of: each node's step, non-decreasing along `order` (NULL: each node its own step). A
@@ -44,7 +50,7 @@ typedef struct eg_plan_block {
  *   may take the bytes of a value an earlier node read last (values the step converts are
  *   read at its start and written at its end, within those lives);
  * - unplanned: values that get no bytes (a compiled program's values that live only inside an
- *   NPU partition, which its executor holds);
+ *   NPU partition, which its executor holds; a fused node's result that is never written);
  * - alias_of: per value, the value whose bytes it shares (-1: none; the target an earlier
  *   node's output, never itself an alias): a getitem's result is its tuple element, a
  *   detach's or view's is its self, read in place, and the target then lives as long as
@@ -57,7 +63,8 @@ typedef struct eg_plan_block {
  *   first node to its end, placed before the step's outputs, so it overlaps none of the values
  *   live then. plan.work_offset gets each block's offset;
  * - blocks (n_blocks of them): more bytes to place, each live over its nodes and ticks;
- *   plan.block_offset gets each one's offset. */
+ *   plan.block_offset gets each one's offset;
+ * - reads (n_reads of them): more reads, each keeping its value live until its node. */
 typedef struct eg_plan_spec {
   const int32_t *order;
   const int32_t *step_of;
@@ -67,6 +74,8 @@ typedef struct eg_plan_spec {
   const size_t *step_work;
   const eg_plan_block *blocks;
   int32_t n_blocks;
+  const eg_plan_read *reads;
+  int32_t n_reads;
 } eg_plan_spec;
 
 eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *plan);

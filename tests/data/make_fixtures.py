@@ -5,8 +5,16 @@
 tiny_step: the training step of conv(1->4, 3, stride 2, pad 1) -> relu -> conv(4->4, 3) ->
 flatten -> linear(64 -> 3) with cross-entropy loss on a batch of 2 12x12 images, all
 parameters trainable except the first conv's weight (frozen, so it is a static weight).
-Inputs are written to tiny_step_inputs/<name>.npy and PyTorch's outputs to
-tiny_step_reference/<name>.npy.
+
+fuse_step (tests/unit/test_fuse.c: fused batch-norm chains on the CPU path): the training step
+of conv(3->8, 3, pad 1) -> BatchNorm -> ReLU -> conv(8->8, 3, stride 2, pad 1) -> BatchNorm ->
+ReLU6 -> flatten -> linear(128 -> 5), cross-entropy, on a batch of 4 8x8 images, every parameter
+trainable. Its chains: BatchNorm -> ReLU (the batch norm's output read by the ReLU alone),
+BatchNorm -> ReLU6 (hardtanh_backward reads the batch norm's output too), and
+threshold_backward / hardtanh_backward -> the batch-norm backwards.
+
+Each fixture STEM's inputs are written to STEM_inputs/<name>.npy and PyTorch's outputs (loss
+and gradients) to STEM_reference/<name>.npy.
 """
 import os
 import sys
@@ -20,23 +28,22 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from edgegrad.export import export_training_step  # noqa: E402
 
 
-def main():
-    torch.manual_seed(7)
-    model = nn.Sequential(nn.Conv2d(1, 4, 3, stride=2, padding=1), nn.ReLU(),
-                          nn.Conv2d(4, 4, 3), nn.Flatten(), nn.Linear(64, 3))
-    x = torch.randn(2, 1, 12, 12)
-    target = torch.tensor([2, 0])
-    trainable = [n for n, _ in model.named_parameters() if n != "0.weight"]
-    stem = os.path.join(HERE, "tiny_step")
+def write_step(name, model, x, target, trainable):
+    """Exports the cross-entropy training step of model on (x, target) as STEM.json with its
+    inputs and PyTorch's loss and gradients."""
+    stem = os.path.join(HERE, name)
     res = export_training_step(model, nn.functional.cross_entropy, (x, target), stem,
                                trainable=trainable)
-    params = dict(model.named_parameters())
-    inputs = {"input": x, "target": target}
-    for n in trainable:
-        inputs[n.replace(".", "_")] = params[n].detach()
+    for extra in (".eval.json", ".init.safetensors"):  # not used by the tests
+        if os.path.exists(stem + extra):
+            os.remove(stem + extra)
+    known = {"input": x, "target": target}
+    known.update({n.replace(".", "_"): p.detach() for n, p in model.named_parameters()})
+    known.update({n.replace(".", "_"): b for n, b in model.named_buffers()})
     os.makedirs(stem + "_inputs", exist_ok=True)
-    for name, t in inputs.items():
-        np.save(os.path.join(stem + "_inputs", name + ".npy"), t.numpy())
+    for e in res.graph["inputs"]:
+        np.save(os.path.join(stem + "_inputs", e["name"] + ".npy"), known[e["name"]].numpy())
+    params = dict(model.named_parameters())
     loss = nn.functional.cross_entropy(model(x), target)
     grads = torch.autograd.grad(loss, [params[n] for n in trainable])
     os.makedirs(stem + "_reference", exist_ok=True)
@@ -45,6 +52,24 @@ def main():
         np.save(os.path.join(stem + "_reference", "grad_" + n.replace(".", "_") + ".npy"),
                 g.numpy())
     print("wrote", res.json_path)
+
+
+def main():
+    torch.manual_seed(7)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, stride=2, padding=1), nn.ReLU(),
+                          nn.Conv2d(4, 4, 3), nn.Flatten(), nn.Linear(64, 3))
+    x = torch.randn(2, 1, 12, 12)
+    target = torch.tensor([2, 0])
+    write_step("tiny_step", model, x, target,
+               [n for n, _ in model.named_parameters() if n != "0.weight"])
+
+    torch.manual_seed(11)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.BatchNorm2d(8),
+                          nn.ReLU6(), nn.Flatten(), nn.Linear(128, 5))
+    x = torch.randn(4, 3, 8, 8)
+    target = torch.tensor([1, 4, 0, 2])
+    write_step("fuse_step", model, x, target, [n for n, _ in model.named_parameters()])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+/* fuse.h — chains of CPU nodes a runtime runs as one kernel, decided once when it is created
+ * (runtime/engine.c), from the graph and the program alone; the memory plan (runtime/memory.h)
+ * and the step loop follow the decision. Two chains, each giving bit for bit what its nodes
+ * give (ops/op.h, "fused chains"):
+ *
+ *   BN_CLAMP     a batch-norm forward (training or eval) whose output (element 0, through its
+ *                getitem) only a clamping activation reads (relu, hardtanh as ReLU6, clamp*):
+ *                the batch norm writes the activation's values in its write pass, into its own
+ *                output's buffer, which the activation's result shares (planned as an alias
+ *                of it); the activation and the getitem then do nothing. The pre-activation
+ *                values are never stored.
+ *   BN_BWD_MASK  a native_batch_norm_backward whose grad_out is the result of a gradient mask
+ *                (threshold_backward, i.e. relu's backward; hardtanh_backward) that nothing
+ *                else reads: the backward reads the mask's operands (the incoming gradient
+ *                and the activation's output or input) and applies the mask in its passes; the
+ *                mask's result gets no bytes, and its operands stay live until the backward.
+ *
+ * Neither fuses where a value of the chain is a graph output, is read by another node (a
+ * detach or view of it included), or a node of the chain runs in an NPU partition. */
+#ifndef EG_RUNTIME_FUSE_H
+#define EG_RUNTIME_FUSE_H
+
+#include "ops/op.h"
+#include "program/program.h"
+
+typedef enum eg_fuse_role {
+  EG_FUSE_NONE = 0,
+  EG_FUSE_FOLDED,      /* runs inside another node's kernel: the step does nothing */
+  EG_FUSE_BN_CLAMP,    /* a batch-norm forward that also clamps: .clamp, .with (activation) */
+  EG_FUSE_BN_BWD_MASK, /* a batch-norm backward that masks: .mask, .with (the mask node) */
+} eg_fuse_role;
+
+typedef struct eg_fusion {
+  eg_fuse_role role;
+  int32_t with; /* the node folded into this one; -1 none */
+  eg_clamp clamp;
+  eg_grad_mask mask;
+} eg_fusion;
+
+/* Per node of g (run as program p, NULL: every node on the CPU), its role in a fused chain:
+ * *out (n_nodes entries, malloc'ed; the caller frees it), *n_fused the chains found. */
+eg_status eg_fusions_find(const eg_graph *g, const eg_program *p, eg_fusion **out,
+                          int32_t *n_fused);
+
+#endif

@@ -1,0 +1,262 @@
+/* test_fuse.c — fused batch-norm chains on the CPU path (src/runtime/fuse.h): a runtime with
+ * fusion on gives bit for bit the outputs of one with fusion off (each node its own kernel),
+ * and fuses exactly the chains it may:
+ *   - tests/data/fuse_step (make_fixtures.py: conv -> BatchNorm -> ReLU -> conv ->
+ *     BatchNorm -> ReLU6 -> linear, cross-entropy, every parameter trained): three chains
+ *     (BatchNorm -> ReLU; threshold_backward and hardtanh_backward into the batch-norm
+ *     backwards; not ReLU6's forward, whose input hardtanh_backward reads too); loss and
+ *     gradients within the project's tolerance of PyTorch's, and equal to the unfused run's;
+ *   - hand-made graphs: a batch norm (native_batch_norm, and _legit_functional) followed by a
+ *     relu or hardtanh(0, 6) alone fuses; one whose output another node also reads (a neg), or
+ *     which is a graph output, does not (those readers see the batch norm's own values, which
+ *     have negatives: a fusion that ignored them would hand them the activation's); a
+ *     threshold_backward or hardtanh_backward read by the batch-norm backward alone fuses, one
+ *     also read by a neg does not. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgegrad.h"
+#include "eg_test.h"
+#include "eg_test_graph.h"
+#include "eg_test_json.h"
+#include "runtime/engine.h"
+#include "runtime/model.h"
+
+static char tmpdir[64];
+
+static eg_runtime *create(const eg_graph *g, bool fuse) {
+  eg_runtime *rt = NULL;
+  const eg_runtime_options opt = EG_RUNTIME_OPTIONS();
+  EG_CHECK_MSG(eg_engine_create_fused(g, NULL, false, &opt, fuse, &rt) == EG_OK, "%s",
+               eg_last_error());
+  return rt;
+}
+
+/* Sets every input of the graph to values[i] (each numel floats, or int64 for the target). */
+static void set_inputs(const eg_graph *g, eg_runtime *rt, eg_tensor *in) {
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    EG_CHECK_MSG(eg_runtime_set_input(rt, g->inputs[i].name, &in[i]) == EG_OK, "%s",
+                 eg_last_error());
+}
+
+/* Runs fused and unfused runtimes of g on the inputs `in`: every output bit for bit equal;
+ * the fused runtime's chain count is `chains`. Returns the fused runtime (run) for more
+ * checks; *unfused gets the other. */
+static eg_runtime *run_both(const eg_graph *g, eg_tensor *in, int32_t chains,
+                            eg_runtime **unfused) {
+  eg_runtime *a = create(g, true), *b = create(g, false);
+  *unfused = b;
+  if (!a || !b) return a;
+  EG_CHECK_MSG(eg_engine_fused_chains(a) == chains, "%d fused chains, expected %d",
+               eg_engine_fused_chains(a), chains);
+  EG_CHECK(eg_engine_fused_chains(b) == 0);
+  for (int round = 0; round < 2; round++) { /* the second run reuses the plan's buffers */
+    set_inputs(g, a, in);
+    set_inputs(g, b, in);
+    EG_CHECK_MSG(eg_runtime_run(a) == EG_OK, "%s", eg_last_error());
+    EG_CHECK_MSG(eg_runtime_run(b) == EG_OK, "%s", eg_last_error());
+    for (int32_t o = 0; o < g->n_outputs; o++) {
+      eg_tensor ta, tb;
+      EG_CHECK(eg_runtime_output(a, o, &ta) == EG_OK && eg_runtime_output(b, o, &tb) == EG_OK);
+      const size_t bytes = eg_value_nbytes(&g->values[g->outputs[o].value]);
+      EG_CHECK_MSG(memcmp(ta.data, tb.data, bytes) == 0,
+                   "round %d output %s: fused and unfused runs differ", round,
+                   g->outputs[o].name);
+    }
+  }
+  return a;
+}
+
+/* ---- the PyTorch fixture ---- */
+
+static void test_fixture_step(void) {
+  eg_model *m = NULL;
+  EG_CHECK_MSG(eg_model_load(EG_TEST_DATA "/fuse_step.json", &m) == EG_OK, "%s",
+               eg_last_error());
+  if (!m) return;
+  const eg_graph *g = m->graph;
+  eg_tensor in[32] = {0};
+  EG_CHECK(g->n_inputs <= 32);
+  for (int32_t i = 0; i < g->n_inputs && i < 32; i++) {
+    char path[512];
+    snprintf(path, sizeof path, EG_TEST_DATA "/fuse_step_inputs/%s.npy", g->inputs[i].name);
+    EG_CHECK_MSG(eg_npy_load(path, &in[i]) == EG_OK, "%s", eg_last_error());
+  }
+  eg_runtime *unfused = NULL, *fused = run_both(g, in, 3, &unfused);
+  int compared = 0;
+  for (int32_t o = 0; fused && o < g->n_outputs; o++) {
+    char path[512];
+    snprintf(path, sizeof path, EG_TEST_DATA "/fuse_step_reference/%s.npy", g->outputs[o].name);
+    if (access(path, R_OK) != 0) continue; /* the new running statistics */
+    eg_tensor want, got;
+    eg_compare_result r;
+    EG_CHECK_MSG(eg_npy_load(path, &want) == EG_OK, "%s", eg_last_error());
+    EG_CHECK(eg_runtime_output(fused, o, &got) == EG_OK);
+    EG_CHECK(eg_tensor_compare(&got, &want, EG_COMPARE_RTOL, EG_COMPARE_ATOL, &r) == EG_OK);
+    EG_CHECK_MSG(r.num_bad == 0, "%s: %lld elements out of tolerance (worst %g, PyTorch %g)",
+                 g->outputs[o].name, (long long)r.num_bad, r.got, r.want);
+    eg_tensor_free(&want);
+    compared++;
+  }
+  EG_CHECK_MSG(compared == 11, "%d outputs compared with PyTorch, expected 11", compared);
+  eg_runtime_destroy(fused);
+  eg_runtime_destroy(unfused);
+  for (int32_t i = 0; i < g->n_inputs && i < 32; i++) eg_tensor_free(&in[i]);
+  eg_model_destroy(m);
+}
+
+/* ---- hand-made forward graphs: x [2, 3, 2, 2] -> batch norm -> activation ---- */
+
+enum { N = 24 };
+
+/* Values of mixed sign, some far from the mean (so the batch norm's output has negatives and
+ * values above 6 after its weight of 4). */
+static void fill(float *x, int n, unsigned seed) {
+  for (int i = 0; i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    x[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f + (i % 7 == 0 ? 2.5f : 0.0f);
+  }
+}
+
+#define XS "[2, 3, 2, 2]"
+#define BN_VALUES T(0, XS) ", " T(1, "[3]") ", " T(2, "[3]") ", "
+#define BN_NATIVE NODE("bn", "aten.native_batch_norm.default", \
+                       "[" V(0) ", " V(1) ", " V(2) ", null, null, true, " F(0.1) ", " F(1e-05) "]", 3)
+#define BN_INPUTS IN("x", 0) ", " IN("w", 1) ", " IN("b", 2)
+
+/* The graph's inputs are x, w, b and, where it has them, running_mean and running_var;
+ * negative_output >= 0: that output must hold negatives and non-negatives. */
+static void forward_case(const char *name, const char *values, const char *inputs,
+                         const char *nodes, const char *outputs, int32_t chains,
+                         int negative_output) {
+  eg_graph *g = eg_test_graph_json(tmpdir, name, "none.safetensors", values, inputs, "", nodes,
+                                   outputs);
+  if (!g) return;
+  float x[N], w[3] = {4.0f, -1.5f, 2.0f}, b[3] = {0.5f, 0.25f, -0.5f}, rm[3] = {0.5f, 0, -1},
+              rv[3] = {1, 2, 0.5f};
+  fill(x, N, 7);
+  eg_tensor in[5] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = x},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = w},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = b},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = rm},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = rv}};
+  eg_runtime *unfused = NULL, *fused = run_both(g, in, chains, &unfused);
+  if (fused && negative_output >= 0) { /* that reader must see the batch norm's negatives */
+    eg_tensor t;
+    EG_CHECK(eg_runtime_output(fused, negative_output, &t) == EG_OK);
+    int negatives = 0;
+    for (int i = 0; i < N; i++) negatives += ((const float *)t.data)[i] < 0.0f;
+    EG_CHECK_MSG(negatives > 0 && negatives < N, "%s: output %d has %d negatives of %d", name,
+                 negative_output, negatives, N);
+  }
+  eg_runtime_destroy(fused);
+  eg_runtime_destroy(unfused);
+  eg_graph_destroy(g);
+}
+
+/* native_batch_norm's three results and the getitem of its output */
+#define BN3_VALUES BN_VALUES TUPLE(3, "[4, 5, 6]") ", " T(4, XS) ", " T(5, "[3]") ", " \
+                   T(6, "[3]") ", " T(7, XS) ", " T(8, XS)
+#define BN3_NODES BN_NATIVE ", " GETITEM("y", 3, 0, 7)
+#define RELU NODE("relu", "aten.relu.default", "[" V(7) "]", 8)
+
+static void test_forward_fuses(void) {
+  forward_case("relu_alone", BN3_VALUES, BN_INPUTS, BN3_NODES ", " RELU, IN("r", 8), 1, -1);
+  /* _legit_functional's five results (training, with running statistics) and ReLU6 */
+  forward_case("relu6_functional",
+               BN_VALUES TUPLE(3, "[4, 5, 6, 11, 12]") ", " T(4, XS) ", " T(5, "[3]") ", "
+               T(6, "[3]") ", " T(7, XS) ", " T(8, XS) ", " T(9, "[3]") ", " T(10, "[3]") ", "
+               T(11, "[3]") ", " T(12, "[3]") ", " T(13, "[3]"),
+               BN_INPUTS ", " IN("running_mean", 9) ", " IN("running_var", 10),
+               NODE("bn", "aten._native_batch_norm_legit_functional.default",
+                    "[" V(0) ", " V(1) ", " V(2) ", " V(9) ", " V(10) ", true, " F(0.1) ", " F(1e-05) "]", 3)
+               ", " GETITEM("y", 3, 0, 7) ", " GETITEM("rm", 3, 3, 13) ", "
+               NODE("relu6", "aten.hardtanh.default", "[" V(7) ", " F(0.0) ", " F(6.0) "]", 8),
+               IN("r", 8) ", " IN("rm", 13), 1, -1);
+}
+
+static void test_forward_not_fused(void) {
+  /* the batch norm's output read by a neg too */
+  forward_case("other_reader", BN3_VALUES ", " T(9, XS), BN_INPUTS,
+               BN3_NODES ", " NODE("neg", "aten.neg.default", "[" V(7) "]", 9) ", " RELU,
+               IN("r", 8) ", " IN("n", 9), 0, 1);
+  /* the batch norm's output a graph output */
+  forward_case("graph_output", BN3_VALUES, BN_INPUTS, BN3_NODES ", " RELU,
+               IN("r", 8) ", " IN("y", 7), 0, 1);
+}
+
+/* ---- hand-made backward graphs: mask -> native_batch_norm_backward ---- */
+
+#define BWD_VALUES T(0, XS) ", " T(1, XS) ", " T(2, XS) ", " T(3, "[3]") ", " T(4, "[3]") ", " \
+                   T(5, "[3]") ", " T(6, XS) ", " TUPLE(7, "[8, 9, 10]") ", " T(8, XS) ", "    \
+                   T(9, "[3]") ", " T(10, "[3]") ", " T(11, XS) ", " T(12, "[3]") ", "         \
+                   T(13, "[3]")
+#define BWD_NODES NODE("bnb", "aten.native_batch_norm_backward.default",                       \
+                       "[" V(6) ", " V(1) ", " V(3) ", null, null, " V(4) ", " V(5)            \
+                       ", true, " F(1e-05) ", [true, true, true]]", 7) ", "                            \
+                  GETITEM("gx", 7, 0, 11) ", " GETITEM("gw", 7, 1, 12) ", "                   \
+                  GETITEM("gb", 7, 2, 13)
+#define BWD_INPUTS IN("gy", 0) ", " IN("x", 1) ", " IN("a", 2) ", " IN("w", 3) ", "            \
+                   IN("mean", 4) ", " IN("invstd", 5)
+#define BWD_OUTPUTS IN("gx", 11) ", " IN("gw", 12) ", " IN("gb", 13)
+
+static void backward_case(const char *name, const char *values, const char *mask_node,
+                          const char *outputs, int32_t chains) {
+  char nodes[2048];
+  snprintf(nodes, sizeof nodes, "%s, %s", mask_node, BWD_NODES);
+  eg_graph *g = eg_test_graph_json(tmpdir, name, "none.safetensors", values, BWD_INPUTS, "",
+                                   nodes, outputs);
+  if (!g) return;
+  /* a: the activation's output (relu: >= 0, some exactly 0) or input (ReLU6: some exactly 0
+   * and 6, the bounds hardtanh_backward excludes) */
+  float gy[N], x[N], a[N], w[3] = {1.5f, -0.5f, 2.0f}, mean[3] = {0.1f, -0.2f, 0.3f},
+                           invstd[3] = {1.25f, 0.75f, 2.0f};
+  fill(gy, N, 3);
+  fill(x, N, 5);
+  fill(a, N, 9);
+  for (int i = 0; i < N; i++) a[i] = i % 5 == 0 ? 0.0f : i % 5 == 1 ? 6.0f : a[i] * 4.0f;
+  eg_tensor in[6] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = gy},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = x},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = a},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = w},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = mean},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = invstd}};
+  eg_runtime *unfused = NULL, *fused = run_both(g, in, chains, &unfused);
+  eg_runtime_destroy(fused);
+  eg_runtime_destroy(unfused);
+  eg_graph_destroy(g);
+}
+
+#define THRESHOLD NODE("tb", "aten.threshold_backward.default", "[" V(0) ", " V(2) ", 0]", 6)
+#define HARDTANH_BWD NODE("hb", "aten.hardtanh_backward.default", \
+                          "[" V(0) ", " V(2) ", " F(0.0) ", " F(6.0) "]", 6)
+
+static void test_backward_fuses(void) {
+  backward_case("threshold_alone", BWD_VALUES, THRESHOLD, BWD_OUTPUTS, 1);
+  backward_case("hardtanh_alone", BWD_VALUES, HARDTANH_BWD, BWD_OUTPUTS, 1);
+}
+
+static void test_backward_not_fused(void) {
+  /* the masked gradient read by a neg too: it must be written */
+  backward_case("threshold_other_reader", BWD_VALUES ", " T(14, XS),
+                THRESHOLD ", " NODE("neg", "aten.neg.default", "[" V(6) "]", 14),
+                BWD_OUTPUTS ", " IN("n", 14), 0);
+  /* the masked gradient a graph output */
+  backward_case("hardtanh_output", BWD_VALUES, HARDTANH_BWD, BWD_OUTPUTS ", " IN("m", 6), 0);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_fuse_XXXXXX");
+  if (!mkdtemp(tmpdir)) return 1;
+  EG_RUN(test_fixture_step);
+  EG_RUN(test_forward_fuses);
+  EG_RUN(test_forward_not_fused);
+  EG_RUN(test_backward_fuses);
+  EG_RUN(test_backward_not_fused);
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  return eg_test_summary();
+}
