@@ -20,6 +20,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "kernels/norm_sums_f32.h"
 #include "util/parallel.h"
@@ -113,8 +114,18 @@ typedef struct bn_mask {
 
 #define EG_BN_INLINE static inline __attribute__((always_inline))
 
+/* The mask is bit arithmetic on both comparisons: a `?:` or `||` on float comparisons leaves
+ * a branch in the loop (GCC, -ftrapping-math), which then does not vectorise. A masked
+ * element is +0, as both backwards write it. */
 EG_BN_INLINE float grad_at(const float *gy, bn_mask mk, bool masked, int64_t i) {
-  return masked && (mk.x[i] <= mk.lo || mk.x[i] >= mk.hi) ? 0.0f : gy[i];
+  if (!masked) return gy[i];
+  const uint32_t keep = (uint32_t)((mk.x[i] <= mk.lo) | (mk.x[i] >= mk.hi)) - 1u;
+  uint32_t bits;
+  memcpy(&bits, &gy[i], sizeof bits);
+  bits &= keep;
+  float g;
+  memcpy(&g, &bits, sizeof g);
+  return g;
 }
 
 /* sum(gy) and sum(gy * (x - mean)) in double, added to *sg and *sgx: two halves side by side, as
