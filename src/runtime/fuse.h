@@ -14,6 +14,10 @@
  *                else reads: the backward reads the mask's operands (the incoming gradient
  *                and the activation's output or input) and applies the mask in its passes; the
  *                mask's result gets no bytes, and its operands stay live until the backward.
+ *                A hardtanh_backward (ReLU6's) reads the hardtanh's input; where a hardtanh of
+ *                the same bounds (lo < hi) put out r from it, the fused mask reads r instead,
+ *                bit for bit the same mask, and the input is no longer read there: its batch
+ *                norm then fuses with the hardtanh too (BN_CLAMP), its output never stored.
  *
  * Neither fuses where a value of the chain is a graph output, is read by another node (a
  * detach or view of it included), or a node of the chain runs in an NPU partition. */
@@ -32,7 +36,10 @@ typedef enum eg_fuse_role {
 
 typedef struct eg_fusion {
   eg_fuse_role role;
-  int32_t with; /* the node folded into this one; -1 none */
+  int32_t with;    /* the node folded into this one, or the one this one is folded into; -1 */
+  bool redirected; /* BN_BWD_MASK of a hardtanh_backward: the mask reads the hardtanh's output,
+                      not its input (the same mask when lo < hi), so the input need not be
+                      kept for the backward */
   eg_clamp clamp;
   eg_grad_mask mask;
 } eg_fusion;

@@ -117,19 +117,23 @@ static void npu_output_aliases(const eg_graph *g, const eg_program *p, eg_npu_st
     }
 }
 
-/* What the fused chains change (fuse.h): a mask folded into a batch-norm backward writes no
- * result (*unplanned, made when NULL), and the backward reads the mask's operands, which stay
- * live until it runs (*reads, malloc'ed, *n_reads of them). */
+/* What the fused chains change (fuse.h): a node folded into another reads nothing at its own
+ * place (*folded, malloc'ed); a mask folded into a batch-norm backward writes no result
+ * (*unplanned, made when NULL), and the backward reads the mask's operands, which stay live
+ * until it runs (*reads, malloc'ed, *n_reads of them). */
 static eg_status fused_reads(const eg_graph *g, const eg_fusion *fz, bool **unplanned,
-                             eg_plan_read **reads, int32_t *n_reads) {
+                             bool **folded, eg_plan_read **reads, int32_t *n_reads) {
   *reads = NULL;
+  *folded = NULL;
   *n_reads = 0;
   if (!fz) return EG_OK;
   if (!*unplanned && !(*unplanned = calloc((size_t)g->n_values + 1, sizeof(bool))))
     return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
-  if (!(*reads = malloc(((size_t)g->n_nodes * 2 + 1) * sizeof **reads)))
-    return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
+  *reads = malloc(((size_t)g->n_nodes * 2 + 1) * sizeof **reads);
+  *folded = malloc(((size_t)g->n_nodes + 1) * sizeof(bool));
+  if (!*reads || !*folded) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t k = 0; k < g->n_nodes; k++) {
+    (*folded)[k] = fz[k].role == EG_FUSE_FOLDED;
     if (fz[k].role != EG_FUSE_BN_BWD_MASK) continue;
     (*unplanned)[g->nodes[fz[k].with].output] = true;
     (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].mask.gy, k};
@@ -264,12 +268,12 @@ static eg_status plan_layouts(const eg_graph *g, const eg_program *p, eg_npu_ste
 eg_status eg_memory_plan(const eg_graph *g, const eg_program *p, eg_npu_step *const *steps,
                          const eg_fusion *fz, eg_memory *out) {
   *out = (eg_memory){0};
-  bool *unplanned = NULL, *aliasing = NULL;
+  bool *unplanned = NULL, *aliasing = NULL, *folded = NULL;
   int32_t *step_of = NULL, *alias_of = NULL, *span_block = NULL, n_reads = 0;
   size_t *step_work = NULL;
   eg_plan_read *reads = NULL;
   eg_status s = inside_only(g, p, &unplanned);
-  if (s == EG_OK) s = fused_reads(g, fz, &unplanned, &reads, &n_reads);
+  if (s == EG_OK) s = fused_reads(g, fz, &unplanned, &folded, &reads, &n_reads);
   if (s == EG_OK) s = steps_of_nodes(g, p, &step_of);
   if (s == EG_OK) s = aliasing_nodes(g, p, &aliasing);
   if (s == EG_OK) s = copy_aliases(g, p, fz, &alias_of);
@@ -280,7 +284,7 @@ eg_status eg_memory_plan(const eg_graph *g, const eg_program *p, eg_npu_step *co
     const eg_plan_spec spec = {.order = p ? p->order : NULL, .step_of = step_of,
                                .unplanned = unplanned, .alias_of = alias_of,
                                .aliasing = aliasing, .step_work = step_work,
-                               .reads = reads, .n_reads = n_reads};
+                               .reads = reads, .n_reads = n_reads, .folded = folded};
     s = plan_layouts(g, p, steps, &spec, out, &span_block);
   }
   if (s == EG_OK) s = place_steps(p, steps, &out->plan, span_block);
@@ -291,6 +295,7 @@ eg_status eg_memory_plan(const eg_graph *g, const eg_program *p, eg_npu_step *co
   free(step_work);
   free(span_block);
   free(reads);
+  free(folded);
   return s;
 }
 

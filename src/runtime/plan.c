@@ -85,7 +85,7 @@ static void last_uses(const eg_graph *g, const eg_plan_spec *spec, const int32_t
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const int32_t id = spec->order ? spec->order[i] : i;
     r.at = pos[id];
-    node_reads(g, &g->nodes[id], &r);
+    if (!spec->folded || !spec->folded[id]) node_reads(g, &g->nodes[id], &r);
   }
   for (int32_t k = 0; k < spec->n_reads; k++) {
     r.at = pos[spec->reads[k].node];

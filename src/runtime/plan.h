@@ -64,7 +64,9 @@ typedef struct eg_plan_read {
  *   live then. plan.work_offset gets each block's offset;
  * - blocks (n_blocks of them): more bytes to place, each live over its nodes and ticks;
  *   plan.block_offset gets each one's offset;
- * - reads (n_reads of them): more reads, each keeping its value live until its node. */
+ * - reads (n_reads of them): more reads, each keeping its value live until its node;
+ * - folded: per node, whether it runs inside another node's kernel (runtime/fuse.h): its
+ *   arguments are not read at its place (the kernel's reads are, in `reads`). */
 typedef struct eg_plan_spec {
   const int32_t *order;
   const int32_t *step_of;
@@ -76,6 +78,7 @@ typedef struct eg_plan_spec {
   int32_t n_blocks;
   const eg_plan_read *reads;
   int32_t n_reads;
+  const bool *folded;
 } eg_plan_spec;
 
 eg_status eg_plan_memory(const eg_graph *g, const eg_plan_spec *spec, eg_plan *plan);

@@ -2,16 +2,20 @@
  * fusion on gives bit for bit the outputs of one with fusion off (each node its own kernel),
  * and fuses exactly the chains it may:
  *   - tests/data/fuse_step (make_fixtures.py: conv -> BatchNorm -> ReLU -> conv ->
- *     BatchNorm -> ReLU6 -> linear, cross-entropy, every parameter trained): three chains
- *     (BatchNorm -> ReLU; threshold_backward and hardtanh_backward into the batch-norm
- *     backwards; not ReLU6's forward, whose input hardtanh_backward reads too); loss and
- *     gradients within the project's tolerance of PyTorch's, and equal to the unfused run's;
+ *     BatchNorm -> ReLU6 -> linear, cross-entropy, every parameter trained): four chains
+ *     (BatchNorm -> ReLU and -> ReLU6; threshold_backward and hardtanh_backward into the
+ *     batch-norm backwards, hardtanh_backward's mask read from ReLU6's output so that the
+ *     batch norm's output has no other reader); loss and gradients within the project's
+ *     tolerance of PyTorch's, and equal to the unfused run's;
  *   - hand-made graphs: a batch norm (native_batch_norm, and _legit_functional) followed by a
  *     relu or hardtanh(0, 6) alone fuses; one whose output another node also reads (a neg), or
  *     which is a graph output, does not (those readers see the batch norm's own values, which
  *     have negatives: a fusion that ignored them would hand them the activation's); a
  *     threshold_backward or hardtanh_backward read by the batch-norm backward alone fuses, one
- *     also read by a neg does not. */
+ *     also read by a neg does not;
+ *   - ReLU6 training (hardtanh_backward reads a clone of the batch norm's output): both chains
+ *     fuse, the mask read from the hardtanh's output; with the clone a graph output, or other
+ *     bounds in the backward than the forward's, only the backward fuses. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +88,7 @@ static void test_fixture_step(void) {
     snprintf(path, sizeof path, EG_TEST_DATA "/fuse_step_inputs/%s.npy", g->inputs[i].name);
     EG_CHECK_MSG(eg_npy_load(path, &in[i]) == EG_OK, "%s", eg_last_error());
   }
-  eg_runtime *unfused = NULL, *fused = run_both(g, in, 3, &unfused);
+  eg_runtime *unfused = NULL, *fused = run_both(g, in, 4, &unfused);
   int compared = 0;
   for (int32_t o = 0; fused && o < g->n_outputs; o++) {
     char path[512];
@@ -247,6 +251,64 @@ static void test_backward_not_fused(void) {
   backward_case("hardtanh_output", BWD_VALUES, HARDTANH_BWD, BWD_OUTPUTS ", " IN("m", 6), 0);
 }
 
+/* ---- ReLU6 training: x -> batch norm -> y -> hardtanh(0, 6) -> r; the backward's
+ * hardtanh_backward(gy, clone(y), 0, 6) -> native_batch_norm_backward ---- */
+
+#define R6_VALUES BN3_VALUES ", " T(9, XS) ", " T(10, XS) ", " T(11, XS) ", "              \
+                  TUPLE(12, "[13, 14, 15]") ", " T(13, XS) ", " T(14, "[3]") ", " T(15, "[3]") \
+                  ", " T(16, "[3]") ", " T(17, "[3]") ", " T(18, XS)
+#define R6_NODES BN3_NODES ", " NODE("save", "aten.clone.default", "[" V(7) "]", 8) ", "        \
+                 NODE("relu6", "aten.hardtanh.default", "[" V(7) ", " F(0.0) ", " F(6.0) "]", 9) \
+                 ", " GETITEM("mean", 3, 1, 16) ", " GETITEM("invstd", 3, 2, 17) ", "             \
+                 NODE("hb", "aten.hardtanh_backward.default",                                   \
+                      "[" V(10) ", " V(8) ", " F(0.0) ", " F(%s) "]", 11) ", "                   \
+                 NODE("bnb", "aten.native_batch_norm_backward.default",                          \
+                      "[" V(11) ", " V(0) ", " V(1) ", null, null, " V(16) ", " V(17)            \
+                      ", true, " F(1e-05) ", [true, true, true]]", 12) ", "                      \
+                 GETITEM("gx", 12, 0, 18)
+#define R6_OUTPUTS IN("r", 9) ", " IN("gx", 18)
+
+/* hb_hi: hardtanh_backward's upper bound; extra_outputs after r and gx. */
+static void relu6_case(const char *name, const char *hb_hi, const char *extra_outputs,
+                       int32_t chains) {
+  char nodes[4096], outputs[256];
+  snprintf(nodes, sizeof nodes, R6_NODES, hb_hi);
+  snprintf(outputs, sizeof outputs, "%s%s", R6_OUTPUTS, extra_outputs);
+  eg_graph *g = eg_test_graph_json(tmpdir, name, "none.safetensors", R6_VALUES,
+                                   BN_INPUTS ", " IN("gy", 10), "", nodes, outputs);
+  if (!g) return;
+  float x[N], w[3] = {4.0f, -1.5f, 8.0f}, b[3] = {0.5f, 0.25f, 3.0f}, gy[N];
+  fill(x, N, 7);
+  fill(gy, N, 3);
+  eg_tensor in[4] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = x},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = w},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = b},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = gy}};
+  eg_runtime *unfused = NULL, *fused = run_both(g, in, chains, &unfused);
+  if (fused) { /* the clamp has work at both ends */
+    eg_tensor t;
+    EG_CHECK(eg_runtime_output(fused, 0, &t) == EG_OK);
+    int at_lo = 0, at_hi = 0;
+    for (int i = 0; i < N; i++) {
+      at_lo += ((const float *)t.data)[i] == 0.0f;
+      at_hi += ((const float *)t.data)[i] == 6.0f;
+    }
+    EG_CHECK_MSG(at_lo > 0 && at_hi > 0, "%s: %d outputs at 0, %d at 6", name, at_lo, at_hi);
+  }
+  eg_runtime_destroy(fused);
+  eg_runtime_destroy(unfused);
+  eg_graph_destroy(g);
+}
+
+static void test_relu6_training(void) {
+  /* the mask reads r: the batch norm's output has no reader left but the hardtanh */
+  relu6_case("relu6_step", "6.0", "", 2);
+  /* the saved clone a graph output: the batch norm's output must be stored */
+  relu6_case("relu6_saved_output", "6.0", ", " IN("saved", 8), 1);
+  /* other bounds in the backward: its mask cannot read r, so y is kept */
+  relu6_case("relu6_other_bounds", "5.0", "", 1);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_fuse_XXXXXX");
   if (!mkdtemp(tmpdir)) return 1;
@@ -255,6 +317,7 @@ int main(void) {
   EG_RUN(test_forward_not_fused);
   EG_RUN(test_backward_fuses);
   EG_RUN(test_backward_not_fused);
+  EG_RUN(test_relu6_training);
   char cmd[96];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
