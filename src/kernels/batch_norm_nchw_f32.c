@@ -5,7 +5,8 @@
  * 2 (sums, write). Reductions accumulate in double; per-channel constants are computed in
  * double; the elementwise write passes evaluate in double and round once (see affine_f32).
  *
- * A forward may clamp its output in the write pass (a ReLU or ReLU6 fused into it), a backward
+ * A forward may add a tensor (a residual connection) and clamp its output in the write pass (a
+ * ReLU or ReLU6 fused into it), a backward
  * mask its gradient in both passes (threshold_backward or hardtanh_backward fused into it): the
  * same loops with one more select, bit for bit the two kernels' result.
  *
@@ -164,14 +165,31 @@ EG_BN_INLINE float clamp_f32(float y, float lo, float hi) {
   return hi < v ? hi : v;
 }
 
-/* y = (x - mean) * scale + shift over len floats, clamped to [lo, hi] when `clamped`. */
-EG_BN_INLINE void affine_f32(const float *x, float *y, int64_t len, bn_affine a, bool clamped,
-                             float lo, float hi) {
+/* What a forward's write pass does after the affine map: add z (when `added`), clamp to
+ * [lo, hi] (when `clamped`). */
+typedef struct bn_after {
+  const float *z;
+  float lo, hi;
+} bn_after;
+
+/* y = (x - mean) * scale + shift over len floats, then `after` (z at the same offset as y). */
+EG_BN_INLINE void affine_f32(const float *x, float *y, int64_t len, bn_affine a, bool added,
+                             bool clamped, bn_after after) {
 #pragma omp simd
   for (int64_t i = 0; i < len; i++) {
-    const float v = (float)(((double)x[i] - a.mean) * a.scale + a.shift);
-    y[i] = clamped ? clamp_f32(v, lo, hi) : v;
+    float v = (float)(((double)x[i] - a.mean) * a.scale + a.shift);
+    if (added) v += after.z[i];
+    y[i] = clamped ? clamp_f32(v, after.lo, after.hi) : v;
   }
+}
+
+/* affine_f32 with io's addend and clamp, y and z at element offset off. */
+EG_BN_INLINE void affine_io(const eg_batch_norm_io *io, int64_t off, int64_t len, bn_affine a) {
+  const bn_after after = {io->add ? io->add + off : NULL, io->clamp_lo, io->clamp_hi};
+  if (io->add && io->clamp) affine_f32(io->x + off, io->y + off, len, a, true, true, after);
+  else if (io->clamp) affine_f32(io->x + off, io->y + off, len, a, false, true, after);
+  else if (io->add) affine_f32(io->x + off, io->y + off, len, a, true, false, after);
+  else affine_f32(io->x + off, io->y + off, len, a, false, false, after);
 }
 
 /* gx = gy * k + (x - mean) * kx + k0 over len floats. */
@@ -195,11 +213,7 @@ EG_SIMD_CLONES static void forward_channel(const eg_batch_norm_params *p, const 
       ss += eg_norm_sumsq_centred_f32(x0 + b * stride, p->hw, mean);
   }
   bn_affine a = forward_affine(p, io, ch, mean, ss);
-  for (int64_t b = 0; b < p->n; b++) {
-    float *y = io->y + ch * p->hw + b * stride;
-    if (io->clamp) affine_f32(x0 + b * stride, y, p->hw, a, true, io->clamp_lo, io->clamp_hi);
-    else affine_f32(x0 + b * stride, y, p->hw, a, false, 0.0f, 0.0f);
-  }
+  for (int64_t b = 0; b < p->n; b++) affine_io(io, ch * p->hw + b * stride, p->hw, a);
 }
 
 /* The mask of io at element offset off (its x NULL when there is none). */
@@ -272,15 +286,9 @@ static void forward_block(const eg_batch_norm_params *p, const eg_batch_norm_io 
     scale[k] = a.scale;
     shift[k] = a.shift;
   }
-  for (int64_t b = 0; b < p->n; b++) {
-    const float *x = io->x + (b * p->c + c0) * hw;
-    float *y = io->y + (b * p->c + c0) * hw;
-    for (int64_t k = 0; k < nb; k++) {
-      const bn_affine a = {mean[k], scale[k], shift[k]};
-      if (io->clamp) affine_f32(x + k * hw, y + k * hw, hw, a, true, io->clamp_lo, io->clamp_hi);
-      else affine_f32(x + k * hw, y + k * hw, hw, a, false, 0.0f, 0.0f);
-    }
-  }
+  for (int64_t b = 0; b < p->n; b++)
+    for (int64_t k = 0; k < nb; k++)
+      affine_io(io, (b * p->c + c0 + k) * hw, hw, (bn_affine){mean[k], scale[k], shift[k]});
 }
 
 EG_BN_INLINE void backward_block_with(const eg_batch_norm_params *p,

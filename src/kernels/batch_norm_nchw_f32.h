@@ -39,6 +39,9 @@ typedef struct eg_batch_norm_io {
   float *save_mean, *save_invstd;            /* [c], training only, or NULL */
   float *new_running_mean, *new_running_var; /* [c], training only, or NULL; each needs the
                                                 matching running_* input */
+  const float *add;                          /* [n, c, hw] or NULL: added to y (in float, as
+                                                add.Tensor adds) before any clamp — a residual
+                                                connection fused into the write pass */
   bool clamp;                                /* y is then clamped as hardtanh clamps
                                                 (activation_f32.h): v = y < lo ? lo : y,
                                                 y = hi < v ? hi : v — a ReLU (0, +inf) or ReLU6

@@ -473,6 +473,21 @@ BINARY_OP(div_Scalar)
 BINARY_OP(div_Scalar_mode)
 BINARY_OP(threshold_backward)
 
+bool eg_op_add_f32(const eg_graph *g, const eg_node *n, int32_t operand[2]) {
+  const eg_binary_attrs *at = EG_ATTRS(n, const eg_binary_attrs);
+  if (n->op != EG_OP_add_Tensor || at->op != EG_BINARY_ADD || at->dtype != EG_DTYPE_FLOAT32 ||
+      n->output < 0)
+    return false;
+  const int64_t numel = eg_value_numel(&g->values[n->output]);
+  for (int i = 0; i < 2; i++) {
+    operand[i] = eg_exec_arg_id(n, i, i ? "other" : "self");
+    if (at->operand[i].is_number || at->operand[i].convert || operand[i] < 0 ||
+        eg_value_numel(&g->values[operand[i]]) != numel)
+      return false;
+  }
+  return true;
+}
+
 bool eg_threshold_backward_f32(const eg_node *n, float *threshold) {
   const eg_binary_attrs *at = EG_ATTRS(n, const eg_binary_attrs);
   if (n->op != EG_OP_threshold_backward || at->dtype != EG_DTYPE_FLOAT32 ||

@@ -200,8 +200,9 @@ static eg_status check_bn_forward(eg_graph *g, eg_node *n, const bn_form *f) {
   return EG_OK;
 }
 
-/* The forward, its output clamped to [clamp->lo, clamp->hi] when clamp is not NULL. */
-static eg_status run_bn_forward_clamped(const eg_exec *ex, const eg_node *n,
+/* The forward, its output plus `add` (NULL: none) and clamped to [clamp->lo, clamp->hi] when
+ * clamp is not NULL. */
+static eg_status run_bn_forward_clamped(const eg_exec *ex, const eg_node *n, const float *add,
                                        const eg_clamp *clamp) {
   const eg_bn_attrs *at = EG_ATTRS(n, const eg_bn_attrs);
   const eg_batch_norm_params *p = &at->p;
@@ -210,6 +211,7 @@ static eg_status run_bn_forward_clamped(const eg_exec *ex, const eg_node *n,
       .weight = eg_exec_arg(ex, n, 1, "weight"),
       .bias = eg_exec_arg(ex, n, 2, "bias"),
       .y = eg_exec_elem(ex, n, 0),
+      .add = add,
       .clamp = clamp != NULL,
       .clamp_lo = clamp ? clamp->lo : 0.0f,
       .clamp_hi = clamp ? clamp->hi : 0.0f,
@@ -235,7 +237,7 @@ static eg_status run_bn_forward_clamped(const eg_exec *ex, const eg_node *n,
 }
 
 static eg_status run_bn_forward(const eg_exec *ex, const eg_node *n) {
-  return run_bn_forward_clamped(ex, n, NULL);
+  return run_bn_forward_clamped(ex, n, NULL, NULL);
 }
 
 bool eg_op_is_batch_norm(eg_op op) {
@@ -244,8 +246,9 @@ bool eg_op_is_batch_norm(eg_op op) {
          op == EG_OP__native_batch_norm_legit_no_stats;
 }
 
-eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, eg_clamp clamp) {
-  return run_bn_forward_clamped(ex, n, &clamp);
+eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, int32_t add,
+                                    eg_clamp clamp) {
+  return run_bn_forward_clamped(ex, n, add >= 0 ? ex->data[add] : NULL, &clamp);
 }
 
 /* The check and run of each forward form. */

@@ -55,8 +55,9 @@ void eg_op_prepare(const eg_node *n, const void *from_data, void *out);
 
 /* ---- fused chains of CPU nodes (the runtime decides them: runtime/fuse.h) ----
  *
- * A batch-norm forward whose output only a clamping activation reads runs as one pass that
- * writes the activation's values (into the batch norm's output buffer, which the activation's
+ * A batch-norm forward whose output only a clamping activation reads (or only an add of
+ * another tensor that only such an activation reads: a residual connection) runs as one pass
+ * that writes the activation's values (into the batch norm's output buffer, which the activation's
  * result then shares); a batch-norm backward whose grad_out only a masking activation backward
  * produced reads that backward's operands and masks them in its own passes. Both give bit for
  * bit what the two nodes give. */
@@ -82,11 +83,16 @@ bool eg_op_clamp_of(const eg_graph *g, const eg_node *n, eg_clamp *c);
  * operands of the result's shape (no broadcast, no conversion), with *m its operands and
  * bounds. */
 bool eg_op_grad_mask_of(const eg_graph *g, const eg_node *n, eg_grad_mask *m);
+/* Whether checked node n is add.Tensor of two float32 tensors as large as its result (no
+ * broadcast, no conversion) with alpha 1, with *operand their value ids. */
+bool eg_op_add_f32(const eg_graph *g, const eg_node *n, int32_t operand[2]);
 /* Whether checked threshold_backward node n computes in float32 on float32 tensors, with
  * *threshold its threshold. */
 bool eg_threshold_backward_f32(const eg_node *n, float *threshold);
-/* Batch-norm forward n, its output (element 0) written clamped by c. */
-eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, eg_clamp c);
+/* Batch-norm forward n, its output (element 0) written plus value `add` (-1: none), in float,
+ * then clamped by c. */
+eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, int32_t add,
+                                    eg_clamp c);
 /* native_batch_norm_backward n with grad_out read as the mask m gives it (n's own grad_out
  * argument is not read). */
 eg_status eg_run_batch_norm_backward_masked(const eg_exec *ex, const eg_node *n,

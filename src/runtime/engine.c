@@ -363,7 +363,7 @@ static eg_status run_cpu_node(const eg_runtime *rt, const eg_exec *ex, int32_t k
   const eg_fusion *f = rt->fused ? &rt->fused[k] : NULL;
   switch (f ? f->role : EG_FUSE_NONE) {
   case EG_FUSE_FOLDED: return EG_OK;
-  case EG_FUSE_BN_CLAMP: return eg_run_batch_norm_clamped(ex, n, f->clamp);
+  case EG_FUSE_BN_CLAMP: return eg_run_batch_norm_clamped(ex, n, f->add, f->clamp);
   case EG_FUSE_BN_BWD_MASK: return eg_run_batch_norm_backward_masked(ex, n, f->mask);
   default: return eg_op_run[n->op](ex, n);
   }

@@ -142,13 +142,13 @@ static bool find_bn_bwd_mask(search *s, int32_t b) {
   const int32_t gy = eg_exec_arg_id(bn, 0, "grad_out");
   if (gy < 0 || sole_reader(s, gy) != b || g->values[gy].role != EG_ROLE_NODE) return false;
   const int32_t m = g->values[gy].def;
-  eg_fusion fb = {.role = EG_FUSE_BN_BWD_MASK, .with = m};
+  eg_fusion fb = {.role = EG_FUSE_BN_BWD_MASK, .with = m, .add_node = -1, .add = -1};
   if (g->nodes[m].output != gy || !free_cpu(s, m) ||
       !eg_op_grad_mask_of(g, &g->nodes[m], &fb.mask))
     return false;
   mask_from_output(s, b, &fb);
   s->f[b] = fb;
-  s->f[m] = (eg_fusion){.role = EG_FUSE_FOLDED, .with = b};
+  s->f[m] = (eg_fusion){.role = EG_FUSE_FOLDED, .with = b, .add_node = -1, .add = -1};
   return true;
 }
 
@@ -169,8 +169,30 @@ static bool read_by_redirected_only(const search *s, int32_t v, int32_t except, 
   return true;
 }
 
-/* Batch-norm forward b -> getitem(b, 0) -> clamping activation, each value read by the next
- * alone (or also by masks that no longer read it: read_by_redirected_only). */
+/* A clamping activation that alone reads value v, CPU and in no chain: its node, or -1. */
+static int32_t sole_clamp(const search *s, int32_t v, eg_clamp *c) {
+  const int32_t k = sole_reader(s, v);
+  return free_cpu(s, k) && eg_op_clamp_of(s->g, &s->g->nodes[k], c) ? k : -1;
+}
+
+/* y + z (add.Tensor, either order), read by a clamping activation alone, where y is the
+ * batch norm b's output: the add's node (*act the activation's, *z the other operand), or -1.
+ * z must exist when b runs. */
+static int32_t residual_of(const search *s, int32_t b, int32_t y, int32_t k, int32_t *z,
+                           int32_t *act, eg_clamp *c) {
+  int32_t op[2];
+  if (!free_cpu(s, k) || !eg_op_add_f32(s->g, &s->g->nodes[k], op) || (op[0] == y) == (op[1] == y))
+    return -1;
+  *z = op[0] == y ? op[1] : op[0];
+  const eg_value *zv = &s->g->values[*z];
+  if (zv->role == EG_ROLE_NODE && s->pos[zv->def] >= s->pos[b]) return -1;
+  *act = sole_clamp(s, s->g->nodes[k].output, c);
+  return *act >= 0 ? k : -1;
+}
+
+/* Batch-norm forward b -> getitem(b, 0) -> clamping activation (or -> add -> clamping
+ * activation), each value read by the next alone (or also by masks that no longer read it:
+ * read_by_redirected_only). */
 static bool find_bn_clamp(search *s, int32_t b) {
   const eg_graph *g = s->g;
   const eg_node *bn = &g->nodes[b];
@@ -180,15 +202,19 @@ static bool find_bn_clamp(search *s, int32_t b) {
   const int32_t get = sole_reader(s, t->elems[0]);
   if (get < 0 || g->nodes[get].op != EG_OP_getitem || !free_cpu(s, get)) return false;
   const int32_t y = g->nodes[get].output;
-  int32_t act = -1;
+  int32_t act = -1, add = -1, z = -1;
   eg_clamp c;
-  for (int32_t i = 0; i < s->r.refs[y]; i++) {
+  for (int32_t i = 0; i < s->r.refs[y] && act < 0; i++) {
     const int32_t k = s->r.by[s->r.first[y] + i];
-    if (act < 0 && free_cpu(s, k) && eg_op_clamp_of(g, &g->nodes[k], &c)) act = k;
+    if (free_cpu(s, k) && eg_op_clamp_of(g, &g->nodes[k], &c)) act = k;
+    else if ((add = residual_of(s, b, y, k, &z, &act, &c)) < 0) act = -1;
   }
-  if (act < 0 || !read_by_redirected_only(s, y, act, 0)) return false;
-  s->f[b] = (eg_fusion){.role = EG_FUSE_BN_CLAMP, .with = act, .clamp = c};
-  s->f[act] = (eg_fusion){.role = EG_FUSE_FOLDED, .with = b};
+  if (act < 0 || !read_by_redirected_only(s, y, add >= 0 ? add : act, 0)) return false;
+  s->f[b] = (eg_fusion){.role = EG_FUSE_BN_CLAMP, .with = act, .clamp = c, .add_node = add,
+                        .add = z};
+  s->f[act] = (eg_fusion){.role = EG_FUSE_FOLDED, .with = b, .add_node = -1, .add = -1};
+  if (add >= 0) s->f[add] = (eg_fusion){.role = EG_FUSE_FOLDED, .with = b, .add_node = -1,
+                                        .add = -1};
   return true;
 }
 
@@ -203,7 +229,7 @@ eg_status eg_fusions_find(const eg_graph *g, const eg_program *p, eg_fusion **ou
                               : eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   if (st == EG_OK) {
     for (int32_t k = 0; k < g->n_nodes; k++) {
-      s.f[k] = (eg_fusion){.with = -1};
+      s.f[k] = (eg_fusion){.with = -1, .add_node = -1, .add = -1};
       s.pos[p ? p->order[k] : k] = k;
     }
     /* the backwards first: which masks read an activation's output decides which batch-norm

@@ -8,7 +8,10 @@
  *                the batch norm writes the activation's values in its write pass, into its own
  *                output's buffer, which the activation's result shares (planned as an alias
  *                of it); the activation and the getitem then do nothing. The pre-activation
- *                values are never stored.
+ *                values are never stored. A residual block's batch norm whose output only an
+ *                add.Tensor reads, whose sum only such an activation reads, adds the other
+ *                operand in the same pass (when that operand exists before the batch norm
+ *                runs); the sum gets no bytes.
  *   BN_BWD_MASK  a native_batch_norm_backward whose grad_out is the result of a gradient mask
  *                (threshold_backward, i.e. relu's backward; hardtanh_backward) that nothing
  *                else reads: the backward reads the mask's operands (the incoming gradient
@@ -40,6 +43,8 @@ typedef struct eg_fusion {
   bool redirected; /* BN_BWD_MASK of a hardtanh_backward: the mask reads the hardtanh's output,
                       not its input (the same mask when lo < hi), so the input need not be
                       kept for the backward */
+  int32_t add_node; /* BN_CLAMP of a residual: the add folded in too (-1: none), */
+  int32_t add;      /* the value it adds to the batch norm's output */
   eg_clamp clamp;
   eg_grad_mask mask;
 } eg_fusion;

@@ -118,9 +118,10 @@ static void npu_output_aliases(const eg_graph *g, const eg_program *p, eg_npu_st
 }
 
 /* What the fused chains change (fuse.h): a node folded into another reads nothing at its own
- * place (*folded, malloc'ed); a mask folded into a batch-norm backward writes no result
- * (*unplanned, made when NULL), and the backward reads the mask's operands, which stay live
- * until it runs (*reads, malloc'ed, *n_reads of them). */
+ * place (*folded, malloc'ed); a mask folded into a batch-norm backward, and a residual's add
+ * folded into a batch norm, write no result (*unplanned, made when NULL), and the node they are
+ * folded into reads their operands, which stay live until it runs (*reads, malloc'ed,
+ * *n_reads of them). */
 static eg_status fused_reads(const eg_graph *g, const eg_fusion *fz, bool **unplanned,
                              bool **folded, eg_plan_read **reads, int32_t *n_reads) {
   *reads = NULL;
@@ -134,6 +135,10 @@ static eg_status fused_reads(const eg_graph *g, const eg_fusion *fz, bool **unpl
   if (!*reads || !*folded) return eg_error(EG_ERR_NOMEM, "eg_runtime_create: out of memory");
   for (int32_t k = 0; k < g->n_nodes; k++) {
     (*folded)[k] = fz[k].role == EG_FUSE_FOLDED;
+    if (fz[k].role == EG_FUSE_BN_CLAMP && fz[k].add_node >= 0) {
+      (*unplanned)[g->nodes[fz[k].add_node].output] = true;
+      (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].add, k};
+    }
     if (fz[k].role != EG_FUSE_BN_BWD_MASK) continue;
     (*unplanned)[g->nodes[fz[k].with].output] = true;
     (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].mask.gy, k};

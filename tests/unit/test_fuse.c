@@ -13,6 +13,8 @@
  *     have negatives: a fusion that ignored them would hand them the activation's); a
  *     threshold_backward or hardtanh_backward read by the batch-norm backward alone fuses, one
  *     also read by a neg does not;
+ *   - a residual block's end, batch norm -> add of z -> relu: fuses, but not when the sum is a
+ *     graph output too, nor when z is computed after the batch norm;
  *   - ReLU6 training (hardtanh_backward reads a clone of the batch norm's output): both chains
  *     fuse, the mask read from the hardtanh's output; with the clone a graph output, or other
  *     bounds in the backward than the forward's, only the backward fuses. */
@@ -130,22 +132,30 @@ static void fill(float *x, int n, unsigned seed) {
                        "[" V(0) ", " V(1) ", " V(2) ", null, null, true, " F(0.1) ", " F(1e-05) "]", 3)
 #define BN_INPUTS IN("x", 0) ", " IN("w", 1) ", " IN("b", 2)
 
-/* The graph's inputs are x, w, b and, where it has them, running_mean and running_var;
- * negative_output >= 0: that output must hold negatives and non-negatives. */
+/* The graph's inputs are x, w, b and, where it has them, running_mean and running_var, or z
+ * (x's shape); negative_output >= 0: that output must hold negatives and non-negatives. */
 static void forward_case(const char *name, const char *values, const char *inputs,
                          const char *nodes, const char *outputs, int32_t chains,
                          int negative_output) {
   eg_graph *g = eg_test_graph_json(tmpdir, name, "none.safetensors", values, inputs, "", nodes,
                                    outputs);
   if (!g) return;
-  float x[N], w[3] = {4.0f, -1.5f, 2.0f}, b[3] = {0.5f, 0.25f, -0.5f}, rm[3] = {0.5f, 0, -1},
-              rv[3] = {1, 2, 0.5f};
+  float x[N], z[N], w[3] = {4.0f, -1.5f, 2.0f}, b[3] = {0.5f, 0.25f, -0.5f},
+                    rm[3] = {0.5f, 0, -1}, rv[3] = {1, 2, 0.5f};
   fill(x, N, 7);
-  eg_tensor in[5] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = x},
-                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = w},
-                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = b},
-                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = rm},
-                     {.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = rv}};
+  fill(z, N, 13);
+  const eg_tensor x_t = {.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {2, 3, 2, 2}, .data = x};
+  eg_tensor in[5];
+  for (int32_t i = 0; i < g->n_inputs && i < 5; i++) {
+    const char *in_name = g->inputs[i].name;
+    float *v = !strcmp(in_name, "w") ? w : !strcmp(in_name, "b") ? b : !strcmp(in_name, "z") ? z
+               : !strcmp(in_name, "running_mean") ? rm : rv;
+    in[i] = (eg_tensor){.dtype = EG_DTYPE_FLOAT32, .rank = 1, .shape = {3}, .data = v};
+    if (!strcmp(in_name, "x") || !strcmp(in_name, "z")) {
+      in[i] = x_t;
+      in[i].data = v == z ? z : x;
+    }
+  }
   eg_runtime *unfused = NULL, *fused = run_both(g, in, chains, &unfused);
   if (fused && negative_output >= 0) { /* that reader must see the batch norm's negatives */
     eg_tensor t;
@@ -179,6 +189,26 @@ static void test_forward_fuses(void) {
                ", " GETITEM("y", 3, 0, 7) ", " GETITEM("rm", 3, 3, 13) ", "
                NODE("relu6", "aten.hardtanh.default", "[" V(7) ", " F(0.0) ", " F(6.0) "]", 8),
                IN("r", 8) ", " IN("rm", 13), 1, -1);
+}
+
+/* a residual block's end: y + z -> relu */
+#define ADD_RELU(first, second) NODE("add", "aten.add.Tensor", "[" V(first) ", " V(second) "]", \
+                                     10) ", " NODE("relu", "aten.relu.default", "[" V(10) "]", 8)
+
+static void test_residual(void) {
+  /* z exists before the batch norm runs: fused, the add's operands either way round */
+  forward_case("residual", BN3_VALUES ", " T(9, XS) ", " T(10, XS), BN_INPUTS ", " IN("z", 9),
+               BN3_NODES ", " ADD_RELU(9, 7), IN("r", 8), 1, -1);
+  forward_case("residual_swapped", BN3_VALUES ", " T(9, XS) ", " T(10, XS),
+               BN_INPUTS ", " IN("z", 9), BN3_NODES ", " ADD_RELU(7, 9), IN("r", 8), 1, -1);
+  /* the sum a graph output too */
+  forward_case("residual_sum_output", BN3_VALUES ", " T(9, XS) ", " T(10, XS),
+               BN_INPUTS ", " IN("z", 9), BN3_NODES ", " ADD_RELU(9, 7),
+               IN("r", 8) ", " IN("s", 10), 0, 1);
+  /* z computed after the batch norm: it cannot be added in the batch norm's pass */
+  forward_case("residual_later", BN3_VALUES ", " T(9, XS) ", " T(10, XS), BN_INPUTS,
+               BN3_NODES ", " NODE("z", "aten.neg.default", "[" V(0) "]", 9) ", "
+               ADD_RELU(9, 7), IN("r", 8), 0, -1);
 }
 
 static void test_forward_not_fused(void) {
@@ -318,6 +348,7 @@ int main(void) {
   EG_RUN(test_backward_fuses);
   EG_RUN(test_backward_not_fused);
   EG_RUN(test_relu6_training);
+  EG_RUN(test_residual);
   char cmd[96];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
