@@ -86,9 +86,8 @@ int64_t eg_conv_gemm_scratch_floats(const eg_conv_geom *g) {
          (nb > 1 ? eg_conv_round_up_floats(g->cs * nb * p) : 0);
 }
 
-/* [*lo, *hi): the o in [0, n_out) with 0 <= o*stride + off < size (stride >= 1). */
-static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo,
-                        int64_t *hi) {
+void eg_conv_valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo,
+                         int64_t *hi) {
   int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
   int64_t h = off >= size ? 0 : (size - 1 - off) / stride + 1;
   if (h > n_out) h = n_out;
@@ -98,8 +97,8 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out
 
 eg_conv_tap eg_conv_tap_at(const eg_conv_geom *g, int64_t a, int64_t b) {
   eg_conv_tap t = {.off_h = a * g->dh - g->ph, .off_w = b * g->dw - g->pw};
-  valid_range(t.off_h, g->sh, g->hb, g->hs, &t.i0, &t.i1);
-  valid_range(t.off_w, g->sw, g->wb, g->ws, &t.j0, &t.j1);
+  eg_conv_valid_range(t.off_h, g->sh, g->hb, g->hs, &t.i0, &t.i1);
+  eg_conv_valid_range(t.off_w, g->sw, g->wb, g->ws, &t.j0, &t.j1);
   return t;
 }
 

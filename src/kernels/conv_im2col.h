@@ -69,6 +69,10 @@ typedef struct eg_conv_tap {
   int64_t i0, i1, j0, j1;
 } eg_conv_tap;
 
+/* [*lo, *hi): the o in [0, n_out) with 0 <= o*stride + off < size (stride >= 1; *lo <= *hi). */
+void eg_conv_valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo,
+                         int64_t *hi);
+
 eg_conv_tap eg_conv_tap_at(const eg_conv_geom *g, int64_t a, int64_t b);
 
 /* The taps of a kernel, worked out once per call of a kernel that visits each of them for

@@ -16,7 +16,9 @@
  *         GEMM's long K = csg*kh*kw and the cheap im2col; otherwise col = W_g^T x small_g
  *         by GEMM, then col2im scatters col into big.
  *   depthwise (one big channel per group, few small ones): direct loops over the taps, since
- *         K = kh*kw is far too short for a GEMM.
+ *         K = kh*kw is far too short for a GEMM: conv_depthwise_nchw.h's, which keep a row's
+ *         sums in registers (down, and the stride-1 up as a gather), else the tap-by-tap passes
+ *         below (same results bit for bit).
  *   Winograd: a 3x3 stride-1 "down" with enough channels and output tiles (the forward conv
  *         and, through the flip, the stride-1 input gradient) runs by F(2x2, 3x3)
  *         (conv_winograd_nchw.h).
@@ -27,6 +29,7 @@
  * loops use OpenMP (see eg_conv_omp_worth); sgemm is only called outside parallel regions, so
  * OpenBLAS threads it itself. Dimensions passed to sgemm must fit in an int. Build with
  * -fopenmp. */
+#include "kernels/conv_depthwise_nchw.h"
 #include "kernels/conv_im2col.h"
 #include "kernels/conv_winograd_nchw.h"
 
@@ -221,9 +224,12 @@ static int64_t down_prepared_floats(const eg_conv_geom *g) {
  * from w, or NULL. */
 static void conv_down(const eg_conv_geom *g, const float *big, const float *w, const float *prep,
                       const float *bias, float *small, float *scratch) {
-  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX))
-    down_depthwise(g, big, w, bias, small);
-  else if (eg_conv_wino_applies(g))
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX)) {
+    if (eg_conv_dw_applies(g, false))
+      eg_conv_dw_down(g, big, w, bias, small);
+    else
+      down_depthwise(g, big, w, bias, small);
+  } else if (eg_conv_wino_applies(g))
     eg_conv_wino_down(g, big, w, prep, bias, small, scratch);
   else
     down_gemm(g, big, w, bias, small, scratch);
@@ -312,7 +318,10 @@ static void up_prepare(const eg_conv_geom *g, const float *w, float *prep) {
 static void conv_up(const eg_conv_geom *g, const float *small, const float *w, const float *prep,
                     const float *bias, float *big, float *scratch) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_UP_MAX)) {
-    up_depthwise(g, small, w, bias, big);
+    if (eg_conv_dw_applies(g, true))
+      eg_conv_dw_up(g, small, w, bias, big);
+    else
+      up_depthwise(g, small, w, bias, big);
     return;
   }
   if (!up_by_flip(g)) {

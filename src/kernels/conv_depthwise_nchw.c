@@ -1,0 +1,172 @@
+/* conv_depthwise_nchw.c — direct depthwise loops, NCHW, fp32 (contracts in the header). Build
+ * with -fopenmp. */
+#include "kernels/conv_depthwise_nchw.h"
+
+#include "util/parallel.h"
+#include "util/simd.h"
+
+#define EG_DW_INLINE static inline __attribute__((always_inline))
+
+/* One plane-to-plane correlation: out[i][j] = init + sum over in-bounds taps (a, b), a-major,
+ * of w[a*kw + b] * in[i*sh + oh[a]][j*sw + ow[b]], where tap a is in bounds for the rows
+ * [i0[a], i1[a]) and tap b for the columns [j0[b], j1[b]). init is the bias (first) or what
+ * out holds. */
+typedef struct dw_map {
+  int64_t hi, wi, ho, wo, sh, sw, kh, kw;
+  int64_t oh[EG_CONV_DW_KMAX], ow[EG_CONV_DW_KMAX];
+  int64_t i0[EG_CONV_DW_KMAX], i1[EG_CONV_DW_KMAX], j0[EG_CONV_DW_KMAX], j1[EG_CONV_DW_KMAX];
+  int64_t lo, hi_j; /* [lo, hi_j): the columns every b reaches; the rest are the border */
+} dw_map;
+
+/* The map of down (up: false) or of the stride-1 up (up: true). */
+static dw_map map_of(const eg_conv_geom *g, bool up) {
+  dw_map m = {.hi = up ? g->hs : g->hb, .wi = up ? g->ws : g->wb, .ho = up ? g->hb : g->hs,
+              .wo = up ? g->wb : g->ws, .sh = up ? 1 : g->sh, .sw = up ? 1 : g->sw,
+              .kh = g->kh, .kw = g->kw};
+  for (int64_t a = 0; a < m.kh; a++) {
+    m.oh[a] = up ? g->ph - a * g->dh : a * g->dh - g->ph;
+    eg_conv_valid_range(m.oh[a], m.sh, m.hi, m.ho, &m.i0[a], &m.i1[a]);
+  }
+  int64_t lo = 0, hi = m.wo;
+  for (int64_t b = 0; b < m.kw; b++) {
+    m.ow[b] = up ? g->pw - b * g->dw : b * g->dw - g->pw;
+    eg_conv_valid_range(m.ow[b], m.sw, m.wi, m.wo, &m.j0[b], &m.j1[b]);
+    if (m.j0[b] > lo) lo = m.j0[b];
+    if (m.j1[b] < hi) hi = m.j1[b];
+  }
+  m.lo = lo;
+  m.hi_j = hi > lo ? hi : lo;
+  return m;
+}
+
+bool eg_conv_dw_applies(const eg_conv_geom *g, bool up) {
+  return g->kh <= EG_CONV_DW_KMAX && g->kw <= EG_CONV_DW_KMAX &&
+         (!up || (g->sh == 1 && g->sw == 1));
+}
+
+/* dst[j] = (first ? bias : dst[j]) + w[0]*src[j*sw + ow[0]] + ... + w[kw-1]*src[...], added
+ * left to right, for j in [j0, j1) (every tap in bounds). kw and sw are constants where the
+ * caller inlines it for one. */
+EG_DW_INLINE void row_taps(const float *src, const float *w, const int64_t *ow, int64_t kw,
+                           int64_t sw, int64_t j0, int64_t j1, bool first, float bias,
+                           float *restrict dst) {
+  const float *p[EG_CONV_DW_KMAX];
+  float wv[EG_CONV_DW_KMAX];
+  for (int64_t b = 0; b < kw; b++) {
+    p[b] = src + ow[b];
+    wv[b] = w[b];
+  }
+  if (first) {
+#pragma omp simd
+    for (int64_t j = j0; j < j1; j++) {
+      float acc = bias;
+#pragma GCC unroll 16
+      for (int64_t b = 0; b < kw; b++) acc += wv[b] * p[b][j * sw];
+      dst[j] = acc;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = j0; j < j1; j++) {
+      float acc = dst[j];
+#pragma GCC unroll 16
+      for (int64_t b = 0; b < kw; b++) acc += wv[b] * p[b][j * sw];
+      dst[j] = acc;
+    }
+  }
+}
+
+/* dst[j] = bias + the nine taps of a 3x3 kernel over rows r0, r1, r2, in order, for j in
+ * [j0, j1). */
+EG_DW_INLINE void row_3x3(const float *r0, const float *r1, const float *r2, const float *w,
+                          const int64_t *ow, int64_t sw, int64_t j0, int64_t j1, float bias,
+                          float *restrict dst) {
+  const float *a0 = r0 + ow[0], *a1 = r0 + ow[1], *a2 = r0 + ow[2];
+  const float *b0 = r1 + ow[0], *b1 = r1 + ow[1], *b2 = r1 + ow[2];
+  const float *c0 = r2 + ow[0], *c1 = r2 + ow[1], *c2 = r2 + ow[2];
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6],
+              w7 = w[7], w8 = w[8];
+#pragma omp simd
+  for (int64_t j = j0; j < j1; j++) {
+    const int64_t s = j * sw;
+    dst[j] = bias + w0 * a0[s] + w1 * a1[s] + w2 * a2[s] + w3 * b0[s] + w4 * b1[s] + w5 * b2[s] +
+             w6 * c0[s] + w7 * c1[s] + w8 * c2[s];
+  }
+}
+
+/* Output row i of the map; kw and sw are m's, passed as constants by the specialised callers. */
+EG_DW_INLINE void out_row(const dw_map *m, const float *in, const float *w, int64_t i,
+                          bool first, float bias, float *restrict dst, int64_t kw, int64_t sw) {
+  const float *rows[EG_CONV_DW_KMAX];
+  const float *wr[EG_CONV_DW_KMAX];
+  int64_t na = 0;
+  for (int64_t a = 0; a < m->kh; a++)
+    if (m->i0[a] <= i && i < m->i1[a]) {
+      rows[na] = in + (i * m->sh + m->oh[a]) * m->wi;
+      wr[na++] = w + a * kw;
+    }
+  const int64_t lo = m->lo, hi = m->hi_j;
+  if (lo < hi) {
+    if (kw == 3 && m->kh == 3 && na == 3 && first) {
+      row_3x3(rows[0], rows[1], rows[2], w, m->ow, sw, lo, hi, bias, dst);
+    } else if (na == 0) {
+      if (first)
+        for (int64_t j = lo; j < hi; j++) dst[j] = bias;
+    } else {
+      for (int64_t k = 0; k < na; k++)
+        row_taps(rows[k], wr[k], m->ow, kw, sw, lo, hi, first && k == 0, bias, dst);
+    }
+  }
+  /* the border columns, one at a time: [0, lo) and [hi, wo) */
+  for (int64_t j = 0; j < m->wo; j++) {
+    if (j == lo) j = hi;
+    if (j >= m->wo) break;
+    float acc = first ? bias : dst[j];
+    for (int64_t k = 0; k < na; k++)
+      for (int64_t b = 0; b < kw; b++)
+        if (m->j0[b] <= j && j < m->j1[b]) acc += wr[k][b] * rows[k][j * sw + m->ow[b]];
+    dst[j] = acc;
+  }
+}
+
+/* out = the map of in by the kernel w (kh*kw floats), started from bias (first) or from out. */
+EG_SIMD_CLONES
+static void map_plane(const dw_map *m, const float *in, const float *w, bool first, float bias,
+                      float *out) {
+  const int64_t wo = m->wo;
+  if (m->kw == 3 && m->sw == 1) {
+    for (int64_t i = 0; i < m->ho; i++) out_row(m, in, w, i, first, bias, out + i * wo, 3, 1);
+  } else if (m->kw == 3 && m->sw == 2) {
+    for (int64_t i = 0; i < m->ho; i++) out_row(m, in, w, i, first, bias, out + i * wo, 3, 2);
+  } else if (m->kw == 5 && m->sw == 1) {
+    for (int64_t i = 0; i < m->ho; i++) out_row(m, in, w, i, first, bias, out + i * wo, 5, 1);
+  } else if (m->kw == 5 && m->sw == 2) {
+    for (int64_t i = 0; i < m->ho; i++) out_row(m, in, w, i, first, bias, out + i * wo, 5, 2);
+  } else {
+    for (int64_t i = 0; i < m->ho; i++)
+      out_row(m, in, w, i, first, bias, out + i * wo, m->kw, m->sw);
+  }
+}
+
+void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
+                     float *small) {
+  const dw_map m = map_of(g, false);
+  const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
+  EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * g->cs; t++) {
+    const int64_t n = t / g->cs, c = t % g->cs;
+    map_plane(&m, big + (n * g->cb + c / csg) * g->hb * g->wb, w + c * kk, true,
+              bias ? bias[c] : 0.0f, small + t * p);
+  });
+}
+
+void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
+                   float *big) {
+  const dw_map m = map_of(g, true);
+  const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
+  const int64_t plane = g->hb * g->wb;
+  EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * g->cb; t++) {
+    const int64_t n = t / g->cb, q = t % g->cb;
+    for (int64_t c = q * csg; c < (q + 1) * csg; c++)
+      map_plane(&m, small + (n * g->cs + c) * p, w + c * kk, c == q * csg,
+                bias ? bias[q] : 0.0f, big + t * plane);
+  });
+}

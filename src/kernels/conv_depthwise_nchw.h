@@ -1,0 +1,41 @@
+/* conv_depthwise_nchw — the depthwise maps of conv_im2col.h's geometry (one big channel per
+ * group), NCHW, fp32, by direct loops that compute each output row in registers.
+ *
+ *   down: small[n, c, i, j] = bias[c] + sum over in-bounds taps (a, b), a-major, of
+ *         w[c, 0, a, b] * big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw]
+ *   up (stride 1): big[n, q, I, J] = bias[q] + sum over c of q's group, then in-bounds taps
+ *         (a, b), a-major, of w[c, 0, a, b] * small[n, c, I + ph - a*dh, J + pw - b*dw]
+ *         — the transposed map written as a gather, for the input gradient of a stride-1
+ *         depthwise conv.
+ *
+ * Every output is its bias plus its taps' products added one at a time in that order, as the
+ * tap-by-tap loops of convolution_nchw_f32.c (a pass over the plane per tap, the up map as a
+ * scatter) add them, so the results are the same bit for bit; the loops differ: a row's
+ * output stays in registers across a kernel row's taps (all kh*kw of them for 3x3 kernels
+ * away from the border), the columns every tap reaches are vectorised along W, and the few
+ * border columns are added up one by one. Kernels up to EG_CONV_DW_KMAX wide and high.
+ *
+ * Loops use OpenMP when eg_conv_omp_worth says so. No scratch. */
+#ifndef EG_KERNELS_CONV_DEPTHWISE_NCHW_H
+#define EG_KERNELS_CONV_DEPTHWISE_NCHW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/conv_im2col.h"
+
+enum { EG_CONV_DW_KMAX = 16 };
+
+/* Whether these loops run the depthwise map of g (a geometry eg_conv_geom_depthwise accepts):
+ * kernels up to EG_CONV_DW_KMAX; for up, stride 1. */
+bool eg_conv_dw_applies(const eg_conv_geom *g, bool up);
+
+/* small = down(big) + bias (bias may be NULL). */
+void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
+                     float *small);
+
+/* big = up(small) + bias (bias may be NULL); stride 1. */
+void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
+                   float *big);
+
+#endif
