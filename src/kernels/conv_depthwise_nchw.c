@@ -170,3 +170,87 @@ void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, co
                 bias ? bias[q] : 0.0f, big + t * plane);
   });
 }
+
+/* ---- weight gradient ---- */
+
+bool eg_conv_dw_wgrad_applies(const eg_conv_geom *g) {
+  return eg_conv_dw_applies(g, false) && g->kh * g->kw * g->ws <= EG_CONV_DW_CHUNK;
+}
+
+/* col[e][r][j] (e = a*kw + b, r < rows, j < ws) = the big pixel tap e meets at small pixel
+ * (i, j) of image n, where row R0 + r of the images' rows one after another is (n, i), 0
+ * outside the plane; s[r][j] = small pixel (i, j) of image n, channel c. */
+EG_DW_INLINE void gather_rows(const eg_conv_geom *g, const dw_map *m, const float *big,
+                              const float *small, int64_t c, int64_t r0, int64_t rows,
+                              float *restrict col, float *restrict s) {
+  const int64_t wo = m->wo, len = rows * wo, csg = g->cs / g->groups;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *src = small + ((r0 + r) / g->hs * g->cs + c) * g->hs * wo + (r0 + r) % g->hs * wo;
+#pragma omp simd
+    for (int64_t j = 0; j < wo; j++) s[r * wo + j] = src[j];
+  }
+  for (int64_t a = 0; a < m->kh; a++)
+    for (int64_t b = 0; b < m->kw; b++) {
+      float *dst = col + (a * m->kw + b) * len;
+      for (int64_t r = 0; r < rows; r++, dst += wo) {
+        const int64_t n = (r0 + r) / g->hs, i = (r0 + r) % g->hs;
+        if (i < m->i0[a] || i >= m->i1[a]) {
+          for (int64_t j = 0; j < wo; j++) dst[j] = 0.0f;
+          continue;
+        }
+        const float *src = big + (n * g->cb + c / csg) * m->hi * m->wi +
+                           (i * m->sh + m->oh[a]) * m->wi + m->ow[b];
+        for (int64_t j = 0; j < m->j0[b]; j++) dst[j] = 0.0f;
+        if (m->sw == 1) {
+#pragma omp simd
+          for (int64_t j = m->j0[b]; j < m->j1[b]; j++) dst[j] = src[j];
+        } else {
+          for (int64_t j = m->j0[b]; j < m->j1[b]; j++) dst[j] = src[j * m->sw];
+        }
+        for (int64_t j = m->j1[b]; j < wo; j++) dst[j] = 0.0f;
+      }
+    }
+}
+
+enum { EG_DW_LANES = 8 };
+
+/* sum[e] += the dot products of small channel c's images with their taps' column rows: eight
+ * float partial sums per tap over a chunk, added into double at the chunk's end. */
+EG_SIMD_CLONES EG_KEEP_LOOPS
+static void wgrad_channel(const eg_conv_geom *g, const dw_map *m, const float *big,
+                          const float *small, int64_t c, double *sum) {
+  const int64_t kk = m->kh * m->kw, total = g->n * g->hs;
+  int64_t rows = EG_CONV_DW_CHUNK / (kk * g->ws);
+  if (rows > total) rows = total;
+  float col[EG_CONV_DW_CHUNK], s[EG_CONV_DW_CHUNK];
+  float acc[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX][EG_DW_LANES];
+  for (int64_t r0 = 0; r0 < total; r0 += rows) {
+    const int64_t r = total - r0 < rows ? total - r0 : rows, len = r * g->ws;
+    gather_rows(g, m, big, small, c, r0, r, col, s);
+    for (int64_t e = 0; e < kk; e++)
+      for (int64_t l = 0; l < EG_DW_LANES; l++) acc[e][l] = 0.0f;
+    int64_t q = 0;
+    for (; q + EG_DW_LANES <= len; q += EG_DW_LANES)
+      for (int64_t e = 0; e < kk; e++) {
+        const float *ce = col + e * len + q;
+#pragma omp simd
+        for (int64_t l = 0; l < EG_DW_LANES; l++) acc[e][l] += s[q + l] * ce[l];
+      }
+    for (int64_t e = 0; e < kk; e++) {
+      for (int64_t t = q; t < len; t++) acc[e][t - q] += s[t] * col[e * len + t];
+      double v = 0.0;
+      for (int64_t l = 0; l < EG_DW_LANES; l++) v += (double)acc[e][l];
+      sum[e] += v;
+    }
+  }
+}
+
+void eg_conv_dw_wgrad(const eg_conv_geom *g, const float *big, const float *small, float *gw) {
+  const dw_map m = map_of(g, false);
+  const int64_t kk = g->kh * g->kw, p = g->hs * g->ws;
+  EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t c = 0; c < g->cs; c++) {
+    double sum[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX] = {0};
+    wgrad_channel(g, &m, big, small, c, sum);
+    for (int64_t e = 0; e < kk; e++) gw[c * kk + e] = (float)sum[e];
+  });
+}

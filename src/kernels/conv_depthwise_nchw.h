@@ -15,6 +15,14 @@
  * away from the border), the columns every tap reaches are vectorised along W, and the few
  * border columns are added up one by one. Kernels up to EG_CONV_DW_KMAX wide and high.
  *
+ *
+ *   wgrad: gw[c, 0, a, b] = sum over n, i, j of small[n, c, i, j] *
+ *         big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw]: the column matrix of a chunk of
+ *         small rows gathered once (0 outside big) and each tap's dot product taken over it,
+ *         in float (vectorised) within a chunk of at most EG_CONV_DW_CHUNK / (kh*kw) pixels and
+ *         in double across chunks — a different order from the tap-by-tap dot products of
+ *         convolution_backward_nchw_f32.c (float per row, double across rows).
+ *
  * Loops use OpenMP when eg_conv_omp_worth says so. No scratch. */
 #ifndef EG_KERNELS_CONV_DEPTHWISE_NCHW_H
 #define EG_KERNELS_CONV_DEPTHWISE_NCHW_H
@@ -24,7 +32,8 @@
 
 #include "kernels/conv_im2col.h"
 
-enum { EG_CONV_DW_KMAX = 16 };
+/* Largest kernel side; floats of the column matrix of one chunk of rows (on the stack). */
+enum { EG_CONV_DW_KMAX = 16, EG_CONV_DW_CHUNK = 4096 };
 
 /* Whether these loops run the depthwise map of g (a geometry eg_conv_geom_depthwise accepts):
  * kernels up to EG_CONV_DW_KMAX; for up, stride 1. */
@@ -37,5 +46,12 @@ void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, co
 /* big = up(small) + bias (bias may be NULL); stride 1. */
 void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
                    float *big);
+
+/* Whether eg_conv_dw_wgrad runs the weight gradient of g: eg_conv_dw_applies(g, false), and
+ * the column matrix of one small row fits a chunk (kh*kw*ws <= EG_CONV_DW_CHUNK floats). */
+bool eg_conv_dw_wgrad_applies(const eg_conv_geom *g);
+
+/* gw [cs, 1, kh, kw] = the weight gradient of down over every image; overwrites gw. */
+void eg_conv_dw_wgrad(const eg_conv_geom *g, const float *big, const float *small, float *gw);
 
 #endif

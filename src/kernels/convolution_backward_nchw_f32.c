@@ -11,11 +11,13 @@
  *   gw: per group, gw_g = sum_n small_g,n [csg, hs*ws] x im2col(big_g,n)^T [hs*ws, cbg*kh*kw]
  *       — big is x and small is gy for a conv, the other way round for a transposed conv.
  *       Images with few pixels are batched along the GEMM's K dimension (eg_conv_plan_images).
- *       Depthwise (one big channel per group, few small ones): a direct dot product per tap.
+ *       Depthwise (one big channel per group, few small ones): a direct dot product per tap
+ *       (conv_depthwise_nchw.h's over gathered chunks of rows, else one row at a time here).
  *   gb: sum of gy over batch and pixels, per channel.
  *
  * Geometry, batching, im2col and packing are conv_im2col.c's, shared with the forward kernel.
  * Build with -fopenmp. */
+#include "kernels/conv_depthwise_nchw.h"
 #include "kernels/conv_im2col.h"
 
 #include <cblas.h>
@@ -172,6 +174,8 @@ void eg_convolution_backward_nchw_f32_prepared(const eg_conv2d_params *p, const 
     const int64_t w_floats = g.cs * (g.cb / g.groups) * g.kh * g.kw;
     if (eg_conv_geom_empty(&g))
       memset(gw, 0, sizeof(float) * (size_t)w_floats);
+    else if (eg_conv_geom_depthwise(&g, EG_CONV_DW_WGRAD_MAX) && eg_conv_dw_wgrad_applies(&g))
+      eg_conv_dw_wgrad(&g, p->transposed ? gy : x, p->transposed ? x : gy, gw);
     else if (eg_conv_geom_depthwise(&g, EG_CONV_DW_WGRAD_MAX))
       wgrad_depthwise(&g, p->transposed ? gy : x, p->transposed ? x : gy, gw);
     else
