@@ -174,7 +174,7 @@ void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, co
 /* ---- weight gradient ---- */
 
 bool eg_conv_dw_wgrad_applies(const eg_conv_geom *g) {
-  return eg_conv_dw_applies(g, false) && g->kh * g->kw * g->ws <= EG_CONV_DW_CHUNK;
+  return eg_conv_dw_applies(g, false) && g->ws < EG_CONV_DW_WGRAD_WS;
 }
 
 /* col[e][r][j] (e = a*kw + b, r < rows, j < ws) = the big pixel tap e meets at small pixel

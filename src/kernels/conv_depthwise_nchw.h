@@ -48,7 +48,11 @@ void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, co
                    float *big);
 
 /* Whether eg_conv_dw_wgrad runs the weight gradient of g: eg_conv_dw_applies(g, false), and
- * the column matrix of one small row fits a chunk (kh*kw*ws <= EG_CONV_DW_CHUNK floats). */
+ * small rows narrower than EG_CONV_DW_WGRAD_WS. Wider rows vectorise well one tap and row at a
+ * time (convolution_backward_nchw_f32.c), where the gathered copy costs more than it saves
+ * (one thread, batch 8 of a 32x32 MobileNetV2, planes 32x32 down to 4x4: the depthwise weight
+ * gradients' share of the step went from 15% to 20% with every width gathered). */
+enum { EG_CONV_DW_WGRAD_WS = 16 };
 bool eg_conv_dw_wgrad_applies(const eg_conv_geom *g);
 
 /* gw [cs, 1, kh, kw] = the weight gradient of down over every image; overwrites gw. */
