@@ -28,8 +28,12 @@ static void inner_columns(int64_t wo, int64_t wi, int64_t kw, int64_t sw, int64_
  * 32-bit tap number and turned into the flat offset once (carrying int64 offsets through every
  * select, strided loads and the clipped edge windows one by one made ResNet-18's 3x3/2 stem
  * pool over 8x64x32x32 take 0.8 ms). A window whose in-bounds elements are all -inf reports its
- * first in-bounds element, as the general path does. */
-enum { EG_POOL_PADDED_MAX = 4096, EG_POOL_COLS_MAX = 256, EG_POOL_TAPS_MAX = 64 };
+ * first in-bounds element, as the general path does. The passes run over the row's columns
+ * rounded up to EG_POOL_LANES (their extra lanes read the -inf tail of the buffer or the next
+ * padded row and are dropped), so narrow rows (SqueezeNet's 15, 7 and 3 columns at 64x64) run
+ * as whole vectors instead of mostly as the scalar remainder. */
+enum { EG_POOL_PADDED_MAX = 4096, EG_POOL_COLS_MAX = 256, EG_POOL_TAPS_MAX = 64,
+       EG_POOL_LANES = 8 };
 
 /* Padded rows and columns the windows reach, and the columns per phase. */
 static void padded_dims(const eg_max_pool2d_params *p, int64_t *hp, int64_t *wp, int64_t *wq) {
@@ -54,12 +58,13 @@ plane_padded(const eg_max_pool2d_params *p, const float *xp, float *yp, int64_t 
   padded_dims(p, &hp, &wp, &wq);
   /* pad[(q*hp + r)*wq + j]: padded row r (input row r - ph), padded column j*sw + q (input
    * column j*sw + q - pw) */
-  float pad[EG_POOL_PADDED_MAX], best[EG_POOL_COLS_MAX];
+  const int64_t wr = (wo + EG_POOL_LANES - 1) / EG_POOL_LANES * EG_POOL_LANES;
+  float pad[EG_POOL_PADDED_MAX + EG_POOL_LANES], best[EG_POOL_COLS_MAX];
   int32_t won[EG_POOL_COLS_MAX];
   int64_t off[EG_POOL_TAPS_MAX]; /* tap t's flat offset from its window's first element */
   for (int64_t t = 0; t < kh * kw; t++) off[t] = t / kw * wi + t % kw;
 #pragma omp simd
-  for (int64_t e = 0; e < sw * hp * wq; e++) pad[e] = -INFINITY;
+  for (int64_t e = 0; e < sw * hp * wq + EG_POOL_LANES; e++) pad[e] = -INFINITY;
   for (int64_t r = 0; r < hp; r++) {
     const int64_t yy = r - ph;
     if (yy < 0 || yy >= hi) continue;
@@ -74,7 +79,7 @@ plane_padded(const eg_max_pool2d_params *p, const float *xp, float *yp, int64_t 
     }
   }
   for (int64_t oh = 0; oh < ho; oh++) {
-    for (int64_t o = 0; o < wo; o++) {
+    for (int64_t o = 0; o < wr; o++) {
       best[o] = -INFINITY;
       won[o] = -1;
     }
@@ -83,7 +88,7 @@ plane_padded(const eg_max_pool2d_params *p, const float *xp, float *yp, int64_t 
       for (int64_t b = 0; b < kw; b++, t++) { /* column o*sw + b: phase b % sw, o + b / sw */
         const float *restrict src = pad + (b % sw * hp + oh * sh + a) * wq + b / sw;
 #pragma omp simd
-        for (int64_t o = 0; o < wo; o++) {
+        for (int64_t o = 0; o < wr; o++) {
           const float v = src[o], m = best[o];
           const bool take = (v > m) | isnan(v);
           best[o] = eg_pool_select_f32(take, v, m);
