@@ -55,6 +55,10 @@ typedef struct eg_backend_executor {
    * start (the monotonic clock, ns) and duration at times[2k], times[2k + 1]; an op done once
    * at create (a folded constant) gets 0, 0. */
   void (*set_op_times)(void *ex, int64_t *times);
+  /* Optional (NULL: an input is read by the ops reading its tensor, no later): the last op that
+   * reads input tensor `tensor`'s bound buffer (through ops whose outputs are its bytes, a
+   * Reshape that moves nothing), -1 if none; the runtime keeps the buffer until then. */
+  int32_t (*input_last_op)(const void *ex, int32_t tensor);
 } eg_backend_executor;
 
 #endif

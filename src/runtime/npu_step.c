@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/edit.h"
 #include "kernels/transpose_f32.h"
 #include "ops/op.h"
 #include "util/clock.h"
@@ -21,11 +22,12 @@ typedef struct staged {
   void *nhwc_ir;      /* converted (narrow or q) and nhwc: the value in NHWC order, IR dtype */
   int32_t repeats;    /* an output: the earlier output whose bytes it repeats, else -1 */
   bool same_tensor;   /* repeats one of the same tensor: bound to its buffer, no staging */
+  bool copied;        /* an input copied as it is into a staging buffer (mark_copies) */
 } staged;
 
 /* Whether the bound buffer differs from the IR buffer (a layout, width or quantization to
- * convert); other values are bound in place, without a copy. */
-static bool converted(const staged *st) { return st->nhwc || st->narrow || st->q; }
+ * convert, or a copy); other values are bound in place. */
+static bool converted(const staged *st) { return st->nhwc || st->narrow || st->q || st->copied; }
 
 /* Bytes of the bound buffer: int32 elements for a narrowed int64 value. */
 static size_t stage_bytes(const staged *st) {
@@ -228,8 +230,64 @@ static eg_status bind(eg_npu_step *s, const eg_lowered *hp) {
   return EG_OK;
 }
 
-static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
-                              const eg_partition *part);
+static eg_status tensor_spans(eg_npu_step *s, const eg_lowered *hp, const eg_partition *part,
+                              const int32_t *node_of);
+static bool ops_to_nodes(const eg_graph *g, const eg_lowered *lp, const eg_partition *part,
+                         int32_t *node_of);
+
+/* Per tensor of lp's graph (nt of them): the last op reading it, the op writing it (-1: none);
+ * reader and writer hold nt + 1 each. */
+static void readers_writers(const eg_lowered *lp, int32_t nt, int32_t *reader, int32_t *writer) {
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
+  for (int32_t t = 0; t < nt; t++) reader[t] = writer[t] = -1;
+  for (int32_t k = 0; k < info.num_ops; k++) {
+    eg_npu_op_info op = {0};
+    lp->backend->describe_op(lp->graph, k, &op);
+    for (int32_t i = 0; i < op.num_inputs; i++)
+      if (op.inputs[i] >= 0 && op.inputs[i] < nt) reader[op.inputs[i]] = k;
+    for (int32_t i = 0; i < op.num_outputs; i++)
+      if (op.outputs[i] >= 0 && op.outputs[i] < nt) writer[op.outputs[i]] = k;
+  }
+}
+
+/* The last op reading input tensor t's bound buffer: through the executor's aliases of it
+ * (eg_backend_executor.input_last_op), else its last reader. */
+static int32_t input_read_until(const eg_npu_step *s, int32_t t, const int32_t *reader) {
+  return s->backend->input_last_op ? s->backend->input_last_op(s->ex, t) : reader[t];
+}
+
+/* An input bound in place is the runtime's value, which the plan keeps live until the last
+ * node reading it (a node of the partition or later); its tensor's bytes, though, may be read
+ * by later ops through an executor alias (a Reshape of it that moves nothing), on behalf of a
+ * later node of the partition that reads the Reshape's value, not this one. Such an input,
+ * when no node of the partition from that op's node on reads the value (node_of: per op its
+ * node, NULL when the ops are not told apart by node: then any read past its last reader), is
+ * copied into a staging buffer instead, whose span reaches that op. */
+static eg_status mark_copies(eg_npu_step *s, const eg_graph *g, const eg_lowered *lp,
+                             const eg_partition *part, const int32_t *node_of) {
+  eg_npu_partition_info info = {0};
+  lp->backend->describe(lp->graph, &info);
+  const int32_t nt = info.num_tensors;
+  int32_t *reader = malloc(2 * ((size_t)nt + 1) * sizeof(int32_t));
+  if (!reader) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  readers_writers(lp, nt, reader, reader + nt + 1);
+  for (int32_t k = 0; k < s->n_in; k++) {
+    staged *st = &s->in[k];
+    const int32_t t = s->bin[k].tensor;
+    if (converted(st) || t < 0 || t >= nt) continue;
+    const int32_t last = input_read_until(s, t, reader);
+    if (last <= reader[t]) continue;
+    bool read = false;
+    for (int32_t j = part->n_nodes - 1; node_of && !read && j >= 0; j--) {
+      read = eg_node_reads(&g->nodes[part->nodes[j]], st->value);
+      if (part->nodes[j] == node_of[last]) break;
+    }
+    st->copied = !read;
+  }
+  free(reader);
+  return EG_OK;
+}
 
 /* The executor's spans (checked: each over ops of its graph), and their layout in the step's
  * block: each span, in the executor's order, at the lowest offset that overlaps no earlier
@@ -293,11 +351,18 @@ eg_status eg_npu_step_create(const eg_graph *g, const eg_lowered *hp, const eg_p
   if (st == EG_OK) st = stage_quant(s, hp);
   if (st == EG_OK) st = bind(s, hp);
   if (st == EG_OK) st = find_repeats(s, g, hp);
-  if (st == EG_OK) lay_out_staging(s);
   s->backend = hp->backend->executor;
   if (st == EG_OK) st = s->backend->create(hp->graph, precision, &s->ex);
+  eg_npu_partition_info info = {0};
+  hp->backend->describe(hp->graph, &info);
+  int32_t *node_of = calloc((size_t)info.num_ops + 1, sizeof(int32_t));
+  if (st == EG_OK && !node_of) st = eg_error(EG_ERR_NOMEM, "npu step: out of memory");
+  const bool by_node = st == EG_OK && part->n_nodes > 0 && ops_to_nodes(g, hp, part, node_of);
+  if (st == EG_OK) st = mark_copies(s, g, hp, part, by_node ? node_of : NULL);
+  if (st == EG_OK) lay_out_staging(s);
   if (st == EG_OK) st = pack_work(s, hp);
-  if (st == EG_OK) st = tensor_spans(s, g, hp, part);
+  if (st == EG_OK) st = tensor_spans(s, hp, part, by_node ? node_of : NULL);
+  free(node_of);
   if (st != EG_OK) {
     eg_npu_step_destroy(s);
     return st;
@@ -366,8 +431,8 @@ static bool ops_to_nodes(const eg_graph *g, const eg_lowered *lp, const eg_parti
 }
 
 /* The staged (converted) values' buffers as spans, in lay_out_staging's order, after the
- * executor's: an input's from the conversions in (tick 0, the partition's first node) to its
- * last reader op, an output's from the op writing it to the conversions out (tick ops + 1, the
+ * executor's: an input's from the conversions in (tick 0, the partition's first node) to the
+ * last op reading its bytes (input_read_until), an output's from the op writing it to the conversions out (tick ops + 1, the
  * last node); the NHWC-ordered IR-dtype buffers only at those conversions. */
 static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const eg_partition *part,
                              const int32_t *node_of, eg_plan_block *spans) {
@@ -379,21 +444,13 @@ static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const e
   int32_t *reader = malloc(2 * ((size_t)nt + 1) * sizeof(int32_t)), *writer = reader + nt + 1;
   int32_t n = 0;
   if (!reader) return -1;
-  for (int32_t t = 0; t < nt; t++) reader[t] = writer[t] = -1;
-  for (int32_t k = 0; k < no; k++) {
-    eg_npu_op_info op = {0};
-    lp->backend->describe_op(lp->graph, k, &op);
-    for (int32_t i = 0; i < op.num_inputs; i++)
-      if (op.inputs[i] >= 0 && op.inputs[i] < nt) reader[op.inputs[i]] = k;
-    for (int32_t i = 0; i < op.num_outputs; i++)
-      if (op.outputs[i] >= 0 && op.outputs[i] < nt) writer[op.outputs[i]] = k;
-  }
+  readers_writers(lp, nt, reader, writer);
   for (int32_t k = 0; k < s->n_in + s->n_out; k++) {
     const bool in = k < s->n_in;
     const staged *st = in ? &s->in[k] : &s->out[k - s->n_in];
     if (!converted(st) || st->same_tensor) continue;
     const int32_t t = in ? s->bin[k].tensor : s->bout[s->out_binding[k - s->n_in]].tensor;
-    const int32_t op = in ? reader[t] : writer[t];
+    const int32_t op = in ? input_read_until(s, t, reader) : writer[t];
     const eg_plan_block at_start = {0, first, first, 0, 0};
     const eg_plan_block at_end = {0, last, last, no + 1, no + 1};
     eg_plan_block b = in ? at_start : at_end;
@@ -411,29 +468,21 @@ static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const e
 }
 
 /* The spans (eg_npu_step_spans) of a step just created; none (n_spans -1) when the ops cannot
- * be told apart by node. EG_ERR_NOMEM only. */
-static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowered *hp,
-                              const eg_partition *part) {
+ * be told apart by node (node_of NULL; else per op its node: ops_to_nodes). EG_ERR_NOMEM
+ * only. */
+static eg_status tensor_spans(eg_npu_step *s, const eg_lowered *hp, const eg_partition *part,
+                              const int32_t *node_of) {
   const eg_backend_span *wt = s->work;
-  const int32_t nw = s->n_work;
-  eg_npu_partition_info info = {0};
-  hp->backend->describe(hp->graph, &info);
-  const int32_t no = info.num_ops, ns = 2 * (s->n_in + s->n_out);
-  int32_t *node_of = calloc((size_t)no + 1, sizeof(int32_t));
+  const int32_t nw = s->n_work, ns = 2 * (s->n_in + s->n_out);
+  if (!node_of) return EG_OK;
   eg_plan_block *spans = calloc((size_t)nw + (size_t)ns + 1, sizeof *spans);
-  if (!node_of || !spans) {
-    free(node_of);
-    free(spans);
-    return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
-  }
-  const bool ok = part->n_nodes > 0 && ops_to_nodes(g, hp, part, node_of);
+  if (!spans) return eg_error(EG_ERR_NOMEM, "npu step: out of memory");
   /* ticks: 0 the conversions in, op k's k + 1, ops + 1 the conversions out (pack_work checked
    * the ops) */
-  for (int32_t i = 0; ok && i < nw; i++)
+  for (int32_t i = 0; i < nw; i++)
     spans[i] = (eg_plan_block){wt[i].bytes, node_of[wt[i].first_op], node_of[wt[i].last_op],
                                wt[i].first_op + 1, wt[i].last_op + 1};
-  const int32_t n_staged = ok ? staging_spans(s, hp, part, node_of, spans + nw) : -1;
-  free(node_of);
+  const int32_t n_staged = staging_spans(s, hp, part, node_of, spans + nw);
   if (n_staged < 0) {
     free(spans);
     return EG_OK;
@@ -446,6 +495,14 @@ static eg_status tensor_spans(eg_npu_step *s, const eg_graph *g, const eg_lowere
 int32_t eg_npu_step_spans(const eg_npu_step *s, const eg_plan_block **out) {
   *out = s->n_spans >= 0 ? s->spans : NULL;
   return s->n_spans;
+}
+
+int32_t eg_npu_step_input_span(const eg_npu_step *s, int32_t k) {
+  if (s->n_spans < 0 || k < 0 || k >= s->n_in || !converted(&s->in[k])) return -1;
+  int32_t at = s->n_work; /* the staging spans, in lay_out_staging's order */
+  for (int32_t j = 0; j < k; j++)
+    if (converted(&s->in[j])) at += s->in[j].nhwc && (s->in[j].narrow || s->in[j].q) ? 2 : 1;
+  return at;
 }
 
 void eg_npu_step_place_block(eg_npu_step *s, size_t offset) {

@@ -50,6 +50,12 @@ size_t eg_npu_step_block_bytes(const eg_npu_step *s);
  * end); ticks order the step's work (0: the conversions in, op k: k + 1, ops + 1: the
  * conversions out). *out (the step's) stays valid until it is destroyed. */
 int32_t eg_npu_step_spans(const eg_npu_step *s, const eg_plan_block **out);
+/* For input boundary k (of the partition's inputs): the index, in eg_npu_step_spans, of the
+ * span of the buffer it is staged in (converted, or copied to outlive the executor's reads of
+ * it: npu_step.c mark_copies), live from the step's start to the last op reading its bytes
+ * (backends/executor.h input_last_op); -1 when it is bound in place or the step has no
+ * spans. */
+int32_t eg_npu_step_input_span(const eg_npu_step *s, int32_t k);
 /* For output boundary k (of the partition's outputs): the value of an earlier output whose
  * bytes it repeats (held alike, same dtype and shape, and the same tensor or a copy of the
  * same value: eg_npu_copy_root), which the runtime may plan it onto; -1 if none. A repeat is

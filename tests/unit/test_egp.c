@@ -1098,7 +1098,8 @@ static void test_header_rejected(void) {
                {4, 3, "version (3)"}, /* version 3 (no random inputs) is refused */
                {4, 8, "version (8): written by an older edgegrad"}, /* 8: no executor plans */
                {4, 9, "version (9): written by an older edgegrad"}, /* 9: no Reshape aliases */
-               {4, 11, "version (11): written by a newer edgegrad"},
+               {4, 10, "version (10): written by an older edgegrad"}, /* 10: no input aliases */
+               {4, 12, "version (12): written by a newer edgegrad"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

@@ -10,10 +10,11 @@
  *     at most EG_HTP_OIHW_PIXELS_PER_C times their channels (the bound itself and one past it);
  *     the weight gradient's Transpose [3,0,1,2] written by its Conv2d unless the Conv2d's output
  *     has another reader or the Conv2d runs by Winograd;
- *   - a Reshape of a NATIVE tensor is ALIAS (its output is its input's bytes), one of a graph
- *     input or into a graph output runs; the aliased input's bytes live until the output's
- *     last reader (a tensor made after the Reshape does not take them), and the executor gives
- *     bit for bit what it gives running every op, with the aliases' bytes fewer;
+ *   - a Reshape of a NATIVE tensor or of a graph input is ALIAS (its output is its input's
+ *     bytes), one into a graph output runs; the aliased input's bytes live until the output's
+ *     last reader (a tensor made after the Reshape does not take them; the executor says how
+ *     long a graph input's buffer is read: eg_htp_qnn_executor_input_last_op), and the executor
+ *     gives bit for bit what it gives running every op, with the aliases' bytes fewer;
  *   - every plan the pass makes passes eg_htp_exec_plan_check, which refuses hand-broken ones
  *     with the rule, and the executor refuses a plan whose forms its kernel does not take. */
 #include <stdint.h>
@@ -273,7 +274,7 @@ static void test_winograd_conv_writes_its_own(void) {
 /* Runs g (input x [1,4,4,8], outputs a_out, y, y2) with the pass's plan (planned) or none,
  * into out[3][128]; *native: the NATIVE bytes without sharing. */
 static void run_reshapes(const eg_htp_qnn_graph *g, bool planned, const float *x,
-                         float (*out)[128], size_t *native) {
+                         float (*out)[128], size_t *native, int32_t *x_read_until) {
   eg_htp_qnn_executor *ex = NULL;
   EG_CHECK_MSG((planned ? eg_test_executor(g, EG_PRECISION_FP32, false, &ex)
                         : eg_htp_qnn_executor_create(g, &ex)) == EG_OK, "%s", eg_last_error());
@@ -286,6 +287,7 @@ static void run_reshapes(const eg_htp_qnn_graph *g, bool planned, const float *x
   eg_htp_qnn_executor_stats st;
   eg_htp_qnn_executor_get_stats(ex, &st);
   *native = st.native_sum_bytes;
+  *x_read_until = eg_htp_qnn_executor_input_last_op(ex, 0);
   eg_htp_qnn_executor_destroy(ex);
 }
 
@@ -313,15 +315,19 @@ static void test_reshape_aliases(void) {
   op(g, "y2", EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, 2, (const int32_t[]){xr, r}, y2, 0, NULL);
   eg_htp_exec_plan p = plan_of(g);
   EG_CHECK(is(&p, 1, RUN, AS_IS, -1, -1) && is(&p, 2, ALIAS, AS_IS, -1, -1) &&
-           is(&p, 3, RUN, AS_IS, -1, -1) && is(&p, 5, ALIAS, AS_IS, -1, -1));
+           is(&p, 3, ALIAS, AS_IS, -1, -1) && is(&p, 5, ALIAS, AS_IS, -1, -1));
   eg_htp_exec_plan_free(&p);
   float xs[128], got[3][128], want[3][128];
   for (int i = 0; i < 128; i++) xs[i] = (float)(i % 17) * 0.25f - 2.0f;
   size_t native_planned = 0, native_all = 0;
-  run_reshapes(g, true, xs, got, &native_planned);
-  run_reshapes(g, false, xs, want, &native_all);
-  EG_CHECK_MSG(native_planned + 2 * 512 == native_all, "NATIVE bytes %zu with aliases, %zu "
-               "without: the two aliased outputs have none", native_planned, native_all);
+  int32_t x_planned = -2, x_all = -2;
+  run_reshapes(g, true, xs, got, &native_planned, &x_planned);
+  run_reshapes(g, false, xs, want, &native_all, &x_all);
+  EG_CHECK_MSG(native_planned + 3 * 512 == native_all, "NATIVE bytes %zu with aliases, %zu "
+               "without: the three aliased outputs have none", native_planned, native_all);
+  /* x's bound buffer: read by op 4 (b) last, through xr's alias by op 7 (y2) */
+  EG_CHECK_MSG(x_planned == 7 && x_all == 4, "x read until op %d (planned), %d (not): want 7, 4",
+               (int)x_planned, (int)x_all);
   for (int i = 0; i < 128; i++) {
     const float a_i = xs[i] + xs[i];
     EG_CHECK_MSG(got[0][i] == a_i && got[1][i] == a_i + xs[i] * xs[i] &&

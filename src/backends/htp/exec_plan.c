@@ -62,7 +62,8 @@ bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node 
   const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, op->inputs[0]),
                       *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
   return y->type == EG_HTP_QNN_TENSOR_NATIVE &&
-         (x->type == EG_HTP_QNN_TENSOR_NATIVE || x->type == EG_HTP_QNN_TENSOR_STATIC) &&
+         (x->type == EG_HTP_QNN_TENSOR_NATIVE || x->type == EG_HTP_QNN_TENSOR_STATIC ||
+          x->type == EG_HTP_QNN_TENSOR_APP_WRITE) &&
          x->dtype == y->dtype && x->nbytes == y->nbytes &&
          (y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 || y->dtype == EG_HTP_QNN_DTYPE_INT_32);
 }
@@ -164,7 +165,8 @@ static bool check_how(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int3
   if (e->how == EG_HTP_EXEC_ALIAS) {
     if (eg_htp_reshape_aliases(g, op)) return true;
     snprintf(why, size, "ALIAS: only a Reshape whose output is NATIVE, of its input's dtype "
-             "(FLOAT_32 or INT_32), and whose input is NATIVE or STATIC holds its input's bytes");
+             "(FLOAT_32 or INT_32), and whose input is NATIVE, STATIC or a graph input holds "
+             "its input's bytes");
     return false;
   }
   if (op->type != EG_HTP_QNN_OP_TRANSPOSE) {

@@ -17,7 +17,8 @@
  *             Conv2d writes the Transpose's output itself (y_dst);
  *   how ALIAS a Reshape never run (eg_htp_reshape_aliases): its NATIVE output gets no bytes of
  *             its own and is its input's bytes (every tensor is dense, so a Reshape moves
- *             none), the input's lifetime stretched to the output's last reader;
+ *             none), the input's lifetime stretched to the output's last reader (a graph
+ *             input's bound buffer: the caller's, told by the executor how long it is read);
  *   filter_src, filter_read (Conv2d, TransposeConv2d; -1 and AS_IS otherwise): input 1 is the
  *             output of a SKIP Transpose of tensor filter_src, read as
  *             OI   TransposeConv2d, perm [0,1,3,2] of a FLOAT_32 STATIC tensor: the forward
@@ -75,10 +76,11 @@ eg_status eg_htp_exec_plan_init(eg_htp_exec_plan *p, int32_t n_ops);
 void eg_htp_exec_plan_free(eg_htp_exec_plan *p);
 /* Whether entry `op` differs from plain RUN (the .egp stores those only). */
 bool eg_htp_exec_op_planned(const eg_htp_exec_op *op);
-/* Whether Reshape op `op` of g may be ALIAS: its output NATIVE, input and output of one dtype,
- * FLOAT_32 or INT_32 (not fixed point, whose integers and float views the executor keeps
- * apart), the input NATIVE or STATIC: not a graph input, whose buffer the runtime plans to
- * live until its last reader in the graph, the Reshape, nor a graph output. */
+/* Whether Reshape op `op` of g may be ALIAS: its output NATIVE (not a graph output), input and
+ * output of one dtype, FLOAT_32 or INT_32 (not fixed point, whose integers and float views the
+ * executor keeps apart), the input NATIVE, STATIC or APP_WRITE: a graph input's bound buffer
+ * is then read until the alias's last reader (eg_htp_qnn_executor_input_last_op, which the
+ * runtime plans the buffer's life by), not only until the Reshape. */
 bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node *op);
 
 /* Whether plan p fits graph g by every rule above (one entry per op, known codes, ids in range,

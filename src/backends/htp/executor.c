@@ -97,6 +97,8 @@ struct eg_htp_qnn_executor {
   void *scratch;             /* 64-byte aligned (in `work` when shared) */
   size_t scratch_bytes;
   size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
+  int32_t *read_until;       /* per tensor: the last op reading its bytes, through ALIAS
+                                Reshapes of it (-1: none) */
   int32_t n_work;            /* the NATIVE tensors with bytes, in order of production */
   eg_htp_qnn_work_tensor *work;
   bool shared;               /* the tensors and scratch are the caller's (set_tensor_memory) */
@@ -932,6 +934,33 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
   return EG_OK;
 }
 
+/* ex->read_until: each tensor's last direct reader, then (last op to first: along chains) an
+ * aliased Reshape's input read as long as its output. */
+static eg_status plan_reads(exec_t *ex) {
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g), no = eg_htp_qnn_graph_num_ops(ex->g);
+  if (!(ex->read_until = malloc(((size_t)nt + 1) * sizeof(int32_t))))
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning",
+                    eg_htp_qnn_graph_name(ex->g));
+  for (int32_t t = 0; t < nt; t++) ex->read_until[t] = -1;
+  for (int32_t k = 0; k < no; k++) {
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+    for (int i = 0; i < op->n_inputs; i++)
+      if (op->inputs[i] >= 0) ex->read_until[op->inputs[i]] = k;
+  }
+  for (int32_t k = no - 1; k >= 0; k--) {
+    const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+    if (!ex->plans[k].aliased) continue;
+    int32_t *x = &ex->read_until[op->inputs[0]];
+    if (ex->read_until[op->outputs[0]] > *x) *x = ex->read_until[op->outputs[0]];
+  }
+  return EG_OK;
+}
+
+int32_t eg_htp_qnn_executor_input_last_op(const eg_htp_qnn_executor *ex, int32_t tensor) {
+  return tensor >= 0 && tensor < eg_htp_qnn_graph_num_tensors(ex->g) ? ex->read_until[tensor]
+                                                                     : -1;
+}
+
 /* ---- lifecycle ---- */
 
 /* Each op's kernel planned in graph order, the executor plan's decisions applied (exec_plan.h:
@@ -1118,6 +1147,7 @@ static eg_status create(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *xp,
   for (int32_t t = 0; t < nt; t++) ex->offset[t] = SIZE_MAX;
   if ((st = prepare_ops(ex, xp)) != EG_OK) goto fail;
   if ((st = plan_native(ex, ex->offset)) != EG_OK) goto fail;
+  if ((st = plan_reads(ex)) != EG_OK) goto fail;
   if ((st = allocate(ex)) != EG_OK) goto fail;
   if ((st = quant_create(ex)) != EG_OK) goto fail;
   if ((st = fold_constants(ex)) != EG_OK) goto fail;
@@ -1176,6 +1206,7 @@ void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex) {
   free(ex->plans);
   free(ex->ptr);
   free(ex->offset);
+  free(ex->read_until);
   free(ex->work);
   if (!ex->shared) {
     free(ex->arena);
@@ -1289,7 +1320,11 @@ static void htp_set_spans(void *ex, void *const *buffers, void *scratch) {
 
 static void htp_set_op_times(void *ex, int64_t *times) { eg_htp_qnn_executor_set_op_times(ex, times); }
 
+static int32_t htp_input_last_op(const void *ex, int32_t tensor) {
+  return eg_htp_qnn_executor_input_last_op(ex, tensor);
+}
+
 const eg_backend_executor eg_htp_executor = {
     .create = htp_create, .spans = htp_spans, .scratch_bytes = htp_scratch_bytes,
     .set_spans = htp_set_spans, .run = htp_run, .destroy = htp_destroy,
-    .set_op_times = htp_set_op_times};
+    .set_op_times = htp_set_op_times, .input_last_op = htp_input_last_op};

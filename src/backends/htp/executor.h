@@ -82,6 +82,12 @@ typedef eg_backend_span eg_htp_qnn_work_tensor; /* tensor -1: the scratch of op 
 int32_t eg_htp_qnn_executor_work_tensors(const eg_htp_qnn_executor *ex, const eg_htp_qnn_work_tensor **out);
 void eg_htp_qnn_executor_set_tensor_memory(eg_htp_qnn_executor *ex, void *const *buffers, void *scratch);
 
+/* The last op (graph index) that reads input `tensor`'s bound buffer on an execute: its last
+ * reader, or the last reader of an ALIAS Reshape's output that is its bytes (exec_plan.h),
+ * through chains; -1 when no op reads it (or no such tensor). The caller keeps the buffer's
+ * bytes until that op is done. */
+int32_t eg_htp_qnn_executor_input_last_op(const eg_htp_qnn_executor *ex, int32_t tensor);
+
 /* Runs the graph once. Inputs are read-only to the executor (const in spirit; QNN's API takes
  * them non-const). EG_ERR_ARGUMENT names a missing, duplicate, mistyped or mis-sized binding. */
 eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_binding *inputs,
