@@ -280,6 +280,141 @@ void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, floa
   }
 }
 
+/* ---- chains (eg_ew_chain_nhwc_f32) ---- */
+
+#define CHAIN_BLOCK 512 /* elements a block: every step's result of a block stays in L1 */
+
+bool eg_ew_chain_op_masks(eg_ew_chain_op op) {
+  return op == EG_EW_CHAIN_GREATER || op == EG_EW_CHAIN_GREATER_EQUAL ||
+         op == EG_EW_CHAIN_LESS_EQUAL;
+}
+
+int eg_ew_chain_op_arity(eg_ew_chain_op op) {
+  return op == EG_EW_CHAIN_SELECT ? 3 : op >= EG_EW_CHAIN_NEG ? 1 : 2;
+}
+
+/* One operand over a block: its elements (stride 1) or one value (stride 0). */
+typedef struct chain_arg {
+  const void *p;
+  int64_t stride;
+} chain_arg;
+
+/* A comparison's mask over n elements of a and b (strides sa, sb: 1 or 0). */
+static inline void chain_mask(eg_ew_chain_op op, const float *restrict a, int64_t sa,
+                              const float *restrict b, int64_t sb, int64_t n,
+                              uint8_t *restrict y) {
+  if (op == EG_EW_CHAIN_GREATER) EW_ROW(av > bv);
+  else if (op == EG_EW_CHAIN_GREATER_EQUAL) EW_ROW(av >= bv);
+  else EW_ROW(av <= bv);
+}
+
+/* Step st over n elements of its operands x: a float result into y, a mask into m; each the
+ * same per-element expression as the op's own kernel above. */
+static inline void chain_step(const eg_ew_chain_step *st, const chain_arg *x, int64_t n,
+                              float *restrict y, uint8_t *restrict m) {
+  const float *restrict a = x[0].p, *restrict b = x[1].p;
+  const int64_t sa = x[0].stride, sb = x[1].stride;
+  switch ((eg_ew_chain_op)st->op) {
+  case EG_EW_CHAIN_ADD: EW_ROW(av + bv); break;
+  case EG_EW_CHAIN_SUB: EW_ROW(av - bv); break;
+  case EG_EW_CHAIN_MUL: EW_ROW(av * bv); break;
+  case EG_EW_CHAIN_DIV: EW_ROW(av / bv); break;
+  case EG_EW_CHAIN_GREATER:
+  case EG_EW_CHAIN_GREATER_EQUAL:
+  case EG_EW_CHAIN_LESS_EQUAL: chain_mask((eg_ew_chain_op)st->op, a, sa, b, sb, n, m); break;
+  case EG_EW_CHAIN_SELECT: {
+    const uint8_t *k = x[0].p;
+    const float *p = x[1].p, *q = x[2].p;
+    const int64_t sk = x[0].stride, sp = x[1].stride, sq = x[2].stride;
+    if (sk && sp && sq) {
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = k[e] ? p[e] : q[e];
+    } else if (sk && sp) {
+      const float qv = q[0];
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = k[e] ? p[e] : qv;
+    } else if (sk && sq) {
+      const float pv = p[0];
+      _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = k[e] ? pv : q[e];
+    } else {
+      for (int64_t e = 0; e < n; e++) y[e] = k[e * sk] ? p[e * sp] : q[e * sq];
+    }
+    break;
+  }
+  case EG_EW_CHAIN_NEG:
+    for (int64_t e = 0; e < n; e++) y[e] = -a[e * sa];
+    break;
+  case EG_EW_CHAIN_RELU:
+    _Pragma("omp simd") for (int64_t e = 0; e < n; e++) {
+      const float v = a[e * sa];
+      y[e] = v < 0.0f ? 0.0f : v;
+    }
+    break;
+  default: {
+    const float lo = st->lo, hi = st->hi;
+    _Pragma("omp simd") for (int64_t e = 0; e < n; e++) {
+      const float v = a[e * sa];
+      y[e] = v < lo ? lo : v > hi ? hi : v;
+    }
+  }
+  }
+}
+
+/* Operand i of step st for the block of n elements at element i0, CHAN leaves at coff of
+ * their vector (or read from their tiled copy). */
+static chain_arg chain_operand(const eg_ew_chain *ch, const eg_ew_chain_step *st, int i,
+                               const void *const *leaves, const float *const *tiled,
+                               int64_t i0, int64_t coff, float (*reg)[CHAIN_BLOCK],
+                               uint8_t (*mreg)[CHAIN_BLOCK]) {
+  const int a = st->arg[i];
+  const bool mask = st->op == EG_EW_CHAIN_SELECT && i == 0;
+  if (a >= 0) return (chain_arg){mask ? (const void *)mreg[a] : (const void *)reg[a], 1};
+  const int l = -1 - a;
+  switch ((eg_ew_leaf_form)ch->leaf_form[l]) {
+  case EG_EW_LEAF_FULL:
+    return (chain_arg){mask ? (const void *)((const uint8_t *)leaves[l] + i0)
+                            : (const void *)((const float *)leaves[l] + i0), 1};
+  case EG_EW_LEAF_CHAN:
+    return (chain_arg){tiled[l] ? (const void *)tiled[l]
+                                : (const void *)((const float *)leaves[l] + coff), 1};
+  default: return (chain_arg){leaves[l], 0};
+  }
+}
+
+EG_SIMD_CLONES
+void eg_ew_chain_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, float *y,
+                          void (*round)(float *x, size_t n)) {
+  const int64_t n = ch->n, c = ch->c;
+  /* a block: whole rows of c (CHAN leaves then read a copy tiled to the block), or a piece of
+   * one row */
+  const bool rows = c <= CHAIN_BLOCK;
+  const int64_t per = rows ? CHAIN_BLOCK / c * c : CHAIN_BLOCK, pieces = rows ? 1 : (c + per - 1) / per;
+  const int64_t blocks = rows ? (n + per - 1) / per : n / c * pieces;
+  float tiles[EG_EW_CHAIN_MAX_LEAVES][CHAIN_BLOCK];
+  const float *tiled[EG_EW_CHAIN_MAX_LEAVES] = {0};
+  for (int l = 0; rows && l < ch->n_leaves; l++) {
+    if (ch->leaf_form[l] != EG_EW_LEAF_CHAN) continue;
+    for (int64_t e = 0; e < per; e++) tiles[l][e] = ((const float *)leaves[l])[e % c];
+    tiled[l] = tiles[l];
+  }
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(n))
+  for (int64_t b = 0; b < blocks; b++) {
+    float reg[EG_EW_CHAIN_MAX_STEPS][CHAIN_BLOCK];
+    uint8_t mreg[EG_EW_CHAIN_MAX_STEPS][CHAIN_BLOCK];
+    const int64_t coff = rows ? 0 : b % pieces * per;
+    const int64_t i0 = rows ? b * per : b / pieces * c + coff;
+    const int64_t len = rows ? (n - i0 < per ? n - i0 : per) : (c - coff < per ? c - coff : per);
+    for (int s = 0; s < ch->n_steps; s++) {
+      const eg_ew_chain_step *st = &ch->step[s];
+      chain_arg x[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+      for (int i = 0; i < eg_ew_chain_op_arity((eg_ew_chain_op)st->op); i++)
+        x[i] = chain_operand(ch, st, i, leaves, tiled, i0, coff, reg, mreg);
+      const bool last = s == ch->n_steps - 1;
+      chain_step(st, x, len, last ? y + i0 : reg[s], mreg[s]);
+      if (round && !last && !eg_ew_chain_op_masks((eg_ew_chain_op)st->op))
+        round(reg[s], (size_t)len);
+    }
+  }
+}
+
 /* ---- casts ---- */
 
 static double cast_read(eg_cast_type t, const void *x, int64_t i) {

@@ -15,6 +15,7 @@
 #define EG_KERNELS_ELEMENTWISE_NHWC_F32_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define EG_EW_MAX_RANK 8
@@ -62,6 +63,56 @@ typedef enum eg_unary_op {
 /* y[i] = op(x[i]) for n elements; x and y may alias. lo/hi only for RELU_MIN_MAX (its bounds)
  * and HARD_SIGMOID (alpha, beta). */
 void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, float lo, float hi);
+
+/* A chain of elementwise ops run as one kernel (the htp executor's fused elementwise ops):
+ * steps in order, each one of the ops above on operands that are earlier steps' results or
+ * leaves (tensors), every step over the same n elements, the last one's result written to y.
+ * Each element gets exactly the arithmetic of the ops run one by one (the same float
+ * operation per element, in the same operand order; no contraction: C11 code), so the result
+ * is bit for bit theirs, without the intermediate tensors: the elements go through the chain
+ * in blocks that stay in cache. A leaf is read FULL (n elements, dense, as the output), CHAN
+ * (c elements: the output's last dim, repeated over the others) or SCALAR (one element);
+ * comparisons' results and bool leaves are uint8 masks (Select's condition). */
+#define EG_EW_CHAIN_MAX_STEPS 8
+#define EG_EW_CHAIN_MAX_LEAVES 16
+
+typedef enum eg_ew_chain_op {
+  EG_EW_CHAIN_ADD,
+  EG_EW_CHAIN_SUB,
+  EG_EW_CHAIN_MUL,
+  EG_EW_CHAIN_DIV,
+  EG_EW_CHAIN_GREATER,       /* mask a > b */
+  EG_EW_CHAIN_GREATER_EQUAL, /* mask a >= b */
+  EG_EW_CHAIN_LESS_EQUAL,    /* mask a <= b */
+  EG_EW_CHAIN_SELECT,        /* mask ? a : b */
+  EG_EW_CHAIN_NEG,
+  EG_EW_CHAIN_RELU,
+  EG_EW_CHAIN_RELU_MIN_MAX   /* as EG_UNARY_RELU_MIN_MAX, bounds lo, hi */
+} eg_ew_chain_op;
+
+typedef enum eg_ew_leaf_form { EG_EW_LEAF_FULL, EG_EW_LEAF_CHAN, EG_EW_LEAF_SCALAR } eg_ew_leaf_form;
+
+typedef struct eg_ew_chain_step {
+  uint8_t op;     /* eg_ew_chain_op */
+  int8_t arg[3];  /* per operand: >= 0 an earlier step, -1 - i leaf i */
+  float lo, hi;   /* RELU_MIN_MAX */
+} eg_ew_chain_step;
+
+typedef struct eg_ew_chain {
+  int n_steps, n_leaves;
+  int64_t n, c; /* elements; the output's last dim (CHAN leaves' length), >= 1 */
+  eg_ew_chain_step step[EG_EW_CHAIN_MAX_STEPS];
+  uint8_t leaf_form[EG_EW_CHAIN_MAX_LEAVES]; /* eg_ew_leaf_form */
+} eg_ew_chain;
+
+/* Whether op yields a uint8 mask, and its operand count. */
+bool eg_ew_chain_op_masks(eg_ew_chain_op op);
+int eg_ew_chain_op_arity(eg_ew_chain_op op);
+/* y = the chain's last step over leaves[] (float, or uint8 where a mask is read). `round`
+ * (NULL: none) is applied to each float result of a step but the last, block by block, as
+ * the executor's fp16 mode rounds each op's output (an element-wise rule). */
+void eg_ew_chain_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, float *y,
+                          void (*round)(float *x, size_t n));
 
 typedef enum eg_cast_type {
   EG_CAST_F32,

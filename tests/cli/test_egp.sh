@@ -149,9 +149,9 @@ corrupt trunc_patched 'b = b[:len(b) - 1]; struct.pack_into("<Q", b, 8, len(b))'
 expect_fail 2 "section table: STATIC" -- $exe inspect "$work/trunc_patched.egp"
 corrupt bad_version 'struct.pack_into("<I", b, 4, 1)' # version 1: before the value annotations
 expect_fail 2 "header: version (1): written by an older edgegrad" -- $exe inspect "$work/bad_version.egp"
-corrupt v10 'struct.pack_into("<I", b, 4, 10)' # version 10: the last before the Reshapes of inputs aliased
-expect_fail 2 "header: version (10): written by an older edgegrad; this one reads version 11, which records how the NPU executor runs each partition's layout Transposes and Reshapes and which values stay NHWC between partitions: compile the graph again" \
-  -- $exe run "$work/v10.egp" "${inputs[@]}"
+corrupt v11 'struct.pack_into("<I", b, 4, 11)' # version 11: the last before the fused elementwise groups
+expect_fail 2 "header: version (11): written by an older edgegrad; this one reads version 12, which records how the NPU executor runs each partition's layout Transposes and Reshapes and which values stay NHWC between partitions: compile the graph again" \
+  -- $exe run "$work/v11.egp" "${inputs[@]}"
 corrupt bad_offset 'o, s, e = sec[2]; struct.pack_into("<Q", b, e + 8, o + 8)'
 expect_fail 2 "section table: GRAPH" -- $exe inspect "$work/bad_offset.egp"
 corrupt huge_offset 'o, s, e = sec[4]; struct.pack_into("<Q", b, e + 8, (1 << 63) + 8)'
@@ -169,10 +169,10 @@ expect_fail 2 "NPU: n_partitions" -- $exe inspect "$work/bad_parts.egp"
 # { u32 op; u8 how; u8 filter_read; i32 filter_src; i32 y_dst }), then come its boundaries'
 # held bytes (0/1), which end the NPU section; the plan's first entry's how -> 7
 corrupt bad_plan 'o, s, e = sec[4]; end = o + s
-def plan_at(r):  # entries: ops strictly ascending, how codes 0..3, filter_read 0..2
+def plan_at(r):  # entries: ops strictly ascending, how codes 0..4, filter_read 0..2
     return [n for n in range(1, 64) if r - 4 - 14 * n >= o and
             struct.unpack_from("<I", b, r - 4 - 14 * n)[0] == n and
-            all(b[r - 14 * n + 14 * i + 4] < 4 and b[r - 14 * n + 14 * i + 5] < 3 for i in range(n))
+            all(b[r - 14 * n + 14 * i + 4] < 5 and b[r - 14 * n + 14 * i + 5] < 3 for i in range(n))
             and all(struct.unpack_from("<I", b, r - 14 * n + 14 * i)[0] <
                     struct.unpack_from("<I", b, r - 14 * n + 14 * i + 14)[0] for i in range(n - 1))]
 r = next(r for r in range(end, o, -1) if all(x in (0, 1) for x in b[r:end]) and plan_at(r))

@@ -1004,7 +1004,7 @@ static void test_corrupted_programs_rejected(void) {
       {"an output dropped", "NPU", c_boundary_dropped, NULL},
       {"executor plan folds a Conv2d", "NPU", c_plan_fold_conv,
        "executor plan: op 0 (convolution, Conv2d): FOLD: only a Transpose is folded or skipped"},
-      {"executor plan how code 4", "NPU", c_plan_how_code, "how 4"},
+      {"executor plan how code 5", "NPU", c_plan_how_code, "how 5"},
       {"executor plan skips a Transpose others read", "NPU", c_plan_skip_read,
        "must read it as a filter redirected to its input"},
       {"executor plan: a skipped Transpose nobody writes", "NPU", c_plan_y_dst_dropped,
@@ -1099,7 +1099,8 @@ static void test_header_rejected(void) {
                {4, 8, "version (8): written by an older edgegrad"}, /* 8: no executor plans */
                {4, 9, "version (9): written by an older edgegrad"}, /* 9: no Reshape aliases */
                {4, 10, "version (10): written by an older edgegrad"}, /* 10: no input aliases */
-               {4, 12, "version (12): written by a newer edgegrad"},
+               {4, 11, "version (11): written by an older edgegrad"}, /* 11: no fusions */
+               {4, 13, "version (13): written by a newer edgegrad"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

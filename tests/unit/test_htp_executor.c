@@ -274,8 +274,10 @@ static void test_dgrad_composite(void) {
 
 /* ---- memory planning ---- */
 
-/* x -> Relu -> a -> Neg -> b -> Relu -> c -> Neg -> d -> Sigmoid -> out: a and c (and b, d) may
- * share bytes; each intermediate lives for two ops. */
+/* x -> Relu -> a -> Neg -> b -> Relu -> c -> Neg -> d -> Sigmoid -> out: without a plan, a and
+ * c (and b, d) may share bytes; each intermediate lives for two ops. With the layout pass's,
+ * the Relus and Negs are one fused group (exec_plan.h FUSED): only d has bytes, and the
+ * output is the same, bit for bit. */
 static void test_native_memory_reuse(void) {
   eg_htp_qnn_graph *g;
   EG_CHECK(eg_htp_qnn_graph_create("chain", &g) == EG_OK);
@@ -289,15 +291,23 @@ static void test_native_memory_reuse(void) {
                                     EG_HTP_QNN_OP_ELEMENT_WISE_NEG, EG_HTP_QNN_OP_SIGMOID};
   static const char *const opn[] = {"r1", "n1", "r2", "n2", "s"};
   for (int i = 0; i < 5; i++) op(g, opn[i], types[i], 1, &t[i], t[i + 1], 0, NULL);
-  eg_htp_qnn_executor *ex = NULL;
-  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &ex) == EG_OK);
-  eg_htp_qnn_executor_stats st;
+  eg_htp_qnn_executor *ex = NULL, *fused = NULL;
+  EG_CHECK(eg_htp_qnn_executor_create(g, &ex) == EG_OK);
+  EG_CHECK(eg_test_executor(g, EG_PRECISION_FP32, false, &fused) == EG_OK);
+  eg_htp_qnn_executor_stats st, sf;
   eg_htp_qnn_executor_get_stats(ex, &st);
+  eg_htp_qnn_executor_get_stats(fused, &sf);
   EG_CHECK_MSG(st.native_sum_bytes == 4 * 16000 && st.native_bytes == 2 * 16000,
                "native %zu of %zu", st.native_bytes, st.native_sum_bytes);
-  float *x = eg_test_rand_buf(4000, 5), *y = eg_test_nan_buf(4000);
-  const eg_htp_qnn_binding in = {t[0], x, 16000}, out = {t[5], y, 16000};
+  EG_CHECK_MSG(sf.native_sum_bytes == 16000, "fused: native %zu", sf.native_sum_bytes);
+  float *x = eg_test_rand_buf(4000, 5), *y = eg_test_nan_buf(4000), *yf = eg_test_nan_buf(4000);
+  const eg_htp_qnn_binding in = {t[0], x, 16000}, out = {t[5], y, 16000},
+                           out_f = {t[5], yf, 16000};
   EG_CHECK(eg_htp_qnn_executor_execute(ex, &in, 1, &out, 1) == EG_OK);
+  EG_CHECK(eg_htp_qnn_executor_execute(fused, &in, 1, &out_f, 1) == EG_OK);
+  EG_CHECK(memcmp(y, yf, 16000) == 0);
+  eg_htp_qnn_executor_destroy(fused);
+  free(yf);
   bool ok = true;
   for (int i = 0; i < 4000; i++) { /* relu, neg, relu, neg: -(max(-max(x,0),0)) = 0 -> 0.5 */
     const float v = x[i] > 0 ? x[i] : 0.0f, r = -(-v > 0 ? -v : 0.0f);

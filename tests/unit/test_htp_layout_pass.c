@@ -369,7 +369,7 @@ static void test_plan_rules(void) {
   BROKEN(p.ops[3].filter_read = OI, "input 1 must be the output of a SKIP Transpose");
   BROKEN(p.ops[0].how = RUN, "input 1 must be the output of a SKIP Transpose");
   BROKEN(p.ops[1].filter_src = 9999, "tensor ids -1 or below");
-  BROKEN(p.ops[0].how = EG_HTP_EXEC_HOW_COUNT, "codes below 4");
+  BROKEN(p.ops[0].how = EG_HTP_EXEC_HOW_COUNT, "codes below 5");
   BROKEN(p.ops[0].how = ALIAS, "ALIAS: only a Reshape");
   BROKEN(p.ops[5].filter_src = s.w, "only a Conv2d or TransposeConv2d");
   BROKEN(p.ops[6].y_dst = -1, "written by the Conv2d before it");

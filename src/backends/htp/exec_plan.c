@@ -24,6 +24,16 @@ void eg_htp_exec_plan_free(eg_htp_exec_plan *p) {
   p->n_ops = 0;
 }
 
+void eg_htp_count_readers(const eg_htp_qnn_graph *g, int32_t *readers, int32_t *reader_of) {
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
+  for (int32_t t = 0; t < nt; t++) readers[t] = 0, reader_of[t] = -1;
+  for (int32_t j = 0; j < eg_htp_qnn_graph_num_ops(g); j++) {
+    const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, j);
+    for (int32_t i = 0; i < op->n_inputs; i++)
+      if (op->inputs[i] >= 0) readers[op->inputs[i]]++, reader_of[op->inputs[i]] = j;
+  }
+}
+
 bool eg_htp_exec_op_planned(const eg_htp_exec_op *op) {
   return op->how != EG_HTP_EXEC_RUN || op->filter_read != EG_HTP_FILTER_READ_AS_IS ||
          op->filter_src != -1 || op->y_dst != -1;
@@ -68,9 +78,108 @@ bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node 
          (y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 || y->dtype == EG_HTP_QNN_DTYPE_INT_32);
 }
 
+bool eg_htp_chain_op(const eg_htp_qnn_op_node *op, eg_ew_chain_op *out) {
+  switch (op->type) {
+  case EG_HTP_QNN_OP_ELEMENT_WISE_ADD: *out = EG_EW_CHAIN_ADD; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT: *out = EG_EW_CHAIN_SUB; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY: *out = EG_EW_CHAIN_MUL; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_DIVIDE: *out = EG_EW_CHAIN_DIV; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_GREATER: *out = EG_EW_CHAIN_GREATER; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL: *out = EG_EW_CHAIN_GREATER_EQUAL; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_LESS_EQUAL: *out = EG_EW_CHAIN_LESS_EQUAL; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_SELECT: *out = EG_EW_CHAIN_SELECT; return true;
+  case EG_HTP_QNN_OP_ELEMENT_WISE_NEG: *out = EG_EW_CHAIN_NEG; return true;
+  case EG_HTP_QNN_OP_RELU: *out = EG_EW_CHAIN_RELU; return true;
+  case EG_HTP_QNN_OP_RELU_MIN_MAX: *out = EG_EW_CHAIN_RELU_MIN_MAX; return true;
+  default: return false;
+  }
+}
+
+int eg_htp_leaf_form(const eg_htp_qnn_tensor *x, const eg_htp_qnn_tensor *y) {
+  if (eg_htp_qnn_tensor_numel(x) == 1) return EG_EW_LEAF_SCALAR;
+  if (x->rank > y->rank || y->rank == 0) return -1;
+  const int off = y->rank - x->rank;
+  bool full = true, chan = x->dims[x->rank - 1] == y->dims[y->rank - 1];
+  for (int d = 0; d < y->rank; d++) {
+    const uint32_t xd = d < off ? 1 : x->dims[d - off];
+    full = full && xd == y->dims[d];
+    chan = chan && (d == y->rank - 1 || xd == 1);
+  }
+  return full ? EG_EW_LEAF_FULL : chan ? EG_EW_LEAF_CHAN : -1;
+}
+
+/* The dtype chain op `op` of type c reads as operand i, and the one it writes (i -1). */
+static eg_htp_qnn_dtype chain_dtype(eg_ew_chain_op c, int i) {
+  if (i < 0) return eg_ew_chain_op_masks(c) ? EG_HTP_QNN_DTYPE_BOOL_8 : EG_HTP_QNN_DTYPE_FLOAT_32;
+  return c == EG_EW_CHAIN_SELECT && i == 0 ? EG_HTP_QNN_DTYPE_BOOL_8 : EG_HTP_QNN_DTYPE_FLOAT_32;
+}
+
+static bool same_dims(const eg_htp_qnn_tensor *a, const eg_htp_qnn_tensor *b) {
+  return a->rank == b->rank && !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]);
+}
+
+bool eg_htp_fuse_candidate(const eg_htp_qnn_graph *g, int32_t k, const int32_t *readers,
+                           const int32_t *reader_of, int32_t *reader) {
+  const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+  eg_ew_chain_op c, rc;
+  if (!eg_htp_chain_op(op, &c) || op->n_inputs != eg_ew_chain_op_arity(c)) return false;
+  const eg_htp_qnn_tensor *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
+  if (y->type != EG_HTP_QNN_TENSOR_NATIVE || y->dtype != chain_dtype(c, -1) ||
+      readers[y->id] != 1 || reader_of[y->id] <= k)
+    return false;
+  const eg_htp_qnn_op_node *r = eg_htp_qnn_graph_op(g, reader_of[y->id]);
+  if (!eg_htp_chain_op(r, &rc) || r->n_inputs != eg_ew_chain_op_arity(rc) ||
+      !same_dims(y, eg_htp_qnn_graph_tensor(g, r->outputs[0])))
+    return false;
+  for (int i = 0; i < r->n_inputs; i++)
+    if (r->inputs[i] == y->id && chain_dtype(rc, i) != y->dtype) return false;
+  *reader = reader_of[y->id];
+  return true;
+}
+
+/* Op k's group: adds its ops and leaves to *steps, *leaves; false when a leaf does not fit
+ * (stops once over the bounds). */
+static bool group_of(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t k,
+                     const eg_htp_qnn_tensor *y, int *steps, int *leaves) {
+  const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+  eg_ew_chain_op c;
+  if (!eg_htp_chain_op(op, &c) || op->n_inputs != eg_ew_chain_op_arity(c)) return false;
+  if (++*steps > EG_EW_CHAIN_MAX_STEPS) return false;
+  for (int i = 0; i < op->n_inputs; i++) {
+    if (op->inputs[i] < 0) return false;
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, op->inputs[i]);
+    if (x->producer >= 0 && p->ops[x->producer].how == EG_HTP_EXEC_FUSED) {
+      if (!group_of(g, p, x->producer, y, steps, leaves)) return false;
+      continue;
+    }
+    const int form = eg_htp_leaf_form(x, y);
+    if (++*leaves > EG_EW_CHAIN_MAX_LEAVES || x->dtype != chain_dtype(c, i) || form < 0 ||
+        (x->dtype == EG_HTP_QNN_DTYPE_BOOL_8 && form == EG_EW_LEAF_CHAN))
+      return false;
+  }
+  return true;
+}
+
+bool eg_htp_fused_group_fits(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p,
+                             int32_t tail) {
+  const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, tail);
+  const eg_htp_qnn_tensor *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
+  int steps = 0, leaves = 0;
+  return y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 && group_of(g, p, tail, y, &steps, &leaves);
+}
+
+bool eg_htp_reads_fused(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t k) {
+  const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
+  for (int i = 0; i < op->n_inputs; i++) {
+    const int32_t t = op->inputs[i] >= 0 ? eg_htp_qnn_graph_tensor(g, op->inputs[i])->producer : -1;
+    if (t >= 0 && p->ops[t].how == EG_HTP_EXEC_FUSED) return true;
+  }
+  return false;
+}
+
 /* ---- the rules ---- */
 
-static const char *const how_names[] = {"RUN", "FOLD", "SKIP", "ALIAS"};
+static const char *const how_names[] = {"RUN", "FOLD", "SKIP", "ALIAS", "FUSED"};
 
 static bool perm_is(const eg_htp_qnn_op_node *op, const eg_htp_qnn_tensor *x,
                     const uint32_t perm[4]) {
@@ -161,7 +270,7 @@ static bool check_how(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int3
                       const int32_t *readers, char *why, size_t size) {
   const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
   const eg_htp_exec_op *e = &p->ops[k];
-  if (e->how == EG_HTP_EXEC_RUN) return true;
+  if (e->how == EG_HTP_EXEC_RUN || e->how == EG_HTP_EXEC_FUSED) return true; /* check_fused */
   if (e->how == EG_HTP_EXEC_ALIAS) {
     if (eg_htp_reshape_aliases(g, op)) return true;
     snprintf(why, size, "ALIAS: only a Reshape whose output is NATIVE, of its input's dtype "
@@ -216,6 +325,30 @@ static bool check_readers(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, 
   return true;
 }
 
+/* The rules of FUSED ops and the tails of their groups (op k: FUSED, or RUN reading a FUSED
+ * op's output); readers as for check_conv, reader_of: per tensor, its last reader. */
+static bool check_fused(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t k,
+                        const int32_t *readers, const int32_t *reader_of, char *why,
+                        size_t size) {
+  int32_t r = -1;
+  if (p->ops[k].how == EG_HTP_EXEC_FUSED &&
+      (!eg_htp_fuse_candidate(g, k, readers, reader_of, &r) ||
+       (p->ops[r].how != EG_HTP_EXEC_RUN && p->ops[r].how != EG_HTP_EXEC_FUSED))) {
+    snprintf(why, size, "FUSED: an elementwise op whose NATIVE output (of its dtype) one later "
+             "elementwise op, RUN or FUSED, alone reads, over the same dims");
+    return false;
+  }
+  if (p->ops[k].how == EG_HTP_EXEC_RUN && eg_htp_reads_fused(g, p, k) &&
+      !eg_htp_fused_group_fits(g, p, k)) {
+    snprintf(why, size, "reads a FUSED op's output: the tail of a group of elementwise ops "
+             "(at most %d ops, %d leaf operands: dense, per channel or one element, of the "
+             "op's dtype) with a FLOAT_32 output", EG_EW_CHAIN_MAX_STEPS,
+             EG_EW_CHAIN_MAX_LEAVES);
+    return false;
+  }
+  return true;
+}
+
 bool eg_htp_exec_plan_check(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, char *why,
                             size_t size) {
   const int32_t no = eg_htp_qnn_graph_num_ops(g);
@@ -237,21 +370,20 @@ bool eg_htp_exec_plan_check(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p
       return false;
     }
   }
-  int32_t *readers = calloc((size_t)eg_htp_qnn_graph_num_tensors(g) + 1, sizeof(int32_t));
+  const size_t nt = (size_t)eg_htp_qnn_graph_num_tensors(g);
+  int32_t *readers = calloc(2 * (nt + 1), sizeof(int32_t)), *reader_of = readers + nt + 1;
   if (!readers) {
     snprintf(why, size, "out of memory checking it");
     return false;
   }
-  for (int32_t j = 0; j < no; j++)
-    for (int32_t i = 0; i < eg_htp_qnn_graph_op(g, j)->n_inputs; i++)
-      if (eg_htp_qnn_graph_op(g, j)->inputs[i] >= 0)
-        readers[eg_htp_qnn_graph_op(g, j)->inputs[i]]++;
+  eg_htp_count_readers(g, readers, reader_of);
   bool ok = true;
   for (int32_t k = 0; ok && k < no; k++) {
     char rule[320];
     ok = check_how(g, p, k, readers, rule, sizeof rule) &&
          check_readers(g, p, k, rule, sizeof rule) &&
-         check_conv(g, p, k, readers, rule, sizeof rule);
+         check_conv(g, p, k, readers, rule, sizeof rule) &&
+         check_fused(g, p, k, readers, reader_of, rule, sizeof rule);
     if (!ok) {
       const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
       snprintf(why, size, "op %d (%s, %s): %s", (int)k, op->name, eg_htp_qnn_op_name(op->type),

@@ -19,6 +19,18 @@
  *             its own and is its input's bytes (every tensor is dense, so a Reshape moves
  *             none), the input's lifetime stretched to the output's last reader (a graph
  *             input's bound buffer: the caller's, told by the executor how long it is read);
+ *   how FUSED an elementwise op (eg_htp_chain_op) computed by the one op reading its output,
+ *             inside that op's kernel (kernels/elementwise_nhwc_f32.h eg_ew_chain_nhwc_f32):
+ *             its NATIVE output, read by that one op alone and over the same elements (the
+ *             same dims), gets no bytes; the reader is FUSED too or the chain's tail, a RUN
+ *             chain op with a float output, which computes its group (itself and the FUSED
+ *             ops feeding it, through chains) element by element with each op's own
+ *             arithmetic, so its results are bit for bit those of the ops run one by one.
+ *             Every operand of the group that is not a FUSED op's output (a leaf) is read at
+ *             the tail, its life stretched to it: of the op's dtype (BOOL_8 Select's condition,
+ *             FLOAT_32 else) and dense over the output's elements, one per channel (the last
+ *             dim, others 1) or one element (a mask: not per channel); a group has at most
+ *             EG_EW_CHAIN_MAX_STEPS ops and EG_EW_CHAIN_MAX_LEAVES leaf operands;
  *   filter_src, filter_read (Conv2d, TransposeConv2d; -1 and AS_IS otherwise): input 1 is the
  *             output of a SKIP Transpose of tensor filter_src, read as
  *             OI   TransposeConv2d, perm [0,1,3,2] of a FLOAT_32 STATIC tensor: the forward
@@ -41,6 +53,7 @@
 
 #include "backends/htp/qnn_graph.h"
 #include "kernels/conv2d_nhwc_f32.h"
+#include "kernels/elementwise_nhwc_f32.h"
 #include "kernels/transpose_conv2d_nhwc_f32.h"
 
 typedef enum eg_htp_exec_how {
@@ -48,6 +61,7 @@ typedef enum eg_htp_exec_how {
   EG_HTP_EXEC_FOLD,
   EG_HTP_EXEC_SKIP,
   EG_HTP_EXEC_ALIAS,
+  EG_HTP_EXEC_FUSED,
   EG_HTP_EXEC_HOW_COUNT
 } eg_htp_exec_how;
 
@@ -74,6 +88,9 @@ typedef struct eg_htp_exec_plan {
 /* A plan of n_ops entries, each RUN with no filter_src or y_dst. */
 eg_status eg_htp_exec_plan_init(eg_htp_exec_plan *p, int32_t n_ops);
 void eg_htp_exec_plan_free(eg_htp_exec_plan *p);
+/* Per tensor of g: how many op inputs read it (readers) and the last op reading it
+ * (reader_of, -1: none); each array holds the graph's tensors. */
+void eg_htp_count_readers(const eg_htp_qnn_graph *g, int32_t *readers, int32_t *reader_of);
 /* Whether entry `op` differs from plain RUN (the .egp stores those only). */
 bool eg_htp_exec_op_planned(const eg_htp_exec_op *op);
 /* Whether Reshape op `op` of g may be ALIAS: its output NATIVE (not a graph output), input and
@@ -82,6 +99,26 @@ bool eg_htp_exec_op_planned(const eg_htp_exec_op *op);
  * is then read until the alias's last reader (eg_htp_qnn_executor_input_last_op, which the
  * runtime plans the buffer's life by), not only until the Reshape. */
 bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node *op);
+
+/* Elementwise fusion (how FUSED). The chain op of op `op` (its own kernel's arithmetic) into
+ * *out: false for an op no chain runs. */
+bool eg_htp_chain_op(const eg_htp_qnn_op_node *op, eg_ew_chain_op *out);
+/* How a chain over y's elements reads operand x (eg_ew_leaf_form), or -1 when it cannot. */
+int eg_htp_leaf_form(const eg_htp_qnn_tensor *x, const eg_htp_qnn_tensor *y);
+/* Whether op k of g may be FUSED into its reader: a chain op, its output NATIVE, of the
+ * op's dtype (BOOL_8 for a comparison, else FLOAT_32) and read once (readers: per tensor, how
+ * many op inputs read it), by a later chain op (*reader) whose output has its dims and which
+ * reads it as an operand of that dtype. Its other operands are the group's rules. */
+bool eg_htp_fuse_candidate(const eg_htp_qnn_graph *g, int32_t k, const int32_t *readers,
+                           const int32_t *reader_of, int32_t *reader);
+/* Whether the group of chain op `tail` of g under plan p (itself and the FUSED ops feeding
+ * it, through chains) fits the kernel: a float output for the tail, every leaf operand of
+ * the op's dtype and a leaf form (a mask FULL or SCALAR), at most EG_EW_CHAIN_MAX_STEPS ops
+ * and EG_EW_CHAIN_MAX_LEAVES leaves. */
+bool eg_htp_fused_group_fits(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p,
+                             int32_t tail);
+/* Whether op k of g reads the output of a FUSED op of p (k is then a tail or FUSED). */
+bool eg_htp_reads_fused(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32_t k);
 
 /* Whether plan p fits graph g by every rule above (one entry per op, known codes, ids in range,
  * op kinds, perms, tensor types and dtypes, every reader of a SKIP output redirected), in time

@@ -57,6 +57,10 @@ typedef struct plan {
                      readers read its input; a Conv2d's that writes y_dst): it gets no bytes */
   bool aliased;   /* never run (the plan's ALIAS, a Reshape): its output, with no bytes of its
                      own, points at its input's bytes, set as execute reaches it */
+  bool fused;     /* never run on its own (the plan's FUSED): the tail of its group computes
+                     it, its output gets no bytes */
+  eg_ew_chain *chain;    /* a group's tail: the group as one kernel (its ops in order) */
+  int32_t *chain_leaves; /* and the tensor each of its leaves reads */
   uint8_t filter_read; /* the plan's: eg_htp_filter_read of filter_src */
   int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (the plan's)
                          instead of input 1; -1 (every op) when none */
@@ -99,6 +103,8 @@ struct eg_htp_qnn_executor {
   size_t *offset;            /* per tensor: its offset in the arena, SIZE_MAX if not NATIVE */
   int32_t *read_until;       /* per tensor: the last op reading its bytes, through ALIAS
                                 Reshapes of it (-1: none) */
+  int32_t *run_at;           /* per op: the op that computes it (a FUSED op's group tail, else
+                                itself): when its inputs are read */
   int32_t n_work;            /* the NATIVE tensors with bytes, in order of production */
   eg_htp_qnn_work_tensor *work;
   bool shared;               /* the tensors and scratch are the caller's (set_tensor_memory) */
@@ -597,6 +603,54 @@ static void run_norm(exec_t *ex, const op_t *op, const plan *pl) {
                    out_ptr(ex, op), scratch_of(ex, pl));
 }
 
+/* ---- fused elementwise groups (the plan's FUSED) ---- */
+
+/* Appends op k's group to ch, its FUSED producers' steps first; its step. */
+static int chain_add(exec_t *ex, int32_t k, const eg_htp_qnn_tensor *y, eg_ew_chain *ch,
+                     int32_t *leaves) {
+  const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+  eg_ew_chain_op c = EG_EW_CHAIN_ADD;
+  eg_htp_chain_op(op, &c);
+  eg_ew_chain_step st = {.op = (uint8_t)c};
+  if (c == EG_EW_CHAIN_RELU_MIN_MAX) {
+    st.lo = op->attrs.relu_min_max.min_value;
+    st.hi = op->attrs.relu_min_max.max_value;
+  }
+  for (int i = 0; i < op->n_inputs; i++) {
+    const eg_htp_qnn_tensor *x = tin(ex, op, i);
+    if (x->producer >= 0 && ex->plans[x->producer].fused) {
+      st.arg[i] = (int8_t)chain_add(ex, x->producer, y, ch, leaves);
+      continue;
+    }
+    leaves[ch->n_leaves] = x->id;
+    ch->leaf_form[ch->n_leaves] = (uint8_t)eg_htp_leaf_form(x, y);
+    st.arg[i] = (int8_t)(-1 - ch->n_leaves++);
+  }
+  ch->step[ch->n_steps] = st;
+  return ch->n_steps++;
+}
+
+/* Tail k's chain (the plan was checked: the group fits the kernel). */
+static eg_status prepare_chain(exec_t *ex, int32_t k) {
+  plan *pl = &ex->plans[k];
+  const eg_htp_qnn_tensor *y = tout(ex, eg_htp_qnn_graph_op(ex->g, k));
+  pl->chain = calloc(1, sizeof *pl->chain);
+  pl->chain_leaves = calloc(EG_EW_CHAIN_MAX_LEAVES, sizeof(int32_t));
+  if (!pl->chain || !pl->chain_leaves)
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_htp_qnn_graph_name(ex->g));
+  pl->chain->n = eg_htp_qnn_tensor_numel(y);
+  pl->chain->c = y->rank > 0 && y->dims[y->rank - 1] > 0 ? y->dims[y->rank - 1] : 1;
+  chain_add(ex, k, y, pl->chain, pl->chain_leaves);
+  return EG_OK;
+}
+
+static void run_chain(exec_t *ex, const op_t *op, const plan *pl) {
+  const void *leaves[EG_EW_CHAIN_MAX_LEAVES];
+  for (int l = 0; l < pl->chain->n_leaves; l++) leaves[l] = ex->ptr[pl->chain_leaves[l]];
+  eg_ew_chain_nhwc_f32(pl->chain, leaves, out_ptr(ex, op),
+                       ex->fp16 ? eg_fp16_store_result_f32 : NULL);
+}
+
 /* ---- the kernel table ---- */
 
 #define prepare_CONV_2D prepare_conv
@@ -857,8 +911,10 @@ static eg_status check_supported(const exec_t *ex, const op_t *op) {
 
 /* ---- memory planning ---- */
 
-/* Lifetime of each NATIVE tensor [first, last] in op indices; -1 for others. */
-static void lifetimes(const eg_htp_qnn_graph *g, int32_t *first, int32_t *last) {
+/* Lifetime of each NATIVE tensor [first, last] in op indices (read when its readers run:
+ * run_at); -1 for others. */
+static void lifetimes(const eg_htp_qnn_graph *g, const int32_t *run_at, int32_t *first,
+                      int32_t *last) {
   const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
   for (int32_t t = 0; t < nt; t++) {
     const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, t);
@@ -867,7 +923,8 @@ static void lifetimes(const eg_htp_qnn_graph *g, int32_t *first, int32_t *last) 
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) {
     const op_t *op = eg_htp_qnn_graph_op(g, k);
     for (int i = 0; i < op->n_inputs; i++)
-      if (op->inputs[i] >= 0 && first[op->inputs[i]] >= 0) last[op->inputs[i]] = k;
+      if (op->inputs[i] >= 0 && first[op->inputs[i]] >= 0 && run_at[k] > last[op->inputs[i]])
+        last[op->inputs[i]] = run_at[k];
   }
 }
 
@@ -884,7 +941,7 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     free(last);
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory planning", eg_htp_qnn_graph_name(g));
   }
-  lifetimes(g, first, last);
+  lifetimes(g, ex->run_at, first, last);
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) { /* a Conv2d writing a later op's output */
     const int32_t t = ex->plans[k].y_dst;
     if (t >= 0 && first[t] > k) first[t] = k;
@@ -934,7 +991,7 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
   return EG_OK;
 }
 
-/* ex->read_until: each tensor's last direct reader, then (last op to first: along chains) an
+/* ex->read_until: each tensor's last direct reader (when it runs: run_at), then (last op to first: along chains) an
  * aliased Reshape's input read as long as its output. */
 static eg_status plan_reads(exec_t *ex) {
   const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g), no = eg_htp_qnn_graph_num_ops(ex->g);
@@ -945,7 +1002,8 @@ static eg_status plan_reads(exec_t *ex) {
   for (int32_t k = 0; k < no; k++) {
     const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
     for (int i = 0; i < op->n_inputs; i++)
-      if (op->inputs[i] >= 0) ex->read_until[op->inputs[i]] = k;
+      if (op->inputs[i] >= 0 && ex->run_at[k] > ex->read_until[op->inputs[i]])
+        ex->read_until[op->inputs[i]] = ex->run_at[k];
   }
   for (int32_t k = no - 1; k >= 0; k--) {
     const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
@@ -962,6 +1020,26 @@ int32_t eg_htp_qnn_executor_input_last_op(const eg_htp_qnn_executor *ex, int32_t
 }
 
 /* ---- lifecycle ---- */
+
+/* ex->run_at (a FUSED op's, last to first: its reader's), and each group tail's chain. */
+static eg_status fused_groups(exec_t *ex, const eg_htp_exec_plan *xp) {
+  const int32_t no = eg_htp_qnn_graph_num_ops(ex->g), nt = eg_htp_qnn_graph_num_tensors(ex->g);
+  ex->run_at = malloc(((size_t)no + 1) * sizeof(int32_t));
+  int32_t *readers = calloc(2 * ((size_t)nt + 1), sizeof(int32_t)), *reader_of = readers + nt + 1;
+  if (!ex->run_at || !readers) {
+    free(readers);
+    return eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_htp_qnn_graph_name(ex->g));
+  }
+  eg_htp_count_readers(ex->g, readers, reader_of);
+  for (int32_t k = no - 1; k >= 0; k--)
+    ex->run_at[k] = ex->plans[k].fused
+                        ? ex->run_at[reader_of[eg_htp_qnn_graph_op(ex->g, k)->outputs[0]]] : k;
+  free(readers);
+  for (int32_t k = 0; xp && k < no; k++)
+    if (!ex->plans[k].skipped && !ex->plans[k].folded && eg_htp_reads_fused(ex->g, xp, k))
+      EG_TRY(prepare_chain(ex, k));
+  return EG_OK;
+}
 
 /* Each op's kernel planned in graph order, the executor plan's decisions applied (exec_plan.h:
  * checked first, so every tensor it names is one this code may point at). */
@@ -985,7 +1063,8 @@ static eg_status prepare_ops(exec_t *ex, const eg_htp_exec_plan *xp) {
     EG_TRY(check_supported(ex, op));
     pl->folded = e && e->how == EG_HTP_EXEC_FOLD;
     pl->aliased = e && e->how == EG_HTP_EXEC_ALIAS;
-    pl->skipped = pl->unwritten = pl->aliased || (e && e->how == EG_HTP_EXEC_SKIP);
+    pl->fused = e && e->how == EG_HTP_EXEC_FUSED;
+    pl->skipped = pl->unwritten = pl->aliased || pl->fused || (e && e->how == EG_HTP_EXEC_SKIP);
     pl->filter_read = e ? e->filter_read : EG_HTP_FILTER_READ_AS_IS;
     pl->filter_src = e ? e->filter_src : -1;
     pl->y_dst = e ? e->y_dst : -1;
@@ -999,7 +1078,7 @@ static eg_status prepare_ops(exec_t *ex, const eg_htp_exec_plan *xp) {
     ex->plans[k].unwritten = true; /* its own output: no bytes */
     ex->plans[eg_htp_qnn_graph_tensor(ex->g, t)->producer].unwritten = false; /* y_dst has them */
   }
-  return EG_OK;
+  return fused_groups(ex, planned ? xp : NULL);
 }
 
 /* NATIVE tensor t's bytes at `at`: its pointer, or for a fixed-point one (after quant_create)
@@ -1201,12 +1280,15 @@ void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex) {
       free((void *)ex->plans[k].u.concat.xs);
     }
     free(ex->plans[k].packed);
+    free(ex->plans[k].chain);
+    free(ex->plans[k].chain_leaves);
   }
   quant_destroy(ex);
   free(ex->plans);
   free(ex->ptr);
   free(ex->offset);
   free(ex->read_until);
+  free(ex->run_at);
   free(ex->work);
   if (!ex->shared) {
     free(ex->arena);
@@ -1278,7 +1360,8 @@ eg_status eg_htp_qnn_executor_execute(eg_htp_qnn_executor *ex, const eg_htp_qnn_
     if (ex->plans[k].aliased) ex->ptr[op->outputs[0]] = ex->ptr[op->inputs[0]];
     if (ex->plans[k].folded || ex->plans[k].skipped) continue;
     const int64_t t0 = times ? eg_now_ns() : 0;
-    kernels[op->type].run(ex, op, &ex->plans[k]);
+    if (ex->plans[k].chain) run_chain(ex, op, &ex->plans[k]);
+    else kernels[op->type].run(ex, op, &ex->plans[k]);
     quant_write(ex, op);
     fp16_store_output(ex, k);
     if (times) {

@@ -95,19 +95,42 @@ static void conv_writes_transposed(const eg_htp_qnn_graph *g, int32_t k, const i
   plan->ops[x->producer].y_dst = tr->outputs[0];
 }
 
+/* Op k's group (FUSED ops feeding it, through chains) back to RUN. */
+static void unfuse(const eg_htp_qnn_graph *g, int32_t k, eg_htp_exec_plan *plan) {
+  const op_t *op = eg_htp_qnn_graph_op(g, k);
+  plan->ops[k].how = EG_HTP_EXEC_RUN;
+  for (int32_t i = 0; i < op->n_inputs; i++) {
+    const int32_t t = op->inputs[i] >= 0 ? eg_htp_qnn_graph_tensor(g, op->inputs[i])->producer : -1;
+    if (t >= 0 && plan->ops[t].how == EG_HTP_EXEC_FUSED) unfuse(g, t, plan);
+  }
+}
+
+/* Elementwise ops FUSED into their only readers (exec_plan.h): every candidate, then each
+ * group whose tail does not fit the kernel (a mask output, a leaf it cannot read, too many ops
+ * or leaves) run as it is. readers, reader_of: eg_htp_count_readers. */
+static void fuse_elementwise(const eg_htp_qnn_graph *g, const int32_t *readers,
+                             const int32_t *reader_of, eg_htp_exec_plan *plan) {
+  const int32_t no = eg_htp_qnn_graph_num_ops(g);
+  for (int32_t k = 0; k < no; k++) {
+    int32_t r;
+    if (plan->ops[k].how == EG_HTP_EXEC_RUN && eg_htp_fuse_candidate(g, k, readers, reader_of, &r))
+      plan->ops[k].how = EG_HTP_EXEC_FUSED;
+  }
+  for (int32_t k = no - 1; k >= 0; k--) /* tails: last to first, a group's before its members */
+    if (plan->ops[k].how == EG_HTP_EXEC_RUN && eg_htp_reads_fused(g, plan, k) &&
+        !eg_htp_fused_group_fits(g, plan, k))
+      unfuse(g, k, plan);
+}
+
 eg_status eg_htp_layout_pass(const eg_htp_qnn_graph *g, eg_htp_exec_plan *out) {
   const int32_t no = eg_htp_qnn_graph_num_ops(g), nt = eg_htp_qnn_graph_num_tensors(g);
   EG_TRY(eg_htp_exec_plan_init(out, no));
-  int32_t *readers = calloc((size_t)nt + 1, sizeof(int32_t));
+  int32_t *readers = calloc(2 * ((size_t)nt + 1), sizeof(int32_t)), *reader_of = readers + nt + 1;
   if (!readers) {
     eg_htp_exec_plan_free(out);
     return eg_error(EG_ERR_NOMEM, "layout pass %s: out of memory", eg_htp_qnn_graph_name(g));
   }
-  for (int32_t j = 0; j < no; j++) {
-    const op_t *op = eg_htp_qnn_graph_op(g, j);
-    for (int32_t i = 0; i < op->n_inputs; i++)
-      if (op->inputs[i] >= 0) readers[op->inputs[i]]++;
-  }
+  eg_htp_count_readers(g, readers, reader_of);
   for (int32_t k = 0; k < no; k++) { /* folds first: a fold may read an earlier one */
     const op_t *tr = eg_htp_qnn_graph_op(g, k);
     if (tr->type != EG_HTP_QNN_OP_TRANSPOSE || !is_f32(out0(g, tr), EG_HTP_QNN_TENSOR_NATIVE))
@@ -134,6 +157,7 @@ eg_status eg_htp_layout_pass(const eg_htp_qnn_graph *g, eg_htp_exec_plan *out) {
       conv_writes_transposed(g, k, readers, out);
     }
   }
+  fuse_elementwise(g, readers, reader_of, out);
   free(readers);
   return EG_OK;
 }

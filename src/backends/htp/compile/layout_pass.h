@@ -23,7 +23,14 @@
  *         weight gradient's [ci, kh, kw, co] back to OIHW) whose Conv2d takes the mode (groups
  *         1, not Winograd): the Conv2d writes the Transpose's output itself;
  *   ALIAS a Reshape eg_htp_reshape_aliases allows (the grouped weight gradient's two per
- *         depthwise conv, the tap form's): its output is its input's bytes, no copy. */
+ *         depthwise conv, the tap form's, a partition input's): its output is its input's
+ *         bytes, no copy;
+ *   FUSED, last: every elementwise op eg_htp_fuse_candidate allows (its output read by one
+ *         later elementwise op alone, over the same elements), unless its group's tail does
+ *         not fit the chain kernel (eg_htp_fused_group_fits), whose group then runs op by op:
+ *         batch norm's apply (x_c * scale + shift), its backward's input gradient (four ops
+ *         over the tensor), ReLU6's backward (two comparisons and two Selects) each run as one
+ *         pass instead of writing and reading back a tensor per op. */
 #ifndef EG_BACKENDS_HTP_LAYOUT_PASS_H
 #define EG_BACKENDS_HTP_LAYOUT_PASS_H
 
