@@ -160,7 +160,9 @@ static bool read_by_redirected_only(const search *s, int32_t v, int32_t except, 
     if (k < 0 || depth > 16) return false;
     if (k == except) continue;
     const eg_fusion *fk = &s->f[k];
-    if (fk->role == EG_FUSE_FOLDED && s->f[fk->with].redirected) continue;
+    if (fk->role == EG_FUSE_FOLDED && s->f[fk->with].redirected &&
+        s->f[fk->with].mask.gy != v)
+      continue; /* read as the mask's x, which it reads no more */
     const eg_node *n = &s->g->nodes[k];
     if ((s->p && s->p->parts.nodes[k].npu) || eg_copy_source(s->g, n) != v ||
         !read_by_redirected_only(s, n->output, -1, depth + 1))

@@ -291,18 +291,19 @@ static void test_backward_not_fused(void) {
                  NODE("relu6", "aten.hardtanh.default", "[" V(7) ", " F(0.0) ", " F(6.0) "]", 9) \
                  ", " GETITEM("mean", 3, 1, 16) ", " GETITEM("invstd", 3, 2, 17) ", "             \
                  NODE("hb", "aten.hardtanh_backward.default",                                   \
-                      "[" V(10) ", " V(8) ", " F(0.0) ", " F(%s) "]", 11) ", "                   \
+                      "[{\"value\": %s}, " V(8) ", " F(0.0) ", " F(%s) "]", 11) ", "          \
                  NODE("bnb", "aten.native_batch_norm_backward.default",                          \
                       "[" V(11) ", " V(0) ", " V(1) ", null, null, " V(16) ", " V(17)            \
                       ", true, " F(1e-05) ", [true, true, true]]", 12) ", "                      \
                  GETITEM("gx", 12, 0, 18)
 #define R6_OUTPUTS IN("r", 9) ", " IN("gx", 18)
 
-/* hb_hi: hardtanh_backward's upper bound; extra_outputs after r and gx. */
-static void relu6_case(const char *name, const char *hb_hi, const char *extra_outputs,
-                       int32_t chains) {
+/* hb_gy, hb_hi: hardtanh_backward's gradient (a value id) and upper bound; extra_outputs
+ * after r and gx. */
+static void relu6_case(const char *name, const char *hb_gy, const char *hb_hi,
+                       const char *extra_outputs, int32_t chains) {
   char nodes[4096], outputs[256];
-  snprintf(nodes, sizeof nodes, R6_NODES, hb_hi);
+  snprintf(nodes, sizeof nodes, R6_NODES, hb_gy, hb_hi);
   snprintf(outputs, sizeof outputs, "%s%s", R6_OUTPUTS, extra_outputs);
   eg_graph *g = eg_test_graph_json(tmpdir, name, "none.safetensors", R6_VALUES,
                                    BN_INPUTS ", " IN("gy", 10), "", nodes, outputs);
@@ -332,11 +333,13 @@ static void relu6_case(const char *name, const char *hb_hi, const char *extra_ou
 
 static void test_relu6_training(void) {
   /* the mask reads r: the batch norm's output has no reader left but the hardtanh */
-  relu6_case("relu6_step", "6.0", "", 2);
+  relu6_case("relu6_step", "10", "6.0", "", 2);
   /* the saved clone a graph output: the batch norm's output must be stored */
-  relu6_case("relu6_saved_output", "6.0", ", " IN("saved", 8), 1);
+  relu6_case("relu6_saved_output", "10", "6.0", ", " IN("saved", 8), 1);
   /* other bounds in the backward: its mask cannot read r, so y is kept */
-  relu6_case("relu6_other_bounds", "5.0", "", 1);
+  relu6_case("relu6_other_bounds", "10", "5.0", "", 1);
+  /* the batch norm's output the backward's gradient as well: still read, kept */
+  relu6_case("relu6_grad_is_y", "7", "6.0", "", 1);
 }
 
 int main(void) {
