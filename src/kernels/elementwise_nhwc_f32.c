@@ -282,7 +282,7 @@ void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, floa
 
 /* ---- chains (eg_ew_chain_nhwc_f32) ---- */
 
-#define CHAIN_BLOCK 512 /* elements a block: every step's result of a block stays in L1 */
+#define CHAIN_BLOCK 1024 /* elements a block: every step's result of a block stays in L1 */
 
 bool eg_ew_chain_op_masks(eg_ew_chain_op op) {
   return op == EG_EW_CHAIN_GREATER || op == EG_EW_CHAIN_GREATER_EQUAL ||
@@ -300,7 +300,8 @@ typedef struct chain_arg {
 } chain_arg;
 
 /* A comparison's mask over n elements of a and b (strides sa, sb: 1 or 0). */
-static inline void chain_mask(eg_ew_chain_op op, const float *restrict a, int64_t sa,
+EG_SIMD_CLONES
+static void chain_mask(eg_ew_chain_op op, const float *restrict a, int64_t sa,
                               const float *restrict b, int64_t sb, int64_t n,
                               uint8_t *restrict y) {
   if (op == EG_EW_CHAIN_GREATER) EW_ROW(av > bv);
@@ -309,8 +310,10 @@ static inline void chain_mask(eg_ew_chain_op op, const float *restrict a, int64_
 }
 
 /* Step st over n elements of its operands x: a float result into y, a mask into m; each the
- * same per-element expression as the op's own kernel above. */
-static inline void chain_step(const eg_ew_chain_step *st, const chain_arg *x, int64_t n,
+ * same per-element expression as the op's own kernel above (its own clones: the Selects'
+ * loops vectorize with AVX2's masked loads only). */
+EG_SIMD_CLONES
+static void chain_step(const eg_ew_chain_step *st, const chain_arg *x, int64_t n,
                               float *restrict y, uint8_t *restrict m) {
   const float *restrict a = x[0].p, *restrict b = x[1].p;
   const int64_t sa = x[0].stride, sb = x[1].stride;

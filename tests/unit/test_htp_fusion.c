@@ -30,7 +30,7 @@
 #define NAT EG_HTP_QNN_TENSOR_NATIVE
 #define OUT EG_HTP_QNN_TENSOR_APP_READ
 
-enum { MAX_EL = 2 * 4 * 4 * 600 };
+enum { MAX_EL = 2 * 4 * 4 * 1500 };
 
 static float consts[4] = {6.0f, 0.0f, 0.0f, 0.0f}; /* STATIC: max, min, zero */
 
@@ -139,7 +139,7 @@ static void alike(const eg_htp_qnn_graph *g, int n_in, const int32_t *in_ids, in
 /* y = x * scale + shift; dx = (g * k - c_mean) - x * c_xc ([2, 4, 4, c], per-channel vectors). */
 static void test_batch_norm(uint32_t c) {
   eg_htp_qnn_graph *g;
-  EG_CHECK(eg_htp_qnn_graph_create(c > 512 ? "bn_wide" : "bn", &g) == EG_OK);
+  EG_CHECK(eg_htp_qnn_graph_create(c > 1024 ? "bn_wide" : "bn", &g) == EG_OK);
   const uint32_t *d = DIMS(2, 4, 4, c), *v = DIMS(c);
   const int32_t x = f32(g, "x", IN, 4, d), gr = f32(g, "g", IN, 4, d);
   const int32_t scale = f32(g, "scale", IN, 1, v), shift = f32(g, "shift", IN, 1, v),
@@ -160,7 +160,7 @@ static void test_batch_norm(uint32_t c) {
 }
 
 static void test_batch_norm_narrow(void) { test_batch_norm(16); }
-static void test_batch_norm_wide(void) { test_batch_norm(600); }
+static void test_batch_norm_wide(void) { test_batch_norm(1500); }
 
 /* ReLU6 backward: dx = x <= 0 ? 0 : (x >= 6 ? 0 : g), masks BOOL_8. */
 static void test_relu6_backward(void) {
