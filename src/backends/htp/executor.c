@@ -930,8 +930,39 @@ static void lifetimes(const eg_htp_qnn_graph *g, const int32_t *run_at, int32_t 
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* First fit: each NATIVE tensor, in order of production, takes the lowest offset that overlaps
- * no earlier tensor whose lifetime overlaps its own. */
+/* First fit over ex->work (lifetimes first, last per tensor): each NATIVE tensor, in order of
+ * production, takes the lowest offset (offset[t]) that overlaps no earlier tensor whose
+ * lifetime overlaps its own; the arena's bytes. Quadratic in the tensors. */
+static size_t first_fit(const exec_t *ex, const int32_t *first, const int32_t *last,
+                        size_t *offset) {
+  const eg_htp_qnn_graph *g = ex->g;
+  const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
+  size_t arena = 0;
+  for (int32_t i = 0; i < ex->n_work; i++) {
+    const int32_t t = ex->work[i].tensor;
+    const size_t size = ex->work[i].bytes;
+    if (t < 0) continue;
+    size_t off = 0;
+    for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
+      moved = false;
+      for (int32_t u = 0; u < nt; u++) {
+        if (u == t || first[u] < 0 || offset[u] == SIZE_MAX) continue;
+        const bool live = first[u] <= last[t] && first[t] <= last[u];
+        const size_t us = align64(eg_htp_qnn_graph_tensor(g, u)->nbytes);
+        if (live && off < offset[u] + us && offset[u] < off + size) {
+          off = offset[u] + us;
+          moved = true;
+        }
+      }
+    }
+    offset[t] = off;
+    if (off + size > arena) arena = off + size;
+  }
+  return arena;
+}
+
+/* The working memory: each NATIVE tensor with bytes, in order of production, with its
+ * lifetime, then each op's scratch (ex->work); placed in the arena (offset) unless shared. */
 static eg_status plan_native(exec_t *ex, size_t *offset) {
   const eg_htp_qnn_graph *g = ex->g;
   const int32_t nt = eg_htp_qnn_graph_num_tensors(g);
@@ -965,27 +996,16 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
     const size_t size = align64(eg_htp_qnn_graph_tensor(g, t)->nbytes);
     ex->work[ex->n_work++] = (eg_htp_qnn_work_tensor){.tensor = t, .bytes = size,
                                                   .first_op = first[t], .last_op = last[t]};
-    size_t off = 0;
-    for (bool moved = true; moved;) { /* bump past every live conflict until none is left */
-      moved = false;
-      for (int32_t u = 0; u < nt; u++) {
-        if (u == t || first[u] < 0 || offset[u] == SIZE_MAX) continue;
-        const bool live = first[u] <= last[t] && first[t] <= last[u];
-        const size_t us = align64(eg_htp_qnn_graph_tensor(g, u)->nbytes);
-        if (live && off < offset[u] + us && offset[u] < off + size) {
-          off = offset[u] + us;
-          moved = true;
-        }
-      }
-    }
-    offset[t] = off;
     ex->native_sum += size;
-    if (off + size > ex->arena_bytes) ex->arena_bytes = off + size;
   }
   for (int32_t k = 0; k < eg_htp_qnn_graph_num_ops(g); k++) /* each op's scratch, at its op */
     if (ex->plans[k].scratch && !ex->plans[k].folded && !ex->plans[k].skipped)
       ex->work[ex->n_work++] = (eg_htp_qnn_work_tensor){
           .tensor = -1, .bytes = align64(ex->plans[k].scratch), .first_op = k, .last_op = k};
+  /* the arena's layout: only an executor with memory of its own has one (a shared one's
+   * tensors are placed by its caller, the runtime, once: eg_htp_qnn_executor_get_stats lays
+   * them out for its numbers alone) */
+  if (!ex->shared) ex->arena_bytes = first_fit(ex, first, last, offset);
   free(first);
   free(last);
   return EG_OK;
@@ -1301,7 +1321,21 @@ void eg_htp_qnn_executor_destroy(eg_htp_qnn_executor *ex) {
 }
 
 void eg_htp_qnn_executor_get_stats(const eg_htp_qnn_executor *ex, eg_htp_qnn_executor_stats *out) {
-  *out = (eg_htp_qnn_executor_stats){.native_bytes = ex->arena_bytes,
+  size_t arena = ex->arena_bytes;
+  const size_t nt = (size_t)eg_htp_qnn_graph_num_tensors(ex->g);
+  int32_t *first = ex->shared ? malloc(2 * (nt + 1) * sizeof(int32_t)) : NULL;
+  int32_t *last = first ? first + nt + 1 : NULL;
+  size_t *offset = first ? malloc((nt + 1) * sizeof(size_t)) : NULL;
+  if (offset) { /* shared: laid out for the number alone (0 when out of memory) */
+    for (size_t t = 0; t < nt; t++) first[t] = last[t] = -1, offset[t] = SIZE_MAX;
+    for (int32_t i = 0; i < ex->n_work; i++)
+      if (ex->work[i].tensor >= 0)
+        first[ex->work[i].tensor] = ex->work[i].first_op, last[ex->work[i].tensor] = ex->work[i].last_op;
+    arena = first_fit(ex, first, last, offset);
+  }
+  free(first);
+  free(offset);
+  *out = (eg_htp_qnn_executor_stats){.native_bytes = arena,
                                  .native_sum_bytes = ex->native_sum,
                                  .scratch_bytes = ex->scratch_bytes};
 }
