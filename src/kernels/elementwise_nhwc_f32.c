@@ -389,7 +389,8 @@ void eg_ew_chain_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, floa
   /* a block: whole rows of c (CHAN leaves then read a copy tiled to the block), or a piece of
    * one row */
   const bool rows = c <= CHAIN_BLOCK;
-  const int64_t per = rows ? CHAIN_BLOCK / c * c : CHAIN_BLOCK, pieces = rows ? 1 : (c + per - 1) / per;
+  const int64_t per = rows ? CHAIN_BLOCK / c * c : CHAIN_BLOCK;
+  const int64_t pieces = rows ? 1 : (c + per - 1) / per;
   const int64_t blocks = rows ? (n + per - 1) / per : n / c * pieces;
   float tiles[EG_EW_CHAIN_MAX_LEAVES][CHAIN_BLOCK];
   const float *tiled[EG_EW_CHAIN_MAX_LEAVES] = {0};

@@ -5,9 +5,10 @@
  * in a backend's record (how it runs the layout Transposes) and whether each boundary's value
  * is held NHWC between partitions, 10 the plan's ALIAS code (a Reshape sharing its input's
  * bytes), 11 an ALIAS of a graph input, 12 the FUSED code; older versions are refused, with a
- * message to compile the graph again): one binary holding everything a runtime needs to run a graph compiled for a SoC (program.h): the IR graph, each node's
- * placement, each NPU partition's lowered form (its backend's record), the step order, the target SoC,
- * and every STATIC byte exactly once.
+ * message to compile the graph again): one binary holding everything a runtime needs to run a
+ * graph compiled for a SoC (program.h): the IR graph, each node's placement, each NPU
+ * partition's lowered form (its backend's record), the step order, the target SoC, and every
+ * STATIC byte exactly once.
  *
  * Written by eg_egp_write (compiler/egp_write.c), read by eg_egp_read (egp_read.c). The reader trusts
  * nothing: it checks every offset, size, count, id, enum code and string before use, rebuilds

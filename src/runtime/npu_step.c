@@ -432,8 +432,9 @@ static bool ops_to_nodes(const eg_graph *g, const eg_lowered *lp, const eg_parti
 
 /* The staged (converted) values' buffers as spans, in lay_out_staging's order, after the
  * executor's: an input's from the conversions in (tick 0, the partition's first node) to the
- * last op reading its bytes (input_read_until), an output's from the op writing it to the conversions out (tick ops + 1, the
- * last node); the NHWC-ordered IR-dtype buffers only at those conversions. */
+ * last op reading its bytes (input_read_until), an output's from the op writing it to the
+ * conversions out (tick ops + 1, the last node); the NHWC-ordered IR-dtype buffers only at
+ * those conversions. */
 static int32_t staging_spans(const eg_npu_step *s, const eg_lowered *lp, const eg_partition *part,
                              const int32_t *node_of, eg_plan_block *spans) {
   eg_npu_partition_info info = {0};

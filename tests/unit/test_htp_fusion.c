@@ -168,7 +168,8 @@ static void test_relu6_backward(void) {
   EG_CHECK(eg_htp_qnn_graph_create("relu6_bwd", &g) == EG_OK);
   const uint32_t *d = DIMS(2, 3, 5, 40);
   const int32_t x = f32(g, "x", IN, 4, d), gr = f32(g, "g", IN, 4, d);
-  const int32_t hi = constant(g, "max", 0), lo = constant(g, "min", 1), zero = constant(g, "zero", 2);
+  const int32_t hi = constant(g, "max", 0), lo = constant(g, "min", 1),
+                zero = constant(g, "zero", 2);
   const int32_t ge = mask(g, "ge", NAT, 4, d), le = mask(g, "le", NAT, 4, d);
   const int32_t below = f32(g, "below", NAT, 4, d), dx = f32(g, "dx", OUT, 4, d);
   OP(g, "ge", EG_HTP_QNN_OP_ELEMENT_WISE_GREATER_EQUAL, ge, x, hi);

@@ -1011,8 +1011,8 @@ static eg_status plan_native(exec_t *ex, size_t *offset) {
   return EG_OK;
 }
 
-/* ex->read_until: each tensor's last direct reader (when it runs: run_at), then (last op to first: along chains) an
- * aliased Reshape's input read as long as its output. */
+/* ex->read_until: each tensor's last direct reader (when it runs: run_at), then (last op to
+ * first: along chains) an aliased Reshape's input read as long as its output. */
 static eg_status plan_reads(exec_t *ex) {
   const int32_t nt = eg_htp_qnn_graph_num_tensors(ex->g), no = eg_htp_qnn_graph_num_ops(ex->g);
   if (!(ex->read_until = malloc(((size_t)nt + 1) * sizeof(int32_t))))
@@ -1329,8 +1329,10 @@ void eg_htp_qnn_executor_get_stats(const eg_htp_qnn_executor *ex, eg_htp_qnn_exe
   if (offset) { /* shared: laid out for the number alone (0 when out of memory) */
     for (size_t t = 0; t < nt; t++) first[t] = last[t] = -1, offset[t] = SIZE_MAX;
     for (int32_t i = 0; i < ex->n_work; i++)
-      if (ex->work[i].tensor >= 0)
-        first[ex->work[i].tensor] = ex->work[i].first_op, last[ex->work[i].tensor] = ex->work[i].last_op;
+      if (ex->work[i].tensor >= 0) {
+        first[ex->work[i].tensor] = ex->work[i].first_op;
+        last[ex->work[i].tensor] = ex->work[i].last_op;
+      }
     arena = first_fit(ex, first, last, offset);
   }
   free(first);
