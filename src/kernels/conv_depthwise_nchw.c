@@ -2,6 +2,8 @@
  * with -fopenmp. */
 #include "kernels/conv_depthwise_nchw.h"
 
+#include <math.h>
+
 #include "util/parallel.h"
 #include "util/simd.h"
 
@@ -16,7 +18,16 @@ typedef struct dw_map {
   int64_t oh[EG_CONV_DW_KMAX], ow[EG_CONV_DW_KMAX];
   int64_t i0[EG_CONV_DW_KMAX], i1[EG_CONV_DW_KMAX], j0[EG_CONV_DW_KMAX], j1[EG_CONV_DW_KMAX];
   int64_t lo, hi_j; /* [lo, hi_j): the columns every b reaches; the rest are the border */
+  /* the flat path (stride 1, narrow planes): in copied into a zero-padded plane of hp x wp
+   * whose element (r, s) is in[r + oh_min][s + ow_min]; tap (a, b) of output (i, j) is then
+   * its element i*wp + j + off_h[a]*wp + off_w[b] */
+  bool flat;
+  int64_t hp, wp, oh_min, ow_min, off_h[EG_CONV_DW_KMAX], off_w[EG_CONV_DW_KMAX];
 } dw_map;
+
+/* Planes narrower than this, at stride 1, take the flat path when their padded copy fits
+ * EG_DW_FLAT_MAX floats: their rows are too short for the row loops' vectors. */
+enum { EG_DW_FLAT_WO = 16, EG_DW_FLAT_MAX = 2048 };
 
 /* The map of down (up: false) or of the stride-1 up (up: true). */
 static dw_map map_of(const eg_conv_geom *g, bool up) {
@@ -36,6 +47,22 @@ static dw_map map_of(const eg_conv_geom *g, bool up) {
   }
   m.lo = lo;
   m.hi_j = hi > lo ? hi : lo;
+  int64_t oh_max = m.oh[0], ow_max = m.ow[0];
+  m.oh_min = m.oh[0];
+  m.ow_min = m.ow[0];
+  for (int64_t a = 1; a < m.kh; a++) {
+    if (m.oh[a] < m.oh_min) m.oh_min = m.oh[a];
+    if (m.oh[a] > oh_max) oh_max = m.oh[a];
+  }
+  for (int64_t b = 1; b < m.kw; b++) {
+    if (m.ow[b] < m.ow_min) m.ow_min = m.ow[b];
+    if (m.ow[b] > ow_max) ow_max = m.ow[b];
+  }
+  for (int64_t a = 0; a < m.kh; a++) m.off_h[a] = m.oh[a] - m.oh_min;
+  for (int64_t b = 0; b < m.kw; b++) m.off_w[b] = m.ow[b] - m.ow_min;
+  m.hp = m.ho + oh_max - m.oh_min;
+  m.wp = m.wo + ow_max - m.ow_min;
+  m.flat = m.sh == 1 && m.sw == 1 && m.wo < EG_DW_FLAT_WO && m.hp * m.wp <= EG_DW_FLAT_MAX;
   return m;
 }
 
@@ -128,11 +155,64 @@ EG_DW_INLINE void out_row(const dw_map *m, const float *in, const float *w, int6
   }
 }
 
+/* Whether the flat path gives the row loops' results bit for bit: it adds w*0 for every tap
+ * outside the plane where they add nothing, and acc + (+-0) == acc unless acc is -0 or w is
+ * not finite; acc, started from a bias that is not -0, is never -0 (a sum of floats is -0 only
+ * when both are). */
+static bool flat_exact(const dw_map *m, const float *w, float bias) {
+  if (bias == 0.0f && signbit(bias)) return false;
+  for (int64_t e = 0; e < m->kh * m->kw; e++)
+    if (!isfinite(w[e])) return false;
+  return true;
+}
+
+/* out = bias + the map of in, through the zero-padded copy: each kernel row's taps one pass
+ * over all the plane's outputs at once, rows wp apart (the wp - wo columns between are
+ * computed and dropped). */
+EG_DW_INLINE void flat_plane(const dw_map *m, const float *in, const float *w, float bias,
+                             float *out, int64_t kw) {
+  float pad[EG_DW_FLAT_MAX], o[EG_DW_FLAT_MAX];
+  const int64_t hp = m->hp, wp = m->wp, len = (m->ho - 1) * wp + m->wo;
+  int64_t s0, s1;
+  eg_conv_valid_range(m->ow_min, 1, m->wi, wp, &s0, &s1);
+  for (int64_t r = 0; r < hp; r++) {
+    float *restrict dst = pad + r * wp;
+    const int64_t y = r + m->oh_min;
+    if (y < 0 || y >= m->hi) {
+      for (int64_t s = 0; s < wp; s++) dst[s] = 0.0f;
+      continue;
+    }
+    const float *src = in + y * m->wi + m->ow_min;
+    for (int64_t s = 0; s < s0; s++) dst[s] = 0.0f;
+#pragma omp simd
+    for (int64_t s = s0; s < s1; s++) dst[s] = src[s];
+    for (int64_t s = s1; s < wp; s++) dst[s] = 0.0f;
+  }
+  if (kw == 3 && m->kh == 3) {
+    row_3x3(pad + m->off_h[0] * wp, pad + m->off_h[1] * wp, pad + m->off_h[2] * wp, w, m->off_w,
+            1, 0, len, bias, o);
+  } else {
+    for (int64_t a = 0; a < m->kh; a++)
+      row_taps(pad + m->off_h[a] * wp, w + a * kw, m->off_w, kw, 1, 0, len, a == 0, bias, o);
+  }
+  for (int64_t i = 0; i < m->ho; i++)
+    for (int64_t j = 0; j < m->wo; j++) out[i * m->wo + j] = o[i * wp + j];
+}
+
 /* out = the map of in by the kernel w (kh*kw floats), started from bias (first) or from out. */
-EG_SIMD_CLONES
+EG_SIMD_CLONES EG_KEEP_LOOPS
 static void map_plane(const dw_map *m, const float *in, const float *w, bool first, float bias,
                       float *out) {
   const int64_t wo = m->wo;
+  if (m->flat && first && flat_exact(m, w, bias)) {
+    if (m->kw == 3)
+      flat_plane(m, in, w, bias, out, 3);
+    else if (m->kw == 5)
+      flat_plane(m, in, w, bias, out, 5);
+    else
+      flat_plane(m, in, w, bias, out, m->kw);
+    return;
+  }
   if (m->kw == 3 && m->sw == 1) {
     for (int64_t i = 0; i < m->ho; i++) out_row(m, in, w, i, first, bias, out + i * wo, 3, 1);
   } else if (m->kw == 3 && m->sw == 2) {

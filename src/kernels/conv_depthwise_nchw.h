@@ -13,7 +13,10 @@
  * scatter) add them, so the results are the same bit for bit; the loops differ: a row's
  * output stays in registers across a kernel row's taps (all kh*kw of them for 3x3 kernels
  * away from the border), the columns every tap reaches are vectorised along W, and the few
- * border columns are added up one by one. Kernels up to EG_CONV_DW_KMAX wide and high.
+ * border columns are added up one by one; planes narrower than 16 columns at stride 1 go
+ * through a zero-padded copy, each kernel row's taps one pass over the whole plane (a product
+ * with a padding zero leaves every sum as it was unless the bias is -0.0 or a weight is not
+ * finite, which keep the row loops). Kernels up to EG_CONV_DW_KMAX wide and high.
  *
  *
  *   wgrad: gw[c, 0, a, b] = sum over n, i, j of small[n, c, i, j] *
