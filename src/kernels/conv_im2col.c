@@ -140,6 +140,10 @@ im2col_plane(const eg_conv_geom *g, const float *plane, const eg_conv_tap *taps,
 EG_SIMD_CLONES EG_KEEP_LOOPS
 void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *col) {
   const int64_t kk = g->kh * g->kw, p = g->hs * g->ws;
+  if (eg_conv_geom_pointwise(g)) { /* the column matrix is the images side by side */
+    eg_conv_pack_images(big, m, g->cb, p, col);
+    return;
+  }
   eg_conv_tap cache[EG_CONV_TAP_CACHE];
   const eg_conv_tap *taps = eg_conv_taps(g, cache);
   EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * kk * p), for (int64_t t = 0; t < m * g->cb; t++) {
