@@ -18,9 +18,10 @@ typedef struct dw_map {
   int64_t oh[EG_CONV_DW_KMAX], ow[EG_CONV_DW_KMAX];
   int64_t i0[EG_CONV_DW_KMAX], i1[EG_CONV_DW_KMAX], j0[EG_CONV_DW_KMAX], j1[EG_CONV_DW_KMAX];
   int64_t lo, hi_j; /* [lo, hi_j): the columns every b reaches; the rest are the border */
-  /* the flat path (stride 1, narrow planes): in copied into a zero-padded plane of hp x wp
-   * whose element (r, s) is in[r + oh_min][s + ow_min]; tap (a, b) of output (i, j) is then
-   * its element i*wp + j + off_h[a]*wp + off_w[b] */
+  /* the flat paths: in copied into a zero-padded plane of hp x wp whose element (r, s) is
+   * in[r + oh_min][s + ow_min]; at strides sh == sw, tap (a, b) of output (i, j) is then its
+   * element sw*(i*wp + j) + off_h[a]*wp + off_w[b]. flat: the forward's (stride 1, narrow
+   * planes). */
   bool flat;
   int64_t hp, wp, oh_min, ow_min, off_h[EG_CONV_DW_KMAX], off_w[EG_CONV_DW_KMAX];
 } dw_map;
@@ -60,8 +61,8 @@ static dw_map map_of(const eg_conv_geom *g, bool up) {
   }
   for (int64_t a = 0; a < m.kh; a++) m.off_h[a] = m.oh[a] - m.oh_min;
   for (int64_t b = 0; b < m.kw; b++) m.off_w[b] = m.ow[b] - m.ow_min;
-  m.hp = m.ho + oh_max - m.oh_min;
-  m.wp = m.wo + ow_max - m.ow_min;
+  m.hp = (m.ho - 1) * m.sh + oh_max - m.oh_min + 1;
+  m.wp = (m.wo - 1) * m.sw + ow_max - m.ow_min + 1;
   m.flat = m.sh == 1 && m.sw == 1 && m.wo < EG_DW_FLAT_WO && m.hp * m.wp <= EG_DW_FLAT_MAX;
   return m;
 }
@@ -166,16 +167,12 @@ static bool flat_exact(const dw_map *m, const float *w, float bias) {
   return true;
 }
 
-/* out = bias + the map of in, through the zero-padded copy: each kernel row's taps one pass
- * over all the plane's outputs at once, rows wp apart (the wp - wo columns between are
- * computed and dropped). */
-EG_DW_INLINE void flat_plane(const dw_map *m, const float *in, const float *w, float bias,
-                             float *out, int64_t kw) {
-  float pad[EG_DW_FLAT_MAX], o[EG_DW_FLAT_MAX];
-  const int64_t hp = m->hp, wp = m->wp, len = (m->ho - 1) * wp + m->wo;
+/* pad [hp, wp] = the zero-padded copy of the plane in (dw_map's flat paths). */
+EG_DW_INLINE void pad_plane(const dw_map *m, const float *in, float *restrict pad) {
+  const int64_t wp = m->wp;
   int64_t s0, s1;
   eg_conv_valid_range(m->ow_min, 1, m->wi, wp, &s0, &s1);
-  for (int64_t r = 0; r < hp; r++) {
+  for (int64_t r = 0; r < m->hp; r++) {
     float *restrict dst = pad + r * wp;
     const int64_t y = r + m->oh_min;
     if (y < 0 || y >= m->hi) {
@@ -188,6 +185,16 @@ EG_DW_INLINE void flat_plane(const dw_map *m, const float *in, const float *w, f
     for (int64_t s = s0; s < s1; s++) dst[s] = src[s];
     for (int64_t s = s1; s < wp; s++) dst[s] = 0.0f;
   }
+}
+
+/* out = bias + the map of in, through the zero-padded copy: each kernel row's taps one pass
+ * over all the plane's outputs at once, rows wp apart (the wp - wo columns between are
+ * computed and dropped). */
+EG_DW_INLINE void flat_plane(const dw_map *m, const float *in, const float *w, float bias,
+                             float *out, int64_t kw) {
+  float pad[EG_DW_FLAT_MAX], o[EG_DW_FLAT_MAX];
+  const int64_t wp = m->wp, len = (m->ho - 1) * wp + m->wo;
+  pad_plane(m, in, pad);
   if (kw == 3 && m->kh == 3) {
     row_3x3(pad + m->off_h[0] * wp, pad + m->off_h[1] * wp, pad + m->off_h[2] * wp, w, m->off_w,
             1, 0, len, bias, o);
@@ -254,74 +261,69 @@ void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, co
 /* ---- weight gradient ---- */
 
 bool eg_conv_dw_wgrad_applies(const eg_conv_geom *g) {
-  return eg_conv_dw_applies(g, false) && g->ws < EG_CONV_DW_WGRAD_WS;
+  if (!eg_conv_dw_applies(g, false) || g->sh != g->sw) return false;
+  const dw_map m = map_of(g, false);
+  return m.hp * m.wp <= EG_DW_FLAT_MAX;
 }
 
-/* col[e][r][j] (e = a*kw + b, r < rows, j < ws) = the big pixel tap e meets at small pixel
- * (i, j) of image n, where row R0 + r of the images' rows one after another is (n, i), 0
- * outside the plane; s[r][j] = small pixel (i, j) of image n, channel c. */
-EG_DW_INLINE void gather_rows(const eg_conv_geom *g, const dw_map *m, const float *big,
-                              const float *small, int64_t c, int64_t r0, int64_t rows,
-                              float *restrict col, float *restrict s) {
-  const int64_t wo = m->wo, len = rows * wo, csg = g->cs / g->groups;
-  for (int64_t r = 0; r < rows; r++) {
-    const float *src = small + ((r0 + r) / g->hs * g->cs + c) * g->hs * wo + (r0 + r) % g->hs * wo;
-#pragma omp simd
-    for (int64_t j = 0; j < wo; j++) s[r * wo + j] = src[j];
+/* sum[e] += the dot product of s (the small plane, rows wp apart, 0 between) with tap e's
+ * elements of the padded plane, over q < len, at stride st (a constant where inlined). */
+EG_DW_INLINE void tap_dots(const dw_map *m, const float *restrict pad, const float *restrict s,
+                           int64_t len, int64_t st, double *sum) {
+  const int64_t wp = m->wp;
+  if (m->kh == 3 && m->kw == 3) {
+    const float *p0 = pad + m->off_h[0] * wp, *p1 = pad + m->off_h[1] * wp,
+                *p2 = pad + m->off_h[2] * wp;
+    const int64_t o0 = m->off_w[0], o1 = m->off_w[1], o2 = m->off_w[2];
+    float v0 = 0.0f, v1 = 0.0f, v2 = 0.0f, v3 = 0.0f, v4 = 0.0f, v5 = 0.0f, v6 = 0.0f,
+          v7 = 0.0f, v8 = 0.0f;
+#pragma omp simd reduction(+ : v0, v1, v2, v3, v4, v5, v6, v7, v8)
+    for (int64_t q = 0; q < len; q++) {
+      const float x = s[q];
+      const int64_t k = q * st;
+      v0 += x * p0[k + o0];
+      v1 += x * p0[k + o1];
+      v2 += x * p0[k + o2];
+      v3 += x * p1[k + o0];
+      v4 += x * p1[k + o1];
+      v5 += x * p1[k + o2];
+      v6 += x * p2[k + o0];
+      v7 += x * p2[k + o1];
+      v8 += x * p2[k + o2];
+    }
+    const float v[9] = {v0, v1, v2, v3, v4, v5, v6, v7, v8};
+    for (int e = 0; e < 9; e++) sum[e] += (double)v[e];
+    return;
   }
   for (int64_t a = 0; a < m->kh; a++)
     for (int64_t b = 0; b < m->kw; b++) {
-      float *dst = col + (a * m->kw + b) * len;
-      for (int64_t r = 0; r < rows; r++, dst += wo) {
-        const int64_t n = (r0 + r) / g->hs, i = (r0 + r) % g->hs;
-        if (i < m->i0[a] || i >= m->i1[a]) {
-          for (int64_t j = 0; j < wo; j++) dst[j] = 0.0f;
-          continue;
-        }
-        const float *src = big + (n * g->cb + c / csg) * m->hi * m->wi +
-                           (i * m->sh + m->oh[a]) * m->wi + m->ow[b];
-        for (int64_t j = 0; j < m->j0[b]; j++) dst[j] = 0.0f;
-        if (m->sw == 1) {
-#pragma omp simd
-          for (int64_t j = m->j0[b]; j < m->j1[b]; j++) dst[j] = src[j];
-        } else {
-          for (int64_t j = m->j0[b]; j < m->j1[b]; j++) dst[j] = src[j * m->sw];
-        }
-        for (int64_t j = m->j1[b]; j < wo; j++) dst[j] = 0.0f;
-      }
+      const float *pe = pad + m->off_h[a] * wp + m->off_w[b];
+      float v = 0.0f;
+#pragma omp simd reduction(+ : v)
+      for (int64_t q = 0; q < len; q++) v += s[q] * pe[q * st];
+      sum[a * m->kw + b] += (double)v;
     }
 }
 
-enum { EG_DW_LANES = 8 };
-
-/* sum[e] += the dot products of small channel c's images with their taps' column rows: eight
- * float partial sums per tap over a chunk, added into double at the chunk's end. */
+/* sum[e] += tap e's weight gradient of small channel c over every image: per image, the
+ * zero-padded big plane and the small plane at its row pitch, then tap_dots. */
 EG_SIMD_CLONES EG_KEEP_LOOPS
 static void wgrad_channel(const eg_conv_geom *g, const dw_map *m, const float *big,
                           const float *small, int64_t c, double *sum) {
-  const int64_t kk = m->kh * m->kw, total = g->n * g->hs;
-  int64_t rows = EG_CONV_DW_CHUNK / (kk * g->ws);
-  if (rows > total) rows = total;
-  float col[EG_CONV_DW_CHUNK], s[EG_CONV_DW_CHUNK];
-  float acc[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX][EG_DW_LANES];
-  for (int64_t r0 = 0; r0 < total; r0 += rows) {
-    const int64_t r = total - r0 < rows ? total - r0 : rows, len = r * g->ws;
-    gather_rows(g, m, big, small, c, r0, r, col, s);
-    for (int64_t e = 0; e < kk; e++)
-      for (int64_t l = 0; l < EG_DW_LANES; l++) acc[e][l] = 0.0f;
-    int64_t q = 0;
-    for (; q + EG_DW_LANES <= len; q += EG_DW_LANES)
-      for (int64_t e = 0; e < kk; e++) {
-        const float *ce = col + e * len + q;
-#pragma omp simd
-        for (int64_t l = 0; l < EG_DW_LANES; l++) acc[e][l] += s[q + l] * ce[l];
-      }
-    for (int64_t e = 0; e < kk; e++) {
-      for (int64_t t = q; t < len; t++) acc[e][t - q] += s[t] * col[e * len + t];
-      double v = 0.0;
-      for (int64_t l = 0; l < EG_DW_LANES; l++) v += (double)acc[e][l];
-      sum[e] += v;
-    }
+  const int64_t csg = g->cs / g->groups, wp = m->wp, len = (m->ho - 1) * wp + m->wo;
+  float pad[EG_DW_FLAT_MAX], s[EG_DW_FLAT_MAX];
+  for (int64_t q = 0; q < len; q++) s[q] = 0.0f;
+  for (int64_t n = 0; n < g->n; n++) {
+    pad_plane(m, big + (n * g->cb + c / csg) * m->hi * m->wi, pad);
+    const float *sp = small + (n * g->cs + c) * m->ho * m->wo;
+    for (int64_t i = 0; i < m->ho; i++)
+      for (int64_t j = 0; j < m->wo; j++) s[i * wp + j] = sp[i * m->wo + j];
+    if (m->sw == 1)
+      tap_dots(m, pad, s, len, 1, sum);
+    else if (m->sw == 2)
+      tap_dots(m, pad, s, len, 2, sum);
+    else
+      tap_dots(m, pad, s, len, m->sw, sum);
   }
 }
 

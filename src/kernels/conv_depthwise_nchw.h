@@ -18,12 +18,12 @@
  * with a padding zero leaves every sum as it was unless the bias is -0.0 or a weight is not
  * finite, which keep the row loops). Kernels up to EG_CONV_DW_KMAX wide and high.
  *
- *
  *   wgrad: gw[c, 0, a, b] = sum over n, i, j of small[n, c, i, j] *
- *         big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw]: the column matrix of a chunk of
- *         small rows gathered once (0 outside big) and each tap's dot product taken over it,
- *         in float (vectorised) within a chunk of at most EG_CONV_DW_CHUNK / (kh*kw) pixels and
- *         in double across chunks — a different order from the tap-by-tap dot products of
+ *         big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw], per image: the big plane copied
+ *         into a zero-padded plane, the small plane laid out at its row pitch (0 between the
+ *         rows), and each tap's dot product of the two taken as one contiguous (or stride-sw)
+ *         run, in float (vectorised; a 3x3 kernel's nine in one pass) per image and in double
+ *         across images — a different order from the tap-by-tap dot products of
  *         convolution_backward_nchw_f32.c (float per row, double across rows).
  *
  * Loops use OpenMP when eg_conv_omp_worth says so. No scratch. */
@@ -35,8 +35,8 @@
 
 #include "kernels/conv_im2col.h"
 
-/* Largest kernel side; floats of the column matrix of one chunk of rows (on the stack). */
-enum { EG_CONV_DW_KMAX = 16, EG_CONV_DW_CHUNK = 4096 };
+/* Largest kernel side. */
+enum { EG_CONV_DW_KMAX = 16 };
 
 /* Whether these loops run the depthwise map of g (a geometry eg_conv_geom_depthwise accepts):
  * kernels up to EG_CONV_DW_KMAX; for up, stride 1. */
@@ -50,12 +50,9 @@ void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, co
 void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
                    float *big);
 
-/* Whether eg_conv_dw_wgrad runs the weight gradient of g: eg_conv_dw_applies(g, false), and
- * small rows narrower than EG_CONV_DW_WGRAD_WS. Wider rows vectorise well one tap and row at a
- * time (convolution_backward_nchw_f32.c), where the gathered copy costs more than it saves
- * (one thread, batch 8 of a 32x32 MobileNetV2, planes 32x32 down to 4x4: the depthwise weight
- * gradients' share of the step went from 15% to 20% with every width gathered). */
-enum { EG_CONV_DW_WGRAD_WS = 16 };
+/* Whether eg_conv_dw_wgrad runs the weight gradient of g: eg_conv_dw_applies(g, false), equal
+ * strides, and a padded big plane of at most 2048 floats (on the stack; every MobileNet-style
+ * plane at 64x64 inputs, 32x32 included). */
 bool eg_conv_dw_wgrad_applies(const eg_conv_geom *g);
 
 /* gw [cs, 1, kh, kw] = the weight gradient of down over every image; overwrites gw. */

@@ -12,7 +12,7 @@
  *       — big is x and small is gy for a conv, the other way round for a transposed conv.
  *       Images with few pixels are batched along the GEMM's K dimension (eg_conv_plan_images).
  *       Depthwise (one big channel per group, few small ones): a direct dot product per tap
- *       (conv_depthwise_nchw.h's over gathered chunks of rows, else one row at a time here).
+ *       (conv_depthwise_nchw.h's over zero-padded planes, else one row at a time here).
  *   gb: sum of gy over batch and pixels, per channel.
  *
  * Geometry, batching, im2col and packing are conv_im2col.c's, shared with the forward kernel.
