@@ -453,25 +453,29 @@ static void test_empty_batch(void) {
   for (int i = 0; i < 3; i++) EG_CHECK(gb[i] == 0.0f);
 }
 
-/* Depthwise 3x3 and 5x5 at stride 1, plain and transposed, on planes narrow and wide: y must
+/* Depthwise 3x3 and 5x5 at strides 1 and 2, plain and transposed, on planes narrow and wide: y must
  * equal, bit for bit, the bias plus each in-bounds tap's product added in float one at a time,
  * taps a-major (conv_depthwise_nchw.h's contract, whichever of its paths runs). Channel 1 has
  * bias -0.0 over an input of -0.0 (a product with a padding zero would turn its -0 outputs
  * into +0), channel 2 an infinite corner weight (one with a padding zero would make NaN). */
 static void test_depthwise_sum_order(void) {
   static const int64_t sizes[][2] = {{1, 1}, {2, 2}, {4, 4}, {5, 7}, {8, 8}, {12, 15}, {20, 33}};
-  for (int t = 0; t < 2; t++)
+  for (int t = 0; t < 4; t++)
     for (int64_t k = 3; k <= 5; k += 2)
       for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
-        const int64_t c = 3, h = sizes[z][0], w = sizes[z][1], pad = k / 2;
+        const int64_t c = 3, h = sizes[z][0], w = sizes[z][1], pad = k / 2, st = 1 + t / 2;
+        const bool tr = t % 2 == 1;
+        const int64_t ho = tr ? (h - 1) * st - 2 * pad + k : (h + 2 * pad - k) / st + 1;
+        const int64_t wo = tr ? (w - 1) * st - 2 * pad + k : (w + 2 * pad - k) / st + 1;
+        if (ho < 1 || wo < 1) continue;
         const eg_conv2d_params p = {.n = 2, .c_in = c, .h_in = h, .w_in = w, .c_out = c,
-                                    .h_out = h, .w_out = w, .k_h = k, .k_w = k,
-                                    .stride = {1, 1}, .padding = {pad, pad},
-                                    .dilation = {1, 1}, .groups = c, .transposed = t == 1};
-        const int64_t plane = h * w, kk = k * k;
+                                    .h_out = ho, .w_out = wo, .k_h = k, .k_w = k,
+                                    .stride = {st, st}, .padding = {pad, pad},
+                                    .dilation = {1, 1}, .groups = c, .transposed = tr};
+        const int64_t plane = h * w, kk = k * k, oplane = ho * wo;
         float *x = malloc(sizeof(float) * (size_t)(2 * c * plane));
-        float *y = malloc(sizeof(float) * (size_t)(2 * c * plane));
-        float *want = malloc(sizeof(float) * (size_t)(2 * c * plane));
+        float *y = malloc(sizeof(float) * (size_t)(2 * c * oplane));
+        float *want = malloc(sizeof(float) * (size_t)(2 * c * oplane));
         float wt[3 * 25], bias[3] = {0.25f, -0.0f, -1.5f};
         void *scratch = malloc(eg_convolution_nchw_f32_scratch(&p) + 1);
         for (int64_t e = 0; e < 2 * c * plane; e++)
@@ -480,23 +484,27 @@ static void test_depthwise_sum_order(void) {
         wt[2 * kk] = INFINITY;
         for (int64_t n = 0; n < 2; n++)
           for (int64_t q = 0; q < c; q++)
-            for (int64_t i = 0; i < h; i++)
-              for (int64_t j = 0; j < w; j++) {
+            for (int64_t i = 0; i < ho; i++)
+              for (int64_t j = 0; j < wo; j++) {
                 float acc = bias[q];
                 for (int64_t a = 0; a < k; a++)
                   for (int64_t b = 0; b < k; b++) {
-                    /* conv: reads x[i - pad + a]; transposed: x[i + pad - a] */
-                    const int64_t ii = t ? i + pad - a : i - pad + a;
-                    const int64_t jj = t ? j + pad - b : j - pad + b;
+                    /* conv: reads x[i*st - pad + a]; transposed: x[(i + pad - a) / st] where
+                     * that divides */
+                    const int64_t ui = tr ? i + pad - a : i * st - pad + a;
+                    const int64_t uj = tr ? j + pad - b : j * st - pad + b;
+                    if (tr && (ui < 0 || uj < 0 || ui % st || uj % st)) continue;
+                    const int64_t ii = tr ? ui / st : ui, jj = tr ? uj / st : uj;
                     if (ii >= 0 && ii < h && jj >= 0 && jj < w)
                       acc += wt[q * kk + a * k + b] * x[(n * c + q) * plane + ii * w + jj];
                   }
-                want[(n * c + q) * plane + i * w + j] = acc;
+                want[(n * c + q) * oplane + i * wo + j] = acc;
               }
         eg_convolution_nchw_f32(&p, x, wt, bias, y, scratch);
-        EG_CHECK_MSG(memcmp(y, want, sizeof(float) * (size_t)(2 * c * plane)) == 0,
-                     "depthwise %lldx%lld on %lldx%lld, transposed %d: not bit-identical",
-                     (long long)k, (long long)k, (long long)h, (long long)w, t);
+        EG_CHECK_MSG(memcmp(y, want, sizeof(float) * (size_t)(2 * c * oplane)) == 0,
+                     "depthwise %lldx%lld stride %lld on %lldx%lld, transposed %d: not "
+                     "bit-identical", (long long)k, (long long)k, (long long)st, (long long)h,
+                     (long long)w, tr);
         free(x);
         free(y);
         free(want);
