@@ -63,12 +63,27 @@ static void wgrad_depthwise(const eg_conv_geom *g, const float *big, const float
   }
 }
 
-/* Floats of scratch for weight_grad: column matrix (unless pointwise) and packed small side. */
+/* Floats of scratch for weight_grad: column matrix (unless pointwise), packed small side and
+ * the transposed gradient. */
 static int64_t wgrad_scratch_floats(const eg_conv_geom *g) {
-  return eg_conv_geom_depthwise(g, EG_CONV_DW_WGRAD_MAX) ? 0 : eg_conv_gemm_scratch_floats(g);
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_WGRAD_MAX)) return 0;
+  return eg_conv_gemm_scratch_floats(g) +
+         eg_conv_round_up_floats(g->cs * (g->cb / g->groups) * g->kh * g->kw);
 }
 
-/* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. */
+/* gw[q][co][r] = gwt[q][r][co]: per group, [cbg*kk, csg] to [csg, cbg*kk]. */
+static void untranspose_wgrad(const eg_conv_geom *g, const float *gwt, float *gw) {
+  const int64_t rows = g->cb / g->groups * g->kh * g->kw, csg = g->cs / g->groups;
+  for (int64_t q = 0; q < g->groups; q++, gwt += rows * csg, gw += rows * csg)
+    for (int64_t co = 0; co < csg; co++)
+      for (int64_t r = 0; r < rows; r++) gw[co * rows + r] = gwt[r * csg + co];
+}
+
+/* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. The GEMM makes the
+ * transpose, im2col(big) x small^T [cbg*kk, csg], into scratch, then untranspose_wgrad: with
+ * few small channels that orientation runs sgemm far faster (OpenBLAS 0.3, one core, 8 images,
+ * 3x3: 16 channels of 32x32 1.07 -> 0.53 ms, 32 of 16x16 0.72 -> 0.45, 64 of 8x8 0.41 -> 0.38,
+ * 128..512 channels 2-7% faster). */
 static void weight_grad(const eg_conv_geom *g, const float *big, const float *small, float *gw,
                         float *scratch) {
   const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
@@ -76,6 +91,7 @@ static void weight_grad(const eg_conv_geom *g, const float *big, const float *sm
   const bool direct = nb == 1 && eg_conv_geom_pointwise(g);
   float *col = scratch; /* unused when direct */
   float *packed = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
+  float *gwt = scratch + eg_conv_gemm_scratch_floats(g);
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
     const float *bsrc = big + n0 * g->cb * g->hb * g->wb, *ssrc = small + n0 * g->cs * p;
@@ -84,10 +100,11 @@ static void weight_grad(const eg_conv_geom *g, const float *big, const float *sm
     const float *b = direct ? bsrc : col, *a = nb > 1 ? packed : ssrc;
     const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gw */
     for (int64_t q = 0; q < g->groups; q++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)csg, (int)(cbg * kk), (int)ld,
-                  1.0f, a + q * csg * ld, (int)ld, b + q * cbg * kk * ld, (int)ld, beta,
-                  gw + q * csg * cbg * kk, (int)(cbg * kk));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(cbg * kk), (int)csg, (int)ld,
+                  1.0f, b + q * cbg * kk * ld, (int)ld, a + q * csg * ld, (int)ld, beta,
+                  gwt + q * csg * cbg * kk, (int)csg);
   }
+  untranspose_wgrad(g, gwt, gw);
 }
 
 /* gb[c] = sum of gy[:, c, :, :], accumulated in double. */
