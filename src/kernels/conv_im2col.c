@@ -122,17 +122,8 @@ im2col_plane(const eg_conv_geom *g, const float *plane, const eg_conv_tap *taps,
   for (int64_t e = 0; e < kk; e++, dst += ld) {
     const eg_conv_tap t = eg_conv_tap_of(g, taps, e);
     for (int64_t q = 0; q < t.i0 * ws; q++) dst[q] = 0.0f;
-    for (int64_t i = t.i0; i < t.i1; i++) {
-      const float *restrict src = plane + (i * g->sh + t.off_h) * g->wb + t.off_w;
-      float *restrict d = dst + i * ws;
-      for (int64_t j = 0; j < t.j0; j++) d[j] = 0.0f;
-      if (g->sw == 1) {
-        for (int64_t j = t.j0; j < t.j1; j++) d[j] = src[j];
-      } else {
-        for (int64_t j = t.j0; j < t.j1; j++) d[j] = src[j * g->sw];
-      }
-      for (int64_t j = t.j1; j < ws; j++) d[j] = 0.0f;
-    }
+    for (int64_t i = t.i0; i < t.i1; i++)
+      eg_conv_row_gather(g, plane + (i * g->sh + t.off_h) * g->wb + t.off_w, t, dst + i * ws);
     for (int64_t q = t.i1 * ws; q < g->hs * ws; q++) dst[q] = 0.0f;
   }
 }

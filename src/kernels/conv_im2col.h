@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "kernels/convolution_nchw_f32.h"
+#include "util/simd.h"
 
 typedef struct eg_conv_geom {
   int64_t n, groups;
@@ -85,6 +86,21 @@ const eg_conv_tap *eg_conv_taps(const eg_conv_geom *g, eg_conv_tap taps[EG_CONV_
 static inline eg_conv_tap eg_conv_tap_of(const eg_conv_geom *g, const eg_conv_tap *taps,
                                          int64_t e) {
   return taps ? taps[e] : eg_conv_tap_at(g, e / g->kw, e % g->kw);
+}
+
+/* One small-side row of tap t's column values: d[j] = src[j*sw] for j in [t.j0, t.j1), 0 for
+ * the other j < ws (src: the big row at t.off_w). Inlined into callers that keep their loops
+ * (EG_KEEP_LOOPS, util/simd.h), so it must carry the same attribute. */
+static inline __attribute__((always_inline)) EG_KEEP_LOOPS void
+eg_conv_row_gather(const eg_conv_geom *g, const float *restrict src, eg_conv_tap t,
+                   float *restrict d) {
+  for (int64_t j = 0; j < t.j0; j++) d[j] = 0.0f;
+  if (g->sw == 1) {
+    for (int64_t j = t.j0; j < t.j1; j++) d[j] = src[j];
+  } else {
+    for (int64_t j = t.j0; j < t.j1; j++) d[j] = src[j * g->sw];
+  }
+  for (int64_t j = t.j1; j < g->ws; j++) d[j] = 0.0f;
 }
 
 /* col [cb*kh*kw, m*hs*ws] from the m consecutive big images at `big`; overwrites col. */

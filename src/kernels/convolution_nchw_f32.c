@@ -31,6 +31,7 @@
  * -fopenmp. */
 #include "kernels/conv_depthwise_nchw.h"
 #include "kernels/conv_im2col.h"
+#include "kernels/conv_rowband_nchw.h"
 #include "kernels/conv_winograd_nchw.h"
 
 #include <cblas.h>
@@ -48,7 +49,9 @@ enum { EG_CONV_DW_DOWN_MAX = 2, EG_CONV_DW_UP_MAX = INT32_MAX };
  * batched, the GEMM's output before it is unpacked to NCHW. */
 static int64_t down_scratch_floats(const eg_conv_geom *g) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX)) return 0;
-  return eg_conv_wino_applies(g) ? eg_conv_wino_scratch_floats(g) : eg_conv_gemm_scratch_floats(g);
+  if (eg_conv_wino_applies(g)) return eg_conv_wino_scratch_floats(g);
+  return eg_conv_rowband_applies(g) ? eg_conv_rowband_scratch_floats(g)
+                                    : eg_conv_gemm_scratch_floats(g);
 }
 
 /* The swapped geometry of the stride-1 "up": the old small side is read (padded by
@@ -231,6 +234,8 @@ static void conv_down(const eg_conv_geom *g, const float *big, const float *w, c
       down_depthwise(g, big, w, bias, small);
   } else if (eg_conv_wino_applies(g))
     eg_conv_wino_down(g, big, w, prep, bias, small, scratch);
+  else if (eg_conv_rowband_applies(g))
+    eg_conv_rowband_down(g, big, w, bias, small, scratch);
   else
     down_gemm(g, big, w, bias, small, scratch);
 }

@@ -7,6 +7,7 @@
  * seven output masks, with outputs and scratch pre-filled with NaN (so anything not overwritten,
  * or read from scratch before being written, shows up) and scratch allocated at exactly the size
  * the _scratch function asks for (so ASan sees overruns). */
+#include "kernels/conv_rowband_nchw.h"
 #include "kernels/conv_winograd_nchw.h"
 #include "kernels/convolution_nchw_f32.h"
 
@@ -393,6 +394,18 @@ static void test_uneven_batches(void) {
     EG_CHECK(check_case(&cases[i], 99u + (unsigned)i));
 }
 
+/* The geometry the stride-1 "down" of a (transposed) conv reads: the flipped one for a
+ * transposed conv, whose small side is read padded by dil*(k-1) - pad. */
+static eg_conv_geom down_geom(const eg_conv2d_params *p) {
+  eg_conv_geom g = eg_conv_geom_of(p);
+  if (p->transposed) {
+    const int64_t cb = g.cb, hb = g.hb, wb = g.wb;
+    g.cb = g.cs, g.hb = g.hs, g.wb = g.ws, g.cs = cb, g.hs = hb, g.ws = wb;
+    g.ph = g.dh * (g.kh - 1) - g.ph, g.pw = g.dw * (g.kw - 1) - g.pw;
+  }
+  return g;
+}
+
 /* 3x3 stride-1 convs with enough channels and output tiles run by Winograd F(2x2, 3x3)
  * (conv_winograd_nchw.h), forward and, through the flipped "down", the input gradient and the
  * stride-1 transposed conv: odd sizes (a last half tile), pads 0-2, odd channel counts, rows
@@ -416,14 +429,37 @@ static void test_winograd(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     eg_conv2d_params p;
     EG_CHECK(params_of(&cases[i], &p));
-    eg_conv_geom g = eg_conv_geom_of(&p);
-    if (p.transposed) { /* the flipped "down" reads the small side, padded by 2 - pad */
-      const int64_t cb = g.cb, hb = g.hb, wb = g.wb;
-      g.cb = g.cs, g.hb = g.hs, g.wb = g.ws, g.cs = cb, g.hs = hb, g.ws = wb;
-      g.ph = 2 - g.ph, g.pw = 2 - g.pw;
-    }
+    const eg_conv_geom g = down_geom(&p);
     EG_CHECK_MSG(eg_conv_wino_applies(&g), "case %zu does not reach the Winograd path", i);
     EG_CHECK(check_case(&cases[i], 300u + (unsigned)i));
+  }
+}
+
+/* Stride 1 along rows on planes of >= 512 output pixels, no Winograd: one column matrix per
+ * kernel row (conv_rowband_nchw.h), forward and, through the flip, the stride-1 input gradient
+ * and transposed conv: one image per GEMM and batches (uneven, the last of one image), groups,
+ * dilation, column stride 2, pads 0 and 2 (rows read past the plane's end), 5x3 and 2x2
+ * kernels. */
+static void test_row_bands(void) {
+  const spec cases[] = {
+      {.n = 1, .c_in = 3, .h = 32, .w = 32, .c_out = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+      {.n = 3, .c_in = 4, .h = 24, .w = 30, .c_out = 6, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 2},
+      {.n = 3, .c_in = 3, .h = 44, .w = 41, .c_out = 4, .kh = 5, .kw = 3, .sh = 1, .sw = 2,
+       .ph = 2, .pw = 0, .dh = 2, .dw = 1, .groups = 1},
+      {.n = 2, .c_in = 2, .h = 27, .w = 26, .c_out = 3, .kh = 2, .kw = 2, .sh = 1, .sw = 1,
+       .ph = 0, .pw = 1, .dh = 1, .dw = 2, .groups = 1},
+      {.n = 3, .c_in = 5, .h = 22, .w = 25, .c_out = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 0, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .transposed = true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    eg_conv2d_params p;
+    EG_CHECK(params_of(&cases[i], &p));
+    const eg_conv_geom g = down_geom(&p);
+    EG_CHECK_MSG(eg_conv_rowband_applies(&g) && !eg_conv_wino_applies(&g),
+                 "case %zu does not reach the row-band path", i);
+    EG_CHECK(check_case(&cases[i], 500u + (unsigned)i));
   }
 }
 
@@ -520,6 +556,7 @@ int main(void) {
   EG_RUN(test_one_image_per_gemm);
   EG_RUN(test_uneven_batches);
   EG_RUN(test_winograd);
+  EG_RUN(test_row_bands);
   EG_RUN(test_pointwise_needs_no_scratch);
   EG_RUN(test_empty_batch);
   return eg_test_summary();
