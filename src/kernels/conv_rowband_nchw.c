@@ -98,3 +98,61 @@ void eg_conv_rowband_down(const eg_conv_geom *g, const float *big, const float *
     if (dst == out) unpack_bands(out, m, g->cs, l1, p, bias, small + n0 * g->cs * p);
   }
 }
+
+int64_t eg_conv_rowband_wgrad_scratch_floats(const eg_conv_geom *g) {
+  const int64_t nb = eg_conv_plan_images(g), l1 = rows_read(g) * g->ws;
+  return eg_conv_round_up_floats(g->cb * g->kw * nb * l1) +
+         eg_conv_round_up_floats(g->cs * nb * l1) +
+         eg_conv_round_up_floats(g->cs * (g->cb / g->groups) * g->kh * g->kw);
+}
+
+/* R's rows for m images from `big` (eg_conv_rowband_down's layout, ld = m*l1). */
+static void band_images(const eg_conv_geom *g, const float *big, int64_t m, float *band) {
+  const int64_t l1 = rows_read(g) * g->ws, ld = m * l1;
+  EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * g->kw * l1), for (int64_t t = 0; t < m * g->cb; t++) {
+    const int64_t k = t / g->cb, c = t % g->cb;
+    band_plane(g, big + t * g->hb * g->wb, ld, band + c * g->kw * ld + k * l1);
+  });
+}
+
+/* m small images [c, p] -> packed [c, m*l1], image k at column k*l1, the l1 - p columns between
+ * images 0 (the GEMM's K runs over them). */
+EG_SIMD_CLONES
+static void pack_bands(const float *src, int64_t m, int64_t c, int64_t l1, int64_t p,
+                       float *packed) {
+  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++) {
+    float *restrict d = packed + (t % c) * m * l1 + (t / c) * l1;
+    const float *restrict s = src + t * p;
+    for (int64_t e = 0; e < p; e++) d[e] = s[e];
+    if (t / c < m - 1)
+      for (int64_t e = p; e < l1; e++) d[e] = 0.0f;
+  });
+}
+
+void eg_conv_rowband_wgrad(const eg_conv_geom *g, const float *big, const float *small,
+                           float *gw, float *scratch) {
+  const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, l1 = rows_read(g) * g->ws;
+  const int64_t cbg = g->cb / g->groups, csg = g->cs / g->groups, kb = cbg * g->kw;
+  float *band = scratch;
+  float *packed = band + eg_conv_round_up_floats(g->cb * g->kw * nb * l1);
+  float *gwt = packed + eg_conv_round_up_floats(g->cs * nb * l1);
+  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+    const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * l1, cols = (m - 1) * l1 + p;
+    band_images(g, big + n0 * g->cb * g->hb * g->wb, m, band);
+    pack_bands(small + n0 * g->cs * p, m, g->cs, l1, p, packed);
+    const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gwt */
+    for (int64_t q = 0; q < g->groups; q++)
+      for (int64_t a = 0; a < g->kh; a++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)kb, (int)csg, (int)cols, 1.0f,
+                    band + q * kb * ld + a * g->dh * g->ws, (int)ld, packed + q * csg * ld,
+                    (int)ld, beta, gwt + (q * g->kh + a) * kb * csg, (int)csg);
+  }
+  /* gw[q*csg + co][ci][a][b] = gwt[q][a][ci*kw + b][co] */
+  for (int64_t q = 0; q < g->groups; q++)
+    for (int64_t co = 0; co < csg; co++)
+      for (int64_t ci = 0; ci < cbg; ci++)
+        for (int64_t a = 0; a < g->kh; a++)
+          for (int64_t b = 0; b < g->kw; b++)
+            gw[(((q * csg + co) * cbg + ci) * g->kh + a) * g->kw + b] =
+                gwt[((q * g->kh + a) * kb + ci * g->kw + b) * csg + co];
+}

@@ -32,4 +32,12 @@ int64_t eg_conv_rowband_scratch_floats(const eg_conv_geom *g);
 void eg_conv_rowband_down(const eg_conv_geom *g, const float *big, const float *w,
                           const float *bias, float *small, float *scratch);
 
+/* The same rows for the weight gradient: per kernel row a and group, gw_a^T [(ci, b), co] =
+ * R shifted a*dh*ws columns x small^T, small packed like R's columns with zeros between images;
+ * overwrites gw [cs, cb/groups, kh, kw]. Each gw element sums the same products as im2col + GEMM,
+ * plus exact zeros, but sgemm may block them otherwise. */
+int64_t eg_conv_rowband_wgrad_scratch_floats(const eg_conv_geom *g);
+void eg_conv_rowband_wgrad(const eg_conv_geom *g, const float *big, const float *small,
+                           float *gw, float *scratch);
+
 #endif

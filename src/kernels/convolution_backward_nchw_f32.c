@@ -19,6 +19,7 @@
  * Build with -fopenmp. */
 #include "kernels/conv_depthwise_nchw.h"
 #include "kernels/conv_im2col.h"
+#include "kernels/conv_rowband_nchw.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -67,6 +68,7 @@ static void wgrad_depthwise(const eg_conv_geom *g, const float *big, const float
  * the transposed gradient. */
 static int64_t wgrad_scratch_floats(const eg_conv_geom *g) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_WGRAD_MAX)) return 0;
+  if (eg_conv_rowband_applies(g)) return eg_conv_rowband_wgrad_scratch_floats(g);
   return eg_conv_gemm_scratch_floats(g) +
          eg_conv_round_up_floats(g->cs * (g->cb / g->groups) * g->kh * g->kw);
 }
@@ -195,6 +197,8 @@ void eg_convolution_backward_nchw_f32_prepared(const eg_conv2d_params *p, const 
       eg_conv_dw_wgrad(&g, p->transposed ? gy : x, p->transposed ? x : gy, gw);
     else if (eg_conv_geom_depthwise(&g, EG_CONV_DW_WGRAD_MAX))
       wgrad_depthwise(&g, p->transposed ? gy : x, p->transposed ? x : gy, gw);
+    else if (eg_conv_rowband_applies(&g))
+      eg_conv_rowband_wgrad(&g, p->transposed ? gy : x, p->transposed ? x : gy, gw, scratch);
     else
       weight_grad(&g, p->transposed ? gy : x, p->transposed ? x : gy, gw, scratch);
   }
