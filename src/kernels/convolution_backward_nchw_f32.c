@@ -81,11 +81,12 @@ static void untranspose_wgrad(const eg_conv_geom *g, const float *gwt, float *gw
       for (int64_t r = 0; r < rows; r++) gw[co * rows + r] = gwt[r * csg + co];
 }
 
-/* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. The GEMM makes the
- * transpose, im2col(big) x small^T [cbg*kk, csg], into scratch, then untranspose_wgrad: with
- * few small channels that orientation runs sgemm far faster (OpenBLAS 0.3, one core, 8 images,
- * 3x3: 16 channels of 32x32 1.07 -> 0.53 ms, 32 of 16x16 0.72 -> 0.45, 64 of 8x8 0.41 -> 0.38,
- * 128..512 channels 2-7% faster). */
+/* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. sgemm runs far
+ * faster with its M the longer side of gw, so when cbg*kh*kw >= csg the GEMM makes the
+ * transpose, im2col(big) x small^T [cbg*kk, csg], into scratch, then untranspose_wgrad
+ * (OpenBLAS 0.3, one core, 8 images, 3x3: 16 channels of 32x32 1.07 -> 0.53 ms, 32 of 16x16
+ * 0.72 -> 0.45, 64 of 8x8 0.41 -> 0.38, 128..512 channels 2-7% faster; a 1x1 conv from 24 to
+ * 144 channels of 16x16 took 0.12 ms more transposed). */
 static void weight_grad(const eg_conv_geom *g, const float *big, const float *small, float *gw,
                         float *scratch) {
   const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
@@ -94,6 +95,7 @@ static void weight_grad(const eg_conv_geom *g, const float *big, const float *sm
   float *col = scratch; /* unused when direct */
   float *packed = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
   float *gwt = scratch + eg_conv_gemm_scratch_floats(g);
+  const bool transposed = cbg * kk >= csg;
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
     const float *bsrc = big + n0 * g->cb * g->hb * g->wb, *ssrc = small + n0 * g->cs * p;
@@ -101,12 +103,18 @@ static void weight_grad(const eg_conv_geom *g, const float *big, const float *sm
     if (nb > 1) eg_conv_pack_images(ssrc, m, g->cs, p, packed);
     const float *b = direct ? bsrc : col, *a = nb > 1 ? packed : ssrc;
     const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gw */
-    for (int64_t q = 0; q < g->groups; q++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(cbg * kk), (int)csg, (int)ld,
-                  1.0f, b + q * cbg * kk * ld, (int)ld, a + q * csg * ld, (int)ld, beta,
-                  gwt + q * csg * cbg * kk, (int)csg);
+    for (int64_t q = 0; q < g->groups; q++) {
+      const float *aq = a + q * csg * ld, *bq = b + q * cbg * kk * ld;
+      if (transposed)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(cbg * kk), (int)csg, (int)ld,
+                    1.0f, bq, (int)ld, aq, (int)ld, beta, gwt + q * csg * cbg * kk, (int)csg);
+      else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)csg, (int)(cbg * kk), (int)ld,
+                    1.0f, aq, (int)ld, bq, (int)ld, beta, gw + q * csg * cbg * kk,
+                    (int)(cbg * kk));
+    }
   }
-  untranspose_wgrad(g, gwt, gw);
+  if (transposed) untranspose_wgrad(g, gwt, gw);
 }
 
 /* gb[c] = sum of gy[:, c, :, :], accumulated in double. */
