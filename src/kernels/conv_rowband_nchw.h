@@ -26,6 +26,11 @@
  * (kh-1)*dh halo rows per image stay a small share of the GEMMs' columns. */
 bool eg_conv_rowband_applies(const eg_conv_geom *g);
 
+/* Whether the "down" map (forward, or an input gradient through the flip) takes row bands:
+ * where Winograd does not apply, eg_conv_rowband_applies; where it does, only thin channel
+ * counts on planes large enough (conv_rowband_nchw.c's measurements). */
+bool eg_conv_rowband_down_applies(const eg_conv_geom *g);
+
 int64_t eg_conv_rowband_scratch_floats(const eg_conv_geom *g);
 
 /* small = down(big) + bias (bias may be NULL) for every image; w [cs, cb/groups, kh, kw]. */

@@ -49,9 +49,8 @@ enum { EG_CONV_DW_DOWN_MAX = 2, EG_CONV_DW_UP_MAX = INT32_MAX };
  * batched, the GEMM's output before it is unpacked to NCHW. */
 static int64_t down_scratch_floats(const eg_conv_geom *g) {
   if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX)) return 0;
-  if (eg_conv_wino_applies(g)) return eg_conv_wino_scratch_floats(g);
-  return eg_conv_rowband_applies(g) ? eg_conv_rowband_scratch_floats(g)
-                                    : eg_conv_gemm_scratch_floats(g);
+  if (eg_conv_rowband_down_applies(g)) return eg_conv_rowband_scratch_floats(g);
+  return eg_conv_wino_applies(g) ? eg_conv_wino_scratch_floats(g) : eg_conv_gemm_scratch_floats(g);
 }
 
 /* The swapped geometry of the stride-1 "up": the old small side is read (padded by
@@ -219,7 +218,9 @@ static void down_gemm(const eg_conv_geom *g, const float *big, const float *w, c
 
 /* Floats "down" derives from its weight alone: Winograd's filter transform, else none. */
 static int64_t down_prepared_floats(const eg_conv_geom *g) {
-  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX) || !eg_conv_wino_applies(g)) return 0;
+  if (eg_conv_geom_depthwise(g, EG_CONV_DW_DOWN_MAX) || !eg_conv_wino_applies(g) ||
+      eg_conv_rowband_down_applies(g))
+    return 0;
   return eg_conv_wino_filter_floats(g);
 }
 
@@ -232,10 +233,10 @@ static void conv_down(const eg_conv_geom *g, const float *big, const float *w, c
       eg_conv_dw_down(g, big, w, bias, small);
     else
       down_depthwise(g, big, w, bias, small);
-  } else if (eg_conv_wino_applies(g))
-    eg_conv_wino_down(g, big, w, prep, bias, small, scratch);
-  else if (eg_conv_rowband_applies(g))
+  } else if (eg_conv_rowband_down_applies(g))
     eg_conv_rowband_down(g, big, w, bias, small, scratch);
+  else if (eg_conv_wino_applies(g))
+    eg_conv_wino_down(g, big, w, prep, bias, small, scratch);
   else
     down_gemm(g, big, w, bias, small, scratch);
 }

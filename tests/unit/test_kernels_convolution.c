@@ -435,7 +435,8 @@ static void test_winograd(void) {
   }
 }
 
-/* Stride 1 along rows on planes of >= 512 output pixels, no Winograd: one column matrix per
+/* Stride 1 along rows on planes of >= 512 output pixels, no Winograd (or thin Winograd
+ * geometries on >= 256 pixels): one column matrix per
  * kernel row (conv_rowband_nchw.h), forward and, through the flip, the stride-1 input gradient
  * and transposed conv: one image per GEMM and batches (uneven, the last of one image), groups,
  * dilation, column stride 2, pads 0 and 2 (rows read past the plane's end), 5x3 and 2x2
@@ -452,12 +453,16 @@ static void test_row_bands(void) {
        .ph = 0, .pw = 1, .dh = 1, .dw = 2, .groups = 1},
       {.n = 3, .c_in = 5, .h = 22, .w = 25, .c_out = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
        .ph = 0, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .transposed = true},
+      /* thin channels where Winograd applies: row bands first, forward and input gradient */
+      {.n = 2, .c_in = 32, .h = 16, .w = 18, .c_out = 40, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     eg_conv2d_params p;
     EG_CHECK(params_of(&cases[i], &p));
     const eg_conv_geom g = down_geom(&p);
-    EG_CHECK_MSG(eg_conv_rowband_applies(&g) && !eg_conv_wino_applies(&g),
+    EG_CHECK_MSG(eg_conv_rowband_down_applies(&g) && eg_conv_rowband_applies(&g) ==
+                                                     !eg_conv_wino_applies(&g),
                  "case %zu does not reach the row-band path", i);
     EG_CHECK(check_case(&cases[i], 500u + (unsigned)i));
   }
