@@ -443,10 +443,49 @@ static void check_grad_weight(const eg_graph *g, const eg_program *p, const char
   EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, conv->inputs[1]), 4, hwnc));
 }
 
+/* Checks the grad_weight chain of 1x1 backward `name` (weight [Cout, ci, 1, 1], no padding,
+ * grad_output [N, Cout, Ho, Wo]): a Reshape into the traced grad_weight output of a 1x1
+ * Conv2d (stride 1, dilation 1, group 1) of grad_output as [1, 1, Cout, N*Ho*Wo] by the input's
+ * pixels as the filter [1, 1, N*Ho*Wo, ci], a Reshape of the forward input (of a StridedSlice
+ * of it where `strided`): no Transpose of the input nor of the result. */
+static void check_grad_weight_1x1(const eg_graph *g, const eg_program *p, const char *name,
+                                  bool strided) {
+  const int32_t i = eg_test_node_named(g, name);
+  const eg_node *n = &g->nodes[i];
+  const eg_htp_qnn_graph *qg = p->lowered[p->parts.nodes[i].partition].graph;
+  const eg_boundary *o = boundary_output(&p->lowered[p->parts.nodes[i].partition],
+                                         getitem_value(g, name, 1));
+  EG_CHECK_MSG(o && !o->nhwc, "%s: grad_weight is not a traced partition output", name);
+  if (!o) return;
+  const eg_value *w = &g->values[eg_node_arg(n, 2, NULL)->value];
+  const eg_value *gy = &g->values[eg_node_arg(n, 0, NULL)->value];
+  const uint32_t cout = (uint32_t)w->shape[0], ci = (uint32_t)w->shape[1],
+                 m = (uint32_t)(gy->shape[0] * gy->shape[2] * gy->shape[3]);
+  const eg_htp_qnn_op_node *rs = producer(qg, o->tensor);
+  EG_CHECK(rs && rs->type == EG_HTP_QNN_OP_RESHAPE);
+  if (!rs) return;
+  const eg_htp_qnn_op_node *conv = producer(qg, rs->inputs[0]);
+  EG_CHECK_MSG(conv && conv->type == EG_HTP_QNN_OP_CONV_2D, "%s: grad_weight from %s", name,
+               conv ? eg_htp_qnn_op_name(conv->type) : "nothing");
+  if (!conv || conv->type != EG_HTP_QNN_OP_CONV_2D) return;
+  EG_CHECK(conv->attrs.conv.group == 1 && conv->attrs.conv.stride[0] == 1 &&
+           conv->attrs.conv.stride[1] == 1 && conv->attrs.conv.dilation[0] == 1 &&
+           conv->attrs.conv.dilation[1] == 1);
+  const uint32_t in_dims[4] = {1, 1, cout, m}, f_dims[4] = {1, 1, m, ci};
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, conv->inputs[0]), 4, in_dims));
+  EG_CHECK(dims_are(eg_htp_qnn_graph_tensor(qg, conv->inputs[1]), 4, f_dims));
+  const eg_htp_qnn_op_node *xr = producer(qg, conv->inputs[1]);
+  EG_CHECK(xr && xr->type == EG_HTP_QNN_OP_RESHAPE);
+  const eg_htp_qnn_op_node *xs = xr ? producer(qg, xr->inputs[0]) : NULL;
+  EG_CHECK_MSG(strided ? xs && xs->type == EG_HTP_QNN_OP_STRIDED_SLICE
+                       : !xs || xs->type != EG_HTP_QNN_OP_STRIDED_SLICE,
+               "%s: the input's pixels from %s", name, xs ? eg_htp_qnn_op_name(xs->type) : "outside");
+}
+
 /* Every parameter trainable: every convolution and convolution_backward on the NPU, each
  * weight a partition input (APP_WRITE, no STATIC copy anywhere), permuted inside the graph;
- * grad_weight by its Conv2d (grouped for the depthwise conv, cropped for the 1x1 stride-2
- * one), grad_input by a grouped TransposeConv2d over the weight transposed to HWOI. */
+ * grad_weight by its Conv2d (grouped for the depthwise conv; for the 1x1 stride-2 one, the 1x1
+ * form over the strided input's pixels), grad_input by a grouped TransposeConv2d over the weight transposed to HWOI. */
 static void test_full_training(void) {
   eg_graph *g = eg_test_fixture("npu_conv_train");
   eg_program p;
@@ -478,7 +517,7 @@ static void test_full_training(void) {
       reading += is_boundary_input(&p.lowered[q], w);
     EG_CHECK_MSG(w >= 0 && reading >= 1, "%s: read by %d partitions", weights[k], reading);
   }
-  check_grad_weight(cg, &p, "convolution_backward", 1, true);    /* 1x1 stride 2, 4x4 input */
+  check_grad_weight_1x1(cg, &p, "convolution_backward", true);   /* 1x1 stride 2, 4x4 input */
   check_grad_weight(cg, &p, "convolution_backward_1", 4, false); /* depthwise */
   check_grad_weight(cg, &p, "convolution_backward_2", 1, false); /* [F,T,T] */
   /* the depthwise grad_input: TransposeConv2d group 4 over [3, 3, 4, 1] */

@@ -28,7 +28,10 @@
  *                    dilation 2 at stride 1 and 2, grouped 3x3 dilation 3, 1x1 (no MatMul
  *                    needed: ke = 1), static and runtime filters, and as whole training
  *                    steps on SM8550 / SM8650 / SM8750
- *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight); strided,
+ *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight); 1x1
+ *                    kernel, groups 1, no padding: a 1x1 Conv2d of grad_output [1, 1, Cout,
+ *                    N*Ho*Wo] by the input's pixels [1, 1, N*Ho*Wo, ci], already in ATen's
+ *                    order (lower_grad_weight_1x1); other strided ones with
  *                    groups 1 and ci * Cout >= 32768 (QNN HTP's fast preparation computes
  *                    that Conv2d wrong): one MatMul per kernel tap of grad_output by the
  *                    strided slice of the input it meets, Concat (lower_grad_weight_taps)
@@ -329,7 +332,28 @@ static eg_status transpose_into(eg_htp_lower *L, int32_t in, const uint32_t perm
   return eg_htp_op(L, EG_HTP_QNN_OP_TRANSPOSE, &in, 1, &out, 1, &p, 1);
 }
 
-/* The same into a new NATIVE tensor named `what`. */
+static eg_status emit_reshape(eg_htp_lower *L, int32_t in, const uint32_t dims[4],
+                              const char *what, int32_t *out) {
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
+}
+
+/* Whether permuting `in_dims` by `perm` keeps the memory order: the axes longer than 1 stay in
+ * their order, so the Transpose only moves axes of size 1 and is a Reshape (a 1x1 kernel's
+ * HWOI filter from ATen's [Cout, Cin, 1, 1], a batch of 1 moved inward). */
+static bool keeps_order(const uint32_t in_dims[4], const uint32_t perm[4]) {
+  int last = -1;
+  for (int j = 0; j < 4; j++) {
+    if (in_dims[perm[j]] == 1) continue;
+    if ((int)perm[j] < last) return false;
+    last = (int)perm[j];
+  }
+  return true;
+}
+
+/* The same into a new NATIVE tensor named `what`: none where it is already in that order, a
+ * Reshape where the permutation keeps the memory order (keeps_order: QNN's HTP emulator runs a
+ * Transpose at the cost of a copy, a Reshape of a weight as a view). */
 static eg_status emit_transpose(eg_htp_lower *L, int32_t in, const uint32_t in_dims[4],
                                 const uint32_t perm[4], const char *what, int32_t *out) {
   if (perm[0] == 0 && perm[1] == 1 && perm[2] == 2 && perm[3] == 3) { /* already in that order */
@@ -338,14 +362,9 @@ static eg_status emit_transpose(eg_htp_lower *L, int32_t in, const uint32_t in_d
   }
   const uint32_t dims[4] = {in_dims[perm[0]], in_dims[perm[1]], in_dims[perm[2]],
                             in_dims[perm[3]]};
+  if (keeps_order(in_dims, perm)) return emit_reshape(L, in, dims, what, out);
   EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
   return transpose_into(L, in, perm, *out);
-}
-
-static eg_status emit_reshape(eg_htp_lower *L, int32_t in, const uint32_t dims[4],
-                              const char *what, int32_t *out) {
-  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
-  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
 }
 
 /* Pad (scheme CONSTANT, 0) of rank-4 tensor `in` by pads [[before, after] x 4] into `out`. */
@@ -862,6 +881,56 @@ static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
   return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &cat, 1, &gw, 1, NULL, 0);
 }
 
+/* grad_weight of a 1x1 convolution (groups 1, no padding, any stride) as one 1x1 Conv2d with
+ * the N*Ho*Wo pixels as its input channels: dW[o, i] = sum_m G[m, o] * Xs[m, i], m = (n, y, x)
+ * over grad_output's pixels and Xs the input at the pixels the forward read (y*s, x*s):
+ *   Xs  [N, Ho, Wo, ci] = x NHWC (StridedSlice, stride s, where s > 1)
+ *   F   [1, 1, M, ci]   = Reshape(Xs)                 (the filter: M = N*Ho*Wo input channels)
+ *   Gt  [1, 1, Cout, M] = Reshape(Transpose(grad_output NHWC -> [Cout, N, Ho, Wo]))
+ *   grad_weight [Cout, ci, 1, 1] = Reshape(Conv2d(Gt, F) [1, 1, Cout, ci])
+ * One Transpose of grad_output instead of the general form's Transposes of the input, of
+ * grad_output and of the result: the result is already in ATen's order. On QNN's HTP emulator
+ * (QNN 2.51, SM8650, bench/htp_cycles_ab.py) the Conv2d over M channels also costs a fraction
+ * of the general form's Conv2d over N channels with an Ho x Wo kernel (SqueezeNet 1.1's
+ * full-training step: its weight-gradient Conv2d ops 0.74x in one run). */
+static eg_status lower_grad_weight_1x1(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl) {
+  const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
+  static const int nhwc[4] = {0, 2, 3, 1}, cnhw[4] = {1, 0, 2, 3};
+  const uint32_t n = eg_htp_qnn_dim(x->shape[0]), ci = eg_htp_qnn_dim(w->shape[1]),
+                 cout = eg_htp_qnn_dim(w->shape[0]), ho = eg_htp_qnn_dim(gyv->shape[2]),
+                 wo = eg_htp_qnn_dim(gyv->shape[3]), m = n * ho * wo;
+  int32_t xt, gt, xf, gr, y, gw, in[2];
+  EG_TRY(traced_axes(L, g, pl->a.x, nhwc, "x_nhwc", &xt));
+  if (pl->a.stride[0] > 1 || pl->a.stride[1] > 1 || x->shape[2] != ho || x->shape[3] != wo) {
+    const uint32_t sliced[4] = {n, ho, wo, ci}, rdims[2] = {4, 3};
+    const int32_t ranges[12] = {0, (int32_t)n, 1,
+                                0, (int32_t)((ho - 1) * pl->a.stride[0] + 1), (int32_t)pl->a.stride[0],
+                                0, (int32_t)((wo - 1) * pl->a.stride[1] + 1), (int32_t)pl->a.stride[1],
+                                0, (int32_t)ci, 1};
+    const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+    int32_t xs;
+    EG_TRY(eg_htp_temp(L, "x_strided", EG_HTP_QNN_DTYPE_FLOAT_32, 4, sliced, &xs));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
+    xt = xs;
+  }
+  const uint32_t fdims[4] = {1, 1, m, ci}, gdims[4] = {1, 1, cout, m}, ydims[4] = {1, 1, cout, ci};
+  EG_TRY(emit_reshape(L, xt, fdims, "x_rows", &xf));
+  EG_TRY(traced_axes(L, g, pl->gy, cnhw, "gy_cnhw", &gt));
+  EG_TRY(emit_reshape(L, gt, gdims, "gy_cols", &gr));
+  EG_TRY(eg_htp_temp(L, "dw_conv", EG_HTP_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
+  const int64_t one[2] = {1, 1};
+  const uint32_t pad_dims[2] = {2, 2}, pads[4] = {0, 0, 0, 0};
+  const eg_htp_qnn_param p[4] = {pair_param("stride", one),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
+                             pair_param("dilation", one), eg_htp_qnn_param_u32("group", 1)};
+  in[0] = gr;
+  in[1] = xf;
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_CONV_2D, in, 2, &y, 1, p, 4));
+  EG_TRY(eg_htp_want_axes(L, pl->grad_weight, EG_AXES_TRACED, "grad_weight"));
+  EG_TRY(eg_htp_define(L, pl->grad_weight, &gw));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &y, 1, &gw, 1, NULL, 0);
+}
+
 /* grad_weight as one Conv2d: dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * x[n, q*ci + i,
  * y*s - p + a*d, x*s - p + b*d] (q = o's group, ci = Cin/g) is a convolution of the forward
  * input, with ci in the role of the batch and (group, image) as channels, by grad_output as the
@@ -881,6 +950,9 @@ static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd
   const uint32_t n = eg_htp_qnn_dim(x->shape[0]), h = eg_htp_qnn_dim(x->shape[2]),
                  wd = eg_htp_qnn_dim(x->shape[3]), cout = eg_htp_qnn_dim(w->shape[0]),
                  ci = eg_htp_qnn_dim(w->shape[1]);
+  if (groups == 1 && w->shape[2] == 1 && w->shape[3] == 1 && pl->a.pad[0] == 0 &&
+      pl->a.pad[1] == 0)
+    return lower_grad_weight_1x1(L, g, pl);
   if (groups == 1 && (pl->a.stride[0] > 1 || pl->a.stride[1] > 1) &&
       (uint64_t)ci * cout >= TAP_FORM_MIN_PRODUCT && w->shape[2] * w->shape[3] <= TAP_FORM_MAX_TAPS)
     return lower_grad_weight_taps(L, g, pl);
@@ -979,7 +1051,8 @@ const eg_htp_builder eg_htp_builder_convolution = {
     conv_lower};
 const eg_htp_builder eg_htp_builder_convolution_backward = {
     "aten.convolution_backward, every output_mask -> Transpose + TransposeConv2d (grad_input), "
-    "Transposes + Conv2d (+ StridedSlice) (grad_weight; strided with ci * Cout >= 32768: "
+    "Transposes + Conv2d (+ StridedSlice) (grad_weight; 1x1 groups 1 unpadded: Transpose + "
+    "1x1 Conv2d over the pixels; other strided ones with ci * Cout >= 32768: "
     "StridedSlice + MatMul per kernel tap + Concat), ReduceSum (grad_bias); fp, not "
     "transposed, dilated grad_input through the dilated kernel (Reshape + MatMul), V69+",
     0, conv_bwd_supports, conv_bwd_lower};
