@@ -19,15 +19,17 @@
 #include "eg_test_lower.h"
 #include "runtime/engine.h"
 
-enum { N = 2, C = 32, H = 16, W = 16, XN = N * C * H * W, WN = C * C * 9, OUTS = 4 };
+/* 48 channels: below EG_CONV_ROWBAND_OVER_WINO_C (48) a 16x16 plane runs by row bands, not
+ * Winograd, and would prepare no filter transforms. */
+enum { N = 2, C = 48, H = 16, W = 16, XN = N * C * H * W, WN = C * C * 9, OUTS = 4 };
 
 #define CONV_ARGS(transposed) "[1, 1], [1, 1], [1, 1], " transposed ", [0, 0], 1"
 /* x -> conv -> y; x -> transposed conv -> t; the input gradients of both, given y and t */
 static const char *values =
-    T(0, "[2, 32, 16, 16]") ", " T(1, "[32, 32, 3, 3]") ", " T(2, "[2, 32, 16, 16]") ", "
-    T(3, "[2, 32, 16, 16]") ", " TUPLE(4, "[5, null, null]") ", " T(5, "[2, 32, 16, 16]") ", "
-    TUPLE(6, "[7, null, null]") ", " T(7, "[2, 32, 16, 16]") ", " T(8, "[2, 32, 16, 16]") ", "
-    T(9, "[2, 32, 16, 16]");
+    T(0, "[2, 48, 16, 16]") ", " T(1, "[48, 48, 3, 3]") ", " T(2, "[2, 48, 16, 16]") ", "
+    T(3, "[2, 48, 16, 16]") ", " TUPLE(4, "[5, null, null]") ", " T(5, "[2, 48, 16, 16]") ", "
+    TUPLE(6, "[7, null, null]") ", " T(7, "[2, 48, 16, 16]") ", " T(8, "[2, 48, 16, 16]") ", "
+    T(9, "[2, 48, 16, 16]");
 static const char *nodes =
     NODE("conv", "aten.convolution.default",
          "[" V(0) ", " V(1) ", null, " CONV_ARGS("false") "]", 2) ", "
@@ -48,7 +50,7 @@ static float x[XN], w1[WN], w2[WN];
 /* Writes and loads the graph with the weight a static (its bytes w1) or an input "w". */
 static eg_model *load(bool weight_static) {
   const char *name = weight_static ? "frozen" : "bound";
-  const stat_tensor st = {"w", "[32, 32, 3, 3]", WN, w1};
+  const stat_tensor st = {"w", "[48, 48, 3, 3]", WN, w1};
   char weights[64], path[128];
   write_weights(name, weight_static, &st);
   snprintf(weights, sizeof weights, "%s.safetensors", name);
