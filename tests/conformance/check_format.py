@@ -377,8 +377,14 @@ def main(argv):
     p = argparse.ArgumentParser(description="exporter/format self-check (no C binary)")
     p.add_argument("--keep", help="write the exported graphs here and keep them")
     args = p.parse_args(argv)
-    folder = args.keep or tempfile.mkdtemp(prefix="edgegrad-check-format-")
-    os.makedirs(folder, exist_ok=True)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        return run_checks(args.keep)
+    with tempfile.TemporaryDirectory(prefix="edgegrad-check-format-") as folder:
+        return run_checks(folder)
+
+
+def run_checks(folder):
     checks = [(f"graph {n}", lambda t=t: reexecute(t())) for n, t in graph_checks(folder)]
     checks += [(f"refuses {n}", lambda t=t, w=w: check_refusal(t, w))
                for n, t, w in refusal_checks(folder)]
