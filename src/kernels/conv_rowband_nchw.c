@@ -79,6 +79,16 @@ static void unpack_bands(const float *packed, int64_t m, int64_t c, int64_t l1, 
   });
 }
 
+/* R's rows for m images from `big` (ld = m*l1: image k's rows at column k*l1 of each of
+ * channel c's kw band rows). */
+static void band_images(const eg_conv_geom *g, const float *big, int64_t m, float *band) {
+  const int64_t l1 = rows_read(g) * g->ws, ld = m * l1;
+  EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * g->kw * l1), for (int64_t t = 0; t < m * g->cb; t++) {
+    const int64_t k = t / g->cb, c = t % g->cb;
+    band_plane(g, big + t * g->hb * g->wb, ld, band + c * g->kw * ld + k * l1);
+  });
+}
+
 void eg_conv_rowband_down(const eg_conv_geom *g, const float *big, const float *w,
                           const float *bias, float *small, float *scratch) {
   const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, l1 = rows_read(g) * g->ws;
@@ -90,10 +100,7 @@ void eg_conv_rowband_down(const eg_conv_geom *g, const float *big, const float *
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * l1;
     const float *src = big + n0 * g->cb * g->hb * g->wb;
-    EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * g->kw * l1), for (int64_t t = 0; t < m * g->cb; t++) {
-      const int64_t k = t / g->cb, c = t % g->cb;
-      band_plane(g, src + t * g->hb * g->wb, ld, band + c * g->kw * ld + k * l1);
-    });
+    band_images(g, src, m, band);
     /* One image writes straight into small (ldc = ws: its rows are contiguous), pre-filled
      * with the bias; a batch goes through `out` (ldc = ld) and is unpacked. */
     float *dst = m == 1 && nb == 1 ? small + n0 * g->cs * p : out;
@@ -118,15 +125,6 @@ int64_t eg_conv_rowband_wgrad_scratch_floats(const eg_conv_geom *g) {
   return eg_conv_round_up_floats(g->cb * g->kw * nb * l1) +
          eg_conv_round_up_floats(g->cs * nb * l1) +
          eg_conv_round_up_floats(g->cs * (g->cb / g->groups) * g->kh * g->kw);
-}
-
-/* R's rows for m images from `big` (eg_conv_rowband_down's layout, ld = m*l1). */
-static void band_images(const eg_conv_geom *g, const float *big, int64_t m, float *band) {
-  const int64_t l1 = rows_read(g) * g->ws, ld = m * l1;
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * g->kw * l1), for (int64_t t = 0; t < m * g->cb; t++) {
-    const int64_t k = t / g->cb, c = t % g->cb;
-    band_plane(g, big + t * g->hb * g->wb, ld, band + c * g->kw * ld + k * l1);
-  });
 }
 
 /* m small images [c, p] -> packed [c, m*l1], image k at column k*l1, the l1 - p columns between
