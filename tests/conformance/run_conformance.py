@@ -148,15 +148,16 @@ def _run_and_compare(command, built, inputs, folder, path):
     return failures
 
 
-def _compile_and_check(command, built, folder, soc):
-    """`edgegrad compile --soc SOC --report`: the report must exist and place every node as
-    placement.check_report expects. Returns (failures, stats or None)."""
+def _compile_and_check(command, built, folder, soc, program=None):
+    """`edgegrad compile --soc SOC --report` (and `-o program`, an .egp path, when given): the
+    report must exist and place every node as placement.check_report expects. Returns
+    (failures, stats or None)."""
     import placement
     report_path = os.path.join(folder, f"report-{soc}.json")
     if os.path.exists(report_path):
         os.remove(report_path)
     argv = command + ["compile", built.json_path, "--soc", soc, "--precision", "fp32", "--report",
-                      report_path, "-q"]
+                      report_path, "-q"] + (["-o", program] if program else [])
     failures = _invoke(argv, "edgegrad compile")
     if not os.path.exists(report_path):
         return failures + [f"edgegrad compile wrote no report {report_path}"], None

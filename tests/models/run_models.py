@@ -42,10 +42,10 @@ Anything else fails the case. A failure line names the worst output with every r
 The strict rtol 1e-4 rule stays in the op tests and tests/conformance (well-conditioned graphs).
 ``--flips`` counts the differing decisions on every case (``[decisions differing ...]``).
 
-Each line: ``PASS|FAIL family regime target: worst output ratio, NPU nodes n/N, conv backward
-on the NPU k/K, NPU FLOPs s %`` (the report's NPU share of the step's estimated FLOPs)
-[``(flip rule: ...)``]; the last line ``models: N passed, M failed``. Exit 0
-only if every case passed.
+Each line: ``PASS|FAIL family regime target: worst output ratio at that output (its error and
+PyTorch fp32's), NPU nodes n/N, conv backward on the NPU k/K, NPU FLOPs s %`` (the report's
+NPU share of the step's estimated FLOPs) [``(flip rule: ...)``]; the last line ``models: N
+passed, M failed``. Exit 0 only if every case passed.
 """
 import argparse
 import copy
@@ -228,15 +228,22 @@ def edgegrad_decisions(command, path, kinds, inputs, target, folder):
     return spread.split_decisions(outputs_of(out_dir, names), kinds), []
 
 
-def run_family(family, regimes, targets, size, workdir, command, count_flips=False):
+def run_family(family, regimes, targets, size, workdir, command, count_flips=False, zoo=None,
+               egp=False):
+    """The cases of ``family``: [(passed, line)]. ``zoo``: the module whose ``build(family,
+    size)``, ``trainable(model, regime, family)`` and ``step_of`` (the AVX2 run's recipe, as
+    here) make them (default: this one, the torchvision families). ``egp``: an NPU target runs
+    the program compiled for it (``edgegrad compile -o``, then ``edgegrad run PROGRAM.egp``),
+    not the graph compiled in memory by ``run --soc``."""
     import run_conformance as rc
 
+    zoo = zoo or sys.modules[__name__]
     lines = []
-    model, x, y = build(family, size)
+    model, x, y = zoo.build(family, size)
     for regime in regimes:
         stem_dir = os.path.join(workdir, family, regime)
         os.makedirs(stem_dir, exist_ok=True)
-        train = trainable(model, regime, family)
+        train = zoo.trainable(model, regime, family)
         try:
             result = export_training_step(model, F.cross_entropy, (x, y),
                                           os.path.join(stem_dir, "model"), trainable=train)
@@ -252,7 +259,7 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
                                   for e in graph["inputs"]}, os.path.join(stem_dir, "inputs"))
         ref64, seen64 = eager(model, x, y, train, result.draws, torch.float64)
         step = case_step(model, x, y, train, result.draws)
-        recipe = (os.path.abspath(__file__), "step_of",
+        recipe = (os.path.abspath(zoo.__file__), "step_of",
                   {"family": family, "size": size, "state": model.state_dict(), "x": x, "y": y,
                    "train": train, "draws": result.draws})
         runs = spread.fp32_runs(step, recipe, stem_dir)
@@ -269,20 +276,23 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
                 continue
             failures, stats = [], None
             built = type("Built", (), {"json_path": result.json_path, "conv_scopes": None})
+            program = (os.path.join(stem_dir, f"model-{target}.egp")
+                       if egp and target != "cpu" else None)
             if target != "cpu":
-                failures, stats = rc._compile_and_check(command, built, stem_dir, target)
+                failures, stats = rc._compile_and_check(command, built, stem_dir, target,
+                                                        program)
             out_dir = os.path.join(stem_dir, f"out-{target}")
-            argv = command + ["run", result.json_path, "--output-dir", out_dir]
+            argv = command + ["run", program or result.json_path, "--output-dir", out_dir]
             for name, file in inputs:
                 argv += ["--input", f"{name}={file}"]
-            if target != "cpu":
+            if target != "cpu" and not program:
                 argv += ["--soc", target, "--precision", "fp32"]
             ran = rc._invoke(argv, "edgegrad run")
             failures += ran
-            worst, note = float("nan"), ""
+            worst, what, note = float("nan"), "", ""
             if not ran:
                 got = outputs_of(out_dir, ref64)
-                judged, worst, _ = spread.judge(got, ref64, pytorch)
+                judged, worst, what = spread.judge(got, ref64, pytorch)
                 eg, ran_decisions = None, []
                 if (judged and not failures) or count_flips:
                     eg, ran_decisions = edgegrad_decisions(command, *decisions, inputs, target,
@@ -293,9 +303,10 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
                 if judged and not failures and eg is None:
                     judged = ran_decisions + judged
                 elif judged and not failures:
-                    flipped, worst2, _, flip_note = spread.flip_rule(step, eg, seen64, runs, got)
+                    flipped, worst2, what2, flip_note = spread.flip_rule(step, eg, seen64, runs,
+                                                                         got)
                     if flip_note:
-                        judged, worst, note = flipped, worst2, flip_note + note
+                        judged, worst, what, note = flipped, worst2, what2, flip_note + note
                     else:  # no flip to impose, or one that is no rounding flip: say so
                         judged = flipped + judged
                 failures += judged
@@ -303,7 +314,8 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
                    f"{stats['conv_bwd_npu']}/{stats['conv_bwd']}, NPU FLOPs "
                    f"{100 * stats['npu_flops_share']:.1f} %") if stats else \
                 f"{len(graph['nodes'])} nodes"
-            text = f"{where}: worst {worst:.2f} of the bound, {npu}{note}"
+            what = f" at {what}" if what else ""
+            text = f"{where}: worst {worst:.2f} of the bound{what}, {npu}{note}"
             if failures:
                 text += "; " + failures[0] + (f" (+{len(failures) - 1} more)"
                                              if len(failures) > 1 else "")
@@ -311,14 +323,37 @@ def run_family(family, regimes, targets, size, workdir, command, count_flips=Fal
     return lines
 
 
-def _worker(task):
+def _worker(task, zoo=None, egp=False):
     family, regimes, targets, size, workdir, command, count_flips = task
     torch.set_num_threads(1)
     try:
-        return run_family(family, regimes, targets, size, workdir, command, count_flips)
+        return run_family(family, regimes, targets, size, workdir, command, count_flips, zoo,
+                          egp)
     except Exception as e:  # a harness error fails this family's cases, not the others
         return [(False, f"{family} {r} {t}: harness error: {type(e).__name__}: {e}")
                 for r in regimes for t in targets]
+
+
+def run_tasks(worker, tasks, jobs):
+    """worker(task) for each task, in ``jobs`` spawned processes when more than one (worker
+    a module-level function), each case's line printed as its family ends. Returns (passed,
+    failed)."""
+    passed = failed = 0
+
+    def report(lines):
+        nonlocal passed, failed
+        for ok, text in lines:
+            print(("PASS " if ok else "FAIL ") + text, flush=True)
+            passed, failed = passed + ok, failed + (not ok)
+    if jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            for lines in pool.imap(worker, tasks):
+                report(lines)
+    else:
+        for task in tasks:
+            report(worker(task))
+    return passed, failed
 
 
 def main(argv):
@@ -352,20 +387,7 @@ def main(argv):
           "reference)", flush=True)
     start = time.monotonic()
     tasks = [(f, regimes, targets, args.size, workdir, command, args.flips) for f in families]
-    passed = failed = 0
-    if args.jobs > 1:
-        import multiprocessing
-        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-            results = pool.imap(_worker, tasks)
-            for lines in results:
-                for ok, text in lines:
-                    print(("PASS " if ok else "FAIL ") + text, flush=True)
-                    passed, failed = passed + ok, failed + (not ok)
-    else:
-        for task in tasks:
-            for ok, text in _worker(task):
-                print(("PASS " if ok else "FAIL ") + text, flush=True)
-                passed, failed = passed + ok, failed + (not ok)
+    passed, failed = run_tasks(_worker, tasks, args.jobs)
     print(f"{time.monotonic() - start:.0f} s; case files: {workdir}")
     print(f"models: {passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
