@@ -48,11 +48,11 @@ import contextlib
 import csv
 import glob
 import json
+import multiprocessing.util
 import os
 import re
 import shutil
 import tempfile
-import weakref
 
 import numpy as np
 import onnx
@@ -79,7 +79,11 @@ class Session:
                  profile_csv=None, graph_dir=None, temporary=False):
         self.ort, self.kind, self.workdir = ort_session, kind, workdir
         if temporary:
-            weakref.finalize(self, shutil.rmtree, workdir, True)
+            # removed when the session goes, or at the latest when its process ends:
+            # multiprocessing's finalizer, not weakref.finalize, whose exit hook (atexit) a
+            # multiprocessing worker (htp_check's forked pool) never runs: it ends in os._exit
+            multiprocessing.util.Finalize(self, shutil.rmtree, args=(workdir, True),
+                                          exitpriority=0)
         self.onnx_path, self.soc_model = onnx_path, soc_model
         self.profile_csv, self.graph_dir = profile_csv, graph_dir
         nodes = onnx.load(onnx_path, load_external_data=False).graph.node

@@ -16,6 +16,8 @@ graphs made with onnx.helper,
   batch norm; the same graph with a Slice of the pixels and a stride-1 Conv (edgegrad's form,
   conv.c pointwise_subsample) runs in both preparations, as does the strided one at the
   default effort, each agreeing with ONNX Runtime's CPU (run in child processes);
+- a session's temporary directory goes with the session, and with a forked pool worker that
+  ends holding it;
 - htp_check's flip rule imposes QNN HTP's decisions at near ties (a mask of p - q <= 0 with p,
   q a few fp16 roundings apart) and finds nothing to impose far from ties.
 Needs onnxruntime, onnxruntime-qnn and onnx (scripts/install-deps.sh test), not PyTorch.
@@ -25,9 +27,11 @@ Needs onnxruntime, onnxruntime-qnn and onnx (scripts/install-deps.sh test), not 
 Prints one line per failed check and last `qnn_ref self-test: N passed, M failed`; exit 0 only
 if every check passed.
 """
+import multiprocessing
 import os
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import onnx
@@ -109,6 +113,16 @@ def downsample_bn(path, subsample):
              .astype(np.float32) for v in ins}
     feeds["rv"] = np.abs(feeds["rv"]) + 0.5
     return feeds
+
+
+_KEPT = []
+
+
+def keep_session(path):
+    """In a pool worker: a CPU session with its own temporary directory, kept alive; returns
+    the directory."""
+    _KEPT.append(qnn_ref.cpu_session(path))
+    return _KEPT[-1].workdir
 
 
 def child_run(path, feeds_path, prepare, out_path):
@@ -382,6 +396,12 @@ def main():
     del temp_session
     expect("a session's own temporary directory goes with it",
            made and not os.path.exists(temp_dir), temp_dir)
+    # ... and with the process that made it: a forked pool worker (htp_check's) ends in
+    # os._exit, skipping atexit, with a session still alive
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        kept = pool.submit(keep_session, chain).result()
+    expect("a session alive when its pool worker ends leaves no temporary directory",
+           not os.path.exists(kept), kept)
     tmp_dir.cleanup()
     print(f"qnn_ref self-test: {passed} passed, {failed} failed")
     return 0 if passed and not failed else 1
