@@ -208,7 +208,7 @@ with_random null
 expect_fail 2 "input input: a Bernoulli mask whose probability the traced step took from a tensor" \
   -- $exe train "$work/rnd/r.json" --data "$work/rdata" --init "$tinit" --epochs 1
 # a graph input's state_dict name must be a string
-sed 's/"name": "0_bias", "value": \([0-9]*\), "role": "parameter"}/"name": "0_bias", "value": \1, "role": "parameter", "state_dict": 7}/' \
+sed 's/"name": "0_bias", "value": \([0-9]*\), "role": "parameter", "state_dict": "0.bias"}/"name": "0_bias", "value": \1, "role": "parameter", "state_dict": 7}/' \
   "$model" >"$work/m.json"
 grep -q '"state_dict": 7' "$work/m.json" && ok || bad "test edit of state_dict did not apply"
 expect_fail 2 '"state_dict" of 0_bias: expected a non-empty string' -- $exe info "$work/m.json"

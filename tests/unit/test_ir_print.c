@@ -47,17 +47,17 @@ static void test_tiny_step(void) {
     CHECK_LINE(text, "static 0.weight: %7 float32[4, 1, 3, 3] (144 bytes)");
     CHECK_LINE(text, "node convolution: %8 float32[2, 4, 6, 6] = aten.convolution.default(%0, %7, "
                      "%2, [2, 2], [1, 1], [1, 1], False, [0, 0], 1)");
-    CHECK_LINE(text, "node nll_loss_forward: %17 (%18, %19) = "
-                     "aten.nll_loss_forward.default(%15, %1, None, 1, -100)");
-    CHECK_LINE(text, "node ones_like: %22 float32[] = aten.ones_like.default(%20, dtype=float32, "
+    CHECK_LINE(text, "node nll_loss_forward: %19 (%20, %21) = "
+                     "aten.nll_loss_forward.default(%16, %1, None, 1, -100)");
+    CHECK_LINE(text, "node ones_like: %24 float32[] = aten.ones_like.default(%22, dtype=float32, "
                      "layout=strided, device=cpu, pin_memory=False, "
                      "memory_format=preserve_format)");
-    CHECK_LINE(text, "node getitem_5: _ = getitem(%44, 0)");
-    CHECK_LINE(text, "node convolution_backward_1: %44 (None, %45, %46) = "
-                     "aten.convolution_backward.default(%43, %0, %7, [4], [2, 2], [1, 1], "
+    CHECK_LINE(text, "node getitem_5: _ = getitem(%48, 0)");
+    CHECK_LINE(text, "node convolution_backward_1: %48 (None, %49, %50) = "
+                     "aten.convolution_backward.default(%47, %0, %7, [4], [2, 2], [1, 1], "
                      "[1, 1], False, [0, 0], 1, [False, False, True])");
-    CHECK_LINE(text, "output loss: %20");
-    CHECK_LINE(text, "output grad_0_bias: %48");
+    CHECK_LINE(text, "output loss: %22");
+    CHECK_LINE(text, "output grad_0_bias: %52");
     /* one line per input, static, node and output, plus the header */
     int lines = 0;
     for (const char *p = text; *p; p++) lines += *p == '\n';
