@@ -72,7 +72,9 @@ def main(argv):
     p.add_argument("--nets", default=",".join(small_nets.NETS))
     p.add_argument("--regimes", default=",".join(REGIMES))
     p.add_argument("--targets", default=",".join(TARGETS))
-    p.add_argument("-j", "--jobs", type=int, default=2, help="parallel worker processes")
+    # 1 by default: about 36 s of CPU in one process, 46 s in two (each imports PyTorch and
+    # the exporter); ctest runs other tests beside it
+    p.add_argument("-j", "--jobs", type=int, default=1, help="parallel worker processes")
     args = p.parse_args(argv)
     nets = [n for n in args.nets.split(",") if n]
     regimes = [r for r in args.regimes.split(",") if r]
@@ -89,7 +91,7 @@ def main(argv):
           f"{len(targets)} targets, batch {BATCH} x 3 x {small_nets.SIZE} x {small_nets.SIZE}",
           flush=True)
     start = time.monotonic()
-    # the largest net first: with 2 workers it runs while the other two do
+    # the largest net first: with two workers it runs while the other two do
     tasks = [(n, regimes, targets, small_nets.SIZE, workdir, command, False)
              for n in sorted(nets, key=list(small_nets.NETS).index, reverse=True)]
     passed, failed = run_models.run_tasks(_worker, tasks, args.jobs)
