@@ -240,6 +240,90 @@ static void conv_bands(const eg_conv2d_nhwc_params *p, const float *x, const flo
     }
 }
 
+/* ---- wide kernels ---- */
+
+/* Phases of the wide method: output rows oi with one oi % dilation_h read rows of one phase. */
+static int64_t wide_phases(const eg_conv2d_nhwc_params *p) {
+  return p->dilation[0] < p->h_out ? p->dilation[0] : p->h_out;
+}
+
+/* Rows of one (phase, image, output column) block of the wide method's bands. */
+static int64_t wide_rows(const eg_conv2d_nhwc_params *p) {
+  return (p->h_out - 1) / p->dilation[0] + p->k_h;
+}
+
+/* Whether the wide method runs p: kernels at least as tall as the output, whose im2col
+ * would copy every input row about h_out times (the weight gradient as a Conv2d: a 32x32
+ * kernel, 3x3 output), and the bands copy at most 3/4 of that (a stride-2 conv's gradient,
+ * dilation 2: a 16x16 kernel, 3x3 output, two phases of 17 rows against 48); and as many
+ * output channels as pixels per row at most, as sgemm packs the filter once per output row
+ * (not a forward conv's 3x3 kernel on a 2x2 output of 512 channels). */
+static bool wide_applies(const eg_conv2d_nhwc_params *p) {
+  return p->stride[0] == 1 && p->groups == 1 && !p->flip && !p->filter_oi &&
+         !p->filter_oihw && !p->winograd && p->h_out >= 2 && p->k_h >= p->h_out &&
+         p->c_out <= p->n * p->w_out &&
+         3 * p->h_out * p->k_h >= 4 * wide_phases(p) * wide_rows(p);
+}
+
+/* Band floats (rounded) of the wide method. */
+static int64_t wide_band_floats(const eg_conv2d_nhwc_params *p) {
+  return eg_nhwc_round16(wide_phases(p) * p->n * p->w_out * wide_rows(p) * p->k_w * p->c_in);
+}
+
+/* bands[ph][n][j][q][b][ci] = x[n, ph + q*dh - pad_t, j*sw - pad_l + b*dw, ci] (0 outside):
+ * for output row oi (phase oi % dh) the rows from q = oi / dh on hold, per (n, j), the
+ * column-matrix row of pixel (n, oi, j) in HWIO order, one contiguous run of k_h*k_w*c_in. */
+EG_SIMD_CLONES EG_KEEP_LOOPS
+static void wide_bands(const eg_conv2d_nhwc_params *p, const float *x, float *bands) {
+  const int64_t rows = wide_rows(p), width = p->k_w * p->c_in, blocks = wide_phases(p) * p->n * p->w_out;
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(blocks * rows * width))
+  for (int64_t t = 0; t < blocks; t++) {
+    const int64_t ph = t / (p->n * p->w_out), n = t / p->w_out % p->n, j = t % p->w_out;
+    for (int64_t q = 0; q < rows; q++) {
+      float *restrict d = bands + (t * rows + q) * width;
+      const int64_t yy = ph + q * p->dilation[0] - p->pad[0];
+      if (yy < 0 || yy >= p->h_in) {
+        for (int64_t e = 0; e < width; e++) d[e] = 0.0f;
+        continue;
+      }
+      const float *src = x + (n * p->h_in + yy) * p->w_in * p->c_in;
+      for (int64_t b = 0; b < p->k_w; b++) {
+        const int64_t xx = j * p->stride[1] - p->pad[1] + b * p->dilation[1];
+        float *restrict db = d + b * p->c_in;
+        const float *restrict s = src + xx * p->c_in;
+        if (xx < 0 || xx >= p->w_in)
+          for (int64_t c = 0; c < p->c_in; c++) db[c] = 0.0f;
+        else
+          for (int64_t c = 0; c < p->c_in; c++) db[c] = s[c];
+      }
+    }
+  }
+}
+
+/* The wide method: per output row oi one sgemm, M = n*w_out pixels (rows S floats apart in
+ * the bands), K = k_h*k_w*c_in, the HWIO filter as it is; into out [h_out][n][w_out][c_out],
+ * then y (NHWC or y_cnhw) with the bias. */
+static void conv_wide(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
+                      const float *bias, float *y, float *scratch) {
+  const int64_t rows = wide_rows(p), width = p->k_w * p->c_in, m = p->n * p->w_out;
+  const int64_t s = rows * width, k = p->k_h * width, px = pixels(p);
+  float *bands = scratch, *out = scratch + wide_band_floats(p);
+  wide_bands(p, x, bands);
+  for (int64_t oi = 0; oi < p->h_out; oi++) {
+    const float *a = bands + (oi % p->dilation[0]) * m * s + oi / p->dilation[0] * width;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)p->c_out, (int)k, 1.0f,
+                a, (int)s, filter, (int)p->c_out, 0.0f, out + oi * m * p->c_out, (int)p->c_out);
+  }
+  for (int64_t n = 0; n < p->n; n++)
+    for (int64_t oi = 0; oi < p->h_out; oi++)
+      for (int64_t j = 0; j < p->w_out; j++) {
+        const float *o = out + ((oi * p->n + n) * p->w_out + j) * p->c_out;
+        const int64_t r = (n * p->h_out + oi) * p->w_out + j;
+        for (int64_t c = 0; c < p->c_out; c++)
+          y[p->y_cnhw ? c * px + r : r * p->c_out + c] = o[c] + (bias ? bias[c] : 0.0f);
+      }
+}
+
 size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p) {
   if (is_empty(p) || is_pointwise(p) || is_direct(p)) return 0;
   if (p->winograd) {
@@ -249,6 +333,8 @@ size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p) {
   const int64_t r = band_rows(p);
   if (r > 0)
     return sizeof(float) * (size_t)eg_nhwc_round16((r + halo(p)) * p->w_out * p->k_w * p->c_in);
+  if (wide_applies(p))
+    return sizeof(float) * (size_t)(wide_band_floats(p) + eg_nhwc_round16(pixels(p) * p->c_out));
   return sizeof(float) * (size_t)eg_nhwc_round16(chunk_rows(p) * taps(p) * (p->c_in / p->groups));
 }
 
@@ -412,6 +498,10 @@ void eg_conv2d_nhwc_f32(const eg_conv2d_nhwc_params *p, const float *x, const fl
   }
   if (band_rows(p) > 0) {
     conv_bands(p, x, filter, bias, y, scratch);
+    return;
+  }
+  if (wide_applies(p)) {
+    conv_wide(p, x, filter, bias, y, scratch);
     return;
   }
   const int64_t rows = chunk_rows(p);

@@ -16,8 +16,11 @@
  * already the [k_h*k_w*cig, c_out] matrix sgemm wants (no copy). A 1x1/stride-1/unpadded conv
  * skips im2col. With filter_oi each tap's [c_out, c_in] block is sgemm's transposed B, one
  * sgemm per tap (K = c_in) into the same y. A grouped conv with one output channel per group
- * (c_out == groups > 1, depthwise-like) runs as a direct loop instead (no scratch).
- * Chunks keep the column matrix near cache size.
+ * (c_out == groups > 1, depthwise-like) runs as a direct loop instead (no scratch). A kernel
+ * at least as tall as the output (a weight gradient as a Conv2d: 32x32 kernel, 3x3 output)
+ * gathers column-shifted bands of the input instead, each output pixel's column-matrix row a
+ * contiguous run of them, and runs one sgemm per output row: its im2col would copy each input
+ * row once per output row. Chunks keep the column matrix near cache size.
  *
  * Kernels know nothing about graphs and never allocate: ask for the scratch size once, pass a
  * buffer at least that large (64-byte aligned) on every call. Not re-entrant on one scratch. */
