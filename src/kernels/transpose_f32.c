@@ -136,12 +136,18 @@ void eg_transpose_f32(int rank, const int64_t *dims, const uint32_t *perm, const
   }
   const int last = s.rank - 1;
   if (s.perm[last] == last) { /* rows of dims[last] stay contiguous */
-    const int64_t row = s.dims[last], rows = numel / row;
+    /* per batch element of the dims before the output's next-to-last, its out_dims[last-1]
+     * rows (input stride xs2): one offset computation per run of rows, not per row (rows of
+     * 16 floats, the weight gradient's [n,h,w,c] -> [h,w,n,c], cost more in offsets than in
+     * bytes) */
+    const int64_t row = s.dims[last], nr = out_dims[last - 1], xs2 = in_stride[s.perm[last - 1]];
+    const int64_t runs = numel / (row * nr);
 #pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(numel))
-    for (int64_t b = 0; b < rows; b++) {
+    for (int64_t b = 0; b < runs; b++) {
       int64_t xo, yo;
-      batch_offsets(&s, in_stride, out_dims, out_stride, last, last, b, &xo, &yo);
-      memcpy(y + yo, x + xo, sizeof(float) * (size_t)row);
+      batch_offsets(&s, in_stride, out_dims, out_stride, last - 1, last, b, &xo, &yo);
+      for (int64_t r = 0; r < nr; r++)
+        memcpy(y + yo + r * row, x + xo + r * xs2, sizeof(float) * (size_t)row);
     }
     return;
   }

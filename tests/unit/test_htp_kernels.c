@@ -562,6 +562,8 @@ static void test_transpose(void) {
       {5, {2, 3, 1, 4, 5}, {4, 0, 2, 3, 1}},
       {3, {5, 6, 7}, {0, 1, 2}},          /* identity */
       {3, {5, 6, 7}, {1, 0, 2}},          /* innermost kept */
+      {4, {3, 4, 5, 6}, {1, 2, 0, 3}},    /* innermost kept: the weight gradient's NHWC -> HWNC */
+      {5, {2, 3, 4, 5, 3}, {3, 0, 2, 1, 4}}, /* innermost kept, runs inside batch dims */
       {1, {9}, {0}},
       {6, {2, 3, 2, 3, 2, 3}, {5, 3, 1, 4, 2, 0}},
   };
