@@ -5,7 +5,9 @@
  *   y[n,i,j,co] = bias[co] + sum_{a,b} x[n, i*sh - pad_t + a*dh, j*sw - pad_l + b*dw, co / mult]
  *                                      * f[a, b, 0, co]           (x is 0 outside its bounds)
  * Direct loops (K = k_h*k_w is far too short for a GEMM), vectorised across channels, one
- * output row per parallel task. Never allocates. */
+ * output row per parallel task; with mult 1, blocks of 16 channels by 4 output pixels whose
+ * sums stay in registers over the taps (each output still bias plus the taps in (a, b)
+ * order). Never allocates. */
 #ifndef EG_KERNELS_DEPTHWISE_CONV2D_NHWC_F32_H
 #define EG_KERNELS_DEPTHWISE_CONV2D_NHWC_F32_H
 

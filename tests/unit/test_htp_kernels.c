@@ -247,7 +247,10 @@ static void test_conv2d_vs_nchw(void) {
 static void test_depthwise_conv2d(void) {
   static const long cases[][9] = {/* n, c, h, w, mult, k, stride, pad, dil */
                                   {2, 8, 9, 9, 1, 3, 1, 1, 1}, {1, 5, 10, 7, 3, 3, 2, 1, 1},
-                                  {2, 4, 12, 12, 2, 5, 1, 2, 2}, {1, 16, 7, 7, 1, 3, 2, 0, 1}};
+                                  {2, 4, 12, 12, 2, 5, 1, 2, 2}, {1, 16, 7, 7, 1, 3, 2, 0, 1},
+                                  /* 16-channel blocks of 4 pixels, a channel tail, edges */
+                                  {2, 40, 13, 14, 1, 3, 1, 1, 1}, {1, 32, 16, 17, 1, 3, 2, 1, 1},
+                                  {1, 48, 11, 12, 1, 5, 1, 2, 2}, {1, 16, 6, 3, 1, 3, 1, 1, 1}};
   for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const long *v = cases[k];
     const long n = v[0], c = v[1], h = v[2], w = v[3], m = v[4], ks = v[5], s = v[6], pd = v[7];
