@@ -382,41 +382,105 @@ static chain_arg chain_operand(const eg_ew_chain *ch, const eg_ew_chain_step *st
   }
 }
 
+/* A chain's blocks: whole rows of c (CHAN leaves then read a copy tiled to the block), or
+ * pieces of one row. */
+typedef struct chain_blocks {
+  bool rows;
+  int64_t per, pieces, count;
+} chain_blocks;
+
+static chain_blocks blocks_of(const eg_ew_chain *ch) {
+  chain_blocks bl = {.rows = ch->c <= CHAIN_BLOCK};
+  bl.per = bl.rows ? CHAIN_BLOCK / ch->c * ch->c : CHAIN_BLOCK;
+  bl.pieces = bl.rows ? 1 : (ch->c + bl.per - 1) / bl.per;
+  bl.count = bl.rows ? (ch->n + bl.per - 1) / bl.per : ch->n / ch->c * bl.pieces;
+  return bl;
+}
+
+/* CHAN leaves tiled to a block of rows (tiled[l] NULL for the others or in pieces). */
+static void tile_leaves(const eg_ew_chain *ch, const void *const *leaves, const chain_blocks *bl,
+                        float (*tiles)[CHAIN_BLOCK], const float **tiled) {
+  for (int l = 0; l < EG_EW_CHAIN_MAX_LEAVES; l++) tiled[l] = NULL;
+  for (int l = 0; bl->rows && l < ch->n_leaves; l++) {
+    if (ch->leaf_form[l] != EG_EW_LEAF_CHAN) continue;
+    for (int64_t e = 0; e < bl->per; e++) tiles[l][e] = ((const float *)leaves[l])[e % ch->c];
+    tiled[l] = tiles[l];
+  }
+}
+
+/* Block b of the chain: its first element (*i0), first column (*coff) and length (returned);
+ * the last step's results into out[0 .. len). `round` as for eg_ew_chain_nhwc_f32, and on the
+ * last step's results too with round_last. */
+EG_SIMD_CLONES static int64_t chain_block(const eg_ew_chain *ch, const void *const *leaves,
+                           const float *const *tiled, const chain_blocks *bl, int64_t b,
+                           float *(*out)(void *ctx, int64_t i0), void *ctx,
+                           void (*round)(float *x, size_t n), bool round_last, int64_t *i0_out,
+                           int64_t *coff_out) {
+  float reg[EG_EW_CHAIN_MAX_STEPS][CHAIN_BLOCK];
+  uint8_t mreg[EG_EW_CHAIN_MAX_STEPS][CHAIN_BLOCK];
+  const int64_t n = ch->n, c = ch->c, per = bl->per;
+  const int64_t coff = bl->rows ? 0 : b % bl->pieces * per;
+  const int64_t i0 = bl->rows ? b * per : b / bl->pieces * c + coff;
+  const int64_t len = bl->rows ? (n - i0 < per ? n - i0 : per) : (c - coff < per ? c - coff : per);
+  for (int s = 0; s < ch->n_steps; s++) {
+    const eg_ew_chain_step *st = &ch->step[s];
+    chain_arg x[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+    for (int i = 0; i < eg_ew_chain_op_arity((eg_ew_chain_op)st->op); i++)
+      x[i] = chain_operand(ch, st, i, leaves, tiled, i0, coff, reg, mreg);
+    const bool last = s == ch->n_steps - 1;
+    float *dst = last ? out(ctx, i0) : reg[s];
+    chain_step(st, x, len, dst, mreg[s]);
+    if (round && (!last || round_last) && !eg_ew_chain_op_masks((eg_ew_chain_op)st->op))
+      round(dst, (size_t)len);
+  }
+  *i0_out = i0;
+  *coff_out = coff;
+  return len;
+}
+
+/* chain_block's destination: y at the block's first element, or one block buffer. */
+static float *at_element(void *y, int64_t i0) { return (float *)y + i0; }
+static float *at_start(void *buf, int64_t i0) {
+  (void)i0;
+  return buf;
+}
+
 EG_SIMD_CLONES
 void eg_ew_chain_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, float *y,
                           void (*round)(float *x, size_t n)) {
-  const int64_t n = ch->n, c = ch->c;
-  /* a block: whole rows of c (CHAN leaves then read a copy tiled to the block), or a piece of
-   * one row */
-  const bool rows = c <= CHAIN_BLOCK;
-  const int64_t per = rows ? CHAIN_BLOCK / c * c : CHAIN_BLOCK;
-  const int64_t pieces = rows ? 1 : (c + per - 1) / per;
-  const int64_t blocks = rows ? (n + per - 1) / per : n / c * pieces;
+  const chain_blocks bl = blocks_of(ch);
   float tiles[EG_EW_CHAIN_MAX_LEAVES][CHAIN_BLOCK];
-  const float *tiled[EG_EW_CHAIN_MAX_LEAVES] = {0};
-  for (int l = 0; rows && l < ch->n_leaves; l++) {
-    if (ch->leaf_form[l] != EG_EW_LEAF_CHAN) continue;
-    for (int64_t e = 0; e < per; e++) tiles[l][e] = ((const float *)leaves[l])[e % c];
-    tiled[l] = tiles[l];
+  const float *tiled[EG_EW_CHAIN_MAX_LEAVES];
+  tile_leaves(ch, leaves, &bl, tiles, tiled);
+#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(ch->n))
+  for (int64_t b = 0; b < bl.count; b++) {
+    int64_t i0, coff;
+    chain_block(ch, leaves, tiled, &bl, b, at_element, y, round, false, &i0, &coff);
   }
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(n))
-  for (int64_t b = 0; b < blocks; b++) {
-    float reg[EG_EW_CHAIN_MAX_STEPS][CHAIN_BLOCK];
-    uint8_t mreg[EG_EW_CHAIN_MAX_STEPS][CHAIN_BLOCK];
-    const int64_t coff = rows ? 0 : b % pieces * per;
-    const int64_t i0 = rows ? b * per : b / pieces * c + coff;
-    const int64_t len = rows ? (n - i0 < per ? n - i0 : per) : (c - coff < per ? c - coff : per);
-    for (int s = 0; s < ch->n_steps; s++) {
-      const eg_ew_chain_step *st = &ch->step[s];
-      chain_arg x[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
-      for (int i = 0; i < eg_ew_chain_op_arity((eg_ew_chain_op)st->op); i++)
-        x[i] = chain_operand(ch, st, i, leaves, tiled, i0, coff, reg, mreg);
-      const bool last = s == ch->n_steps - 1;
-      chain_step(st, x, len, last ? y + i0 : reg[s], mreg[s]);
-      if (round && !last && !eg_ew_chain_op_masks((eg_ew_chain_op)st->op))
-        round(reg[s], (size_t)len);
+}
+
+EG_SIMD_CLONES
+void eg_ew_chain_reduce_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, bool mean,
+                                 float *y, double *acc, void (*round)(float *x, size_t n)) {
+  const chain_blocks bl = blocks_of(ch);
+  const int64_t c = ch->c;
+  float tiles[EG_EW_CHAIN_MAX_LEAVES][CHAIN_BLOCK], buf[CHAIN_BLOCK];
+  const float *tiled[EG_EW_CHAIN_MAX_LEAVES];
+  tile_leaves(ch, leaves, &bl, tiles, tiled);
+  for (int64_t e = 0; e < c; e++) acc[e] = 0.0;
+  for (int64_t b = 0; b < bl.count; b++) { /* in element order: each channel's sum in row order */
+    int64_t i0, coff;
+    const int64_t len = chain_block(ch, leaves, tiled, &bl, b, at_start, buf, round, true, &i0,
+                                    &coff);
+    for (int64_t r = 0; r < (bl.rows ? len / c : 1); r++) {
+      const float *row = buf + r * c;
+      double *a = acc + coff;
+#pragma omp simd
+      for (int64_t e = 0; e < (bl.rows ? c : len); e++) a[e] += (double)row[e];
     }
   }
+  const double scale = mean ? (double)c / (double)ch->n : 1.0;
+  for (int64_t e = 0; e < c; e++) y[e] = (float)(acc[e] * scale);
 }
 
 /* ---- casts ---- */

@@ -113,6 +113,16 @@ int eg_ew_chain_op_arity(eg_ew_chain_op op);
  * the executor's fp16 mode rounds each op's output (an element-wise rule). */
 void eg_ew_chain_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, float *y,
                           void (*round)(float *x, size_t n));
+/* y[e] (ch->c floats) = the sum over the chain's rows (n / c of them, the last dim's values
+ * per row) of its last step's value at column e, or with `mean` that sum times c / n:
+ * ReduceSum / ReduceMean of the chain's output over every dim but the last, without that
+ * output. Accumulated in double in element order, as eg_reduce_nhwc_f32 adds a tensor's rows,
+ * so the result is bit for bit that reduction's of the chain's output. `round` is applied to
+ * every step's float results, the last's too (the executor's fp16 mode rounds the chain's
+ * output before a reduction reads it). acc: c doubles of scratch. Not threaded (the order of
+ * the sums is fixed). */
+void eg_ew_chain_reduce_nhwc_f32(const eg_ew_chain *ch, const void *const *leaves, bool mean,
+                                 float *y, double *acc, void (*round)(float *x, size_t n));
 
 typedef enum eg_cast_type {
   EG_CAST_F32,

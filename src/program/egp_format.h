@@ -1,10 +1,11 @@
-/* egp_format.h — the compiled program file (.egp), version 12 (2 added the compiler's value
+/* egp_format.h — the compiled program file (.egp), version 13 (2 added the compiler's value
  * annotations and node sources to GRAPH, 3 the inputs' state_dict names, 4 their random kind,
  * 5 the program's precision, 6 every input's and output's role and pair, 8 each NPU
  * partition's backend and its record as the backend's own bytes, 9 the NPU executor's plan
  * in a backend's record (how it runs the layout Transposes) and whether each boundary's value
  * is held NHWC between partitions, 10 the plan's ALIAS code (a Reshape sharing its input's
- * bytes), 11 an ALIAS of a graph input, 12 the FUSED code; older versions are refused, with a
+ * bytes), 11 an ALIAS of a graph input, 12 the FUSED code, 13 a FUSED op read by a reduction
+ * (its group summed by the ReduceSum / ReduceMean); older versions are refused, with a
  * message to compile the graph again): one binary holding everything a runtime needs to run a
  * graph compiled for a SoC (program.h): the IR graph, each node's placement, each NPU
  * partition's lowered form (its backend's record), the step order, the target SoC, and every
@@ -28,7 +29,7 @@
  * ==== Layout ====
  *   offset 0   Header (32 bytes)
  *     0  u8[4] magic        "EGP1"
- *     4  u32   version      12 (EG_EGP_VERSION); another version is refused
+ *     4  u32   version      13 (EG_EGP_VERSION); another version is refused
  *     8  u64   file_size    the file's exact size in bytes (a truncated or extended file is
  *                           refused before anything else is read)
  *     16 u32   n_sections   EG_EGP_N_SECTIONS (6): each kind below exactly once
@@ -156,7 +157,7 @@
 #include "program/program.h"
 
 #define EG_EGP_MAGIC "EGP1"
-#define EG_EGP_VERSION 12u
+#define EG_EGP_VERSION 13u
 #define EG_EGP_HEADER_SIZE 32u
 #define EG_EGP_SECTION_ENTRY_SIZE 24u
 #define EG_EGP_STATIC_ALIGN 64u

@@ -149,9 +149,9 @@ corrupt trunc_patched 'b = b[:len(b) - 1]; struct.pack_into("<Q", b, 8, len(b))'
 expect_fail 2 "section table: STATIC" -- $exe inspect "$work/trunc_patched.egp"
 corrupt bad_version 'struct.pack_into("<I", b, 4, 1)' # version 1: before the value annotations
 expect_fail 2 "header: version (1): written by an older edgegrad" -- $exe inspect "$work/bad_version.egp"
-corrupt v11 'struct.pack_into("<I", b, 4, 11)' # version 11: the last before the fused elementwise groups
-expect_fail 2 "header: version (11): written by an older edgegrad; this one reads version 12, which records how the NPU executor runs each partition's layout Transposes and Reshapes and which values stay NHWC between partitions: compile the graph again" \
-  -- $exe run "$work/v11.egp" "${inputs[@]}"
+corrupt v12 'struct.pack_into("<I", b, 4, 12)' # version 12: the last before the fused reductions
+expect_fail 2 "header: version (12): written by an older edgegrad; this one reads version 13, which records how the NPU executor runs each partition's layout Transposes and Reshapes and which values stay NHWC between partitions: compile the graph again" \
+  -- $exe run "$work/v12.egp" "${inputs[@]}"
 corrupt bad_offset 'o, s, e = sec[2]; struct.pack_into("<Q", b, e + 8, o + 8)'
 expect_fail 2 "section table: GRAPH" -- $exe inspect "$work/bad_offset.egp"
 corrupt huge_offset 'o, s, e = sec[4]; struct.pack_into("<Q", b, e + 8, (1 << 63) + 8)'

@@ -1100,7 +1100,8 @@ static void test_header_rejected(void) {
                {4, 9, "version (9): written by an older edgegrad"}, /* 9: no Reshape aliases */
                {4, 10, "version (10): written by an older edgegrad"}, /* 10: no input aliases */
                {4, 11, "version (11): written by an older edgegrad"}, /* 11: no fusions */
-               {4, 13, "version (13): written by a newer edgegrad"},
+               {4, 12, "version (12): written by an older edgegrad"}, /* 12: no reduce tails */
+               {4, 14, "version (14): written by a newer edgegrad"},
                {16, 5, "n_sections 5"},
                {20, 1, "flags 1"},
                {24, 7, "reserved 7"}};

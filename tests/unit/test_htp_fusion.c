@@ -289,6 +289,65 @@ static void test_leaves_live_to_the_tail(void) {
   eg_htp_qnn_graph_destroy(g);
 }
 
+/* Reduce op `type` of x over dims `mask` (bit d: dim d) into y. */
+static void reduce(eg_htp_qnn_graph *g, const char *name, eg_htp_qnn_op type, int32_t x,
+                   uint32_t mask, int32_t y) {
+  uint32_t axes[4], n = 0;
+  for (uint32_t d = 0; d < 4; d++)
+    if (mask >> d & 1u) axes[n++] = d;
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32_tensor("axes", 1, (const uint32_t[]){n}, axes);
+  eg_test_op(g, name, type, 1, &x, y, 1, &p);
+}
+
+/* Batch norm's statistics, as the lowering writes them: xc = x - mean (read twice), the
+ * variance ReduceMean(xc * xc), and the running variance's ReduceSum((x - mean) * (x - mean))
+ * ([2, 4, 4, c], mean [c]): the Mul (and Sub) FUSED into the reductions, no NATIVE bytes,
+ * the sums bit for bit those of the ops run one by one (channels fewer and more than the
+ * kernel's block). */
+static void test_reduce_tail(uint32_t c) {
+  eg_htp_qnn_graph *g;
+  EG_CHECK(eg_htp_qnn_graph_create(c > 1024 ? "bn_stats_wide" : "bn_stats", &g) == EG_OK);
+  const uint32_t *d = DIMS(2, 4, 4, c), *v = DIMS(c);
+  const int32_t x = f32(g, "x", IN, 4, d), mean = f32(g, "mean", IN, 1, v);
+  const int32_t xc = f32(g, "xc", OUT, 4, d), sq = f32(g, "sq", NAT, 4, d),
+                var = f32(g, "var", OUT, 1, v), ce = f32(g, "ce", NAT, 4, d),
+                ce_sq = f32(g, "ce_sq", NAT, 4, d), var_sum = f32(g, "var_sum", OUT, 1, v);
+  OP(g, "xc", EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, xc, x, mean);
+  OP(g, "sq", EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, sq, xc, xc);
+  reduce(g, "var", EG_HTP_QNN_OP_REDUCE_MEAN, sq, 7u, var);
+  OP(g, "ce", EG_HTP_QNN_OP_ELEMENT_WISE_SUBTRACT, ce, x, mean);
+  OP(g, "ce_sq", EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, ce_sq, ce, ce);
+  reduce(g, "var_sum", EG_HTP_QNN_OP_REDUCE_SUM, ce_sq, 7u, var_sum);
+  EG_CHECK(HOWS(g, RUN, FUSED, RUN, RUN, FUSED, RUN)); /* ce read twice by its Mul */
+  alike(g, 2, (const int32_t[]){x, mean}, 3, (const int32_t[]){xc, var, var_sum}, 64 * ((c * 128 + 63) / 64));
+  eg_htp_qnn_graph_destroy(g);
+}
+
+static void test_reduce_tail_narrow(void) { test_reduce_tail(16); }
+static void test_reduce_tail_wide(void) { test_reduce_tail(1500); }
+
+/* s = x * x reduced otherwise: over dims [1, 2] (per image and channel), by ReduceMax, or with
+ * s read by a second op: s stays a tensor. */
+static void test_reduce_not_fused(void) {
+  const uint32_t *d = DIMS(2, 4, 4, 16);
+  for (int k = 0; k < 3; k++) {
+    eg_htp_qnn_graph *g;
+    EG_CHECK(eg_htp_qnn_graph_create("reduce_not_fused", &g) == EG_OK);
+    const int32_t x = f32(g, "x", IN, 4, d), s = f32(g, "s", NAT, 4, d);
+    const int32_t y = f32(g, "y", OUT, k == 0 ? 2 : 1, k == 0 ? DIMS(2, 16) : DIMS(16));
+    OP(g, "s", EG_HTP_QNN_OP_ELEMENT_WISE_MULTIPLY, s, x, x);
+    reduce(g, "y", k == 1 ? EG_HTP_QNN_OP_REDUCE_MAX : EG_HTP_QNN_OP_REDUCE_SUM, s,
+           k == 0 ? 6u : 7u, y);
+    if (k == 2) {
+      OP(g, "z", EG_HTP_QNN_OP_RELU, f32(g, "z", OUT, 4, d), s);
+      EG_CHECK(HOWS(g, RUN, RUN, RUN));
+    } else {
+      EG_CHECK(HOWS(g, RUN, RUN));
+    }
+    eg_htp_qnn_graph_destroy(g);
+  }
+}
+
 /* Hand-broken plans: refused by the rules and by the executor. */
 static void test_rules(void) {
   eg_htp_qnn_graph *g;
@@ -325,5 +384,8 @@ int main(void) {
   EG_RUN(test_group_bounds);
   EG_RUN(test_leaves_live_to_the_tail);
   EG_RUN(test_rules);
+  EG_RUN(test_reduce_tail_narrow);
+  EG_RUN(test_reduce_tail_wide);
+  EG_RUN(test_reduce_not_fused);
   return eg_test_summary();
 }

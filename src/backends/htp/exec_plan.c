@@ -118,6 +118,13 @@ static bool same_dims(const eg_htp_qnn_tensor *a, const eg_htp_qnn_tensor *b) {
   return a->rank == b->rank && !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]);
 }
 
+bool eg_htp_reduces_rows(const eg_htp_qnn_op_node *r, const eg_htp_qnn_tensor *x) {
+  return (r->type == EG_HTP_QNN_OP_REDUCE_SUM || r->type == EG_HTP_QNN_OP_REDUCE_MEAN) &&
+         r->n_inputs == 1 && r->inputs[0] == x->id && x->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 &&
+         x->rank >= 2 && eg_htp_qnn_tensor_numel(x) > 0 &&
+         r->attrs.reduce.mask == (1u << (x->rank - 1)) - 1u;
+}
+
 bool eg_htp_fuse_candidate(const eg_htp_qnn_graph *g, int32_t k, const int32_t *readers,
                            const int32_t *reader_of, int32_t *reader) {
   const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, k);
@@ -128,6 +135,10 @@ bool eg_htp_fuse_candidate(const eg_htp_qnn_graph *g, int32_t k, const int32_t *
       readers[y->id] != 1 || reader_of[y->id] <= k)
     return false;
   const eg_htp_qnn_op_node *r = eg_htp_qnn_graph_op(g, reader_of[y->id]);
+  if (eg_htp_reduces_rows(r, y)) {
+    *reader = reader_of[y->id];
+    return true;
+  }
   if (!eg_htp_chain_op(r, &rc) || r->n_inputs != eg_ew_chain_op_arity(rc) ||
       !same_dims(y, eg_htp_qnn_graph_tensor(g, r->outputs[0])))
     return false;
@@ -163,8 +174,14 @@ static bool group_of(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, int32
 bool eg_htp_fused_group_fits(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p,
                              int32_t tail) {
   const eg_htp_qnn_op_node *op = eg_htp_qnn_graph_op(g, tail);
-  const eg_htp_qnn_tensor *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
   int steps = 0, leaves = 0;
+  if (op->n_inputs == 1 && op->inputs[0] >= 0) { /* a reduction of a FUSED op's output */
+    const eg_htp_qnn_tensor *x = eg_htp_qnn_graph_tensor(g, op->inputs[0]);
+    if (eg_htp_reduces_rows(op, x))
+      return x->producer >= 0 && p->ops[x->producer].how == EG_HTP_EXEC_FUSED &&
+             group_of(g, p, x->producer, x, &steps, &leaves);
+  }
+  const eg_htp_qnn_tensor *y = eg_htp_qnn_graph_tensor(g, op->outputs[0]);
   return y->dtype == EG_HTP_QNN_DTYPE_FLOAT_32 && group_of(g, p, tail, y, &steps, &leaves);
 }
 
@@ -335,14 +352,16 @@ static bool check_fused(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p, in
       (!eg_htp_fuse_candidate(g, k, readers, reader_of, &r) ||
        (p->ops[r].how != EG_HTP_EXEC_RUN && p->ops[r].how != EG_HTP_EXEC_FUSED))) {
     snprintf(why, size, "FUSED: an elementwise op whose NATIVE output (of its dtype) one later "
-             "elementwise op, RUN or FUSED, alone reads, over the same dims");
+             "elementwise op, RUN or FUSED, alone reads, over the same dims, or a ReduceSum or "
+             "ReduceMean over every dim but the last (a float output)");
     return false;
   }
   if (p->ops[k].how == EG_HTP_EXEC_RUN && eg_htp_reads_fused(g, p, k) &&
       !eg_htp_fused_group_fits(g, p, k)) {
     snprintf(why, size, "reads a FUSED op's output: the tail of a group of elementwise ops "
              "(at most %d ops, %d leaf operands: dense, per channel or one element, of the "
-             "op's dtype) with a FLOAT_32 output", EG_EW_CHAIN_MAX_STEPS,
+             "op's dtype) with a FLOAT_32 output, or a reduction of one over every dim but the "
+             "last", EG_EW_CHAIN_MAX_STEPS,
              EG_EW_CHAIN_MAX_LEAVES);
     return false;
   }

@@ -30,7 +30,11 @@
  *             the tail, its life stretched to it: of the op's dtype (BOOL_8 Select's condition,
  *             FLOAT_32 else) and dense over the output's elements, one per channel (the last
  *             dim, others 1) or one element (a mask: not per channel); a group has at most
- *             EG_EW_CHAIN_MAX_STEPS ops and EG_EW_CHAIN_MAX_LEAVES leaf operands;
+ *             EG_EW_CHAIN_MAX_STEPS ops and EG_EW_CHAIN_MAX_LEAVES leaf operands. The tail
+ *             may also be a ReduceSum or ReduceMean over every dim but the last of a FUSED
+ *             op's float output (eg_htp_reduces_rows; .egp 13): it sums the group's values
+ *             row by row as it would sum that output (eg_ew_chain_reduce_nhwc_f32), bit for
+ *             bit, and the output gets no bytes;
  *   filter_src, filter_read (Conv2d, TransposeConv2d; -1 and AS_IS otherwise): input 1 is the
  *             output of a SKIP Transpose of tensor filter_src, read as
  *             OI   TransposeConv2d, perm [0,1,3,2] of a FLOAT_32 STATIC tensor: the forward
@@ -105,16 +109,22 @@ bool eg_htp_reshape_aliases(const eg_htp_qnn_graph *g, const eg_htp_qnn_op_node 
 bool eg_htp_chain_op(const eg_htp_qnn_op_node *op, eg_ew_chain_op *out);
 /* How a chain over y's elements reads operand x (eg_ew_leaf_form), or -1 when it cannot. */
 int eg_htp_leaf_form(const eg_htp_qnn_tensor *x, const eg_htp_qnn_tensor *y);
+/* Whether op r is a ReduceSum or ReduceMean of x (its one input) over every dim but the last
+ * (rank 2 or more, elements, FLOAT_32): the reduction a group may end in
+ * (eg_ew_chain_reduce_nhwc_f32; batch norm's statistics, per channel of NHWC). */
+bool eg_htp_reduces_rows(const eg_htp_qnn_op_node *r, const eg_htp_qnn_tensor *x);
 /* Whether op k of g may be FUSED into its reader: a chain op, its output NATIVE, of the
  * op's dtype (BOOL_8 for a comparison, else FLOAT_32) and read once (readers: per tensor, how
  * many op inputs read it), by a later chain op (*reader) whose output has its dims and which
- * reads it as an operand of that dtype. Its other operands are the group's rules. */
+ * reads it as an operand of that dtype, or by a reduction eg_htp_reduces_rows allows. Its
+ * other operands are the group's rules. */
 bool eg_htp_fuse_candidate(const eg_htp_qnn_graph *g, int32_t k, const int32_t *readers,
                            const int32_t *reader_of, int32_t *reader);
 /* Whether the group of chain op `tail` of g under plan p (itself and the FUSED ops feeding
  * it, through chains) fits the kernel: a float output for the tail, every leaf operand of
  * the op's dtype and a leaf form (a mask FULL or SCALAR), at most EG_EW_CHAIN_MAX_STEPS ops
- * and EG_EW_CHAIN_MAX_LEAVES leaves. */
+ * and EG_EW_CHAIN_MAX_LEAVES leaves. A reduction tail (eg_htp_reduces_rows): the group of
+ * the FUSED op whose output it reads fits so, over that output's elements. */
 bool eg_htp_fused_group_fits(const eg_htp_qnn_graph *g, const eg_htp_exec_plan *p,
                              int32_t tail);
 /* Whether op k of g reads the output of a FUSED op of p (k is then a tail or FUSED). */

@@ -59,7 +59,10 @@ typedef struct plan {
                      own, points at its input's bytes, set as execute reaches it */
   bool fused;     /* never run on its own (the plan's FUSED): the tail of its group computes
                      it, its output gets no bytes */
-  eg_ew_chain *chain;    /* a group's tail: the group as one kernel (its ops in order) */
+  eg_ew_chain *chain;    /* a group's tail: the group as one kernel (its ops in order); a
+                            reduction's: the group of the FUSED op it reads, summed
+                            (chain_reduce) */
+  bool chain_reduce;
   int32_t *chain_leaves; /* and the tensor each of its leaves reads */
   uint8_t filter_read; /* the plan's: eg_htp_filter_read of filter_src */
   int32_t filter_src; /* Conv2d, TransposeConv2d: tensor its filter is read from (the plan's)
@@ -630,25 +633,32 @@ static int chain_add(exec_t *ex, int32_t k, const eg_htp_qnn_tensor *y, eg_ew_ch
   return ch->n_steps++;
 }
 
-/* Tail k's chain (the plan was checked: the group fits the kernel). */
+/* Tail k's chain (the plan was checked: the group fits the kernel); a reduction's, the group
+ * of the FUSED op whose output it reads (its scratch, the reduction's, holds the sums). */
 static eg_status prepare_chain(exec_t *ex, int32_t k) {
   plan *pl = &ex->plans[k];
-  const eg_htp_qnn_tensor *y = tout(ex, eg_htp_qnn_graph_op(ex->g, k));
+  const op_t *op = eg_htp_qnn_graph_op(ex->g, k);
+  pl->chain_reduce = op->n_inputs == 1 && eg_htp_reduces_rows(op, tin(ex, op, 0));
+  const eg_htp_qnn_tensor *y = pl->chain_reduce ? tin(ex, op, 0) : tout(ex, op);
   pl->chain = calloc(1, sizeof *pl->chain);
   pl->chain_leaves = calloc(EG_EW_CHAIN_MAX_LEAVES, sizeof(int32_t));
   if (!pl->chain || !pl->chain_leaves)
     return eg_error(EG_ERR_NOMEM, "executor %s: out of memory", eg_htp_qnn_graph_name(ex->g));
   pl->chain->n = eg_htp_qnn_tensor_numel(y);
   pl->chain->c = y->rank > 0 && y->dims[y->rank - 1] > 0 ? y->dims[y->rank - 1] : 1;
-  chain_add(ex, k, y, pl->chain, pl->chain_leaves);
+  chain_add(ex, pl->chain_reduce ? y->producer : k, y, pl->chain, pl->chain_leaves);
   return EG_OK;
 }
 
 static void run_chain(exec_t *ex, const op_t *op, const plan *pl) {
   const void *leaves[EG_EW_CHAIN_MAX_LEAVES];
   for (int l = 0; l < pl->chain->n_leaves; l++) leaves[l] = ex->ptr[pl->chain_leaves[l]];
-  eg_ew_chain_nhwc_f32(pl->chain, leaves, out_ptr(ex, op),
-                       ex->fp16 ? eg_fp16_store_result_f32 : NULL);
+  void (*round)(float *, size_t) = ex->fp16 ? eg_fp16_store_result_f32 : NULL;
+  if (pl->chain_reduce)
+    eg_ew_chain_reduce_nhwc_f32(pl->chain, leaves, pl->u.reduce.mean, out_ptr(ex, op),
+                                scratch_of(ex, pl), round);
+  else
+    eg_ew_chain_nhwc_f32(pl->chain, leaves, out_ptr(ex, op), round);
 }
 
 /* ---- the kernel table ---- */

@@ -30,7 +30,10 @@
  *         not fit the chain kernel (eg_htp_fused_group_fits), whose group then runs op by op:
  *         batch norm's apply (x_c * scale + shift), its backward's input gradient (four ops
  *         over the tensor), ReLU6's backward (two comparisons and two Selects) each run as one
- *         pass instead of writing and reading back a tensor per op. */
+ *         pass instead of writing and reading back a tensor per op; a group read by a
+ *         ReduceSum or ReduceMean over every dim but the last (batch norm's variance and
+ *         running variance: (x - mean)^2 per channel) is summed by the reduction, without
+ *         the squares' tensor. */
 #ifndef EG_BACKENDS_HTP_LAYOUT_PASS_H
 #define EG_BACKENDS_HTP_LAYOUT_PASS_H
 
