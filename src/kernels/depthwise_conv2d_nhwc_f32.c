@@ -2,9 +2,9 @@
 #include "kernels/depthwise_conv2d_nhwc_f32.h"
 
 #include <stdbool.h>
-#include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "kernels/vec8_nhwc_f32.h"
 #include "util/simd.h"
 
 /* out[co] += x_pixel[co / mult] * w[co] for every output channel. */
@@ -42,36 +42,21 @@ EG_SIMD_CLONES static void output_pixel(const eg_dwconv2d_nhwc_params *p, const 
 /* Channels per register block and output pixels per block of the mult-1 rows. */
 enum { EG_DW_BLOCK = 16, EG_DW_PIXELS = 4 };
 
-typedef float v8 __attribute__((vector_size(32)));
-
-/* v <- 8 floats at p (any alignment): a macro, as a v8 passed by value would change the ABI
- * between the clones */
-#define EG_DW_LOAD8(v, p) memcpy(&(v), (p), sizeof(v8))
-
-/* vblock inlined with its loops over the pixels unrolled, so its sums stay in registers */
-#if defined(__GNUC__)
-#define EG_DW_INLINE inline __attribute__((always_inline))
-#define EG_DW_UNROLL _Pragma("GCC unroll 4")
-#else
-#define EG_DW_INLINE inline
-#define EG_DW_UNROLL
-#endif
-
 /* Output pixels j..j+np-1 (np 1 to 4) of row i, channels [c0, c0 + 16), into yp (pixel q at
  * yp + q*c_in): the sums stay in registers over the taps and each filter vector serves the np
  * pixels; each is bias (or 0) plus the products of the taps inside the image in (a, b)
  * order, as output_pixel adds them. Without `edge` every tap's column is inside the image.
  * Inlined with constant np and edge into its caller's clone. */
-static EG_DW_INLINE void vblock(const eg_dwconv2d_nhwc_params *p, const float *img,
+static EG_V8_INLINE void vblock(const eg_dwconv2d_nhwc_params *p, const float *img,
                                 const float *f, const float *bias, int64_t i, int64_t j,
                                 int64_t c0, float *yp, const int np, const bool edge) {
   const int64_t c = p->c_in, sw = p->stride[1];
-  v8 acc[EG_DW_PIXELS][2];
-  EG_DW_UNROLL
+  eg_v8 acc[EG_DW_PIXELS][2];
+  EG_V8_UNROLL4
   for (int q = 0; q < np; q++)
     for (int h = 0; h < 2; h++) {
-      acc[q][h] = (v8){0};
-      if (bias) EG_DW_LOAD8(acc[q][h], bias + c0 + 8 * h);
+      acc[q][h] = (eg_v8){0};
+      if (bias) EG_V8_LOAD(acc[q][h], bias + c0 + 8 * h);
     }
   for (int64_t a = 0; a < p->k_h; a++) {
     const int64_t yy = i * p->stride[0] - p->pad[0] + a * p->dilation[0];
@@ -81,24 +66,24 @@ static EG_DW_INLINE void vblock(const eg_dwconv2d_nhwc_params *p, const float *i
       const int64_t x0 = j * sw - p->pad[1] + b * p->dilation[1];
       if (edge && (x0 < 0 || x0 >= p->w_in)) continue;
       const float *w = f + (a * p->k_w + b) * c + c0;
-      v8 w0, w1;
-      EG_DW_LOAD8(w0, w);
-      EG_DW_LOAD8(w1, w + 8);
-      EG_DW_UNROLL
+      eg_v8 w0, w1;
+      EG_V8_LOAD(w0, w);
+      EG_V8_LOAD(w1, w + 8);
+      EG_V8_UNROLL4
       for (int q = 0; q < np; q++) {
         const float *xp = xr + (x0 + q * sw) * c;
-        v8 x0v, x1v;
-        EG_DW_LOAD8(x0v, xp);
-        EG_DW_LOAD8(x1v, xp + 8);
+        eg_v8 x0v, x1v;
+        EG_V8_LOAD(x0v, xp);
+        EG_V8_LOAD(x1v, xp + 8);
         acc[q][0] += x0v * w0;
         acc[q][1] += x1v * w1;
       }
     }
   }
-  EG_DW_UNROLL
+  EG_V8_UNROLL4
   for (int q = 0; q < np; q++) {
-    memcpy(yp + q * c, &acc[q][0], sizeof(v8));
-    memcpy(yp + q * c + 8, &acc[q][1], sizeof(v8));
+    EG_V8_STORE(yp + q * c, acc[q][0]);
+    EG_V8_STORE(yp + q * c + 8, acc[q][1]);
   }
 }
 

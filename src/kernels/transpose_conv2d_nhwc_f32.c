@@ -26,6 +26,7 @@
 
 #include "kernels/conv2d_nhwc_f32.h"
 #include "kernels/parallel_nhwc_f32.h"
+#include "kernels/vec8_nhwc_f32.h"
 #include "kernels/winograd_nhwc_f32.h"
 #include "util/error.h"
 #include "util/simd.h"
@@ -570,9 +571,74 @@ static void direct_rows(const tparams *p, const float *x, const float *filter, c
   }
 }
 
+/* Taps of one output coordinate o of a cig-1 DIRECT along one dim (kernel k, stride s, pad
+ * before, input size in): tap[i] the kernel index and at[i] the input index of each tap that
+ * lands on o, ascending; returns their count (at most EG_TCONV_DW_TAPS). */
+enum { EG_TCONV_DW_TAPS = 16, EG_TCONV_DW_BLOCK = 16 };
+static int dw_taps(int64_t o, int64_t k, int64_t s, int64_t pad, int64_t in, int64_t *tap,
+                   int64_t *at) {
+  int nt = 0;
+  for (int64_t a = ((o + pad) % s + s) % s; a < k && o + pad - a >= 0; a += s) {
+    const int64_t i = (o + pad - a) / s;
+    if (i < in) tap[nt] = a, at[nt++] = i;
+  }
+  return nt;
+}
+
+/* Rows [r0, r1) of a cig-1 DIRECT (the input gradient of a depthwise conv, kernels of at most
+ * EG_TCONV_DW_TAPS taps a side): per output pixel its taps found once, then per block of 16
+ * channels the sums in registers over them: bias (or 0), then the taps in (a, b) order, as
+ * direct_rows adds them; the channels past the last block as direct_rows does. */
+EG_SIMD_CLONES
+static void direct_rows_dw(const tparams *p, const float *x, const float *filter,
+                           const float *bias, float *y, int64_t r0, int64_t r1) {
+  const int64_t c = p->c_out, full = c / EG_TCONV_DW_BLOCK * EG_TCONV_DW_BLOCK;
+  int64_t ta[EG_TCONV_DW_TAPS], ia[EG_TCONV_DW_TAPS], tb[EG_TCONV_DW_TAPS], ib[EG_TCONV_DW_TAPS];
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t n = r / p->h_out, oh = r % p->h_out;
+    const int na = dw_taps(oh, p->k_h, p->stride[0], p->pad[0], p->h_in, ta, ia);
+    for (int64_t ow = 0; ow < p->w_out; ow++) {
+      const int nb = dw_taps(ow, p->k_w, p->stride[1], p->pad[1], p->w_in, tb, ib);
+      float *yr = y + (r * p->w_out + ow) * c;
+      for (int64_t c0 = 0; c0 < full; c0 += EG_TCONV_DW_BLOCK) {
+        eg_v8 acc0 = {0}, acc1 = {0};
+        if (bias) EG_V8_LOAD(acc0, bias + c0), EG_V8_LOAD(acc1, bias + c0 + 8);
+        for (int i = 0; i < na; i++)
+          for (int j = 0; j < nb; j++) {
+            const float *xr = x + ((n * p->h_in + ia[i]) * p->w_in + ib[j]) * c + c0;
+            const float *fr = filter + (ta[i] * p->k_w + tb[j]) * c + c0;
+            eg_v8 x0, x1, f0, f1;
+            EG_V8_LOAD(x0, xr), EG_V8_LOAD(x1, xr + 8);
+            EG_V8_LOAD(f0, fr), EG_V8_LOAD(f1, fr + 8);
+            acc0 += x0 * f0;
+            acc1 += x1 * f1;
+          }
+        EG_V8_STORE(yr + c0, acc0);
+        EG_V8_STORE(yr + c0 + 8, acc1);
+      }
+      for (int64_t q = full; q < c; q++) {
+        float v = bias ? bias[q] : 0.0f;
+        for (int i = 0; i < na; i++)
+          for (int j = 0; j < nb; j++)
+            v += x[((n * p->h_in + ia[i]) * p->w_in + ib[j]) * c + q] *
+                 filter[(ta[i] * p->k_w + tb[j]) * c + q];
+        yr[q] = v;
+      }
+    }
+  }
+}
+
 static void run_direct(const tparams *p, const float *x, const float *filter, const float *bias,
                        float *y) {
   const int64_t rows = p->n * p->h_out;
+  if (p->c_in == p->groups && p->k_h <= EG_TCONV_DW_TAPS && p->k_w <= EG_TCONV_DW_TAPS) {
+#pragma omp parallel if (eg_nhwc_omp_worth(rows * p->w_out * p->c_in * taps(p)) && rows > 1)
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      direct_rows_dw(p, x, filter, bias, y, rows * t / nt, rows * (t + 1) / nt);
+    }
+    return;
+  }
   if (eg_nhwc_omp_worth(rows * p->w_out * p->c_in * taps(p)) && rows > 1) {
 #pragma omp parallel
     {

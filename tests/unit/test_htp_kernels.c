@@ -411,6 +411,8 @@ static void test_tconv2d_naive(void) {
       {2, 12, 5, 6, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 6},    /* direct: cig 2, stride 2 */
       {1, 5, 4, 4, 5, 5, 3, 3, 2, 2, 0, 1, 1, 2, 1, 5},     /* direct: stride 3, crop */
       {2, 48, 24, 24, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 48}, /* direct, threaded */
+      {2, 40, 6, 5, 40, 3, 3, 2, 2, 1, 0, 1, 0, 0, 0, 40},  /* direct: 16-channel blocks, tail */
+      {1, 16, 4, 5, 16, 5, 4, 3, 2, 2, 1, 0, 1, 1, 0, 16},  /* direct: blocks, stride 3, crop */
   };
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     float *y;
