@@ -196,6 +196,8 @@ static const conv_case conv_cases[] = {
     {2, 6, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},     /* direct: c_out == groups, cig 1 */
     {1, 24, 10, 9, 3, 4, 3, 2, 1, 1, 0, 2, 1, 2, 1, 3},   /* direct: cig 8 (a dw grad_weight) */
     {2, 40, 40, 40, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40}, /* direct, threaded */
+    {2, 160, 7, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40},  /* direct, cig 4: 16-channel blocks */
+    {1, 128, 9, 9, 16, 4, 4, 1, 1, 1, 1, 1, 1, 2, 2, 16},  /* direct, cig 8, dilated */
     /* wide kernels (a weight gradient as a Conv2d: x [c_in, h, w, n], the gradient as a
        [h, w, n, c_out] kernel): one sgemm per output row over column-shifted bands */
     {16, 8, 32, 32, 16, 32, 32, 1, 1, 1, 1, 1, 1, 1, 1, 1},
