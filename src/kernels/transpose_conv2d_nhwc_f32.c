@@ -43,6 +43,13 @@ enum { EG_TRANSPOSE_CONV2D_WINO_MIN_C = 32 };
  * the memory buys little: ResNet-18's layer3/layer4 at 64x64 input (32 and 8 tiles at batch
  * 8) would hold 63 MB of packed filters for 2.8 ms of a 68 ms step. */
 enum { EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES = 64 };
+/* A filter that is not constant (a trainable weight's input gradient) is transformed on every
+ * call: WINOGRAD then where both channel counts are >= 32, there are at least this many tiles
+ * and the output planes are smaller than FLIP's row bands take (conv2d_nhwc_f32.c: 512
+ * pixels; on larger planes FLIP's bands run at r18-l1's 111-119 GFLOP/s). Batch 8, one
+ * thread, CPU time, WINOGRAD vs FLIP: 16x16 planes (512 tiles) 64 -> 32 channels 762 vs
+ * 1210 us, 32 -> 32 462 vs 643; 8x8 (128 tiles) 128 -> 64 1038 vs 1015, 64 -> 64 524 vs 493. */
+enum { EG_TRANSPOSE_CONV2D_WINO_MIN_TILES = 256, EG_TRANSPOSE_CONV2D_WINO_MAX_PLANE = 511 };
 
 typedef eg_transpose_conv2d_nhwc_params tparams;
 
@@ -56,7 +63,8 @@ static bool is_empty(const tparams *p) {
  * -> FLIP (r18-l1..l4: 111-119 vs COL2IM 104-115), or WINOGRAD for 3x3 with a constant
  * (prepacked) filter and c_in, c_out >= 32 (AVX-512 EPYC, OpenBLAS Haswell kernels, CPU time:
  * l1 98-106 vs FLIP 78-93, l2 101-117 vs 80-96, l3 118-126 vs 70-88, l4 104-110 vs 75-89) and
- * enough tiles to share the packed filter (EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES);
+ * enough tiles to share the packed filter (EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES), or one
+ * transformed per call on planes of many tiles (EG_TRANSPOSE_CONV2D_WINO_MIN_TILES);
  * stride > 1 -> PHASE when c_out is wide enough (r18-l2-ds: 110 vs COL2IM 106), else COL2IM
  * (7x7 stem, c_out 3: 93 vs PHASE 19). When the work is cut into pieces (_plan) each piece runs
  * on one thread and gets the one-thread choice. Two or more threads on ONE piece (an OpenBLAS
@@ -84,9 +92,11 @@ eg_transpose_conv2d_algo eg_transpose_conv2d_nhwc_f32_pick(const tparams *p, int
   if (p->algo == EG_TRANSPOSE_CONV2D_PHASE && phase_ok) return EG_TRANSPOSE_CONV2D_PHASE;
   if (threads > 1 && taps(p) > 1) return EG_TRANSPOSE_CONV2D_COL2IM;
   const int64_t tiles = p->n * ((p->h_out + 1) / 2) * ((p->w_out + 1) / 2);
-  if (wino_ok && p->prepacked && p->c_in >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
+  if (wino_ok && p->c_in >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
       p->c_out >= EG_TRANSPOSE_CONV2D_WINO_MIN_C &&
-      tiles >= EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES)
+      (p->prepacked ? tiles >= EG_TRANSPOSE_CONV2D_WINO_MIN_PACK_TILES
+                    : tiles >= EG_TRANSPOSE_CONV2D_WINO_MIN_TILES &&
+                          p->h_out * p->w_out <= EG_TRANSPOSE_CONV2D_WINO_MAX_PLANE))
     return EG_TRANSPOSE_CONV2D_WINOGRAD;
   if (stride1) return EG_TRANSPOSE_CONV2D_FLIP;
   if (phase_ok && p->c_out >= EG_TRANSPOSE_CONV2D_PHASE_MIN_COUT) return EG_TRANSPOSE_CONV2D_PHASE;

@@ -520,6 +520,11 @@ static void test_tconv2d_pick(void) {
                               .pad = {1, 1}, .groups = 1};
   EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 1) == EG_TRANSPOSE_CONV2D_FLIP);
   EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 2) == EG_TRANSPOSE_CONV2D_COL2IM);
+  p.h_in = p.w_in = p.h_out = p.w_out = 16; /* a trainable filter on small planes: WINOGRAD */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 1) == EG_TRANSPOSE_CONV2D_WINOGRAD);
+  p.h_in = p.w_in = p.h_out = p.w_out = 8; /* too few tiles */
+  EG_CHECK(eg_transpose_conv2d_nhwc_f32_pick(&p, 1) == EG_TRANSPOSE_CONV2D_FLIP);
+  p.h_in = p.w_in = p.h_out = p.w_out = 56;
   p.stride[0] = p.stride[1] = 2;
   EG_CHECK(eg_transpose_conv2d_nhwc_f32_algo(&p) == EG_TRANSPOSE_CONV2D_PHASE);
   p.c_out = 3; /* too narrow for PHASE's sgemm */
