@@ -83,14 +83,42 @@ EG_SUM_GENERIC(u8, uint8_t, uint64_t)
  * vector reduction. Separate fixed-length lane groups keep GCC's -O2 vectoriser on registers. */
 enum { EG_SUM_F32_STRETCH = 512 };
 
-EG_SIMD_CLONES static void sum_run_f32(void *acc, int64_t ai, const void *x, int64_t xi, int64_t len) {
-  const float *p = (const float *)x + xi;
+/* The values a float32 run sums: the input itself (sq NULL), or its squared deviations
+ * (x + alpha * m)^2, alpha and m given by sq (eg_sum_sq_dev_f32). */
+typedef struct sq_dev {
+  const float *x, *m; /* the input; one mean per accumulator, or one */
+  float alpha;        /* the deviation is x + alpha * m (-1: x - m) */
+  bool per_acc;       /* m has one value per accumulator (else one) */
+} sq_dev;
+
+/* q, or where sq is given, the n values of a stretch starting at q written into buf as the
+ * elementwise kernels compute them: d = x + alpha * m, then d * d, each rounded to float. */
+static inline __attribute__((always_inline)) const float *stretch_values(const float *q,
+                                                                         int64_t n, float m,
+                                                                         float alpha,
+                                                                         const sq_dev *sq,
+                                                                         float *buf) {
+  if (!sq) return q;
+  for (int64_t k = 0; k < n; k++) {
+    const float d = q[k] + alpha * m;
+    buf[k] = d * d;
+  }
+  return buf;
+}
+
+/* acc[ai] += the sum of p[0 .. len) (sq NULL), or of their squared deviations from m. */
+static inline __attribute__((always_inline)) void sum_run_f32_body(double *acc, int64_t ai,
+                                                                   const float *p, int64_t len,
+                                                                   const sq_dev *sq, float m) {
+  float buf[EG_SUM_F32_STRETCH];
+  const float alpha = sq ? sq->alpha : 0;
   double s = 0;
   int64_t i = 0;
   while (len - i >= 32) {
     int64_t n = len - i < EG_SUM_F32_STRETCH ? (len - i) / 32 * 32 : EG_SUM_F32_STRETCH;
     float l0[8] = {0}, l1[8] = {0}, l2[8] = {0}, l3[8] = {0};
-    for (const float *q = p + i, *end = p + i + n; q < end; q += 32)
+    const float *v = stretch_values(p + i, n, m, alpha, sq, buf);
+    for (const float *q = v, *end = v + n; q < end; q += 32)
       for (int j = 0; j < 8; j++) {
         l0[j] += q[j];
         l1[j] += q[j + 8];
@@ -101,10 +129,23 @@ EG_SIMD_CLONES static void sum_run_f32(void *acc, int64_t ai, const void *x, int
     s += ((l0[0] + l0[4]) + (l0[1] + l0[5])) + ((l0[2] + l0[6]) + (l0[3] + l0[7]));
     i += n;
   }
+  const float *t = stretch_values(p + i, len - i, m, alpha, sq, buf);
   float tail = 0;
 #pragma omp simd reduction(+ : tail)
-  for (int64_t k = i; k < len; k++) tail += p[k];
-  ((double *)acc)[ai] += s + tail;
+  for (int64_t k = 0; k < len - i; k++) tail += t[k];
+  acc[ai] += s + tail;
+}
+
+EG_SIMD_CLONES static void sum_run_f32(void *acc, int64_t ai, const void *x, int64_t xi,
+                                       int64_t len) {
+  sum_run_f32_body(acc, ai, (const float *)x + xi, len, NULL, 0);
+}
+
+/* A run of squared deviations from the mean of its accumulator: x is the sq_dev. */
+EG_SIMD_CLONES static void sum_run_sq_dev_f32(void *acc, int64_t ai, const void *x, int64_t xi,
+                                              int64_t len) {
+  const sq_dev *sq = x;
+  sum_run_f32_body(acc, ai, sq->x + xi, len, sq, sq->m[sq->per_acc ? ai : 0]);
 }
 
 /* float32: EG_SUM_ROW_BLOCK rows of a column strip summed in float, then into double. */
@@ -277,6 +318,16 @@ static const sum_type sum_u8 = {sum_run_u8, add_rows_u8, sum_run_i64};
 
 void eg_sum_dense_f32(const eg_sum_geom *g, const float *x, double *acc, void *scratch) {
   sum_dense(g, x, acc, scratch, &sum_f32);
+}
+/* The innermost group is reduced (checked by the caller), so the driver hands out runs only,
+ * each into its output element's accumulator (or, with one output element, a chunk's partial
+ * sum); add_rows is never called. */
+static const sum_type sum_sq_dev_f32 = {sum_run_sq_dev_f32, NULL, sum_run_f64};
+
+void eg_sum_sq_dev_f32(const eg_sum_geom *g, const float *x, const float *m, float alpha,
+                       bool per_output, double *acc, void *scratch) {
+  const sq_dev sq = {x, m, alpha, per_output && g->out_numel > 1};
+  sum_dense(g, &sq, acc, scratch, &sum_sq_dev_f32);
 }
 void eg_sum_dense_f64(const eg_sum_geom *g, const double *x, double *acc, void *scratch) {
   sum_dense(g, x, acc, scratch, &sum_f64);

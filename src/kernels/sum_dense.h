@@ -50,4 +50,13 @@ void eg_sum_dense_i8(const eg_sum_geom *g, const int8_t *x, int64_t *acc, void *
 /* uint8 and bool (one byte, 0 or 1). */
 void eg_sum_dense_u8(const eg_sum_geom *g, const uint8_t *x, int64_t *acc, void *scratch);
 
+/* eg_sum_dense_f32 of the squared deviations d * d, d = x + alpha * m (each rounded to float,
+ * as the elementwise kernels round them), without storing them: bit for bit the sum of the
+ * tensor the sub and mul kernels would write (a batch norm's variance statistic,
+ * runtime/fuse.h). m holds one value per output element (per_output: each element's d uses
+ * the m of the output element it is summed into) or one value. g must reduce its innermost
+ * group (x as [N, C, H, W] summed over {0, 2, 3} with H * W > 1, m one value per channel). */
+void eg_sum_sq_dev_f32(const eg_sum_geom *g, const float *x, const float *m, float alpha,
+                       bool per_output, double *acc, void *scratch);
+
 #endif

@@ -473,18 +473,40 @@ BINARY_OP(div_Scalar)
 BINARY_OP(div_Scalar_mode)
 BINARY_OP(threshold_backward)
 
-bool eg_op_add_f32(const eg_graph *g, const eg_node *n, int32_t operand[2]) {
+/* Whether checked node n is op `op` computing kernel op `kop` in float32 on two float32
+ * tensors, the first (and the second unless `broadcast`) as large as the result, with
+ * *operand their value ids. */
+static bool binary_f32(const eg_graph *g, const eg_node *n, eg_op op, eg_binary_op kop,
+                       bool broadcast, int32_t operand[2]) {
   const eg_binary_attrs *at = EG_ATTRS(n, const eg_binary_attrs);
-  if (n->op != EG_OP_add_Tensor || at->op != EG_BINARY_ADD || at->dtype != EG_DTYPE_FLOAT32 ||
-      n->output < 0)
+  if (n->op != op || at->op != kop || at->dtype != EG_DTYPE_FLOAT32 || n->output < 0)
     return false;
   const int64_t numel = eg_value_numel(&g->values[n->output]);
   for (int i = 0; i < 2; i++) {
     operand[i] = eg_exec_arg_id(n, i, i ? "other" : "self");
     if (at->operand[i].is_number || at->operand[i].convert || operand[i] < 0 ||
-        eg_value_numel(&g->values[operand[i]]) != numel)
+        (eg_value_numel(&g->values[operand[i]]) != numel && !(i && broadcast)))
       return false;
   }
+  return true;
+}
+
+bool eg_op_add_f32(const eg_graph *g, const eg_node *n, int32_t operand[2]) {
+  return binary_f32(g, n, EG_OP_add_Tensor, EG_BINARY_ADD, false, operand);
+}
+
+bool eg_op_sub_f32(const eg_graph *g, const eg_node *n, int32_t operand[2], float *alpha) {
+  if (!binary_f32(g, n, EG_OP_sub_Tensor, EG_BINARY_ADD_ALPHA, true, operand)) return false;
+  *alpha = EG_ATTRS(n, const eg_binary_attrs)->alpha.f32;
+  return true;
+}
+
+bool eg_op_square_f32(const eg_graph *g, const eg_node *n, int32_t *x) {
+  int32_t operand[2];
+  if (!binary_f32(g, n, EG_OP_mul_Tensor, EG_BINARY_MUL, false, operand) ||
+      operand[0] != operand[1])
+    return false;
+  *x = operand[0];
   return true;
 }
 

@@ -59,8 +59,10 @@ void eg_op_prepare(const eg_node *n, const void *from_data, void *out);
  * another tensor that only such an activation reads: a residual connection) runs as one pass
  * that writes the activation's values (into the batch norm's output buffer, which the activation's
  * result then shares); a batch-norm backward whose grad_out only a masking activation backward
- * produced reads that backward's operands and masks them in its own passes. Both give bit for
- * bit what the two nodes give. */
+ * produced reads that backward's operands and masks them in its own passes; a sum over
+ * {0, 2, 3} of mul(d, d), d = sub(x, per-channel mean) (a batch norm's variance statistic),
+ * reads x and the mean and sums the squares without storing d or d * d. Each gives bit for
+ * bit what its nodes give. */
 
 /* A clamp y = min(max(x, lo), hi) in hardtanh's order (kernels/activation_f32.h). */
 typedef struct eg_clamp {
@@ -86,6 +88,16 @@ bool eg_op_grad_mask_of(const eg_graph *g, const eg_node *n, eg_grad_mask *m);
 /* Whether checked node n is add.Tensor of two float32 tensors as large as its result (no
  * broadcast, no conversion) with alpha 1, with *operand their value ids. */
 bool eg_op_add_f32(const eg_graph *g, const eg_node *n, int32_t operand[2]);
+/* Whether checked node n is sub.Tensor of two float32 tensors in float32, the first as large
+ * as its result, the second any shape that broadcasts (no conversion), with *operand their
+ * value ids and *alpha the kernel's factor of the second (-alpha: the result is
+ * operand[0] + *alpha * operand[1]). */
+bool eg_op_sub_f32(const eg_graph *g, const eg_node *n, int32_t operand[2], float *alpha);
+/* Whether checked node n is mul.Tensor(x, x) of a float32 tensor x in float32, with *x. */
+bool eg_op_square_f32(const eg_graph *g, const eg_node *n, int32_t *x);
+/* Whether checked node n is sum.dim_IntList of a float32 [N, C, H, W] tensor over {0, 2, 3}
+ * (keepdim either way) into float32, with H * W > 1. */
+bool eg_op_sum_channels_f32(const eg_graph *g, const eg_node *n);
 /* Whether checked threshold_backward node n computes in float32 on float32 tensors, with
  * *threshold its threshold. */
 bool eg_threshold_backward_f32(const eg_node *n, float *threshold);
@@ -97,6 +109,11 @@ eg_status eg_run_batch_norm_clamped(const eg_exec *ex, const eg_node *n, int32_t
  * argument is not read). */
 eg_status eg_run_batch_norm_backward_masked(const eg_exec *ex, const eg_node *n,
                                             eg_grad_mask m);
+/* Sum node n (eg_op_sum_channels_f32) run on the squared deviations (x + alpha * m)^2 of
+ * float32 values x (n's shape) and m (one per channel, or one), which n's own input holds
+ * when a sub and a mul compute it; bit for bit what the three nodes give. */
+eg_status eg_run_sum_sq_dev(const eg_exec *ex, const eg_node *n, int32_t x, int32_t m,
+                            float alpha);
 
 extern const eg_check_fn eg_op_check[EG_OP_COUNT];
 extern const eg_run_fn eg_op_run[EG_OP_COUNT];

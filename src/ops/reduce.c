@@ -170,6 +170,29 @@ static eg_status run_reduce(const eg_exec *ex, const eg_node *n) {
   return EG_OK;
 }
 
+bool eg_op_sum_channels_f32(const eg_graph *g, const eg_node *n) {
+  const int32_t x = eg_exec_arg_id(n, 0, "self");
+  if (n->op != EG_OP_sum_dim_IntList || x < 0 || n->output < 0) return false;
+  const eg_value *xv = &g->values[x], *ov = &g->values[n->output];
+  bool reduced[EG_MAX_RANK];
+  if (xv->kind != EG_VALUE_TENSOR || xv->dtype != EG_DTYPE_FLOAT32 || xv->rank != 4 ||
+      ov->dtype != EG_DTYPE_FLOAT32 || reduced_dims(n, xv, reduced) != EG_OK ||
+      !reduced[0] || reduced[1] || !reduced[2] || !reduced[3])
+    return false;
+  return xv->shape[2] * xv->shape[3] > 1;
+}
+
+eg_status eg_run_sum_sq_dev(const eg_exec *ex, const eg_node *n, int32_t x, int32_t m,
+                            float alpha) {
+  const eg_reduce_attrs *at = EG_ATTRS(n, eg_reduce_attrs);
+  double *acc = ex->scratch; /* a float32 output: never the accumulator */
+  eg_sum_sq_dev_f32(&at->geom, ex->data[x], ex->data[m], alpha,
+                    eg_value_numel(&ex->g->values[m]) > 1, acc,
+                    (unsigned char *)ex->scratch + at->acc_bytes);
+  finish(at, false, acc, eg_exec_outv(ex, n), eg_exec_out(ex, n));
+  return EG_OK;
+}
+
 eg_status eg_run_sum_default(const eg_exec *ex, const eg_node *n) { return run_reduce(ex, n); }
 eg_status eg_run_sum_dim_IntList(const eg_exec *ex, const eg_node *n) {
   return run_reduce(ex, n);

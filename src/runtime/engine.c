@@ -365,6 +365,7 @@ static eg_status run_cpu_node(const eg_runtime *rt, const eg_exec *ex, int32_t k
   case EG_FUSE_FOLDED: return EG_OK;
   case EG_FUSE_BN_CLAMP: return eg_run_batch_norm_clamped(ex, n, f->add, f->clamp);
   case EG_FUSE_BN_BWD_MASK: return eg_run_batch_norm_backward_masked(ex, n, f->mask);
+  case EG_FUSE_SUM_SQ_DEV: return eg_run_sum_sq_dev(ex, n, f->dev.x, f->dev.m, f->dev.alpha);
   default: return eg_op_run[n->op](ex, n);
   }
 }

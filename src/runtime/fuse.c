@@ -220,6 +220,42 @@ static bool find_bn_clamp(search *s, int32_t b) {
   return true;
 }
 
+/* m, of at most x's rank, broadcasts over x (rank 4) as one value per channel (dim 1) or one
+ * value. */
+static bool per_channel(const eg_value *x, const eg_value *m) {
+  if (x->rank != 4 || m->rank > x->rank) return false;
+  for (int i = 0; i < m->rank; i++) {
+    const int d = x->rank - m->rank + i;
+    if (m->shape[i] != 1 && (d != 1 || m->shape[i] != x->shape[1])) return false;
+  }
+  return true;
+}
+
+/* Sum node k of mul(d, d), d = sub(x, m), m per channel, each value read by the next alone. */
+static bool find_sum_sq_dev(search *s, int32_t k) {
+  const eg_graph *g = s->g;
+  if (!free_cpu(s, k) || !eg_op_sum_channels_f32(g, &g->nodes[k])) return false;
+  const int32_t sq = eg_exec_arg_id(&g->nodes[k], 0, "self");
+  if (sole_reader(s, sq) != k || g->values[sq].role != EG_ROLE_NODE) return false;
+  const int32_t mul = g->values[sq].def;
+  int32_t d, op[2];
+  float alpha;
+  if (!free_cpu(s, mul) || g->nodes[mul].output != sq ||
+      !eg_op_square_f32(g, &g->nodes[mul], &d) || g->values[d].role != EG_ROLE_NODE ||
+      s->r.refs[d] != 2 || s->r.by[s->r.first[d]] != mul || s->r.by[s->r.first[d] + 1] != mul)
+    return false;
+  const int32_t sub = g->values[d].def;
+  if (!free_cpu(s, sub) || g->nodes[sub].output != d ||
+      !eg_op_sub_f32(g, &g->nodes[sub], op, &alpha) ||
+      !per_channel(&g->values[op[0]], &g->values[op[1]]))
+    return false;
+  s->f[k] = (eg_fusion){.role = EG_FUSE_SUM_SQ_DEV, .with = mul, .add_node = -1, .add = -1,
+                        .dev = {op[0], op[1], alpha, sub}};
+  s->f[mul] = s->f[sub] = (eg_fusion){.role = EG_FUSE_FOLDED, .with = k, .add_node = -1,
+                                      .add = -1};
+  return true;
+}
+
 eg_status eg_fusions_find(const eg_graph *g, const eg_program *p, eg_fusion **out,
                           int32_t *n_fused) {
   *out = NULL;
@@ -238,6 +274,7 @@ eg_status eg_fusions_find(const eg_graph *g, const eg_program *p, eg_fusion **ou
      * outputs have no reader left but their activation */
     for (int32_t k = 0; k < g->n_nodes; k++) *n_fused += find_bn_bwd_mask(&s, k);
     for (int32_t k = 0; k < g->n_nodes; k++) *n_fused += find_bn_clamp(&s, k);
+    for (int32_t k = 0; k < g->n_nodes; k++) *n_fused += find_sum_sq_dev(&s, k);
   }
   readers_free(&s.r);
   free(s.pos);

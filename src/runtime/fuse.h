@@ -21,8 +21,14 @@
  *                the same bounds (lo < hi) put out r from it, the fused mask reads r instead,
  *                bit for bit the same mask, and the input is no longer read there: its batch
  *                norm then fuses with the hardtanh too (BN_CLAMP), its output never stored.
+ *   SUM_SQ_DEV   a batch norm's variance statistic as the exporter writes it: d = sub(x, m)
+ *                (m one mean per channel, broadcast), sq = mul(d, d), sum(sq, [0, 2, 3]) of a
+ *                float32 [N, C, H, W] x (H * W > 1), d read by the mul alone and sq by the sum
+ *                alone: the sum reads x and m and sums the squares as it would sum sq
+ *                (eg_sum_sq_dev_f32, bit for bit); d and sq get no bytes, x and m stay live
+ *                until the sum.
  *
- * Neither fuses where a value of the chain is a graph output, is read by another node (a
+ * None fuses where a value of the chain is a graph output, is read by another node (a
  * detach or view of it included), or a node of the chain runs in an NPU partition. */
 #ifndef EG_RUNTIME_FUSE_H
 #define EG_RUNTIME_FUSE_H
@@ -35,6 +41,7 @@ typedef enum eg_fuse_role {
   EG_FUSE_FOLDED,      /* runs inside another node's kernel: the step does nothing */
   EG_FUSE_BN_CLAMP,    /* a batch-norm forward that also clamps: .clamp, .with (activation) */
   EG_FUSE_BN_BWD_MASK, /* a batch-norm backward that masks: .mask, .with (the mask node) */
+  EG_FUSE_SUM_SQ_DEV,  /* a sum of squared deviations: .dev, .with (the mul), .dev.sub */
 } eg_fuse_role;
 
 typedef struct eg_fusion {
@@ -47,6 +54,11 @@ typedef struct eg_fusion {
   int32_t add;      /* the value it adds to the batch norm's output */
   eg_clamp clamp;
   eg_grad_mask mask;
+  struct {
+    int32_t x, m; /* SUM_SQ_DEV: the sub's operands, summed as (x + alpha * m)^2 */
+    float alpha;
+    int32_t sub; /* the sub node (folded, as is the mul) */
+  } dev;
 } eg_fusion;
 
 /* Per node of g (run as program p, NULL: every node on the CPU), its role in a fused chain:

@@ -118,8 +118,9 @@ static void npu_output_aliases(const eg_graph *g, const eg_program *p, eg_npu_st
 }
 
 /* What the fused chains change (fuse.h): a node folded into another reads nothing at its own
- * place (*folded, malloc'ed); a mask folded into a batch-norm backward, and a residual's add
- * folded into a batch norm, write no result (*unplanned, made when NULL), and the node they are
+ * place (*folded, malloc'ed); a mask folded into a batch-norm backward, a residual's add
+ * folded into a batch norm, and the sub and mul folded into a sum of squared deviations, write
+ * no result (*unplanned, made when NULL), and the node they are
  * folded into reads their operands, which stay live until it runs (*reads, malloc'ed,
  * *n_reads of them). */
 static eg_status fused_reads(const eg_graph *g, const eg_fusion *fz, bool **unplanned,
@@ -138,6 +139,12 @@ static eg_status fused_reads(const eg_graph *g, const eg_fusion *fz, bool **unpl
     if (fz[k].role == EG_FUSE_BN_CLAMP && fz[k].add_node >= 0) {
       (*unplanned)[g->nodes[fz[k].add_node].output] = true;
       (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].add, k};
+    }
+    if (fz[k].role == EG_FUSE_SUM_SQ_DEV) {
+      (*unplanned)[g->nodes[fz[k].dev.sub].output] = true;
+      (*unplanned)[g->nodes[fz[k].with].output] = true;
+      (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].dev.x, k};
+      (*reads)[(*n_reads)++] = (eg_plan_read){fz[k].dev.m, k};
     }
     if (fz[k].role != EG_FUSE_BN_BWD_MASK) continue;
     (*unplanned)[g->nodes[fz[k].with].output] = true;

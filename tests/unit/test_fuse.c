@@ -2,11 +2,12 @@
  * fusion on gives bit for bit the outputs of one with fusion off (each node its own kernel),
  * and fuses exactly the chains it may:
  *   - tests/data/fuse_step (make_fixtures.py: conv -> BatchNorm -> ReLU -> conv ->
- *     BatchNorm -> ReLU6 -> linear, cross-entropy, every parameter trained): four chains
+ *     BatchNorm -> ReLU6 -> linear, cross-entropy, every parameter trained): six chains
  *     (BatchNorm -> ReLU and -> ReLU6; threshold_backward and hardtanh_backward into the
  *     batch-norm backwards, hardtanh_backward's mask read from ReLU6's output so that the
- *     batch norm's output has no other reader); loss and gradients within the project's
- *     tolerance of PyTorch's, and equal to the unfused run's;
+ *     batch norm's output has no other reader; each batch norm's variance statistic
+ *     sub -> mul -> sum); loss and gradients within the project's tolerance of PyTorch's,
+ *     and equal to the unfused run's;
  *   - hand-made graphs: a batch norm (native_batch_norm, and _legit_functional) followed by a
  *     relu or hardtanh(0, 6) alone fuses; one whose output another node also reads (a neg), or
  *     which is a graph output, does not (those readers see the batch norm's own values, which
@@ -17,7 +18,13 @@
  *     graph output too, nor when z is computed after the batch norm;
  *   - ReLU6 training (hardtanh_backward reads a clone of the batch norm's output): both chains
  *     fuse, the mask read from the hardtanh's output; with the clone a graph output, or other
- *     bounds in the backward than the forward's, only the backward fuses. */
+ *     bounds in the backward than the forward's, only the backward fuses;
+ *   - the variance statistic sum((x - m) * (x - m), [0, 2, 3]), m [1, C, 1, 1] or one value:
+ *     fuses (planes longer and shorter than a 512-element stretch, and not a multiple of 32),
+ *     its sub and mul results get no bytes, and its sums are within float rounding of a
+ *     double sum of every image and channel; not where the difference or the square is read
+ *     by another node or is a graph output, m broadcasts along W, or H * W is 1. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +97,7 @@ static void test_fixture_step(void) {
     snprintf(path, sizeof path, EG_TEST_DATA "/fuse_step_inputs/%s.npy", g->inputs[i].name);
     EG_CHECK_MSG(eg_npy_load(path, &in[i]) == EG_OK, "%s", eg_last_error());
   }
-  eg_runtime *unfused = NULL, *fused = run_both(g, in, 4, &unfused);
+  eg_runtime *unfused = NULL, *fused = run_both(g, in, 6, &unfused);
   int compared = 0;
   for (int32_t o = 0; fused && o < g->n_outputs; o++) {
     char path[512];
@@ -342,6 +349,85 @@ static void test_relu6_training(void) {
   relu6_case("relu6_grad_is_y", "7", "6.0", "", 1);
 }
 
+/* ---- the variance statistic: d = x - m, sq = d * d, s = sum(sq, [0, 2, 3]) ---- */
+
+/* x [n, c, h, w] and m of shape `m_shape` (numel c or 1); `extra_values`, `extra_nodes` and
+ * `extra_outputs` after s's. fused: the chain must fuse (else it must not). */
+static void sq_dev_case(const char *name, int n, int c, int h, int w, const char *m_shape,
+                        const char *extra_values, const char *extra_nodes,
+                        const char *extra_outputs, bool fused) {
+  char values[1024], nodes[2048], outputs[256];
+  snprintf(values, sizeof values,
+           "{\"id\": 0, \"kind\": \"tensor\", \"dtype\": \"float32\", \"shape\": "
+           "[%d, %d, %d, %d]}, {\"id\": 1, \"kind\": \"tensor\", \"dtype\": \"float32\", "
+           "\"shape\": %s}, {\"id\": 2, \"kind\": \"tensor\", \"dtype\": \"float32\", "
+           "\"shape\": [%d, %d, %d, %d]}, {\"id\": 3, \"kind\": \"tensor\", \"dtype\": "
+           "\"float32\", \"shape\": [%d, %d, %d, %d]}, " T(4, "[%d]") "%s",
+           n, c, h, w, m_shape, n, c, h, w, n, c, h, w, c, extra_values);
+  snprintf(nodes, sizeof nodes, "%s%s",
+           NODE("centered", "aten.sub.Tensor", "[" V(0) ", " V(1) "]", 2) ", "
+           NODE("centered_sq", "aten.mul.Tensor", "[" V(2) ", " V(2) "]", 3) ", "
+           NODE("var_sum", "aten.sum.dim_IntList", "[" V(3) ", [0, 2, 3]]", 4),
+           extra_nodes);
+  snprintf(outputs, sizeof outputs, IN("s", 4) "%s", extra_outputs);
+  eg_graph *g = eg_test_graph_json(tmpdir, name, "none.safetensors", values,
+                                   IN("x", 0) ", " IN("m", 1), "", nodes, outputs);
+  if (!g) return;
+  const int hw = h * w, numel = n * c * hw, m_numel = (int)eg_value_numel(&g->values[1]);
+  const bool along_w = g->values[1].rank == 1 && m_numel > 1; /* else one or one per channel */
+  float *x = malloc((size_t)numel * sizeof(float)), *m = malloc((size_t)c * sizeof(float));
+  if (!x || !m) abort();
+  fill(x, numel, 11);
+  for (int k = 0; k < numel; k++) x[k] += (float)(k / hw % c); /* a mean per channel */
+  for (int k = 0; k < m_numel; k++) m[k] = (float)k + 0.125f;
+  eg_tensor in[2] = {{.dtype = EG_DTYPE_FLOAT32, .rank = 4, .shape = {n, c, h, w}, .data = x},
+                     {.dtype = EG_DTYPE_FLOAT32, .rank = g->values[1].rank, .data = m}};
+  for (int d = 0; d < g->values[1].rank; d++) in[1].shape[d] = g->values[1].shape[d];
+  eg_runtime *unfused = NULL, *rt = run_both(g, in, fused ? 1 : 0, &unfused);
+  if (rt && unfused) {
+    /* the difference and the square: no bytes where fused */
+    for (int32_t v = 2; v <= 3; v++)
+      EG_CHECK_MSG((eg_engine_value(rt, v) == NULL) == fused && eg_engine_value(unfused, v),
+                   "%s: value %d has %s bytes", name, v, eg_engine_value(rt, v) ? "" : "no");
+    /* every image and channel summed: each sum within float rounding of a double sum */
+    eg_tensor t;
+    EG_CHECK(eg_runtime_output(rt, 0, &t) == EG_OK);
+    for (int ch = 0; ch < c; ch++) {
+      double want = 0;
+      for (int i = 0; i < n; i++)
+        for (int k = 0; k < hw; k++) {
+          const float d = x[(i * c + ch) * hw + k] - m[m_numel == 1 ? 0 : along_w ? k % w : ch];
+          want += (double)(d * d);
+        }
+      const float got = ((const float *)t.data)[ch];
+      EG_CHECK_MSG(fabs(got - want) <= 1e-6 * want + 1e-30, "%s: channel %d sum %.9g, "
+                   "expected %.9g", name, ch, got, want);
+    }
+  }
+  eg_runtime_destroy(rt);
+  eg_runtime_destroy(unfused);
+  eg_graph_destroy(g);
+  free(x);
+  free(m);
+}
+
+static void test_sq_dev(void) {
+  /* planes of 49 (one 32-element stretch and a tail), 1280 (two full stretches and a third),
+   * 4 (a tail alone) */
+  sq_dev_case("sq_dev", 3, 5, 7, 7, "[1, 5, 1, 1]", "", "", "", true);
+  sq_dev_case("sq_dev_long", 2, 3, 32, 40, "[1, 3, 1, 1]", "", "", "", true);
+  sq_dev_case("sq_dev_short", 4, 6, 2, 2, "[6, 1, 1]", "", "", "", true);
+  sq_dev_case("sq_dev_one_mean", 2, 1, 9, 9, "[1]", "", "", "", true);
+  /* the difference read by a neg too, or a graph output; the square a graph output */
+  sq_dev_case("sq_dev_d_read", 2, 3, 4, 4, "[1, 3, 1, 1]", ", " T(5, "[2, 3, 4, 4]"),
+              ", " NODE("neg", "aten.neg.default", "[" V(2) "]", 5), ", " IN("n", 5), false);
+  sq_dev_case("sq_dev_d_output", 2, 3, 4, 4, "[1, 3, 1, 1]", "", "", ", " IN("d", 2), false);
+  sq_dev_case("sq_dev_sq_output", 2, 3, 4, 4, "[1, 3, 1, 1]", "", "", ", " IN("sq", 3), false);
+  /* m along W (x's last dim), not per channel; planes of one element */
+  sq_dev_case("sq_dev_along_w", 2, 3, 4, 3, "[3]", "", "", "", false);
+  sq_dev_case("sq_dev_hw_one", 2, 3, 1, 1, "[1, 3, 1, 1]", "", "", "", false);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/eg_fuse_XXXXXX");
   if (!mkdtemp(tmpdir)) return 1;
@@ -352,6 +438,7 @@ int main(void) {
   EG_RUN(test_backward_not_fused);
   EG_RUN(test_relu6_training);
   EG_RUN(test_residual);
+  EG_RUN(test_sq_dev);
   char cmd[96];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
