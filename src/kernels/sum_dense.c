@@ -99,6 +99,8 @@ static inline __attribute__((always_inline)) const float *stretch_values(const f
                                                                          const sq_dev *sq,
                                                                          float *buf) {
   if (!sq) return q;
+  /* vector stores (a tail too), so the sum's vector loads of buf are forwarded from them */
+#pragma omp simd
   for (int64_t k = 0; k < n; k++) {
     const float d = q[k] + alpha * m;
     buf[k] = d * d;
