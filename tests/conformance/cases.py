@@ -325,8 +325,9 @@ class ResNetStemNet(nn.Module):
 class WideDownsampleNet(nn.Module):
     """ResNet's downsampling block at layer-4 width: conv 3->128 -> relu, then a 3x3 stride-2
     conv 128->256 beside a 1x1 stride-2 shortcut conv 128->256, added -> relu ->
-    adaptive_avg_pool2d(1) -> linear. Both strided convs' grad_weight take the tap form
-    (ci x Cout = 32768, conv.c lower_grad_weight_taps)."""
+    adaptive_avg_pool2d(1) -> linear. Both strided convs' grad_weight take the im2col form at
+    6 x 6 (N*Ho*Wo = 18 <= Cout, conv.c lower_grad_weight_pixels) and the tap form at 24 x 24
+    (288 pixels; ci x Cout = 32768, conv.c lower_grad_weight_taps)."""
 
     def __init__(self):
         super().__init__()
@@ -589,13 +590,15 @@ def _resnet_stem(stem, seed):
     return built
 
 
-def _wide_downsample(stem, seed):
-    """Full training of WideDownsampleNet with the input gradient (an even input: the 1x1
-    stride-2 conv never reads its last row and column)."""
-    torch.manual_seed(seed)
-    model = WideDownsampleNet()
-    x, target = torch.randn(2, 3, 6, 6), torch.randint(0, 5, (2,), dtype=torch.int64)
-    return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+def _wide_downsample(size):
+    """Full training of WideDownsampleNet on size x size inputs with the input gradient (an
+    even input: the 1x1 stride-2 conv never reads its last row and column)."""
+    def build(stem, seed):
+        torch.manual_seed(seed)
+        model = WideDownsampleNet()
+        x, target = torch.randn(2, 3, size, size), torch.randint(0, 5, (2,), dtype=torch.int64)
+        return build_training(model, F.cross_entropy, x, target, stem, input_grad=True)
+    return build
 
 
 def _deep_downsample(stem, seed):
@@ -660,7 +663,8 @@ TRAINING_STEPS = {
     "train_dilated": _dilated,
     "train_dilated_strided_frozen": _dilated_strided_frozen,
     "train_resnet_stem": _resnet_stem,
-    "train_wide_downsample": _wide_downsample,
+    "train_wide_downsample": _wide_downsample(6),
+    "train_wide_downsample_taps": _wide_downsample(24),
     "train_deep_downsample": _deep_downsample,
     "train_upsample_seg": _upsample_seg,
     "train_pixel_seg": _pixel_seg,

@@ -239,6 +239,14 @@ for mask in ((F_, T, F_), (T, T, T)):  # non-square kernels and outputs (Ho != W
         static=())
 bwd("taps_below_3x3_s2", r(2, 127, 7, 7), r(256, 127, 3, 3), (F_, T, F_), stride=(2, 2),
     padding=(1, 1))
+# where N*Ho*Wo <= Cout, as in all of the above, grad_weight is the im2col form (one 1x1 Conv2d
+# over the pixels, lower_grad_weight_pixels); with more pixels than output channels the tap form
+# and the Conv2d form below the bound
+bwd("taps_wide_3x3_s2", r(2, 128, 25, 25), r(256, 128, 3, 3), (F_, T, F_), stride=(2, 2),
+    padding=(1, 1), static=())
+bwd("taps_wide_1x1_s2", r(2, 128, 24, 24), r(256, 128, 1, 1), (T, T, T), stride=(2, 2))
+bwd("taps_wide_below_3x3_s2", r(2, 127, 25, 25), r(256, 127, 3, 3), (F_, T, F_), stride=(2, 2),
+    padding=(1, 1))
 bwd("gw_pad_reaches_kernel_g1", r(2, 3, 2, 3), r(4, 3, 5, 4), (F_, T, T), padding=(2, 1),
     static=())
 bwd("dilated", r(2, 3, 9, 8), r(4, 3, 3, 3), (T, F_, F_), dilation=(2, 1), padding=(2, 1))

@@ -31,8 +31,9 @@
  *     grad_weight -> Conv2d of the forward input by grad_output (lower_grad_weight); 1x1
  *                    kernel, groups 1, no padding: a 1x1 Conv2d of grad_output [1, 1, Cout,
  *                    N*Ho*Wo] by the input's pixels [1, 1, N*Ho*Wo, ci], already in ATen's
- *                    order (lower_grad_weight_1x1); other strided ones with
- *                    groups 1 and ci * Cout >= 32768 (QNN HTP's fast preparation computes
+ *                    order (lower_grad_weight_pixels; also any kernel with groups 1 where
+ *                    N*Ho*Wo <= Cout, over the im2col of the input's taps); other strided ones
+ *                    with groups 1 and ci * Cout >= 32768 (QNN HTP's fast preparation computes
  *                    that Conv2d wrong): one MatMul per kernel tap of grad_output by the
  *                    strided slice of the input it meets, Concat (lower_grad_weight_taps)
  *     grad_bias   -> ReduceSum(grad_output, axes [0, 1, 2] = N, H, W of NHWC)
@@ -353,7 +354,7 @@ static bool keeps_order(const uint32_t in_dims[4], const uint32_t perm[4]) {
 
 /* The same into a new NATIVE tensor named `what`: none where it is already in that order, a
  * Reshape where the permutation keeps the memory order (keeps_order: QNN's HTP emulator runs a
- * Transpose at the cost of a copy, a Reshape of a weight as a view). */
+ * Transpose at the cost of a copy, a Reshape as a view). */
 static eg_status emit_transpose(eg_htp_lower *L, int32_t in, const uint32_t in_dims[4],
                                 const uint32_t perm[4], const char *what, int32_t *out) {
   if (perm[0] == 0 && perm[1] == 1 && perm[2] == 2 && perm[3] == 3) { /* already in that order */
@@ -454,6 +455,93 @@ static eg_status filter_of(eg_htp_lower *L, const eg_graph *g, int32_t w,
   static const char *const names[3] = {"w_hwio", "w_tconv", "w_dw"};
   if (g->values[w].role == EG_ROLE_STATIC) return eg_htp_filter(L, w, layout, out);
   return traced_axes(L, g, w, axes[layout], names[layout], out);
+}
+
+/* ---- im2col ---- */
+
+#define IM2COL_MAX_TAPS 64 /* a 7x7 kernel has 49 */
+
+/* The input pixels kernel tap (a, b) of a groups-1 convolution `a` of weight shape `w` meets,
+ * for each tap in row-major order: xp at (y*s + a*d, x*s + b*d) for the Ho x Wo output pixels,
+ * xp the input zero-padded by p before and pb after (so the last tap's window fits):
+ *   X   [N, H + p + pb, W + p + pb, ci] = Pad(x NHWC)  (no Pad when p = pb = 0)
+ *   taps[t] = Reshape(StridedSlice(X; rows a*d, stride s; cols b*d, stride s)) to `dims` (rank
+ *             `rank`, N*Ho*Wo x ci elements; dims NULL: the slice [N, Ho, Wo, ci] itself), or
+ *             X where the slice would be all of it (a 1x1 unpadded kernel at stride 1). */
+static eg_status tap_pixels(eg_htp_lower *L, const eg_graph *g, const conv_args *a,
+                            const int64_t *w, uint32_t ho, uint32_t wo, int rank,
+                            const uint32_t *dims, int32_t taps[]) {
+  const eg_value *x = &g->values[a->x];
+  static const int nhwc[4] = {0, 2, 3, 1};
+  const uint32_t n = eg_htp_qnn_dim(x->shape[0]), ci = eg_htp_qnn_dim(w[1]),
+                 kh = eg_htp_qnn_dim(w[2]), kw = eg_htp_qnn_dim(w[3]);
+  uint32_t xdims[4] = {n, eg_htp_qnn_dim(x->shape[2]), eg_htp_qnn_dim(x->shape[3]), ci};
+  uint32_t pads[8] = {0};
+  bool padded = false;
+  for (int d = 0; d < 2; d++) {
+    const int64_t need = ((int64_t)(d ? wo : ho) - 1) * a->stride[d] + (w[2 + d] - 1) * a->dil[d] +
+                         1 - x->shape[2 + d] - a->pad[d];
+    pads[2 + 2 * d] = (uint32_t)a->pad[d];
+    pads[3 + 2 * d] = need > 0 ? (uint32_t)need : 0;
+    padded = padded || pads[2 + 2 * d] || pads[3 + 2 * d];
+  }
+  int32_t xt;
+  EG_TRY(traced_axes(L, g, a->x, nhwc, "x_nhwc", &xt));
+  if (padded) {
+    EG_TRY(emit_pad(L, xt, xdims, pads, "x_padded", &xt));
+    for (int d = 1; d < 3; d++) xdims[d] += pads[2 * d] + pads[2 * d + 1];
+  }
+  const bool whole = xdims[1] == ho && xdims[2] == wo && kh * kw == 1;
+  const uint32_t slicedims[4] = {n, ho, wo, ci}, rdims[2] = {4, 3};
+  for (uint32_t ta = 0; ta < kh; ta++)
+    for (uint32_t tb = 0; tb < kw; tb++) {
+      const uint32_t t = ta * kw + tb, r0 = ta * (uint32_t)a->dil[0],
+                     c0 = tb * (uint32_t)a->dil[1];
+      const int32_t ranges[12] = {
+          0, (int32_t)n, 1,
+          (int32_t)r0, (int32_t)(r0 + (ho - 1) * a->stride[0] + 1), (int32_t)a->stride[0],
+          (int32_t)c0, (int32_t)(c0 + (wo - 1) * a->stride[1] + 1), (int32_t)a->stride[1],
+          0, (int32_t)ci, 1};
+      const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+      char what[48];
+      int32_t xs = xt;
+      if (!whole) {
+        snprintf(what, sizeof what, "dw_tap%u_x", t);
+        EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, slicedims, &xs));
+        EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
+      }
+      taps[t] = xs;
+      if (!dims) continue;
+      snprintf(what, sizeof what, "dw_tap%u_rows", t);
+      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, rank, dims, &taps[t]));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &xs, 1, &taps[t], 1, NULL, 0));
+    }
+  return EG_OK;
+}
+
+/* The im2col of tap_pixels' `t_count` taps: their Concat along `axis` (a tensor of rank
+ * `rank`, `catdims`) reshaped to `dims`; the one tap of a 1x1 kernel reshaped to `dims`. */
+static eg_status join_taps(eg_htp_lower *L, const int32_t *taps, uint32_t t_count, int rank,
+                           const uint32_t *catdims, uint32_t axis, const uint32_t dims[4],
+                           const char *what, int32_t *out) {
+  if (t_count == 1) return emit_reshape(L, taps[0], dims, what, out);
+  int32_t cat;
+  const eg_htp_qnn_param p = eg_htp_qnn_param_u32("axis", axis);
+  EG_TRY(eg_htp_temp(L, "x_im2col", EG_HTP_QNN_DTYPE_FLOAT_32, rank, catdims, &cat));
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_CONCAT, taps, (int32_t)t_count, &cat, 1, &p, 1));
+  return emit_reshape(L, cat, dims, what, out);
+}
+
+/* out [1, 1, rows, cout] = Conv2d(in0 [1, 1, rows, k], filter [1, 1, k, cout]): a 1x1 Conv2d,
+ * stride 1, no padding, dilation 1, group 1, as a matrix product of its two inputs. */
+static eg_status pointwise_conv(eg_htp_lower *L, int32_t in0, int32_t filter, int32_t out) {
+  const int64_t one[2] = {1, 1};
+  const uint32_t pad_dims[2] = {2, 2}, pads[4] = {0, 0, 0, 0};
+  const eg_htp_qnn_param p[4] = {pair_param("stride", one),
+                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
+                             pair_param("dilation", one), eg_htp_qnn_param_u32("group", 1)};
+  const int32_t in[2] = {in0, filter};
+  return eg_htp_op(L, EG_HTP_QNN_OP_CONV_2D, in, 2, &out, 1, p, 4);
 }
 
 /* ---- aten.convolution ---- */
@@ -795,85 +883,49 @@ static eg_status lower_grad_input(eg_htp_lower *L, const eg_graph *g, const bwd_
  * 384 x 256, 512 x 128, 512 x 256, 1024 x 128, 2048 x 64, 512 x 1024 and 1024 x 2048, kernels
  * 1x1 to 4x4, dilation 2 to 4 (ResNet's layer4 downsample and first 3x3 in a full-training
  * step), right at 256 x 256, 128 x 512 (products of 65536 too), 256 x 128 and below. Such a
- * grad_weight (at most TAP_FORM_MAX_TAPS taps) takes the tap form (lower_grad_weight_taps),
+ * grad_weight (at most IM2COL_MAX_TAPS taps) takes the tap form (lower_grad_weight_taps),
  * right in both; the bound is half the smallest failing product, so the boundary, which the
  * measurements do not pin down, is not approached. */
 #define TAP_FORM_MIN_PRODUCT 32768
-#define TAP_FORM_MAX_TAPS 64 /* a 7x7 kernel has 49 */
 
 /* grad_weight of a strided convolution (groups 1) as one MatMul per kernel tap (a, b):
- * dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * xp[n, i, y*s + a*d, x*s + b*d], xp the input
- * zero-padded by p before and pb after (so the last tap's window fits):
- *   X   [N, H + p + pb, W + p + pb, ci] = Pad(x NHWC)  (no Pad when p = pb = 0)
- *   Xab [N*Ho*Wo, ci]   = Reshape(StridedSlice(X; rows a*d, stride s; cols b*d, stride s))
+ * dW[o, i, a, b] = sum_{n,y,x} g[n,o,y,x] * xp[n, i, y*s + a*d, x*s + b*d]:
+ *   Xab [N*Ho*Wo, ci]   = tap_pixels
  *   G   [N*Ho*Wo, Cout] = Reshape(grad_output NHWC)
  *   Tab [Cout, ci]      = MatMul(G, Xab; transpose_in0)
  *   grad_weight [Cout, ci, kH, kW] = Reshape(Concat over the taps of Tab as [Cout, ci, 1],
  *                                    axis 2), or Reshape(Tab) for a 1x1 kernel. */
 static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
                                         const bwd_plan_t *pl) {
-  const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
+  const eg_value *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
   static const int nhwc[4] = {0, 2, 3, 1};
-  const uint32_t n = eg_htp_qnn_dim(x->shape[0]), ci = eg_htp_qnn_dim(w->shape[1]),
+  const uint32_t n = eg_htp_qnn_dim(gyv->shape[0]), ci = eg_htp_qnn_dim(w->shape[1]),
                  cout = eg_htp_qnn_dim(w->shape[0]), kh = eg_htp_qnn_dim(w->shape[2]),
                  kw = eg_htp_qnn_dim(w->shape[3]), ho = eg_htp_qnn_dim(gyv->shape[2]),
                  wo = eg_htp_qnn_dim(gyv->shape[3]), m = n * ho * wo;
-  uint32_t xdims[4] = {n, eg_htp_qnn_dim(x->shape[2]), eg_htp_qnn_dim(x->shape[3]), ci};
-  uint32_t pads[8] = {0};
-  bool padded = false;
-  for (int d = 0; d < 2; d++) {
-    const int64_t need = ((int64_t)(d ? wo : ho) - 1) * pl->a.stride[d] +
-                         (w->shape[2 + d] - 1) * pl->a.dil[d] + 1 - x->shape[2 + d] -
-                         pl->a.pad[d];
-    pads[2 + 2 * d] = (uint32_t)pl->a.pad[d];
-    pads[3 + 2 * d] = need > 0 ? (uint32_t)need : 0;
-    padded = padded || pads[2 + 2 * d] || pads[3 + 2 * d];
-  }
-  int32_t xt, gt, g2, gw;
-  EG_TRY(traced_axes(L, g, pl->a.x, nhwc, "x_nhwc", &xt));
-  if (padded) {
-    EG_TRY(emit_pad(L, xt, xdims, pads, "x_padded", &xt));
-    for (int d = 1; d < 3; d++) xdims[d] += pads[2 * d] + pads[2 * d + 1];
-  }
-  EG_TRY(traced_axes(L, g, pl->gy, nhwc, "gy_nhwc", &gt));
   const uint32_t g2dims[2] = {m, cout}, xabdims[2] = {m, ci}, tdims[2] = {cout, ci};
   const uint32_t t3dims[3] = {cout, ci, 1}, catdims[3] = {cout, ci, kh * kw};
-  const uint32_t slicedims[4] = {n, ho, wo, ci}, rdims[2] = {4, 3};
+  int32_t gt, g2, gw, xab[IM2COL_MAX_TAPS];
+  EG_TRY(tap_pixels(L, g, &pl->a, w->shape, ho, wo, 2, xabdims, xab));
+  EG_TRY(traced_axes(L, g, pl->gy, nhwc, "gy_nhwc", &gt));
   EG_TRY(eg_htp_temp(L, "gy_rows", EG_HTP_QNN_DTYPE_FLOAT_32, 2, g2dims, &g2));
   EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &gt, 1, &g2, 1, NULL, 0));
   EG_TRY(eg_htp_want_axes(L, pl->grad_weight, EG_AXES_TRACED, "grad_weight"));
   EG_TRY(eg_htp_define(L, pl->grad_weight, &gw));
   const eg_htp_qnn_param mp[2] = {eg_htp_qnn_param_bool("transpose_in0", true),
                               eg_htp_qnn_param_bool("transpose_in1", false)};
-  int32_t taps[TAP_FORM_MAX_TAPS];
-  for (uint32_t a = 0; a < kh; a++)
-    for (uint32_t b = 0; b < kw; b++) {
-      const uint32_t t = a * kw + b, r0 = a * (uint32_t)pl->a.dil[0],
-                     c0 = b * (uint32_t)pl->a.dil[1];
-      const int32_t ranges[12] = {
-          0, (int32_t)n, 1,
-          (int32_t)r0, (int32_t)(r0 + (ho - 1) * pl->a.stride[0] + 1), (int32_t)pl->a.stride[0],
-          (int32_t)c0, (int32_t)(c0 + (wo - 1) * pl->a.stride[1] + 1), (int32_t)pl->a.stride[1],
-          0, (int32_t)ci, 1};
-      const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
-      char what[48];
-      int32_t xs, xab, in[2], tab;
-      snprintf(what, sizeof what, "dw_tap%u_x", t);
-      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, slicedims, &xs));
-      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
-      snprintf(what, sizeof what, "dw_tap%u_rows", t);
-      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 2, xabdims, &xab));
-      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &xs, 1, &xab, 1, NULL, 0));
-      in[0] = g2;
-      in[1] = xab;
-      snprintf(what, sizeof what, "dw_tap%u", t);
-      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 2, tdims, &tab));
-      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &tab, 1, mp, 2));
-      if (kh * kw == 1) return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tab, 1, &gw, 1, NULL, 0);
-      snprintf(what, sizeof what, "dw_tap%u_col", t);
-      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 3, t3dims, &taps[t]));
-      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tab, 1, &taps[t], 1, NULL, 0));
-    }
+  int32_t taps[IM2COL_MAX_TAPS];
+  for (uint32_t t = 0; t < kh * kw; t++) {
+    char what[48];
+    int32_t in[2] = {g2, xab[t]}, tab;
+    snprintf(what, sizeof what, "dw_tap%u", t);
+    EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 2, tdims, &tab));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_MAT_MUL, in, 2, &tab, 1, mp, 2));
+    if (kh * kw == 1) return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tab, 1, &gw, 1, NULL, 0);
+    snprintf(what, sizeof what, "dw_tap%u_col", t);
+    EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 3, t3dims, &taps[t]));
+    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &tab, 1, &taps[t], 1, NULL, 0));
+  }
   int32_t cat;
   const eg_htp_qnn_param axis = eg_htp_qnn_param_u32("axis", 2);
   EG_TRY(eg_htp_temp(L, "dw_taps", EG_HTP_QNN_DTYPE_FLOAT_32, 3, catdims, &cat));
@@ -881,51 +933,37 @@ static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
   return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &cat, 1, &gw, 1, NULL, 0);
 }
 
-/* grad_weight of a 1x1 convolution (groups 1, no padding, any stride) as one 1x1 Conv2d with
- * the N*Ho*Wo pixels as its input channels: dW[o, i] = sum_m G[m, o] * Xs[m, i], m = (n, y, x)
- * over grad_output's pixels and Xs the input at the pixels the forward read (y*s, x*s):
- *   Xs  [N, Ho, Wo, ci] = x NHWC (StridedSlice, stride s, where s > 1)
- *   F   [1, 1, M, ci]   = Reshape(Xs)                 (the filter: M = N*Ho*Wo input channels)
+/* grad_weight (groups 1) as one 1x1 Conv2d with grad_output's N*Ho*Wo pixels as its input
+ * channels, over the input pixels each kernel tap meets (im2col, taps innermost):
+ * dW[o, i, t] = sum_m G[m, o] * Xt[m, i], m = (n, y, x), Xt = tap_pixels' tap t:
+ *   P   [1, 1, M, ci*T] = Reshape(Concat over the taps of Xt as [M, ci, 1], axis 2), or
+ *                         Xt as [1, 1, M, ci] for a 1x1 kernel (T = 1)
  *   Gt  [1, 1, Cout, M] = Reshape(Transpose(grad_output NHWC -> [Cout, N, Ho, Wo]))
- *   grad_weight [Cout, ci, 1, 1] = Reshape(Conv2d(Gt, F) [1, 1, Cout, ci])
- * One Transpose of grad_output instead of the general form's Transposes of the input, of
- * grad_output and of the result: the result is already in ATen's order. On QNN's HTP emulator
- * (QNN 2.51, SM8650, bench/htp_cycles_ab.py) the Conv2d over M channels also costs a fraction
- * of the general form's Conv2d over N channels with an Ho x Wo kernel (SqueezeNet 1.1's
- * full-training step: its weight-gradient Conv2d ops 0.74x in one run). */
-static eg_status lower_grad_weight_1x1(eg_htp_lower *L, const eg_graph *g, const bwd_plan_t *pl) {
-  const eg_value *x = &g->values[pl->a.x], *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
-  static const int nhwc[4] = {0, 2, 3, 1}, cnhw[4] = {1, 0, 2, 3};
-  const uint32_t n = eg_htp_qnn_dim(x->shape[0]), ci = eg_htp_qnn_dim(w->shape[1]),
-                 cout = eg_htp_qnn_dim(w->shape[0]), ho = eg_htp_qnn_dim(gyv->shape[2]),
-                 wo = eg_htp_qnn_dim(gyv->shape[3]), m = n * ho * wo;
-  int32_t xt, gt, xf, gr, y, gw, in[2];
-  EG_TRY(traced_axes(L, g, pl->a.x, nhwc, "x_nhwc", &xt));
-  if (pl->a.stride[0] > 1 || pl->a.stride[1] > 1 || x->shape[2] != ho || x->shape[3] != wo) {
-    const uint32_t sliced[4] = {n, ho, wo, ci}, rdims[2] = {4, 3};
-    const int32_t ranges[12] = {0, (int32_t)n, 1,
-                                0, (int32_t)((ho - 1) * pl->a.stride[0] + 1), (int32_t)pl->a.stride[0],
-                                0, (int32_t)((wo - 1) * pl->a.stride[1] + 1), (int32_t)pl->a.stride[1],
-                                0, (int32_t)ci, 1};
-    const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
-    int32_t xs;
-    EG_TRY(eg_htp_temp(L, "x_strided", EG_HTP_QNN_DTYPE_FLOAT_32, 4, sliced, &xs));
-    EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &xt, 1, &xs, 1, &r, 1));
-    xt = xs;
-  }
-  const uint32_t fdims[4] = {1, 1, m, ci}, gdims[4] = {1, 1, cout, m}, ydims[4] = {1, 1, cout, ci};
-  EG_TRY(emit_reshape(L, xt, fdims, "x_rows", &xf));
+ *   grad_weight [Cout, ci, kH, kW] = Reshape(Conv2d(Gt, P) [1, 1, Cout, ci*T])
+ * The result is in ATen's order already: one Transpose of grad_output, where the general form
+ * (lower_grad_weight) transposes the input, grad_output and the weight-sized result; the im2col
+ * tensor has T*M*ci elements, the result Cout*ci*T, so lower_grad_weight takes this form for
+ * 1x1 unpadded kernels (no copy of the input at all) and where M <= Cout.
+ * On QNN's HTP emulator (QNN 2.51, SM8650, bench/htp_cycles_ab.py) the Conv2d over M channels
+ * also costs a fraction of the general form's Conv2d over N channels with an Ho x Wo kernel. */
+static eg_status lower_grad_weight_pixels(eg_htp_lower *L, const eg_graph *g,
+                                          const bwd_plan_t *pl) {
+  const eg_value *gyv = &g->values[pl->gy], *w = &g->values[pl->a.w];
+  static const int cnhw[4] = {1, 0, 2, 3};
+  const uint32_t ci = eg_htp_qnn_dim(w->shape[1]), cout = eg_htp_qnn_dim(w->shape[0]),
+                 t_count = eg_htp_qnn_dim(w->shape[2] * w->shape[3]),
+                 m = eg_htp_qnn_dim(gyv->shape[0] * gyv->shape[2] * gyv->shape[3]);
+  const uint32_t fdims[4] = {1, 1, m, ci * t_count}, gdims[4] = {1, 1, cout, m},
+                 ydims[4] = {1, 1, cout, ci * t_count}, tdims[3] = {m, ci, 1},
+                 catdims[3] = {m, ci, t_count};
+  const uint32_t ho = eg_htp_qnn_dim(gyv->shape[2]), wo = eg_htp_qnn_dim(gyv->shape[3]);
+  int32_t taps[IM2COL_MAX_TAPS], xf, gt, gr, y, gw;
+  EG_TRY(tap_pixels(L, g, &pl->a, w->shape, ho, wo, 3, t_count > 1 ? tdims : NULL, taps));
+  EG_TRY(join_taps(L, taps, t_count, 3, catdims, 2, fdims, "x_im2col_filter", &xf));
   EG_TRY(traced_axes(L, g, pl->gy, cnhw, "gy_cnhw", &gt));
   EG_TRY(emit_reshape(L, gt, gdims, "gy_cols", &gr));
   EG_TRY(eg_htp_temp(L, "dw_conv", EG_HTP_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
-  const int64_t one[2] = {1, 1};
-  const uint32_t pad_dims[2] = {2, 2}, pads[4] = {0, 0, 0, 0};
-  const eg_htp_qnn_param p[4] = {pair_param("stride", one),
-                             eg_htp_qnn_param_u32_tensor("pad_amount", 2, pad_dims, pads),
-                             pair_param("dilation", one), eg_htp_qnn_param_u32("group", 1)};
-  in[0] = gr;
-  in[1] = xf;
-  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_CONV_2D, in, 2, &y, 1, p, 4));
+  EG_TRY(pointwise_conv(L, gr, xf, y));
   EG_TRY(eg_htp_want_axes(L, pl->grad_weight, EG_AXES_TRACED, "grad_weight"));
   EG_TRY(eg_htp_define(L, pl->grad_weight, &gw));
   return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &y, 1, &gw, 1, NULL, 0);
@@ -950,11 +988,13 @@ static eg_status lower_grad_weight(eg_htp_lower *L, const eg_graph *g, const bwd
   const uint32_t n = eg_htp_qnn_dim(x->shape[0]), h = eg_htp_qnn_dim(x->shape[2]),
                  wd = eg_htp_qnn_dim(x->shape[3]), cout = eg_htp_qnn_dim(w->shape[0]),
                  ci = eg_htp_qnn_dim(w->shape[1]);
-  if (groups == 1 && w->shape[2] == 1 && w->shape[3] == 1 && pl->a.pad[0] == 0 &&
-      pl->a.pad[1] == 0)
-    return lower_grad_weight_1x1(L, g, pl);
+  const int64_t taps = w->shape[2] * w->shape[3],
+                m = gyv->shape[0] * gyv->shape[2] * gyv->shape[3];
+  if (groups == 1 && taps <= IM2COL_MAX_TAPS &&
+      ((taps == 1 && pl->a.pad[0] == 0 && pl->a.pad[1] == 0) || m <= (int64_t)cout))
+    return lower_grad_weight_pixels(L, g, pl);
   if (groups == 1 && (pl->a.stride[0] > 1 || pl->a.stride[1] > 1) &&
-      (uint64_t)ci * cout >= TAP_FORM_MIN_PRODUCT && w->shape[2] * w->shape[3] <= TAP_FORM_MAX_TAPS)
+      (uint64_t)ci * cout >= TAP_FORM_MIN_PRODUCT && w->shape[2] * w->shape[3] <= IM2COL_MAX_TAPS)
     return lower_grad_weight_taps(L, g, pl);
   int32_t xt, ft, y, in[2], gw;
   if (groups == 1) {
@@ -1052,7 +1092,7 @@ const eg_htp_builder eg_htp_builder_convolution = {
 const eg_htp_builder eg_htp_builder_convolution_backward = {
     "aten.convolution_backward, every output_mask -> Transpose + TransposeConv2d (grad_input), "
     "Transposes + Conv2d (+ StridedSlice) (grad_weight; 1x1 groups 1 unpadded: Transpose + "
-    "1x1 Conv2d over the pixels; other strided ones with ci * Cout >= 32768: "
+    "1x1 Conv2d over the pixels, im2col Concat where N*Ho*Wo <= Cout; strided with ci * Cout >= 32768: "
     "StridedSlice + MatMul per kernel tap + Concat), ReduceSum (grad_bias); fp, not "
     "transposed, dilated grad_input through the dilated kernel (Reshape + MatMul), V69+",
     0, conv_bwd_supports, conv_bwd_lower};
