@@ -936,8 +936,11 @@ static eg_status lower_grad_weight_taps(eg_htp_lower *L, const eg_graph *g,
 /* grad_weight (groups 1) as one 1x1 Conv2d with grad_output's N*Ho*Wo pixels as its input
  * channels, over the input pixels each kernel tap meets (im2col, taps innermost):
  * dW[o, i, t] = sum_m G[m, o] * Xt[m, i], m = (n, y, x), Xt = tap_pixels' tap t:
- *   P   [1, 1, M, ci*T] = Reshape(Concat over the taps of Xt as [M, ci, 1], axis 2), or
- *                         Xt as [1, 1, M, ci] for a 1x1 kernel (T = 1)
+ *   P   [1, 1, M, ci*T] = Reshape(Concat over the taps of Xt as [1, M, ci, 1], axis 3), or
+ *                         Xt as [1, 1, M, ci] for a 1x1 kernel (T = 1); the same Concat of
+ *                         rank-3 pieces [M, ci, 1] along axis 2 QNN HTP computes wrong
+ *                         (QNN 2.51, SM8550/8650/8750, fast preparation: relative error 1.6
+ *                         for M 2, ci 2, a 5x5 kernel; conformance conv_npu_054)
  *   Gt  [1, 1, Cout, M] = Reshape(Transpose(grad_output NHWC -> [Cout, N, Ho, Wo]))
  *   grad_weight [Cout, ci, kH, kW] = Reshape(Conv2d(Gt, P) [1, 1, Cout, ci*T])
  * The result is in ATen's order already: one Transpose of grad_output, where the general form
@@ -954,12 +957,12 @@ static eg_status lower_grad_weight_pixels(eg_htp_lower *L, const eg_graph *g,
                  t_count = eg_htp_qnn_dim(w->shape[2] * w->shape[3]),
                  m = eg_htp_qnn_dim(gyv->shape[0] * gyv->shape[2] * gyv->shape[3]);
   const uint32_t fdims[4] = {1, 1, m, ci * t_count}, gdims[4] = {1, 1, cout, m},
-                 ydims[4] = {1, 1, cout, ci * t_count}, tdims[3] = {m, ci, 1},
-                 catdims[3] = {m, ci, t_count};
+                 ydims[4] = {1, 1, cout, ci * t_count}, tdims[4] = {1, m, ci, 1},
+                 catdims[4] = {1, m, ci, t_count};
   const uint32_t ho = eg_htp_qnn_dim(gyv->shape[2]), wo = eg_htp_qnn_dim(gyv->shape[3]);
   int32_t taps[IM2COL_MAX_TAPS], xf, gt, gr, y, gw;
-  EG_TRY(tap_pixels(L, g, &pl->a, w->shape, ho, wo, 3, t_count > 1 ? tdims : NULL, taps));
-  EG_TRY(join_taps(L, taps, t_count, 3, catdims, 2, fdims, "x_im2col_filter", &xf));
+  EG_TRY(tap_pixels(L, g, &pl->a, w->shape, ho, wo, 4, t_count > 1 ? tdims : NULL, taps));
+  EG_TRY(join_taps(L, taps, t_count, 4, catdims, 3, fdims, "x_im2col_filter", &xf));
   EG_TRY(traced_axes(L, g, pl->gy, cnhw, "gy_cnhw", &gt));
   EG_TRY(emit_reshape(L, gt, gdims, "gy_cols", &gr));
   EG_TRY(eg_htp_temp(L, "dw_conv", EG_HTP_QNN_DTYPE_FLOAT_32, 4, ydims, &y));
