@@ -7,12 +7,9 @@
  * seven output masks, with outputs and scratch pre-filled with NaN (so anything not overwritten,
  * or read from scratch before being written, shows up) and scratch allocated at exactly the size
  * the _scratch function asks for (so ASan sees overruns). */
-#include "kernels/conv_im2col.h"
 #include "kernels/conv_rowband_nchw.h"
 #include "kernels/conv_winograd_nchw.h"
 #include "kernels/convolution_nchw_f32.h"
-
-#include <omp.h>
 
 #include "eg_test.h"
 
@@ -216,30 +213,6 @@ static void check_backward(const eg_conv2d_params *p, const tensors *t, const ch
   }
 }
 
-/* Inputs x, w, bias, gy filled from seeds seed..seed+3; outputs and references NaN. */
-static tensors tensors_new(const eg_conv2d_params *p, unsigned seed) {
-  tensors t = {.x = alloc_nan(x_numel(p)), .w = alloc_nan(w_numel(p)),
-               .bias = alloc_nan((long)p->c_out), .gy = alloc_nan(y_numel(p)),
-               .y_ref = alloc_nan(y_numel(p)), .gx_ref = alloc_nan(x_numel(p)),
-               .gw_ref = alloc_nan(w_numel(p)), .gb_ref = alloc_nan((long)p->c_out)};
-  eg_test_fill(t.x, x_numel(p), seed);
-  eg_test_fill(t.w, w_numel(p), seed + 1);
-  eg_test_fill(t.bias, (long)p->c_out, seed + 2);
-  eg_test_fill(t.gy, y_numel(p), seed + 3);
-  return t;
-}
-
-static void tensors_free(tensors *t) {
-  free(t->x);
-  free(t->w);
-  free(t->bias);
-  free(t->gy);
-  free(t->y_ref);
-  free(t->gx_ref);
-  free(t->gw_ref);
-  free(t->gb_ref);
-}
-
 /* Runs forward (bias and no bias) and backward (all masks) of one case. Returns false, checking
  * nothing, when the sizes are not a valid ATen convolution. */
 static bool check_case(const spec *s, unsigned seed) {
@@ -247,14 +220,28 @@ static bool check_case(const spec *s, unsigned seed) {
   if (!params_of(s, &p)) return false;
   char desc[256];
   describe(&p, desc, sizeof desc);
-  tensors t = tensors_new(&p, seed);
+  tensors t = {.x = alloc_nan(x_numel(&p)), .w = alloc_nan(w_numel(&p)),
+               .bias = alloc_nan((long)p.c_out), .gy = alloc_nan(y_numel(&p)),
+               .y_ref = alloc_nan(y_numel(&p)), .gx_ref = alloc_nan(x_numel(&p)),
+               .gw_ref = alloc_nan(w_numel(&p)), .gb_ref = alloc_nan((long)p.c_out)};
+  eg_test_fill(t.x, x_numel(&p), seed);
+  eg_test_fill(t.w, w_numel(&p), seed + 1);
+  eg_test_fill(t.bias, (long)p.c_out, seed + 2);
+  eg_test_fill(t.gy, y_numel(&p), seed + 3);
   tap *taps;
   const long nt = ref_taps(&p, &taps);
   check_forward(&p, &t, taps, nt, desc);
   ref_backward(&p, taps, nt, t.gy, t.x, t.w, t.gx_ref, t.gw_ref, t.gb_ref);
   check_backward(&p, &t, desc);
   free(taps);
-  tensors_free(&t);
+  free(t.x);
+  free(t.w);
+  free(t.bias);
+  free(t.gy);
+  free(t.y_ref);
+  free(t.gx_ref);
+  free(t.gw_ref);
+  free(t.gb_ref);
   return true;
 }
 
@@ -566,82 +553,6 @@ static void test_depthwise_sum_order(void) {
       }
 }
 
-/* y (with bias), gx, gw and gb of one case at `threads` OpenMP threads, in `out` (y, gx, gw, gb
- * one after another: y_numel + x_numel + w_numel + c_out floats, pre-filled with NaN). */
-static void run_at(const eg_conv2d_params *p, const tensors *t, int threads, float *out) {
-  const bool mask[3] = {true, true, true};
-  float *y = out, *gx = y + y_numel(p), *gw = gx + x_numel(p), *gb = gw + w_numel(p);
-  void *fs = alloc_scratch(eg_convolution_nchw_f32_scratch(p));
-  void *bs = alloc_scratch(eg_convolution_backward_nchw_f32_scratch(p, mask));
-  const int caller = omp_get_max_threads();
-  omp_set_num_threads(threads);
-  eg_convolution_nchw_f32(p, t->x, t->w, t->bias, y, fs);
-  eg_convolution_backward_nchw_f32(p, mask, t->gy, t->x, t->w, gx, gw, gb, bs);
-  omp_set_num_threads(caller);
-  free(fs);
-  free(bs);
-}
-
-/* Calls big enough to run in one region of their own (conv_im2col.h, Threading), on each path
- * that splits its GEMMs over a team: im2col + GEMM on batched images (forward, gx by the flip,
- * gw with the transposed GEMM), stride 2 (gx by GEMM + col2im), one pointwise image per GEMM
- * (gw untransposed), groups, Winograd and row bands (forward, gx, gw). At 1 and 2 threads each
- * output must match the reference (a share left out or written twice shows). y, gx and gb must
- * also be bit-identical at both counts (no GEMM splits K, and the shares were seen to take the
- * whole call's OpenBLAS kernels); gw is not compared: OpenBLAS may run a share of its GEMM by
- * its small-matrix kernels where the whole GEMM was too big for them (by M*N*K), another
- * rounding. */
-static spec same_padded(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c_out, int64_t k,
-                        int64_t stride, int64_t groups) {
-  return (spec){.n = n, .c_in = c_in, .h = h, .w = w, .c_out = c_out, .kh = k, .kw = k,
-                .sh = stride, .sw = stride, .ph = k / 2, .pw = k / 2, .dh = 1, .dw = 1,
-                .groups = groups};
-}
-
-static void test_threads_agree(void) {
-  const spec cases[] = {
-      same_padded(4, 32, 8, 8, 48, 3, 1, 1),   same_padded(2, 24, 20, 19, 48, 3, 2, 1),
-      same_padded(2, 16, 40, 40, 40, 1, 1, 1), same_padded(4, 32, 8, 9, 32, 3, 1, 2),
-      same_padded(2, 32, 14, 14, 32, 3, 1, 1), same_padded(2, 8, 32, 31, 16, 3, 1, 1),
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    eg_conv2d_params p;
-    EG_CHECK(params_of(&cases[i], &p));
-    char desc[256];
-    describe(&p, desc, sizeof desc);
-    const int64_t macs = p.n * p.h_out * p.w_out * p.c_out * (p.c_in / p.groups) * p.k_h * p.k_w;
-    omp_set_num_threads(2);
-    EG_CHECK_MSG(eg_conv_team_worth(macs), "%s: too small to run in a team", desc);
-    const long ny = y_numel(&p), nx = x_numel(&p), nw = w_numel(&p), all = ny + nx + nw + p.c_out;
-    tensors t = tensors_new(&p, 700u + 4u * (unsigned)i);
-    tap *taps;
-    const long nt = ref_taps(&p, &taps);
-    ref_forward(&p, taps, nt, t.x, t.w, t.bias, t.y_ref);
-    ref_backward(&p, taps, nt, t.gy, t.x, t.w, t.gx_ref, t.gw_ref, t.gb_ref);
-    float *got[2] = {alloc_nan(all), alloc_nan(all)};
-    for (int k = 0; k < 2; k++) {
-      run_at(&p, &t, k + 1, got[k]);
-      check_close(got[k], t.y_ref, ny, k ? "y, 2 threads" : "y, 1 thread", desc);
-      check_close(got[k] + ny, t.gx_ref, nx, k ? "gx, 2 threads" : "gx, 1 thread", desc);
-      check_close(got[k] + ny + nx, t.gw_ref, nw, k ? "gw, 2 threads" : "gw, 1 thread", desc);
-      check_close(got[k] + ny + nx + nw, t.gb_ref, (long)p.c_out, k ? "gb, 2 threads" : "gb",
-                  desc);
-    }
-    static const char *const names[4] = {"y", "gx", "gw", "gb"};
-    const long at[5] = {0, ny, ny + nx, ny + nx + nw, all};
-    for (int o = 0; o < 4; o++) {
-      const size_t bytes = sizeof(float) * (size_t)(at[o + 1] - at[o]);
-      if (o != 2) /* gw: see above */
-        EG_CHECK_MSG(memcmp(got[0] + at[o], got[1] + at[o], bytes) == 0,
-                     "%s at 2 threads is not bit-identical to 1 thread; %s", names[o], desc);
-    }
-    free(got[0]);
-    free(got[1]);
-    free(taps);
-    tensors_free(&t);
-  }
-}
-
 int main(void) {
   EG_RUN(test_conv_sweep);
   EG_RUN(test_transposed_sweep);
@@ -653,6 +564,5 @@ int main(void) {
   EG_RUN(test_row_bands);
   EG_RUN(test_pointwise_needs_no_scratch);
   EG_RUN(test_empty_batch);
-  EG_RUN(test_threads_agree);
   return eg_test_summary();
 }
