@@ -30,6 +30,38 @@ bool eg_conv_omp_worth(int64_t work) {
   return work >= EG_CONV_OMP_MIN;
 }
 
+/* A call with fewer multiply-adds than this keeps OpenBLAS's own threading of its GEMMs (a region
+ * costs a few microseconds; 1 << 20 multiply-adds take some 20 us on a core). */
+#define EG_CONV_TEAM_MIN_MACS ((int64_t)1 << 20)
+
+bool eg_conv_team_worth(int64_t macs) {
+  return eg_conv_omp_worth(EG_CONV_OMP_MIN) && macs >= EG_CONV_TEAM_MIN_MACS &&
+         eg_omp_forks(true);
+}
+
+/* Shares of a team's GEMM are whole multiples of this many rows or columns: whole micro-tiles
+ * of OpenBLAS's sgemm kernels (or whole halves of 16), fine enough to even out 48 rows. */
+enum { EG_CONV_GEMM_GRAIN = 8 };
+
+void eg_conv_sgemm_team(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+                        int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                        int64_t ldc) {
+  int64_t lo = 0, hi = m > n ? m : n;
+  if (omp_get_num_threads() > 1) eg_omp_share(hi, EG_CONV_GEMM_GRAIN, &lo, &hi);
+  if (lo == hi) return;
+  if (m > n) { /* rows [lo, hi) of C: of op(A) */
+    a += ta ? lo : lo * lda;
+    c += lo * ldc;
+    m = hi - lo;
+  } else { /* columns [lo, hi) of C: of op(B) */
+    b += tb ? lo * ldb : lo;
+    c += lo;
+    n = hi - lo;
+  }
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
 eg_conv_geom eg_conv_geom_of(const eg_conv2d_params *p) {
   eg_conv_geom g = {.n = p->n, .groups = p->groups, .kh = p->k_h, .kw = p->k_w,
                     .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
@@ -137,14 +169,17 @@ void eg_conv_im2col(const eg_conv_geom *g, const float *big, int64_t m, float *c
   }
   eg_conv_tap cache[EG_CONV_TAP_CACHE];
   const eg_conv_tap *taps = eg_conv_taps(g, cache);
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * kk * p), for (int64_t t = 0; t < m * g->cb; t++) {
-    const int64_t k = t / g->cb, c = t % g->cb;
-    im2col_plane(g, big + t * g->hb * g->wb, taps, m * p, col + c * kk * m * p + k * p);
+  /* channel-major: a thread writes whole [kk, m*p] blocks of col, not parts of the same rows
+   * (small planes made that cache lines shared between threads: 8 images of 2x2, 6x slower) */
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(m * g->cb * kk * p), for (int64_t t = 0; t < m * g->cb; t++) {
+    const int64_t c = t / m, k = t % m;
+    im2col_plane(g, big + (k * g->cb + c) * g->hb * g->wb, taps, m * p,
+                 col + c * kk * m * p + k * p);
   });
 }
 
 EG_SIMD_CLONES
 void eg_conv_pack_images(const float *src, int64_t m, int64_t c, int64_t p, float *packed) {
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++)
-    memcpy(packed + (t % c) * m * p + (t / c) * p, src + t * p, sizeof(float) * (size_t)p););
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++) /* by rows */
+    memcpy(packed + t * p, src + ((t % m) * c + t / m) * p, sizeof(float) * (size_t)p););
 }

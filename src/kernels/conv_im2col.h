@@ -13,8 +13,13 @@
  * [cb*kh*kw, m*hs*ws], image k in columns [k*hs*ws, (k+1)*hs*ws); "packed" small-side images
  * are [cs, m*hs*ws] in the same column order.
  *
- * Threading: the loops here use OpenMP only when eg_conv_omp_worth says so; none of them calls
- * sgemm, and they must not be called from inside a parallel region of the caller. */
+ * Threading: the loops here use OpenMP only when eg_conv_omp_worth says so. A kernel call with
+ * enough work (eg_conv_team_worth) runs all its stages in one parallel region
+ * (util/parallel.h's EG_OMP_PARALLEL_IF): there the loops here are shared out over its team
+ * (EG_OMP_FOR_TEAM) and each thread runs its share of every GEMM single-threaded
+ * (eg_conv_sgemm_team: OpenMP OpenBLAS runs sgemm on its caller's thread inside a region); any
+ * other call runs them outside regions, and sgemm threads itself. None of this may be called
+ * by the threads of a caller's region one by one. */
 #ifndef EG_KERNELS_CONV_IM2COL_H
 #define EG_KERNELS_CONV_IM2COL_H
 
@@ -35,6 +40,18 @@ typedef struct eg_conv_geom {
 /* Whether a loop over `work` elements may fork OpenMP threads: enough work, and an OpenBLAS
  * whose threads do not compete with OpenMP's (see the .c file for the measurements). */
 bool eg_conv_omp_worth(int64_t work);
+
+/* Whether a kernel call of `macs` multiply-adds runs in one region of its own (see Threading):
+ * enough work, eg_conv_omp_worth's OpenBLAS, and more than one thread to run it. */
+bool eg_conv_team_worth(int64_t macs);
+
+/* C = op(A) op(B) + beta*C (row-major, as cblas_sgemm with alpha 1), or inside a team of more
+ * than one thread the calling thread's share of it: whole multiples of 8 of C's longer side
+ * (rows when m > n, else columns), K never split, so each element of C is summed as by the
+ * whole call and no two threads write the same element. */
+void eg_conv_sgemm_team(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+                        int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                        int64_t ldc);
 
 /* The geometry of a convolution (big = x) or transposed convolution (big = y). */
 eg_conv_geom eg_conv_geom_of(const eg_conv2d_params *p);

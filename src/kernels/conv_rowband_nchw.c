@@ -71,7 +71,7 @@ static void split_rows(const eg_conv_geom *g, const float *w, float *wr) {
 EG_SIMD_CLONES
 static void unpack_bands(const float *packed, int64_t m, int64_t c, int64_t l1, int64_t p,
                          const float *bias, float *dst) {
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++) {
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++) {
     const float *src = packed + (t % c) * m * l1 + (t / c) * l1;
     const float v = bias ? bias[t % c] : 0.0f;
     float *restrict d = dst + t * p;
@@ -83,9 +83,10 @@ static void unpack_bands(const float *packed, int64_t m, int64_t c, int64_t l1, 
  * channel c's kw band rows). */
 static void band_images(const eg_conv_geom *g, const float *big, int64_t m, float *band) {
   const int64_t l1 = rows_read(g) * g->ws, ld = m * l1;
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * g->cb * g->kw * l1), for (int64_t t = 0; t < m * g->cb; t++) {
-    const int64_t k = t / g->cb, c = t % g->cb;
-    band_plane(g, big + t * g->hb * g->wb, ld, band + c * g->kw * ld + k * l1);
+  const bool worth = eg_conv_omp_worth(m * g->cb * g->kw * l1);
+  EG_OMP_FOR_TEAM(worth, for (int64_t t = 0; t < m * g->cb; t++) {
+    const int64_t c = t / m, k = t % m; /* channel-major, as eg_conv_im2col */
+    band_plane(g, big + (k * g->cb + c) * g->hb * g->wb, ld, band + c * g->kw * ld + k * l1);
   });
 }
 
@@ -97,27 +98,31 @@ void eg_conv_rowband_down(const eg_conv_geom *g, const float *big, const float *
   float *band = wr + eg_conv_round_up_floats(g->cs * cbg * g->kh * g->kw);
   float *out = nb > 1 ? band + eg_conv_round_up_floats(g->cb * g->kw * nb * l1) : NULL;
   split_rows(g, w, wr);
-  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
-    const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * l1;
-    const float *src = big + n0 * g->cb * g->hb * g->wb;
-    band_images(g, src, m, band);
-    /* One image writes straight into small (ldc = ws: its rows are contiguous), pre-filled
-     * with the bias; a batch goes through `out` (ldc = ld) and is unpacked. */
-    float *dst = m == 1 && nb == 1 ? small + n0 * g->cs * p : out;
-    const int64_t ldc = dst == out ? ld : p, cols = (m - 1) * l1 + p;
-    if (dst != out && bias)
-      for (int64_t c = 0; c < g->cs; c++)
-        for (int64_t e = 0; e < p; e++) dst[c * p + e] = bias[c];
-    for (int64_t a = 0; a < g->kh; a++) {
-      const float beta = a > 0 || (dst != out && bias) ? 1.0f : 0.0f;
-      for (int64_t q = 0; q < g->groups; q++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)csg, (int)cols, (int)kb,
-                    1.0f, wr + (a * g->cs + q * csg) * kb, (int)kb,
-                    band + q * kb * ld + a * g->dh * g->ws, (int)ld, beta, dst + q * csg * ldc,
-                    (int)ldc);
+  /* one region: bands, the GEMMs' shares (each thread accumulates the kh products into its own
+   * share of C, in order), unpacking, batch after batch */
+  EG_OMP_PARALLEL_IF(eg_conv_team_worth(g->n * p * g->cs * cbg * g->kh * g->kw), {
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+      const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * l1;
+      const float *src = big + n0 * g->cb * g->hb * g->wb;
+      band_images(g, src, m, band);
+      /* One image writes straight into small (ldc = ws: its rows are contiguous), pre-filled
+       * with the bias; a batch goes through `out` (ldc = ld) and is unpacked. */
+      float *dst = m == 1 && nb == 1 ? small + n0 * g->cs * p : out;
+      const int64_t ldc = dst == out ? ld : p, cols = (m - 1) * l1 + p;
+      if (dst != out && bias)
+        EG_OMP_FOR_TEAM(false, for (int64_t c = 0; c < g->cs; c++)
+          for (int64_t e = 0; e < p; e++) dst[c * p + e] = bias[c];);
+      for (int64_t a = 0; a < g->kh; a++) {
+        const float beta = a > 0 || (dst != out && bias) ? 1.0f : 0.0f;
+        for (int64_t q = 0; q < g->groups; q++)
+          eg_conv_sgemm_team(false, false, csg, cols, kb, wr + (a * g->cs + q * csg) * kb, kb,
+                             band + q * kb * ld + a * g->dh * g->ws, ld, beta,
+                             dst + q * csg * ldc, ldc);
+      }
+      eg_omp_barrier(); /* every share written, the band read */
+      if (dst == out) unpack_bands(out, m, g->cs, l1, p, bias, small + n0 * g->cs * p);
     }
-    if (dst == out) unpack_bands(out, m, g->cs, l1, p, bias, small + n0 * g->cs * p);
-  }
+  });
 }
 
 int64_t eg_conv_rowband_wgrad_scratch_floats(const eg_conv_geom *g) {
@@ -132,11 +137,11 @@ int64_t eg_conv_rowband_wgrad_scratch_floats(const eg_conv_geom *g) {
 EG_SIMD_CLONES
 static void pack_bands(const float *src, int64_t m, int64_t c, int64_t l1, int64_t p,
                        float *packed) {
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++) {
-    float *restrict d = packed + (t % c) * m * l1 + (t / c) * l1;
-    const float *restrict s = src + t * p;
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++) {
+    float *restrict d = packed + t * l1; /* by rows of packed, as eg_conv_im2col */
+    const float *restrict s = src + ((t % m) * c + t / m) * p;
     for (int64_t e = 0; e < p; e++) d[e] = s[e];
-    if (t / c < m - 1)
+    if (t % m < m - 1)
       for (int64_t e = p; e < l1; e++) d[e] = 0.0f;
   });
 }
@@ -148,23 +153,29 @@ void eg_conv_rowband_wgrad(const eg_conv_geom *g, const float *big, const float 
   float *band = scratch;
   float *packed = band + eg_conv_round_up_floats(g->cb * g->kw * nb * l1);
   float *gwt = packed + eg_conv_round_up_floats(g->cs * nb * l1);
-  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
-    const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * l1, cols = (m - 1) * l1 + p;
-    band_images(g, big + n0 * g->cb * g->hb * g->wb, m, band);
-    pack_bands(small + n0 * g->cs * p, m, g->cs, l1, p, packed);
-    const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gwt */
-    for (int64_t q = 0; q < g->groups; q++)
-      for (int64_t a = 0; a < g->kh; a++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)kb, (int)csg, (int)cols, 1.0f,
-                    band + q * kb * ld + a * g->dh * g->ws, (int)ld, packed + q * csg * ld,
-                    (int)ld, beta, gwt + (q * g->kh + a) * kb * csg, (int)csg);
-  }
-  /* gw[q*csg + co][ci][a][b] = gwt[q][a][ci*kw + b][co] */
-  for (int64_t q = 0; q < g->groups; q++)
-    for (int64_t co = 0; co < csg; co++)
+  /* one region: each thread keeps the same share of gwt over all batches, so every element is
+   * summed batch after batch as by one thread */
+  EG_OMP_PARALLEL_IF(eg_conv_team_worth(g->n * p * g->cs * cbg * g->kh * g->kw), {
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+      const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * l1, cols = (m - 1) * l1 + p;
+      band_images(g, big + n0 * g->cb * g->hb * g->wb, m, band);
+      pack_bands(small + n0 * g->cs * p, m, g->cs, l1, p, packed);
+      const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gwt */
+      for (int64_t q = 0; q < g->groups; q++)
+        for (int64_t a = 0; a < g->kh; a++)
+          eg_conv_sgemm_team(false, true, kb, csg, cols, band + q * kb * ld + a * g->dh * g->ws,
+                             ld, packed + q * csg * ld, ld, beta,
+                             gwt + (q * g->kh + a) * kb * csg, csg);
+      eg_omp_barrier(); /* every share written, band and packed read */
+    }
+    /* gw[q*csg + co][ci][a][b] = gwt[q][a][ci*kw + b][co] */
+    EG_OMP_FOR_TEAM(false, for (int64_t t = 0; t < g->cs; t++) {
+      const int64_t q = t / csg, co = t % csg;
       for (int64_t ci = 0; ci < cbg; ci++)
         for (int64_t a = 0; a < g->kh; a++)
           for (int64_t b = 0; b < g->kw; b++)
-            gw[(((q * csg + co) * cbg + ci) * g->kh + a) * g->kw + b] =
+            gw[((t * cbg + ci) * g->kh + a) * g->kw + b] =
                 gwt[((q * g->kh + a) * kb + ci * g->kw + b) * csg + co];
+    });
+  });
 }

@@ -12,7 +12,8 @@
  * sums run kernel row by kernel row, so results round a few ulps apart from im2col + GEMM.
  *
  * Scratch (floats, eg_conv_rowband_scratch_floats): [W_a: kh*cs*cbg*kw][R][output of a batch
- * of several images]. sgemm is called outside parallel regions (conv_im2col.h's rule). */
+ * of several images]. Threads as conv_im2col.h says (Threading): one region per call with
+ * enough work, each thread its share of every sgemm. */
 #ifndef EG_KERNELS_CONV_ROWBAND_NCHW_H
 #define EG_KERNELS_CONV_ROWBAND_NCHW_H
 

@@ -153,7 +153,7 @@ EG_SIMD_CLONES EG_KEEP_LOOPS
 static void input_transform(const eg_conv_geom *g, const float *big, int64_t r0, int64_t rows,
                             float *v) {
   const int64_t th = tiles_h(g), tw = tiles_w(g), tc = rows * tw, xi_stride = g->cb * tc;
-  EG_OMP_FOR_IF(eg_conv_omp_worth(16 * g->cb * tc), for (int64_t u = 0; u < g->cb * rows; u++) {
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(16 * g->cb * tc), for (int64_t u = 0; u < g->cb * rows; u++) {
     const int64_t ci = u / rows, r = r0 + u % rows, n = r / th, ti = r % th;
     const float *plane = big + (n * g->cb + ci) * g->hb * g->wb;
     float *dst = v + ci * tc + (r - r0) * tw;
@@ -215,7 +215,7 @@ static void output_transform(const eg_conv_geom *g, const float *m, const float 
                              int64_t rows, float *small) {
   const int64_t tc = rows * tiles_w(g), xi_stride = g->cs * tc;
   const int64_t blocks = (tc + EG_CONV_WINO_BLOCK - 1) / EG_CONV_WINO_BLOCK;
-  EG_OMP_FOR_IF(eg_conv_omp_worth(16 * g->cs * tc), for (int64_t u = 0; u < g->cs * blocks; u++) {
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(16 * g->cs * tc), for (int64_t u = 0; u < g->cs * blocks; u++) {
     const int64_t co = u / blocks, t0 = u % blocks * EG_CONV_WINO_BLOCK;
     const int64_t cnt = tc - t0 < EG_CONV_WINO_BLOCK ? tc - t0 : EG_CONV_WINO_BLOCK;
     output_block(g, m + co * tc, xi_stride, bias ? bias[co] : 0.0f, r0, t0, cnt, co, small);
@@ -231,13 +231,20 @@ void eg_conv_wino_down(const eg_conv_geom *g, const float *big, const float *w, 
     eg_conv_wino_filter(g, w, scratch);
     u = scratch;
   }
-  for (int64_t r0 = 0; r0 < all; r0 += rows_max) {
-    const int64_t rows = all - r0 < rows_max ? all - r0 : rows_max, tc = rows * tw;
-    input_transform(g, big, r0, rows, v);
-    for (int xi = 0; xi < 16; xi++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->cs, (int)tc, (int)g->cb,
-                  1.0f, u + xi * g->cs * g->cb, (int)g->cb, v + xi * g->cb * tc, (int)tc, 0.0f,
-                  m + xi * g->cs * tc, (int)tc);
-    output_transform(g, m, bias, r0, rows, small);
-  }
+  /* one region: transforms shared out, the 16 GEMMs of a chunk divided whole between the
+   * threads (single-threaded each), chunk after chunk */
+  EG_OMP_PARALLEL_IF(eg_conv_team_worth(16 * all * tw * g->cs * g->cb), {
+    for (int64_t r0 = 0; r0 < all; r0 += rows_max) {
+      const int64_t rows = all - r0 < rows_max ? all - r0 : rows_max, tc = rows * tw;
+      input_transform(g, big, r0, rows, v);
+      int64_t x0, x1;
+      eg_omp_share(16, 1, &x0, &x1);
+      for (int64_t xi = x0; xi < x1; xi++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->cs, (int)tc, (int)g->cb,
+                    1.0f, u + xi * g->cs * g->cb, (int)g->cb, v + xi * g->cb * tc, (int)tc, 0.0f,
+                    m + xi * g->cs * tc, (int)tc);
+      eg_omp_barrier(); /* M complete, V read */
+      output_transform(g, m, bias, r0, rows, small);
+    }
+  });
 }

@@ -16,8 +16,9 @@
  * why eg_conv_wino_applies asks for enough tiles to share it.
  *
  * Scratch (floats, eg_conv_wino_scratch_floats): [U: 16*cs*cb][V: 16*cb*T][M: 16*cs*T] for a
- * chunk of T tiles. Loops use OpenMP when eg_conv_omp_worth says so; sgemm is called outside
- * parallel regions (conv_im2col.h's rule). */
+ * chunk of T tiles. Loops use OpenMP when eg_conv_omp_worth says so; a call with enough work
+ * runs in one region, each thread computing whole sgemms of the 16 (conv_im2col.h,
+ * Threading). */
 #ifndef EG_KERNELS_CONV_WINOGRAD_NCHW_H
 #define EG_KERNELS_CONV_WINOGRAD_NCHW_H
 

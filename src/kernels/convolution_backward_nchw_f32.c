@@ -23,6 +23,7 @@
 
 #include <cblas.h>
 #include <string.h>
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* Largest channel multiplier for which the direct depthwise weight gradient beats GEMM. */
@@ -76,9 +77,10 @@ static int64_t wgrad_scratch_floats(const eg_conv_geom *g) {
 /* gw[q][co][r] = gwt[q][r][co]: per group, [cbg*kk, csg] to [csg, cbg*kk]. */
 static void untranspose_wgrad(const eg_conv_geom *g, const float *gwt, float *gw) {
   const int64_t rows = g->cb / g->groups * g->kh * g->kw, csg = g->cs / g->groups;
-  for (int64_t q = 0; q < g->groups; q++, gwt += rows * csg, gw += rows * csg)
-    for (int64_t co = 0; co < csg; co++)
-      for (int64_t r = 0; r < rows; r++) gw[co * rows + r] = gwt[r * csg + co];
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(g->cs * rows), for (int64_t t = 0; t < g->cs; t++) {
+    const float *src = gwt + t / csg * rows * csg + t % csg;
+    for (int64_t r = 0; r < rows; r++) gw[t * rows + r] = src[r * csg];
+  });
 }
 
 /* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. sgemm runs far
@@ -96,25 +98,29 @@ static void weight_grad(const eg_conv_geom *g, const float *big, const float *sm
   float *packed = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
   float *gwt = scratch + eg_conv_gemm_scratch_floats(g);
   const bool transposed = cbg * kk >= csg;
-  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
-    const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
-    const float *bsrc = big + n0 * g->cb * g->hb * g->wb, *ssrc = small + n0 * g->cs * p;
-    if (!direct) eg_conv_im2col(g, bsrc, m, col);
-    if (nb > 1) eg_conv_pack_images(ssrc, m, g->cs, p, packed);
-    const float *b = direct ? bsrc : col, *a = nb > 1 ? packed : ssrc;
-    const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gw */
-    for (int64_t q = 0; q < g->groups; q++) {
-      const float *aq = a + q * csg * ld, *bq = b + q * cbg * kk * ld;
-      if (transposed)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(cbg * kk), (int)csg, (int)ld,
-                    1.0f, bq, (int)ld, aq, (int)ld, beta, gwt + q * csg * cbg * kk, (int)csg);
-      else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)csg, (int)(cbg * kk), (int)ld,
-                    1.0f, aq, (int)ld, bq, (int)ld, beta, gw + q * csg * cbg * kk,
-                    (int)(cbg * kk));
+  /* one region: each thread keeps the same share of gw (of gwt) over all batches, so every
+   * element is summed batch after batch as by one thread */
+  EG_OMP_PARALLEL_IF(eg_conv_team_worth(g->n * p * g->cs * cbg * kk), {
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+      const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
+      const float *bsrc = big + n0 * g->cb * g->hb * g->wb, *ssrc = small + n0 * g->cs * p;
+      if (!direct) eg_conv_im2col(g, bsrc, m, col);
+      if (nb > 1) eg_conv_pack_images(ssrc, m, g->cs, p, packed);
+      const float *b = direct ? bsrc : col, *a = nb > 1 ? packed : ssrc;
+      const float beta = n0 == 0 ? 0.0f : 1.0f; /* the first batch overwrites gw */
+      for (int64_t q = 0; q < g->groups; q++) {
+        const float *aq = a + q * csg * ld, *bq = b + q * cbg * kk * ld;
+        if (transposed)
+          eg_conv_sgemm_team(false, true, cbg * kk, csg, ld, bq, ld, aq, ld, beta,
+                             gwt + q * csg * cbg * kk, csg);
+        else
+          eg_conv_sgemm_team(false, true, csg, cbg * kk, ld, aq, ld, bq, ld, beta,
+                             gw + q * csg * cbg * kk, cbg * kk);
+      }
+      eg_omp_barrier(); /* col and packed read by every share */
     }
-  }
-  if (transposed) untranspose_wgrad(g, gwt, gw);
+    if (transposed) untranspose_wgrad(g, gwt, gw);
+  });
 }
 
 /* gb[c] = sum of gy[:, c, :, :], accumulated in double. */

@@ -26,9 +26,10 @@
  * Small GEMMs are slow, so images with few output pixels are packed side by side into one GEMM
  * (eg_conv_plan_images). Scratch holds the column matrix, the packed images and the flipped
  * weights; the _scratch function and the kernel derive their layout from the same plan. Our own
- * loops use OpenMP (see eg_conv_omp_worth); sgemm is only called outside parallel regions, so
- * OpenBLAS threads it itself. Dimensions passed to sgemm must fit in an int. Build with
- * -fopenmp. */
+ * loops use OpenMP (see eg_conv_omp_worth); a call with enough work runs its stages in one
+ * parallel region, each thread its share of each GEMM (conv_im2col.h, Threading), the shares
+ * computing every element as the whole GEMM does. Dimensions passed to sgemm must fit in an
+ * int. Build with -fopenmp. */
 #include "kernels/conv_depthwise_nchw.h"
 #include "kernels/conv_im2col.h"
 #include "kernels/conv_rowband_nchw.h"
@@ -140,14 +141,13 @@ static void col2im(const eg_conv_geom *g, const float *col, int64_t m, const flo
   const int64_t kk = g->kh * g->kw, p = g->hs * g->ws, plane = g->hb * g->wb;
   eg_conv_tap cache[EG_CONV_TAP_CACHE];
   const eg_conv_tap *taps = eg_conv_taps(g, cache);
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(m * g->cb * kk * p))
-  for (int64_t t = 0; t < m * g->cb; t++) {
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(m * g->cb * kk * p), for (int64_t t = 0; t < m * g->cb; t++) {
     const int64_t k = t / g->cb, c = t % g->cb;
     float *dst = big + t * plane;
     fill(dst, plane, bias ? bias[c] : 0.0f);
     for (int64_t r = c * kk; r < (c + 1) * kk; r++)
       tap_scatter(g, col + r * m * p + k * p, eg_conv_tap_of(g, taps, r % kk), 1.0f, dst);
-  }
+  });
 }
 
 /* dst[e] = src[e] + v for e < count. */
@@ -161,14 +161,14 @@ static inline __attribute__((always_inline)) void add_to(float *restrict dst,
 /* m images [c, p] <- packed [c, m*p] + bias[c] (bias may be NULL). */
 EG_SIMD_CLONES static void unpack_images(const float *packed, int64_t m, int64_t c, int64_t p,
                           const float *bias, float *dst) {
-  EG_OMP_FOR_IF(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++)
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(m * c * p), for (int64_t t = 0; t < m * c; t++)
     add_to(dst + t * p, packed + (t % c) * m * p + (t / c) * p, p, bias ? bias[t % c] : 0.0f););
 }
 
 /* Every plane [n, c] of y set to bias[c], or 0 when bias is NULL. */
 static void fill_planes(float *y, const float *bias, int64_t n, int64_t c, int64_t p) {
-#pragma omp parallel for schedule(static) if (eg_conv_omp_worth(n * c * p))
-  for (int64_t t = 0; t < n * c; t++) fill(y + t * p, p, bias ? bias[t % c] : 0.0f);
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(n * c * p), for (int64_t t = 0; t < n * c; t++)
+    fill(y + t * p, p, bias ? bias[t % c] : 0.0f););
 }
 
 /* ---- the two directions ---- */
@@ -198,22 +198,25 @@ static void down_gemm(const eg_conv_geom *g, const float *big, const float *w, c
   const bool direct = nb == 1 && eg_conv_geom_pointwise(g);
   float *col = scratch; /* unused when direct */
   float *out = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
-  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
-    const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
-    const float *src = big + n0 * g->cb * g->hb * g->wb;
-    if (!direct) eg_conv_im2col(g, src, m, col);
-    const float *cols = direct ? src : col;
-    /* One image writes straight into y, pre-filled with the bias (OpenBLAS clears C for
-     * beta = 0 anyway, so this costs no extra pass); batches go through `out`. */
-    float *dst = nb == 1 ? small + n0 * g->cs * p : out;
-    if (nb == 1 && bias) fill_planes(dst, bias, 1, g->cs, p);
-    const float beta = nb == 1 && bias ? 1.0f : 0.0f;
-    for (int64_t q = 0; q < g->groups; q++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)csg, (int)ld, (int)(cbg * kk),
-                  1.0f, w + q * csg * cbg * kk, (int)(cbg * kk), cols + q * cbg * kk * ld,
-                  (int)ld, beta, dst + q * csg * ld, (int)ld);
-    if (nb > 1) unpack_images(out, m, g->cs, p, bias, small + n0 * g->cs * p);
-  }
+  /* one region: im2col, the GEMMs' shares, unpacking, batch after batch */
+  EG_OMP_PARALLEL_IF(eg_conv_team_worth(g->n * p * g->cs * cbg * kk), {
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+      const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
+      const float *src = big + n0 * g->cb * g->hb * g->wb;
+      if (!direct) eg_conv_im2col(g, src, m, col);
+      const float *cols = direct ? src : col;
+      /* One image writes straight into y, pre-filled with the bias (OpenBLAS clears C for
+       * beta = 0 anyway, so this costs no extra pass); batches go through `out`. */
+      float *dst = nb == 1 ? small + n0 * g->cs * p : out;
+      if (nb == 1 && bias) fill_planes(dst, bias, 1, g->cs, p);
+      const float beta = nb == 1 && bias ? 1.0f : 0.0f;
+      for (int64_t q = 0; q < g->groups; q++)
+        eg_conv_sgemm_team(false, false, csg, ld, cbg * kk, w + q * csg * cbg * kk, cbg * kk,
+                           cols + q * cbg * kk * ld, ld, beta, dst + q * csg * ld, ld);
+      eg_omp_barrier(); /* every share of the GEMMs written, col read */
+      if (nb > 1) unpack_images(out, m, g->cs, p, bias, small + n0 * g->cs * p);
+    }
+  });
 }
 
 /* Floats "down" derives from its weight alone: Winograd's filter transform, else none. */
@@ -285,17 +288,19 @@ static void up_col2im(const eg_conv_geom *g, const float *small, const float *w,
   const int64_t cbg = g->cb / g->groups, csg = g->cs / g->groups;
   float *col = scratch;
   float *packed = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
-  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
-    const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
-    const float *src = small + n0 * g->cs * p;
-    if (nb > 1) eg_conv_pack_images(src, m, g->cs, p, packed);
-    const float *a = nb > 1 ? packed : src;
-    for (int64_t q = 0; q < g->groups; q++)
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(cbg * kk), (int)ld, (int)csg,
-                  1.0f, w + q * csg * cbg * kk, (int)(cbg * kk), a + q * csg * ld, (int)ld, 0.0f,
-                  col + q * cbg * kk * ld, (int)ld);
-    col2im(g, col, m, bias, big + n0 * g->cb * g->hb * g->wb);
-  }
+  EG_OMP_PARALLEL_IF(eg_conv_team_worth(g->n * p * g->cs * cbg * kk), {
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+      const int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * p;
+      const float *src = small + n0 * g->cs * p;
+      if (nb > 1) eg_conv_pack_images(src, m, g->cs, p, packed);
+      const float *a = nb > 1 ? packed : src;
+      for (int64_t q = 0; q < g->groups; q++)
+        eg_conv_sgemm_team(true, false, cbg * kk, ld, csg, w + q * csg * cbg * kk, cbg * kk,
+                           a + q * csg * ld, ld, 0.0f, col + q * cbg * kk * ld, ld);
+      eg_omp_barrier(); /* col complete */
+      col2im(g, col, m, bias, big + n0 * g->cb * g->hb * g->wb);
+    }
+  });
 }
 
 /* Floats of the flipped weights of the stride-1 "up" (0 when it does not flip them). */
