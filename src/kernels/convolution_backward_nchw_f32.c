@@ -20,6 +20,7 @@
 #include "kernels/conv_depthwise_nchw.h"
 #include "kernels/conv_im2col.h"
 #include "kernels/conv_rowband_nchw.h"
+#include "kernels/transpose_f32.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 
 /* Largest channel multiplier for which the direct depthwise weight gradient beats GEMM. */
 enum { EG_CONV_DW_WGRAD_MAX = 4 };
+
+/* Most small-side channels per group for which weight_grad computes the transposed GEMM. */
+enum { EG_CONV_WGRAD_T_MAX_CS = 64 };
 
 /* sum over in-bounds (i, j) of small_plane[i][j] * big_plane[i*sh - ph + a*dh][j*sw - pw + b*dw]:
  * the gradient of one tap of a single-channel convolution, over one image. */
@@ -74,21 +78,36 @@ static int64_t wgrad_scratch_floats(const eg_conv_geom *g) {
          eg_conv_round_up_floats(g->cs * (g->cb / g->groups) * g->kh * g->kw);
 }
 
-/* gw[q][co][r] = gwt[q][r][co]: per group, [cbg*kk, csg] to [csg, cbg*kk]. */
+/* Small channels per piece of untranspose_wgrad: a strip of whole transpose tiles. */
+enum { EG_CONV_WGRAD_STRIP = 32 };
+
+/* gw[q][co][r] = gwt[q][r][co]: per group, [cbg*kk, csg] to [csg, cbg*kk], by cache-sized tiles
+ * (transpose_f32.h) in strips of small channels shared out over the team (column by column,
+ * one core: 384 -> 64 channels 1x1 of 4x4, 8 images, the whole weight gradient 0.094 ms, now
+ * 0.078; a 512x4608 gradient, strided reads 2 KiB apart, 9.5 ms, by tiles about 3). */
 static void untranspose_wgrad(const eg_conv_geom *g, const float *gwt, float *gw) {
   const int64_t rows = g->cb / g->groups * g->kh * g->kw, csg = g->cs / g->groups;
-  EG_OMP_FOR_TEAM(eg_conv_omp_worth(g->cs * rows), for (int64_t t = 0; t < g->cs; t++) {
-    const float *src = gwt + t / csg * rows * csg + t % csg;
-    for (int64_t r = 0; r < rows; r++) gw[t * rows + r] = src[r * csg];
-  });
+  const int64_t strips = (csg + EG_CONV_WGRAD_STRIP - 1) / EG_CONV_WGRAD_STRIP;
+  EG_OMP_FOR_TEAM(eg_conv_omp_worth(g->cs * rows),
+                  for (int64_t t = 0; t < g->groups * strips; t++) {
+                    const int64_t q = t / strips, co = t % strips * EG_CONV_WGRAD_STRIP;
+                    const int64_t nc = csg - co < EG_CONV_WGRAD_STRIP ? csg - co
+                                                                      : EG_CONV_WGRAD_STRIP;
+                    eg_transpose_2d_f32(gwt + q * rows * csg + co, csg,
+                                        gw + (q * csg + co) * rows, rows, nc, rows);
+                  });
 }
 
-/* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. sgemm runs far
- * faster with its M the longer side of gw, so when cbg*kh*kw >= csg the GEMM makes the
- * transpose, im2col(big) x small^T [cbg*kk, csg], into scratch, then untranspose_wgrad
- * (OpenBLAS 0.3, one core, 8 images, 3x3: 16 channels of 32x32 1.07 -> 0.53 ms, 32 of 16x16
- * 0.72 -> 0.45, 64 of 8x8 0.41 -> 0.38, 128..512 channels 2-7% faster; a 1x1 conv from 24 to
- * 144 channels of 16x16 took 0.12 ms more transposed). */
+/* gw = sum over images of small x im2col(big)^T, per group; overwrites gw. With few small
+ * channels sgemm runs far faster with its M the longer side of gw, so when csg <=
+ * EG_CONV_WGRAD_T_MAX_CS and cbg*kh*kw >= csg the GEMM makes the transpose, im2col(big) x
+ * small^T [cbg*kk, csg], into scratch, then untranspose_wgrad (OpenBLAS 0.3, one core, 8 images,
+ * 3x3: 16 channels of 32x32 1.07 -> 0.53 ms, 32 of 16x16 0.72 -> 0.45, 64 of 16x16 2.55 -> 2.04;
+ * a 1x1 conv from 24 to 144 channels of 16x16 took 0.12 ms more transposed). With more small
+ * channels the orientations' GEMMs run alike and the transpose pass, through a gradient that
+ * outgrows the caches, is pure cost (ResNet-18's 3x3 convs of 8 images, direct vs transposed:
+ * 512 channels of 2x2 1.9 vs 4.5 ms, 256 of 4x4 1.66 vs 1.9, 128 of 8x8 1.78 vs 1.79; 1x1 convs
+ * to 112..192 channels of 2x2..4x4 0.13-0.21 vs 0.17-0.24). */
 static void weight_grad(const eg_conv_geom *g, const float *big, const float *small, float *gw,
                         float *scratch) {
   const int64_t nb = eg_conv_plan_images(g), p = g->hs * g->ws, kk = g->kh * g->kw;
@@ -97,7 +116,7 @@ static void weight_grad(const eg_conv_geom *g, const float *big, const float *sm
   float *col = scratch; /* unused when direct */
   float *packed = nb > 1 ? scratch + eg_conv_round_up_floats(g->cb * kk * nb * p) : NULL;
   float *gwt = scratch + eg_conv_gemm_scratch_floats(g);
-  const bool transposed = cbg * kk >= csg;
+  const bool transposed = csg <= EG_CONV_WGRAD_T_MAX_CS && cbg * kk >= csg;
   /* one region: each thread keeps the same share of gw (of gwt) over all batches, so every
    * element is summed batch after batch as by one thread */
   EG_OMP_PARALLEL_IF(eg_conv_team_worth(g->n * p * g->cs * cbg * kk), {

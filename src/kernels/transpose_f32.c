@@ -102,6 +102,15 @@ static void tile(const float *x, int64_t xs, float *y, int64_t ys, int64_t nu, i
     for (int64_t v = 0; v < nv; v++) y[u * ys + v] = x[u + v * xs];
 }
 
+void eg_transpose_2d_f32(const float *x, int64_t xs, float *y, int64_t ys, int64_t nu,
+                         int64_t nv) {
+  for (int64_t u0 = 0; u0 < nu; u0 += EG_TRANSPOSE_TILE)
+    for (int64_t v0 = 0; v0 < nv; v0 += EG_TRANSPOSE_TILE)
+      tile(x + u0 + v0 * xs, xs, y + u0 * ys + v0, ys,
+           nu - u0 < EG_TRANSPOSE_TILE ? nu - u0 : EG_TRANSPOSE_TILE,
+           nv - v0 < EG_TRANSPOSE_TILE ? nv - v0 : EG_TRANSPOSE_TILE);
+}
+
 /* Offsets of batch element b: batch dims are the output positions other than `skip1`/`skip2`,
  * taken in output order. */
 static void batch_offsets(const tshape *s, const int64_t *in_stride, const int64_t *out_dims,

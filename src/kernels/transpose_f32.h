@@ -18,4 +18,10 @@
 void eg_transpose_f32(int rank, const int64_t *dims, const uint32_t *perm, const float *x,
                       float *y);
 
+/* One 2-D transpose between strided matrices: y[u*ys + v] = x[u + v*xs] for u < nu, v < nv, in
+ * the same cache-sized tiles, on the calling thread (for callers that share the work out over
+ * threads themselves). */
+void eg_transpose_2d_f32(const float *x, int64_t xs, float *y, int64_t ys, int64_t nu,
+                         int64_t nv);
+
 #endif

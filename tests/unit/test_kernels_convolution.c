@@ -213,6 +213,25 @@ static void test_uneven_batches(void) {
     EG_CHECK(check_case(&cases[i], 99u + (unsigned)i));
 }
 
+/* The weight gradient by im2col + GEMM in both orientations (convolution_backward_nchw_f32.c,
+ * weight_grad): the transposed GEMM and its tiled untranspose for up to 64 small channels per
+ * group (64 and 40: whole and partial 32-channel strips, with groups; 45 rows per group, no
+ * whole tile), the direct GEMM above (65 and 72, with groups). */
+static void test_weight_grad_orientations(void) {
+  const spec cases[] = {
+      {.n = 2, .c_in = 8, .h = 5, .w = 6, .c_out = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+      {.n = 3, .c_in = 10, .h = 7, .w = 5, .c_out = 80, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 2},
+      {.n = 2, .c_in = 16, .h = 4, .w = 5, .c_out = 130, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 0, .dh = 1, .dw = 1, .groups = 2},
+      {.n = 2, .c_in = 9, .h = 6, .w = 7, .c_out = 72, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+       .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    EG_CHECK(check_case(&cases[i], 700u + (unsigned)i));
+}
+
 /* The geometry the stride-1 "down" of a (transposed) conv reads: the flipped one for a
  * transposed conv, whose small side is read padded by dil*(k-1) - pad. */
 static eg_conv_geom down_geom(const eg_conv2d_params *p) {
@@ -379,6 +398,7 @@ int main(void) {
   EG_RUN(test_depthwise_sum_order);
   EG_RUN(test_one_image_per_gemm);
   EG_RUN(test_uneven_batches);
+  EG_RUN(test_weight_grad_orientations);
   EG_RUN(test_winograd);
   EG_RUN(test_row_bands);
   EG_RUN(test_pointwise_needs_no_scratch);
