@@ -167,8 +167,8 @@ static void conv_direct(const eg_conv2d_nhwc_params *p, const float *x, const fl
  * tap's share of the GEMM; `acc` adds to y. */
 static void gemm_tap_oi(const eg_conv2d_nhwc_params *p, const float *a, int64_t lda, int64_t m,
                         const float *tap, bool acc, float *y) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)p->c_out, (int)p->c_in,
-              1.0f, a, (int)lda, tap, (int)p->c_in, acc ? 1.0f : 0.0f, y, (int)p->c_out);
+  eg_nhwc_sgemm(false, true, m, p->c_out, p->c_in, a, lda, tap, p->c_in, acc ? 1.0f : 0.0f, y,
+                p->c_out);
 }
 
 static bool is_empty(const eg_conv2d_nhwc_params *p) {
@@ -244,10 +244,8 @@ static void band_gemms(const eg_conv2d_nhwc_params *p, const float *col, int64_t
                     filter + (fa * p->k_w + b) * p->c_out * p->c_in, a || b, y);
       continue;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(rows * p->w_out),
-                (int)p->c_out, (int)width, 1.0f, col + a * p->dilation[0] * p->w_out * width,
-                (int)width, filter + fa * width * p->c_out, (int)p->c_out, a ? 1.0f : 0.0f, y,
-                (int)p->c_out);
+    eg_nhwc_sgemm(false, false, rows * p->w_out, p->c_out, width, band, width,
+                  filter + fa * width * p->c_out, p->c_out, a ? 1.0f : 0.0f, y, p->c_out);
   }
 }
 
@@ -335,8 +333,8 @@ static void conv_wide(const eg_conv2d_nhwc_params *p, const float *x, const floa
   wide_bands(p, x, bands);
   for (int64_t oi = 0; oi < p->h_out; oi++) {
     const float *a = bands + (oi % p->dilation[0]) * m * s + oi / p->dilation[0] * width;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)p->c_out, (int)k, 1.0f,
-                a, (int)s, filter, (int)p->c_out, 0.0f, out + oi * m * p->c_out, (int)p->c_out);
+    eg_nhwc_sgemm(false, false, m, p->c_out, k, a, s, filter, p->c_out, 0.0f,
+                  out + oi * m * p->c_out, p->c_out);
   }
   for (int64_t n = 0; n < p->n; n++)
     for (int64_t oi = 0; oi < p->h_out; oi++)
@@ -473,14 +471,12 @@ static void gemm_group(const eg_conv2d_nhwc_params *p, const float *a, int64_t l
                        const float *filter, int64_t q, float *y) {
   const int64_t cig = p->c_in / p->groups, cog = p->c_out / p->groups, k = taps(p) * cig;
   if (p->y_cnhw) { /* groups 1: y^T [c_out, m] (ld: every pixel) = filter^T x a^T */
-    cblas_sgemm(CblasRowMajor, p->filter_oihw ? CblasNoTrans : CblasTrans, CblasTrans,
-                (int)p->c_out, (int)m, (int)k, 1.0f, filter,
-                (int)(p->filter_oihw ? k : p->c_out), a, (int)lda, 0.0f, y, (int)pixels(p));
+    eg_nhwc_sgemm(!p->filter_oihw, true, p->c_out, m, k, filter, p->filter_oihw ? k : p->c_out,
+                  a, lda, 0.0f, y, pixels(p));
     return;
   }
   if (p->filter_oihw) { /* groups 1: the filter is [c_out, K] */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)p->c_out, (int)k, 1.0f, a,
-                (int)lda, filter, (int)k, 0.0f, y, (int)p->c_out);
+    eg_nhwc_sgemm(false, true, m, p->c_out, k, a, lda, filter, k, 0.0f, y, p->c_out);
     return;
   }
   if (p->filter_oi) { /* groups 1 (eg_conv2d_nhwc_f32_takes_filter_oi): a GEMM per tap */
@@ -488,9 +484,8 @@ static void gemm_group(const eg_conv2d_nhwc_params *p, const float *a, int64_t l
       gemm_tap_oi(p, a + t * cig, lda, m, filter + t * p->c_out * cig, t > 0, y);
     return;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)cog, (int)(taps(p) * cig),
-              1.0f, a, (int)lda, filter + q * cog, (int)p->c_out, 0.0f, y + q * cog,
-              (int)p->c_out);
+  eg_nhwc_sgemm(false, false, m, cog, k, a, lda, filter + q * cog, p->c_out, 0.0f, y + q * cog,
+                p->c_out);
 }
 
 EG_SIMD_CLONES

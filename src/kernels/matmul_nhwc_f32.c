@@ -2,8 +2,9 @@
  * The bias is written into y first and sgemm accumulates onto it (beta = 1). */
 #include "kernels/matmul_nhwc_f32.h"
 
-#include <cblas.h>
 #include <string.h>
+
+#include "kernels/parallel_nhwc_f32.h"
 
 static void fill_rows(float *y, int64_t rows, int64_t cols, const float *bias) {
   for (int64_t r = 0; r < rows; r++)
@@ -17,8 +18,7 @@ void eg_fully_connected_nhwc_f32(int64_t m, int64_t k, int64_t units, const floa
                                  const float *w, const float *bias, float *y) {
   fill_rows(y, m, units, bias);
   if (m == 0 || k == 0 || units == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)units, (int)k, 1.0f, x,
-              (int)k, w, (int)k, 1.0f, y, (int)units);
+  eg_nhwc_sgemm(false, true, m, units, k, x, k, w, k, 1.0f, y, units);
 }
 
 /* Element offset of batch index `b` (over batch_out) in an operand with batch dims `dims`. */
@@ -40,11 +40,10 @@ void eg_matmul_nhwc_f32(const eg_matmul_nhwc_params *p, const float *a, const fl
   for (int i = 0; i < p->batch_rank; i++) batches *= p->batch_out[i];
   fill_rows(y, batches * p->m, p->p, bias);
   if (p->m == 0 || p->k == 0 || p->p == 0) return;
-  const int lda = (int)(p->trans_a ? p->m : p->k), ldb = (int)(p->trans_b ? p->k : p->p);
+  const int64_t lda = p->trans_a ? p->m : p->k, ldb = p->trans_b ? p->k : p->p;
   for (int64_t t = 0; t < batches; t++)
-    cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
-                p->trans_b ? CblasTrans : CblasNoTrans, (int)p->m, (int)p->p, (int)p->k, 1.0f,
-                a + batch_offset(p, p->batch_a, t, p->m * p->k), lda,
-                b + batch_offset(p, p->batch_b, t, p->k * p->p), ldb, 1.0f,
-                y + t * p->m * p->p, (int)p->p);
+    eg_nhwc_sgemm(p->trans_a, p->trans_b, p->m, p->p, p->k,
+                  a + batch_offset(p, p->batch_a, t, p->m * p->k), lda,
+                  b + batch_offset(p, p->batch_b, t, p->k * p->p), ldb, 1.0f, y + t * p->m * p->p,
+                  p->p);
 }

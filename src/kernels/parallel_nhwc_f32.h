@@ -17,8 +17,15 @@
 #include <cblas.h>
 #include <omp.h>
 
-/* Loops with less work than this (elements touched) stay on one thread. */
-enum { EG_NHWC_OMP_MIN = 1 << 15 };
+#include "kernels/conv_im2col.h"
+#include "util/parallel.h"
+
+/* Loops with less work than this (elements touched) stay on one thread: 256K elements, some
+ * 50-100 us of a memory-bound loop. Every region the executor forks makes the calling thread wait
+ * for the other one at its end, and on a machine whose cores other processes also use, that
+ * wait is a scheduler slice whenever the other thread is off its core; at 32K a MobileNetV2 head
+ * .egp step forked 174 regions and ran 3-5x slower on 2 threads than on 1 there (74 now). */
+enum { EG_NHWC_OMP_MIN = 1 << 18 };
 
 /* Whether a loop of `work` elements may fork OpenMP threads. Never inside a parallel region:
  * kernels that split their work across threads themselves (TransposeConv2d's pieces) run the
@@ -50,6 +57,33 @@ static inline int eg_nhwc_blas_threads(void) {
 #else
   return 1;
 #endif
+}
+
+/* OpenBLAS 0.3.21 runs an sgemm of more than this many multiply-adds on every thread it has
+ * (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD), smaller ones on one. */
+#define EG_NHWC_SGEMM_SPLIT_MACS ((int64_t)1 << 18)
+
+/* C = op(A) op(B) + beta*C (row-major, alpha 1). Where OpenBLAS would thread the call itself
+ * (outside a region, more than one thread, enough multiply-adds), the call opens a region
+ * instead and each thread runs its share single-threaded (eg_conv_sgemm_team: whole multiples
+ * of 8 of C's longer side, K never split, so every element is summed as by the whole call).
+ * OpenBLAS's own split synchronises its threads many times per call by spinning on flags: on
+ * 2 cores the executor's GEMMs (channels 16-1280, batch 8) ran slower on 2 threads than on 1,
+ * and a busy machine, where one of the two threads waits for a core, made whole .egp steps
+ * 3-10x slower. */
+static inline void eg_nhwc_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                                 const float *a, int64_t lda, const float *b, int64_t ldb,
+                                 float beta, float *c, int64_t ldc) {
+  const bool split = m * n * k > EG_NHWC_SGEMM_SPLIT_MACS && eg_nhwc_blas_nests() &&
+                     eg_omp_forks(true);
+  if (split) {
+#pragma omp parallel
+    eg_conv_sgemm_team(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  /* the whole call, also on a thread of someone else's team (TransposeConv2d's pieces) */
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
 
 /* Default target size of one im2col/col2im chunk: 4 MiB per sgemm thread. Fewer, larger sgemm
