@@ -18,7 +18,6 @@
 #include <omp.h>
 
 #include "kernels/conv_im2col.h"
-#include "util/parallel.h"
 
 /* Loops with less work than this (elements touched) stay on one thread: 256K elements, some
  * 50-100 us of a memory-bound loop. Every region the executor forks makes the calling thread wait
@@ -59,31 +58,37 @@ static inline int eg_nhwc_blas_threads(void) {
 #endif
 }
 
-/* OpenBLAS 0.3.21 runs an sgemm of more than this many multiply-adds on every thread it has
- * (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD), smaller ones on one. */
-#define EG_NHWC_SGEMM_SPLIT_MACS ((int64_t)1 << 18)
+/* Multiply-adds per thread from which an sgemm is split over the threads (below: one thread
+ * runs it whole). OpenBLAS 0.3.21 runs calls of up to 1e6 multiply-adds through small-matrix
+ * kernels that sum in another order than its blocked ones, so a share of a call just above that
+ * would round unlike the whole call (1x1 weight gradients of a 32x32 ResNet, [32, 16] by K =
+ * 2048, differed in the last bits); from 2^20 per share on, both run blocked and every element
+ * is summed alike. */
+#define EG_NHWC_SGEMM_SPLIT_MACS ((int64_t)1 << 20)
 
-/* C = op(A) op(B) + beta*C (row-major, alpha 1). Where OpenBLAS would thread the call itself
- * (outside a region, more than one thread, enough multiply-adds), the call opens a region
- * instead and each thread runs its share single-threaded (eg_conv_sgemm_team: whole multiples
- * of 8 of C's longer side, K never split, so every element is summed as by the whole call).
- * OpenBLAS's own split synchronises its threads many times per call by spinning on flags: on
- * 2 cores the executor's GEMMs (channels 16-1280, batch 8) ran slower on 2 threads than on 1,
- * and a busy machine, where one of the two threads waits for a core, made whole .egp steps
- * 3-10x slower. */
+/* C = op(A) op(B) + beta*C (row-major, alpha 1), never threaded by OpenBLAS itself: OpenBLAS's
+ * own split (of any call above 2^18 multiply-adds, outside a region) synchronises its threads
+ * many times per call by spinning on flags; on 2 cores the executor's GEMMs (channels 16-1280,
+ * batch 8) ran slower on 2 threads than on 1, and on a machine whose cores other processes also
+ * use, where one of the two threads waits for a core, whole .egp steps ran 3-10x slower. So a
+ * call with enough work per thread opens a region and each thread runs its share
+ * single-threaded (eg_conv_sgemm_team: whole multiples of 8 of C's longer side, K never split,
+ * so every element is summed as by the whole call); a smaller one runs whole on the calling
+ * thread (OpenBLAS follows omp_get_max_threads, set to 1 around the call); on a thread of
+ * someone else's team (TransposeConv2d's pieces) the whole call, which OpenBLAS runs there. */
 static inline void eg_nhwc_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                                  const float *a, int64_t lda, const float *b, int64_t ldb,
                                  float beta, float *c, int64_t ldc) {
-  const bool split = m * n * k > EG_NHWC_SGEMM_SPLIT_MACS && eg_nhwc_blas_nests() &&
-                     eg_omp_forks(true);
-  if (split) {
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads > 1 && m * n * k >= threads * EG_NHWC_SGEMM_SPLIT_MACS && eg_nhwc_blas_nests()) {
 #pragma omp parallel
     eg_conv_sgemm_team(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  /* the whole call, also on a thread of someone else's team (TransposeConv2d's pieces) */
+  if (threads > 1) omp_set_num_threads(1);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+  if (threads > 1) omp_set_num_threads(threads);
 }
 
 /* Default target size of one im2col/col2im chunk: 4 MiB per sgemm thread. Fewer, larger sgemm

@@ -354,9 +354,8 @@ static void run_col2im(const tparams *p, const float *x, const float *f, const f
   for (int64_t r0 = 0; r0 < m; r0 += rows) {
     const int64_t mc = m - r0 < rows ? m - r0 : rows;
     for (int64_t q = 0; q < p->groups; q++) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mc, (int)(kk * cog), (int)cig,
-                  1.0f, x + r0 * p->c_in + q * cig, (int)p->c_in, fp + q * cig * kk * cog,
-                  (int)(kk * cog), 0.0f, col, (int)(kk * cog));
+      eg_nhwc_sgemm(false, false, mc, kk * cog, cig, x + r0 * p->c_in + q * cig, p->c_in,
+                    fp + q * cig * kk * cog, kk * cog, 0.0f, col, kk * cog);
       if (p->filter_oihw)
         col2im_add_oihw(p, col, r0, mc, y);
       else

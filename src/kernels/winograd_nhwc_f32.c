@@ -206,10 +206,9 @@ void eg_winograd_nhwc_f32(const wparams *p, const float *x, const float *f, cons
     const int64_t m = all - r0 < chunk ? all - r0 : chunk;
     wino_input(p, x, zeros, r0, m, v);
     for (int xi = 0; xi < 16; xi++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)p->c_out,
-                  (int)p->c_in, 1.0f, v + xi * m * p->c_in, (int)p->c_in,
-                  u + xi * p->c_in * p->c_out, (int)p->c_out, 0.0f, mm + xi * m * p->c_out,
-                  (int)p->c_out);
+      eg_nhwc_sgemm(false, false, m, p->c_out, p->c_in, v + xi * m * p->c_in, p->c_in,
+                    u + xi * p->c_in * p->c_out, p->c_out, 0.0f, mm + xi * m * p->c_out,
+                    p->c_out);
     wino_output(p, mm, bias, r0, m, y);
   }
 }
