@@ -1,8 +1,9 @@
 /* parallel_nhwc_f32.h — threading policy shared by the htp executor's NHWC kernels.
  *
- * Our own loops use OpenMP; sgemm (OpenBLAS) threads itself and is never called inside an
- * OpenMP parallel region, except by a kernel that splits its own work into pieces, one per
- * thread, each calling a single-threaded sgemm (eg_nhwc_blas_nests). A pthreads build of
+ * Our own loops use OpenMP, and so does the kernels' sgemm (eg_nhwc_sgemm): a large call is
+ * split over a region of its own, each thread running its share single-threaded, and OpenBLAS
+ * never threads a call itself; a kernel that splits its own work into pieces (TransposeConv2d)
+ * runs each piece's sgemms whole on the piece's thread (eg_nhwc_blas_nests). A pthreads build of
  * OpenBLAS keeps its own worker threads, and libgomp's idle workers then spin on the cores sgemm
  * is using (measured on 2 cores by the NCHW kernels: a 3x slowdown), so with such a build our
  * loops stay serial. Also the default chunk
