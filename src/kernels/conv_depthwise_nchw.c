@@ -234,10 +234,71 @@ static void map_plane(const dw_map *m, const float *in, const float *w, bool fir
   }
 }
 
+/* ---- small planes: EG_DW_CB channels at a time ----
+ * Planes of at most EG_DW_CB_PLANE input pixels are too small for loops along a row: a block of
+ * EG_DW_CB channels is copied pixel-major (pixel, then channel), and each output pixel of the
+ * block is one vector of EG_DW_CB sums, its in-bounds taps added a-major, the same order as the
+ * row loops. */
+enum { EG_DW_CB = 16, EG_DW_CB_PLANE = 256 };
+
+static bool channel_blocks_apply(const dw_map *m) {
+  return m->hi * m->wi <= EG_DW_CB_PLANE && m->wo <= 8;
+}
+
+/* Channels [c0, c0 + nc) of image n: small = down(big) + bias, nc <= EG_DW_CB. */
+EG_SIMD_CLONES EG_KEEP_LOOPS
+static void down_channel_block(const eg_conv_geom *g, const dw_map *m, const float *big,
+                               const float *w, const float *bias, int64_t n, int64_t c0,
+                               int64_t nc, float *small) {
+  enum { V = EG_DW_CB };
+  float x[EG_DW_CB_PLANE * V], wt[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX * V], b0[V];
+  const int64_t kk = m->kh * m->kw, pin = m->hi * m->wi, pout = m->ho * m->wo;
+  const int64_t csg = g->cs / g->groups;
+  for (int64_t cc = 0; cc < V; cc++) {
+    const int64_t c = c0 + (cc < nc ? cc : 0);
+    const float *src = big + (n * g->cb + c / csg) * pin;
+    for (int64_t q = 0; q < pin; q++) x[q * V + cc] = src[q];
+    for (int64_t a = 0; a < m->kh; a++)
+      if (m->i0[a] < m->i1[a])
+        for (int64_t b = 0; b < m->kw; b++)
+          if (m->j0[b] < m->j1[b]) wt[(a * m->kw + b) * V + cc] = w[c * kk + a * m->kw + b];
+    b0[cc] = bias ? bias[c] : 0.0f;
+  }
+  for (int64_t i = 0; i < m->ho; i++) {
+    float acc[8 * V]; /* the output row, pixel-major */
+    for (int64_t j = 0; j < m->wo; j++)
+      for (int64_t cc = 0; cc < V; cc++) acc[j * V + cc] = b0[cc];
+    for (int64_t a = 0; a < m->kh; a++) {
+      if (i < m->i0[a] || i >= m->i1[a]) continue;
+      const float *xr = x + (i * m->sh + m->oh[a]) * m->wi * V;
+      for (int64_t b = 0; b < m->kw; b++) {
+        const float *wp = wt + (a * m->kw + b) * V;
+        for (int64_t j = m->j0[b]; j < m->j1[b]; j++) {
+          const float *xp = xr + (j * m->sw + m->ow[b]) * V;
+#pragma omp simd
+          for (int64_t cc = 0; cc < V; cc++) acc[j * V + cc] += wp[cc] * xp[cc];
+        }
+      }
+    }
+    float *dst = small + (n * g->cs + c0) * pout + i * m->wo;
+    for (int64_t cc = 0; cc < nc; cc++)
+      for (int64_t j = 0; j < m->wo; j++) dst[cc * pout + j] = acc[j * V + cc];
+  }
+}
+
 void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
                      float *small) {
   const dw_map m = map_of(g, false);
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
+  if (channel_blocks_apply(&m)) {
+    const int64_t nb = (g->cs + EG_DW_CB - 1) / EG_DW_CB;
+    EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * nb; t++) {
+      const int64_t n = t / nb, c0 = t % nb * EG_DW_CB;
+      const int64_t nc = g->cs - c0 < EG_DW_CB ? g->cs - c0 : EG_DW_CB;
+      down_channel_block(g, &m, big, w, bias, n, c0, nc, small);
+    });
+    return;
+  }
   EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * g->cs; t++) {
     const int64_t n = t / g->cs, c = t % g->cs;
     map_plane(&m, big + (n * g->cb + c / csg) * g->hb * g->wb, w + c * kk, true,

@@ -332,17 +332,20 @@ static void test_empty_batch(void) {
   for (int i = 0; i < 3; i++) EG_CHECK(gb[i] == 0.0f);
 }
 
-/* Depthwise 3x3 and 5x5 at strides 1 and 2, plain and transposed, on planes narrow and wide: y must
- * equal, bit for bit, the bias plus each in-bounds tap's product added in float one at a time,
- * taps a-major (conv_depthwise_nchw.h's contract, whichever of its paths runs). Channel 1 has
+/* Depthwise 3x3 and 5x5 at strides 1 and 2, plain and transposed, 3 and 37 channels, on planes
+ * narrow and wide: y must equal, bit for bit, the bias plus each in-bounds tap's product added
+ * in float one at a time, taps a-major (conv_depthwise_nchw.h's contract, whichever of its
+ * paths runs). Channel 1 has
  * bias -0.0 over an input of -0.0 (a product with a padding zero would turn its -0 outputs
  * into +0), channel 2 an infinite corner weight (one with a padding zero would make NaN). */
 static void test_depthwise_sum_order(void) {
   static const int64_t sizes[][2] = {{1, 1}, {2, 2}, {4, 4}, {5, 7}, {8, 8}, {12, 15}, {20, 33}};
-  for (int t = 0; t < 4; t++)
+  for (int t = 0; t < 8; t++)
     for (int64_t k = 3; k <= 5; k += 2)
       for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
-        const int64_t c = 3, h = sizes[z][0], w = sizes[z][1], pad = k / 2, st = 1 + t / 2;
+        /* 37 channels: two blocks of 16 and 5 on the small planes' channel-block path */
+        const int64_t c = t < 4 ? 3 : 37, h = sizes[z][0], w = sizes[z][1], pad = k / 2,
+                      st = 1 + t % 4 / 2;
         const bool tr = t % 2 == 1;
         const int64_t ho = tr ? (h - 1) * st - 2 * pad + k : (h + 2 * pad - k) / st + 1;
         const int64_t wo = tr ? (w - 1) * st - 2 * pad + k : (w + 2 * pad - k) / st + 1;
@@ -355,7 +358,8 @@ static void test_depthwise_sum_order(void) {
         float *x = malloc(sizeof(float) * (size_t)(2 * c * plane));
         float *y = malloc(sizeof(float) * (size_t)(2 * c * oplane));
         float *want = malloc(sizeof(float) * (size_t)(2 * c * oplane));
-        float wt[3 * 25], bias[3] = {0.25f, -0.0f, -1.5f};
+        float wt[37 * 25], bias[37] = {0.25f, -0.0f, -1.5f};
+        for (int64_t q = 3; q < c; q++) bias[q] = (float)(q % 7) / 4.0f - 0.75f;
         void *scratch = malloc(eg_convolution_nchw_f32_scratch(&p) + 1);
         for (int64_t e = 0; e < 2 * c * plane; e++)
           x[e] = e / plane % c == 1 ? -0.0f : (float)((e * 37 % 101) - 50) / 16.0f;
