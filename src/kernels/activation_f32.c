@@ -87,7 +87,40 @@ static inline float tanh_f32(float x) {
   return u2f((uint32_t)t | (f2u(x) & 0x80000000u));
 }
 
-static inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+/* e^-|x| (in (0, 1]) for |x| <= ln(FLT_MAX), 0 above it and for NaN: exp_f32's reduction and
+ * polynomial at -|x| with no overflow to handle, so about half of its work (its result bit for
+ * bit where both are normal, up to the rounding of n on a tie). 2^-n (n in [0, 128]) is
+ * applied as 2^(2-n) (normal) then 1/4. */
+static inline float exp_neg_abs(float x) {
+  const uint32_t top = 0x42b17218u; /* 88.72283935546875f, ln(FLT_MAX) rounded down */
+  const uint32_t ab = f2u(x) & 0x7fffffffu;
+  const float a = u2f(ab < top ? ab : top);
+  const int32_t n = (int32_t)(a * 1.44269504088896341f + 0.5f); /* a >= 0: truncation floors */
+  const float fn = (float)n;
+  float r = fn * 0.693359375f - a;
+  r = r + fn * -2.12194440e-4f;
+  const float p = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
+                     4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f) *
+                      (r * r) + r + 1.0f;
+  const float t = p * pow2i(2 - n) * 0.25f;
+  return u2f((uint32_t)pick(ab > top, 0, (int32_t)f2u(t)));
+}
+
+/* The numerator over 1 + e^-|x| of x * sigmoid(x): x for x >= 0, x * e^-|x| below (sign bit
+ * set), with t = e^-|x|; NaN stays NaN either way. */
+static inline float silu_num(float x, float t) {
+  return u2f((uint32_t)pick((int32_t)f2u(x) < 0, (int32_t)f2u(x * t), (int32_t)f2u(x)));
+}
+
+/* 1 / (1 + e^-x) as 1 / (1 + t) for x >= 0 and t / (1 + t) below, t = e^-|x| (no overflow:
+ * 0 far left, 1 far right); NaN: NaN. */
+static inline float sigmoid_f32(float x) {
+  const float t = exp_neg_abs(x);
+  const float s = u2f((uint32_t)pick((int32_t)f2u(x) < 0, (int32_t)f2u(t), (int32_t)f2u(1.0f))) /
+                  (1.0f + t);
+  return u2f((uint32_t)pick((f2u(x) & 0x7fffffffu) > 0x7f800000u, (int32_t)f2u(x),
+                            (int32_t)f2u(s)));
+}
 
 EG_SIMD_CLONES
 void eg_hardtanh_f32(int64_t n, const float *x, float lo, float hi, float *y) {
@@ -132,7 +165,10 @@ void eg_tanh_backward_f32(int64_t n, const float *gy, const float *y, float *gx)
 EG_SIMD_CLONES
 void eg_silu_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
-  for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + exp_f32(-x[i]));
+  for (int64_t i = 0; i < n; i++) {
+    const float t = exp_neg_abs(x[i]);
+    y[i] = silu_num(x[i], t) / (1.0f + t);
+  }
 }
 
 EG_SIMD_CLONES

@@ -7,10 +7,13 @@
  *                             (also clamp, clamp_min and clamp_max: a missing bound is -inf/+inf)
  *   hardtanh_backward       = (x <= lo || x >= hi) ? 0 : gy  (strict interior; NaN x passes gy)
  *   sigmoid(x)              = 1 / (1 + exp(-x))              (exp overflow gives 0, never NaN)
+ *                             computed as 1 / (1 + t) for x >= 0, t / (1 + t) below, with
+ *                             t = exp(-|x|) (0 past ln(FLT_MAX)), so exp never overflows
  *   sigmoid_backward(gy, y) = gy * (1 - y) * y               (y is sigmoid's output)
  *   tanh(x)                 = tanhf(x)
  *   tanh_backward(gy, y)    = gy * (1 - y * y)               (y is tanh's output)
  *   silu(x)                 = x / (1 + exp(-x))              (x << 0: -0; x = -inf: NaN, as ATen)
+ *                             computed as x / (1 + t) for x >= 0, (x * t) / (1 + t) below
  *   silu_backward(gy, x)    = gy * s * (1 + x * (1 - s)), s = sigmoid(x)
  *   hardswish(x)            = x * c / 6, c = min(max(x + 3, 0), 6)   (NaN stays NaN)
  *   hardswish_backward      = x <= -3 ? 0 : x >= 3 ? gy : gy * (x / 3 + 0.5)
