@@ -239,10 +239,10 @@ static void map_plane(const dw_map *m, const float *in, const float *w, bool fir
  * EG_DW_CB channels is copied pixel-major (pixel, then channel), and each output pixel of the
  * block is one vector of EG_DW_CB sums, its in-bounds taps added a-major, the same order as the
  * row loops. */
-enum { EG_DW_CB = 16, EG_DW_CB_PLANE = 256 };
+enum { EG_DW_CB = 16, EG_DW_CB_PLANE = 256, EG_DW_CB_WO = 16 };
 
 static bool channel_blocks_apply(const dw_map *m) {
-  return m->hi * m->wi <= EG_DW_CB_PLANE && m->wo <= 8;
+  return m->hi * m->wi <= EG_DW_CB_PLANE && m->wo <= EG_DW_CB_WO;
 }
 
 /* Channels [c0, c0 + nc) of image n: small = down(big) + bias, nc <= EG_DW_CB. */
@@ -265,7 +265,7 @@ static void down_channel_block(const eg_conv_geom *g, const dw_map *m, const flo
     b0[cc] = bias ? bias[c] : 0.0f;
   }
   for (int64_t i = 0; i < m->ho; i++) {
-    float acc[8 * V]; /* the output row, pixel-major */
+    float acc[EG_DW_CB_WO * V]; /* the output row, pixel-major */
     for (int64_t j = 0; j < m->wo; j++)
       for (int64_t cc = 0; cc < V; cc++) acc[j * V + cc] = b0[cc];
     for (int64_t a = 0; a < m->kh; a++) {

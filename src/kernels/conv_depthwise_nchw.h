@@ -16,11 +16,11 @@
  * border columns are added up one by one; planes narrower than 16 columns at stride 1 go
  * through a zero-padded copy, each kernel row's taps one pass over the whole plane (a product
  * with a padding zero leaves every sum as it was unless the bias is -0.0 or a weight is not
- * finite, which keep the row loops). Planes of at most 256 input pixels and 8 output columns (the
- * 16x16 and smaller planes of EfficientNet/MobileNet-style nets at 64x64 inputs) go 16 channels
- * at a time instead: the block copied pixel-major, each output row one pass per tap over its
- * in-bounds pixels, vectorised along the 16 channels. Kernels up to EG_CONV_DW_KMAX wide and
- * high.
+ * finite, which keep the row loops). Planes of at most 256 input pixels and 16 output columns
+ * (the 16x16 and smaller planes of EfficientNet/MobileNet-style nets at 64x64 inputs) go 16
+ * channels at a time instead: the block copied pixel-major, each output row one pass per tap
+ * over its in-bounds pixels, vectorised along the 16 channels. Kernels up to EG_CONV_DW_KMAX
+ * wide and high.
  *
  *   wgrad: gw[c, 0, a, b] = sum over n, i, j of small[n, c, i, j] *
  *         big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw], per image: the big plane copied
