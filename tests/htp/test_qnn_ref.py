@@ -127,9 +127,13 @@ def keep_session(path):
 
 def child_run(path, feeds_path, prepare, out_path):
     """In a child process (`--child`): runs the graph on QNN HTP for SM8650 and saves its
-    outputs; a crash of QNN's emulator ends the process with a signal."""
+    outputs; a crash of QNN's emulator ends the process with a signal. QNN's files go to a
+    folder beside out_path, inside the parent's temporary directory: a crashed child runs no
+    clean-up of its own."""
     feeds = dict(np.load(feeds_path))
-    got = qnn_ref.run(qnn_ref.qnn_session(path, SM8650, prepare=prepare, profile=False), feeds)
+    session = qnn_ref.qnn_session(path, SM8650, prepare=prepare, profile=False,
+                                  workdir=out_path + ".qnn")
+    got = qnn_ref.run(session, feeds)
     np.savez(out_path, **got)
 
 
