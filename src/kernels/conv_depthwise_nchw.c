@@ -67,9 +67,11 @@ static dw_map map_of(const eg_conv_geom *g, bool up) {
   return m;
 }
 
+static bool up_blocks_apply(const eg_conv_geom *g);
+
 bool eg_conv_dw_applies(const eg_conv_geom *g, bool up) {
   return g->kh <= EG_CONV_DW_KMAX && g->kw <= EG_CONV_DW_KMAX &&
-         (!up || (g->sh == 1 && g->sw == 1));
+         (!up || (g->sh == 1 && g->sw == 1) || up_blocks_apply(g));
 }
 
 /* dst[j] = (first ? bias : dst[j]) + w[0]*src[j*sw + ow[0]] + ... + w[kw-1]*src[...], added
@@ -238,11 +240,48 @@ static void map_plane(const dw_map *m, const float *in, const float *w, bool fir
  * Planes of at most EG_DW_CB_PLANE input pixels are too small for loops along a row: a block of
  * EG_DW_CB channels is copied pixel-major (pixel, then channel), and each output pixel of the
  * block is one vector of EG_DW_CB sums, its in-bounds taps added a-major, the same order as the
- * row loops. */
-enum { EG_DW_CB = 16, EG_DW_CB_PLANE = 256, EG_DW_CB_WO = 16 };
+ * row loops. Output rows up to EG_DW_CB_WO pixels (down) or EG_DW_CB_WB (up). */
+enum { EG_DW_CB = 16, EG_DW_CB_PLANE = 256, EG_DW_CB_WO = 16, EG_DW_CB_WB = 32 };
 
 static bool channel_blocks_apply(const dw_map *m) {
   return m->hi * m->wi <= EG_DW_CB_PLANE && m->wo <= EG_DW_CB_WO;
+}
+
+/* The up map by channel blocks: one small channel per group (each big plane is one small
+ * plane's map), small planes of at most EG_DW_CB_PLANE pixels, big rows of at most
+ * EG_DW_CB_WB. Any stride. */
+static bool up_blocks_apply(const eg_conv_geom *g) {
+  return g->cs == g->groups && g->hs * g->ws <= EG_DW_CB_PLANE && g->wb <= EG_DW_CB_WB;
+}
+
+/* For channels [c0, c0 + nc), the lanes past nc repeating channel c0: x [pin, EG_DW_CB] =
+ * channel c's input plane, planes + (c / csg)*pin (pin pixels), pixel-major; wt [kk, EG_DW_CB]
+ * and bv [EG_DW_CB] = their kernels (w[c*kk + e]) and biases (or 0). */
+EG_DW_INLINE void block_in(const float *planes, int64_t pin, int64_t csg, const float *w,
+                           int64_t kk, const float *bias, int64_t c0, int64_t nc,
+                           float *restrict x, float *restrict wt, float *restrict bv) {
+  enum { V = EG_DW_CB };
+  for (int64_t cc = 0; cc < V; cc++) {
+    const int64_t c = c0 + (cc < nc ? cc : 0);
+    const float *src = planes + c / csg * pin;
+    for (int64_t q = 0; q < pin; q++) x[q * V + cc] = src[q];
+    for (int64_t e = 0; e < kk; e++) wt[e * V + cc] = w[c * kk + e];
+    bv[cc] = bias ? bias[c] : 0.0f;
+  }
+}
+
+/* Row i of nc output planes (dst + cc*pout, wo pixels) = acc [wo, EG_DW_CB]. */
+EG_DW_INLINE void block_out(const float *restrict acc, int64_t wo, int64_t nc, int64_t pout,
+                            float *restrict dst) {
+  for (int64_t cc = 0; cc < nc; cc++)
+    for (int64_t j = 0; j < wo; j++) dst[cc * pout + j] = acc[j * EG_DW_CB + cc];
+}
+
+/* acc [len, EG_DW_CB] = bv in every pixel. */
+EG_DW_INLINE void block_fill(float *restrict acc, int64_t len, const float *bv) {
+  for (int64_t j = 0; j < len; j++)
+#pragma omp simd
+    for (int64_t cc = 0; cc < EG_DW_CB; cc++) acc[j * EG_DW_CB + cc] = bv[cc];
 }
 
 /* Channels [c0, c0 + nc) of image n: small = down(big) + bias, nc <= EG_DW_CB. */
@@ -252,22 +291,12 @@ static void down_channel_block(const eg_conv_geom *g, const dw_map *m, const flo
                                int64_t nc, float *small) {
   enum { V = EG_DW_CB };
   float x[EG_DW_CB_PLANE * V], wt[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX * V], b0[V];
-  const int64_t kk = m->kh * m->kw, pin = m->hi * m->wi, pout = m->ho * m->wo;
-  const int64_t csg = g->cs / g->groups;
-  for (int64_t cc = 0; cc < V; cc++) {
-    const int64_t c = c0 + (cc < nc ? cc : 0);
-    const float *src = big + (n * g->cb + c / csg) * pin;
-    for (int64_t q = 0; q < pin; q++) x[q * V + cc] = src[q];
-    for (int64_t a = 0; a < m->kh; a++)
-      if (m->i0[a] < m->i1[a])
-        for (int64_t b = 0; b < m->kw; b++)
-          if (m->j0[b] < m->j1[b]) wt[(a * m->kw + b) * V + cc] = w[c * kk + a * m->kw + b];
-    b0[cc] = bias ? bias[c] : 0.0f;
-  }
+  const int64_t pin = m->hi * m->wi, pout = m->ho * m->wo;
+  block_in(big + n * g->cb * pin, pin, g->cs / g->groups, w, m->kh * m->kw, bias, c0, nc, x, wt,
+           b0);
   for (int64_t i = 0; i < m->ho; i++) {
     float acc[EG_DW_CB_WO * V]; /* the output row, pixel-major */
-    for (int64_t j = 0; j < m->wo; j++)
-      for (int64_t cc = 0; cc < V; cc++) acc[j * V + cc] = b0[cc];
+    block_fill(acc, m->wo, b0);
     for (int64_t a = 0; a < m->kh; a++) {
       if (i < m->i0[a] || i >= m->i1[a]) continue;
       const float *xr = x + (i * m->sh + m->oh[a]) * m->wi * V;
@@ -280,9 +309,38 @@ static void down_channel_block(const eg_conv_geom *g, const dw_map *m, const flo
         }
       }
     }
-    float *dst = small + (n * g->cs + c0) * pout + i * m->wo;
-    for (int64_t cc = 0; cc < nc; cc++)
-      for (int64_t j = 0; j < m->wo; j++) dst[cc * pout + j] = acc[j * V + cc];
+    block_out(acc, m->wo, nc, pout, small + (n * g->cs + c0) * pout + i * m->wo);
+  }
+}
+
+/* Channels [c0, c0 + nc) of image n: big = up(small) + bias (up_blocks_apply). Big row r
+ * gathers, taps a-major, from small row i of each tap (a, b) with i*sh + off_h = r, the
+ * small columns of the tap scattered to their big columns j*sw + off_w: every big pixel gets
+ * its in-bounds taps' products in the gather's order. */
+EG_SIMD_CLONES EG_KEEP_LOOPS
+static void up_channel_block(const eg_conv_geom *g, const eg_conv_tap *taps, const float *small,
+                             const float *w, const float *bias, int64_t n, int64_t c0,
+                             int64_t nc, float *big) {
+  enum { V = EG_DW_CB };
+  float x[EG_DW_CB_PLANE * V], wt[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX * V], b0[V];
+  const int64_t pin = g->hs * g->ws, pout = g->hb * g->wb, kk = g->kh * g->kw;
+  block_in(small + n * g->cs * pin, pin, 1, w, kk, bias, c0, nc, x, wt, b0);
+  for (int64_t r = 0; r < g->hb; r++) {
+    float acc[EG_DW_CB_WB * V]; /* the output row, pixel-major */
+    block_fill(acc, g->wb, b0);
+    for (int64_t e = 0; e < kk; e++) {
+      const eg_conv_tap t = taps[e];
+      const int64_t u = r - t.off_h;
+      if (u < 0 || u % g->sh || u / g->sh < t.i0 || u / g->sh >= t.i1) continue;
+      const float *xr = x + u / g->sh * g->ws * V, *wp = wt + e * V;
+      for (int64_t j = t.j0; j < t.j1; j++) {
+        const float *xp = xr + j * V;
+        float *ap = acc + (j * g->sw + t.off_w) * V;
+#pragma omp simd
+        for (int64_t cc = 0; cc < V; cc++) ap[cc] += wp[cc] * xp[cc];
+      }
+    }
+    block_out(acc, g->wb, nc, pout, big + (n * g->cb + c0) * pout + r * g->wb);
   }
 }
 
@@ -308,9 +366,20 @@ void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, co
 
 void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
                    float *big) {
-  const dw_map m = map_of(g, true);
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
   const int64_t plane = g->hb * g->wb;
+  if (up_blocks_apply(g)) {
+    eg_conv_tap taps[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX];
+    for (int64_t e = 0; e < kk; e++) taps[e] = eg_conv_tap_at(g, e / g->kw, e % g->kw);
+    const int64_t nb = (g->cs + EG_DW_CB - 1) / EG_DW_CB;
+    EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * nb; t++) {
+      const int64_t n = t / nb, c0 = t % nb * EG_DW_CB;
+      const int64_t nc = g->cs - c0 < EG_DW_CB ? g->cs - c0 : EG_DW_CB;
+      up_channel_block(g, taps, small, w, bias, n, c0, nc, big);
+    });
+    return;
+  }
+  const dw_map m = map_of(g, true);
   EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * g->cb; t++) {
     const int64_t n = t / g->cb, q = t % g->cb;
     for (int64_t c = q * csg; c < (q + 1) * csg; c++)

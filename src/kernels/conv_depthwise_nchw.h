@@ -3,10 +3,10 @@
  *
  *   down: small[n, c, i, j] = bias[c] + sum over in-bounds taps (a, b), a-major, of
  *         w[c, 0, a, b] * big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw]
- *   up (stride 1): big[n, q, I, J] = bias[q] + sum over c of q's group, then in-bounds taps
- *         (a, b), a-major, of w[c, 0, a, b] * small[n, c, I + ph - a*dh, J + pw - b*dw]
- *         — the transposed map written as a gather, for the input gradient of a stride-1
- *         depthwise conv.
+ *   up:   big[n, q, I, J] = bias[q] + sum over c of q's group, then in-bounds taps (a, b),
+ *         a-major, of w[c, 0, a, b] * small[n, c, (I + ph - a*dh)/sh, (J + pw - b*dw)/sw]
+ *         where both divide — the transposed map written as a gather, for the input gradient
+ *         of a depthwise conv.
  *
  * Every output is its bias plus its taps' products added one at a time in that order, as the
  * tap-by-tap loops of convolution_nchw_f32.c (a pass over the plane per tap, the up map as a
@@ -19,8 +19,12 @@
  * finite, which keep the row loops). Planes of at most 256 input pixels and 16 output columns
  * (the 16x16 and smaller planes of EfficientNet/MobileNet-style nets at 64x64 inputs) go 16
  * channels at a time instead: the block copied pixel-major, each output row one pass per tap
- * over its in-bounds pixels, vectorised along the 16 channels. Kernels up to EG_CONV_DW_KMAX
- * wide and high.
+ * over its in-bounds pixels, vectorised along the 16 channels. So does up, at any stride, with
+ * one small channel per group, small planes of at most 256 pixels and big rows of at most 32
+ * (EfficientNet's depthwise input gradients at 64x64 inputs, 32x32 outputs of stride 2
+ * included): each big row a pass per tap whose small row lands on it, the tap's small pixels
+ * scattered to their big columns, so that each big pixel still gets its taps a-major. Kernels
+ * up to EG_CONV_DW_KMAX wide and high.
  *
  *   wgrad: gw[c, 0, a, b] = sum over n, i, j of small[n, c, i, j] *
  *         big[n, c / csg, i*sh - ph + a*dh, j*sw - pw + b*dw], per image: the big plane copied
@@ -43,14 +47,14 @@
 enum { EG_CONV_DW_KMAX = 16 };
 
 /* Whether these loops run the depthwise map of g (a geometry eg_conv_geom_depthwise accepts):
- * kernels up to EG_CONV_DW_KMAX; for up, stride 1. */
+ * kernels up to EG_CONV_DW_KMAX; for up, stride 1 or the channel blocks' small planes. */
 bool eg_conv_dw_applies(const eg_conv_geom *g, bool up);
 
 /* small = down(big) + bias (bias may be NULL). */
 void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, const float *bias,
                      float *small);
 
-/* big = up(small) + bias (bias may be NULL); stride 1. */
+/* big = up(small) + bias (bias may be NULL); eg_conv_dw_applies(g, true). */
 void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, const float *bias,
                    float *big);
 

@@ -339,7 +339,7 @@ static void test_empty_batch(void) {
  * bias -0.0 over an input of -0.0 (a product with a padding zero would turn its -0 outputs
  * into +0), channel 2 an infinite corner weight (one with a padding zero would make NaN). */
 static void test_depthwise_sum_order(void) {
-  static const int64_t sizes[][2] = {{1, 1}, {2, 2}, {4, 4}, {5, 7}, {8, 8}, {12, 15}, {20, 33}};
+  static const int64_t sizes[][2] = {{1, 1}, {2, 2}, {4, 4}, {5, 7}, {8, 8}, {12, 15}, {16, 16}, {20, 33}};
   for (int t = 0; t < 8; t++)
     for (int64_t k = 3; k <= 5; k += 2)
       for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
