@@ -243,6 +243,9 @@ static void map_plane(const dw_map *m, const float *in, const float *w, bool fir
  * row loops. Output rows up to EG_DW_CB_WO pixels (down) or EG_DW_CB_WB (up). */
 enum { EG_DW_CB = 16, EG_DW_CB_PLANE = 256, EG_DW_CB_WO = 16, EG_DW_CB_WB = 32 };
 
+/* Fewest channel blocks for which each work item takes every image. */
+enum { EG_DW_CB_SHARE = 8 };
+
 static bool channel_blocks_apply(const dw_map *m) {
   return m->hi * m->wi <= EG_DW_CB_PLANE && m->wo <= EG_DW_CB_WO;
 }
@@ -254,20 +257,39 @@ static bool up_blocks_apply(const eg_conv_geom *g) {
   return g->cs == g->groups && g->hs * g->ws <= EG_DW_CB_PLANE && g->wb <= EG_DW_CB_WB;
 }
 
-/* For channels [c0, c0 + nc), the lanes past nc repeating channel c0: x [pin, EG_DW_CB] =
- * channel c's input plane, planes + (c / csg)*pin (pin pixels), pixel-major; wt [kk, EG_DW_CB]
- * and bv [EG_DW_CB] = their kernels (w[c*kk + e]) and biases (or 0). */
-EG_DW_INLINE void block_in(const float *planes, int64_t pin, int64_t csg, const float *w,
-                           int64_t kk, const float *bias, int64_t c0, int64_t nc,
-                           float *restrict x, float *restrict wt, float *restrict bv) {
-  enum { V = EG_DW_CB };
-  for (int64_t cc = 0; cc < V; cc++) {
+/* For channels [c0, c0 + nc), the lanes past nc repeating channel c0: wt [kk, EG_DW_CB] and
+ * bv [EG_DW_CB] = their kernels (w[c*kk + e]) and biases (or 0). */
+EG_DW_INLINE void block_weights(const float *w, int64_t kk, const float *bias, int64_t c0,
+                                int64_t nc, float *restrict wt, float *restrict bv) {
+  for (int64_t cc = 0; cc < EG_DW_CB; cc++) {
     const int64_t c = c0 + (cc < nc ? cc : 0);
-    const float *src = planes + c / csg * pin;
-    for (int64_t q = 0; q < pin; q++) x[q * V + cc] = src[q];
-    for (int64_t e = 0; e < kk; e++) wt[e * V + cc] = w[c * kk + e];
+    for (int64_t e = 0; e < kk; e++) wt[e * EG_DW_CB + cc] = w[c * kk + e];
     bv[cc] = bias ? bias[c] : 0.0f;
   }
+}
+
+/* x [pin, EG_DW_CB] = the input planes of channels [c0, c0 + nc) (channel c's: planes + (c /
+ * csg)*pin, pin pixels), pixel-major, the lanes past nc repeating channel c0. */
+EG_DW_INLINE void block_plane(const float *planes, int64_t pin, int64_t csg, int64_t c0,
+                              int64_t nc, float *restrict x) {
+  for (int64_t cc = 0; cc < EG_DW_CB; cc++) {
+    const float *src = planes + (c0 + (cc < nc ? cc : 0)) / csg * pin;
+    for (int64_t q = 0; q < pin; q++) x[q * EG_DW_CB + cc] = src[q];
+  }
+}
+
+/* The channel-block loops' work item t of nb blocks of n images: channels [*c0, *c0 + *nc)
+ * of images [*n0, *n1). Blocks take all the images (the weights copied once) when there are
+ * enough of them to share out over the threads, else one image each. */
+static int64_t block_items(int64_t n, int64_t nb) { return nb >= EG_DW_CB_SHARE ? nb : n * nb; }
+
+static void block_item(int64_t t, int64_t n, int64_t cs, int64_t nb, int64_t *c0, int64_t *nc,
+                       int64_t *n0, int64_t *n1) {
+  const bool whole = nb >= EG_DW_CB_SHARE;
+  *c0 = (whole ? t : t % nb) * EG_DW_CB;
+  *nc = cs - *c0 < EG_DW_CB ? cs - *c0 : EG_DW_CB;
+  *n0 = whole ? 0 : t / nb;
+  *n1 = whole ? n : *n0 + 1;
 }
 
 /* Row i of nc output planes (dst + cc*pout, wo pixels) = acc [wo, EG_DW_CB]. */
@@ -284,63 +306,70 @@ EG_DW_INLINE void block_fill(float *restrict acc, int64_t len, const float *bv) 
     for (int64_t cc = 0; cc < EG_DW_CB; cc++) acc[j * EG_DW_CB + cc] = bv[cc];
 }
 
-/* Channels [c0, c0 + nc) of image n: small = down(big) + bias, nc <= EG_DW_CB. */
+/* Work item t (block_item): small = down(big) + bias. */
 EG_SIMD_CLONES EG_KEEP_LOOPS
 static void down_channel_block(const eg_conv_geom *g, const dw_map *m, const float *big,
-                               const float *w, const float *bias, int64_t n, int64_t c0,
-                               int64_t nc, float *small) {
+                               const float *w, const float *bias, int64_t t, float *small) {
   enum { V = EG_DW_CB };
   float x[EG_DW_CB_PLANE * V], wt[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX * V], b0[V];
   const int64_t pin = m->hi * m->wi, pout = m->ho * m->wo;
-  block_in(big + n * g->cb * pin, pin, g->cs / g->groups, w, m->kh * m->kw, bias, c0, nc, x, wt,
-           b0);
-  for (int64_t i = 0; i < m->ho; i++) {
-    float acc[EG_DW_CB_WO * V]; /* the output row, pixel-major */
-    block_fill(acc, m->wo, b0);
-    for (int64_t a = 0; a < m->kh; a++) {
-      if (i < m->i0[a] || i >= m->i1[a]) continue;
-      const float *xr = x + (i * m->sh + m->oh[a]) * m->wi * V;
-      for (int64_t b = 0; b < m->kw; b++) {
-        const float *wp = wt + (a * m->kw + b) * V;
-        for (int64_t j = m->j0[b]; j < m->j1[b]; j++) {
-          const float *xp = xr + (j * m->sw + m->ow[b]) * V;
+  int64_t c0, nc, n0, n1;
+  block_item(t, g->n, g->cs, (g->cs + V - 1) / V, &c0, &nc, &n0, &n1);
+  block_weights(w, m->kh * m->kw, bias, c0, nc, wt, b0);
+  for (int64_t n = n0; n < n1; n++) {
+    block_plane(big + n * g->cb * pin, pin, g->cs / g->groups, c0, nc, x);
+    for (int64_t i = 0; i < m->ho; i++) {
+      float acc[EG_DW_CB_WO * V]; /* the output row, pixel-major */
+      block_fill(acc, m->wo, b0);
+      for (int64_t a = 0; a < m->kh; a++) {
+        if (i < m->i0[a] || i >= m->i1[a]) continue;
+        const float *xr = x + (i * m->sh + m->oh[a]) * m->wi * V;
+        for (int64_t b = 0; b < m->kw; b++) {
+          const float *wp = wt + (a * m->kw + b) * V;
+          for (int64_t j = m->j0[b]; j < m->j1[b]; j++) {
+            const float *xp = xr + (j * m->sw + m->ow[b]) * V;
 #pragma omp simd
-          for (int64_t cc = 0; cc < V; cc++) acc[j * V + cc] += wp[cc] * xp[cc];
+            for (int64_t cc = 0; cc < V; cc++) acc[j * V + cc] += wp[cc] * xp[cc];
+          }
         }
       }
+      block_out(acc, m->wo, nc, pout, small + (n * g->cs + c0) * pout + i * m->wo);
     }
-    block_out(acc, m->wo, nc, pout, small + (n * g->cs + c0) * pout + i * m->wo);
   }
 }
 
-/* Channels [c0, c0 + nc) of image n: big = up(small) + bias (up_blocks_apply). Big row r
+/* Work item t (block_item): big = up(small) + bias (up_blocks_apply). Big row r
  * gathers, taps a-major, from small row i of each tap (a, b) with i*sh + off_h = r, the
  * small columns of the tap scattered to their big columns j*sw + off_w: every big pixel gets
  * its in-bounds taps' products in the gather's order. */
 EG_SIMD_CLONES EG_KEEP_LOOPS
 static void up_channel_block(const eg_conv_geom *g, const eg_conv_tap *taps, const float *small,
-                             const float *w, const float *bias, int64_t n, int64_t c0,
-                             int64_t nc, float *big) {
+                             const float *w, const float *bias, int64_t t, float *big) {
   enum { V = EG_DW_CB };
   float x[EG_DW_CB_PLANE * V], wt[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX * V], b0[V];
   const int64_t pin = g->hs * g->ws, pout = g->hb * g->wb, kk = g->kh * g->kw;
-  block_in(small + n * g->cs * pin, pin, 1, w, kk, bias, c0, nc, x, wt, b0);
-  for (int64_t r = 0; r < g->hb; r++) {
-    float acc[EG_DW_CB_WB * V]; /* the output row, pixel-major */
-    block_fill(acc, g->wb, b0);
-    for (int64_t e = 0; e < kk; e++) {
-      const eg_conv_tap t = taps[e];
-      const int64_t u = r - t.off_h;
-      if (u < 0 || u % g->sh || u / g->sh < t.i0 || u / g->sh >= t.i1) continue;
-      const float *xr = x + u / g->sh * g->ws * V, *wp = wt + e * V;
-      for (int64_t j = t.j0; j < t.j1; j++) {
-        const float *xp = xr + j * V;
-        float *ap = acc + (j * g->sw + t.off_w) * V;
+  int64_t c0, nc, n0, n1;
+  block_item(t, g->n, g->cs, (g->cs + V - 1) / V, &c0, &nc, &n0, &n1);
+  block_weights(w, kk, bias, c0, nc, wt, b0);
+  for (int64_t n = n0; n < n1; n++) {
+    block_plane(small + n * g->cs * pin, pin, 1, c0, nc, x);
+    for (int64_t r = 0; r < g->hb; r++) {
+      float acc[EG_DW_CB_WB * V]; /* the output row, pixel-major */
+      block_fill(acc, g->wb, b0);
+      for (int64_t e = 0; e < kk; e++) {
+        const eg_conv_tap tp = taps[e];
+        const int64_t u = r - tp.off_h;
+        if (u < 0 || u % g->sh || u / g->sh < tp.i0 || u / g->sh >= tp.i1) continue;
+        const float *xr = x + u / g->sh * g->ws * V, *wp = wt + e * V;
+        for (int64_t j = tp.j0; j < tp.j1; j++) {
+          const float *xp = xr + j * V;
+          float *ap = acc + (j * g->sw + tp.off_w) * V;
 #pragma omp simd
-        for (int64_t cc = 0; cc < V; cc++) ap[cc] += wp[cc] * xp[cc];
+          for (int64_t cc = 0; cc < V; cc++) ap[cc] += wp[cc] * xp[cc];
+        }
       }
+      block_out(acc, g->wb, nc, pout, big + (n * g->cb + c0) * pout + r * g->wb);
     }
-    block_out(acc, g->wb, nc, pout, big + (n * g->cb + c0) * pout + r * g->wb);
   }
 }
 
@@ -350,11 +379,9 @@ void eg_conv_dw_down(const eg_conv_geom *g, const float *big, const float *w, co
   const int64_t kk = g->kh * g->kw, csg = g->cs / g->groups, p = g->hs * g->ws;
   if (channel_blocks_apply(&m)) {
     const int64_t nb = (g->cs + EG_DW_CB - 1) / EG_DW_CB;
-    EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * nb; t++) {
-      const int64_t n = t / nb, c0 = t % nb * EG_DW_CB;
-      const int64_t nc = g->cs - c0 < EG_DW_CB ? g->cs - c0 : EG_DW_CB;
-      down_channel_block(g, &m, big, w, bias, n, c0, nc, small);
-    });
+    EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk),
+                  for (int64_t t = 0; t < block_items(g->n, nb); t++)
+                    down_channel_block(g, &m, big, w, bias, t, small););
     return;
   }
   EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * g->cs; t++) {
@@ -372,11 +399,9 @@ void eg_conv_dw_up(const eg_conv_geom *g, const float *small, const float *w, co
     eg_conv_tap taps[EG_CONV_DW_KMAX * EG_CONV_DW_KMAX];
     for (int64_t e = 0; e < kk; e++) taps[e] = eg_conv_tap_at(g, e / g->kw, e % g->kw);
     const int64_t nb = (g->cs + EG_DW_CB - 1) / EG_DW_CB;
-    EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk), for (int64_t t = 0; t < g->n * nb; t++) {
-      const int64_t n = t / nb, c0 = t % nb * EG_DW_CB;
-      const int64_t nc = g->cs - c0 < EG_DW_CB ? g->cs - c0 : EG_DW_CB;
-      up_channel_block(g, taps, small, w, bias, n, c0, nc, big);
-    });
+    EG_OMP_FOR_IF(eg_conv_omp_worth(g->n * g->cs * p * kk),
+                  for (int64_t t = 0; t < block_items(g->n, nb); t++)
+                    up_channel_block(g, taps, small, w, bias, t, big););
     return;
   }
   const dw_map m = map_of(g, true);
