@@ -298,7 +298,12 @@ static void up_col2im(const eg_conv_geom *g, const float *small, const float *w,
         eg_conv_sgemm_team(true, false, cbg * kk, ld, csg, w + q * csg * cbg * kk, cbg * kk,
                            a + q * csg * ld, ld, 0.0f, col + q * cbg * kk * ld, ld);
       eg_omp_barrier(); /* col complete */
-      col2im(g, col, m, bias, big + n0 * g->cb * g->hb * g->wb);
+      /* pointwise: col2im would add each column to its pixel's bias, plane by plane (a fill
+       * and a pass per plane, on 2x2 planes mostly overhead); unpacking adds the same */
+      if (eg_conv_geom_pointwise(g))
+        unpack_images(col, m, g->cb, p, bias, big + n0 * g->cb * g->hb * g->wb);
+      else
+        col2im(g, col, m, bias, big + n0 * g->cb * g->hb * g->wb);
     }
   });
 }
