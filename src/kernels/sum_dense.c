@@ -44,10 +44,16 @@ typedef void (*sum_run_fn)(void *acc, int64_t ai, const void *x, int64_t xi, int
 typedef void (*add_rows_fn)(void *acc, int64_t ai, const void *x, int64_t xi, int64_t len,
                             int64_t rows, int64_t stride);
 
+/* sum_run for runs r < count, one after another in x: acc[ai + r*astride] += the run at
+ * xi + r*len (short runs of small planes: one call for a kept group's runs, not one each) */
+typedef void (*sum_runs_fn)(void *acc, int64_t ai, int64_t astride, const void *x, int64_t xi,
+                            int64_t len, int64_t count);
+
 typedef struct sum_type {
   sum_run_fn sum_run;
   add_rows_fn add_rows;
   sum_run_fn acc_sum_run; /* sum_run over the accumulator type itself (combines partials) */
+  sum_runs_fn sum_runs;   /* NULL: sum_run run by run */
 } sum_type;
 
 #define EG_SUM_GENERIC(sfx, T, A)                                                          \
@@ -143,11 +149,25 @@ EG_SIMD_CLONES static void sum_run_f32(void *acc, int64_t ai, const void *x, int
   sum_run_f32_body(acc, ai, (const float *)x + xi, len, NULL, 0);
 }
 
+EG_SIMD_CLONES static void sum_runs_f32(void *acc, int64_t ai, int64_t astride, const void *x,
+                                        int64_t xi, int64_t len, int64_t count) {
+  for (int64_t r = 0; r < count; r++)
+    sum_run_f32_body(acc, ai + r * astride, (const float *)x + xi + r * len, len, NULL, 0);
+}
+
 /* A run of squared deviations from the mean of its accumulator: x is the sq_dev. */
 EG_SIMD_CLONES static void sum_run_sq_dev_f32(void *acc, int64_t ai, const void *x, int64_t xi,
                                               int64_t len) {
   const sq_dev *sq = x;
   sum_run_f32_body(acc, ai, sq->x + xi, len, sq, sq->m[sq->per_acc ? ai : 0]);
+}
+
+EG_SIMD_CLONES static void sum_runs_sq_dev_f32(void *acc, int64_t ai, int64_t astride,
+                                               const void *x, int64_t xi, int64_t len,
+                                               int64_t count) {
+  const sq_dev *sq = x;
+  for (int64_t r = 0, a = ai; r < count; r++, a += astride)
+    sum_run_f32_body(acc, a, sq->x + xi + r * len, len, sq, sq->m[sq->per_acc ? a : 0]);
 }
 
 /* float32: EG_SUM_ROW_BLOCK rows of a column strip summed in float, then into double. */
@@ -281,6 +301,11 @@ static void sum_units(const eg_sum_geom *g, int outer, const void *x, void *acc,
     odometer oa, ob;
     odo_reset(&oa, 0, p);
     for (int64_t a = 0; a < na && j1 > j0; a++, odo_step(&oa, g)) {
+      if (runs && nb == 1 && t->sum_runs) { /* the share's runs are one stretch of x */
+        t->sum_runs(acc, oa.off + j0 * g->out_stride[p], g->out_stride[p], x,
+                    (a * np + j0) * unit, len, j1 - j0);
+        continue;
+      }
       for (int64_t j = j0; j < j1; j++) {
         odo_reset(&ob, p + 1, outer);
         for (int64_t b = 0; b < nb; b++, odo_step(&ob, g)) {
@@ -311,12 +336,12 @@ static void sum_dense(const eg_sum_geom *g, const void *x, void *acc, void *scra
   }
 }
 
-static const sum_type sum_f32 = {sum_run_f32, add_rows_f32, sum_run_f64};
-static const sum_type sum_f64 = {sum_run_f64, add_rows_f64, sum_run_f64};
-static const sum_type sum_i64 = {sum_run_i64, add_rows_i64, sum_run_i64};
-static const sum_type sum_i32 = {sum_run_i32, add_rows_i32, sum_run_i64};
-static const sum_type sum_i8 = {sum_run_i8, add_rows_i8, sum_run_i64};
-static const sum_type sum_u8 = {sum_run_u8, add_rows_u8, sum_run_i64};
+static const sum_type sum_f32 = {sum_run_f32, add_rows_f32, sum_run_f64, sum_runs_f32};
+static const sum_type sum_f64 = {sum_run_f64, add_rows_f64, sum_run_f64, NULL};
+static const sum_type sum_i64 = {sum_run_i64, add_rows_i64, sum_run_i64, NULL};
+static const sum_type sum_i32 = {sum_run_i32, add_rows_i32, sum_run_i64, NULL};
+static const sum_type sum_i8 = {sum_run_i8, add_rows_i8, sum_run_i64, NULL};
+static const sum_type sum_u8 = {sum_run_u8, add_rows_u8, sum_run_i64, NULL};
 
 void eg_sum_dense_f32(const eg_sum_geom *g, const float *x, double *acc, void *scratch) {
   sum_dense(g, x, acc, scratch, &sum_f32);
@@ -324,7 +349,8 @@ void eg_sum_dense_f32(const eg_sum_geom *g, const float *x, double *acc, void *s
 /* The innermost group is reduced (checked by the caller), so the driver hands out runs only,
  * each into its output element's accumulator (or, with one output element, a chunk's partial
  * sum); add_rows is never called. */
-static const sum_type sum_sq_dev_f32 = {sum_run_sq_dev_f32, NULL, sum_run_f64};
+static const sum_type sum_sq_dev_f32 = {sum_run_sq_dev_f32, NULL, sum_run_f64,
+                                        sum_runs_sq_dev_f32};
 
 void eg_sum_sq_dev_f32(const eg_sum_geom *g, const float *x, const float *m, float alpha,
                        bool per_output, double *acc, void *scratch) {
