@@ -1,6 +1,6 @@
 """NPU builders for max pooling with indices and its backward (src/backends/htp/compile/builders/
 pool.c: the indices from the pooled maxima, one Select per kernel tap; the backward's per-tap
-ElementWiseEqual + ElementWiseSelect and its 0/1 placement MatMuls) against PyTorch, through
+ElementWiseEqual + ElementWiseSelect, placed by phases or by 0/1 MatMuls) against PyTorch, through
 the CLI.
 
 Placement and numbers are checked as in test_npu_elementwise.py (whose NpuSuite harness this
@@ -91,6 +91,8 @@ def build_suite():
     grad_case(s, "ceil_mode_grad", ties(1, 4, 7, 7), 2, 2, 0, ceil=True)
     grad_case(s, "ceil_mode_pad_grad", ties(1, 4, 8, 8), 3, 2, 1, ceil=True)
     grad_case(s, "rect_grad", ties(1, 2, 9, 6), (3, 2), (2, 1), (1, 0))
+    grad_case(s, "k2s2_odd_grad", ties(1, 3, 7, 9), 2, 2, 0)  # phases padded, then cropped
+    grad_case(s, "k1s2_grad", r(1, 3, 5, 5), 1, 2, 0)  # a phase with no tap: the MatMul form
     grad_case(s, "dilation2_grad", ties(1, 2, 11, 11), 3, 2, 1, d=2, npu=(BWD,),
               cpu={FWD: "PoolMax2d has no dilation"})
 

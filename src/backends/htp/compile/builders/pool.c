@@ -62,17 +62,33 @@
  *       gy, indices (INT_32) and gx held NHWC. Per tap t = (i, j) of the kernel:
  *         C_t = Select(ElementWiseEqual(indices, P_t), gy, 0)    (P_t as in the forward)
  *       and gx sums every C_t placed at rows a*s_h - p_h + i*d_h and cols b*s_w - p_w +
- *       j*d_w, dropped outside the input. The placement is one separable map: the C_t of
- *       kernel row i are concatenated along W ([N, oh, kw*ow, C]), the kernel rows along H
- *       ([N, kh*oh, kw*ow, C]), and eg_htp_separable_map applies STATIC 0/1 matrices
- *       cols [W, kw*ow] and rows [H, kh*oh]: two MatMuls for the whole kernel instead of two
- *       per tap, and 0/1 weights keep every gradient exact up to the sum (each input position
- *       sums the windows whose argmax it is, as ATen accumulates). Any dilation lowers (the
- *       forward with dilation stays on the CPU; its indices come to the NPU narrowed).
- *       A matrix above EG_HTP_POOL_MAX_MATRIX elements and H * W beyond int32 are declined,
- *       and so are indices that no max_pool2d_with_indices of the same window computed (an
- *       index outside its window stops the CPU kernel with an error; here its gradient would
- *       be dropped silently).
+ *       j*d_w, dropped outside the input (each input position sums the windows whose argmax
+ *       it is, as ATen accumulates). Two placements, both exact:
+ *       - phase form, where along each dim every phase r in [0, s) is some tap's offset
+ *         i*d mod s (a kernel at least as long as its stride, dilation 1: every pool of the
+ *         model zoo). In padded coordinates row h + p_h = (a + q_i) * s_h + r_i with
+ *         q_i = i*d_h div s_h, r_i = i*d_h mod s_h: tap t lands in the grid [N, M_h, M_w, C]
+ *         of its phase (r_i, r_j) shifted by (q_i, q_j) — a zero Pad where the shift or the
+ *         grid's size asks for one — and the taps of one phase are summed
+ *         (ElementWiseAdd). The s_h * s_w phases interleave by data movement alone: a Concat
+ *         along C of a row's phases is [N, M_h, M_w, s_w*C], i.e. columns M_w*s_w; those
+ *         reshaped to [N, M_h, 1, .] and concatenated on that unit axis are rows M_h*s_h.
+ *         A StridedSlice crops the padding (rows p_h .. p_h + H, likewise cols), which drops
+ *         the gradient of a tap outside the input (its P_t is another tap's position). M
+ *         covers every shifted tap and the input: M = max(oh + q_max, ceil((p + H) / s)).
+ *         Non-overlapping 2x2/2 over an even size is 4 Equal + 4 Select + 3 Concat +
+ *         Reshapes; ResNet's 3x3/2/1 adds 9 Pads, 5 Adds and the crop;
+ *       - otherwise (a phase with no tap: stride above kernel, or a dilation that skips
+ *         phases) one separable map: the C_t of kernel row i are concatenated along W
+ *         ([N, oh, kw*ow, C]), the kernel rows along H ([N, kh*oh, kw*ow, C]), and
+ *         eg_htp_separable_map applies STATIC 0/1 matrices cols [W, kw*ow] and rows
+ *         [H, kh*oh]: two MatMuls for the whole kernel, 0/1 weights keeping every gradient
+ *         exact up to the sum. A matrix above EG_HTP_POOL_MAX_MATRIX elements is declined.
+ *       The sums' order differs from ATen's only where three or more windows share an argmax.
+ *       Any dilation lowers (the forward with dilation stays on the CPU; its indices come to
+ *       the NPU narrowed). H * W beyond int32 is declined, and so are indices that no
+ *       max_pool2d_with_indices of the same window computed (an index outside its window
+ *       stops the CPU kernel with an error; here its gradient would be dropped silently).
  * Both index forms measured on QNN 2.51's HTP emulator (onnxruntime-qnn, SM8650, fp16) against
  * torch: the indices exact (ties included) for 3/2/1 over 16 and 112, 2/2/0 ceil_mode over 7,
  * 3/1/1 over 9; the selected gradients within fp16 rounding. */
@@ -594,6 +610,18 @@ static bool indices_from_forward(const eg_graph *g, int32_t iv, const window *w)
   return false;
 }
 
+/* Whether the phase form (file comment) applies: along each dim, every phase r in [0, s) is
+ * the offset i*d mod s of some tap i (a kernel no shorter than its stride, dilation 1). */
+static bool phase_form_ok(const window *w) {
+  for (int d = 0; d < 2; d++)
+    for (int64_t r = 0; r < w->s[d]; r++) {
+      bool hit = false;
+      for (int64_t i = 0; i < w->k[d] && !hit; i++) hit = i * w->d[d] % w->s[d] == r;
+      if (!hit) return false;
+    }
+  return true;
+}
+
 static bool max_pool_backward_supports(const eg_graph *g, const eg_node *n, const eg_target *t,
                                        char *reason, size_t size) {
   (void)t;
@@ -630,7 +658,7 @@ static bool max_pool_backward_supports(const eg_graph *g, const eg_node *n, cons
     snprintf(reason, size, "kernel, stride and dilation must be >= 1");
     return false;
   }
-  for (int d = 0; d < 2; d++) {
+  for (int d = 0; d < 2 && !phase_form_ok(&w); d++) {
     const int64_t in = x->shape[2 + d], taps = w.k[d] * gy->shape[2 + d];
     if (in > EG_HTP_POOL_MAX_MATRIX / taps) {
       snprintf(reason, size, "%s %lld taps -> %lld: its placement matrix (%g elements) exceeds "
@@ -675,6 +703,108 @@ static eg_status concat_to(eg_htp_lower *L, const int32_t *in, int n, uint32_t a
   return eg_htp_op(L, EG_HTP_QNN_OP_CONCAT, in, n, out, 1, &p, 1);
 }
 
+/* Tap (i, j)'s gradient C = Select(ElementWiseEqual(indices, P), gy, 0) into a new temp. */
+static eg_status tap_grad(eg_htp_lower *L, const window *w, int64_t i, int64_t j,
+                          const eg_value *x, int32_t idx, int32_t gy, int32_t zero,
+                          const uint32_t od[4], int32_t *out) {
+  int32_t pos, hit;
+  char what[2][48];
+  snprintf(what[0], sizeof what[0], "is_arg_%lld_%lld", (long long)i, (long long)j);
+  snprintf(what[1], sizeof what[1], "tap_grad_%lld_%lld", (long long)i, (long long)j);
+  EG_TRY(tap_positions(L, w, i, j, x->shape[2], x->shape[3], od[1], od[2], &pos));
+  EG_TRY(eg_htp_temp(L, what[0], EG_HTP_QNN_DTYPE_BOOL_8, 4, od, &hit));
+  const int32_t eq[2] = {idx, pos};
+  EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &hit, 1, NULL, 0));
+  const int32_t sel[3] = {hit, gy, zero};
+  EG_TRY(eg_htp_temp(L, what[1], EG_HTP_QNN_DTYPE_FLOAT_32, 4, od, out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, out, 1, NULL, 0);
+}
+
+/* A Reshape of `in` into a new float temp of dims `dims`. */
+static eg_status reshape_to(eg_htp_lower *L, int32_t in, const char *what,
+                            const uint32_t dims[4], int32_t *out) {
+  EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, dims, out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &in, 1, out, 1, NULL, 0);
+}
+
+/* The phase form (file comment): tap gradients shifted into their phase grids and summed, the
+ * phases interleaved by Concat + Reshape, the padding cropped. */
+static eg_status phase_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n,
+                             const window *w, int32_t gy_t, int32_t idx, int32_t zero) {
+  const eg_value *x = &g->values[n->output], *gy = &g->values[eg_htp_arg(n, 0, "grad_output")];
+  const uint32_t nb = eg_htp_qnn_dim(x->shape[0]), c = eg_htp_qnn_dim(x->shape[1]);
+  const uint32_t od[4] = {nb, eg_htp_qnn_dim(gy->shape[2]), eg_htp_qnn_dim(gy->shape[3]), c};
+  const uint32_t s[2] = {(uint32_t)w->s[0], (uint32_t)w->s[1]};
+  uint32_t m[2];
+  bool crop = false;
+  for (int d = 0; d < 2; d++) { /* grid rows: every shifted tap, and the input's extent */
+    const int64_t in = x->shape[2 + d], q_max = (w->k[d] - 1) * w->d[d] / w->s[d];
+    const int64_t cover = (w->p[d] + in + w->s[d] - 1) / w->s[d];
+    m[d] = (uint32_t)(od[1 + d] + q_max > cover ? od[1 + d] + q_max : cover);
+    crop |= w->p[d] != 0 || (int64_t)m[d] * w->s[d] != in;
+  }
+  const uint32_t md[4] = {nb, m[0], m[1], c};
+  int32_t phase[EG_HTP_MAX_POOL_TAPS];
+  for (int k = 0; k < EG_HTP_MAX_POOL_TAPS; k++) phase[k] = -1;
+  for (int64_t i = 0; i < w->k[0]; i++)
+    for (int64_t j = 0; j < w->k[1]; j++) {
+      const int64_t oi = i * w->d[0], oj = j * w->d[1];
+      const uint32_t qi = (uint32_t)(oi / s[0]), qj = (uint32_t)(oj / s[1]);
+      int32_t tg, *acc = &phase[oi % s[0] * s[1] + oj % s[1]];
+      char what[48];
+      EG_TRY(tap_grad(L, w, i, j, x, idx, gy_t, zero, od, &tg));
+      if (qi || qj || m[0] != od[1] || m[1] != od[2]) {
+        const uint32_t pad[8] = {0, 0, qi, m[0] - od[1] - qi, qj, m[1] - od[2] - qj, 0, 0};
+        static const uint32_t four_by_two[2] = {4, 2};
+        const eg_htp_qnn_param p[3] = {
+            eg_htp_qnn_param_u32("scheme", 0),
+            eg_htp_qnn_param_u32_tensor("pad_amount", 2, four_by_two, pad),
+            eg_htp_qnn_param_f32("pad_constant_value", 0.0f)};
+        int32_t shifted;
+        snprintf(what, sizeof what, "tap_shift_%lld_%lld", (long long)i, (long long)j);
+        EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, md, &shifted));
+        EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_PAD, &tg, 1, &shifted, 1, p, 3));
+        tg = shifted;
+      }
+      if (*acc < 0) {
+        *acc = tg;
+        continue;
+      }
+      const int32_t add[2] = {*acc, tg};
+      snprintf(what, sizeof what, "phase_sum_%lld_%lld", (long long)i, (long long)j);
+      EG_TRY(eg_htp_temp(L, what, EG_HTP_QNN_DTYPE_FLOAT_32, 4, md, acc));
+      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_ADD, add, 2, acc, 1, NULL, 0));
+    }
+  /* phase (r, t) holds rows r + s_h*a and cols t + s_w*b: cols interleave by a Concat along C
+   * ([.., b, t, c] = col s_w*b + t), rows by one along a unit axis after W*C */
+  const uint32_t cols_d[4] = {nb, m[0], m[1], s[1] * c};
+  const uint32_t row_d[4] = {nb, m[0], 1, m[1] * s[1] * c};
+  const uint32_t all_d[4] = {nb, m[0], s[0], m[1] * s[1] * c};
+  const uint32_t full_d[4] = {nb, m[0] * s[0], m[1] * s[1], c};
+  int32_t rows[EG_HTP_MAX_POOL_TAPS], all, out;
+  for (uint32_t r = 0; r < s[0]; r++) {
+    char what[2][48];
+    snprintf(what[0], sizeof what[0], "phase_row_%u", r);
+    snprintf(what[1], sizeof what[1], "phase_row_%u_flat", r);
+    EG_TRY(concat_to(L, &phase[r * s[1]], (int)s[1], 3, what[0], cols_d, &rows[r]));
+    if (s[0] > 1) EG_TRY(reshape_to(L, rows[r], what[1], row_d, &rows[r]));
+  }
+  EG_TRY(concat_to(L, rows, (int)s[0], 2, "phases", all_d, &all));
+  if (!crop) {
+    EG_TRY(eg_htp_define(L, n->output, &out));
+    return eg_htp_op(L, EG_HTP_QNN_OP_RESHAPE, &all, 1, &out, 1, NULL, 0);
+  }
+  if (s[0] > 1 || s[1] > 1) EG_TRY(reshape_to(L, all, "phase_grid", full_d, &all));
+  const int32_t ranges[12] = {0, (int32_t)nb, 1,
+                              (int32_t)w->p[0], (int32_t)(w->p[0] + x->shape[2]), 1,
+                              (int32_t)w->p[1], (int32_t)(w->p[1] + x->shape[3]), 1,
+                              0, (int32_t)c, 1};
+  static const uint32_t rdims[2] = {4, 3};
+  const eg_htp_qnn_param r = eg_htp_qnn_param_i32_tensor("ranges", 2, rdims, ranges);
+  EG_TRY(eg_htp_define(L, n->output, &out));
+  return eg_htp_op(L, EG_HTP_QNN_OP_STRIDED_SLICE, &all, 1, &out, 1, &r, 1);
+}
+
 static eg_status max_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const int32_t gy_v = eg_htp_arg(n, 0, "grad_output"), iv = eg_htp_arg(n, 7, "indices");
   EG_TRY(eg_htp_want_axes(L, gy_v, EG_AXES_NHWC, "grad_output"));
@@ -683,31 +813,22 @@ static eg_status max_pool_backward_lower(eg_htp_lower *L, const eg_graph *g, con
   const eg_value *gy = &g->values[gy_v], *x = &g->values[n->output];
   window w;
   parse_window(n, &w);
+  const uint32_t one[1] = {1};
+  const float zero_v = 0.0f;
+  int32_t gy_t, idx, zero;
+  EG_TRY(eg_htp_input(L, gy_v, &gy_t));
+  EG_TRY(eg_htp_input(L, iv, &idx));
+  EG_TRY(eg_htp_const_f32(L, "zero", 1, one, &zero_v, &zero));
+  if (phase_form_ok(&w)) return phase_lower(L, g, n, &w, gy_t, idx, zero);
   const int64_t kh = w.k[0], kw = w.k[1];
   const uint32_t nb = eg_htp_qnn_dim(x->shape[0]), c = eg_htp_qnn_dim(x->shape[1]);
   const uint32_t oh = eg_htp_qnn_dim(gy->shape[2]), ow = eg_htp_qnn_dim(gy->shape[3]);
   const uint32_t od[4] = {nb, oh, ow, c}, row_d[4] = {nb, oh, (uint32_t)kw * ow, c};
   const uint32_t all_d[4] = {nb, (uint32_t)kh * oh, (uint32_t)kw * ow, c};
-  const uint32_t one[1] = {1};
-  const float zero_v = 0.0f;
-  int32_t gy_t, idx, zero, rows[EG_HTP_MAX_POOL_TAPS], cols[EG_HTP_MAX_POOL_TAPS], all;
-  EG_TRY(eg_htp_input(L, gy_v, &gy_t));
-  EG_TRY(eg_htp_input(L, iv, &idx));
-  EG_TRY(eg_htp_const_f32(L, "zero", 1, one, &zero_v, &zero));
+  int32_t rows[EG_HTP_MAX_POOL_TAPS], cols[EG_HTP_MAX_POOL_TAPS], all;
   for (int64_t i = 0; i < kh; i++) {
-    for (int64_t j = 0; j < kw; j++) {
-      int32_t pos, hit;
-      char what[2][48];
-      snprintf(what[0], sizeof what[0], "is_arg_%lld_%lld", (long long)i, (long long)j);
-      snprintf(what[1], sizeof what[1], "tap_grad_%lld_%lld", (long long)i, (long long)j);
-      EG_TRY(tap_positions(L, &w, i, j, x->shape[2], x->shape[3], oh, ow, &pos));
-      EG_TRY(eg_htp_temp(L, what[0], EG_HTP_QNN_DTYPE_BOOL_8, 4, od, &hit));
-      const int32_t eq[2] = {idx, pos};
-      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_EQUAL, eq, 2, &hit, 1, NULL, 0));
-      const int32_t sel[3] = {hit, gy_t, zero};
-      EG_TRY(eg_htp_temp(L, what[1], EG_HTP_QNN_DTYPE_FLOAT_32, 4, od, &cols[j]));
-      EG_TRY(eg_htp_op(L, EG_HTP_QNN_OP_ELEMENT_WISE_SELECT, sel, 3, &cols[j], 1, NULL, 0));
-    }
+    for (int64_t j = 0; j < kw; j++)
+      EG_TRY(tap_grad(L, &w, i, j, x, idx, gy_t, zero, od, &cols[j]));
     char row_name[32];
     snprintf(row_name, sizeof row_name, "kernel_row_%lld", (long long)i);
     EG_TRY(concat_to(L, cols, (int)kw, 2, row_name, row_d, &rows[i]));
@@ -726,8 +847,9 @@ const eg_htp_builder eg_htp_builder_max_pool2d_with_indices = {
     "aten.max_pool2d_with_indices -> PoolMax2d (+ indices: Pad + StridedSlice + "
     "ElementWiseGreaterEqual + ElementWiseSelect per tap)", 0, max_pool_supports, window_lower};
 const eg_htp_builder eg_htp_builder_max_pool2d_with_indices_backward = {
-    "aten.max_pool2d_with_indices_backward -> ElementWiseEqual + ElementWiseSelect per tap + "
-    "Concat + MatMul (columns, STATIC 0/1 matrix) + Reshape + MatMul (rows) + Reshape", 0,
+    "aten.max_pool2d_with_indices_backward -> ElementWiseEqual + ElementWiseSelect per tap, "
+    "then Pad + ElementWiseAdd per phase, Concat + Reshape + StridedSlice (kernel >= stride) "
+    "or Concat + MatMul (columns, STATIC 0/1 matrix) + Reshape + MatMul (rows) + Reshape", 0,
     max_pool_backward_supports, max_pool_backward_lower};
 const eg_htp_builder eg_htp_builder_avg_pool2d = {"aten.avg_pool2d -> PoolAvg2d", 0,
                                                   avg_pool_supports, window_lower};
