@@ -24,6 +24,7 @@
 #include "kernels/transpose_f32.h"
 #include "kernels/winograd_nhwc_f32.h"
 #include "util/error.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* Target size of one chunk's column matrix when the caller passes 0 (see eg_nhwc_chunk_bytes
@@ -298,8 +299,7 @@ static int64_t wide_band_floats(const eg_conv2d_nhwc_params *p) {
 EG_SIMD_CLONES EG_KEEP_LOOPS
 static void wide_bands(const eg_conv2d_nhwc_params *p, const float *x, float *bands) {
   const int64_t rows = wide_rows(p), width = p->k_w * p->c_in, blocks = wide_phases(p) * p->n * p->w_out;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(blocks * rows * width))
-  for (int64_t t = 0; t < blocks; t++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(blocks * rows * width), for (int64_t t = 0; t < blocks; t++) {
     const int64_t ph = t / (p->n * p->w_out), n = t / p->w_out % p->n, j = t % p->w_out;
     for (int64_t q = 0; q < rows; q++) {
       float *restrict d = bands + (t * rows + q) * width;
@@ -319,7 +319,7 @@ static void wide_bands(const eg_conv2d_nhwc_params *p, const float *x, float *ba
           for (int64_t c = 0; c < p->c_in; c++) db[c] = s[c];
       }
     }
-  }
+  });
 }
 
 /* The wide method: per output row oi one sgemm, M = n*w_out pixels (rows S floats apart in
@@ -433,37 +433,34 @@ EG_SIMD_CLONES
 static void im2col(const eg_conv2d_nhwc_params *p, const float *x, int64_t r0, int64_t m,
                    int64_t q, float *col) {
   const int64_t k = taps(p) * (p->c_in / p->groups), hw = p->h_out * p->w_out;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(m * k))
-  for (int64_t r = r0; r < r0 + m; r++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(m * k), for (int64_t r = r0; r < r0 + m; r++) {
     const int64_t n = r / hw, i = r % hw / p->w_out, j = r % p->w_out;
     if (p->filter_oihw)
       im2col_pixel_oihw(p, x, n, i, j, col + (r - r0) * k);
     else
       im2col_pixel(p, x, n, i, j, q, col + (r - r0) * k);
-  }
+  });
 }
 
 /* y_cnhw: columns [r0, r0 + m) of every row of y [c, ld] += bias[row]. */
 EG_SIMD_CLONES
 static void add_bias_cn(float *y, const float *bias, int64_t ld, int64_t r0, int64_t m,
                         int64_t c) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(m * c))
-  for (int64_t e = 0; e < c; e++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(m * c), for (int64_t e = 0; e < c; e++) {
     float *row = y + e * ld + r0;
-#pragma omp simd
+    _Pragma("omp simd")
     for (int64_t r = 0; r < m; r++) row[r] += bias[e];
-  }
+  });
 }
 
 /* y[r, :] += bias for m rows of c floats. */
 EG_SIMD_CLONES
 static void add_bias(float *y, const float *bias, int64_t m, int64_t c) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(m * c))
-  for (int64_t r = 0; r < m; r++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(m * c), for (int64_t r = 0; r < m; r++) {
     float *row = y + r * c;
-#pragma omp simd
+    _Pragma("omp simd")
     for (int64_t e = 0; e < c; e++) row[e] += bias[e];
-  }
+  });
 }
 
 /* y [m, c_out] (+)= a [m, K] x filter-of-group-q [K, cog]; a has leading dimension lda. */

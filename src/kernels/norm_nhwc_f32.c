@@ -9,15 +9,16 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 EG_SIMD_CLONES
 void eg_batch_norm_nhwc_f32(int64_t rows, int64_t c, const float *x, const float *weights,
                            const float *bias, float *y) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(rows * c))
-  for (int64_t r = 0; r < rows; r++)
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(rows * c), for (int64_t r = 0; r < rows; r++) {
     for (int64_t e = 0; e < c; e++)
       y[r * c + e] = x[r * c + e] * weights[e] + (bias ? bias[e] : 0.0f);
+  });
 }
 
 size_t eg_norm_nhwc_f32_scratch(const eg_norm_nhwc_params *p) {
@@ -52,9 +53,9 @@ static void group_means(double *acc, int64_t c, int64_t groups, double count) {
 /* y = x * scale[e] + shift[e], rows of c. */
 static void apply(const float *x, int64_t rows, int64_t c, const float *scale,
                   const float *shift, float *y) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(rows * c))
-  for (int64_t r = 0; r < rows; r++)
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(rows * c), for (int64_t r = 0; r < rows; r++) {
     for (int64_t e = 0; e < c; e++) y[r * c + e] = x[r * c + e] * scale[e] + shift[e];
+  });
 }
 
 /* Per-channel scale/shift from per-channel mean and second moment (of deviations, or of x). */
@@ -91,8 +92,7 @@ static void norm_image(const eg_norm_nhwc_params *p, const float *x, const float
 static void norm_rows(const eg_norm_nhwc_params *p, const float *x, const float *gamma,
                       const float *beta, float *y) {
   const int64_t rows = p->batch * p->spatial, c = p->c;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(rows * c))
-  for (int64_t r = 0; r < rows; r++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(rows * c), for (int64_t r = 0; r < rows; r++) {
     const float *row = x + r * c;
     double mean = 0.0, m2 = 0.0;
     if (!p->rms) {
@@ -105,7 +105,7 @@ static void norm_rows(const eg_norm_nhwc_params *p, const float *x, const float 
     for (int64_t e = 0; e < c; e++)
       y[r * c + e] = (float)((row[e] - mean) * inv * (gamma ? gamma[e] : 1.0f) +
                              (beta ? beta[e] : 0.0f));
-  }
+  });
 }
 
 EG_SIMD_CLONES

@@ -3,6 +3,7 @@
 #include "kernels/pool2d_nhwc_f32.h"
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 typedef struct window {
@@ -59,9 +60,8 @@ EG_POOL_INLINE void avg_pixel(const eg_pool2d_nhwc_params *p, const float *img, 
 
 EG_POOL_INLINE void pool(const eg_pool2d_nhwc_params *p, const float *x, float *y, bool is_max) {
   const int64_t rows = p->n * p->h_out;
-#pragma omp parallel for schedule(static) \
-    if (eg_nhwc_omp_worth(rows * p->w_out * p->c * p->k[0] * p->k[1]))
-  for (int64_t t = 0; t < rows; t++) {
+  const bool worth = eg_nhwc_omp_worth(rows * p->w_out * p->c * p->k[0] * p->k[1]);
+  EG_OMP_FOR_IF(worth, for (int64_t t = 0; t < rows; t++) {
     const int64_t n = t / p->h_out, i = t % p->h_out;
     const float *img = x + n * p->h_in * p->w_in * p->c;
     for (int64_t j = 0; j < p->w_out; j++) {
@@ -72,7 +72,7 @@ EG_POOL_INLINE void pool(const eg_pool2d_nhwc_params *p, const float *x, float *
       else
         avg_pixel(p, img, &w, out);
     }
-  }
+  });
 }
 
 EG_SIMD_CLONES

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/parallel.h"
 
 static void lane(int64_t axis, int64_t stride, float beta, const float *x, float *y) {
   float m = -INFINITY;
@@ -20,11 +21,11 @@ static void lane(int64_t axis, int64_t stride, float beta, const float *x, float
 
 void eg_log_softmax_nhwc_f32(int64_t outer, int64_t axis, int64_t inner, float beta,
                              const float *x, float *y) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(outer * axis * inner))
-  for (int64_t t = 0; t < outer * inner; t++) {
+  const int64_t lanes = outer * inner;
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(lanes * axis), for (int64_t t = 0; t < lanes; t++) {
     const int64_t o = t / inner, i = t % inner, base = o * axis * inner + i;
     lane(axis, inner, beta, x + base, y + base);
-  }
+  });
 }
 
 static void softmax_lane(int64_t axis, int64_t stride, float beta, const float *x, float *y) {
@@ -41,9 +42,9 @@ static void softmax_lane(int64_t axis, int64_t stride, float beta, const float *
 
 void eg_softmax_nhwc_f32(int64_t outer, int64_t axis, int64_t inner, float beta, const float *x,
                          float *y) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(outer * axis * inner))
-  for (int64_t t = 0; t < outer * inner; t++) {
+  const int64_t lanes = outer * inner;
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(lanes * axis), for (int64_t t = 0; t < lanes; t++) {
     const int64_t o = t / inner, i = t % inner, base = o * axis * inner + i;
     softmax_lane(axis, inner, beta, x + base, y + base);
-  }
+  });
 }

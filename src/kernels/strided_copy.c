@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/parallel.h"
+
 /* Copies at or above this many bytes are split across threads. */
 #define EG_COPY_PARALLEL_BYTES ((int64_t)1 << 20)
 #define EG_COPY_MAX_CHUNKS 64
@@ -111,8 +113,7 @@ void eg_strided_copy(void *dst, const void *src, const eg_strided_copy_params *p
     chunks = rows < EG_COPY_MAX_CHUNKS ? rows : EG_COPY_MAX_CHUNKS;
   char *d0 = dst;
   const char *s0 = src;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; c++) {
+  EG_OMP_FOR_IF(chunks > 1, for (int64_t c = 0; c < chunks; c++) {
     const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
     int64_t idx[EG_COPY_MAX_RANK], doff, soff;
     row_start(&w, r0, idx, &doff, &soff);
@@ -120,5 +121,5 @@ void eg_strided_copy(void *dst, const void *src, const eg_strided_copy_params *p
       copy_row(d0 + doff * es, s0 + soff * es, n, ds, ss, p->elsize);
       next_row(&w, idx, &doff, &soff);
     }
-  }
+  });
 }

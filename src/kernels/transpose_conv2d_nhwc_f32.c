@@ -29,6 +29,7 @@
 #include "kernels/vec8_nhwc_f32.h"
 #include "kernels/winograd_nhwc_f32.h"
 #include "util/error.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* Target size of COL2IM's column chunk when params.chunk_bytes is 0. */
@@ -201,8 +202,8 @@ EG_SIMD_CLONES
 static void scatter_phase(const tparams *p, int64_t ry, int64_t rx, const phase1d *ph,
                           const phase1d *pw, const float *img, const float *bias, float *y) {
   const int64_t c = p->c_out;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(p->n * ph->out * pw->out * c))
-  for (int64_t t = 0; t < p->n * ph->out; t++) {
+  const bool worth = eg_nhwc_omp_worth(p->n * ph->out * pw->out * c);
+  EG_OMP_FOR_IF(worth, for (int64_t t = 0; t < p->n * ph->out; t++) {
     const int64_t n = t / ph->out, u = t % ph->out;
     float *dst = y + ((n * p->h_out + ry + p->stride[0] * u) * p->w_out + rx) * c;
     for (int64_t v = 0; v < pw->out; v++, dst += p->stride[1] * c) {
@@ -211,7 +212,7 @@ static void scatter_phase(const tparams *p, int64_t ry, int64_t rx, const phase1
       else
         for (int64_t e = 0; e < c; e++) dst[e] = bias ? bias[e] : 0.0f;
     }
-  }
+  });
 }
 
 static void run_phase(const tparams *p, const float *x, const float *f, const float *bias,
@@ -264,9 +265,9 @@ static void pack_fp(const tparams *p, const float *f, float *fp) {
 
 EG_SIMD_CLONES
 static void fill_bias(float *y, const float *bias, int64_t pixels, int64_t c) {
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(pixels * c))
-  for (int64_t r = 0; r < pixels; r++)
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(pixels * c), for (int64_t r = 0; r < pixels; r++) {
     for (int64_t e = 0; e < c; e++) y[r * c + e] = bias ? bias[e] : 0.0f;
+  });
 }
 
 /* y[pixel(r, t)] += col[r - r0, t] for input pixels [r0, r0 + m) and group q. Serial: two input

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 #if EG_SIMD_X86
@@ -151,13 +152,12 @@ void eg_transpose_f32(int rank, const int64_t *dims, const uint32_t *perm, const
      * bytes) */
     const int64_t row = s.dims[last], nr = out_dims[last - 1], xs2 = in_stride[s.perm[last - 1]];
     const int64_t runs = numel / (row * nr);
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(numel))
-    for (int64_t b = 0; b < runs; b++) {
+    EG_OMP_FOR_IF(eg_nhwc_omp_worth(numel), for (int64_t b = 0; b < runs; b++) {
       int64_t xo, yo;
       batch_offsets(&s, in_stride, out_dims, out_stride, last - 1, last, b, &xo, &yo);
       for (int64_t r = 0; r < nr; r++)
         memcpy(y + yo + r * row, x + xo + r * xs2, sizeof(float) * (size_t)row);
-    }
+    });
     return;
   }
   int q = 0; /* output position of the input's innermost dim */
@@ -166,8 +166,7 @@ void eg_transpose_f32(int rank, const int64_t *dims, const uint32_t *perm, const
   const int64_t ys = out_stride[q], batches = numel / (nu * nv);
   const int64_t tu = (nu + EG_TRANSPOSE_TILE - 1) / EG_TRANSPOSE_TILE;
   const int64_t tv = (nv + EG_TRANSPOSE_TILE - 1) / EG_TRANSPOSE_TILE;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(numel))
-  for (int64_t t = 0; t < batches * tu * tv; t++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(numel), for (int64_t t = 0; t < batches * tu * tv; t++) {
     const int64_t b = t / (tu * tv), u0 = t / tv % tu * EG_TRANSPOSE_TILE;
     const int64_t v0 = t % tv * EG_TRANSPOSE_TILE;
     int64_t xo, yo;
@@ -175,5 +174,5 @@ void eg_transpose_f32(int rank, const int64_t *dims, const uint32_t *perm, const
     const int64_t mu = nu - u0 < EG_TRANSPOSE_TILE ? nu - u0 : EG_TRANSPOSE_TILE;
     const int64_t mv = nv - v0 < EG_TRANSPOSE_TILE ? nv - v0 : EG_TRANSPOSE_TILE;
     tile(x + xo + u0 + v0 * xs, xs, y + yo + u0 * ys + v0, ys, mu, mv);
-  }
+  });
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "util/parallel.h"
 #include "util/simd.h"
 
 /* One chunk's transformed patches and products (16 x tiles x (c_in + c_out) floats) take
@@ -44,8 +45,7 @@ EG_SIMD_CLONES
 static void wino_pack(const wparams *p, const float *f, float *u) {
   const int64_t ci_n = p->c_in, co_n = p->c_out, blk = ci_n * co_n;
   const int64_t co_step = p->filter_oi ? ci_n : 1; /* from one co to the next in a tap */
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(16 * blk))
-  for (int64_t ci = 0; ci < ci_n; ci++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(16 * blk), for (int64_t ci = 0; ci < ci_n; ci++) {
     const float *g[3][3];
     for (int m = 0; m < 3; m++)
       for (int n = 0; n < 3; n++) {
@@ -53,7 +53,7 @@ static void wino_pack(const wparams *p, const float *f, float *u) {
         g[m][n] = f + (fm * 3 + fn) * blk + (p->filter_oi ? ci : ci * co_n);
       }
     float *out = u + ci * co_n;
-#pragma omp simd
+    _Pragma("omp simd")
     for (int64_t co = 0; co < co_n; co++) {
       float t[4][3], v[4][4];
       for (int n = 0; n < 3; n++) {
@@ -73,7 +73,7 @@ static void wino_pack(const wparams *p, const float *f, float *u) {
       for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) out[(i * 4 + j) * blk + co] = v[i][j];
     }
-  }
+  });
 }
 
 /* Tile index r (over n, ti, tj) -> image and the top-left y pixel. */
@@ -112,8 +112,7 @@ EG_SIMD_CLONES
 static void wino_input(const wparams *p, const float *x, const float *zeros, int64_t r0,
                        int64_t m, float *v) {
   const int64_t c = p->c_in, ph = p->pad[0], pw = p->pad[1], plane = m * c;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(16 * m * c))
-  for (int64_t r = r0; r < r0 + m; r++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(16 * m * c), for (int64_t r = r0; r < r0 + m; r++) {
     int64_t n, y0, x0;
     wino_tile(p, r, &n, &y0, &x0);
     const float *d[4][4];
@@ -128,7 +127,7 @@ static void wino_input(const wparams *p, const float *x, const float *zeros, int
     float *out = v + (r - r0) * c;
     for (int i = 0; i < 4; i++) /* one row of B^T d B per pass: straight-line, vectorised */
       wino_input_row(i, d, c, out + i * 4 * plane, plane);
-  }
+  });
 }
 
 /* One whole output tile: dst[a][b][e] = (A^T M A)[a][b] + bias[e], M[xi] at src + xi*plane.
@@ -158,8 +157,7 @@ EG_SIMD_CLONES
 static void wino_output(const wparams *p, const float *mm, const float *bias, int64_t r0,
                         int64_t m, float *y) {
   const int64_t c = p->c_out, plane = m * c;
-#pragma omp parallel for schedule(static) if (eg_nhwc_omp_worth(16 * m * c))
-  for (int64_t r = r0; r < r0 + m; r++) {
+  EG_OMP_FOR_IF(eg_nhwc_omp_worth(16 * m * c), for (int64_t r = r0; r < r0 + m; r++) {
     int64_t n, y0, x0;
     wino_tile(p, r, &n, &y0, &x0);
     const float *src = mm + (r - r0) * c;
@@ -187,7 +185,7 @@ static void wino_output(const wparams *p, const float *mm, const float *bias, in
         if (dst[a][1]) dst[a][1][e] = u[a][1] - u[a][2] - u[a][3] + b0;
       }
     }
-  }
+  });
 }
 
 void eg_winograd_nhwc_f32(const wparams *p, const float *x, const float *f, const float *bias,
