@@ -250,17 +250,39 @@ static void band_gemms(const eg_conv2d_nhwc_params *p, const float *col, int64_t
   }
 }
 
+/* Floats of one band matrix (rounded) for bands of r output rows. */
+static int64_t band_floats(const eg_conv2d_nhwc_params *p, int64_t r) {
+  return eg_nhwc_round16((r + halo(p)) * p->w_out * p->k_w * p->c_in);
+}
+
+/* Band matrices the row-band method holds (p->threads or 1, see the header): side by side
+ * where there are two bands or more and a band's sgemm stays below eg_nhwc_sgemm's split (a
+ * 32x32 ResNet's 16-channel layers, one 1024 x 16 x 48 product per kernel row and image, ran
+ * on one of two threads). */
+static int64_t band_teams(const eg_conv2d_nhwc_params *p, int64_t r) {
+  const int64_t bands = p->n * ((p->h_out + r - 1) / r);
+  const int64_t macs = r * p->w_out * p->c_out * p->k_w * p->c_in;
+  if (p->threads < 2 || bands < 2 || !eg_nhwc_blas_nests() ||
+      macs >= p->threads * EG_NHWC_SGEMM_SPLIT_MACS)
+    return 1;
+  return p->threads;
+}
+
 static void conv_bands(const eg_conv2d_nhwc_params *p, const float *x, const float *filter,
                        const float *bias, float *y, float *col) {
   const int64_t r = band_rows(p), img = p->h_out * p->w_out * p->c_out;
-  for (int64_t n = 0; n < p->n; n++)
-    for (int64_t y0 = 0; y0 < p->h_out; y0 += r) {
-      const int64_t rows = p->h_out - y0 < r ? p->h_out - y0 : r;
-      float *yb = y + n * img + y0 * p->w_out * p->c_out;
-      band_im2col(p, x, n, y0, rows, col);
-      band_gemms(p, col, rows, filter, yb);
-      if (bias) add_bias(yb, bias, rows * p->w_out, p->c_out);
-    }
+  const int64_t per_image = (p->h_out + r - 1) / r, floats = band_floats(p, r);
+  const int64_t teams = band_teams(p, r);
+  const bool side_by_side = teams > 1 && omp_get_max_threads() <= teams;
+  EG_OMP_FOR_IF(side_by_side, for (int64_t b = 0; b < p->n * per_image; b++) {
+    const int64_t n = b / per_image, y0 = b % per_image * r;
+    const int64_t rows = p->h_out - y0 < r ? p->h_out - y0 : r;
+    float *yb = y + n * img + y0 * p->w_out * p->c_out;
+    float *own = col + omp_get_thread_num() * floats; /* thread 0 outside a region */
+    band_im2col(p, x, n, y0, rows, own);
+    band_gemms(p, own, rows, filter, yb);
+    if (bias) add_bias(yb, bias, rows * p->w_out, p->c_out);
+  });
 }
 
 /* ---- wide kernels ---- */
@@ -355,8 +377,7 @@ size_t eg_conv2d_nhwc_f32_scratch(const eg_conv2d_nhwc_params *p) {
     return sizeof(float) * eg_winograd_nhwc_f32_scratch_floats(&w);
   }
   const int64_t r = band_rows(p);
-  if (r > 0)
-    return sizeof(float) * (size_t)eg_nhwc_round16((r + halo(p)) * p->w_out * p->k_w * p->c_in);
+  if (r > 0) return sizeof(float) * (size_t)(band_teams(p, r) * band_floats(p, r));
   if (wide_applies(p))
     return sizeof(float) * (size_t)(wide_band_floats(p) + eg_nhwc_round16(pixels(p) * p->c_out));
   return sizeof(float) * (size_t)eg_nhwc_round16(chunk_rows(p) * taps(p) * (p->c_in / p->groups));

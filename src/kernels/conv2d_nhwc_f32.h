@@ -58,6 +58,12 @@ typedef struct eg_conv2d_nhwc_params {
   int64_t chunk_bytes;              /* target bytes of one column-matrix chunk; 0: 2 MiB. Pass
                                        the same value to _scratch and the kernel (e.g.
                                        eg_nhwc_chunk_bytes() fixed at plan time) */
+  int threads;                      /* threads the row-band method may run bands side by side
+                                       on, each band whole on one thread with a band matrix of
+                                       its own, where a band's products are too small for the
+                                       sgemm to split (0 or 1: one after another; the same sums
+                                       either way). Pass the same value to _scratch and the
+                                       kernel (e.g. omp_get_max_threads() at plan time) */
 } eg_conv2d_nhwc_params;
 
 /* Bytes of scratch eg_conv2d_nhwc_f32 needs for these parameters (may be 0). */

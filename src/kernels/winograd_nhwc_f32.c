@@ -201,12 +201,18 @@ void eg_winograd_nhwc_f32(const wparams *p, const float *x, const float *f, cons
   float *mm = v + eg_nhwc_round16(16 * chunk * p->c_in);
   memset(zeros, 0, sizeof(float) * (size_t)p->c_in);
   for (int64_t r0 = 0; r0 < all; r0 += chunk) {
-    const int64_t m = all - r0 < chunk ? all - r0 : chunk;
+    const int64_t m = all - r0 < chunk ? all - r0 : chunk, macs = m * p->c_out * p->c_in;
     wino_input(p, x, zeros, r0, m, v);
-    for (int xi = 0; xi < 16; xi++)
+    /* products too small for eg_nhwc_sgemm to split over the threads run side by side, each
+     * whole on one thread (the same sums as one after another): a 32x32 ResNet's 16-channel
+     * layers (2048 tiles x 16 x 16) ran on one of two threads */
+    const bool side_by_side = eg_nhwc_blas_nests() && 16 * macs >= EG_NHWC_SGEMM_SPLIT_MACS &&
+                              macs < omp_get_max_threads() * EG_NHWC_SGEMM_SPLIT_MACS;
+    EG_OMP_FOR_IF(side_by_side, for (int xi = 0; xi < 16; xi++) {
       eg_nhwc_sgemm(false, false, m, p->c_out, p->c_in, v + xi * m * p->c_in, p->c_in,
                     u + xi * p->c_in * p->c_out, p->c_out, 0.0f, mm + xi * m * p->c_out,
                     p->c_out);
+    });
     wino_output(p, mm, bias, r0, m, y);
   }
 }

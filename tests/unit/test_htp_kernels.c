@@ -9,6 +9,9 @@
  * Outputs and scratch start as NaN so unwritten or read-before-written memory shows, and
  * scratch is allocated at exactly the size asked for, so ASan sees overruns. */
 #include <stdint.h>
+#include <string.h>
+
+#include <omp.h>
 
 #include "eg_test.h"
 #include "kernels/avg_pool2d_nchw_f32.h"
@@ -137,6 +140,19 @@ static void run_conv_case(const conv_case *c, bool flip, unsigned seed) {
                c->groups, flip, with_bias, small ? "64K" : "default");
       check_close(what, y, ref, ny);
       free(scratch);
+      { /* planned for 2 threads and run on 2: row bands side by side, each whole on one
+         * thread, give the same bits */
+        eg_conv2d_nhwc_params q = p;
+        q.threads = 2;
+        float *y2 = eg_test_nan_buf(ny);
+        void *s2 = scratch_buf(eg_conv2d_nhwc_f32_scratch(&q));
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(2);
+        eg_conv2d_nhwc_f32(&q, x, f, with_bias ? bias : NULL, y2, s2);
+        omp_set_num_threads(saved);
+        EG_CHECK_MSG(memcmp(y, y2, sizeof(float) * (size_t)ny) == 0, "%s threads 2", what);
+        free(y2), free(s2);
+      }
       if (eg_conv2d_nhwc_f32_takes_winograd(&p)) { /* whatever the thresholds say */
         eg_conv2d_nhwc_params q = p;
         q.winograd = true;

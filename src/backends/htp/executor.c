@@ -162,6 +162,7 @@ static eg_status refuse_form(const exec_t *ex, const op_t *op, const char *form,
 static eg_status prepare_conv(exec_t *ex, const op_t *op, plan *pl) {
   pl->u.conv = eg_htp_conv2d_params(ex->g, op);
   pl->u.conv.chunk_bytes = eg_nhwc_chunk_bytes();
+  pl->u.conv.threads = omp_get_max_threads();
   pl->u.conv.winograd = eg_conv2d_nhwc_f32_winograd_pays(&pl->u.conv);
   if (pl->filter_src >= 0 || pl->y_dst >= 0) { /* the plan's OIHW filter, transposed output */
     if (!eg_conv2d_nhwc_f32_takes_oihw(&pl->u.conv))
