@@ -10,39 +10,26 @@
 #include "kernels/activation_f32.h"
 
 #include <math.h>
-#include <string.h>
+#include "kernels/sigmoid_f32.h"
 #include "util/simd.h"
 
 /* Arrays at or above this many elements run in parallel. */
 #define EG_ACT_PARALLEL ((int64_t)1 << 16)
 
-/* Bit-level helpers. Selects are written as mask arithmetic (`pick`) and clamps as integer
- * min/max on order-preserving keys: GCC if-converts those into vector blends, while a float
- * comparison feeding a select (under the default -ftrapping-math) or floorf leave a branch or
- * a call that stops vectorisation. (Signed/unsigned conversions are two's complement, as on
- * every target GCC and Clang support.) */
-static inline uint32_t f2u(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static inline float u2f(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
+/* Bit-level helpers (kernels/sigmoid_f32.h's, under short names). Selects are written as mask
+ * arithmetic (`pick`) and clamps as integer min/max on order-preserving keys: GCC if-converts
+ * those into vector blends, while a float comparison feeding a select (under the default
+ * -ftrapping-math) or floorf leave a branch or a call that stops vectorisation. (Signed/unsigned
+ * conversions are two's complement, as on every target GCC and Clang support.) */
+static inline uint32_t f2u(float f) { return eg_f32_bits(f); }
+static inline float u2f(uint32_t u) { return eg_bits_f32(u); }
+static inline int32_t pick(int cond, int32_t a, int32_t b) { return eg_pick_i32(cond, a, b); }
 
 /* An int32 ordered like the float value (for non-NaN floats): negatives' magnitude bits are
  * flipped. Its own inverse. */
 static inline int32_t fkey(uint32_t u) {
   const uint32_t neg = (uint32_t)-(int32_t)(u >> 31);
   return (int32_t)(u ^ (neg & 0x7fffffffu));
-}
-
-static inline int32_t pick(int cond, int32_t a, int32_t b) {
-  const int32_t m = -(int32_t)(cond != 0);
-  return (m & a) | (~m & b);
 }
 
 /* 2^n for n in [-126, 127], from the exponent bits. */
@@ -87,39 +74,10 @@ static inline float tanh_f32(float x) {
   return u2f((uint32_t)t | (f2u(x) & 0x80000000u));
 }
 
-/* e^-|x| (in (0, 1]) for |x| <= ln(FLT_MAX), 0 above it and for NaN: exp_f32's reduction and
- * polynomial at -|x| with no overflow to handle, so about half of its work (its result bit for
- * bit where both are normal, up to the rounding of n on a tie). 2^-n (n in [0, 128]) is
- * applied as 2^(2-n) (normal) then 1/4. */
-static inline float exp_neg_abs(float x) {
-  const uint32_t top = 0x42b17218u; /* 88.72283935546875f, ln(FLT_MAX) rounded down */
-  const uint32_t ab = f2u(x) & 0x7fffffffu;
-  const float a = u2f(ab < top ? ab : top);
-  const int32_t n = (int32_t)(a * 1.44269504088896341f + 0.5f); /* a >= 0: truncation floors */
-  const float fn = (float)n;
-  float r = fn * 0.693359375f - a;
-  r = r + fn * -2.12194440e-4f;
-  const float p = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-                     4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f) *
-                      (r * r) + r + 1.0f;
-  const float t = p * pow2i(2 - n) * 0.25f;
-  return u2f((uint32_t)pick(ab > top, 0, (int32_t)f2u(t)));
-}
-
 /* The numerator over 1 + e^-|x| of x * sigmoid(x): x for x >= 0, x * e^-|x| below (sign bit
  * set), with t = e^-|x|; NaN stays NaN either way. */
 static inline float silu_num(float x, float t) {
   return u2f((uint32_t)pick((int32_t)f2u(x) < 0, (int32_t)f2u(x * t), (int32_t)f2u(x)));
-}
-
-/* 1 / (1 + e^-x) as 1 / (1 + t) for x >= 0 and t / (1 + t) below, t = e^-|x| (no overflow:
- * 0 far left, 1 far right); NaN: NaN. */
-static inline float sigmoid_f32(float x) {
-  const float t = exp_neg_abs(x);
-  const float s = u2f((uint32_t)pick((int32_t)f2u(x) < 0, (int32_t)f2u(t), (int32_t)f2u(1.0f))) /
-                  (1.0f + t);
-  return u2f((uint32_t)pick((f2u(x) & 0x7fffffffu) > 0x7f800000u, (int32_t)f2u(x),
-                            (int32_t)f2u(s)));
 }
 
 EG_SIMD_CLONES
@@ -141,7 +99,7 @@ void eg_hardtanh_backward_f32(int64_t n, const float *gy, const float *x, float 
 EG_SIMD_CLONES
 void eg_sigmoid_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
-  for (int64_t i = 0; i < n; i++) y[i] = sigmoid_f32(x[i]);
+  for (int64_t i = 0; i < n; i++) y[i] = eg_sigmoid1_f32(x[i]);
 }
 
 EG_SIMD_CLONES
@@ -166,7 +124,7 @@ EG_SIMD_CLONES
 void eg_silu_f32(int64_t n, const float *x, float *y) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
-    const float t = exp_neg_abs(x[i]);
+    const float t = eg_exp_neg_abs_f32(x[i]);
     y[i] = silu_num(x[i], t) / (1.0f + t);
   }
 }
@@ -175,7 +133,7 @@ EG_SIMD_CLONES
 void eg_silu_backward_f32(int64_t n, const float *gy, const float *x, float *gx) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= EG_ACT_PARALLEL)
   for (int64_t i = 0; i < n; i++) {
-    const float s = sigmoid_f32(x[i]);
+    const float s = eg_sigmoid1_f32(x[i]);
     gx[i] = gy[i] * s * (1.0f + x[i] * (1.0f - s));
   }
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "kernels/parallel_nhwc_f32.h"
+#include "kernels/sigmoid_f32.h"
+#include "kernels/vec8_nhwc_f32.h"
 #include "util/parallel.h"
 #include "util/simd.h"
 
@@ -222,62 +224,70 @@ void eg_elementwise_nhwc_f32(eg_ew_op op, const eg_ew_shape *s, const void *cons
   });
 }
 
-EG_SIMD_CLONES
-void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, float lo, float hi) {
-  const bool par = eg_nhwc_omp_worth(n);
+/* y[e] = op(x[e]) for e in [e0, e1); inlined into eg_unary_nhwc_f32's clones. */
+static EG_V8_INLINE void unary_range(eg_unary_op op, int64_t e0, int64_t e1, const float *x,
+                                     float *y, float lo, float hi) {
   switch (op) {
   case EG_UNARY_NEG:
-#pragma omp parallel for simd schedule(static) if (parallel: par)
-    for (int64_t e = 0; e < n; e++) y[e] = -x[e];
+#pragma omp simd
+    for (int64_t e = e0; e < e1; e++) y[e] = -x[e];
     break;
   case EG_UNARY_RELU: /* x < 0 ? 0 : x keeps NaN, as torch.relu does */
-#pragma omp parallel for simd schedule(static) if (parallel: par)
-    for (int64_t e = 0; e < n; e++) y[e] = x[e] < 0.0f ? 0.0f : x[e];
+#pragma omp simd
+    for (int64_t e = e0; e < e1; e++) y[e] = x[e] < 0.0f ? 0.0f : x[e];
     break;
   case EG_UNARY_RELU_MIN_MAX:
-#pragma omp parallel for simd schedule(static) if (parallel: par)
-    for (int64_t e = 0; e < n; e++) y[e] = x[e] < lo ? lo : x[e] > hi ? hi : x[e];
+#pragma omp simd
+    for (int64_t e = e0; e < e1; e++) y[e] = x[e] < lo ? lo : x[e] > hi ? hi : x[e];
     break;
   case EG_UNARY_SIGMOID:
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t e = 0; e < n; e++) y[e] = 1.0f / (1.0f + expf(-x[e]));
+#pragma omp simd
+    for (int64_t e = e0; e < e1; e++) y[e] = eg_sigmoid1_f32(x[e]);
     break;
   case EG_UNARY_RSQRT:
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t e = 0; e < n; e++) y[e] = (float)(1.0 / sqrt((double)x[e]));
+    for (int64_t e = e0; e < e1; e++) y[e] = (float)(1.0 / sqrt((double)x[e]));
     break;
   case EG_UNARY_EXP:
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t e = 0; e < n; e++) y[e] = expf(x[e]);
+    for (int64_t e = e0; e < e1; e++) y[e] = expf(x[e]);
     break;
   case EG_UNARY_LOG:
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t e = 0; e < n; e++) y[e] = logf(x[e]);
+    for (int64_t e = e0; e < e1; e++) y[e] = logf(x[e]);
     break;
   case EG_UNARY_GELU:
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t e = 0; e < n; e++) y[e] = x[e] * 0.5f * (1.0f + erff(x[e] * 0.70710678118654752f));
+    for (int64_t e = e0; e < e1; e++)
+      y[e] = x[e] * 0.5f * (1.0f + erff(x[e] * 0.70710678118654752f));
     break;
   case EG_UNARY_HARD_SWISH: /* a NaN x fails both compares and stays NaN */
-#pragma omp parallel for simd schedule(static) if (parallel: par)
-    for (int64_t e = 0; e < n; e++) {
+#pragma omp simd
+    for (int64_t e = e0; e < e1; e++) {
       float c = x[e] + 3.0f;
       c = c < 0.0f ? 0.0f : c > 6.0f ? 6.0f : c;
       y[e] = x[e] * c / 6.0f;
     }
     break;
   case EG_UNARY_HARD_SIGMOID:
-#pragma omp parallel for simd schedule(static) if (parallel: par)
-    for (int64_t e = 0; e < n; e++) {
+#pragma omp simd
+    for (int64_t e = e0; e < e1; e++) {
       const float v = lo * x[e] + hi;
       y[e] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
     }
     break;
   default:
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t e = 0; e < n; e++) y[e] = tanhf(x[e]);
+    for (int64_t e = e0; e < e1; e++) y[e] = tanhf(x[e]);
     break;
   }
+}
+
+/* One contiguous share per thread, in a region only where a second thread joins (the small
+ * tensors of a step call this dozens of times: an `omp parallel if` region costs ~1.5 us even
+ * when its condition is false, util/parallel.h). */
+EG_SIMD_CLONES
+void eg_unary_nhwc_f32(eg_unary_op op, int64_t n, const float *x, float *y, float lo, float hi) {
+  EG_OMP_PARALLEL_IF(eg_nhwc_omp_worth(n), {
+    int64_t e0, e1;
+    eg_omp_share(n, 16, &e0, &e1);
+    unary_range(op, e0, e1, x, y, lo, hi);
+  });
 }
 
 /* ---- chains (eg_ew_chain_nhwc_f32) ---- */
@@ -350,6 +360,9 @@ static void chain_step(const eg_ew_chain_step *st, const chain_arg *x, int64_t n
       const float v = a[e * sa];
       y[e] = v < 0.0f ? 0.0f : v;
     }
+    break;
+  case EG_EW_CHAIN_SIGMOID:
+    _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = eg_sigmoid1_f32(a[e * sa]);
     break;
   default: {
     const float lo = st->lo, hi = st->hi;

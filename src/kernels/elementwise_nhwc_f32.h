@@ -48,7 +48,7 @@ typedef enum eg_unary_op {
   EG_UNARY_NEG,
   EG_UNARY_RELU,
   EG_UNARY_RELU_MIN_MAX, /* clamp to [lo, hi] */
-  EG_UNARY_SIGMOID,
+  EG_UNARY_SIGMOID, /* 1 / (1 + e^-x) by eg_sigmoid1_f32 (kernels/sigmoid_f32.h), vectorised */
   EG_UNARY_TANH,
   EG_UNARY_RSQRT, /* 1 / sqrt(x), evaluated in double and rounded once */
   EG_UNARY_EXP,   /* expf(x), as ATen's CPU exp of float32 */
@@ -87,7 +87,8 @@ typedef enum eg_ew_chain_op {
   EG_EW_CHAIN_SELECT,        /* mask ? a : b */
   EG_EW_CHAIN_NEG,
   EG_EW_CHAIN_RELU,
-  EG_EW_CHAIN_RELU_MIN_MAX   /* as EG_UNARY_RELU_MIN_MAX, bounds lo, hi */
+  EG_EW_CHAIN_RELU_MIN_MAX,  /* as EG_UNARY_RELU_MIN_MAX, bounds lo, hi */
+  EG_EW_CHAIN_SIGMOID        /* as EG_UNARY_SIGMOID */
 } eg_ew_chain_op;
 
 typedef enum eg_ew_leaf_form { EG_EW_LEAF_FULL, EG_EW_LEAF_CHAN, EG_EW_LEAF_SCALAR } eg_ew_leaf_form;
