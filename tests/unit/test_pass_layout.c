@@ -311,6 +311,26 @@ static void test_mixed_follow(void) {
   eg_graph_destroy(g);
 }
 
+/* conv -> silu_backward(grad, conv's result) (FOLLOW, as silu: EfficientNet's backward of every
+ * SiLU after a batch norm): NHWC with no conversion, the free grad taking NHWC too. */
+static void test_silu_backward_follows(void) {
+  eg_graph *g = load(
+      "silu_bwd",
+      T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]") ","
+      T(3, "[2, 4, 4, 4]") "," T(4, "[2, 4, 4, 4]"),
+      IN("x", 0) "," IN("g", 3), IN("w4", 1),
+      NODE("convolution", "aten.convolution.default",
+           "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]",
+           2) ","
+      NODE("silu_backward", "aten.silu_backward.default", "[{\"value\": 3}, {\"value\": 2}]", 4),
+      IN("y", 4));
+  if (!g) return;
+  EG_CHECK_MSG(run_pass(g, "SM8650") == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 0);
+  EG_CHECK(is_nhwc(g, 2) && is_nhwc(g, 3) && is_nhwc(g, 4));
+  eg_graph_destroy(g);
+}
+
 /* The training-step fixture on SM8450: the flatten of relu_2 reads a traced copy made right
  * after relu_2; the unflatten _reshape_alias_1 meets NHWC in threshold_backward and is
  * converted right after it; every inserted node is placed on the NPU. */
@@ -379,6 +399,7 @@ int main(void) {
   EG_RUN(test_getitem_index_out_of_range);
   EG_RUN(test_tuple_read_by_non_getitem);
   EG_RUN(test_mixed_follow);
+  EG_RUN(test_silu_backward_follows);
   EG_RUN(test_conv_step_fixture);
   EG_RUN(test_cpu_only_target);
   EG_RUN(test_lowering_needs_the_pass);
