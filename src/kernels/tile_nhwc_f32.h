@@ -4,9 +4,11 @@
  *   x has `rank` dims `dims` (C order); y has dims[d] * multiples[d] and
  *   y[i_0, ..., i_{r-1}] = x[i_0 % dims[0], ..., i_{r-1} % dims[r-1]].
  *
- * Runs outermost-first: each x row of the innermost dim is copied `multiples[r-1]` times, then
- * each finished block of y is copied `multiples[d] - 1` more times in place, so every element is
- * written once and no scratch is needed. Never allocates. */
+ * Runs outermost-first over the dims merged where the copies allow (a dim of multiple 1 with the
+ * one before it, a dim of 1 after a dim of 1): each x row of the innermost dim is copied, then
+ * each finished block of y is repeated in place to its `multiples[d]` copies by doubling (a
+ * memcpy of everything written so far, log2 of the multiple of them), so no scratch is needed.
+ * Never allocates. */
 #ifndef EG_KERNELS_TILE_NHWC_F32_H
 #define EG_KERNELS_TILE_NHWC_F32_H
 

@@ -40,13 +40,16 @@ static void ref_tile(int rank, const int64_t *dims, const int64_t *mult, const u
   }
 }
 
+/* Trials 200 to 299: ranks up to 3, dims up to 3 (often 1) and multiples up to 33, the doubling
+ * copies' remainders and the merged dims of expand's broadcasts ([n, c, 1, 1] over a plane). */
 static void test_tile_kernel(void) {
-  for (int trial = 0; trial < 200; trial++) {
-    const int rank = 1 + (int)(next() % 5);
+  for (int trial = 0; trial < 300; trial++) {
+    const bool wide = trial >= 200;
+    const int rank = 1 + (int)(next() % (wide ? 3 : 5));
     int64_t dims[8], mult[8], nx = 1, ny = 1;
     for (int d = 0; d < rank; d++) {
-      dims[d] = 1 + next() % 4;
-      mult[d] = 1 + next() % 3;
+      dims[d] = 1 + next() % (wide ? 2 + next() % 2 : 4);
+      mult[d] = 1 + next() % (wide ? 33 : 3);
       nx *= dims[d];
       ny *= dims[d] * mult[d];
     }
