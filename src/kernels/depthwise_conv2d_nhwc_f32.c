@@ -52,12 +52,7 @@ static EG_V8_INLINE void vblock(const eg_dwconv2d_nhwc_params *p, const float *i
                                 int64_t c0, float *yp, const int np, const bool edge) {
   const int64_t c = p->c_in, sw = p->stride[1];
   eg_v8 acc[EG_DW_PIXELS][2];
-  EG_V8_UNROLL4
-  for (int q = 0; q < np; q++)
-    for (int h = 0; h < 2; h++) {
-      acc[q][h] = (eg_v8){0};
-      if (bias) EG_V8_LOAD(acc[q][h], bias + c0 + 8 * h);
-    }
+  eg_v8_block_init(acc, np, bias ? bias + c0 : NULL);
   for (int64_t a = 0; a < p->k_h; a++) {
     const int64_t yy = i * p->stride[0] - p->pad[0] + a * p->dilation[0];
     if (yy < 0 || yy >= p->h_in) continue;
@@ -65,26 +60,10 @@ static EG_V8_INLINE void vblock(const eg_dwconv2d_nhwc_params *p, const float *i
     for (int64_t b = 0; b < p->k_w; b++) {
       const int64_t x0 = j * sw - p->pad[1] + b * p->dilation[1];
       if (edge && (x0 < 0 || x0 >= p->w_in)) continue;
-      const float *w = f + (a * p->k_w + b) * c + c0;
-      eg_v8 w0, w1;
-      EG_V8_LOAD(w0, w);
-      EG_V8_LOAD(w1, w + 8);
-      EG_V8_UNROLL4
-      for (int q = 0; q < np; q++) {
-        const float *xp = xr + (x0 + q * sw) * c;
-        eg_v8 x0v, x1v;
-        EG_V8_LOAD(x0v, xp);
-        EG_V8_LOAD(x1v, xp + 8);
-        acc[q][0] += x0v * w0;
-        acc[q][1] += x1v * w1;
-      }
+      eg_v8_block_tap(acc, np, f + (a * p->k_w + b) * c + c0, xr + x0 * c, sw * c);
     }
   }
-  EG_V8_UNROLL4
-  for (int q = 0; q < np; q++) {
-    EG_V8_STORE(yp + q * c, acc[q][0]);
-    EG_V8_STORE(yp + q * c + 8, acc[q][1]);
-  }
+  eg_v8_block_store(yp, c, acc, np);
 }
 
 /* Output row i of a mult-1 conv (img: its image): per full 16-channel block, 4-pixel blocks

@@ -595,45 +595,83 @@ static int dw_taps(int64_t o, int64_t k, int64_t s, int64_t pad, int64_t in, int
   return nt;
 }
 
+/* The channels [full, c) of one output pixel (yr) of a cig-1 DIRECT, its taps given. */
+static inline void direct_tail(const tparams *p, const float *x, const float *filter,
+                               const float *bias, int64_t n, const int64_t *ta,
+                               const int64_t *ia, int na, const int64_t *tb, const int64_t *ib,
+                               int nb, int64_t full, float *yr) {
+  const int64_t c = p->c_out;
+  for (int64_t q = full; q < c; q++) {
+    float v = bias ? bias[q] : 0.0f;
+    for (int i = 0; i < na; i++)
+      for (int j = 0; j < nb; j++)
+        v += x[((n * p->h_in + ia[i]) * p->w_in + ib[j]) * c + q] *
+             filter[(ta[i] * p->k_w + tb[j]) * c + q];
+    yr[q] = v;
+  }
+}
+
+/* Output pixels ow..ow+np-1 (np 1 to 4) of output row r (its row taps ta/ia, na of them) of a
+ * cig-1 DIRECT, channels [c0, c0 + 16), into yr (pixel q at yr + q*c): bias (or 0), then the
+ * taps in (a, b) order, the sums in registers. np > 1 only at stride 1 where every pixel has
+ * all k_w column taps (tap b reads input column ow + q + pad - b), each filter vector then
+ * serving the np pixels; np 1 takes the pixel's own column taps tb/ib (nb of them). Inlined
+ * with constant np into its caller's clone. */
+static EG_V8_INLINE void dw_block(const tparams *p, const float *x, const float *filter,
+                                  const float *bias, int64_t n, const int64_t *ta,
+                                  const int64_t *ia, int na, const int64_t *tb, const int64_t *ib,
+                                  int nb, int64_t ow, int64_t c0, float *yr, const int np) {
+  const int64_t c = p->c_out;
+  eg_v8 acc[4][2];
+  eg_v8_block_init(acc, np, bias ? bias + c0 : NULL);
+  const int cols = np > 1 ? (int)p->k_w : nb;
+  for (int i = 0; i < na; i++) {
+    const float *xrow = x + (n * p->h_in + ia[i]) * p->w_in * c + c0;
+    for (int j = 0; j < cols; j++) {
+      const int64_t b = np > 1 ? j : tb[j], col = np > 1 ? ow + p->pad[1] - j : ib[j];
+      eg_v8_block_tap(acc, np, filter + (ta[i] * p->k_w + b) * c + c0, xrow + col * c, c);
+    }
+  }
+  eg_v8_block_store(yr, c, acc, np);
+}
+
 /* Rows [r0, r1) of a cig-1 DIRECT (the input gradient of a depthwise conv, kernels of at most
  * EG_TCONV_DW_TAPS taps a side): per output pixel its taps found once, then per block of 16
  * channels the sums in registers over them: bias (or 0), then the taps in (a, b) order, as
- * direct_rows adds them; the channels past the last block as direct_rows does. */
+ * direct_rows adds them; at stride 1, 4 pixels at a time where each has all k_w column taps
+ * (dw_block); the channels past the last block as direct_rows does. */
 EG_SIMD_CLONES
 static void direct_rows_dw(const tparams *p, const float *x, const float *filter,
                            const float *bias, float *y, int64_t r0, int64_t r1) {
   const int64_t c = p->c_out, full = c / EG_TCONV_DW_BLOCK * EG_TCONV_DW_BLOCK;
   int64_t ta[EG_TCONV_DW_TAPS], ia[EG_TCONV_DW_TAPS], tb[EG_TCONV_DW_TAPS], ib[EG_TCONV_DW_TAPS];
+  /* stride 1: output columns [j0, j1) have every column tap (0 <= ow + pad - b < w_in) */
+  int64_t j0 = p->k_w - 1 - p->pad[1], j1 = p->w_in - p->pad[1];
+  if (j0 < 0) j0 = 0;
+  if (j1 > p->w_out) j1 = p->w_out;
+  if (p->stride[1] != 1 || j0 > j1) j0 = j1 = 0;
   for (int64_t r = r0; r < r1; r++) {
     const int64_t n = r / p->h_out, oh = r % p->h_out;
     const int na = dw_taps(oh, p->k_h, p->stride[0], p->pad[0], p->h_in, ta, ia);
-    for (int64_t ow = 0; ow < p->w_out; ow++) {
+    float *yrow = y + r * p->w_out * c;
+    int64_t ow = 0;
+    while (ow < p->w_out) {
+      if (ow >= j0 && ow + 4 <= j1) {
+        for (int64_t c0 = 0; c0 < full; c0 += EG_TCONV_DW_BLOCK)
+          dw_block(p, x, filter, bias, n, ta, ia, na, NULL, NULL, 0, ow, c0, yrow + ow * c + c0,
+                   4);
+        for (int64_t q = 0; q < 4; q++) {
+          const int nb = dw_taps(ow + q, p->k_w, 1, p->pad[1], p->w_in, tb, ib);
+          direct_tail(p, x, filter, bias, n, ta, ia, na, tb, ib, nb, full, yrow + (ow + q) * c);
+        }
+        ow += 4;
+        continue;
+      }
       const int nb = dw_taps(ow, p->k_w, p->stride[1], p->pad[1], p->w_in, tb, ib);
-      float *yr = y + (r * p->w_out + ow) * c;
-      for (int64_t c0 = 0; c0 < full; c0 += EG_TCONV_DW_BLOCK) {
-        eg_v8 acc0 = {0}, acc1 = {0};
-        if (bias) EG_V8_LOAD(acc0, bias + c0), EG_V8_LOAD(acc1, bias + c0 + 8);
-        for (int i = 0; i < na; i++)
-          for (int j = 0; j < nb; j++) {
-            const float *xr = x + ((n * p->h_in + ia[i]) * p->w_in + ib[j]) * c + c0;
-            const float *fr = filter + (ta[i] * p->k_w + tb[j]) * c + c0;
-            eg_v8 x0, x1, f0, f1;
-            EG_V8_LOAD(x0, xr), EG_V8_LOAD(x1, xr + 8);
-            EG_V8_LOAD(f0, fr), EG_V8_LOAD(f1, fr + 8);
-            acc0 += x0 * f0;
-            acc1 += x1 * f1;
-          }
-        EG_V8_STORE(yr + c0, acc0);
-        EG_V8_STORE(yr + c0 + 8, acc1);
-      }
-      for (int64_t q = full; q < c; q++) {
-        float v = bias ? bias[q] : 0.0f;
-        for (int i = 0; i < na; i++)
-          for (int j = 0; j < nb; j++)
-            v += x[((n * p->h_in + ia[i]) * p->w_in + ib[j]) * c + q] *
-                 filter[(ta[i] * p->k_w + tb[j]) * c + q];
-        yr[q] = v;
-      }
+      for (int64_t c0 = 0; c0 < full; c0 += EG_TCONV_DW_BLOCK)
+        dw_block(p, x, filter, bias, n, ta, ia, na, tb, ib, nb, ow, c0, yrow + ow * c + c0, 1);
+      direct_tail(p, x, filter, bias, n, ta, ia, na, tb, ib, nb, full, yrow + ow * c);
+      ow++;
     }
   }
 }

@@ -432,6 +432,10 @@ static void test_tconv2d_naive(void) {
       {2, 48, 24, 24, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 48}, /* direct, threaded */
       {2, 40, 6, 5, 40, 3, 3, 2, 2, 1, 0, 1, 0, 0, 0, 40},  /* direct: 16-channel blocks, tail */
       {1, 16, 4, 5, 16, 5, 4, 3, 2, 2, 1, 0, 1, 1, 0, 16},  /* direct: blocks, stride 3, crop */
+      /* direct, stride 1: 4 pixels a block where every column tap is inside, edges one by one */
+      {2, 40, 7, 13, 40, 5, 5, 1, 1, 2, 2, 2, 2, 0, 0, 40},
+      {1, 32, 5, 11, 32, 3, 3, 1, 1, 1, 1, 0, 2, 0, 0, 32},  /* asymmetric */
+      {1, 16, 3, 12, 16, 3, 5, 1, 1, 1, 1, 6, 5, 0, 0, 16},  /* pads past the kernel: a crop */
   };
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     float *y;
