@@ -326,6 +326,16 @@ def build():
     # expand
     s.case("expand_no_broadcast", lambda x: torch.relu(x.expand(1, 3, 4)), [r(3, 4)])
     s.case("expand_broadcast", lambda x: torch.relu(x.expand(3, 4)), [r(3, 1)])
+    # rank 4 to rank 4 after a conv: held NHWC, a Tile of [n, 1, 1, c] over the plane (the SE
+    # block's mean backward), and one adding no element
+    s.case("expand_plane_nhwc",
+           lambda x, w: (F.conv2d(x, w).mean((2, 3), keepdim=True).expand(2, 4, 5, 5) *
+                         F.conv2d(x, w)), [r(2, 3, 7, 7), r(4, 3, 3, 3)])
+    s.case("expand_same_nhwc", lambda x, w: torch.relu(F.conv2d(x, w).expand(2, 4, 5, 5)),
+           [r(2, 3, 7, 7), r(4, 3, 3, 3)])
+    s.case("expand_channels_nhwc",
+           lambda x, w: F.conv2d(x, w)[:, :1].expand(2, 4, 5, 5) + F.conv2d(x, w),
+           [r(2, 3, 7, 7), r(4, 3, 3, 3)])
 
     # dtype gates: int64 views run on the NPU as int32 (tests/ops/test_npu_int64.py), but not
     # an int64 constant outside int32

@@ -331,6 +331,30 @@ static void test_silu_backward_follows(void) {
   eg_graph_destroy(g);
 }
 
+/* conv -> mean over the plane (keepdim) -> expand back over it -> mul with the conv: the
+ * rank-4 expand FOLLOWs (NHWC, no conversion); an expand from rank 3 stays traced. */
+static void test_expand_follows(void) {
+  eg_graph *g = load(
+      "expand4",
+      T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]") ","
+      T(3, "[2, 4, 1, 1]") "," T(4, "[2, 4, 4, 4]") "," T(5, "[2, 4, 4, 4]") ","
+      T(6, "[4, 1, 1]") "," T(7, "[2, 4, 4, 4]"),
+      IN("x", 0) "," IN("b", 6), IN("w4", 1),
+      NODE("convolution", "aten.convolution.default",
+           "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]",
+           2) ","
+      NODE("mean", "aten.mean.dim", "[{\"value\": 2}, [2, 3], true]", 3) ","
+      NODE("expand", "aten.expand.default", "[{\"value\": 3}, [2, 4, 4, 4]]", 4) ","
+      NODE("mul", "aten.mul.Tensor", "[{\"value\": 2}, {\"value\": 4}]", 5) ","
+      NODE("expand_1", "aten.expand.default", "[{\"value\": 6}, [2, 4, 4, 4]]", 7),
+      IN("y", 5) "," IN("z", 7));
+  if (!g) return;
+  EG_CHECK_MSG(run_pass(g, "SM8650") == EG_OK, "%s", eg_last_error());
+  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 0);
+  EG_CHECK(is_nhwc(g, 3) && is_nhwc(g, 4) && is_nhwc(g, 5) && !is_nhwc(g, 7));
+  eg_graph_destroy(g);
+}
+
 /* The training-step fixture on SM8450: the flatten of relu_2 reads a traced copy made right
  * after relu_2; the unflatten _reshape_alias_1 meets NHWC in threshold_backward and is
  * converted right after it; every inserted node is placed on the NPU. */
@@ -400,6 +424,7 @@ int main(void) {
   EG_RUN(test_tuple_read_by_non_getitem);
   EG_RUN(test_mixed_follow);
   EG_RUN(test_silu_backward_follows);
+  EG_RUN(test_expand_follows);
   EG_RUN(test_conv_step_fixture);
   EG_RUN(test_cpu_only_target);
   EG_RUN(test_lowering_needs_the_pass);

@@ -27,10 +27,13 @@
  *              arguments: NHWC if any rank-4 argument already is NHWC; else traced if any
  *              already is traced; else (every one still free, see below) NHWC, QNN's
  *              activation layout. An argument in the other order is converted.
+ *   FOLLOW4    expand: FOLLOW when its input and result are both rank 4 (the lowering tiles
+ *              the held dims, a per-channel [N, C, 1, 1] broadcast over a plane staying NHWC
+ *              between a mean and its consumers: the SE blocks' backward), TRACED otherwise.
  *   ANY_IN     reads either order (permute, t: the lowering composes one Transpose with the
  *              argument's order); its result is traced.
- *   TRACED     NCHW-only (view / reshape / expand of rank-4 values, and every op without a
- *              row): rank-4 arguments in traced order, rank-4 results traced.
+ *   TRACED     NCHW-only (view / reshape of rank-4 values, expand from a lower rank, and every
+ *              op without a row): rank-4 arguments in traced order, rank-4 results traced.
  *
  * A value's order is decided once, and holds in every NPU partition: a value an NPU node defines
  * gets it from that node; a value defined elsewhere (graph input, static, CPU node) is free
@@ -64,7 +67,7 @@
 #include "ops/verify.h"
 #include "util/error.h"
 
-typedef enum lclass { LC_TRACED = 0, LC_NHWC, LC_FOLLOW, LC_ANY_IN } lclass;
+typedef enum lclass { LC_TRACED = 0, LC_NHWC, LC_FOLLOW, LC_FOLLOW4, LC_ANY_IN } lclass;
 
 typedef struct lrule {
   eg_op op;
@@ -119,6 +122,7 @@ static const lrule rules[] = {
     FOLLOW(sum_dim_IntList), FOLLOW(mean_default), FOLLOW(mean_dim), FOLLOW(cat),
     FOLLOW(slice_Tensor), FOLLOW(slice_backward), FOLLOW(split_Tensor), FOLLOW(split_with_sizes),
     FOLLOW(_log_softmax_backward_data), FOLLOW(constant_pad_nd),
+    {EG_OP_expand, LC_FOLLOW4, -1, NULL, 0, -1, NULL},
     /* either order in, traced out */
     {EG_OP_permute, LC_ANY_IN, -1, NULL, 0, -1, NULL},
     {EG_OP_t, LC_ANY_IN, -1, NULL, 0, -1, NULL},
@@ -370,6 +374,15 @@ static eg_status lay_out(layout *s, eg_node *n) {
     out = EG_AXES_NHWC;
     break;
   }
+  case LC_FOLLOW4:
+    if (n->n_args > 0 && n->args[0].kind == EG_ARG_VALUE && is_rank4(g, n->args[0].value) &&
+        n->output >= 0 && is_rank4(g, n->output)) {
+      out = follow_order(s, n);
+      EG_TRY(each_arg(s, n, require, out));
+    } else {
+      EG_TRY(each_arg(s, n, require, EG_AXES_TRACED));
+    }
+    break;
   case LC_FOLLOW:
     out = follow_order(s, n);
     EG_TRY(each_arg(s, n, require, out));

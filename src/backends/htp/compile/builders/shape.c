@@ -147,16 +147,19 @@ static bool expand_supports(const eg_graph *g, const eg_node *n, const eg_target
   return true;
 }
 
-/* expand: a view when it adds no element; else x (traced order, as the result: pass
- * layout_nhwc holds expand's rank-4 values so) right-aligned to the result's rank by a
- * Reshape that adds leading 1s, then Tile by the result's dims over x's (each x dim is 1 or
- * the result's, as ATen's expand requires). */
+/* expand: rank 4 to rank 4, in x's order (pass layout_nhwc lays such an expand out as
+ * FOLLOW): x itself when it adds no element, else Tile by the result's held dims over x's;
+ * from a lower rank, a view when it adds no element, else x (traced order, as the result)
+ * right-aligned to the result's rank by a Reshape that adds leading 1s, then Tile by the
+ * result's dims over x's (each x dim is 1 or the result's, as ATen's expand requires). */
 static eg_status expand_lower(eg_htp_lower *L, const eg_graph *g, const eg_node *n) {
   const int32_t x_id = eg_htp_arg(n, 0, "self");
   const eg_value *x = &g->values[x_id], *y = &g->values[n->output];
-  if (eg_value_numel(x) == eg_value_numel(y)) return lower_view_of(L, n, x_id);
-  EG_TRY(eg_htp_want_axes(L, x_id, EG_AXES_TRACED, "self"));
-  EG_TRY(eg_htp_want_axes(L, n->output, EG_AXES_TRACED, "result"));
+  const bool held = x->rank == 4 && y->rank == 4;
+  if (!held && eg_value_numel(x) == eg_value_numel(y)) return lower_view_of(L, n, x_id);
+  const eg_axis_order axes = held ? eg_htp_axes(x) : EG_AXES_TRACED;
+  EG_TRY(eg_htp_want_axes(L, x_id, axes, "self"));
+  EG_TRY(eg_htp_want_axes(L, n->output, axes, "result"));
   uint32_t x_dims[EG_MAX_RANK], y_dims[EG_MAX_RANK], padded[EG_MAX_RANK], mult[EG_MAX_RANK];
   eg_htp_dims(x, x_dims);
   eg_htp_dims(y, y_dims);
@@ -167,6 +170,7 @@ static eg_status expand_lower(eg_htp_lower *L, const eg_graph *g, const eg_node 
   }
   int32_t in, out;
   EG_TRY(eg_htp_input(L, x_id, &in));
+  if (held && eg_value_numel(x) == eg_value_numel(y)) return define_as(L, n->output, in);
   if (lead > 0) {
     int32_t r;
     EG_TRY(eg_htp_temp(L, "ranked", eg_htp_value_dtype(x), y->rank, padded, &r));
