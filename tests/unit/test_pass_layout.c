@@ -282,17 +282,21 @@ static void test_tuple_read_by_non_getitem(void) {
 
 /* ---- orders meeting ---- */
 
+/* Values 0-2 and the node of x [2, 3, 4, 4] convolved with w4 (pad 1) into [2, 4, 4, 4]. */
+#define CONV_VALUES T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]")
+#define CONV_NODE                                                                             \
+  NODE("convolution", "aten.convolution.default",                                              \
+       "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]", 2)
+
 /* conv -> relu (FOLLOW: NHWC); view [2,4,4,4]->[2,64]->[2,4,4,4] (traced); add(relu, view_1):
  * NHWC wins, the view's result is converted to channels_last right after it. */
 static void test_mixed_follow(void) {
   eg_graph *g = load(
       "mixed",
-      T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]") ","
+      CONV_VALUES ","
       T(3, "[2, 4, 4, 4]") "," T(4, "[2, 64]") "," T(5, "[2, 4, 4, 4]") "," T(6, "[2, 4, 4, 4]"),
       IN("x", 0), IN("w4", 1),
-      NODE("convolution", "aten.convolution.default",
-           "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]",
-           2) ","
+      CONV_NODE ","
       NODE("relu", "aten.relu.default", "[{\"value\": 2}]", 3) ","
       NODE("view", "aten.view.default", "[{\"value\": 3}, [2, 64]]", 4) ","
       NODE("view_1", "aten.view.default", "[{\"value\": 4}, [2, 4, 4, 4]]", 5) ","
@@ -316,12 +320,10 @@ static void test_mixed_follow(void) {
 static void test_silu_backward_follows(void) {
   eg_graph *g = load(
       "silu_bwd",
-      T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]") ","
+      CONV_VALUES ","
       T(3, "[2, 4, 4, 4]") "," T(4, "[2, 4, 4, 4]"),
       IN("x", 0) "," IN("g", 3), IN("w4", 1),
-      NODE("convolution", "aten.convolution.default",
-           "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]",
-           2) ","
+      CONV_NODE ","
       NODE("silu_backward", "aten.silu_backward.default", "[{\"value\": 3}, {\"value\": 2}]", 4),
       IN("y", 4));
   if (!g) return;
@@ -336,13 +338,11 @@ static void test_silu_backward_follows(void) {
 static void test_expand_follows(void) {
   eg_graph *g = load(
       "expand4",
-      T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]") ","
+      CONV_VALUES ","
       T(3, "[2, 4, 1, 1]") "," T(4, "[2, 4, 4, 4]") "," T(5, "[2, 4, 4, 4]") ","
       T(6, "[4, 1, 1]") "," T(7, "[2, 4, 4, 4]"),
       IN("x", 0) "," IN("b", 6), IN("w4", 1),
-      NODE("convolution", "aten.convolution.default",
-           "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]",
-           2) ","
+      CONV_NODE ","
       NODE("mean", "aten.mean.dim", "[{\"value\": 2}, [2, 3], true]", 3) ","
       NODE("expand", "aten.expand.default", "[{\"value\": 3}, [2, 4, 4, 4]]", 4) ","
       NODE("mul", "aten.mul.Tensor", "[{\"value\": 2}, {\"value\": 4}]", 5) ","
@@ -392,11 +392,7 @@ static void test_cpu_only_target(void) {
 /* Lowering without the pass: Conv2d refuses a traced-order input with a clear error. */
 static void test_lowering_needs_the_pass(void) {
   eg_graph *g = load(
-      "nopass", T(0, "[2, 3, 4, 4]") "," T(1, "[4, 3, 3, 3]") "," T(2, "[2, 4, 4, 4]"),
-      IN("x", 0), IN("w4", 1),
-      NODE("convolution", "aten.convolution.default",
-           "[{\"value\": 0}, {\"value\": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]", 2),
-      IN("y", 2));
+      "nopass", CONV_VALUES, IN("x", 0), IN("w4", 1), CONV_NODE, IN("y", 2));
   if (!g) return;
   eg_partition_options opt = {.target = eg_target_find("SM8650")};
   eg_partitioning parts;
