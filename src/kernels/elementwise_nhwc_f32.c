@@ -361,9 +361,6 @@ static void chain_step(const eg_ew_chain_step *st, const chain_arg *x, int64_t n
       y[e] = v < 0.0f ? 0.0f : v;
     }
     break;
-  case EG_EW_CHAIN_SIGMOID:
-    _Pragma("omp simd") for (int64_t e = 0; e < n; e++) y[e] = eg_sigmoid1_f32(a[e * sa]);
-    break;
   default: {
     const float lo = st->lo, hi = st->hi;
     _Pragma("omp simd") for (int64_t e = 0; e < n; e++) {

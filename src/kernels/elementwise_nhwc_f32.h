@@ -87,8 +87,7 @@ typedef enum eg_ew_chain_op {
   EG_EW_CHAIN_SELECT,        /* mask ? a : b */
   EG_EW_CHAIN_NEG,
   EG_EW_CHAIN_RELU,
-  EG_EW_CHAIN_RELU_MIN_MAX,  /* as EG_UNARY_RELU_MIN_MAX, bounds lo, hi */
-  EG_EW_CHAIN_SIGMOID        /* as EG_UNARY_SIGMOID */
+  EG_EW_CHAIN_RELU_MIN_MAX   /* as EG_UNARY_RELU_MIN_MAX, bounds lo, hi */
 } eg_ew_chain_op;
 
 typedef enum eg_ew_leaf_form { EG_EW_LEAF_FULL, EG_EW_LEAF_CHAN, EG_EW_LEAF_SCALAR } eg_ew_leaf_form;
