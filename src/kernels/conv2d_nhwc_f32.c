@@ -278,7 +278,9 @@ static void conv_bands(const eg_conv2d_nhwc_params *p, const float *x, const flo
     const int64_t n = b / per_image, y0 = b % per_image * r;
     const int64_t rows = p->h_out - y0 < r ? p->h_out - y0 : r;
     float *yb = y + n * img + y0 * p->w_out * p->c_out;
-    float *own = col + omp_get_thread_num() * floats; /* thread 0 outside a region */
+    /* the calling thread's own band matrix (one for all, also when that is a thread of
+     * someone else's team: TransposeConv2d's pieces) */
+    float *own = col + (side_by_side ? omp_get_thread_num() : 0) * floats;
     band_im2col(p, x, n, y0, rows, own);
     band_gemms(p, own, rows, filter, yb);
     if (bias) add_bias(yb, bias, rows * p->w_out, p->c_out);
