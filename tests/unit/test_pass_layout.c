@@ -315,21 +315,36 @@ static void test_mixed_follow(void) {
   eg_graph_destroy(g);
 }
 
-/* conv -> silu_backward(grad, conv's result) (FOLLOW, as silu: EfficientNet's backward of every
- * SiLU after a batch norm): NHWC with no conversion, the free grad taking NHWC too. */
-static void test_silu_backward_follows(void) {
-  eg_graph *g = load(
-      "silu_bwd",
-      CONV_VALUES ","
-      T(3, "[2, 4, 4, 4]") "," T(4, "[2, 4, 4, 4]"),
-      IN("x", 0) "," IN("g", 3), IN("w4", 1),
-      CONV_NODE ","
-      NODE("silu_backward", "aten.silu_backward.default", "[{\"value\": 3}, {\"value\": 2}]", 4),
-      IN("y", 4));
+/* conv -> OP(grad, conv's result), an activation's backward: NHWC with no conversion, the free
+ * grad taking NHWC too. */
+#define ACT_BACKWARD_GRAPH(op)                                                                 \
+  load(op, CONV_VALUES "," T(3, "[2, 4, 4, 4]") "," T(4, "[2, 4, 4, 4]"),                      \
+       IN("x", 0) "," IN("g", 3), IN("w4", 1),                                                 \
+       CONV_NODE "," NODE(op, "aten." op ".default", "[{\"value\": 3}, {\"value\": 2}]", 4), \
+       IN("y", 4))
+
+/* silu_backward, hardswish_backward, hardsigmoid_backward and the hard activations after a conv
+ * FOLLOW, as silu does (EfficientNet's backward of every SiLU after a batch norm, MobileNetV3's
+ * hardswish and SE hardsigmoid): no conversion. */
+static void test_activations_follow(void) {
+  eg_graph *gs[3] = {ACT_BACKWARD_GRAPH("silu_backward"), ACT_BACKWARD_GRAPH("hardswish_backward"),
+                     ACT_BACKWARD_GRAPH("hardsigmoid_backward")};
+  for (int k = 0; k < 3; k++) {
+    if (!gs[k]) continue;
+    EG_CHECK_MSG(run_pass(gs[k], "SM8650") == EG_OK, "%s", eg_last_error());
+    EG_CHECK_MSG(eg_test_count_op(gs[k], EG_OP_clone) == 0 && is_nhwc(gs[k], 2) &&
+                     is_nhwc(gs[k], 3) && is_nhwc(gs[k], 4), "backward %d", k);
+    eg_graph_destroy(gs[k]);
+  }
+  eg_graph *g = load("hard", CONV_VALUES "," T(3, "[2, 4, 4, 4]") "," T(4, "[2, 4, 4, 4]"),
+                     IN("x", 0), IN("w4", 1),
+                     CONV_NODE "," NODE("hardswish", "aten.hardswish.default",
+                                        "[{\"value\": 2}]", 3) ","
+                     NODE("hardsigmoid", "aten.hardsigmoid.default", "[{\"value\": 3}]", 4),
+                     IN("y", 4));
   if (!g) return;
   EG_CHECK_MSG(run_pass(g, "SM8650") == EG_OK, "%s", eg_last_error());
-  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 0);
-  EG_CHECK(is_nhwc(g, 2) && is_nhwc(g, 3) && is_nhwc(g, 4));
+  EG_CHECK(eg_test_count_op(g, EG_OP_clone) == 0 && is_nhwc(g, 3) && is_nhwc(g, 4));
   eg_graph_destroy(g);
 }
 
@@ -419,7 +434,7 @@ int main(void) {
   EG_RUN(test_getitem_index_out_of_range);
   EG_RUN(test_tuple_read_by_non_getitem);
   EG_RUN(test_mixed_follow);
-  EG_RUN(test_silu_backward_follows);
+  EG_RUN(test_activations_follow);
   EG_RUN(test_expand_follows);
   EG_RUN(test_conv_step_fixture);
   EG_RUN(test_cpu_only_target);

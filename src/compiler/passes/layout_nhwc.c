@@ -112,7 +112,8 @@ static const lrule rules[] = {
     {EG_OP_upsample_nearest2d_backward_vec, LC_NHWC, 0, "grad_output", 0, -1, NULL},
     /* layout-agnostic */
     FOLLOW(relu), FOLLOW(hardtanh), FOLLOW(sigmoid), FOLLOW(tanh), FOLLOW(silu),
-    FOLLOW(silu_backward), FOLLOW(neg),
+    FOLLOW(silu_backward), FOLLOW(hardswish), FOLLOW(hardswish_backward), FOLLOW(hardsigmoid),
+    FOLLOW(hardsigmoid_backward), FOLLOW(neg),
     FOLLOW(gelu), FOLLOW(gelu_backward),
     FOLLOW(add_Tensor), FOLLOW(add_Scalar), FOLLOW(sub_Tensor), FOLLOW(sub_Scalar),
     FOLLOW(rsub_Scalar), FOLLOW(mul_Tensor), FOLLOW(mul_Scalar), FOLLOW(div_Tensor),
