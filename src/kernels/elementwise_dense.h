@@ -19,7 +19,9 @@
  * Broadcasting is described by an eg_iter (broadcast.h) with two inputs; the inner loop is
  * specialised for the inner strides (1,1), (1,0) and (0,1), which after eg_iter_init covers
  * same-shape operands, a scalar operand and per-channel operands; anything else takes a
- * strided loop. Kernels never allocate; big loops use OpenMP. */
+ * strided loop. Consecutive rows (runs of the last dim) go to the inner loop in blocks, so that
+ * short rows (a per-channel operand on a 2x2 plane) cost a loop, not a call, each. Kernels
+ * never allocate; big loops use OpenMP. */
 #ifndef EG_KERNELS_ELEMENTWISE_DENSE_H
 #define EG_KERNELS_ELEMENTWISE_DENSE_H
 

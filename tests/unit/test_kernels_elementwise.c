@@ -311,6 +311,13 @@ static void test_binary_big(void) {
       {2, 2, 2, {301, 1}, {1, 299}, {301, 299}},              /* two-sided */
       {1, 1, 1, {100003}, {100003}, {100003}},                /* flat */
       {1, 0, 1, {70001}, {0}, {70001}},                       /* scalar */
+      /* A per-image, per-channel scale on small planes (squeeze-and-excitation): rows of 9
+       * taken in blocks, a thread boundary inside a row; either operand order. */
+      {4, 4, 4, {5, 1501, 3, 3}, {5, 1501, 1, 1}, {5, 1501, 3, 3}},
+      {4, 4, 4, {5, 1501, 1, 1}, {5, 1501, 3, 3}, {5, 1501, 3, 3}},
+      /* Blocks of rows end at each image (walk [5, 1501, 9], the channel operand's row
+       * stride 1 restarting per image). */
+      {4, 4, 4, {5, 1501, 3, 3}, {1, 1501, 1, 1}, {5, 1501, 3, 3}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char what[32];
