@@ -72,6 +72,41 @@ void eg_iter_row(const eg_iter *it, int64_t row, int64_t *idx, int64_t *off) {
   }
 }
 
+void eg_iter_blocks_init(eg_iter_blocks *b, const eg_iter *it, int64_t begin, int64_t end) {
+  b->it = it;
+  b->pos = begin;
+  b->end = end;
+  if (begin >= end) return;
+  const int64_t inner = it->shape[it->rank - 1];
+  b->col = begin % inner;
+  eg_iter_row(it, begin / inner, b->idx, b->off);
+}
+
+bool eg_iter_blocks_next(eg_iter_blocks *b, int64_t *pos, int64_t *rows, int64_t *len,
+                         int64_t *off) {
+  if (b->pos >= b->end) return false;
+  const eg_iter *it = b->it;
+  const int last = it->rank - 1;
+  const int64_t inner = it->shape[last];
+  *pos = b->pos;
+  *rows = 1;
+  *len = inner - b->col < b->end - b->pos ? inner - b->col : b->end - b->pos;
+  if (b->col == 0 && last > 0 && *len == inner) { /* whole rows: as many as the dim holds */
+    const int64_t left = it->shape[last - 1] - b->idx[last - 1];
+    const int64_t fit = (b->end - b->pos) / inner;
+    *rows = left < fit ? left : fit;
+  }
+  for (int i = 0; i < it->n_in; i++) off[i] = b->off[i] + b->col * it->stride[i][last];
+  b->pos += *rows * *len;
+  b->col = 0;
+  if (b->pos < b->end && last > 0) { /* to the block's last row, then on by one (with carries) */
+    b->idx[last - 1] += *rows - 1;
+    for (int i = 0; i < it->n_in; i++) b->off[i] += (*rows - 1) * it->stride[i][last - 1];
+    eg_iter_next_row(it, b->idx, b->off);
+  }
+  return true;
+}
+
 void eg_iter_thread_span(int64_t total, int64_t *begin, int64_t *end) {
   int64_t nth = 1, tid = 0;
 #ifdef _OPENMP

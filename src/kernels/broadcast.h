@@ -14,6 +14,7 @@
 #ifndef EG_KERNELS_BROADCAST_H
 #define EG_KERNELS_BROADCAST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "edgegrad.h"
@@ -49,6 +50,30 @@ void eg_iter_row(const eg_iter *it, int64_t row, int64_t *idx, int64_t *off);
  * are multiples of 16 elements so that threads do not share output cache lines; trailing
  * threads may get an empty range. */
 void eg_iter_thread_span(int64_t total, int64_t *begin, int64_t *end);
+
+/* A walk over the output elements [begin, end) in blocks of whole rows: a block is `rows` rows
+ * that follow one another along dim rank-2 (input i's row stride eg_iter_row_stride(it, i)),
+ * written one after another; a part row (where begin or end cuts one) is a block of its own.
+ * Kernels run one inner loop per block, so that short rows (a per-channel operand on a 2x2
+ * plane: rows of 4) cost a loop each, not a call each. */
+typedef struct eg_iter_blocks {
+  const eg_iter *it;
+  int64_t pos, end, col;
+  int64_t idx[EG_MAX_RANK], off[EG_ITER_MAX_IN];
+} eg_iter_blocks;
+
+void eg_iter_blocks_init(eg_iter_blocks *b, const eg_iter *it, int64_t begin, int64_t end);
+
+/* The next block, false after the last: *pos its first output element, *rows rows of *len
+ * elements (*rows > 1 only when *len is the whole row), off[i] input i's element offset of
+ * its first element. */
+bool eg_iter_blocks_next(eg_iter_blocks *b, int64_t *pos, int64_t *rows, int64_t *len,
+                         int64_t *off);
+
+/* Input i's element stride from one row to the next within a block (0 for a rank-1 walk). */
+static inline int64_t eg_iter_row_stride(const eg_iter *it, int i) {
+  return it->rank > 1 ? it->stride[i][it->rank - 2] : 0;
+}
 
 /* Advances idx/off from one row to the next (C order). */
 static inline void eg_iter_next_row(const eg_iter *it, int64_t *idx, int64_t *off) {

@@ -8,6 +8,8 @@
 #include <assert.h>
 #include <string.h>
 
+#include "util/simd.h"
+
 /* Loops with fewer elements than this stay on one thread. */
 enum { EG_COPY_OMP_MIN = 1 << 16 };
 /* Transposed copies move TILE x TILE blocks, which stay in L1 for both sides. 16 measured
@@ -17,22 +19,32 @@ enum { TILE = 16 };
 
 /* ---- strided gather ---- */
 
-typedef void (*gather_fn)(int64_t n, const void *in, int64_t s, void *out);
+typedef void (*gather_fn)(int64_t rows, int64_t n, const void *in, int64_t rs, int64_t s,
+                          void *out);
 typedef void (*tile_fn)(const void *in, int64_t s0, int64_t s1, void *out, int64_t ld,
                         int64_t rows, int64_t cols);
 
-/* gather: out[i] = in[i*s]; tile: out[i*ld + j] = in[i*s0 + j*s1] over rows x cols. */
+/* gather: out[r*n + i] = in[r*rs + i*s] over rows x n (rows of a block, broadcast.h); tile:
+ * out[i*ld + j] = in[i*s0 + j*s1] over rows x cols. Short dense rows are copied by a loop,
+ * not a memcpy call each: rows of a small plane are a few elements. */
 #define GATHER_FNS(T, sfx)                                                            \
-  static void gather_##sfx(int64_t n, const void *iv, int64_t s, void *ov) {          \
+  EG_KEEP_LOOPS static void gather_##sfx(int64_t rows, int64_t n, const void *iv,     \
+                                         int64_t rs, int64_t s, void *ov) {           \
     const T *restrict in = iv;                                                        \
     T *restrict out = ov;                                                             \
-    if (s == 1) {                                                                     \
-      memcpy(out, in, (size_t)n * sizeof(T));                                         \
-    } else if (s == 0) {                                                              \
-      const T v = in[0];                                                              \
-      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) out[i] = v;                 \
-    } else {                                                                          \
-      for (int64_t i = 0; i < n; i++) out[i] = in[i * s];                             \
+    for (int64_t r = 0; r < rows; r++) {                                              \
+      const T *restrict ir = in + r * rs;                                             \
+      T *restrict orow = out + r * n;                                                 \
+      if (s == 1 && n >= 64) {                                                        \
+        memcpy(orow, ir, (size_t)n * sizeof(T));                                      \
+      } else if (s == 1) {                                                            \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) orow[i] = ir[i];          \
+      } else if (s == 0) {                                                            \
+        const T v = ir[0];                                                            \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) orow[i] = v;              \
+      } else {                                                                        \
+        for (int64_t i = 0; i < n; i++) orow[i] = ir[i * s];                          \
+      }                                                                               \
     }                                                                                 \
   }                                                                                   \
   static void tile_##sfx(const void *iv, int64_t s0, int64_t s1, void *ov, int64_t ld, \
@@ -61,22 +73,15 @@ static int size_slot(size_t esize) {
 static const gather_fn gathers[4] = {gather_1, gather_2, gather_4, gather_8};
 static const tile_fn tiles[4] = {tile_1, tile_2, tile_4, tile_8};
 
-/* Output elements [begin, end), row by row (as the binary kernels walk). */
+/* Output elements [begin, end), a block of rows per call (broadcast.h). */
 static void gather_range(const eg_iter *it, gather_fn f, size_t esize, const char *in,
                          char *out, int64_t begin, int64_t end) {
-  if (begin >= end) return;
-  const int last = it->rank - 1;
-  const int64_t inner = it->shape[last], s = it->stride[0][last];
-  int64_t idx[EG_MAX_RANK], off[EG_ITER_MAX_IN];
-  int64_t col = begin % inner;
-  eg_iter_row(it, begin / inner, idx, off);
-  for (int64_t pos = begin; pos < end;) {
-    const int64_t len = inner - col < end - pos ? inner - col : end - pos;
-    f(len, in + (size_t)(off[0] + col * s) * esize, s, out + (size_t)pos * esize);
-    pos += len;
-    col = 0;
-    if (pos < end) eg_iter_next_row(it, idx, off);
-  }
+  const int64_t s = it->stride[0][it->rank - 1], rs = eg_iter_row_stride(it, 0);
+  eg_iter_blocks blk;
+  eg_iter_blocks_init(&blk, it, begin, end);
+  int64_t pos, rows, len, off[EG_ITER_MAX_IN];
+  while (eg_iter_blocks_next(&blk, &pos, &rows, &len, off))
+    f(rows, len, in + (size_t)off[0] * esize, rs, s, out + (size_t)pos * esize);
 }
 
 static void copy_gather(const eg_iter *it, size_t esize, const char *in, char *out) {

@@ -150,36 +150,19 @@ static const binary_inner binary_table[EG_BINARY_COUNT][SLOT_COUNT] = {
     [EG_BINARY_THRESHOLD_BACKWARD] = ALL_SLOTS(threshold_backward),
 };
 
-/* Output elements [begin, end) of the walk: a part row alone, whole rows in blocks along the
- * dim before the last (one call per block, however short the rows). */
+/* Output elements [begin, end) of the walk, a block of rows per call (broadcast.h). */
 static void binary_range(const eg_iter *it, binary_inner f, size_t esize, const char *a,
                          const char *b, const eg_scalar *alpha, char *out, int64_t begin,
                          int64_t end) {
-  if (begin >= end) return;
-  const int last = it->rank - 1, outer = last > 0 ? last - 1 : 0;
-  const int64_t inner = it->shape[last], sa = it->stride[0][last], sb = it->stride[1][last];
-  const int64_t ra = last > 0 ? it->stride[0][outer] : 0;
-  const int64_t rb = last > 0 ? it->stride[1][outer] : 0;
-  int64_t idx[EG_MAX_RANK], off[EG_ITER_MAX_IN];
-  int64_t col = begin % inner;
-  eg_iter_row(it, begin / inner, idx, off);
-  for (int64_t pos = begin; pos < end;) {
-    int64_t rows = 1, len = inner - col < end - pos ? inner - col : end - pos;
-    if (col == 0 && last > 0 && len == inner) { /* whole rows: as many as the block holds */
-      const int64_t left = it->shape[outer] - idx[outer], fit = (end - pos) / inner;
-      rows = left < fit ? left : fit;
-    }
-    f(rows, len, a + (size_t)(off[0] + col * sa) * esize, ra, sa,
-      b + (size_t)(off[1] + col * sb) * esize, rb, sb, alpha, out + (size_t)pos * esize);
-    pos += rows * len;
-    col = 0;
-    if (pos < end && last > 0) { /* to the block's last row, then on by one (with carries) */
-      idx[outer] += rows - 1;
-      off[0] += (rows - 1) * ra;
-      off[1] += (rows - 1) * rb;
-      eg_iter_next_row(it, idx, off);
-    }
-  }
+  const int last = it->rank - 1;
+  const int64_t sa = it->stride[0][last], sb = it->stride[1][last];
+  const int64_t ra = eg_iter_row_stride(it, 0), rb = eg_iter_row_stride(it, 1);
+  eg_iter_blocks blk;
+  eg_iter_blocks_init(&blk, it, begin, end);
+  int64_t pos, rows, len, off[EG_ITER_MAX_IN];
+  while (eg_iter_blocks_next(&blk, &pos, &rows, &len, off))
+    f(rows, len, a + (size_t)off[0] * esize, ra, sa, b + (size_t)off[1] * esize, rb, sb, alpha,
+      out + (size_t)pos * esize);
 }
 
 EG_SIMD_CLONES

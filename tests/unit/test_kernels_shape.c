@@ -111,6 +111,17 @@ static void test_expand(void) {
   check_gather(big, 4, bst, 64, 4, "expand big");
   const int64_t empty[2] = {0, 3}, est[2] = {0, 1};
   check_gather(empty, 2, est, 3, 4, "expand to empty");
+  /* Squeeze-and-excitation's mean backward, [5,1501,1,1] -> [5,1501,3,3]: rows of 9 taken in
+   * blocks, threaded with a thread boundary inside a row. */
+  const int64_t se[4] = {5, 1501, 3, 3}, sest[4] = {1501, 1, 0, 0};
+  check_gather(se, 4, sest, 5 * 1501, 4, "expand per channel");
+  check_gather(se, 4, sest, 5 * 1501, 8, "expand per channel");
+  /* Short dense rows in blocks: [1501,5,3,3].permute(1,0,2,3), rows of 9 at row stride 45. */
+  const int64_t pin[4] = {1501, 5, 3, 3};
+  const int pp[4] = {1, 0, 2, 3};
+  int64_t pshape[EG_MAX_RANK], pst[EG_MAX_RANK];
+  permuted(pin, 4, pp, pshape, pst);
+  check_gather(pshape, 4, pst, numel(pin, 4), 4, "permute short rows");
 }
 
 static void test_cast(void) {
