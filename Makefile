@@ -125,7 +125,7 @@ fuzz-smoke:
 # (Debian 12) hung here when a guest started a second thread. AARCH64_SKIP: the unit tests that ask
 # for two threads themselves, and cli/test_loss_scale and cli/test_finetune, whose demo
 # fine-tunes (three; eighteen epochs) would not end in qemu's 900 s (README).
-AARCH64_SKIP ?= unit/test_htp_tconv_pieces|unit/test_kernels_reduce|unit/test_kernels_conv_threads|cli/test_loss_scale|cli/test_finetune
+AARCH64_SKIP ?= unit/test_htp_tconv_pieces|unit/test_kernels_reduce|unit/test_kernels_conv_threads|unit/test_htp_kernels_threads|cli/test_loss_scale|cli/test_finetune
 check-aarch64: test-deps
 	@scripts/install-deps.sh aarch64
 	@cmake -S . -B $(AARCH64_BUILD) --no-warn-unused-cli \

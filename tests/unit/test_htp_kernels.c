@@ -11,10 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <omp.h>
-
 #include "eg_test.h"
-#include "kernels/activation_f32.h"
 #include "kernels/avg_pool2d_nchw_f32.h"
 #include "kernels/concat_nhwc_f32.h"
 #include "kernels/conv2d_nhwc_f32.h"
@@ -141,19 +138,6 @@ static void run_conv_case(const conv_case *c, bool flip, unsigned seed) {
                c->groups, flip, with_bias, small ? "64K" : "default");
       check_close(what, y, ref, ny);
       free(scratch);
-      { /* planned for 2 threads and run on 2: row bands side by side, each whole on one
-         * thread, give the same bits */
-        eg_conv2d_nhwc_params q = p;
-        q.threads = 2;
-        float *y2 = eg_test_nan_buf(ny);
-        void *s2 = scratch_buf(eg_conv2d_nhwc_f32_scratch(&q));
-        const int saved = omp_get_max_threads();
-        omp_set_num_threads(2);
-        eg_conv2d_nhwc_f32(&q, x, f, with_bias ? bias : NULL, y2, s2);
-        omp_set_num_threads(saved);
-        EG_CHECK_MSG(memcmp(y, y2, sizeof(float) * (size_t)ny) == 0, "%s threads 2", what);
-        free(y2), free(s2);
-      }
       if (eg_conv2d_nhwc_f32_takes_winograd(&p)) { /* whatever the thresholds say */
         eg_conv2d_nhwc_params q = p;
         q.winograd = true;
@@ -907,34 +891,6 @@ static void test_unary_and_cast(void) {
 
 /* ---- matrix products ---- */
 
-/* Sigmoid over a tensor large enough to be split across 2 threads (each share its own loop):
- * bit for bit the CPU path's sigmoid (both are kernels/sigmoid_f32.h's), within 2e-7 relative
- * of 1 / (1 + e^-x) in double, 0 and 1 far out, NaN kept; every element written. */
-static void test_sigmoid_threads(void) {
-  enum { N = (1 << 18) + 37 };
-  float *x = eg_test_rand_buf(N, 801), *y = eg_test_nan_buf(N), *ref = eg_test_nan_buf(N);
-  for (int i = 0; i < N; i++) x[i] *= 40.0f;
-  const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.8f, -88.8f, 1e30f, -1e30f,
-                           -103.0f, 1e-30f};
-  for (int i = 0; i < (int)(sizeof special / sizeof special[0]); i++) x[i * 1000] = special[i];
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(2);
-  eg_unary_nhwc_f32(EG_UNARY_SIGMOID, N, x, y, 0.0f, 0.0f);
-  omp_set_num_threads(threads);
-  eg_sigmoid_f32(N, x, ref);
-  EG_CHECK_MSG(memcmp(y, ref, sizeof(float) * N) == 0, "sigmoid: the CPU path's, bit for bit");
-  bool ok = true;
-  for (int i = 1; i < N; i++) {
-    const double want = 1.0 / (1.0 + exp(-(double)x[i]));
-    ok &= fabs(y[i] - want) <= 2e-7 * want + 1e-38; /* 0 where e^x is below FLT_MIN */
-  }
-  EG_CHECK_MSG(ok && isnan(y[0]), "sigmoid: close to 1 / (1 + e^-x), NaN kept");
-  EG_CHECK(y[1000] == 1.0f && y[2000] == 0.0f && y[3000] == 0.5f && y[4000] == 0.5f &&
-           y[5000] == 1.0f && y[6000] == 0.0f && y[7000] == 1.0f && y[8000] == 0.0f &&
-           y[9000] == 0.0f && y[10000] == 0.5f);
-  free(x), free(y), free(ref);
-}
-
 static void test_fully_connected_and_matmul(void) {
   const long m = 7, k = 13, units = 5;
   float *x = eg_test_rand_buf(m * k, 900), *w = eg_test_rand_buf(units * k, 901), *bias = eg_test_rand_buf(units, 902);
@@ -1105,7 +1061,6 @@ int main(void) {
   EG_RUN(test_elementwise_broadcast);
   EG_RUN(test_comparisons);
   EG_RUN(test_unary_and_cast);
-  EG_RUN(test_sigmoid_threads);
   EG_RUN(test_fully_connected_and_matmul);
   EG_RUN(test_log_softmax);
   EG_RUN(test_concat);
